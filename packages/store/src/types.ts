@@ -1,0 +1,369 @@
+/**
+ * The data model and the async store port of Engram (see DESIGN.md, "Data model").
+ *
+ * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
+ * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
+ */
+
+/** Memory kinds, after the three-layer memory model. */
+export const MEMORY_KINDS = ['event', 'fact', 'semantic', 'episodic', 'reflection', 'persona', 'skill'] as const;
+/** A memory kind. */
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** Kinds that search returns by default: `persona` and `skill` are managed records, not recalled. */
+export const RECALLABLE_KINDS: readonly MemoryKind[] = ['event', 'fact', 'semantic', 'episodic', 'reflection'];
+
+/** Lifecycle states of a memory row; only `active` rows are ever returned by search. */
+export const LIFECYCLES = ['active', 'archived', 'superseded', 'conflicted'] as const;
+/** A lifecycle state. */
+export type Lifecycle = (typeof LIFECYCLES)[number];
+
+/** Embedding states: rows start `pending`; the drain moves them to `ready`, `error` or `ftsOnly`. */
+export const EMBEDDING_STATES = ['pending', 'ready', 'error', 'ftsOnly'] as const;
+/** An embedding state. */
+export type EmbeddingState = (typeof EMBEDDING_STATES)[number];
+
+/** One memory row, as stored. Timestamps are epoch milliseconds. */
+export interface MemoryRecord {
+  readonly id: string;
+  readonly agentId: string;
+  readonly kind: MemoryKind;
+  readonly content: string;
+  /** SHA-256 (hex) of the normalised content (NFKC, lower-case, whitespace collapsed, trimmed). */
+  readonly contentHash: string;
+  /** 0..1. */
+  readonly importance: number;
+  /** 0..1. */
+  readonly confidence: number;
+  /** `prefix:value` tags, sorted and unique. */
+  readonly tags: readonly string[];
+  readonly sessionId: string | null;
+  readonly seqFrom: number | null;
+  readonly seqTo: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly lastAccessedAt: number | null;
+  readonly accessCount: number;
+  /** Starts at 1; every update bumps it. Writers pass the revision they read (compare-and-set). */
+  readonly revision: number;
+  readonly lifecycle: Lifecycle;
+  readonly supersededBy: string | null;
+  readonly embeddingState: EmbeddingState;
+  /** Fingerprint of the embedder that produced the stored vector (`profileId:dimensions`), or null. */
+  readonly embeddingFingerprint: string | null;
+  /** How many times embedding this row failed (bounded retries). */
+  readonly embeddingAttempts: number;
+}
+
+/** Input of a new memory. Optional fields get defaults (importance 0.5, confidence 1, no tags). */
+export interface NewMemory {
+  /** A caller-chosen id (unique in the store); a random UUID when omitted. */
+  readonly id?: string;
+  readonly agentId: string;
+  readonly kind: MemoryKind;
+  readonly content: string;
+  readonly importance?: number;
+  readonly confidence?: number;
+  readonly tags?: readonly string[];
+  readonly sessionId?: string;
+  readonly seqFrom?: number;
+  readonly seqTo?: number;
+  /** Defaults to the store clock. */
+  readonly createdAt?: number;
+  /** A vector to store in the same transaction (the row is then `ready`); must match the store's dimensions. */
+  readonly vector?: Float32Array;
+}
+
+/** Fields an update may change. Changing `content` resets the row to `pending` and drops its vector. */
+export interface MemoryPatch {
+  readonly content?: string;
+  readonly kind?: MemoryKind;
+  readonly importance?: number;
+  readonly confidence?: number;
+  readonly tags?: readonly string[];
+  readonly lifecycle?: Lifecycle;
+}
+
+/** Filters for listing rows of one agent. */
+export interface ListMemoriesOptions {
+  readonly kinds?: readonly MemoryKind[];
+  readonly lifecycles?: readonly Lifecycle[];
+  /** Every tag must be present (exact match). */
+  readonly tags?: readonly string[];
+  /** Default 100, at most 10,000. */
+  readonly limit?: number;
+  /** Keyset pagination: rows strictly after this id in id order. */
+  readonly afterId?: string;
+}
+
+/** How query terms combine in lexical search. */
+export type TermMode = 'any' | 'all';
+
+/** A lexical query: terms are quoted by the store, so no term can inject FTS5 syntax. */
+export interface LexicalQuery {
+  readonly agentId: string;
+  /** Terms as extracted by the caller (words, identifiers, paths, CJK runs). At most 64 are used. */
+  readonly terms: readonly string[];
+  readonly mode?: TermMode;
+  /** Candidate budget. Default 50, at most 1,000. */
+  readonly limit: number;
+  /** Defaults to RECALLABLE_KINDS. */
+  readonly kinds?: readonly MemoryKind[];
+  /** Every tag must be present (exact match). */
+  readonly tags?: readonly string[];
+}
+
+/** One lexical hit; `score` is higher-is-better (negated bm25, summed over the indexes used). */
+export interface LexicalHit {
+  readonly id: string;
+  readonly revision: number;
+  readonly score: number;
+}
+
+/** Which lexical paths a search used. */
+export interface LexicalPaths {
+  /** Word index (unicode61 + porter) for Latin/number terms. */
+  readonly words: boolean;
+  /** Trigram index for CJK terms of ≥3 code points. */
+  readonly trigram: boolean;
+  /** Bounded `LIKE` scan for 1–2 character CJK terms. */
+  readonly like: boolean;
+}
+
+/** The answer of a lexical search. */
+export interface LexicalResult {
+  readonly hits: readonly LexicalHit[];
+  readonly paths: LexicalPaths;
+  /** The 1–2 character CJK terms that went through the bounded `LIKE` path. */
+  readonly likeTerms: readonly string[];
+  /** Terms dropped before matching (empty after normalisation, stop words, over the term cap). */
+  readonly droppedTerms: number;
+}
+
+/** A vector query, limited to one agent's partition. */
+export interface VectorQuery {
+  readonly agentId: string;
+  readonly vector: Float32Array;
+  /** k of the k-NN. At most 1,000. */
+  readonly k: number;
+}
+
+/** One vector hit; `distance` is cosine distance (0..2), `similarity` = 1 − distance. */
+export interface VectorHit {
+  readonly id: string;
+  readonly distance: number;
+  readonly similarity: number;
+}
+
+/** A candidate to revalidate: the revision the caller saw, when it knows it. */
+export interface RevalidationCandidate {
+  readonly id: string;
+  readonly revision?: number;
+}
+
+/** A row waiting for its embedding. */
+export interface PendingEmbedding {
+  readonly id: string;
+  readonly agentId: string;
+  readonly content: string;
+  readonly revision: number;
+  readonly embeddingAttempts: number;
+}
+
+/** One outcome to commit after embedding a batch. */
+export type EmbeddingOutcome =
+  | { readonly id: string; readonly revision: number; readonly state: 'ready'; readonly vector: Float32Array }
+  | { readonly id: string; readonly revision: number; readonly state: 'error' }
+  | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly' };
+
+/** The real transitions an embedding commit made. `stale` rows changed revision (or vanished) meanwhile. */
+export interface EmbeddingCommitResult {
+  readonly ready: number;
+  readonly error: number;
+  readonly ftsOnly: number;
+  readonly stale: number;
+}
+
+/** Options for listing rows to embed. */
+export interface ListPendingOptions {
+  /** One agent, or all agents when omitted. */
+  readonly agentId?: string;
+  /** Default 64, at most 1,000. */
+  readonly limit: number;
+  /** Also return `error` rows with fewer than this many attempts (bounded retry). Default 0: none. */
+  readonly retryErrorsBelowAttempts?: number;
+}
+
+/** Backlog of rows still `pending`. */
+export interface EmbeddingBacklog {
+  readonly total: number;
+  readonly byAgent: Readonly<Record<string, number>>;
+}
+
+/** Event types of the archival log. */
+export const EVENT_TYPES = ['message', 'tool_call', 'tool_result'] as const;
+/** An event type. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** One event to append to a session's archival log. */
+export interface EventInput {
+  /** Position in the session, an integer ≥ 1, unique per session. */
+  readonly seq: number;
+  readonly type: EventType;
+  /** `user`, `assistant`, `system`, `tool`. */
+  readonly role: string;
+  readonly content: string;
+  /** Tool name for `tool_call` / `tool_result`. */
+  readonly toolName?: string;
+  /** Structured metadata (tool arguments …); JSON-serialisable. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly createdAt?: number;
+}
+
+/** One stored event. */
+export interface EventRecord {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly type: EventType;
+  readonly role: string;
+  readonly content: string;
+  readonly toolName: string | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}
+
+/** The answer of an append: re-appending an already stored range adds nothing. */
+export interface AppendEventsResult {
+  readonly appended: number;
+  readonly skipped: number;
+  /** The highest seq stored for the session after the append. */
+  readonly lastSeq: number;
+}
+
+/** A batch of ingested memories and the cursor move that goes with it, applied atomically. */
+export interface IngestBatch {
+  readonly agentId: string;
+  readonly sessionId: string;
+  /** The cursor the caller read; a different stored cursor is a conflict and nothing is written. */
+  readonly expectedCursor: number;
+  readonly nextCursor: number;
+  readonly memories: readonly NewMemory[];
+}
+
+/** A skill: a named, reusable procedure, unique by name per agent. */
+export interface SkillRecord {
+  readonly agentId: string;
+  readonly name: string;
+  readonly description: string;
+  readonly content: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** Input of a skill write (create or replace). */
+export interface SkillInput {
+  readonly agentId: string;
+  readonly name: string;
+  readonly description: string;
+  readonly content: string;
+}
+
+/** Store health counts (all agents, or one). Every enum-keyed record is complete (zero-filled). */
+export interface StoreHealth {
+  readonly totals: { readonly memories: number; readonly events: number; readonly facts: number; readonly skills: number };
+  readonly byKind: Readonly<Record<MemoryKind, number>>;
+  readonly byLifecycle: Readonly<Record<Lifecycle, number>>;
+  readonly byEmbeddingState: Readonly<Record<EmbeddingState, number>>;
+}
+
+/** The embedder profile a store is bound to; recorded in the meta table as its fingerprint. */
+export interface EmbeddingProfile {
+  readonly id: string;
+  readonly dimensions: number;
+}
+
+/** Reading rows: search arms, revalidation, listing. Async; throws `EngramStoreError` only. */
+export interface MemoryReadSlice {
+  getMemory(agentId: string, id: string): Promise<MemoryRecord | null>;
+  listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]>;
+  findByContentHash(agentId: string, contentHash: string, kind?: MemoryKind): Promise<readonly MemoryRecord[]>;
+  searchLexical(query: LexicalQuery): Promise<LexicalResult>;
+  /** k-NN inside the agent's partition; throws `ENGRAM_STORE_VECTOR_UNAVAILABLE` when the store has no embedder profile. */
+  searchVector(query: VectorQuery): Promise<readonly VectorHit[]>;
+  /** Authoritative re-read: only rows of this agent that are `active` and, where given, of the expected revision. Order follows the input. */
+  revalidate(agentId: string, candidates: readonly RevalidationCandidate[]): Promise<readonly MemoryRecord[]>;
+}
+
+/** Writing rows. Every write validates first and changes nothing on bad input. */
+export interface MemoryWriteSlice {
+  insertMemory(input: NewMemory): Promise<MemoryRecord>;
+  /** All or nothing, in one transaction. */
+  insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]>;
+  /** Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`. */
+  updateMemory(agentId: string, id: string, expectedRevision: number, patch: MemoryPatch): Promise<MemoryRecord>;
+  /** Bumps `lastAccessedAt` and `accessCount` without changing the revision. */
+  recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void>;
+  /** Deletes the row, its FTS entries and its vector together; false when it did not exist. */
+  deleteMemory(agentId: string, id: string): Promise<boolean>;
+}
+
+/** Lifecycle moves; each is compare-and-set when `expectedRevision` is given. */
+export interface MemoryLifecycleSlice {
+  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord>;
+  /** Marks `oldId` superseded by a new row (inserted in the same transaction); the link is kept in `supersededBy`. */
+  supersedeMemory(
+    agentId: string,
+    oldId: string,
+    expectedRevision: number,
+    replacement: NewMemory,
+  ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }>;
+  setLifecycle(agentId: string, id: string, expectedRevision: number, lifecycle: Lifecycle): Promise<MemoryRecord>;
+}
+
+/** The drain's view: pending rows, revision-checked commits, backlog. */
+export interface MemoryEmbeddingSlice {
+  readonly embeddingProfile: EmbeddingProfile | null;
+  listPendingEmbeddings(options: ListPendingOptions): Promise<readonly PendingEmbedding[]>;
+  /** One transaction; a row whose revision changed (or that is gone) is counted `stale` and left untouched. */
+  commitEmbeddings(outcomes: readonly EmbeddingOutcome[]): Promise<EmbeddingCommitResult>;
+  countEmbeddingBacklog(): Promise<EmbeddingBacklog>;
+}
+
+/** The archival event log and its per-session ingestion cursor. */
+export interface EventLogSlice {
+  appendEvents(agentId: string, sessionId: string, events: readonly EventInput[]): Promise<AppendEventsResult>;
+  /** Exactly the stored events with `fromSeq ≤ seq ≤ toSeq`, in order. */
+  readEvents(agentId: string, sessionId: string, fromSeq: number, toSeq: number): Promise<readonly EventRecord[]>;
+  listEventsAfter(agentId: string, sessionId: string, afterSeq: number, limit: number): Promise<readonly EventRecord[]>;
+  listSessions(agentId: string): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]>;
+  /** Last ingested seq of a session (0 before any ingestion). */
+  getCursor(agentId: string, sessionId: string): Promise<number>;
+  /** Inserts the batch's memories and moves the cursor, atomically; a cursor mismatch throws `ENGRAM_STORE_REVISION_CONFLICT`. */
+  ingestBatch(batch: IngestBatch): Promise<readonly MemoryRecord[]>;
+}
+
+/** Skills: unique name per agent. */
+export interface SkillSlice {
+  writeSkill(input: SkillInput): Promise<{ readonly skill: SkillRecord; readonly created: boolean }>;
+  deleteSkill(agentId: string, name: string): Promise<boolean>;
+  listSkills(agentId: string): Promise<readonly SkillRecord[]>;
+  getSkill(agentId: string, name: string): Promise<SkillRecord | null>;
+}
+
+/** Counts for the health page; never throws (returns `{ ok: false }` when the store is unusable). */
+export interface MemoryHealthSlice {
+  health(agentId?: string): Promise<{ readonly ok: true; readonly health: StoreHealth } | { readonly ok: false; readonly code: string }>;
+  /** Distinct agents with at least one memory or event. */
+  listAgents(): Promise<readonly string[]>;
+}
+
+/** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */
+export interface MemoryStore
+  extends MemoryReadSlice,
+    MemoryWriteSlice,
+    MemoryLifecycleSlice,
+    MemoryEmbeddingSlice,
+    EventLogSlice,
+    SkillSlice,
+    MemoryHealthSlice {}

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// One entry point for the README's two commands, on a machine that has only Node 20 and npm:
+//   npm run demo   → installs pnpm (pinned by packageManager) and the dependencies, builds, runs the demo
+//   npm test       → the same set-up, then the whole test ladder
+// It uses nothing but Node's standard library, because nothing else is installed yet when it starts.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const pnpmVersion = String(manifest.packageManager).replace(/^pnpm@/, '');
+const [command = 'setup', ...rest] = process.argv.slice(2);
+
+function log(message) {
+  process.stderr.write(`[engram] ${message}\n`);
+}
+
+function run(cmd, args, options = {}) {
+  const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function must(cmd, args, what) {
+  const status = run(cmd, args);
+  if (status !== 0) {
+    log(`${what} failed (exit ${status})`);
+    process.exit(status);
+  }
+}
+
+function pnpmOnPath() {
+  const probe = spawnSync('pnpm', ['--version'], { cwd: root, encoding: 'utf8' });
+  return probe.status === 0 ? probe.stdout.trim() : null;
+}
+
+/** Returns the pnpm executable to use, installing the pinned version when it is missing. */
+function ensurePnpm() {
+  if (pnpmOnPath() === pnpmVersion) return 'pnpm';
+  const local = join(root, '.tools', 'node_modules', '.bin', 'pnpm');
+  if (existsSync(local)) return local;
+  log(`installing pnpm@${pnpmVersion} (npm i -g) …`);
+  if (run('npm', ['install', '--global', `pnpm@${pnpmVersion}`]) === 0 && pnpmOnPath() === pnpmVersion) return 'pnpm';
+  log('a global install was not possible; installing pnpm into .tools/ instead …');
+  must('npm', ['install', '--prefix', join(root, '.tools'), '--no-save', `pnpm@${pnpmVersion}`], 'installing pnpm');
+  return local;
+}
+
+function ensureChromium() {
+  if (existsSync('/usr/bin/chromium')) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot) {
+    log('the browser test needs Debian\'s chromium: run `sudo apt-get install -y chromium` once, then re-run.');
+    process.exit(1);
+  }
+  log('installing Debian chromium for the browser test (apt-get) …');
+  must('apt-get', ['update'], 'apt-get update');
+  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], 'apt-get install chromium');
+}
+
+const pnpm = ensurePnpm();
+const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
+log('installing dependencies (better-sqlite3 compiles from source on first install: about a minute) …');
+must(pnpm, ['install', ...frozen], 'pnpm install');
+log('building …');
+must(pnpm, ['run', 'build'], 'build');
+
+switch (command) {
+  case 'setup':
+    break;
+  case 'demo':
+    process.exit(run(pnpm, ['--filter', '@engram/demo', 'run', 'demo', ...rest], { env: { ...process.env, INIT_CWD: process.cwd() } }));
+    break;
+  case 'test':
+    ensureChromium();
+    process.exit(run(pnpm, ['run', 'test:ladder']));
+    break;
+  default:
+    log(`unknown command: ${command} (expected setup, demo or test)`);
+    process.exit(2);
+}

@@ -1,0 +1,3 @@
+import { tierConfig } from './vitest.shared.ts';
+
+export default tierConfig('eval');
