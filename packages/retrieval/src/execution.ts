@@ -47,6 +47,11 @@ export const CIRCUIT_STATES = ['closed', 'open', 'halfOpen'] as const;
 /** A circuit-breaker state. */
 export type CircuitState = (typeof CIRCUIT_STATES)[number];
 
+/** The retrieval arms: FTS5 (lexical) and sqlite-vec (vector). */
+export const RETRIEVAL_ARMS = ['lexical', 'vector'] as const;
+/** A retrieval arm. */
+export type RetrievalArm = (typeof RETRIEVAL_ARMS)[number];
+
 /** Candidate counts of one call. */
 export interface RetrievalCandidateCounts {
   readonly fts: number;
@@ -65,6 +70,11 @@ export interface RetrievalExecution {
   readonly candidates: RetrievalCandidateCounts;
   readonly outcome: RetrievalOutcome;
   readonly degradations: readonly DegradationCause[];
+  /**
+   * Arms that searched in this call (in `RETRIEVAL_ARMS` order): `['lexical']` is an FTS-only answer. Absent
+   * when no arm ran (`disabled`, `emptyQuery`, or a call cancelled or failed before any search).
+   */
+  readonly arms?: readonly RetrievalArm[];
 }
 
 /** Circuit-breaker counters, cumulative for the retriever's lifetime. */

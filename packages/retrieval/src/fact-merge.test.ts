@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { canMergeFacts, cosineSimilarity, tokenJaccard } from './fact-merge.js';
+
+describe('canMergeFacts', () => {
+  it('keeps facts that differ in a number apart', () => {
+    expect(canMergeFacts('The dev server runs on port 8080', 'The dev server runs on port 3000')).toEqual({
+      ok: false,
+      reason: 'number',
+    });
+    expect(canMergeFacts('Keep three replicas', 'Keep five replicas')).toEqual({
+      ok: false,
+      reason: 'number',
+    });
+    expect(canMergeFacts('保留三个副本', '保留五个副本')).toEqual({ ok: false, reason: 'number' });
+    expect(canMergeFacts('Timeout is 1,000 ms', 'Timeout is 1000 ms')).toEqual({ ok: true });
+  });
+
+  it('keeps a fact and its negation apart', () => {
+    expect(canMergeFacts('use pnpm', "don't use pnpm")).toEqual({ ok: false, reason: 'negation' });
+    expect(canMergeFacts('Use pnpm', 'Never use pnpm')).toEqual({ ok: false, reason: 'negation' });
+    expect(canMergeFacts('Deploy with tests', 'Deploy without tests')).toEqual({
+      ok: false,
+      reason: 'negation',
+    });
+    expect(canMergeFacts('Use pnpm', 'Don’t use pnpm')).toEqual({ ok: false, reason: 'negation' });
+    expect(canMergeFacts('使用 pnpm', '不要使用 pnpm')).toEqual({ ok: false, reason: 'negation' });
+    expect(canMergeFacts('别用 npm', '用 npm')).toEqual({ ok: false, reason: 'negation' });
+  });
+
+  it('keeps facts about different named entities apart', () => {
+    expect(canMergeFacts('The user prefers English', 'The user prefers Spanish')).toEqual({
+      ok: false,
+      reason: 'entity',
+    });
+    expect(canMergeFacts('Config lives in src/config.ts', 'Config lives in src/settings.ts')).toEqual({
+      ok: false,
+      reason: 'entity',
+    });
+  });
+
+  it('lets a reworded fact merge: sentence-initial capitals and plurals are not entities', () => {
+    expect(canMergeFacts('uses pnpm for installs', 'uses pnpm for install')).toEqual({ ok: true });
+    expect(canMergeFacts('Uses pnpm for installs.', 'uses pnpm for install')).toEqual({ ok: true });
+    expect(
+      canMergeFacts(
+        'The user prefers English. Replies are short',
+        'the user prefers English; replies are short',
+      ),
+    ).toEqual({ ok: true });
+  });
+});
+
+describe('similarity measures', () => {
+  it('computes token Jaccard with plural folding and CJK bigrams', () => {
+    expect(tokenJaccard('uses pnpm for installs', 'uses pnpm for install')).toBe(1);
+    expect(tokenJaccard('alpha beta', 'beta gamma')).toBeCloseTo(1 / 3, 12);
+    expect(tokenJaccard('数据库备份', '数据库恢复')).toBeCloseTo(2 / 6, 12);
+    expect(tokenJaccard('', 'x')).toBe(0);
+  });
+
+  it('computes cosine similarity and treats zero vectors as unrelated', () => {
+    const a = Float32Array.from([1, 0, 0]);
+    const b = Float32Array.from([1, 1, 0]);
+    expect(cosineSimilarity(a, b)).toBeCloseTo(Math.SQRT1_2, 6);
+    expect(cosineSimilarity(a, new Float32Array(3))).toBe(0);
+    expect(cosineSimilarity(a, new Float32Array(2))).toBe(0);
+  });
+});

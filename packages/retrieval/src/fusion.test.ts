@@ -1,0 +1,127 @@
+import type { MemoryRecord } from '@engram/store';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_FUSION_WEIGHTS, type FusionCandidate, fuseCandidates, recencyFactor } from './fusion.js';
+
+const NOW = 1_700_000_000_000;
+const DAY = 86_400_000;
+
+function record(id: string, importance = 0.5, updatedAt = NOW): MemoryRecord {
+  return {
+    id,
+    agentId: 'a',
+    kind: 'fact',
+    content: id,
+    contentHash: id,
+    importance,
+    confidence: 1,
+    tags: [],
+    sessionId: null,
+    seqFrom: null,
+    seqTo: null,
+    createdAt: updatedAt,
+    updatedAt,
+    lastAccessedAt: null,
+    accessCount: 0,
+    revision: 1,
+    lifecycle: 'active',
+    supersededBy: null,
+    embeddingState: 'ready',
+    embeddingFingerprint: null,
+    embeddingAttempts: 0,
+  };
+}
+
+describe('fuseCandidates', () => {
+  it('computes reciprocal rank fusion (k = 60) plus small importance and recency terms', () => {
+    const candidates: FusionCandidate[] = [
+      { record: record('b'), lexicalRank: 2, lexicalScore: 3.5 },
+      { record: record('a'), lexicalRank: 1, lexicalScore: 7.25, vectorRank: 3, similarity: 0.8 },
+      { record: record('c'), vectorRank: 1, similarity: 0.9 },
+    ];
+    const results = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
+    expect(results.map((r) => r.record.id)).toEqual(['a', 'c', 'b']);
+    const [a, c, b] = results;
+    // importance 0.5 · 0.0005 + recency 1 · 0.00025 = 0.0005 on every row
+    expect(a?.explanation.rrf).toBeCloseTo(1 / 61 + 1 / 63, 15);
+    expect(a?.explanation.final).toBeCloseTo(1 / 61 + 1 / 63 + 0.0005, 15);
+    expect(a?.score).toBe(a?.explanation.final);
+    expect(c?.explanation.rrf).toBeCloseTo(1 / 61, 15);
+    expect(b?.explanation.rrf).toBeCloseTo(1 / 62, 15);
+    expect(b?.explanation.final).toBeCloseTo(1 / 62 + 0.0005, 15);
+    expect(a?.explanation).toMatchObject({
+      arms: ['lexical', 'vector'],
+      lexicalRank: 1,
+      lexicalScore: 7.25,
+      vectorRank: 3,
+      similarity: 0.8,
+      importance: 0.5,
+      recency: 1,
+    });
+    expect(c?.explanation.arms).toEqual(['vector']);
+    expect(c?.explanation).not.toHaveProperty('lexicalRank');
+    expect(b?.explanation.arms).toEqual(['lexical']);
+  });
+
+  it('lets importance and recency reorder near-ties only', () => {
+    const important = { record: record('x', 1), lexicalRank: 2 };
+    const plain = { record: record('y', 0), lexicalRank: 1 };
+    // 1/62 + 0.0005 + 0.00025 = 0.016879… > 1/61 + 0.00025 = 0.016643…
+    expect(fuseCandidates([plain, important], DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
+      'x',
+      'y',
+    ]);
+    const farBehind = { record: record('z', 1), lexicalRank: 5 };
+    // 1/65 + 0.00075 = 0.016134… < 1/61 + 0.00025
+    expect(fuseCandidates([farBehind, plain], DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
+      'y',
+      'z',
+    ]);
+  });
+
+  it('breaks exact ties by ascending id, whatever the input order', () => {
+    const input = ['m', 'b', 'z', 'a'].map((id) => ({ record: record(id), lexicalRank: 1 }));
+    expect(fuseCandidates(input, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
+      'a',
+      'b',
+      'm',
+      'z',
+    ]);
+    expect(fuseCandidates([...input].reverse(), DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual(
+      ['a', 'b', 'm', 'z'],
+    );
+  });
+
+  it('halves recency every half-life', () => {
+    expect(recencyFactor(NOW, NOW, 30 * DAY)).toBe(1);
+    expect(recencyFactor(NOW - 30 * DAY, NOW, 30 * DAY)).toBeCloseTo(0.5, 12);
+    expect(recencyFactor(NOW - 60 * DAY, NOW, 30 * DAY)).toBeCloseTo(0.25, 12);
+    expect(recencyFactor(NOW + DAY, NOW, 30 * DAY)).toBe(1);
+  });
+
+  it('is top-k monotonic: the first k of a longer answer are the top-k answer', () => {
+    let seed = 7;
+    const next = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const candidates: FusionCandidate[] = Array.from({ length: 60 }, (_, i) => ({
+      record: record(
+        `r${String(i).padStart(2, '0')}`,
+        Math.round(next() * 4) / 4,
+        NOW - Math.floor(next() * 90) * DAY,
+      ),
+      ...(next() < 0.7 ? { lexicalRank: 1 + Math.floor(next() * 40) } : {}),
+      ...(next() < 0.7 ? { vectorRank: 1 + Math.floor(next() * 40) } : {}),
+    }));
+    const full = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id);
+    const shuffled = fuseCandidates([...candidates].reverse(), DEFAULT_FUSION_WEIGHTS, NOW).map(
+      (r) => r.record.id,
+    );
+    expect(shuffled).toEqual(full);
+    for (let i = 1; i < full.length; i += 1) {
+      const prev = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW)[i - 1];
+      const cur = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW)[i];
+      expect((prev?.score ?? 0) >= (cur?.score ?? 0)).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import type { MemoryRecord } from '@engram/store';
+import type { RetrievalArm } from './execution.js';
+
+/**
+ * Fusion parameters. `final = rrf + importance·w_i + recency·w_r` with
+ * `rrf = Σ_arm w_arm / (k + rank_arm)` (ranks 1-based among the arm's revalidated candidates) and
+ * `recency = 0.5^(age / halfLife)` where age is measured from the row's `updatedAt`.
+ */
+export interface FusionWeights {
+  /** RRF constant (default 60). */
+  readonly k: number;
+  /** Weight of the lexical arm's RRF term (default 1). */
+  readonly lexical: number;
+  /** Weight of the vector arm's RRF term (default 1). */
+  readonly vector: number;
+  /** Weight of importance (0..1) — small, so relevance dominates (default 0.0005). */
+  readonly importance: number;
+  /** Weight of recency (0..1) — small, so relevance dominates (default 0.00025). */
+  readonly recency: number;
+  /** Half-life of the recency factor in ms (default 30 days). */
+  readonly recencyHalfLifeMs: number;
+}
+
+/**
+ * Default fusion weights. Between ranks 1 and 2 of one arm, RRF differs by 1/61 − 1/62 ≈ 0.00026, between
+ * ranks 1 and 10 by ≈ 0.0023, and a second arm at rank ≤ 128 adds more than 1/188 ≈ 0.0053: importance
+ * (at most 0.0005) and recency (at most 0.00025) can reorder near-ties only.
+ */
+export const DEFAULT_FUSION_WEIGHTS: FusionWeights = Object.freeze({
+  k: 60,
+  lexical: 1,
+  vector: 1,
+  importance: 0.0005,
+  recency: 0.00025,
+  recencyHalfLifeMs: 30 * 24 * 60 * 60 * 1000,
+});
+
+/** Why a result is where it is. */
+export interface RetrievalExplanation {
+  /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
+  readonly arms: readonly RetrievalArm[];
+  /** 1-based rank among the lexical arm's revalidated candidates. */
+  readonly lexicalRank?: number;
+  /** The store's lexical score (higher is better). */
+  readonly lexicalScore?: number;
+  /** 1-based rank among the vector arm's revalidated candidates. */
+  readonly vectorRank?: number;
+  /** Cosine similarity (1 − distance). */
+  readonly similarity?: number;
+  /** The reciprocal-rank-fusion term. */
+  readonly rrf: number;
+  /** The row's importance (0..1). */
+  readonly importance: number;
+  /** The recency factor (0..1). */
+  readonly recency: number;
+  /** The final score the order is based on. */
+  readonly final: number;
+}
+
+/** One fused result. */
+export interface RetrievalResult {
+  readonly record: MemoryRecord;
+  /** Equal to `explanation.final`. */
+  readonly score: number;
+  readonly explanation: RetrievalExplanation;
+}
+
+/** A revalidated candidate with its per-arm evidence. */
+export interface FusionCandidate {
+  readonly record: MemoryRecord;
+  readonly lexicalRank?: number;
+  readonly lexicalScore?: number;
+  readonly vectorRank?: number;
+  readonly similarity?: number;
+}
+
+/** The recency factor `0.5^(age / halfLife)` of a row at `now` (1 for a row from the future). */
+export function recencyFactor(updatedAt: number, now: number, halfLifeMs: number): number {
+  const age = Math.max(0, now - updatedAt);
+  if (halfLifeMs <= 0) return age === 0 ? 1 : 0;
+  return 0.5 ** (age / halfLifeMs);
+}
+
+/** Compares two results: higher final score first, then ascending id (a total, deterministic order). */
+export function compareResults(a: RetrievalResult, b: RetrievalResult): number {
+  if (a.score !== b.score) return b.score - a.score;
+  return a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0;
+}
+
+/**
+ * Fuses revalidated candidates into a total order (see {@link FusionWeights} for the formula). Pure: the
+ * same candidates, weights and `now` always give the same order, so the first k of a top-(k+1) answer are
+ * the top-k answer.
+ */
+export function fuseCandidates(
+  candidates: readonly FusionCandidate[],
+  weights: FusionWeights,
+  now: number,
+): RetrievalResult[] {
+  const results = candidates.map((candidate): RetrievalResult => {
+    const arms: RetrievalArm[] = [];
+    let rrf = 0;
+    if (candidate.lexicalRank !== undefined) {
+      arms.push('lexical');
+      rrf += weights.lexical / (weights.k + candidate.lexicalRank);
+    }
+    if (candidate.vectorRank !== undefined) {
+      arms.push('vector');
+      rrf += weights.vector / (weights.k + candidate.vectorRank);
+    }
+    const importance = candidate.record.importance;
+    const recency = recencyFactor(candidate.record.updatedAt, now, weights.recencyHalfLifeMs);
+    const final = rrf + weights.importance * importance + weights.recency * recency;
+    const explanation: RetrievalExplanation = {
+      arms,
+      ...(candidate.lexicalRank === undefined ? {} : { lexicalRank: candidate.lexicalRank }),
+      ...(candidate.lexicalScore === undefined ? {} : { lexicalScore: candidate.lexicalScore }),
+      ...(candidate.vectorRank === undefined ? {} : { vectorRank: candidate.vectorRank }),
+      ...(candidate.similarity === undefined ? {} : { similarity: candidate.similarity }),
+      rrf,
+      importance,
+      recency,
+      final,
+    };
+    return { record: candidate.record, score: final, explanation };
+  });
+  return results.sort(compareResults);
+}

@@ -1,0 +1,53 @@
+import type { MemoryStore } from '@engram/store';
+
+/**
+ * The slice of the store that the retriever needs (the consumer owns the port).
+ *
+ * Contract: every method is async and may reject with an `EngramStoreError`; the retriever never lets such a
+ * rejection escape — it settles the call as `failed` (lexical arm, revalidation) or degrades to FTS-only
+ * (vector arm) with a classified cause. `searchVector` must search one agent's partition only and
+ * `revalidate` must return only that agent's `active` rows of the expected revision.
+ */
+export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'>;
+
+/**
+ * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.
+ *
+ * Contract: async; rejections are `EngramStoreError`s, which the tool handler turns into an `ok: false`
+ * answer naming the error code. `embeddingProfile` tells the tools whether a fact's vector may be written
+ * with the row (only when it equals the embedder's profile).
+ */
+export type ToolStore = Pick<
+  MemoryStore,
+  | 'embeddingProfile'
+  | 'insertMemory'
+  | 'findByContentHash'
+  | 'listMemories'
+  | 'updateMemory'
+  | 'readEvents'
+  | 'writeSkill'
+  | 'deleteSkill'
+  | 'listSkills'
+>;
+
+/** The slice of the store that context injection needs (the agent's active facts). */
+export type InjectionStore = Pick<MemoryStore, 'listMemories'>;
+
+/**
+ * Query-embedder port: turns texts into vectors of the store's embedding profile.
+ *
+ * Contract: async; called with one text per query (and a few texts when the tools compare facts); it should
+ * honour `signal` (the retriever aborts it at the deadline) and may reject or never settle — the retriever
+ * bounds every call by its deadline, its in-flight cap and its circuit breaker, so a broken embedder can only
+ * degrade an answer to FTS-only, never fail or delay it past the deadline.
+ */
+export interface QueryEmbedder {
+  readonly profile?: { readonly id: string; readonly dimensions: number };
+  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
+}
+
+/** Injectable timers (defaults: the global `setTimeout` / `clearTimeout`). */
+export interface RetrievalTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}

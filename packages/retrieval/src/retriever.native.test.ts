@@ -1,0 +1,544 @@
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import {
+  createSqliteMemoryStore,
+  type MemoryKind,
+  type MemoryRecord,
+  type MemoryStore,
+  type SqliteMemoryStore,
+} from '@engram/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CircuitSnapshot, RetrievalExecution } from './execution.js';
+import { cosineSimilarity } from './fact-merge.js';
+import type { QueryEmbedder, RetrievalTimers } from './ports.js';
+import { createRetriever, type RetrieverConfig } from './retriever.js';
+
+const embedder = createDeterministicEmbedder();
+const stores: SqliteMemoryStore[] = [];
+
+function openStore(): SqliteMemoryStore {
+  const store = createSqliteMemoryStore({ path: ':memory:', embedding: embedder.profile });
+  stores.push(store);
+  return store;
+}
+
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+});
+
+/** Inserts a row; its vector is written with it unless `vector: false` (the row then stays `pending`). */
+async function add(
+  store: Pick<MemoryStore, 'insertMemory'>,
+  agentId: string,
+  content: string,
+  options: { vector?: boolean; kind?: MemoryKind; tags?: string[]; importance?: number } = {},
+): Promise<MemoryRecord> {
+  const [vector] = options.vector === false ? [] : await embedder.embed([content]);
+  return store.insertMemory({
+    agentId,
+    content,
+    kind: options.kind ?? 'semantic',
+    ...(options.tags === undefined ? {} : { tags: options.tags }),
+    ...(options.importance === undefined ? {} : { importance: options.importance }),
+    ...(vector === undefined ? {} : { vector }),
+  });
+}
+
+/** Timers driven by the test: nothing fires until `fire()`; `scheduled()` resolves once one is pending. */
+function manualTimers() {
+  let pending: { callback: () => void }[] = [];
+  const delays: number[] = [];
+  const waiters: (() => void)[] = [];
+  const timers: RetrievalTimers = {
+    setTimeout(callback, ms) {
+      const handle = { callback };
+      pending.push(handle);
+      delays.push(ms);
+      for (const wake of waiters.splice(0)) wake();
+      return handle;
+    },
+    clearTimeout(handle) {
+      pending = pending.filter((h) => h !== handle);
+    },
+  };
+  return {
+    timers,
+    delays,
+    scheduled: (): Promise<void> =>
+      pending.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)),
+    fire(): void {
+      for (const handle of pending.splice(0)) handle.callback();
+    },
+    pending: (): number => pending.length,
+  };
+}
+
+/** An embedder whose calls never settle; it records the signals it was given. */
+function hangingEmbedder() {
+  const signals: AbortSignal[] = [];
+  const state = { calls: 0 };
+  const port: QueryEmbedder = {
+    profile: embedder.profile,
+    embed(_texts, options) {
+      state.calls += 1;
+      if (options?.signal !== undefined) signals.push(options.signal);
+      return new Promise<Float32Array[]>(() => {});
+    },
+  };
+  return { port, signals, state };
+}
+
+/** Delegates to the deterministic embedder, or throws while `failing` is set; counts calls. */
+function switchableEmbedder() {
+  const state = { failing: true, calls: 0 };
+  const port: QueryEmbedder = {
+    profile: embedder.profile,
+    embed(texts, options) {
+      state.calls += 1;
+      if (state.failing) return Promise.reject(new Error('provider down'));
+      return embedder.embed(texts, options);
+    },
+  };
+  return { port, state };
+}
+
+function recording() {
+  const executions: RetrievalExecution[] = [];
+  const circuit: CircuitSnapshot[] = [];
+  return {
+    executions,
+    circuit,
+    observer: {
+      onRetrieval: (e: RetrievalExecution) => executions.push(e),
+      onCircuitState: (s: CircuitSnapshot) => circuit.push(s),
+    },
+  };
+}
+
+function ids(response: { results: readonly { record: MemoryRecord }[] }): string[] {
+  return response.results.map((r) => r.record.id);
+}
+
+describe('hybrid retrieval over a real store', () => {
+  async function seedArms(store: SqliteMemoryStore) {
+    // Pending (no vector): only the lexical arm can find it.
+    const lexicalOnly = await add(store, 'a', 'Rotate the signing key with keytool-rotate every quarter', {
+      vector: false,
+    });
+    // No query word in it, but the "outage" concept of the query's "downtime": only the vector arm can find it.
+    const vectorOnly = await add(store, 'a', 'Payments outage');
+    await add(store, 'a', 'Lunch menu for the offsite');
+    await add(store, 'a', 'The build uses pnpm workspaces');
+    return { lexicalOnly, vectorOnly };
+  }
+
+  it('keeps a lexical-only hit and a vector-only hit through fusion, each explained', async () => {
+    const store = openStore();
+    const { lexicalOnly, vectorOnly } = await seedArms(store);
+    const retriever = createRetriever({ store, embedder });
+    const response = await retriever.search('a', 'keytool-rotate downtime');
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: [],
+      arms: ['lexical', 'vector'],
+    });
+    const lexical = response.results.find((r) => r.record.id === lexicalOnly.id);
+    const vector = response.results.find((r) => r.record.id === vectorOnly.id);
+    expect(lexical?.explanation).toMatchObject({ arms: ['lexical'], lexicalRank: 1 });
+    expect(lexical?.explanation.lexicalScore).toBeGreaterThan(0);
+    expect(lexical?.explanation.rrf).toBeCloseTo(1 / 61, 12);
+    expect(vector?.explanation).toMatchObject({ arms: ['vector'], vectorRank: 1 });
+    // similarity = 1 − cosine distance, the same as the cosine of the two vectors.
+    const [q, v] = await embedder.embed(['keytool-rotate downtime', vectorOnly.content]);
+    expect(vector?.explanation.similarity).toBeCloseTo(
+      cosineSimilarity(q as Float32Array, v as Float32Array),
+      5,
+    );
+    expect(vector?.explanation.similarity).toBeGreaterThanOrEqual(0.1);
+    expect(vector?.explanation.rrf).toBeCloseTo(1 / 61, 12);
+    expect(response.execution.candidates.fts).toBe(1);
+    expect(response.execution.candidates.selected).toBe(response.results.length);
+    const latencies = Object.keys(response.execution.latencies).sort();
+    expect(latencies).toEqual([
+      'assembly',
+      'authoritativeRevalidation',
+      'keyword',
+      'queryEmbedding',
+      'total',
+      'vector',
+    ]);
+  });
+
+  it('runs FTS-only, vector-only and hybrid through the same pipeline', async () => {
+    const store = openStore();
+    const { lexicalOnly, vectorOnly } = await seedArms(store);
+    const fts = createRetriever({ store, embedder, arms: { lexical: true, vector: false } });
+    const vec = createRetriever({ store, embedder, arms: { lexical: false, vector: true } });
+    const ftsAnswer = await fts.search('a', 'keytool-rotate downtime');
+    const vecAnswer = await vec.search('a', 'keytool-rotate downtime');
+    expect(ids(ftsAnswer)).toEqual([lexicalOnly.id]);
+    expect(ftsAnswer.execution.arms).toEqual(['lexical']);
+    expect(ftsAnswer.execution.degradations).toEqual([]);
+    expect(Object.keys(ftsAnswer.execution.latencies)).not.toContain('queryEmbedding');
+    expect(ids(vecAnswer)).toContain(vectorOnly.id);
+    expect(ids(vecAnswer)).not.toContain(lexicalOnly.id);
+    expect(vecAnswer.execution.arms).toEqual(['vector']);
+  });
+
+  it('finds CJK text, paths and identifiers', async () => {
+    const store = openStore();
+    const cjk = await add(store, 'a', '数据库备份策略是每天凌晨一次');
+    const path = await add(store, 'a', 'The deploy entry point is scripts/deploy.sh');
+    const ident = await add(store, 'a', 'getUserName returns the display name');
+    const retriever = createRetriever({ store, embedder });
+    expect(ids(await retriever.recall('a', '备份策略'))[0]).toBe(cjk.id);
+    expect(ids(await retriever.recall('a', 'where is scripts/deploy.sh?'))[0]).toBe(path.id);
+    expect(ids(await retriever.recall('a', 'getUserName'))[0]).toBe(ident.id);
+  });
+
+  it('never returns a deleted, superseded or archived row, even while its vector still exists', async () => {
+    const store = openStore();
+    const text = 'Nightly backup of the billing database runs at 02:00';
+    const active = await add(store, 'a', text);
+    const archived = await add(store, 'a', text);
+    const superseded = await add(store, 'a', text);
+    const deleted = await add(store, 'a', text);
+    await store.archiveMemory('a', archived.id);
+    const { replacement } = await store.supersedeMemory('a', superseded.id, superseded.revision, {
+      agentId: 'a',
+      kind: 'semantic',
+      content: 'Billing backups moved to a weekly schedule',
+    });
+    await store.deleteMemory('a', deleted.id);
+    const [queryVector] = await embedder.embed([text]);
+    const knn = await store.searchVector({ agentId: 'a', vector: queryVector as Float32Array, k: 10 });
+    // The archived and superseded rows' vectors are still in the index …
+    expect(knn.map((h) => h.id)).toEqual(expect.arrayContaining([active.id, archived.id, superseded.id]));
+    expect(knn.map((h) => h.id)).not.toContain(deleted.id);
+    // … yet no arm combination returns them.
+    for (const arms of [
+      { lexical: true, vector: true },
+      { lexical: false, vector: true },
+      { lexical: true, vector: false },
+    ]) {
+      const response = await createRetriever({ store, embedder, arms }).search('a', text);
+      expect(ids(response)).toContain(active.id);
+      for (const gone of [archived.id, superseded.id, deleted.id]) expect(ids(response)).not.toContain(gone);
+      expect(response.execution.outcome).toBe('completed');
+    }
+    const hybrid = await createRetriever({ store, embedder }).search('a', 'billing backup weekly schedule');
+    expect(ids(hybrid)).toContain(replacement.id);
+  });
+
+  it("never returns another agent's identical row", async () => {
+    const store = openStore();
+    const text = 'The staging cluster password rotates on Mondays';
+    const mine = await add(store, 'a', text);
+    const theirs = await add(store, 'b', text);
+    const retriever = createRetriever({ store, embedder });
+    const response = await retriever.search('a', text);
+    expect(ids(response)).toEqual([mine.id]);
+    expect(ids(await retriever.search('b', text))).toEqual([theirs.id]);
+    expect(ids(await retriever.search('c', text))).toEqual([]);
+  });
+
+  it('drops a row whose revision changed after the lexical search and says so', async () => {
+    const store = openStore();
+    const target = await add(store, 'a', 'Rotate credentials for the analytics warehouse', { vector: false });
+    const other = await add(store, 'a', 'Analytics warehouse lives in eu-west-1', { vector: false });
+    // A concurrent edit lands between the lexical arm and revalidation.
+    const racing: RetrieverConfig['store'] = {
+      searchLexical: async (query) => {
+        const result = await store.searchLexical(query);
+        await store.updateMemory('a', target.id, target.revision, { importance: 0.9 });
+        return result;
+      },
+      searchVector: (query) => store.searchVector(query),
+      revalidate: (agentId, candidates) => store.revalidate(agentId, candidates),
+    };
+    const response = await createRetriever({
+      store: racing,
+      embedder,
+      arms: { lexical: true, vector: false },
+    }).search('a', 'analytics warehouse');
+    expect(response.execution.outcome).toBe('completed');
+    expect(response.execution.degradations).toEqual(['revisionChanged']);
+    expect(ids(response)).toEqual([other.id]);
+  });
+
+  it('is top-k monotonic over a real corpus', async () => {
+    const store = openStore();
+    const topics = ['cache', 'redis', 'invalidation', 'latency', 'deploy', 'release', 'backup', 'auth'];
+    for (let i = 0; i < 48; i += 1) {
+      const words = topics.filter((_, j) => (i >> (j % 5)) % 2 === 0 || j === i % topics.length);
+      await add(store, 'a', `note ${i}: ${words.join(' ')} ${i % 3 === 0 ? 'slowness' : 'rollout'}`, {
+        importance: (i % 5) / 4,
+        vector: i % 4 !== 0,
+      });
+    }
+    const retriever = createRetriever({ store, embedder, now: () => 2_000_000_000_000 });
+    const query = 'redis cache invalidation latency';
+    const full = ids(await retriever.search('a', query, { limit: 30 }));
+    expect(full.length).toBe(30);
+    for (let k = 1; k < 30; k += 1) {
+      expect(ids(await retriever.search('a', query, { limit: k }))).toEqual(full.slice(0, k));
+    }
+    expect(ids(await retriever.search('a', query, { limit: 500 })).slice(0, 30)).toEqual(full);
+  });
+
+  it('filters by kinds and exact tags in both arms; persona and skill rows are never recalled by default', async () => {
+    const store = openStore();
+    const text = 'Prefer small focused pull requests';
+    const persona = await add(store, 'a', text, { kind: 'persona' });
+    const fact = await add(store, 'a', text, { kind: 'fact', tags: ['file:src/a.ts'] });
+    const episodic = await add(store, 'a', text, { kind: 'episodic', tags: ['tool:bash'] });
+    const retriever = createRetriever({ store, embedder });
+    const all = ids(await retriever.search('a', text));
+    expect(all.sort()).toEqual([fact.id, episodic.id].sort());
+    expect(all).not.toContain(persona.id);
+    expect(ids(await retriever.search('a', text, { kinds: ['fact'] }))).toEqual([fact.id]);
+    expect(ids(await retriever.search('a', text, { tags: ['file:src/a.ts'] }))).toEqual([fact.id]);
+    const vectorOnly = createRetriever({ store, embedder, arms: { lexical: false, vector: true } });
+    expect(ids(await vectorOnly.search('a', text, { tags: ['tool:bash'] }))).toEqual([episodic.id]);
+    expect(ids(await vectorOnly.search('a', text, { kinds: ['persona'] }))).toEqual([persona.id]);
+  });
+
+  it('refills a starved arm with a larger budget, up to the hard cap', async () => {
+    const store = openStore();
+    const text = 'Quarterly access review for the data platform';
+    const archived: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const row = await add(store, 'a', text);
+      await store.archiveMemory('a', row.id);
+      archived.push(row.id);
+    }
+    const kept = await add(store, 'a', 'Quarterly access review for the data platform team');
+    const small = { store, embedder, arms: { lexical: false, vector: true }, candidateBudget: 3 } as const;
+    const refilled = await createRetriever({ ...small, refillMaxBudget: 12 }).search('a', text);
+    expect(ids(refilled)).toEqual([kept.id]);
+    expect(refilled.execution.degradations).toEqual([]);
+    const capped = await createRetriever({ ...small, refillMaxBudget: 6 }).search('a', text);
+    expect(ids(capped)).toEqual([]);
+    expect(capped.execution.outcome).toBe('completed');
+    expect(capped.execution.degradations).toEqual(['candidateBudgetExhausted']);
+  });
+});
+
+describe('degradation, cancellation and failure', () => {
+  async function seed(store: SqliteMemoryStore): Promise<MemoryRecord> {
+    await add(store, 'a', 'Unrelated note about the team offsite');
+    return add(store, 'a', 'The deploy pipeline runs database migrations first');
+  }
+
+  it('answers FTS-only and `completed` when the embedder throws', async () => {
+    const store = openStore();
+    const row = await seed(store);
+    const { port } = switchableEmbedder();
+    const response = await createRetriever({ store, embedder: port }).search('a', 'deploy migrations');
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['embeddingError'],
+      arms: ['lexical'],
+    });
+    expect(ids(response)).toEqual([row.id]);
+    expect(response.execution.latencies).toHaveProperty('queryEmbedding');
+    expect(response.execution.latencies).not.toHaveProperty('vector');
+  });
+
+  it('answers FTS-only and `completed` when the embedder hangs past the deadline, and aborts it', async () => {
+    const store = openStore();
+    const row = await seed(store);
+    const hanging = hangingEmbedder();
+    const clock = manualTimers();
+    const retriever = createRetriever({
+      store,
+      embedder: hanging.port,
+      timers: clock.timers,
+      embeddingDeadlineMs: 1500,
+    });
+    const pending = retriever.search('a', 'deploy migrations');
+    await clock.scheduled();
+    expect(clock.delays).toEqual([1500]);
+    clock.fire();
+    const response = await pending;
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['embeddingTimeout'],
+      arms: ['lexical'],
+    });
+    expect(ids(response)).toEqual([row.id]);
+    expect(hanging.signals).toHaveLength(1);
+    expect(hanging.signals[0]?.aborted).toBe(true);
+    expect(retriever.circuit().failures).toBe(1);
+  });
+
+  it('degrades at once, without calling the embedder, past the per-agent in-flight cap', async () => {
+    const store = openStore();
+    await seed(store);
+    const hanging = hangingEmbedder();
+    const clock = manualTimers();
+    const retriever = createRetriever({
+      store,
+      embedder: hanging.port,
+      timers: clock.timers,
+      maxInFlightEmbeddingsPerAgent: 1,
+    });
+    const first = retriever.search('a', 'deploy');
+    await clock.scheduled();
+    const second = await retriever.search('a', 'deploy');
+    expect(second.execution).toMatchObject({ outcome: 'completed', degradations: ['embeddingTimeout'] });
+    expect(second.execution.latencies).not.toHaveProperty('queryEmbedding');
+    expect(hanging.state.calls).toBe(1);
+    // Another agent has its own slots.
+    const other = retriever.search('b', 'deploy');
+    expect(hanging.state.calls).toBe(2);
+    clock.fire();
+    expect((await first).execution.degradations).toEqual(['embeddingTimeout']);
+    expect((await other).execution.degradations).toEqual(['embeddingTimeout']);
+    // The slot is free again.
+    const third = retriever.search('a', 'deploy');
+    expect(hanging.state.calls).toBe(3);
+    clock.fire();
+    await third;
+  });
+
+  it('trips the breaker, answers FTS-only while open, and recovers through halfOpen', async () => {
+    const store = openStore();
+    const row = await seed(store);
+    const flaky = switchableEmbedder();
+    const rec = recording();
+    let now = 1_000_000;
+    const retriever = createRetriever({
+      store,
+      embedder: flaky.port,
+      observer: rec.observer,
+      now: () => now,
+      circuit: { failureThreshold: 2, cooldownMs: 10_000 },
+    });
+    for (let i = 0; i < 2; i += 1) {
+      expect((await retriever.search('a', 'deploy')).execution.degradations).toEqual(['embeddingError']);
+    }
+    expect(rec.circuit.map((s) => s.state)).toEqual(['open']);
+    const open = await retriever.search('a', 'deploy migrations');
+    expect(open.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['embeddingCircuitOpen'],
+      arms: ['lexical'],
+    });
+    expect(ids(open)).toEqual([row.id]);
+    expect(flaky.state.calls).toBe(2);
+    now += 9_999;
+    expect((await retriever.search('a', 'deploy')).execution.degradations).toEqual(['embeddingCircuitOpen']);
+    now += 1;
+    flaky.state.failing = false;
+    const probe = await retriever.search('a', 'deploy migrations');
+    expect(probe.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: [],
+      arms: ['lexical', 'vector'],
+    });
+    expect(rec.circuit.map((s) => s.state)).toEqual(['open', 'halfOpen', 'closed']);
+    expect(retriever.circuit()).toEqual({
+      state: 'closed',
+      failures: 2,
+      opened: 1,
+      halfOpenProbes: 1,
+      rejected: 2,
+    });
+    expect(flaky.state.calls).toBe(3);
+  });
+
+  it('answers `cancelled` for an aborted signal, before or during the call, without counting a failure', async () => {
+    const store = openStore();
+    await seed(store);
+    const hanging = hangingEmbedder();
+    const clock = manualTimers();
+    const retriever = createRetriever({ store, embedder: hanging.port, timers: clock.timers });
+    const before = new AbortController();
+    before.abort();
+    const early = await retriever.search('a', 'deploy', { signal: before.signal });
+    expect(early).toEqual({
+      results: [],
+      execution: expect.objectContaining({ outcome: 'cancelled', degradations: [] }),
+    });
+    expect(hanging.state.calls).toBe(0);
+
+    const during = new AbortController();
+    const pending = retriever.search('a', 'deploy', { signal: during.signal });
+    await clock.scheduled();
+    during.abort();
+    const late = await pending;
+    expect(late.results).toEqual([]);
+    expect(late.execution.outcome).toBe('cancelled');
+    expect(hanging.signals[0]?.aborted).toBe(true);
+    expect(clock.pending()).toBe(0);
+    expect(retriever.circuit()).toMatchObject({ state: 'closed', failures: 0 });
+  });
+
+  it('answers `emptyQuery` for a query without terms', async () => {
+    const store = openStore();
+    await seed(store);
+    const response = await createRetriever({ store, embedder }).injection('a', ' … ?? ');
+    expect(response).toEqual({
+      results: [],
+      execution: expect.objectContaining({ outcome: 'emptyQuery', purpose: 'injection' }),
+    });
+  });
+
+  it('is FTS-only with `vectorCold` without an embedder', async () => {
+    const store = openStore();
+    const row = await seed(store);
+    const response = await createRetriever({ store }).search('a', 'deploy');
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['vectorCold'],
+      arms: ['lexical'],
+    });
+    expect(ids(response)).toEqual([row.id]);
+  });
+
+  it('answers `failed` with `storeUnusable` and no results when the store is closed', async () => {
+    const store = openStore();
+    await seed(store);
+    const retriever = createRetriever({ store, embedder });
+    store.close();
+    const response = await retriever.search('a', 'deploy');
+    expect(response).toEqual({
+      results: [],
+      execution: expect.objectContaining({ outcome: 'failed', degradations: ['storeUnusable'] }),
+    });
+  });
+
+  it('reports every operation to the observer exactly once, whatever its outcome', async () => {
+    const store = openStore();
+    await seed(store);
+    const rec = recording();
+    const flaky = switchableEmbedder();
+    const retriever = createRetriever({ store, embedder: flaky.port, observer: rec.observer });
+    const aborted = new AbortController();
+    aborted.abort();
+    const responses = [
+      await retriever.recall('a', 'deploy'),
+      await retriever.search('a', '???'),
+      await retriever.decision('a', 'deploy', { signal: aborted.signal }),
+      await retriever.injection('a', 'migrations'),
+    ];
+    flaky.state.failing = false;
+    responses.push(await retriever.search('a', 'deploy pipeline'));
+    store.close();
+    responses.push(await retriever.search('a', 'deploy'));
+    expect(rec.executions).toHaveLength(responses.length);
+    expect(rec.executions).toEqual(responses.map((r) => r.execution));
+    expect(rec.executions.map((e) => [e.purpose, e.outcome])).toEqual([
+      ['recall', 'completed'],
+      ['search', 'emptyQuery'],
+      ['decision', 'cancelled'],
+      ['injection', 'completed'],
+      ['search', 'completed'],
+      ['search', 'failed'],
+    ]);
+    for (const execution of rec.executions) {
+      expect(Object.isFrozen(execution)).toBe(true);
+      expect(JSON.stringify(execution)).not.toMatch(/deploy|migrations/);
+    }
+  });
+});

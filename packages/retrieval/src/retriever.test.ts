@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { isEngramRetrievalError } from './errors.js';
+import type { RetrievalExecution } from './execution.js';
+import type { RetrievalStore } from './ports.js';
+import { createRetriever } from './retriever.js';
+
+// Validation and the `disabled` outcome happen before any read: a store that is never reached proves it.
+const unreachable: RetrievalStore = {
+  searchLexical: () => Promise.reject(new Error('unreachable')),
+  searchVector: () => Promise.reject(new Error('unreachable')),
+  revalidate: () => Promise.reject(new Error('unreachable')),
+};
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('createRetriever input validation', () => {
+  it('throws a typed INVALID_INPUT error for programmer errors, before reading or reporting', async () => {
+    const reports: RetrievalExecution[] = [];
+    const retriever = createRetriever({
+      store: unreachable,
+      observer: { onRetrieval: (e) => reports.push(e) },
+    });
+    const bad: [string, unknown, unknown][] = [
+      ['', 'q', undefined],
+      ['   ', 'q', undefined],
+      ['a', 42, undefined],
+      ['a', 'q', { limit: 0 }],
+      ['a', 'q', { limit: 1.5 }],
+      ['a', 'q', { limit: Number.NaN }],
+      ['a', 'q', { kinds: [] }],
+      ['a', 'q', { kinds: ['nonsense'] }],
+      ['a', 'q', { tags: ['no-colon'] }],
+      ['a', 'q', { tags: ['file:\u0000'] }],
+      ['a', 'q', { signal: {} }],
+    ];
+    for (const [agentId, query, options] of bad) {
+      const error = await rejection(
+        retriever.search(agentId, query as string, options as Parameters<typeof retriever.search>[2]),
+      );
+      expect(isEngramRetrievalError(error)).toBe(true);
+      expect((error as { code: string }).code).toBe('ENGRAM_RETRIEVAL_INVALID_INPUT');
+      expect((error as Error).message).not.toContain('nonsense');
+    }
+    expect(reports).toEqual([]);
+  });
+
+  it('rejects an invalid configuration with a typed INVALID_CONFIG error', () => {
+    const cases = [
+      { embeddingDeadlineMs: 0 },
+      { maxInFlightEmbeddingsPerAgent: 0 },
+      { circuit: { failureThreshold: 0 } },
+      { similarityThreshold: 2 },
+      { candidateBudget: 1001 },
+      { candidateBudget: 50, refillTarget: 60 },
+      { candidateBudget: 200, refillMaxBudget: 100 },
+      { fusion: { k: -1 } },
+      { arms: { lexical: 'yes', vector: true } },
+    ];
+    for (const extra of cases) {
+      let thrown: unknown;
+      try {
+        createRetriever({ store: unreachable, ...(extra as object) });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isEngramRetrievalError(thrown)).toBe(true);
+      expect((thrown as { code: string }).code).toBe('ENGRAM_RETRIEVAL_INVALID_CONFIG');
+    }
+  });
+
+  it('freezes its resolved settings', () => {
+    const retriever = createRetriever({ store: unreachable, candidateBudget: 64, fusion: { k: 30 } });
+    expect(retriever.settings).toMatchObject({
+      arms: { lexical: true, vector: true },
+      embeddingDeadlineMs: 2000,
+      maxInFlightEmbeddingsPerAgent: 4,
+      failureThreshold: 5,
+      cooldownMs: 30_000,
+      candidateBudget: 64,
+      refillTarget: 64,
+      refillMaxBudget: 1000,
+      maxTerms: 32,
+      fusion: { k: 30, lexical: 1, vector: 1 },
+    });
+    expect(Object.isFrozen(retriever.settings)).toBe(true);
+    expect(Object.isFrozen(retriever.settings.fusion)).toBe(true);
+  });
+});
+
+describe('createRetriever outcomes that need no store', () => {
+  it('answers `disabled` when both arms are off, reported once, with only the total latency', async () => {
+    const reports: RetrievalExecution[] = [];
+    let clock = 100;
+    const retriever = createRetriever({
+      store: unreachable,
+      arms: { lexical: false, vector: false },
+      observer: { onRetrieval: (e) => reports.push(e) },
+      now: () => 1_000,
+      monotonicNow: () => {
+        clock += 5;
+        return clock;
+      },
+    });
+    const response = await retriever.recall('agent', 'anything');
+    expect(response.results).toEqual([]);
+    expect(response.execution).toEqual({
+      purpose: 'recall',
+      agentId: 'agent',
+      startedAt: 1_000,
+      latencies: { total: 5 },
+      candidates: { fts: 0, vector: 0, selected: 0 },
+      outcome: 'disabled',
+      degradations: [],
+    });
+    expect(reports).toEqual([response.execution]);
+    expect(Object.isFrozen(response.execution)).toBe(true);
+  });
+
+  it('answers `emptyQuery` and `cancelled` without reading, and an observer failure changes nothing', async () => {
+    let calls = 0;
+    const retriever = createRetriever({
+      store: unreachable,
+      observer: {
+        onRetrieval: () => {
+          calls += 1;
+          throw new Error('observer down');
+        },
+      },
+    });
+    const empty = await retriever.search('agent', '  ?! ');
+    expect(empty.execution.outcome).toBe('emptyQuery');
+    expect(Object.keys(empty.execution.latencies).sort()).toEqual(['keyword', 'total']);
+    const controller = new AbortController();
+    controller.abort();
+    const cancelled = await retriever.decision('agent', 'deploy', { signal: controller.signal });
+    expect(cancelled.execution.outcome).toBe('cancelled');
+    expect(cancelled.execution.latencies).toEqual({ total: expect.any(Number) });
+    expect(calls).toBe(2);
+  });
+
+  it('reports an unexpected failure as `failed` with `unknown`, never rejecting', async () => {
+    const retriever = createRetriever({
+      // A malformed answer breaks the pipeline itself (not the store call): the cause is `unknown`.
+      store: { ...unreachable, searchLexical: () => Promise.resolve({} as never) },
+      arms: { lexical: true, vector: false },
+    });
+    const response = await retriever.search('agent', 'deploy');
+    expect(response.execution.outcome).toBe('failed');
+    expect(response.execution.degradations).toEqual(['unknown']);
+  });
+});
