@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { isEngramDiagnosticsError } from './errors.js';
+import { BoundedNumberRing, nearestRank, summarize } from './ring.js';
+
+describe('BoundedNumberRing', () => {
+  it('keeps the newest `capacity` samples, oldest first, and counts every accepted push', () => {
+    const ring = new BoundedNumberRing(3);
+    for (const value of [1, 2, 3, 4, 5]) expect(ring.push(value)).toBe(true);
+    expect(ring.size).toBe(3);
+    expect(ring.count).toBe(5);
+    expect(ring.values()).toEqual([3, 4, 5]);
+  });
+
+  it('has a default capacity of 256', () => {
+    const ring = new BoundedNumberRing();
+    for (let i = 0; i < 1000; i += 1) ring.push(i);
+    expect(ring.capacity).toBe(256);
+    expect(ring.size).toBe(256);
+    expect(ring.values()[0]).toBe(744);
+  });
+
+  it('rejects non-finite, negative and non-number values and counts them', () => {
+    const ring = new BoundedNumberRing(4);
+    const bad: unknown[] = [
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      -1,
+      -0.001,
+      '5',
+      null,
+    ];
+    for (const value of bad) expect(ring.push(value as number)).toBe(false);
+    expect(ring.rejected).toBe(bad.length);
+    expect(ring.size).toBe(0);
+    expect(ring.count).toBe(0);
+    expect(ring.push(0)).toBe(true);
+    expect(ring.values()).toEqual([0]);
+  });
+
+  it('returns a copy from values()', () => {
+    const ring = new BoundedNumberRing(2);
+    ring.push(1);
+    const copy = ring.values();
+    copy.push(99);
+    copy[0] = 42;
+    expect(ring.values()).toEqual([1]);
+  });
+
+  it('refuses a capacity that is not a positive integer', () => {
+    for (const capacity of [0, -1, 1.5, Number.NaN]) {
+      let caught: unknown;
+      try {
+        new BoundedNumberRing(capacity);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isEngramDiagnosticsError(caught)).toBe(true);
+    }
+  });
+});
+
+describe('nearestRank', () => {
+  it('is sorted[ceil(p·n) − 1]', () => {
+    const sorted = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+    expect(nearestRank(sorted, 0.5)).toBe(50);
+    expect(nearestRank(sorted, 0.95)).toBe(100);
+    expect(nearestRank(sorted, 0.9)).toBe(90);
+    expect(nearestRank(sorted, 0.11)).toBe(20);
+    expect(nearestRank(sorted, 1)).toBe(100);
+    expect(nearestRank(sorted, 0)).toBe(10);
+  });
+
+  it('does not round up on binary noise (0.07 · 100 is rank 7)', () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(nearestRank(sorted, 0.07)).toBe(7);
+  });
+
+  it('gives null for no samples and throws for p outside 0..1', () => {
+    expect(nearestRank([], 0.5)).toBeNull();
+    expect(() => nearestRank([1], 1.5)).toThrow(/percentile/);
+    expect(() => nearestRank([1], Number.NaN)).toThrow(/percentile/);
+  });
+});
+
+describe('summarize', () => {
+  it('pins 1..257 pushed into a 256 ring: p50 129, p95 245, max 257', () => {
+    const ring = new BoundedNumberRing(256);
+    for (let i = 1; i <= 257; i += 1) ring.push(i);
+    expect(summarize(ring)).toEqual({ count: 256, total: 257, p50: 129, p95: 245, max: 257 });
+  });
+
+  it('gives null percentiles (never 0) without samples', () => {
+    expect(summarize(new BoundedNumberRing(8))).toEqual({
+      count: 0,
+      total: 0,
+      p50: null,
+      p95: null,
+      max: null,
+    });
+    expect(summarize(undefined)).toEqual({ count: 0, total: 0, p50: null, p95: null, max: null });
+  });
+
+  it('is order-independent: samples pushed in reverse give the same figures', () => {
+    const ring = new BoundedNumberRing(256);
+    for (let i = 256; i >= 1; i -= 1) ring.push(i);
+    expect(summarize(ring)).toEqual({ count: 256, total: 256, p50: 128, p95: 244, max: 256 });
+  });
+
+  it('merges several rings: count is the merged window, total the summed all-time counts', () => {
+    const a = new BoundedNumberRing(2);
+    const b = new BoundedNumberRing(2);
+    for (const v of [1, 2, 3]) a.push(v);
+    for (const v of [10, 20]) b.push(v);
+    expect(summarize(a, undefined, b)).toEqual({ count: 4, total: 5, p50: 3, p95: 20, max: 20 });
+  });
+});

@@ -1,0 +1,125 @@
+import { EngramDiagnosticsError } from './errors.js';
+
+/** Default number of samples a ring keeps. */
+export const DEFAULT_SAMPLE_CAPACITY = 256;
+
+/**
+ * A fixed-capacity ring of non-negative finite numbers: the newest `capacity` samples, oldest overwritten.
+ *
+ * `push` is O(1), allocates nothing once full and never sorts. Non-finite, negative and non-number values
+ * are rejected (counted in `rejected`, never stored).
+ */
+export class BoundedNumberRing {
+  /** Maximum number of retained samples. */
+  readonly capacity: number;
+  readonly #samples: number[] = [];
+  #next = 0;
+  #count = 0;
+  #rejected = 0;
+
+  constructor(capacity: number = DEFAULT_SAMPLE_CAPACITY) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1) {
+      throw new EngramDiagnosticsError(
+        'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
+        'ring capacity must be a positive safe integer',
+      );
+    }
+    this.capacity = capacity;
+  }
+
+  /** Records one sample; returns false (and counts it as rejected) for a non-finite, negative or non-number value. */
+  push(value: number): boolean {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      this.#rejected += 1;
+      return false;
+    }
+    if (this.#samples.length < this.capacity) {
+      this.#samples.push(value);
+    } else {
+      this.#samples[this.#next] = value;
+    }
+    this.#next = (this.#next + 1) % this.capacity;
+    this.#count += 1;
+    return true;
+  }
+
+  /** Samples currently retained (at most `capacity`). */
+  get size(): number {
+    return this.#samples.length;
+  }
+
+  /** All samples ever accepted, including overwritten ones. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Values ever rejected by `push`. */
+  get rejected(): number {
+    return this.#rejected;
+  }
+
+  /** A copy of the retained samples, oldest first. */
+  values(): number[] {
+    if (this.#samples.length < this.capacity) return this.#samples.slice();
+    return [...this.#samples.slice(this.#next), ...this.#samples.slice(0, this.#next)];
+  }
+}
+
+/**
+ * Nearest-rank percentile of an ascending array: `sorted[ceil(p·n) − 1]` (rank at least 1);
+ * null for an empty array. Throws for a `p` outside 0..1.
+ */
+export function nearestRank(sorted: readonly number[], p: number): number | null {
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) {
+    throw new EngramDiagnosticsError('ENGRAM_DIAGNOSTICS_INVALID_ARGUMENT', 'percentile must be within 0..1');
+  }
+  const n = sorted.length;
+  if (n === 0) return null;
+  // The epsilon absorbs binary noise such as 0.07 · 100 = 7.000000000000001.
+  const rank = Math.min(n, Math.max(1, Math.ceil(p * n - 1e-9)));
+  return sorted[rank - 1] ?? null;
+}
+
+/** A distribution as it appears in a snapshot; a missing sample is null, never 0. */
+export interface DistributionSummary {
+  /** Samples in the ring window (at most the ring's capacity). */
+  readonly count: number;
+  /** Samples ever accepted (all time). */
+  readonly total: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly max: number | null;
+}
+
+/** The summary of a distribution that never received a sample. */
+export const EMPTY_DISTRIBUTION: DistributionSummary = Object.freeze({
+  count: 0,
+  total: 0,
+  p50: null,
+  p95: null,
+  max: null,
+});
+
+/**
+ * Summarises one or more rings at snapshot time (this sorts a copy; the record path never does). Several
+ * rings are merged: `count` is the merged window, `total` the sum of all-time counts. Without samples the
+ * percentiles are null, never 0.
+ */
+export function summarize(...rings: readonly (BoundedNumberRing | undefined)[]): DistributionSummary {
+  let total = 0;
+  let merged: number[] = [];
+  for (const ring of rings) {
+    if (ring === undefined) continue;
+    total += ring.count;
+    merged = merged.length === 0 ? ring.values() : merged.concat(ring.values());
+  }
+  if (merged.length === 0) return { ...EMPTY_DISTRIBUTION, total };
+  merged.sort((a, b) => a - b);
+  return {
+    count: merged.length,
+    total,
+    p50: nearestRank(merged, 0.5),
+    p95: nearestRank(merged, 0.95),
+    max: merged[merged.length - 1] ?? null,
+  };
+}
