@@ -44,7 +44,12 @@ export interface DrainBatchReport {
   readonly agentId: string;
   readonly batchSize: number;
   readonly durationMs: number;
-  readonly transitions: { readonly ready: number; readonly error: number; readonly ftsOnly: number; readonly stale: number };
+  readonly transitions: {
+    readonly ready: number;
+    readonly error: number;
+    readonly ftsOnly: number;
+    readonly stale: number;
+  };
 }
 
 /** One extraction chunk. */
@@ -77,6 +82,10 @@ export interface MaintenancePassReport {
     /** Denied budget reservations per step. */
     readonly denials: Readonly<Record<MaintenanceStep, number>>;
     readonly steps: Readonly<Record<MaintenanceStep, PhaseOutcome>>;
+    /** Model answers rejected by validation in this pass. */
+    readonly invalidOutputs?: number;
+    /** Compare-and-set conflicts met by heavy steps (the write was skipped, never retried blindly). */
+    readonly conflicts?: number;
   };
 }
 

@@ -1,0 +1,248 @@
+import type { NewMemory } from '@engram/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEmbeddingDrain } from './drain.js';
+import { EngramMaintenanceError } from './errors.js';
+import type { DrainBatchReport } from './observer.js';
+import type { EmbedderPort } from './ports.js';
+import { openTempStore, type TempStore } from './test-support/native.js';
+
+let open: TempStore[] = [];
+afterEach(() => {
+  for (const t of open) t.close();
+  open = [];
+});
+function temp(options?: Parameters<typeof openTempStore>[0]): TempStore {
+  const t = openTempStore(options);
+  open.push(t);
+  return t;
+}
+
+function rows(agentId: string, n: number, prefix = 'memory'): NewMemory[] {
+  return Array.from({ length: n }, (_, i) => ({
+    agentId,
+    kind: 'semantic' as const,
+    content: `${prefix} ${i} about deploy pipelines and cache keys`,
+  }));
+}
+
+describe('embedding drain over a real store', () => {
+  it('drains a thousand pending rows to ready in ceil(N / batch) bounded batches', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 1000));
+    const batches: DrainBatchReport[] = [];
+    const backlog: { total: number; activeAgents: number }[] = [];
+    const progress: [number, number][] = [];
+    const drain = createEmbeddingDrain({
+      store,
+      embedder,
+      batchSize: 64,
+      maxBatchesPerRun: 100,
+      observer: { onDrainBatch: (r) => batches.push(r), onEmbeddingBacklog: (g) => backlog.push(g) },
+      onProgress: (done, total) => progress.push([done, total]),
+    });
+    expect((await store.countEmbeddingBacklog()).total).toBe(1000);
+    const result = await drain.run({ agentId: 'a' });
+    expect(result).toMatchObject({
+      outcome: 'completed',
+      skipped: null,
+      batches: Math.ceil(1000 / 64),
+      rows: 1000,
+    });
+    expect(result.transitions).toEqual({ ready: 1000, error: 0, ftsOnly: 0, stale: 0 });
+    expect(result.backlog).toBe(0);
+    expect(batches).toHaveLength(16);
+    expect(batches.every((b) => b.batchSize <= 64 && b.agentId === 'a')).toBe(true);
+    expect(batches.reduce((n, b) => n + b.transitions.ready, 0)).toBe(1000);
+    expect(backlog.at(-1)).toEqual({ total: 0, activeAgents: 0 });
+    expect(progress[0]).toEqual([0, 1000]);
+    expect(progress.at(-1)).toEqual([1000, 1000]);
+    const health = await store.health('a');
+    expect(health.ok && health.health.byEmbeddingState).toEqual({
+      pending: 0,
+      ready: 1000,
+      error: 0,
+      ftsOnly: 0,
+    });
+  });
+
+  it('stops at the batch bound and leaves the rest for the next run', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 300));
+    await store.insertMemories(rows('b', 10));
+    const drain = createEmbeddingDrain({ store, embedder, batchSize: 50, maxBatchesPerRun: 4 });
+    const first = await drain.run({ agentId: 'a' });
+    expect(first).toMatchObject({ batches: 4, rows: 200, backlog: 100 });
+    const all = await drain.run({ maxBatches: 10 });
+    expect(all).toMatchObject({ outcome: 'completed', batches: 3, rows: 110, backlog: 0 });
+  });
+
+  it('never attaches a stale vector to a row edited while it was being embedded', async () => {
+    const { store, embedder } = temp();
+    const [target] = await store.insertMemories([
+      { agentId: 'a', kind: 'semantic', content: 'the staging cache uses redis' },
+      { agentId: 'a', kind: 'semantic', content: 'deploys happen on fridays' },
+    ]);
+    if (target === undefined) throw new Error('insert failed');
+    let edited = false;
+    const editing: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts, options) {
+        const vectors = await embedder.embed(texts, options);
+        if (!edited) {
+          edited = true;
+          // The edit lands after the vectors were computed and before the drain commits them.
+          await store.updateMemory('a', target.id, target.revision, {
+            content: 'the staging cache uses memcached',
+          });
+        }
+        return vectors;
+      },
+    };
+    const drain = createEmbeddingDrain({ store, embedder: editing });
+    const first = await drain.run({ agentId: 'a', maxBatches: 1 });
+    expect(first.transitions).toEqual({ ready: 1, error: 0, ftsOnly: 0, stale: 1 });
+    const afterFirst = await store.getMemory('a', target.id);
+    expect(afterFirst).toMatchObject({ embeddingState: 'pending', revision: 2, embeddingFingerprint: null });
+    // No vector of the old text is attached to the row.
+    const [oldVector] = await embedder.embed(['the staging cache uses redis']);
+    if (oldVector === undefined) throw new Error('embed failed');
+    const hits = await store.searchVector({ agentId: 'a', vector: oldVector, k: 10 });
+    expect(hits.map((h) => h.id)).not.toContain(target.id);
+    const second = await drain.run({ agentId: 'a' });
+    expect(second.transitions).toEqual({ ready: 1, error: 0, ftsOnly: 0, stale: 0 });
+    const [newVector] = await embedder.embed(['the staging cache uses memcached']);
+    if (newVector === undefined) throw new Error('embed failed');
+    const [best] = await store.searchVector({ agentId: 'a', vector: newVector, k: 1 });
+    expect(best?.id).toBe(target.id);
+    expect(best?.similarity).toBeGreaterThan(0.999);
+  });
+
+  it('moves malformed vectors and failed calls to error, retried by later runs up to the bound', async () => {
+    const { store, embedder } = temp();
+    const inserted = await store.insertMemories([
+      { agentId: 'a', kind: 'semantic', content: 'good row one' },
+      { agentId: 'a', kind: 'semantic', content: 'NAN row' },
+      { agentId: 'a', kind: 'semantic', content: 'SHORT row' },
+      { agentId: 'a', kind: 'semantic', content: '!!! ???' },
+    ]);
+    let broken = true;
+    const flaky: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts, options) {
+        const vectors = await embedder.embed(texts, options);
+        if (!broken) return vectors;
+        return vectors.map((v, i) => {
+          if (texts[i]?.startsWith('NAN')) return new Float32Array(128).fill(Number.NaN);
+          if (texts[i]?.startsWith('SHORT')) return new Float32Array(3).fill(0.5);
+          return v;
+        });
+      },
+    };
+    const drain = createEmbeddingDrain({ store, embedder: flaky, maxAttempts: 2 });
+    const first = await drain.run({ agentId: 'a' });
+    // The all-zero vector of a featureless text is lexical-only, not an error.
+    expect(first.transitions).toEqual({ ready: 1, error: 2, ftsOnly: 1, stale: 0 });
+    expect(first.outcome).toBe('completed');
+    const nan = await store.getMemory('a', inserted[1]?.id ?? '');
+    expect(nan).toMatchObject({ embeddingState: 'error', embeddingAttempts: 1 });
+    // Still broken: retried once more (attempt 2), then no longer.
+    const second = await drain.run({ agentId: 'a' });
+    expect(second.transitions).toEqual({ ready: 0, error: 2, ftsOnly: 0, stale: 0 });
+    broken = false;
+    const third = await drain.run({ agentId: 'a' });
+    expect(third).toMatchObject({ batches: 0, rows: 0 });
+    expect(await store.getMemory('a', inserted[2]?.id ?? '')).toMatchObject({
+      embeddingState: 'error',
+      embeddingAttempts: 2,
+    });
+  });
+
+  it('retries rows whose embed call failed on a later run, where they become ready', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 5));
+    let fail = true;
+    const failing: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts, options) {
+        if (fail) throw new Error('provider down');
+        return embedder.embed(texts, options);
+      },
+    };
+    const drain = createEmbeddingDrain({ store, embedder: failing });
+    const first = await drain.run({ agentId: 'a' });
+    // Failed once; not retried within the same run.
+    expect(first).toMatchObject({ outcome: 'completed', batches: 1, transitions: { error: 5, ready: 0 } });
+    fail = false;
+    const second = await drain.run({ agentId: 'a' });
+    expect(second).toMatchObject({ batches: 1, transitions: { ready: 5, error: 0 } });
+  });
+
+  it('marks rows ftsOnly without an embedder', async () => {
+    const { store } = temp({ withProfile: false });
+    await store.insertMemories(rows('a', 7));
+    const drain = createEmbeddingDrain({ store });
+    const result = await drain.run();
+    expect(result).toMatchObject({ outcome: 'completed', transitions: { ftsOnly: 7, ready: 0 }, backlog: 0 });
+  });
+
+  it('runs one drain per agent at a time: a concurrent run returns busy at once', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 3));
+    await store.insertMemories(rows('b', 3));
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts, options) {
+        await blocked;
+        return embedder.embed(texts, options);
+      },
+    };
+    const drain = createEmbeddingDrain({ store, embedder: slow });
+    const running = drain.run({ agentId: 'a' });
+    expect(await drain.run({ agentId: 'a' })).toMatchObject({
+      outcome: 'skipped',
+      skipped: 'busy',
+      batches: 0,
+    });
+    expect(await drain.run()).toMatchObject({ skipped: 'busy' });
+    const other = drain.run({ agentId: 'b' });
+    release();
+    expect(await running).toMatchObject({ outcome: 'completed', rows: 3 });
+    expect(await other).toMatchObject({ outcome: 'completed', rows: 3 });
+  });
+
+  it('defers on a local rejection and cancels on abort, leaving rows pending', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 4));
+    const limited: EmbedderPort = {
+      profile: embedder.profile,
+      embed: () => Promise.reject(new EngramMaintenanceError('ENGRAM_MAINTENANCE_RATE_LIMITED', 'limited')),
+    };
+    const deferred = await createEmbeddingDrain({ store, embedder: limited }).run({ agentId: 'a' });
+    expect(deferred).toMatchObject({ outcome: 'deferred', batches: 0, backlog: 4 });
+    const controller = new AbortController();
+    const aborting: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts) {
+        controller.abort();
+        return embedder.embed(texts);
+      },
+    };
+    const cancelled = await createEmbeddingDrain({ store, embedder: aborting }).run({
+      agentId: 'a',
+      signal: controller.signal,
+    });
+    expect(cancelled).toMatchObject({ outcome: 'cancelled', batches: 0, backlog: 4 });
+  });
+
+  it('refuses an embedder whose profile differs from the store', () => {
+    const { store } = temp();
+    const other: EmbedderPort = { profile: { id: 'other', dimensions: 128 }, embed: async () => [] };
+    expect(() => createEmbeddingDrain({ store, embedder: other })).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_MAINTENANCE_PROFILE_MISMATCH' }),
+    );
+  });
+});

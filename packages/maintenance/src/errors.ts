@@ -1,0 +1,76 @@
+/**
+ * The one error type of `@engram/maintenance`. Messages are fixed per code: they never carry memory content,
+ * prompts, model output, vectors or provider error text. The underlying error, when there is one, is kept as
+ * `cause` only.
+ */
+
+/** Stable error codes of background memory work. */
+export const ENGRAM_MAINTENANCE_ERROR_CODES = [
+  'ENGRAM_MAINTENANCE_RATE_LIMITED',
+  'ENGRAM_MAINTENANCE_CAPACITY',
+  'ENGRAM_MAINTENANCE_DEADLINE',
+  'ENGRAM_MAINTENANCE_ABORTED',
+  'ENGRAM_MAINTENANCE_INVALID_MODEL_OUTPUT',
+  'ENGRAM_MAINTENANCE_PROVIDER_FAILED',
+  'ENGRAM_MAINTENANCE_RETRIEVAL_FAILED',
+  'ENGRAM_MAINTENANCE_NOT_CONFIGURED',
+  'ENGRAM_MAINTENANCE_PROFILE_MISMATCH',
+  'ENGRAM_MAINTENANCE_INVALID_CONFIG',
+  'ENGRAM_MAINTENANCE_CLOSED',
+] as const;
+
+/** A stable maintenance error code. */
+export type EngramMaintenanceErrorCode = (typeof ENGRAM_MAINTENANCE_ERROR_CODES)[number];
+
+const CODE_SET: ReadonlySet<string> = new Set<string>(ENGRAM_MAINTENANCE_ERROR_CODES);
+
+/** Codes of local rejections (the request never reached the provider, or the caller gave up): never provider failures. */
+export const LOCAL_REJECTION_CODES: readonly EngramMaintenanceErrorCode[] = Object.freeze([
+  'ENGRAM_MAINTENANCE_RATE_LIMITED',
+  'ENGRAM_MAINTENANCE_CAPACITY',
+  'ENGRAM_MAINTENANCE_ABORTED',
+  'ENGRAM_MAINTENANCE_CLOSED',
+]);
+
+/** The base error of `@engram/maintenance`, with a stable `code` and a `cause`. */
+export class EngramMaintenanceError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: EngramMaintenanceErrorCode;
+
+  constructor(code: EngramMaintenanceErrorCode, message: string, options: { readonly cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EngramMaintenanceError';
+    this.code = code;
+  }
+}
+
+/** True when `value` is an `EngramMaintenanceError` (checked by `name` and `code`, so it works across copies). */
+export function isEngramMaintenanceError(value: unknown): value is EngramMaintenanceError {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { name?: unknown; code?: unknown };
+  return v.name === 'EngramMaintenanceError' && typeof v.code === 'string' && CODE_SET.has(v.code);
+}
+
+/** True when the error is a local rejection (rate limit, capacity, abort, closed) rather than a provider failure. */
+export function isLocalRejection(value: unknown): boolean {
+  return isEngramMaintenanceError(value) && LOCAL_REJECTION_CODES.includes(value.code);
+}
+
+/** The `code` of any error-like value (store, retrieval, maintenance …), or undefined. Never reads the message. */
+export function errorCodeOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const code = (value as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** True when the error is the store's compare-and-set conflict (`ENGRAM_STORE_REVISION_CONFLICT`). */
+export function isRevisionConflict(value: unknown): boolean {
+  return errorCodeOf(value) === 'ENGRAM_STORE_REVISION_CONFLICT';
+}
+
+/** An `ENGRAM_MAINTENANCE_ABORTED` error carrying the signal's reason as cause. */
+export function abortedError(signal?: AbortSignal): EngramMaintenanceError {
+  return new EngramMaintenanceError('ENGRAM_MAINTENANCE_ABORTED', 'The operation was aborted.', {
+    cause: signal?.reason,
+  });
+}

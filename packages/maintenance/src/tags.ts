@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import type { EventRecord } from '@engram/store';
+
+/** Longest tag value (after the first `:`) the store accepts; longer derived tags are dropped. */
+export const MAX_DERIVED_TAG_VALUE_LENGTH = 512;
+/** Most tags the store accepts on one memory; derived `file:` tags beyond it are dropped. */
+export const MAX_DERIVED_TAGS = 64;
+
+const TAG_PREFIX = /^[a-z][a-z0-9_-]{0,31}$/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when a derived tag is valid for the store (the store's rule, mirrored so this module loads nothing
+ * native): `prefix:value` with a prefix of a lower-case letter and up to 31 of `a-z 0-9 _ -`, and a
+ * non-empty value of at most {@link MAX_DERIVED_TAG_VALUE_LENGTH} code units without control characters or
+ * lone surrogates. Ingestion drops any other tag instead of failing the batch.
+ */
+export function isStoreSafeTag(tag: string): boolean {
+  const colon = tag.indexOf(':');
+  if (colon <= 0) return false;
+  const value = tag.slice(colon + 1);
+  if (!TAG_PREFIX.test(tag.slice(0, colon))) return false;
+  if (value.length === 0 || value.length > MAX_DERIVED_TAG_VALUE_LENGTH) return false;
+  return !CONTROL.test(value) && !LONE_SURROGATE.test(value);
+}
+
+/** Normalises text for hashing exactly as the store does: NFKC, lower-case, whitespace collapsed, trimmed. */
+export function normalizeForHash(text: string): string {
+  return text
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/gu, ' ')
+    .trim();
+}
+
+/** SHA-256 (lower-case hex) of the normalised text: equal to the store's `contentHash`. */
+export function hashContent(text: string): string {
+  return createHash('sha256').update(normalizeForHash(text), 'utf8').digest('hex');
+}
+
+function asRecord(value: unknown): Readonly<Record<string, unknown>> | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+/**
+ * The tool arguments of an event's metadata: `metadata.arguments`, `.args`, `.input` or `.params` (an object,
+ * or a JSON string of one), else the metadata itself.
+ */
+export function toolArguments(
+  metadata: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  for (const key of ['arguments', 'args', 'input', 'params']) {
+    const value = metadata[key];
+    const direct = asRecord(value);
+    if (direct !== null) return direct;
+    if (typeof value === 'string') {
+      try {
+        const parsed = asRecord(JSON.parse(value));
+        if (parsed !== null) return parsed;
+      } catch {
+        // Not JSON: ignore.
+      }
+    }
+  }
+  return metadata;
+}
+
+const PATH_KEYS = ['path', 'file_path', 'filePath'] as const;
+
+/** File paths named by tool arguments (`path`, `file_path`, `filePath`, `paths[]`), trimmed, in order, unique. */
+export function filePathsOf(args: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  const add = (value: unknown): void => {
+    if (typeof value !== 'string') return;
+    const p = value.trim();
+    if (p.length > 0 && !out.includes(p)) out.push(p);
+  };
+  for (const key of PATH_KEYS) add(args[key]);
+  const paths = args.paths;
+  if (Array.isArray(paths)) for (const p of paths) add(p);
+  return out;
+}
+
+/** Renders a tool call compactly: `tool <name> <arguments as JSON>` (the event content when there are no arguments). */
+export function renderToolCall(event: Pick<EventRecord, 'toolName' | 'content' | 'metadata'>): string {
+  const name = event.toolName ?? 'unknown';
+  const args = toolArguments(event.metadata);
+  const hasArgs = args !== event.metadata || Object.keys(args).length > 0;
+  let rendered = '';
+  if (hasArgs) {
+    try {
+      rendered = JSON.stringify(args);
+    } catch {
+      rendered = '';
+    }
+  }
+  if (rendered === '' || rendered === '{}') rendered = event.content.trim();
+  return rendered === '' ? `tool ${name}` : `tool ${name} ${rendered}`;
+}
+
+/** The memory content of an event: the event content, or the compact rendering of a tool call. */
+export function eventMemoryContent(
+  event: Pick<EventRecord, 'type' | 'toolName' | 'content' | 'metadata'>,
+): string {
+  return event.type === 'tool_call' ? renderToolCall(event) : event.content;
+}
+
+/**
+ * Tags derived from event metadata alone (no model call), sorted and unique: `type:<eventType>`,
+ * `tool:<name>`, `file:<path>` for each path in the tool arguments, `hash:<sha256 of the normalised content>`
+ * and `seq:<from>-<to>`. Tags the store would reject (too long, control characters …) are dropped.
+ */
+export function deriveEventTags(
+  event: Pick<EventRecord, 'type' | 'toolName' | 'metadata'>,
+  content: string,
+  seqFrom: number,
+  seqTo: number,
+): string[] {
+  const tags = new Set<string>();
+  tags.add(`type:${event.type}`);
+  if (event.toolName !== null && event.toolName.trim() !== '') tags.add(`tool:${event.toolName.trim()}`);
+  const args = toolArguments(event.metadata);
+  const paths = filePathsOf(args);
+  if (args !== event.metadata)
+    for (const p of filePathsOf(event.metadata)) if (!paths.includes(p)) paths.push(p);
+  for (const p of paths) tags.add(`file:${p}`);
+  tags.add(`hash:${hashContent(content)}`);
+  tags.add(`seq:${seqFrom}-${seqTo}`);
+  const valid = [...tags].filter(isStoreSafeTag);
+  if (valid.length > MAX_DERIVED_TAGS) {
+    // Keep every non-file tag; drop the last file paths.
+    const files = valid.filter((t) => t.startsWith('file:'));
+    const others = valid.filter((t) => !t.startsWith('file:'));
+    return [...others, ...files.slice(0, MAX_DERIVED_TAGS - others.length)].sort();
+  }
+  return valid.sort();
+}
