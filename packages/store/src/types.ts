@@ -6,12 +6,26 @@
  */
 
 /** Memory kinds, after the three-layer memory model. */
-export const MEMORY_KINDS = ['event', 'fact', 'semantic', 'episodic', 'reflection', 'persona', 'skill'] as const;
+export const MEMORY_KINDS = [
+  'event',
+  'fact',
+  'semantic',
+  'episodic',
+  'reflection',
+  'persona',
+  'skill',
+] as const;
 /** A memory kind. */
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
 
 /** Kinds that search returns by default: `persona` and `skill` are managed records, not recalled. */
-export const RECALLABLE_KINDS: readonly MemoryKind[] = ['event', 'fact', 'semantic', 'episodic', 'reflection'];
+export const RECALLABLE_KINDS: readonly MemoryKind[] = [
+  'event',
+  'fact',
+  'semantic',
+  'episodic',
+  'reflection',
+];
 
 /** Lifecycle states of a memory row; only `active` rows are ever returned by search. */
 export const LIFECYCLES = ['active', 'archived', 'superseded', 'conflicted'] as const;
@@ -22,6 +36,13 @@ export type Lifecycle = (typeof LIFECYCLES)[number];
 export const EMBEDDING_STATES = ['pending', 'ready', 'error', 'ftsOnly'] as const;
 /** An embedding state. */
 export type EmbeddingState = (typeof EMBEDDING_STATES)[number];
+
+/**
+ * Tag rule (enforced by the store, exported as `TAG_PREFIX_PATTERN`, `MAX_TAG_VALUE_LENGTH`, `MAX_TAGS`,
+ * `isValidTag`): `prefix:value`, the prefix matching `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after
+ * the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
+ * 64 distinct tags per row, stored sorted.
+ */
 
 /** One memory row, as stored. Timestamps are epoch milliseconds. */
 export interface MemoryRecord {
@@ -271,7 +292,12 @@ export interface SkillInput {
 
 /** Store health counts (all agents, or one). Every enum-keyed record is complete (zero-filled). */
 export interface StoreHealth {
-  readonly totals: { readonly memories: number; readonly events: number; readonly facts: number; readonly skills: number };
+  readonly totals: {
+    readonly memories: number;
+    readonly events: number;
+    readonly facts: number;
+    readonly skills: number;
+  };
   readonly byKind: Readonly<Record<MemoryKind, number>>;
   readonly byLifecycle: Readonly<Record<Lifecycle, number>>;
   readonly byEmbeddingState: Readonly<Record<EmbeddingState, number>>;
@@ -287,7 +313,11 @@ export interface EmbeddingProfile {
 export interface MemoryReadSlice {
   getMemory(agentId: string, id: string): Promise<MemoryRecord | null>;
   listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]>;
-  findByContentHash(agentId: string, contentHash: string, kind?: MemoryKind): Promise<readonly MemoryRecord[]>;
+  findByContentHash(
+    agentId: string,
+    contentHash: string,
+    kind?: MemoryKind,
+  ): Promise<readonly MemoryRecord[]>;
   searchLexical(query: LexicalQuery): Promise<LexicalResult>;
   /** k-NN inside the agent's partition; throws `ENGRAM_STORE_VECTOR_UNAVAILABLE` when the store has no embedder profile. */
   searchVector(query: VectorQuery): Promise<readonly VectorHit[]>;
@@ -301,7 +331,12 @@ export interface MemoryWriteSlice {
   /** All or nothing, in one transaction. */
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]>;
   /** Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`. */
-  updateMemory(agentId: string, id: string, expectedRevision: number, patch: MemoryPatch): Promise<MemoryRecord>;
+  updateMemory(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    patch: MemoryPatch,
+  ): Promise<MemoryRecord>;
   /** Bumps `lastAccessedAt` and `accessCount` without changing the revision. */
   recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void>;
   /** Deletes the row, its FTS entries and its vector together; false when it did not exist. */
@@ -318,7 +353,12 @@ export interface MemoryLifecycleSlice {
     expectedRevision: number,
     replacement: NewMemory,
   ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }>;
-  setLifecycle(agentId: string, id: string, expectedRevision: number, lifecycle: Lifecycle): Promise<MemoryRecord>;
+  setLifecycle(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    lifecycle: Lifecycle,
+  ): Promise<MemoryRecord>;
 }
 
 /** The drain's view: pending rows, revision-checked commits, backlog. */
@@ -332,11 +372,27 @@ export interface MemoryEmbeddingSlice {
 
 /** The archival event log and its per-session ingestion cursor. */
 export interface EventLogSlice {
-  appendEvents(agentId: string, sessionId: string, events: readonly EventInput[]): Promise<AppendEventsResult>;
+  appendEvents(
+    agentId: string,
+    sessionId: string,
+    events: readonly EventInput[],
+  ): Promise<AppendEventsResult>;
   /** Exactly the stored events with `fromSeq ≤ seq ≤ toSeq`, in order. */
-  readEvents(agentId: string, sessionId: string, fromSeq: number, toSeq: number): Promise<readonly EventRecord[]>;
-  listEventsAfter(agentId: string, sessionId: string, afterSeq: number, limit: number): Promise<readonly EventRecord[]>;
-  listSessions(agentId: string): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]>;
+  readEvents(
+    agentId: string,
+    sessionId: string,
+    fromSeq: number,
+    toSeq: number,
+  ): Promise<readonly EventRecord[]>;
+  listEventsAfter(
+    agentId: string,
+    sessionId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<readonly EventRecord[]>;
+  listSessions(
+    agentId: string,
+  ): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]>;
   /** Last ingested seq of a session (0 before any ingestion). */
   getCursor(agentId: string, sessionId: string): Promise<number>;
   /** Inserts the batch's memories and moves the cursor, atomically; a cursor mismatch throws `ENGRAM_STORE_REVISION_CONFLICT`. */
@@ -353,9 +409,27 @@ export interface SkillSlice {
 
 /** Counts for the health page; never throws (returns `{ ok: false }` when the store is unusable). */
 export interface MemoryHealthSlice {
-  health(agentId?: string): Promise<{ readonly ok: true; readonly health: StoreHealth } | { readonly ok: false; readonly code: string }>;
+  health(
+    agentId?: string,
+  ): Promise<
+    { readonly ok: true; readonly health: StoreHealth } | { readonly ok: false; readonly code: string }
+  >;
   /** Distinct agents with at least one memory or event. */
   listAgents(): Promise<readonly string[]>;
+}
+
+/** Cheap integrity work for the maintenance pass (off the hot path). */
+export interface MemoryIntegritySlice {
+  /**
+   * Resets to `pending` (dropping the vector) this agent's `ready` rows that have no vector or another embedder
+   * fingerprint, and re-indexes rows missing from the word index. At most `limit` rows (default 1000).
+   */
+  repairEmbeddingIntegrity(
+    agentId: string,
+    options?: { readonly limit?: number },
+  ): Promise<{ readonly repaired: number }>;
+  /** Deletes vectors whose row is gone or not `ready`, and FTS entries whose row is gone (one agent, or all). */
+  pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }>;
 }
 
 /** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */
@@ -366,4 +440,5 @@ export interface MemoryStore
     MemoryEmbeddingSlice,
     EventLogSlice,
     SkillSlice,
-    MemoryHealthSlice {}
+    MemoryHealthSlice,
+    MemoryIntegritySlice {}

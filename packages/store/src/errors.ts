@@ -1,0 +1,135 @@
+/**
+ * The one error type of `@engram/store`. Messages are fixed per code and operation: they never carry memory
+ * content, queries, vectors, SQL or the driver's message text. The driver error, when there is one, is kept
+ * as `cause` only (it never leaves the process through diagnostics).
+ */
+
+/** Stable error codes of the store. */
+export const ENGRAM_STORE_ERROR_CODES = [
+  'ENGRAM_STORE_INVALID_INPUT',
+  'ENGRAM_STORE_NOT_FOUND',
+  'ENGRAM_STORE_REVISION_CONFLICT',
+  'ENGRAM_STORE_CONFLICT',
+  'ENGRAM_STORE_BUSY',
+  'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+  'ENGRAM_STORE_SCHEMA_TOO_NEW',
+  'ENGRAM_STORE_VECTOR_DIMENSIONS',
+  'ENGRAM_STORE_VECTOR_INVALID',
+  'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+  'ENGRAM_STORE_NATIVE_UNAVAILABLE',
+  'ENGRAM_STORE_CLOSED',
+  'ENGRAM_STORE_IO',
+  'ENGRAM_STORE_CORRUPT',
+  'ENGRAM_STORE_UNKNOWN',
+] as const;
+
+/** A stable store error code. */
+export type EngramStoreErrorCode = (typeof ENGRAM_STORE_ERROR_CODES)[number];
+
+const CODE_SET: ReadonlySet<string> = new Set<string>(ENGRAM_STORE_ERROR_CODES);
+
+/** Options of an `EngramStoreError`. */
+export interface EngramStoreErrorOptions {
+  /** The underlying error (driver error, parse error …); never rendered into the message. */
+  readonly cause?: unknown;
+  /** True when the same call may succeed if retried later (busy/locked database). Defaults by code. */
+  readonly retryable?: boolean;
+}
+
+/** The base error of `@engram/store`, with a stable `code`, a `cause` and a `retryable` hint. */
+export class EngramStoreError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: EngramStoreErrorCode;
+  /** True when retrying the same call later may succeed. */
+  readonly retryable: boolean;
+
+  constructor(code: EngramStoreErrorCode, message: string, options: EngramStoreErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EngramStoreError';
+    this.code = code;
+    this.retryable = options.retryable ?? code === 'ENGRAM_STORE_BUSY';
+  }
+}
+
+/** True when `value` is an `EngramStoreError` (checked by `name` and `code`, so it works across copies). */
+export function isEngramStoreError(value: unknown): value is EngramStoreError {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { name?: unknown; code?: unknown };
+  return v.name === 'EngramStoreError' && typeof v.code === 'string' && CODE_SET.has(v.code);
+}
+
+/** The store error code of a value, or undefined when it is not a store error. */
+export function storeErrorCode(value: unknown): EngramStoreErrorCode | undefined {
+  return isEngramStoreError(value) ? value.code : undefined;
+}
+
+function driverCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Maps a driver (SQLite) error to an `EngramStoreError`: busy/locked → `ENGRAM_STORE_BUSY` (retryable),
+ * constraint → `ENGRAM_STORE_CONFLICT`, corrupt/not-a-database → `ENGRAM_STORE_CORRUPT`, I/O, full disk,
+ * cannot-open, read-only → `ENGRAM_STORE_IO`, anything else → `ENGRAM_STORE_UNKNOWN`. A store error passes
+ * through unchanged. `operation` names the store method (a fixed identifier, never user text).
+ */
+export function classifySqliteError(err: unknown, operation = 'operation'): EngramStoreError {
+  if (isEngramStoreError(err)) return err;
+  const code = driverCode(err) ?? '';
+  const primary = code.startsWith('SQLITE_') ? `SQLITE_${code.split('_')[1] ?? ''}` : '';
+  const opts = { cause: err };
+  switch (primary) {
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      return new EngramStoreError('ENGRAM_STORE_BUSY', `store ${operation} failed: database is busy`, {
+        ...opts,
+        retryable: true,
+      });
+    case 'SQLITE_CONSTRAINT':
+      return new EngramStoreError(
+        'ENGRAM_STORE_CONFLICT',
+        `store ${operation} failed: a uniqueness or integrity constraint was violated`,
+        opts,
+      );
+    case 'SQLITE_CORRUPT':
+    case 'SQLITE_NOTADB':
+    case 'SQLITE_FORMAT':
+      return new EngramStoreError(
+        'ENGRAM_STORE_CORRUPT',
+        `store ${operation} failed: the database file is corrupt or not a database`,
+        opts,
+      );
+    case 'SQLITE_IOERR':
+    case 'SQLITE_FULL':
+    case 'SQLITE_CANTOPEN':
+    case 'SQLITE_READONLY':
+    case 'SQLITE_PERM':
+    case 'SQLITE_NOLFS':
+    case 'SQLITE_AUTH':
+      return new EngramStoreError('ENGRAM_STORE_IO', `store ${operation} failed: database I/O error`, opts);
+    default:
+      break;
+  }
+  if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TypeError') {
+    const message = (err as { message?: unknown }).message;
+    if (typeof message === 'string' && message.includes('database connection is not open')) {
+      return new EngramStoreError(
+        'ENGRAM_STORE_CLOSED',
+        `store ${operation} failed: the store is closed`,
+        opts,
+      );
+    }
+  }
+  return new EngramStoreError('ENGRAM_STORE_UNKNOWN', `store ${operation} failed: unexpected error`, opts);
+}
+
+/** Shorthand for an `ENGRAM_STORE_INVALID_INPUT` error; `what` names the field, never its value. */
+export function invalidInput(what: string, cause?: unknown): EngramStoreError {
+  return new EngramStoreError(
+    'ENGRAM_STORE_INVALID_INPUT',
+    `invalid input: ${what}`,
+    cause === undefined ? {} : { cause },
+  );
+}

@@ -1,0 +1,355 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isEngramStoreError } from './errors.js';
+import { checkNativeCapabilities, loadDefaultDriver, openDatabase, type SqliteDriver } from './native.js';
+import type { StatementKind } from './observer.js';
+import { SCHEMA_VERSION, TOKENIZER_DESCRIPTION } from './schema.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+let dir: string;
+const open: SqliteMemoryStore[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-open-'));
+});
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function openStore(config: Parameters<typeof createSqliteMemoryStore>[0]): SqliteMemoryStore {
+  const s = createSqliteMemoryStore(config);
+  open.push(s);
+  return s;
+}
+
+function openError(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+const v1 = { id: 'embedder-a', dimensions: 4 };
+
+describe('opening a file database', () => {
+  it('creates parent directories, uses WAL and records the meta table', async () => {
+    const path = join(dir, 'deep', 'er', 'engram.db');
+    const store = openStore({ path, embedding: v1 });
+    expect(existsSync(path)).toBe(true);
+    expect(store.info).toEqual({
+      schemaVersion: SCHEMA_VERSION,
+      fingerprint: 'embedder-a:4',
+      tokenizer: TOKENIZER_DESCRIPTION,
+    });
+    expect(store.embeddingProfile).toEqual(v1);
+    const raw = openDatabase(path);
+    try {
+      expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+      const meta = Object.fromEntries(
+        (raw.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map((r) => [
+          r.key,
+          r.value,
+        ]),
+      );
+      expect(meta).toMatchObject({
+        schema_version: String(SCHEMA_VERSION),
+        embedding_fingerprint: 'embedder-a:4',
+        tokenizer: TOKENIZER_DESCRIPTION,
+      });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('reopening runs no migration twice and keeps the data', async () => {
+    const path = join(dir, 'engram.db');
+    const first = openStore({ path, embedding: v1 });
+    await first.insertMemory({
+      id: 'm1',
+      agentId: 'a',
+      kind: 'fact',
+      content: 'persisted row',
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    first.close();
+    for (let i = 0; i < 3; i += 1) {
+      const again = createSqliteMemoryStore({ path, embedding: v1 });
+      expect(again.info.schemaVersion).toBe(SCHEMA_VERSION);
+      expect((await again.getMemory('a', 'm1'))?.content).toBe('persisted row');
+      expect((await again.searchLexical({ agentId: 'a', terms: ['persisted'], limit: 5 })).hits).toHaveLength(
+        1,
+      );
+      expect(
+        await again.searchVector({ agentId: 'a', vector: new Float32Array([1, 0, 0, 0]), k: 5 }),
+      ).toHaveLength(1);
+      again.close();
+    }
+    const raw = openDatabase(path);
+    try {
+      expect(raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
+        value: String(SCHEMA_VERSION),
+      });
+      expect(raw.prepare('SELECT count(*) AS n FROM memories').get()).toEqual({ n: 1 });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('a newer schema version is ENGRAM_STORE_SCHEMA_TOO_NEW and the file is left untouched', () => {
+    const path = join(dir, 'future.db');
+    openStore({ path, embedding: null }).close();
+    open.length = 0;
+    const raw = openDatabase(path);
+    raw.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(String(SCHEMA_VERSION + 1));
+    raw.close();
+    const err = openError(() => createSqliteMemoryStore({ path, embedding: null }));
+    expect(isEngramStoreError(err)).toBe(true);
+    expect(err).toMatchObject({ code: 'ENGRAM_STORE_SCHEMA_TOO_NEW' });
+    const check = openDatabase(path);
+    try {
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
+        value: String(SCHEMA_VERSION + 1),
+      });
+    } finally {
+      check.close();
+    }
+  });
+
+  it('another embedder fingerprint is ENGRAM_STORE_FINGERPRINT_MISMATCH, in every direction', () => {
+    const path = join(dir, 'fp.db');
+    openStore({ path, embedding: v1 }).close();
+    open.length = 0;
+    for (const embedding of [
+      { id: 'embedder-a', dimensions: 8 },
+      { id: 'embedder-b', dimensions: 4 },
+      null,
+    ]) {
+      expect(openError(() => createSqliteMemoryStore({ path, embedding }))).toMatchObject({
+        code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+      });
+    }
+    const none = join(dir, 'none.db');
+    openStore({ path: none, embedding: null }).close();
+    open.length = 0;
+    expect(openError(() => createSqliteMemoryStore({ path: none, embedding: v1 }))).toMatchObject({
+      code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    });
+  });
+
+  it('an omitted profile adopts the recorded one (a fresh database records none)', () => {
+    const path = join(dir, 'adopt.db');
+    openStore({ path, embedding: v1 }).close();
+    open.length = 0;
+    const adopted = openStore({ path });
+    expect(adopted.embeddingProfile).toEqual(v1);
+    const fresh = openStore({ path: join(dir, 'fresh.db') });
+    expect(fresh.embeddingProfile).toBeNull();
+    expect(fresh.info.fingerprint).toBe('none');
+  });
+
+  it('a file that is not a database is ENGRAM_STORE_CORRUPT', () => {
+    const path = join(dir, 'garbage.db');
+    writeFileSync(path, 'this is not an sqlite database, just some text padding '.repeat(100));
+    const err = openError(() => createSqliteMemoryStore({ path }));
+    expect(err).toMatchObject({ code: 'ENGRAM_STORE_CORRUPT' });
+    expect((err as Error).message).not.toContain('not an sqlite database');
+  });
+
+  it('a bad configuration is ENGRAM_STORE_INVALID_INPUT', () => {
+    expect(openError(() => createSqliteMemoryStore({ path: '' }))).toMatchObject({
+      code: 'ENGRAM_STORE_INVALID_INPUT',
+    });
+    expect(
+      openError(() => createSqliteMemoryStore({ path: ':memory:', embedding: { id: 'x', dimensions: 0 } })),
+    ).toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+  });
+});
+
+describe('locking', () => {
+  it('a write blocked by another connection past the busy timeout is ENGRAM_STORE_BUSY (retryable)', async () => {
+    const path = join(dir, 'busy.db');
+    const store = openStore({ path, embedding: null, busyTimeoutMs: 0 });
+    const other = openDatabase(path, { busyTimeoutMs: 0 });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const err = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'blocked' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ name: 'EngramStoreError', code: 'ENGRAM_STORE_BUSY', retryable: true });
+      expect((err as Error).message).not.toMatch(/SQLITE|locked/);
+      other.exec('ROLLBACK');
+      await expect(
+        store.insertMemory({ agentId: 'a', kind: 'fact', content: 'now it works' }),
+      ).resolves.toMatchObject({
+        revision: 1,
+      });
+      expect(await store.listMemories('a')).toHaveLength(1);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+describe('resetEmbeddings', () => {
+  it('drops every vector, recreates the index with the new dimensions and resets rows to pending', async () => {
+    const path = join(dir, 'reset.db');
+    const store = openStore({ path, embedding: v1 });
+    await store.insertMemory({
+      id: 'm1',
+      agentId: 'a',
+      kind: 'fact',
+      content: 'one',
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    await store.insertMemory({ id: 'm2', agentId: 'a', kind: 'fact', content: 'two' });
+    const v2 = { id: 'embedder-b', dimensions: 2 };
+    await store.resetEmbeddings(v2);
+    expect(store.info.fingerprint).toBe('embedder-b:2');
+    expect(store.embeddingProfile).toEqual(v2);
+    expect((await store.getMemory('a', 'm1'))?.embeddingState).toBe('pending');
+    expect(await store.searchVector({ agentId: 'a', vector: new Float32Array([1, 0]), k: 5 })).toEqual([]);
+    await expect(
+      store.searchVector({ agentId: 'a', vector: new Float32Array([1, 0, 0, 0]), k: 5 }),
+    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_DIMENSIONS' });
+    const pending = await store.listPendingEmbeddings({ limit: 10 });
+    const result = await store.commitEmbeddings(
+      pending.map((p) => ({
+        id: p.id,
+        revision: p.revision,
+        state: 'ready' as const,
+        vector: new Float32Array([0, 1]),
+      })),
+    );
+    expect(result.ready).toBe(2);
+    expect(await store.searchVector({ agentId: 'a', vector: new Float32Array([0, 1]), k: 5 })).toHaveLength(
+      2,
+    );
+    store.close();
+    expect(openError(() => createSqliteMemoryStore({ path, embedding: v1 }))).toMatchObject({
+      code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    });
+    const reopened = openStore({ path, embedding: v2 });
+    expect(
+      await reopened.searchVector({ agentId: 'a', vector: new Float32Array([0, 1]), k: 5 }),
+    ).toHaveLength(2);
+    await reopened.resetEmbeddings(null);
+    expect(reopened.info.fingerprint).toBe('none');
+    await expect(
+      reopened.searchVector({ agentId: 'a', vector: new Float32Array([0, 1]), k: 5 }),
+    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_UNAVAILABLE' });
+    await expect(
+      reopened.insertMemory({ agentId: 'a', kind: 'fact', content: 'x', vector: new Float32Array([0, 1]) }),
+    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_UNAVAILABLE' });
+  });
+});
+
+describe('native capabilities', () => {
+  it('reports every capability present on this machine', () => {
+    const report = checkNativeCapabilities();
+    expect(report).toMatchObject({ ok: true, missing: [] });
+    expect(report.details.some((d) => d.startsWith('sqlite-vec: ok'))).toBe(true);
+  });
+
+  it('names everything missing when the driver cannot be loaded, without throwing', () => {
+    const broken = function BrokenDriver() {
+      throw new Error('Could not locate the bindings file');
+    } as unknown as SqliteDriver;
+    const report = checkNativeCapabilities({ driver: broken });
+    expect(report.ok).toBe(false);
+    expect(report.missing).toEqual(['better-sqlite3', 'fts5', 'json1', 'trigram', 'sqlite-vec']);
+    expect(report.details.join('\n')).toContain('bindings file');
+  });
+
+  it('the driver is injectable (better-sqlite3-multiple-ciphers opens the same schema)', async () => {
+    const { createRequire } = await import('node:module');
+    const ciphers = createRequire(import.meta.url)('better-sqlite3-multiple-ciphers') as SqliteDriver;
+    const store = openStore({ path: join(dir, 'ciphers.db'), embedding: v1, driver: ciphers });
+    await store.insertMemory({
+      agentId: 'a',
+      kind: 'fact',
+      content: 'through another driver',
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    expect((await store.searchLexical({ agentId: 'a', terms: ['driver'], limit: 5 })).hits).toHaveLength(1);
+    expect(loadDefaultDriver()).not.toBe(ciphers);
+  });
+});
+
+describe('observer', () => {
+  it('counts each executed statement by family and survives a throwing observer', async () => {
+    const counts: Partial<Record<StatementKind, number>> = {};
+    const store = openStore({
+      path: ':memory:',
+      embedding: v1,
+      observer: {
+        onStatement(kind) {
+          counts[kind] = (counts[kind] ?? 0) + 1;
+          if (kind === 'read') throw new Error('observer bug');
+        },
+      },
+    });
+    for (const key of Object.keys(counts)) delete counts[key as StatementKind];
+    await store.insertMemory({
+      agentId: 'a',
+      kind: 'fact',
+      content: '中文内容 english',
+      tags: ['t:1'],
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    // BEGIN + row + tags + 2 FTS rows + vector + COMMIT.
+    expect(counts).toEqual({ meta: 2, write: 2, fts: 2, vector: 1 });
+    for (const key of Object.keys(counts)) delete counts[key as StatementKind];
+    const found = await store.searchLexical({
+      agentId: 'a',
+      terms: ['english', '中文内容', '中文'],
+      limit: 5,
+    });
+    expect(found.hits).toHaveLength(1);
+    expect(counts).toEqual({ fts: 2, like: 1 });
+    for (const key of Object.keys(counts)) delete counts[key as StatementKind];
+    expect(await store.getMemory('a', found.hits[0]?.id ?? '')).not.toBeNull();
+    expect(counts).toEqual({ read: 1 });
+  });
+
+  it('reports the process-wide vector store gauge on open and close, and the first warm-up', async () => {
+    const gauges: { openStores: number; leases: number }[] = [];
+    const warmups: string[] = [];
+    const observer = {
+      onVectorStores: (g: { openStores: number; leases: number }) => gauges.push(g),
+      onVectorWarmup: (o: string) => warmups.push(o),
+    };
+    const path = join(dir, 'gauge.db');
+    const a = createSqliteMemoryStore({ path, embedding: v1, observer });
+    const b = createSqliteMemoryStore({ path, embedding: v1, observer });
+    const before = gauges.at(-1);
+    expect(before?.leases).toBeGreaterThanOrEqual(2);
+    await a.searchVector({ agentId: 'x', vector: new Float32Array([1, 0, 0, 0]), k: 1 });
+    await a.insertMemory({
+      agentId: 'x',
+      kind: 'fact',
+      content: 'v',
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    await a.searchVector({ agentId: 'x', vector: new Float32Array([1, 0, 0, 0]), k: 1 });
+    await b.searchVector({ agentId: 'x', vector: new Float32Array([1, 0, 0, 0]), k: 1 });
+    expect(warmups).toEqual(['cold', 'warm']);
+    b.close();
+    expect(gauges.at(-1)).toEqual({ openStores: before?.openStores, leases: (before?.leases ?? 0) - 1 });
+    a.close();
+    expect(gauges.at(-1)).toEqual({
+      openStores: (before?.openStores ?? 0) - 1,
+      leases: (before?.leases ?? 0) - 2,
+    });
+    const none = createSqliteMemoryStore({ path: ':memory:', embedding: null, observer });
+    const n = gauges.length;
+    none.close();
+    expect(gauges.length).toBe(n);
+  });
+});

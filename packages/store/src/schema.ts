@@ -1,0 +1,117 @@
+/**
+ * The store's schema: forward-only versioned migrations and the meta table. The vector table is not part of
+ * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
+ */
+import type { SqliteDatabase } from './native.js';
+
+/** Word index tokenizer: Porter stemming over unicode61 with diacritics folded. */
+export const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
+/** Trigram index tokenizer (case-insensitive), used for rows whose content contains CJK. */
+export const TRIGRAM_TOKENIZER = 'trigram';
+/** The tokenizer description recorded in the meta table. */
+export const TOKENIZER_DESCRIPTION: string = `words=${WORDS_TOKENIZER}; trigram=${TRIGRAM_TOKENIZER} (cjk rows only)`;
+
+/** One forward-only migration. */
+export interface Migration {
+  readonly version: number;
+  up(db: SqliteDatabase): void;
+}
+
+/** The migrations, in order; the last version is the store's schema version. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    up(db: SqliteDatabase): void {
+      db.exec(`
+CREATE TABLE IF NOT EXISTS memories (
+  rid INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  agent_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('event','fact','semantic','episodic','reflection','persona','skill')),
+  content TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  importance REAL NOT NULL CHECK (importance >= 0 AND importance <= 1),
+  confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+  tags TEXT NOT NULL DEFAULT '[]',
+  session_id TEXT,
+  seq_from INTEGER,
+  seq_to INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  last_accessed_at INTEGER,
+  access_count INTEGER NOT NULL DEFAULT 0,
+  revision INTEGER NOT NULL DEFAULT 1,
+  lifecycle TEXT NOT NULL DEFAULT 'active' CHECK (lifecycle IN ('active','archived','superseded','conflicted')),
+  superseded_by TEXT,
+  embedding_state TEXT NOT NULL DEFAULT 'pending' CHECK (embedding_state IN ('pending','ready','error','ftsOnly')),
+  embedding_fingerprint TEXT,
+  embedding_attempts INTEGER NOT NULL DEFAULT 0,
+  has_cjk INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS memories_agent_lifecycle_kind ON memories(agent_id, lifecycle, kind);
+CREATE INDEX IF NOT EXISTS memories_agent_id ON memories(agent_id, id);
+CREATE INDEX IF NOT EXISTS memories_agent_hash ON memories(agent_id, content_hash);
+CREATE INDEX IF NOT EXISTS memories_embedding ON memories(embedding_state, agent_id, rid);
+CREATE INDEX IF NOT EXISTS memories_cjk_recent ON memories(agent_id, lifecycle, created_at) WHERE has_cjk = 1;
+
+CREATE TABLE IF NOT EXISTS memory_tags (
+  agent_id TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  rid INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, tag, rid)
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_words USING fts5(
+  agent, content, content='', contentless_delete=1, tokenize='${WORDS_TOKENIZER}'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_trigram USING fts5(
+  agent, content, content='', contentless_delete=1, tokenize='${TRIGRAM_TOKENIZER}'
+);
+
+CREATE TABLE IF NOT EXISTS events (
+  agent_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('message','tool_call','tool_result')),
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tool_name TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  content_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, session_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS session_cursors (
+  agent_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  cursor INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, session_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS skills (
+  agent_id TEXT NOT NULL,
+  name TEXT NOT NULL COLLATE NOCASE,
+  description TEXT NOT NULL,
+  content TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, name)
+);
+`);
+    },
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** The SQL that creates the vector table for `dimensions`. */
+export function vectorTableSql(dimensions: number): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine)`;
+}
+
+/** The meta table (created before any migration runs). */
+export const META_TABLE_SQL =
+  'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID';

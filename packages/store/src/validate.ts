@@ -1,0 +1,381 @@
+/**
+ * Input validation of the store, run before anything is written. Every failure is an
+ * `ENGRAM_STORE_INVALID_INPUT` (or a vector code) whose message names the field, never its value.
+ */
+import { EngramStoreError, invalidInput } from './errors.js';
+import { isWellFormedText } from './normalize.js';
+import {
+  EVENT_TYPES,
+  type EventInput,
+  type EventType,
+  LIFECYCLES,
+  type Lifecycle,
+  MEMORY_KINDS,
+  type MemoryKind,
+  type MemoryPatch,
+  type NewMemory,
+  type SkillInput,
+} from './types.js';
+
+/** Default maximum content length, in UTF-16 code units. */
+export const DEFAULT_MAX_CONTENT_LENGTH = 65_536;
+/** Maximum length of an agent id or a session id. */
+export const MAX_AGENT_ID_LENGTH = 256;
+/** Maximum length of a memory id. */
+export const MAX_ID_LENGTH = 128;
+/** Maximum number of tags on one memory. */
+export const MAX_TAGS = 64;
+/** Maximum length of a tag value (the part after the first `:`). */
+export const MAX_TAG_VALUE_LENGTH = 512;
+/** A tag prefix: lower-case letter, then up to 31 of `a-z 0-9 _ -`. */
+export const TAG_PREFIX_PATTERN: RegExp = /^[a-z][a-z0-9_-]{0,31}$/;
+/** A skill name: letter or digit, then up to 63 of letters, digits, `_`, `-`. */
+export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const KIND_SET: ReadonlySet<string> = new Set<string>(MEMORY_KINDS);
+const LIFECYCLE_SET: ReadonlySet<string> = new Set<string>(LIFECYCLES);
+const EVENT_TYPE_SET: ReadonlySet<string> = new Set<string>(EVENT_TYPES);
+
+/** Limits applied by the validators. */
+export interface ValidationLimits {
+  readonly maxContentLength: number;
+}
+
+/** Checks an agent id: a non-blank string of at most 256 code units without control characters. */
+export function validateAgentId(value: unknown, field = 'agentId'): string {
+  if (typeof value !== 'string' || value.trim().length === 0)
+    throw invalidInput(`${field} must be a non-empty string`);
+  if (value.length > MAX_AGENT_ID_LENGTH)
+    throw invalidInput(`${field} is longer than ${MAX_AGENT_ID_LENGTH}`);
+  if (CONTROL.test(value)) throw invalidInput(`${field} contains control characters`);
+  if (!isWellFormedText(value)) throw invalidInput(`${field} contains a lone surrogate`);
+  return value;
+}
+
+/** Checks a memory id: a non-blank string of at most 128 code units without control characters. */
+export function validateId(value: unknown, field = 'id'): string {
+  if (typeof value !== 'string' || value.trim().length === 0)
+    throw invalidInput(`${field} must be a non-empty string`);
+  if (value.length > MAX_ID_LENGTH) throw invalidInput(`${field} is longer than ${MAX_ID_LENGTH}`);
+  if (CONTROL.test(value)) throw invalidInput(`${field} contains control characters`);
+  if (!isWellFormedText(value)) throw invalidInput(`${field} contains a lone surrogate`);
+  return value;
+}
+
+/** Checks a memory kind. */
+export function validateKind(value: unknown, field = 'kind'): MemoryKind {
+  if (typeof value !== 'string' || !KIND_SET.has(value)) throw invalidInput(`${field} is not a memory kind`);
+  return value as MemoryKind;
+}
+
+/** Checks a lifecycle state. */
+export function validateLifecycle(value: unknown, field = 'lifecycle'): Lifecycle {
+  if (typeof value !== 'string' || !LIFECYCLE_SET.has(value))
+    throw invalidInput(`${field} is not a lifecycle`);
+  return value as Lifecycle;
+}
+
+/** Checks a finite number in [0, 1] (importance, confidence). */
+export function validateUnit(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalidInput(`${field} must be a finite number`);
+  if (value < 0 || value > 1) throw invalidInput(`${field} must be between 0 and 1`);
+  return value;
+}
+
+/** Checks an integer ≥ `min` (seq numbers, cursors, revisions). */
+export function validateInteger(value: unknown, field: string, min: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value))
+    throw invalidInput(`${field} must be an integer`);
+  if (value < min) throw invalidInput(`${field} must be at least ${min}`);
+  return value;
+}
+
+/** Checks a timestamp: a non-negative safe integer (epoch milliseconds). */
+export function validateTimestamp(value: unknown, field: string): number {
+  return validateInteger(value, field, 0);
+}
+
+/** Checks content: a string, non-blank (unless `allowEmpty`), within the length cap, without lone surrogates. */
+export function validateContent(
+  value: unknown,
+  limits: ValidationLimits,
+  field = 'content',
+  allowEmpty = false,
+): string {
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string`);
+  if (!allowEmpty && value.trim().length === 0) throw invalidInput(`${field} must not be empty`);
+  if (value.length > limits.maxContentLength) {
+    throw invalidInput(`${field} is longer than ${limits.maxContentLength} characters`);
+  }
+  if (!isWellFormedText(value)) throw invalidInput(`${field} contains a lone surrogate`);
+  return value;
+}
+
+/** Checks one tag (`prefix:value`). */
+export function validateTag(value: unknown, field = 'tag'): string {
+  if (typeof value !== 'string') throw invalidInput(`${field} must be a string`);
+  const colon = value.indexOf(':');
+  if (colon <= 0) throw invalidInput(`${field} must have the form prefix:value`);
+  const prefix = value.slice(0, colon);
+  const rest = value.slice(colon + 1);
+  if (!TAG_PREFIX_PATTERN.test(prefix)) throw invalidInput(`${field} prefix is malformed`);
+  if (rest.length === 0) throw invalidInput(`${field} value is empty`);
+  if (rest.length > MAX_TAG_VALUE_LENGTH)
+    throw invalidInput(`${field} value is longer than ${MAX_TAG_VALUE_LENGTH}`);
+  if (CONTROL.test(rest)) throw invalidInput(`${field} value contains control characters`);
+  if (!isWellFormedText(rest)) throw invalidInput(`${field} value contains a lone surrogate`);
+  return value;
+}
+
+/** Checks, deduplicates and sorts tags; at most 64 distinct tags. */
+export function validateTags(value: unknown, field = 'tags'): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw invalidInput(`${field} must be an array`);
+  const set = new Set<string>();
+  for (const tag of value) set.add(validateTag(tag, `${field} entry`));
+  if (set.size > MAX_TAGS) throw invalidInput(`${field} has more than ${MAX_TAGS} entries`);
+  return [...set].sort();
+}
+
+/** Checks a vector against the store's dimensions: a Float32Array of the right length, finite, non-zero. */
+export function validateVector(value: unknown, dimensions: number, field = 'vector'): Float32Array {
+  if (!(value instanceof Float32Array)) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_VECTOR_INVALID',
+      `invalid vector: ${field} must be a Float32Array`,
+    );
+  }
+  if (value.length !== dimensions) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_VECTOR_DIMENSIONS',
+      `invalid vector: ${field} has ${value.length} dimensions, the store expects ${dimensions}`,
+    );
+  }
+  let norm = 0;
+  for (let i = 0; i < value.length; i += 1) {
+    const x = value[i] as number;
+    if (!Number.isFinite(x)) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_VECTOR_INVALID',
+        `invalid vector: ${field} contains NaN or Infinity`,
+      );
+    }
+    norm += x * x;
+  }
+  if (norm === 0 || !Number.isFinite(norm)) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_VECTOR_INVALID',
+      `invalid vector: ${field} has zero (or overflowing) length, cosine distance is undefined`,
+    );
+  }
+  return value;
+}
+
+/** Checks a limit: an integer ≥ 1, clamped to `max`. */
+export function validateLimit(value: unknown, field: string, max: number, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  const n = validateInteger(value, field, 1);
+  return Math.min(n, max);
+}
+
+/** A new memory after validation and defaults (no vector check: that needs the store's profile). */
+export interface PreparedMemory {
+  readonly id: string | undefined;
+  readonly agentId: string;
+  readonly kind: MemoryKind;
+  readonly content: string;
+  readonly importance: number;
+  readonly confidence: number;
+  readonly tags: readonly string[];
+  readonly sessionId: string | null;
+  readonly seqFrom: number | null;
+  readonly seqTo: number | null;
+  readonly createdAt: number | undefined;
+  readonly vector: Float32Array | undefined;
+}
+
+/** Validates a `NewMemory` and applies defaults (importance 0.5, confidence 1, no tags). */
+export function prepareNewMemory(
+  input: NewMemory,
+  limits: ValidationLimits,
+  field = 'memory',
+): PreparedMemory {
+  if (typeof input !== 'object' || input === null) throw invalidInput(`${field} must be an object`);
+  const id = input.id === undefined ? undefined : validateId(input.id, `${field}.id`);
+  const agentId = validateAgentId(input.agentId, `${field}.agentId`);
+  const kind = validateKind(input.kind, `${field}.kind`);
+  const content = validateContent(input.content, limits, `${field}.content`);
+  const importance =
+    input.importance === undefined ? 0.5 : validateUnit(input.importance, `${field}.importance`);
+  const confidence =
+    input.confidence === undefined ? 1 : validateUnit(input.confidence, `${field}.confidence`);
+  const tags = validateTags(input.tags, `${field}.tags`);
+  const sessionId =
+    input.sessionId === undefined ? null : validateAgentId(input.sessionId, `${field}.sessionId`);
+  const seqFrom = input.seqFrom === undefined ? null : validateInteger(input.seqFrom, `${field}.seqFrom`, 1);
+  const seqTo = input.seqTo === undefined ? null : validateInteger(input.seqTo, `${field}.seqTo`, 1);
+  if (seqFrom !== null && seqTo !== null && seqTo < seqFrom) {
+    throw invalidInput(`${field}.seqTo must not be below seqFrom`);
+  }
+  const createdAt =
+    input.createdAt === undefined ? undefined : validateTimestamp(input.createdAt, `${field}.createdAt`);
+  if (input.vector !== undefined && !(input.vector instanceof Float32Array)) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_VECTOR_INVALID',
+      `invalid vector: ${field}.vector must be a Float32Array`,
+    );
+  }
+  return {
+    id,
+    agentId,
+    kind,
+    content,
+    importance,
+    confidence,
+    tags,
+    sessionId,
+    seqFrom,
+    seqTo,
+    createdAt,
+    vector: input.vector,
+  };
+}
+
+/** A patch after validation; absent fields stay unchanged. */
+export interface PreparedPatch {
+  readonly content?: string;
+  readonly kind?: MemoryKind;
+  readonly importance?: number;
+  readonly confidence?: number;
+  readonly tags?: readonly string[];
+  readonly lifecycle?: Lifecycle;
+}
+
+/** Validates a `MemoryPatch`. */
+export function preparePatch(patch: MemoryPatch, limits: ValidationLimits): PreparedPatch {
+  if (typeof patch !== 'object' || patch === null) throw invalidInput('patch must be an object');
+  const out: {
+    content?: string;
+    kind?: MemoryKind;
+    importance?: number;
+    confidence?: number;
+    tags?: readonly string[];
+    lifecycle?: Lifecycle;
+  } = {};
+  if (patch.content !== undefined) out.content = validateContent(patch.content, limits, 'patch.content');
+  if (patch.kind !== undefined) out.kind = validateKind(patch.kind, 'patch.kind');
+  if (patch.importance !== undefined) out.importance = validateUnit(patch.importance, 'patch.importance');
+  if (patch.confidence !== undefined) out.confidence = validateUnit(patch.confidence, 'patch.confidence');
+  if (patch.tags !== undefined) out.tags = validateTags(patch.tags, 'patch.tags');
+  if (patch.lifecycle !== undefined) out.lifecycle = validateLifecycle(patch.lifecycle, 'patch.lifecycle');
+  return out;
+}
+
+/** A validated event, metadata serialised with sorted keys. */
+export interface PreparedEvent {
+  readonly seq: number;
+  readonly type: EventType;
+  readonly role: string;
+  readonly content: string;
+  readonly toolName: string | null;
+  readonly metadataJson: string;
+  readonly createdAt: number | undefined;
+}
+
+function stableStringify(value: unknown, depth: number): string {
+  if (depth > 64) throw invalidInput('event metadata is nested too deeply');
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw invalidInput('event metadata contains a non-finite number');
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => stableStringify(v ?? null, depth + 1)).join(',')}]`;
+  if (typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw invalidInput('event metadata must be plain JSON');
+    const keys = Object.keys(value).sort();
+    const parts: string[] = [];
+    for (const key of keys) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v === undefined) continue;
+      parts.push(`${JSON.stringify(key)}:${stableStringify(v, depth + 1)}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  throw invalidInput('event metadata must be JSON-serialisable');
+}
+
+/** Serialises a metadata object as JSON with sorted keys (so identical metadata compares equal). */
+export function stableMetadataJson(
+  value: unknown,
+  limits: ValidationLimits,
+  field = 'event.metadata',
+): string {
+  if (value === undefined) return '{}';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidInput(`${field} must be an object`);
+  }
+  const json = stableStringify(value, 0);
+  if (json.length > limits.maxContentLength) throw invalidInput(`${field} is larger than the content cap`);
+  if (!isWellFormedText(json)) throw invalidInput(`${field} contains a lone surrogate`);
+  return json;
+}
+
+/** Validates one event of an append. Event content may be empty (a tool call without text) but is capped. */
+export function prepareEvent(input: EventInput, limits: ValidationLimits, field = 'event'): PreparedEvent {
+  if (typeof input !== 'object' || input === null) throw invalidInput(`${field} must be an object`);
+  const seq = validateInteger(input.seq, `${field}.seq`, 1);
+  if (typeof input.type !== 'string' || !EVENT_TYPE_SET.has(input.type)) {
+    throw invalidInput(`${field}.type is not an event type`);
+  }
+  if (typeof input.role !== 'string' || input.role.trim().length === 0 || input.role.length > 64) {
+    throw invalidInput(`${field}.role must be a non-empty string of at most 64 characters`);
+  }
+  if (CONTROL.test(input.role)) throw invalidInput(`${field}.role contains control characters`);
+  const content = validateContent(input.content, limits, `${field}.content`, true);
+  let toolName: string | null = null;
+  if (input.toolName !== undefined) {
+    if (typeof input.toolName !== 'string' || input.toolName.length === 0 || input.toolName.length > 256) {
+      throw invalidInput(`${field}.toolName must be a non-empty string of at most 256 characters`);
+    }
+    if (CONTROL.test(input.toolName)) throw invalidInput(`${field}.toolName contains control characters`);
+    toolName = input.toolName;
+  }
+  const metadataJson = stableMetadataJson(input.metadata, limits, `${field}.metadata`);
+  const createdAt =
+    input.createdAt === undefined ? undefined : validateTimestamp(input.createdAt, `${field}.createdAt`);
+  return { seq, type: input.type as EventType, role: input.role, content, toolName, metadataJson, createdAt };
+}
+
+/** Validates a skill write. */
+export function prepareSkill(input: SkillInput, limits: ValidationLimits): SkillInput {
+  if (typeof input !== 'object' || input === null) throw invalidInput('skill must be an object');
+  const agentId = validateAgentId(input.agentId, 'skill.agentId');
+  const name = validateSkillName(input.name);
+  if (typeof input.description !== 'string' || input.description.length > 1024) {
+    throw invalidInput('skill.description must be a string of at most 1024 characters');
+  }
+  if (!isWellFormedText(input.description)) throw invalidInput('skill.description contains a lone surrogate');
+  const content = validateContent(input.content, limits, 'skill.content');
+  return { agentId, name, description: input.description, content };
+}
+
+/** Checks a skill name against `SKILL_NAME_PATTERN`. */
+export function validateSkillName(value: unknown): string {
+  if (typeof value !== 'string' || !SKILL_NAME_PATTERN.test(value)) {
+    throw invalidInput('skill.name must match /^[a-z0-9][a-z0-9_-]{0,63}$/i');
+  }
+  return value;
+}
+
+/** True when `tag` is a valid `prefix:value` tag (what `validateTag` accepts); never throws. */
+export function isValidTag(tag: unknown): boolean {
+  try {
+    validateTag(tag);
+    return true;
+  } catch {
+    return false;
+  }
+}
