@@ -49,7 +49,8 @@ function ensurePnpm() {
 }
 
 function ensureChromium() {
-  if (existsSync('/usr/bin/chromium')) return;
+  // chromium drives the health page's browser test; the CJK font lets its Chinese screenshot render glyphs.
+  if (existsSync('/usr/bin/chromium') && existsSync('/usr/share/fonts/opentype/noto')) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot) {
     log('the browser test needs Debian\'s chromium: run `sudo apt-get install -y chromium` once, then re-run.');
@@ -57,7 +58,7 @@ function ensureChromium() {
   }
   log('installing Debian chromium for the browser test (apt-get) …');
   must('apt-get', ['update'], 'apt-get update');
-  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], 'apt-get install chromium');
+  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium', 'fonts-noto-cjk'], 'apt-get install chromium');
 }
 
 const pnpm = ensurePnpm();
@@ -71,7 +72,8 @@ switch (command) {
   case 'setup':
     break;
   case 'demo':
-    process.exit(run(pnpm, ['--filter', '@engram/demo', 'run', 'demo', ...rest], { env: { ...process.env, INIT_CWD: process.cwd() } }));
+    // The demo's database lives under .engram/ in the directory the command was started from.
+    process.exit(run(process.execPath, [join(root, 'apps', 'demo', 'dist', 'cli.js'), 'demo', ...rest], { cwd: process.env.INIT_CWD ?? process.cwd() }));
     break;
   case 'test':
     ensureChromium();
