@@ -2,8 +2,10 @@ import type { NewMemory } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { EngramMaintenanceError } from './errors.js';
+import { createProviderGateway } from './gateway.js';
 import type { DrainBatchReport } from './observer.js';
 import type { EmbedderPort } from './ports.js';
+import { createFakeTime, flush } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
@@ -236,6 +238,86 @@ describe('embedding drain over a real store', () => {
       signal: controller.signal,
     });
     expect(cancelled).toMatchObject({ outcome: 'cancelled', batches: 0, backlog: 4 });
+  });
+
+  it('through the real gateway: a queued deadline or a rate limit defers, only a provider failure costs an attempt', async () => {
+    const { store, embedder } = temp();
+    const [row] = await store.insertMemories(rows('a', 2));
+    if (row === undefined) throw new Error('insert failed');
+    const time = createFakeTime();
+    let hang = true;
+    const slow: EmbedderPort = {
+      profile: embedder.profile,
+      embed: (texts, options) =>
+        hang ? new Promise<Float32Array[]>(() => undefined) : embedder.embed(texts, options),
+    };
+    const gateway = createProviderGateway({
+      embedder: slow,
+      limits: { global: 1, perKey: 1, maxQueue: 4 },
+      rateLimit: { tokensPerInterval: 3, intervalMs: 60_000 },
+      deadlineMs: 1000,
+      clock: time.clock,
+      timers: time.timers,
+    });
+    // Another caller holds the only slot, so the drain's request waits in the queue until its deadline.
+    const blocker = gateway
+      .embedderFor('other')
+      ?.embed(['x'])
+      .catch(() => 'rejected');
+    const reports: DrainBatchReport[] = [];
+    const drain = createEmbeddingDrain({
+      store,
+      embedder: gateway.embedderFor('drain'),
+      clock: time.clock,
+      observer: { onDrainBatch: (r) => reports.push(r) },
+    });
+    const queued = drain.run({ agentId: 'a' });
+    await flush();
+    expect(gateway.stats().queued.embedding).toBe(1);
+    time.advance(1000);
+    expect(await queued).toMatchObject({ outcome: 'deferred', batches: 0, backlog: 2 });
+    expect(await blocker).toBe('rejected');
+    expect(await store.getMemory('a', row.id)).toMatchObject({
+      embeddingState: 'pending',
+      embeddingAttempts: 0,
+    });
+    // Only the blocker, which the provider held past the deadline, is a provider failure.
+    expect(gateway.stats().failures.embedding).toBe(1);
+
+    // A running request that times out is a provider failure: the rows cost one attempt (`error`).
+    const timedOut = drain.run({ agentId: 'a' });
+    await flush();
+    time.advance(1000);
+    expect(await timedOut).toMatchObject({ outcome: 'completed', transitions: { error: 2 } });
+    expect(await store.getMemory('a', row.id)).toMatchObject({
+      embeddingState: 'error',
+      embeddingAttempts: 1,
+    });
+    expect(gateway.stats().failures.embedding).toBe(2);
+    // The batch report carries its size, its duration on the injected clock and the real transitions.
+    expect(reports).toEqual([
+      {
+        agentId: 'a',
+        batchSize: 2,
+        durationMs: 1000,
+        transitions: { ready: 0, error: 2, ftsOnly: 0, stale: 0 },
+      },
+    ]);
+
+    // Three admissions spent the bucket: the next run is rate limited and defers, rows untouched.
+    hang = false;
+    expect(await drain.run({ agentId: 'a' })).toMatchObject({ outcome: 'deferred', batches: 0 });
+    expect(await store.getMemory('a', row.id)).toMatchObject({
+      embeddingState: 'error',
+      embeddingAttempts: 1,
+    });
+    expect(gateway.stats().decisions.embedding).toEqual({ admitted: 3, rateLimited: 1, capacityRejected: 0 });
+    expect(gateway.stats().failures.embedding).toBe(2);
+    time.advance(60_000);
+    expect(await drain.run({ agentId: 'a' })).toMatchObject({
+      outcome: 'completed',
+      transitions: { ready: 2 },
+    });
   });
 
   it('refuses an embedder whose profile differs from the store', () => {

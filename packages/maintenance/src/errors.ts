@@ -9,6 +9,7 @@ export const ENGRAM_MAINTENANCE_ERROR_CODES = [
   'ENGRAM_MAINTENANCE_RATE_LIMITED',
   'ENGRAM_MAINTENANCE_CAPACITY',
   'ENGRAM_MAINTENANCE_DEADLINE',
+  'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
   'ENGRAM_MAINTENANCE_ABORTED',
   'ENGRAM_MAINTENANCE_INVALID_MODEL_OUTPUT',
   'ENGRAM_MAINTENANCE_PROVIDER_FAILED',
@@ -24,10 +25,14 @@ export type EngramMaintenanceErrorCode = (typeof ENGRAM_MAINTENANCE_ERROR_CODES)
 
 const CODE_SET: ReadonlySet<string> = new Set<string>(ENGRAM_MAINTENANCE_ERROR_CODES);
 
-/** Codes of local rejections (the request never reached the provider, or the caller gave up): never provider failures. */
+/**
+ * Codes of local rejections (the request never reached the provider, or the caller gave up): never provider
+ * failures. `QUEUE_TIMEOUT` is a deadline that fired while the request still waited for a gateway slot.
+ */
 export const LOCAL_REJECTION_CODES: readonly EngramMaintenanceErrorCode[] = Object.freeze([
   'ENGRAM_MAINTENANCE_RATE_LIMITED',
   'ENGRAM_MAINTENANCE_CAPACITY',
+  'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
   'ENGRAM_MAINTENANCE_ABORTED',
   'ENGRAM_MAINTENANCE_CLOSED',
 ]);
@@ -51,7 +56,7 @@ export function isEngramMaintenanceError(value: unknown): value is EngramMainten
   return v.name === 'EngramMaintenanceError' && typeof v.code === 'string' && CODE_SET.has(v.code);
 }
 
-/** True when the error is a local rejection (rate limit, capacity, abort, closed) rather than a provider failure. */
+/** True when the error is a local rejection (rate limit, capacity, queue timeout, abort, closed) rather than a provider failure. */
 export function isLocalRejection(value: unknown): boolean {
   return isEngramMaintenanceError(value) && LOCAL_REJECTION_CODES.includes(value.code);
 }

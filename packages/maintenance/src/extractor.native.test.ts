@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createExtractionQueue } from './extraction-queue.js';
 import { createExtractor } from './extractor.js';
+import { createProviderGateway } from './gateway.js';
 import type { ExtractionReport } from './observer.js';
+import type { ModelPort } from './ports.js';
+import { createFakeTime, flush } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel, type ScriptedAnswer } from './test-support/scripted-model.js';
 
@@ -245,6 +248,50 @@ describe('extraction over a real store and retriever', () => {
     });
     expect(result.report).toMatchObject({ outcome: 'completed', decisions: { NOOP: 1, ADD: 1 } });
     expect(model.calls).toHaveLength(1);
+  });
+
+  it('bounds the model call by the gateway deadline and the caller signal; neither writes anything', async () => {
+    const { store, retriever } = await setup();
+    const before = await store.listMemories('agent', { limit: 100 });
+    const time = createFakeTime();
+    const seenSignals: AbortSignal[] = [];
+    // A model that never answers: only a deadline or an abort can end the call.
+    const silent: ModelPort = {
+      id: 'silent',
+      generate(request) {
+        if (request.signal !== undefined) seenSignals.push(request.signal);
+        return new Promise(() => undefined);
+      },
+    };
+    const gateway = createProviderGateway({
+      model: silent,
+      limits: { global: 2, perKey: 1 },
+      deadlineMs: 30_000,
+      clock: time.clock,
+      timers: time.timers,
+    });
+    const extractor = createExtractor({ store, retriever, model: gateway.modelFor('agent') });
+
+    const late = extractor.extract({ agentId: 'agent', turns: TURNS });
+    await flush();
+    time.advance(30_000);
+    const timedOut = await late;
+    expect(timedOut.report).toMatchObject({ outcome: 'failed', candidates: 0, invalidOutputs: 0 });
+    expect(timedOut.errorCode).toBe('ENGRAM_MAINTENANCE_DEADLINE');
+    expect(seenSignals[0]?.aborted).toBe(true);
+
+    const controller = new AbortController();
+    const cancelled = extractor.extract({ agentId: 'agent', turns: TURNS }, { signal: controller.signal });
+    await flush();
+    controller.abort();
+    expect((await cancelled).report.outcome).toBe('cancelled');
+    expect(seenSignals[1]?.aborted).toBe(true);
+
+    // The deadline is a provider failure; the caller's abort is not.
+    expect(gateway.stats().failures.model).toBe(1);
+    expect(gateway.stats().races.model).toMatchObject({ deadline: 1, aborted: 1 });
+    const after = await store.listMemories('agent', { limit: 100 });
+    expect(after.map((r) => [r.id, r.revision])).toEqual(before.map((r) => [r.id, r.revision]));
   });
 
   it('records skipped without a model and fakes nothing', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEngramMaintenanceError } from './errors.js';
+import { EngramMaintenanceError, isEngramMaintenanceError, isLocalRejection } from './errors.js';
 import { createProviderGateway, type ProviderGatewayConfig } from './gateway.js';
 import type { AdmissionDecision, ProviderKind, ProviderRace } from './observer.js';
 import type { EmbedderPort, ModelPort } from './ports.js';
@@ -150,7 +150,10 @@ describe('provider gateway: deadline, abort and late answers', () => {
     const queued = codeOf(gateway.embedderFor('b')?.embed(['2']) as Promise<unknown>);
     time.advance(1000);
     expect(await codeOf(first as Promise<unknown>)).toBe('ENGRAM_MAINTENANCE_DEADLINE');
-    expect(await queued).toBe('ENGRAM_MAINTENANCE_DEADLINE');
+    // Never sent to the provider: a local rejection, so a drain defers instead of burning an attempt.
+    expect(await queued).toBe('ENGRAM_MAINTENANCE_QUEUE_TIMEOUT');
+    expect(isLocalRejection(new EngramMaintenanceError('ENGRAM_MAINTENANCE_QUEUE_TIMEOUT', 'x'))).toBe(true);
+    expect(isLocalRejection(new EngramMaintenanceError('ENGRAM_MAINTENANCE_DEADLINE', 'x'))).toBe(false);
     expect(embedder.calls).toHaveLength(1);
     expect(gateway.stats().failures.embedding).toBe(1);
     expect(gateway.stats().races.embedding.deadline).toBe(2);

@@ -49,9 +49,10 @@ export interface ProviderGatewayStats {
  * Each request is first checked for capacity (a free slot, or room in the queue — else
  * `ENGRAM_MAINTENANCE_CAPACITY`, decision `capacityRejected`), then for a rate token (else
  * `ENGRAM_MAINTENANCE_RATE_LIMITED`, `rateLimited`), then `admitted`. From admission a deadline runs; when it
- * fires, or the caller aborts, the request rejects at once (`ENGRAM_MAINTENANCE_DEADLINE` /
- * `_ABORTED`, race `deadline` / `aborted`), its slot is freed and the provider call is aborted through its
- * signal; an answer that still arrives later is dropped and reported as `lateSettled`. A provider rejection is
+ * fires, or the caller aborts, the request rejects at once (`ENGRAM_MAINTENANCE_DEADLINE` — or
+ * `ENGRAM_MAINTENANCE_QUEUE_TIMEOUT`, a local rejection, when it was still queued — / `_ABORTED`; race
+ * `deadline` / `aborted`), its slot is freed and the provider call is aborted through its signal; an answer
+ * that still arrives later is dropped and reported as `lateSettled`. A provider rejection is
  * rethrown as `ENGRAM_MAINTENANCE_PROVIDER_FAILED` with the original as `cause`.
  */
 export interface ProviderGateway {
@@ -282,14 +283,23 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
           finish();
           race(kind, r);
           if (wasRunning) inner.abort();
-          reject(
-            r === 'deadline'
-              ? new EngramMaintenanceError(
-                  'ENGRAM_MAINTENANCE_DEADLINE',
-                  'The provider request exceeded its deadline.',
-                )
-              : abortedError(outer),
-          );
+          if (r === 'aborted') reject(abortedError(outer));
+          else if (wasRunning) {
+            reject(
+              new EngramMaintenanceError(
+                'ENGRAM_MAINTENANCE_DEADLINE',
+                'The provider request exceeded its deadline.',
+              ),
+            );
+          } else {
+            // Never sent: a local rejection, so callers (the drain) defer instead of counting a failed attempt.
+            reject(
+              new EngramMaintenanceError(
+                'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
+                'No provider slot became free before the deadline.',
+              ),
+            );
+          }
         },
       };
       const onAbort = (): void => entry.expire('aborted');

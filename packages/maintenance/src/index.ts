@@ -1,7 +1,7 @@
 /**
  * `@engram/maintenance`: background memory work off the hot path — the embedding drain, event ingestion,
- * extraction, budgeted maintenance passes, a scheduler and a provider gateway. Imports only types from
- * `@engram/store` and `@engram/retrieval`; nothing here loads native code.
+ * extraction, budgeted maintenance passes, a scheduler and a provider gateway. Imports types from
+ * `@engram/store` and the fact-merge guard from `@engram/retrieval`; nothing here loads native code.
  */
 
 export type { BudgetRequest, PassBudget, PassBudgetLimits, PassBudgetSnapshot } from './budget.js';

@@ -196,6 +196,93 @@ describe('maintenance passes over a real store', () => {
     expect(model.calls).toHaveLength(8);
   });
 
+  it('merge: asks the model only about same-agent, same-kind neighbours above the similarity floor that may merge', async () => {
+    const { store, embedder, time, retriever } = setup();
+    const BACKUP = [
+      'The nightly backup job writes to the archive bucket',
+      'The nightly backup job writes into the archive bucket',
+    ]; // similarity 0.78
+    const LINTER = [
+      'The linter runs before every commit in the repository',
+      'The linter runs before each commit in this repository',
+    ]; // similarity 0.70
+    const LANGUAGE = ['The user prefers English for replies', 'The user prefers Spanish for replies']; // 0.71, entities differ
+    const semantic = (content: string, agentId = 'a'): NewMemory => ({ agentId, kind: 'semantic', content });
+    const inserted = await store.insertMemories([...BACKUP, ...LINTER, ...LANGUAGE].map((c) => semantic(c)));
+    // The same text of another agent, and a near duplicate of another kind, are never merge partners.
+    const [foreignTwin] = await store.insertMemories([semantic(BACKUP[0] ?? '', 'b')]);
+    await store.insertMemories([
+      { agentId: 'a', kind: 'semantic', content: 'Incident reviews happen on the next working day' },
+      { agentId: 'a', kind: 'episodic', content: 'Incident reviews happen on the following working day' },
+    ]);
+    await createEmbeddingDrain({ store, embedder }).run();
+    const asked: string[][] = [];
+    const merge: ScriptedAnswer = ({ messages }) => {
+      const { a, b } = JSON.parse(messages[1]?.content ?? '{}') as { a: string; b: string };
+      asked.push([a, b].sort());
+      return a.includes('backup')
+        ? JSON.stringify({ merge: true, content: 'The nightly backup job writes to the archive bucket' })
+        : JSON.stringify({ merge: false, content: null });
+    };
+    const model = createScriptedModel({ memory_merge: repeat(merge, 4) });
+    const runner = (similarityFloor: number) =>
+      createMaintenanceRunner({
+        store,
+        retriever,
+        model,
+        clock: time.clock,
+        merge: { similarityFloor },
+        reflection: { importanceThreshold: 100 },
+      });
+
+    // Floor 0.75: only the backup pair qualifies; the model merges it into one row that supersedes both.
+    const high = (await runner(0.75).run('a')).report;
+    expect(high?.heavy).toMatchObject({ outcome: 'completed', modelCalls: 1, steps: { merge: 'completed' } });
+    expect(asked).toEqual([[...BACKUP].sort()]);
+    const merged = await store.listMemories('a', { tags: ['source:merge'], limit: 10 });
+    expect(merged.map((m) => [m.kind, m.content, m.lifecycle])).toEqual([
+      ['semantic', 'The nightly backup job writes to the archive bucket', 'active'],
+    ]);
+    for (const id of [inserted[0]?.id, inserted[1]?.id]) {
+      expect((await store.getMemory('a', id ?? ''))?.lifecycle).toBe('superseded');
+    }
+    expect(await store.getMemory('b', foreignTwin?.id ?? '')).toMatchObject({
+      lifecycle: 'active',
+      revision: 1,
+    });
+
+    // Floor 0.65: the linter pair is asked too, and the model's "no" is respected; the pair that differs
+    // in a named entity and the cross-kind pair are never asked about.
+    time.advance(10);
+    const low = (await runner(0.65).run('a')).report;
+    expect(low?.heavy).toMatchObject({ outcome: 'completed', modelCalls: 1, steps: { merge: 'completed' } });
+    expect(asked.slice(1)).toEqual([[...LINTER].sort()]);
+    for (const row of inserted.slice(2)) {
+      expect(await store.getMemory('a', row.id)).toMatchObject({ lifecycle: 'active', revision: 1 });
+    }
+  });
+
+  it('counts a reservation denied by the input-token budget for its step', async () => {
+    const { store, time, retriever } = setup();
+    await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user prefers dark mode' });
+    const model = createScriptedModel();
+    const runner = createMaintenanceRunner({
+      store,
+      retriever,
+      model,
+      clock: time.clock,
+      budget: { inputTokens: 10 },
+    });
+    const { report } = await runner.run('a');
+    // The persona prompt alone is far above 10 estimated tokens: denied before any call.
+    expect(report?.heavy).toMatchObject({
+      modelCalls: 0,
+      inputTokens: 0,
+      denials: { challenge: 0, merge: 0, reflection: 0, persona: 1 },
+    });
+    expect(model.calls).toHaveLength(0);
+  });
+
   it('gates the heavy phase by its cool-down, sooner after a failure; one pass per agent at a time', async () => {
     const { store, time, retriever } = setup();
     await store.insertMemory({

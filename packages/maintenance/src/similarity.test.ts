@@ -12,12 +12,16 @@ describe('textSimilarity', () => {
 });
 
 describe('mayMerge', () => {
-  it('never merges memories that differ in a number or a negation', () => {
+  it('never merges memories that differ in a number, a negation or a named entity', () => {
     expect(mayMerge('The API listens on port 8080', 'The API listens on port 3000')).toBe(false);
     expect(mayMerge('use pnpm', "don't use pnpm")).toBe(false);
     expect(mayMerge('use pnpm', 'do not use pnpm')).toBe(false);
     expect(mayMerge('用 pnpm', '不用 pnpm')).toBe(false);
-    expect(mayMerge('The API listens on port 8080', 'the api listens on port 8080.')).toBe(true);
+    expect(mayMerge('The user prefers English for replies', 'The user prefers Spanish for replies')).toBe(
+      false,
+    );
+    expect(mayMerge('Tests live next to src/a.ts', 'Tests live next to src/b.ts')).toBe(false);
+    expect(mayMerge('The API listens on port 8080', 'The API listens on port 8080.')).toBe(true);
     expect(mayMerge('use pnpm always', 'always use pnpm')).toBe(true);
   });
 });

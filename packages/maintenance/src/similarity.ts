@@ -1,3 +1,5 @@
+import { canMergeFacts } from '@engram/retrieval';
+
 const CJK_RUN =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006]+/gu;
 const WORD = /[\p{L}\p{N}_]+/gu;
@@ -25,22 +27,12 @@ export function textSimilarity(a: string, b: string): number {
   return inter / (sa.size + sb.size - inter);
 }
 
-const NUMBER = /\d+(?:[.,]\d+)*/g;
-const NEGATION =
-  /\b(?:not|no|never|none|nobody|nothing|without|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|won't|can't|cannot|shouldn't|mustn't|dont|doesnt|isnt|cant)\b|[不没沒別别勿非無无]/giu;
-
-function numbers(text: string): string {
-  return [...new Set(text.normalize('NFKC').match(NUMBER) ?? [])].sort().join('|');
-}
-
-function negations(text: string): number {
-  return (text.normalize('NFKC').toLowerCase().replace(/[’]/g, "'").match(NEGATION) ?? []).length;
-}
-
 /**
- * The merge guard: two memories that differ in a number or in negation ("port 8080" / "port 3000",
- * "use pnpm" / "don't use pnpm") are never merged, whatever the similarity.
+ * The merge guard: two memories that differ in a number, a negation or a named entity ("port 8080" /
+ * "port 3000", "use pnpm" / "don't use pnpm", "English" / "Spanish", `src/a.ts` / `src/b.ts`) are never
+ * merged, whatever their similarity. It is `@engram/retrieval`'s `canMergeFacts`, the same rule
+ * `memory_remember` applies, so the heavy phase can never merge what the hot path keeps apart.
  */
 export function mayMerge(a: string, b: string): boolean {
-  return numbers(a) === numbers(b) && negations(a) % 2 === negations(b) % 2;
+  return canMergeFacts(a, b).ok;
 }

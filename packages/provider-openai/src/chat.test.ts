@@ -7,6 +7,7 @@ import {
   type OpenAICompatibleGenerateRequest,
 } from './index.js';
 import { leakedSurfaces } from './test-support/leaks.js';
+import { createManualTimers } from './test-support/manual-timers.js';
 import {
   CHAT_PATH,
   expectedChatContent,
@@ -215,8 +216,13 @@ describe('createOpenAICompatibleChatModel against a loopback OpenAI-compatible s
 
   it('times out a held response at the deadline and tells a caller abort apart', async () => {
     server.enqueue(CHAT_PATH, { kind: 'hold' }, { kind: 'hold' });
-    const timeout = await failure(model({ timeoutMs: 50 }).generate(REQUEST));
+    const timers = createManualTimers();
+    const late = model({ timeoutMs: 50, timers }).generate(REQUEST);
+    await server.waitForRequests(1);
+    timers.fireAll();
+    const timeout = await failure(late);
     expect(timeout.code).toBe('ENGRAM_PROVIDER_TIMEOUT');
+    expect(timers.pending()).toBe(0);
     expect(timeout.attempts).toBe(1);
 
     const controller = new AbortController();

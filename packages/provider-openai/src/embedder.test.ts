@@ -7,6 +7,7 @@ import {
   type OpenAICompatibleEmbedderConfig,
 } from './index.js';
 import { leakedSurfaces } from './test-support/leaks.js';
+import { createManualTimers } from './test-support/manual-timers.js';
 import {
   EMBEDDINGS_PATH,
   expectedVector,
@@ -68,7 +69,11 @@ function vectorOf(text: string, dimensions = DIMENSIONS): Float32Array {
 
 describe('createOpenAICompatibleEmbedder against a loopback OpenAI-compatible server', () => {
   it('embeds texts in input order, sorting by index, and sends the key as a bearer token', async () => {
-    const vectors = await embedder().embed(['alpha', 'beta', 'gamma']);
+    const timers = createManualTimers();
+    const vectors = await embedder({ timers }).embed(['alpha', 'beta', 'gamma']);
+    // One deadline per attempt (the default 30 s), cleared once the answer is in.
+    expect(timers.armed).toEqual([30_000]);
+    expect(timers.pending()).toBe(0);
 
     expect(vectors).toHaveLength(3);
     expect(vectors.every((v) => v instanceof Float32Array && v.length === DIMENSIONS)).toBe(true);
@@ -272,9 +277,16 @@ describe('createOpenAICompatibleEmbedder against a loopback OpenAI-compatible se
 
   it('times out a response the server holds past the deadline, without retrying it', async () => {
     server.enqueue(EMBEDDINGS_PATH, { kind: 'hold' });
-    const error = await failure(embedder({ timeoutMs: 50 }).embed(['alpha']));
+    const timers = createManualTimers();
+    const pending = embedder({ timeoutMs: 50, timers }).embed(['alpha']);
+    await server.waitForRequests(1);
+    // The server holds the response; the attempt's deadline (50 ms on the injected timers) fires now.
+    expect(timers.armed).toEqual([50]);
+    timers.fireAll();
+    const error = await failure(pending);
 
     expect(error.code).toBe('ENGRAM_PROVIDER_TIMEOUT');
+    expect(error.message).toContain('50 ms');
     expect(error.name).toBe('EngramProviderError');
     expect(error.retryable).toBe(true);
     expect(error.attempts).toBe(1);
@@ -349,6 +361,7 @@ describe('embedder configuration', () => {
       [{ baseUrl: `not a url ${API_KEY}` }, 'baseUrl'],
       [{ baseUrl: `http://user:${API_KEY}@127.0.0.1/v1` }, 'baseUrl'],
       [{ apiKey: '' }, 'apiKey'],
+      [{ timers: { setTimeout: () => 0 } as never }, 'timers'],
     ];
     for (const [overrides, setting] of cases) {
       let caught: unknown;

@@ -4,6 +4,18 @@ import { EngramProviderError, type ProviderOperation } from './errors.js';
 /** Sleeps `ms` milliseconds; rejects early when `signal` aborts. Injected in tests so backoff never really waits. */
 export type ProviderSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
+/** The timer functions the per-attempt deadline uses; injected in tests so a deadline fires without waiting. */
+export interface ProviderTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The default timers: the runtime's `setTimeout` / `clearTimeout`. */
+const systemTimers: ProviderTimers = Object.freeze({
+  setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms),
+  clearTimeout: (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>),
+});
+
 /** Connection, deadline and retry settings shared by the embeddings and chat adapters. */
 export interface OpenAICompatibleHttpConfig {
   /** API root including the version segment, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
@@ -32,6 +44,8 @@ export interface OpenAICompatibleHttpConfig {
   readonly random?: () => number;
   /** Wall clock in epoch milliseconds, used for `Retry-After` dates (default `Date.now`). */
   readonly now?: () => number;
+  /** Timers of the per-attempt deadline (default: the runtime's `setTimeout` / `clearTimeout`). */
+  readonly timers?: ProviderTimers;
 }
 
 /** The resolved, frozen transport settings. */
@@ -49,6 +63,7 @@ export interface Transport {
   readonly sleep: ProviderSleep;
   readonly random: () => number;
   readonly now: () => number;
+  readonly timers: ProviderTimers;
 }
 
 const DEFAULTS = {
@@ -168,6 +183,16 @@ export function createTransport(
       throw configError(key, 'must be a function', what);
     }
   }
+  const timers = config.timers;
+  if (
+    timers !== undefined &&
+    (typeof timers !== 'object' ||
+      timers === null ||
+      typeof timers.setTimeout !== 'function' ||
+      typeof timers.clearTimeout !== 'function')
+  ) {
+    throw configError('timers', 'must provide setTimeout and clearTimeout functions', what);
+  }
   const fetchImpl = config.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw configError('fetch', 'is not available in this runtime', what);
   const base = parseBaseUrl(config.baseUrl, 'baseUrl', what);
@@ -191,6 +216,7 @@ export function createTransport(
     sleep: config.sleep ?? defaultSleep,
     random: config.random ?? Math.random,
     now: config.now ?? Date.now,
+    timers: timers ?? systemTimers,
   });
 }
 
@@ -301,7 +327,7 @@ async function attempt(
     controller.abort();
   };
   signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const timer = setTimeout(() => {
+  const timer = transport.timers.setTimeout(() => {
     state.fired ??= 'timeout';
     controller.abort();
   }, transport.timeoutMs);
@@ -357,7 +383,7 @@ async function attempt(
     }
     return { ok: false, failure: { code: 'ENGRAM_PROVIDER_UNAVAILABLE', cause: networkCause(error) } };
   } finally {
-    clearTimeout(timer);
+    transport.timers.clearTimeout(timer);
     signal?.removeEventListener('abort', onCallerAbort);
   }
 }

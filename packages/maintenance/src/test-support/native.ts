@@ -7,6 +7,8 @@ import { createSqliteMemoryStore, type SqliteMemoryStore, type StoreObserver } f
 /** A real SQLite store on a temporary file, bound to the deterministic embedder's profile. */
 export interface TempStore {
   readonly store: SqliteMemoryStore;
+  /** The database file (for a second, raw connection in integrity tests). */
+  readonly path: string;
   readonly embedder: ReturnType<typeof createDeterministicEmbedder>;
   close(): void;
 }
@@ -20,14 +22,16 @@ export function openTempStore(
   } = {},
 ): TempStore {
   const dir = mkdtempSync(join(tmpdir(), 'engram-maint-'));
+  const path = join(dir, 'memory.db');
   const store = createSqliteMemoryStore({
-    path: join(dir, 'memory.db'),
+    path,
     embedding: options.withProfile === false ? null : DETERMINISTIC_PROFILE,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   return {
     store,
+    path,
     embedder: createDeterministicEmbedder(),
     close(): void {
       store.close();
