@@ -62,6 +62,28 @@ describe('collector wired into the real store, drain and retriever', () => {
     await retriever.search('agent-a', '   ');
     await retriever.search('agent-b', `${CANARY} backup`);
 
+    // Failures whose errors carry the canary: a throwing embedder (FTS-only answer) and a closed store.
+    const failing = createRetriever({
+      store,
+      embedder: {
+        profile: embedder.profile,
+        embed: () => Promise.reject(new Error(`${CANARY} provider said no`)),
+      },
+      observer: collector.retrievalObserver,
+    });
+    const degraded = await failing.decision('agent-b', `${CANARY} backup`);
+    expect(degraded.execution.degradations).toEqual(['embeddingError']);
+    const closedStore = createSqliteMemoryStore({ path: ':memory:', observer: collector.storeObserver });
+    closedStore.close();
+    const broken = await createRetriever({
+      store: closedStore,
+      observer: collector.retrievalObserver,
+    }).decision('agent-b', `${CANARY} backup`);
+    expect(broken.execution.outcome).toBe('failed');
+    const b = collector.snapshot('agent-b').agent.retrieval.decision;
+    expect(b.outcomes).toMatchObject({ completed: 1, failed: 1 });
+    expect(b.degradations).toMatchObject({ embeddingError: 1, storeUnusable: 1 });
+
     const a = diagnosticsSnapshotSchema.parse(collector.snapshot('agent-a'));
     const search = a.agent.retrieval.search;
     expect(search.operations).toBe(6);
@@ -97,6 +119,7 @@ describe('collector wired into the real store, drain and retriever', () => {
     expect(dto.store.byKind.fact).toBe(60);
     expect(dto.store.byEmbeddingState.ready).toBe(60);
     expect(dto.runtime.agent.retrieval.search.operations).toBe(7);
+    expect(dto.runtime.agent.retrieval.decision.operations).toBe(2);
 
     for (const json of [JSON.stringify(collector.snapshotAll()), JSON.stringify(dto)]) {
       expect(json.toLowerCase()).not.toContain(CANARY);

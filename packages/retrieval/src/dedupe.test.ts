@@ -44,7 +44,11 @@ describe('createToolResultDeduper', () => {
   });
 
   it('rejects an invalid capacity', () => {
-    expect(() => createToolResultDeduper({ capacity: 0 })).toThrow(RangeError);
-    expect(() => createToolResultDeduper({ capacity: 1.5 })).toThrow(RangeError);
+    expect(() => createToolResultDeduper({ capacity: 0 })).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_RETRIEVAL_INVALID_CONFIG' }),
+    );
+    expect(() => createToolResultDeduper({ capacity: 1.5 })).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_RETRIEVAL_INVALID_CONFIG' }),
+    );
   });
 });

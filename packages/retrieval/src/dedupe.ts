@@ -1,4 +1,5 @@
 import { contentHash } from './content-hash.js';
+import { EngramRetrievalError } from './errors.js';
 
 /** Pointers are kept up to this many characters, so the replacement text stays short. */
 const MAX_POINTER_CHARS = 200;
@@ -37,10 +38,16 @@ export function createToolResultDeduper(config: ToolResultDeduperConfig = {}): T
   const capacity = config.capacity ?? 256;
   const minChars = config.minChars ?? 64;
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > 100_000) {
-    throw new RangeError('capacity must be an integer in 1..100000');
+    throw new EngramRetrievalError(
+      'ENGRAM_RETRIEVAL_INVALID_CONFIG',
+      'capacity must be an integer in 1..100000.',
+    );
   }
   if (!Number.isInteger(minChars) || minChars < 0)
-    throw new RangeError('minChars must be a non-negative integer');
+    throw new EngramRetrievalError(
+      'ENGRAM_RETRIEVAL_INVALID_CONFIG',
+      'minChars must be a non-negative integer.',
+    );
   const firstSeen = new Map<string, string>();
   return {
     check(content: string, pointer: string): DedupeOutcome {

@@ -38,6 +38,33 @@ describe('canMergeFacts', () => {
     });
   });
 
+  it('keeps Chinese facts about different named things apart', () => {
+    expect(canMergeFacts('用户偏好英语', '用户偏好西班牙语')).toEqual({ ok: false, reason: 'entity' });
+    expect(canMergeFacts('数据库部署在北京机房', '数据库部署在上海机房')).toEqual({
+      ok: false,
+      reason: 'entity',
+    });
+    expect(canMergeFacts('使用 pnpm 安装依赖', '使用 yarn 安装依赖')).toEqual({
+      ok: false,
+      reason: 'entity',
+    });
+    expect(canMergeFacts('服务部署到 AWS', '服务部署到 GCP')).toEqual({ ok: false, reason: 'entity' });
+    expect(canMergeFacts('开发服务器监听 8080 端口', '开发服务器监听 3000 端口')).toEqual({
+      ok: false,
+      reason: 'number',
+    });
+    expect(canMergeFacts('一定要使用 pnpm', '一定不要使用 pnpm')).toEqual({ ok: false, reason: 'negation' });
+  });
+
+  it('lets a Chinese fact merge when only particles, punctuation, spacing or case differ', () => {
+    expect(canMergeFacts('用户喜欢简洁的回答。', '用户喜欢简洁回答')).toEqual({ ok: true });
+    expect(canMergeFacts('使用 pnpm 安装依赖', '使用 PNPM 安装了依赖')).toEqual({ ok: true });
+  });
+
+  it('does not count a re-cased word as a different entity', () => {
+    expect(canMergeFacts('The user prefers English', 'the user prefers english')).toEqual({ ok: true });
+  });
+
   it('lets a reworded fact merge: sentence-initial capitals and plurals are not entities', () => {
     expect(canMergeFacts('uses pnpm for installs', 'uses pnpm for install')).toEqual({ ok: true });
     expect(canMergeFacts('Uses pnpm for installs.', 'uses pnpm for install')).toEqual({ ok: true });

@@ -49,9 +49,21 @@ const NEGATION_WORDS = new Set([
   'avoid',
 ]);
 const DIGITS = /\d+(?:[.,]\d+)*/g;
-const CJK_NUMERALS = /[零〇一二三四五六七八九十百千万亿两]+/g;
+const CJK_NUMERAL_CHARS = '零〇一二三四五六七八九十百千万亿两';
+const CJK_NUMERALS = new RegExp(`[${CJK_NUMERAL_CHARS}]+`, 'g');
+const CJK_NEGATION_CHARS = '禁止不没別别无無非未勿莫';
 const CJK_NEGATIONS = /禁止|不|没|別|别|无|無|非|未|勿|莫/g;
+const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+// Characters that carry content in CJK text: Han, Katakana (with ー) and Hangul. Hiragana is mostly grammar.
+const CJK_CONTENT_CHAR = /[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}\u30fc]/u;
+// Chinese structural particles, copulas, pronouns, auxiliaries and classifiers: rewording them changes nothing.
+const CJK_FUNCTION_CHARS: ReadonlySet<string> = new Set([
+  ...'的了着过地得之是在和与及或也都就很把被对个这那吗呢吧啊呀么其而且并还又所为于从向给让已经会要能可以该应当请',
+  ...CJK_NUMERAL_CHARS,
+  ...CJK_NEGATION_CHARS,
+]);
 const LATIN_WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu;
+const LATIN_RUN = /\p{Script=Latin}[\p{Script=Latin}\p{N}]+/gu;
 const CAPITALISED = /^\p{Lu}/u;
 // What may precede a capitalised word that starts a sentence (after skipping spaces, quotes and brackets).
 const SENTENCE_BREAK = /[.!?;:\n\-*•>#。！？；：]/u;
@@ -101,8 +113,13 @@ function isSentenceStart(text: string, index: number): boolean {
 
 function entitiesOf(text: string): Set<string> {
   const entities = new Set<string>();
+  // In CJK text a Latin word is a name or a term (`使用 pnpm`, `部署到 AWS`), whatever its case.
+  if (HAS_CJK.test(text)) {
+    for (const m of text.matchAll(LATIN_RUN)) entities.add(m[0].toLowerCase());
+  }
   for (const m of text.matchAll(LATIN_WORD)) {
     const word = m[0];
+    if (HAS_CJK.test(word)) continue;
     if (!CAPITALISED.test(word) || word === 'I' || word.startsWith("I'")) continue;
     if (isSentenceStart(text, m.index)) continue;
     entities.add(word.toLowerCase());
@@ -115,18 +132,48 @@ function entitiesOf(text: string): Set<string> {
   return entities;
 }
 
+/** The content characters of CJK text (see {@link canMergeFacts}); empty for text without CJK. */
+function cjkContentOf(text: string): Set<string> {
+  const chars = new Set<string>();
+  for (const char of text) {
+    if (CJK_CONTENT_CHAR.test(char) && !CJK_FUNCTION_CHARS.has(char)) chars.add(char);
+  }
+  return chars;
+}
+
+function lowerWords(text: string): Set<string> {
+  return new Set(Array.from(text.toLowerCase().matchAll(LATIN_WORD), (m) => m[0]));
+}
+
+/** True when the entity sets differ in a name that is not merely re-cased in the other text. */
+function entitiesDiffer(x: string, y: string): boolean {
+  const ex = entitiesOf(x);
+  const ey = entitiesOf(y);
+  if (sameSet(ex, ey)) return false;
+  const wx = lowerWords(x);
+  const wy = lowerWords(y);
+  for (const entity of ex) if (!ey.has(entity) && !wy.has(entity)) return true;
+  for (const entity of ey) if (!ex.has(entity) && !wx.has(entity)) return true;
+  return false;
+}
+
 /**
  * Decides whether two near-duplicate facts may be merged: never when they differ in a number ("port 8080"
  * vs "port 3000", also CJK and English number words), in negation ("use pnpm" vs "don't use pnpm"; not, no,
- * never, without, n't, 不, 没, 别 …) or in a named entity (a capitalised word not at a sentence start —
- * "English" vs "Spanish" — or a path or code identifier). Pure; it does not judge similarity itself.
+ * never, without, n't, 不, 没, 别 …) or in a named entity: in Latin text a capitalised word not at a sentence
+ * start ("English" vs "Spanish"; a word merely re-cased in the other fact does not count), a path or a code
+ * identifier; in CJK text any Latin word ("使用 pnpm" vs "使用 yarn"), and — as CJK has no capitals to tell a
+ * name from a word — any content character (Han, Katakana, Hangul; particles such as 的 了 是 excluded), so
+ * "用户偏好英语" and "用户偏好西班牙语" stay apart. Conservative by design: a wrongly kept pair is a harmless
+ * duplicate, a wrong merge loses a fact. Pure; it does not judge similarity itself.
  */
 export function canMergeFacts(a: string, b: string): FactMergeVerdict {
   const x = normalise(a);
   const y = normalise(b);
   if (!sameMultiset(numbersOf(x), numbersOf(y))) return { ok: false, reason: 'number' };
   if (negationCount(x) !== negationCount(y)) return { ok: false, reason: 'negation' };
-  if (!sameSet(entitiesOf(x), entitiesOf(y))) return { ok: false, reason: 'entity' };
+  if (entitiesDiffer(x, y)) return { ok: false, reason: 'entity' };
+  if (!sameSet(cjkContentOf(x), cjkContentOf(y))) return { ok: false, reason: 'entity' };
   return { ok: true };
 }
 

@@ -79,6 +79,7 @@ export type {
 } from './tools.js';
 export {
   createToolHandler,
+  MAX_ARGUMENT_CHARS,
   MAX_POINTER_EVENTS,
   MEMORY_TOOL_DEFINITIONS,
   MEMORY_TOOL_NAMES,

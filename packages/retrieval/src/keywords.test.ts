@@ -94,7 +94,11 @@ describe('extractKeywords', () => {
   });
 
   it('rejects an out-of-range maxTerms', () => {
-    expect(() => extractKeywords('a', { maxTerms: 0 })).toThrow(RangeError);
-    expect(() => extractKeywords('a', { maxTerms: 65 })).toThrow(RangeError);
+    expect(() => extractKeywords('a', { maxTerms: 0 })).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_RETRIEVAL_INVALID_INPUT' }),
+    );
+    expect(() => extractKeywords('a', { maxTerms: 65 })).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_RETRIEVAL_INVALID_INPUT' }),
+    );
   });
 });

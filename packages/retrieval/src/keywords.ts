@@ -6,6 +6,8 @@
  * code identifiers, CJK runs, words) so that the bound drops the least specific terms first.
  */
 
+import { EngramRetrievalError } from './errors.js';
+
 /** Kinds of extracted terms. */
 export const KEYWORD_KINDS = ['path', 'identifier', 'cjk', 'word'] as const;
 /** A kind of extracted term. */
@@ -67,7 +69,7 @@ interface Candidate {
 export function extractKeywords(query: string, options: ExtractKeywordsOptions = {}): KeywordExtraction {
   const maxTerms = options.maxTerms ?? DEFAULT_MAX_TERMS;
   if (!Number.isInteger(maxTerms) || maxTerms < 1 || maxTerms > 64) {
-    throw new RangeError('maxTerms must be an integer in 1..64');
+    throw new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', 'maxTerms must be an integer in 1..64.');
   }
   const text = query.slice(0, MAX_QUERY_SCAN_CHARS).normalize('NFKC');
   const seen = new Set<string>();

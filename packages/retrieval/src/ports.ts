@@ -7,8 +7,16 @@ import type { MemoryStore } from '@engram/store';
  * rejection escape — it settles the call as `failed` (lexical arm, revalidation) or degrades to FTS-only
  * (vector arm) with a classified cause. `searchVector` must search one agent's partition only and
  * `revalidate` must return only that agent's `active` rows of the expected revision.
+ *
+ * Two members are optional. `embeddingProfile` (read once per call): `null` means the store has no vector
+ * index, so the query is not embedded at all (`vectorCold`); a profile whose id or dimensions differ from the
+ * embedder's also skips the embedding (`vectorCold`), and a query vector of another length than the store's is
+ * never searched (`embeddingError`); absent, the embedder's own profile is trusted. `recordAccess` is called
+ * after a `recall`, `search` or `injection` call has settled (never for `decision`, never on the call's path)
+ * with the ids it returned; its rejection is swallowed — access times are advisory.
  */
-export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'>;
+export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'> &
+  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess'>>;
 
 /**
  * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.

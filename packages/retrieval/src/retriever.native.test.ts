@@ -542,3 +542,241 @@ describe('degradation, cancellation and failure', () => {
     }
   });
 });
+
+describe("the store's vector profile", () => {
+  /** Delegates to the deterministic embedder (or `vectors`) and counts calls. */
+  function countingEmbedder(
+    options: { profile?: QueryEmbedder['profile'] | null; vector?: Float32Array } = {},
+  ) {
+    const state = { calls: 0 };
+    const profile = options.profile === undefined ? embedder.profile : options.profile;
+    const port: QueryEmbedder = {
+      ...(profile === null ? {} : { profile }),
+      embed(texts, opts) {
+        state.calls += 1;
+        const fixed = options.vector;
+        if (fixed !== undefined) return Promise.resolve(texts.map(() => fixed));
+        return embedder.embed(texts, opts);
+      },
+    };
+    return { port, state };
+  }
+
+  it('does not embed the query for a store without a vector index: FTS-only with `vectorCold`', async () => {
+    const store = createSqliteMemoryStore({ path: ':memory:', embedding: null });
+    stores.push(store);
+    const row = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'Deploys run on Fridays' });
+    const counting = countingEmbedder();
+    const response = await createRetriever({ store, embedder: counting.port }).search('a', 'deploys');
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['vectorCold'],
+      arms: ['lexical'],
+    });
+    expect(response.execution.latencies).not.toHaveProperty('queryEmbedding');
+    expect(ids(response)).toEqual([row.id]);
+    expect(counting.state.calls).toBe(0);
+  });
+
+  it("does not embed the query when the store's profile differs from the embedder's (id or dimensions)", async () => {
+    for (const profile of [
+      { id: 'another-model', dimensions: embedder.profile.dimensions },
+      { id: embedder.profile.id, dimensions: embedder.profile.dimensions + 1 },
+    ]) {
+      const store = createSqliteMemoryStore({ path: ':memory:', embedding: profile });
+      stores.push(store);
+      const row = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'Deploys run on Fridays' });
+      const counting = countingEmbedder();
+      const response = await createRetriever({ store, embedder: counting.port }).search('a', 'deploys');
+      expect(response.execution).toMatchObject({
+        outcome: 'completed',
+        degradations: ['vectorCold'],
+        arms: ['lexical'],
+      });
+      expect(ids(response)).toEqual([row.id]);
+      expect(counting.state.calls).toBe(0);
+    }
+  });
+
+  it("never searches a query vector whose length differs from the store's: `embeddingError`, FTS-only", async () => {
+    const store = openStore();
+    const row = await add(store, 'a', 'Deploys run on Fridays');
+    let vectorSearches = 0;
+    const counted: RetrieverConfig['store'] = {
+      embeddingProfile: store.embeddingProfile,
+      searchLexical: (query) => store.searchLexical(query),
+      searchVector: (query) => {
+        vectorSearches += 1;
+        return store.searchVector(query);
+      },
+      revalidate: (agentId, candidates) => store.revalidate(agentId, candidates),
+    };
+    // An embedder that does not declare a profile and answers with 7 dimensions.
+    const wrong = countingEmbedder({ profile: null, vector: new Float32Array(7).fill(0.5) });
+    const response = await createRetriever({ store: counted, embedder: wrong.port }).search('a', 'deploys');
+    expect(response.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['embeddingError'],
+      arms: ['lexical'],
+    });
+    expect(ids(response)).toEqual([row.id]);
+    expect(wrong.state.calls).toBe(1);
+    expect(vectorSearches).toBe(0);
+    // The same port with the right vectors does search.
+    const right = countingEmbedder({ profile: null });
+    const ok = await createRetriever({ store: counted, embedder: right.port }).search('a', 'deploys');
+    expect(ok.execution.arms).toEqual(['lexical', 'vector']);
+    expect(vectorSearches).toBe(1);
+  });
+});
+
+describe('access tracking', () => {
+  function queue() {
+    const tasks: (() => void)[] = [];
+    return {
+      tasks,
+      defer: (task: () => void) => {
+        tasks.push(task);
+      },
+      run: (): void => {
+        for (const task of tasks.splice(0)) task();
+      },
+    };
+  }
+
+  it('bumps lastAccessedAt and accessCount of what recall, search and injection return — after the answer', async () => {
+    const store = openStore();
+    const hit = await add(store, 'a', 'The release train leaves every Tuesday');
+    const miss = await add(store, 'a', 'Lunch is served at noon');
+    const q = queue();
+    const retriever = createRetriever({ store, embedder, now: () => 5_000_000, defer: q.defer });
+    const response = await retriever.search('a', 'release train', { limit: 1 });
+    expect(ids(response)).toEqual([hit.id]);
+    // Nothing written while the call ran: the write is deferred, outside the call and its latencies.
+    expect(q.tasks).toHaveLength(1);
+    expect(await store.getMemory('a', hit.id)).toMatchObject({ accessCount: 0, lastAccessedAt: null });
+    q.run();
+    const after = await store.getMemory('a', hit.id);
+    expect(after).toMatchObject({
+      accessCount: 1,
+      lastAccessedAt: 5_000_000,
+      revision: hit.revision,
+      updatedAt: hit.updatedAt,
+    });
+    expect(await store.getMemory('a', miss.id)).toMatchObject({ accessCount: 0, lastAccessedAt: null });
+
+    await retriever.recall('a', 'release train', { limit: 1 });
+    await retriever.injection('a', 'release train', { limit: 1 });
+    expect(q.tasks).toHaveLength(2);
+    q.run();
+    expect((await store.getMemory('a', hit.id))?.accessCount).toBe(3);
+  });
+
+  it('never records access for `decision`, an empty answer, or with trackAccess off', async () => {
+    const store = openStore();
+    const row = await add(store, 'a', 'The release train leaves every Tuesday');
+    const q = queue();
+    const retriever = createRetriever({ store, embedder, defer: q.defer });
+    expect(ids(await retriever.decision('a', 'release train'))).toEqual([row.id]);
+    await retriever.search('a', 'kubernetes');
+    await retriever.search('a', '?!');
+    expect(q.tasks).toHaveLength(0);
+    const off = createRetriever({ store, embedder, defer: q.defer, trackAccess: false });
+    expect(ids(await off.search('a', 'release train'))).toEqual([row.id]);
+    expect(q.tasks).toHaveLength(0);
+    expect((await store.getMemory('a', row.id))?.accessCount).toBe(0);
+  });
+
+  it('works with a store port without recordAccess, and swallows a failed access write', async () => {
+    const store = openStore();
+    const row = await add(store, 'a', 'The release train leaves every Tuesday');
+    const q = queue();
+    const readOnly: RetrieverConfig['store'] = {
+      searchLexical: (query) => store.searchLexical(query),
+      searchVector: (query) => store.searchVector(query),
+      revalidate: (agentId, candidates) => store.revalidate(agentId, candidates),
+    };
+    expect(
+      ids(await createRetriever({ store: readOnly, embedder, defer: q.defer }).search('a', 'release')),
+    ).toEqual([row.id]);
+    expect(q.tasks).toHaveLength(0);
+
+    const throwing: RetrieverConfig['store'] = {
+      ...readOnly,
+      recordAccess: () => {
+        throw new Error('synchronous failure');
+      },
+    };
+    await createRetriever({ store: throwing, embedder, defer: q.defer }).search('a', 'release');
+    await createRetriever({ store, embedder, defer: q.defer }).search('a', 'release');
+    const failingDefer = createRetriever({
+      store: { ...readOnly, recordAccess: () => Promise.resolve() },
+      embedder,
+      defer: () => {
+        throw new Error('scheduler down');
+      },
+    });
+    const answer = await failingDefer.search('a', 'release');
+    expect(ids(answer)).toEqual([row.id]);
+    expect(q.tasks).toHaveLength(2);
+    store.close(); // the real store now rejects the deferred write (ENGRAM_STORE_CLOSED): swallowed, never unhandled
+    expect(() => q.run()).not.toThrow();
+  });
+
+  it('defers the write with setImmediate by default: not yet written when the answer arrives', async () => {
+    const store = openStore();
+    const row = await add(store, 'a', 'The release train leaves every Tuesday');
+    await createRetriever({ store, embedder }).search('a', 'release train');
+    expect((await store.getMemory('a', row.id))?.accessCount).toBe(0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect((await store.getMemory('a', row.id))?.accessCount).toBe(1);
+  });
+});
+
+describe('filters on the vector arm', () => {
+  it('finds a tagged row ranked below more than a budget of untagged ones by refilling, and says when capped', async () => {
+    const store = openStore();
+    const text = 'Quarterly access review for the data platform';
+    for (let i = 0; i < 8; i += 1) await add(store, 'a', text);
+    const tagged = await add(store, 'a', `${text} owners`, { tags: ['file:docs/review.md'] });
+    const small = {
+      store,
+      embedder,
+      arms: { lexical: false, vector: true },
+      candidateBudget: 2,
+      refillTarget: 1,
+    } as const;
+    const refilled = await createRetriever({ ...small, refillMaxBudget: 16 }).search('a', text, {
+      tags: ['file:docs/review.md'],
+    });
+    expect(ids(refilled)).toEqual([tagged.id]);
+    expect(refilled.execution.degradations).toEqual([]);
+    const capped = await createRetriever({ ...small, refillMaxBudget: 4 }).search('a', text, {
+      tags: ['file:docs/review.md'],
+    });
+    expect(ids(capped)).toEqual([]);
+    expect(capped.execution.degradations).toEqual(['candidateBudgetExhausted']);
+  });
+});
+
+describe('the vector similarity threshold', () => {
+  it('drops vector hits below the threshold and keeps those at or above it', async () => {
+    const store = openStore();
+    const close = await add(store, 'a', 'Payments outage during the holiday sale');
+    const far = await add(store, 'a', 'Lunch menu for the offsite');
+    const query = 'payments outage';
+    const [q, c, f] = await embedder.embed([query, close.content, far.content]);
+    const simClose = cosineSimilarity(q as Float32Array, c as Float32Array);
+    const simFar = cosineSimilarity(q as Float32Array, f as Float32Array);
+    expect(simClose).toBeGreaterThan(simFar);
+    const vectorOnly = (similarityThreshold: number) =>
+      createRetriever({ store, embedder, arms: { lexical: false, vector: true }, similarityThreshold });
+    // Everything at -1; only the close row between the two similarities; nothing above both.
+    expect(ids(await vectorOnly(-1).search('a', query)).sort()).toEqual([close.id, far.id].sort());
+    const between = (simClose + simFar) / 2;
+    const mid = await vectorOnly(between).search('a', query);
+    expect(ids(mid)).toEqual([close.id]);
+    expect(mid.execution.candidates.vector).toBe(1);
+    expect(ids(await vectorOnly(Math.min(1, simClose + 1e-3)).search('a', query))).toEqual([]);
+  });
+});

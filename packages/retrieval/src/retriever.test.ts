@@ -1,3 +1,5 @@
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import { isEngramRetrievalError } from './errors.js';
 import type { RetrievalExecution } from './execution.js';
@@ -154,5 +156,82 @@ describe('createRetriever outcomes that need no store', () => {
     const response = await retriever.search('agent', 'deploy');
     expect(response.execution.outcome).toBe('failed');
     expect(response.execution.degradations).toEqual(['unknown']);
+  });
+});
+
+describe('store failures by arm (a store port that fails on purpose)', () => {
+  const embedder = createDeterministicEmbedder();
+  const row: MemoryRecord = {
+    id: 'm1',
+    agentId: 'agent',
+    kind: 'fact',
+    content: 'deploy notes',
+    contentHash: 'h',
+    importance: 0.5,
+    confidence: 1,
+    tags: [],
+    sessionId: null,
+    seqFrom: null,
+    seqTo: null,
+    createdAt: 0,
+    updatedAt: 0,
+    lastAccessedAt: null,
+    accessCount: 0,
+    revision: 1,
+    lifecycle: 'active',
+    supersededBy: null,
+    embeddingState: 'ready',
+    embeddingFingerprint: null,
+    embeddingAttempts: 0,
+  };
+  const fail = (code: string) => () =>
+    Promise.reject(Object.assign(new Error('secret query text'), { code }));
+  const working: RetrievalStore = {
+    searchLexical: () =>
+      Promise.resolve({
+        hits: [{ id: 'm1', revision: 1, score: 2 }],
+        paths: { words: true, trigram: false, like: false },
+        likeTerms: [],
+        droppedTerms: 0,
+      }),
+    searchVector: () => Promise.resolve([{ id: 'm1', distance: 0.2, similarity: 0.8 }]),
+    revalidate: () => Promise.resolve([row]),
+  };
+
+  it('fails the call with the classified cause when the lexical arm or revalidation cannot read', async () => {
+    for (const [store, cause] of [
+      [{ ...working, searchLexical: fail('ENGRAM_STORE_BUSY') }, 'storeTimeout'],
+      [{ ...working, searchLexical: fail('ENGRAM_STORE_IO') }, 'storeError'],
+      [{ ...working, revalidate: fail('ENGRAM_STORE_CORRUPT') }, 'storeUnusable'],
+    ] as const) {
+      const response = await createRetriever({ store, embedder }).search('agent', 'deploy');
+      expect(response.results).toEqual([]);
+      expect(response.execution.outcome).toBe('failed');
+      expect(response.execution.degradations).toEqual([cause]);
+    }
+  });
+
+  it('degrades instead of failing when only one arm is unavailable', async () => {
+    const noFts = await createRetriever({
+      store: { ...working, searchLexical: fail('PORT_FTS_UNAVAILABLE') },
+      embedder,
+    }).search('agent', 'deploy');
+    expect(noFts.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['ftsUnavailable'],
+      arms: ['vector'],
+    });
+    expect(noFts.results.map((r) => r.record.id)).toEqual(['m1']);
+    const busyVector = await createRetriever({
+      store: { ...working, searchVector: fail('ENGRAM_STORE_BUSY') },
+      embedder,
+    }).search('agent', 'deploy');
+    expect(busyVector.execution).toMatchObject({
+      outcome: 'completed',
+      degradations: ['storeTimeout'],
+      arms: ['lexical'],
+    });
+    expect(busyVector.results.map((r) => r.record.id)).toEqual(['m1']);
+    expect(JSON.stringify([noFts.execution, busyVector.execution])).not.toContain('secret');
   });
 });

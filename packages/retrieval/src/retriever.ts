@@ -1,4 +1,4 @@
-import type { LexicalHit, MemoryKind, MemoryRecord, VectorHit } from '@engram/store';
+import type { EmbeddingProfile, LexicalHit, MemoryKind, MemoryRecord, VectorHit } from '@engram/store';
 import {
   type CircuitBreaker,
   createCircuitBreaker,
@@ -103,6 +103,18 @@ export interface RetrieverConfig {
   readonly maxTerms?: number;
   /** Fusion weights (see {@link FusionWeights}); missing fields take the defaults. */
   readonly fusion?: Partial<FusionWeights>;
+  /**
+   * Record what `recall`, `search` and `injection` return — `lastAccessedAt` and `accessCount`, through the
+   * store's optional `recordAccess` — after the call has settled and off its path (default true). Maintenance
+   * decays rows by their last access, so a memory that keeps being recalled is not archived. `decision` (the
+   * extraction's neighbour lookup) never records access.
+   */
+  readonly trackAccess?: boolean;
+  /**
+   * Runs a deferred access write outside the call (default `setImmediate`, so the write never delays the answer
+   * nor counts in its latencies). The task never throws.
+   */
+  readonly defer?: (task: () => void) => void;
 }
 
 /** The resolved numeric settings of a retriever (no ports). */
@@ -118,6 +130,7 @@ export interface RetrieverSettings {
   readonly refillMaxBudget: number;
   readonly maxTerms: number;
   readonly fusion: FusionWeights;
+  readonly trackAccess: boolean;
 }
 
 /** Options of one retrieval call. */
@@ -152,7 +165,8 @@ export type RetrieveFunction = (
  * observer exactly once: degradations keep the answer `completed` (FTS-only after an embedding failure), a
  * store failure gives `failed` with a cause and no results, an aborted signal gives `cancelled`. Only a
  * programmer error (empty agent id, invalid limit, kinds or tags) throws an `EngramRetrievalError`, before
- * anything is read or reported.
+ * anything is read or reported. `recall`, `search` and `injection` record access to what they return after
+ * settling (see {@link RetrieverConfig.trackAccess}); `decision` is read-only.
  */
 export interface Retriever {
   readonly recall: RetrieveFunction;
@@ -204,6 +218,11 @@ const defaultTimers: RetrievalTimers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+const defaultDefer = (task: () => void): void => {
+  if (typeof setImmediate === 'function') setImmediate(task);
+  else setTimeout(task, 0);
+};
+
 function invalidConfig(field: string, rule: string): EngramRetrievalError {
   return new EngramRetrievalError(
     'ENGRAM_RETRIEVAL_INVALID_CONFIG',
@@ -253,6 +272,10 @@ function resolveSettings(config: RetrieverConfig): RetrieverSettings {
   if (typeof arms.lexical !== 'boolean' || typeof arms.vector !== 'boolean') {
     throw invalidConfig('arms', '{ lexical: boolean; vector: boolean }');
   }
+  const trackAccess = config.trackAccess ?? true;
+  if (typeof trackAccess !== 'boolean') throw invalidConfig('trackAccess', 'a boolean');
+  if (config.defer !== undefined && typeof config.defer !== 'function')
+    throw invalidConfig('defer', 'a function');
   const candidateBudget = intSetting(config.candidateBudget, 128, 'candidateBudget', 1, 1000);
   const refillTarget = intSetting(
     config.refillTarget,
@@ -312,6 +335,7 @@ function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     refillMaxBudget: intSetting(config.refillMaxBudget, 1000, 'refillMaxBudget', candidateBudget, 1000),
     maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
     fusion,
+    trackAccess,
   });
 }
 
@@ -424,7 +448,7 @@ function isZero(vector: Float32Array): boolean {
  * arm (`keyword` stage) while the query is embedded under a deadline, a per-agent in-flight cap and a circuit
  * breaker (`queryEmbedding`); the agent-partitioned vector arm with a similarity threshold (`vector`);
  * authoritative revalidation, kind/tag filtering and refill of starved arms (`authoritativeRevalidation`);
- * fusion and explanation (`assembly`).
+ * fusion and explanation (`assembly`). After the call has settled, a deferred, fire-and-forget access write.
  */
 export function createRetriever(config: RetrieverConfig): Retriever {
   const settings = resolveSettings(config);
@@ -434,6 +458,7 @@ export function createRetriever(config: RetrieverConfig): Retriever {
   const now = config.now ?? Date.now;
   const mono = config.monotonicNow ?? (() => performance.now());
   const timers = config.timers ?? defaultTimers;
+  const defer = config.defer ?? defaultDefer;
   const inFlight = new Map<string, number>();
   const breaker: CircuitBreaker = createCircuitBreaker({
     failureThreshold: settings.failureThreshold,
@@ -441,6 +466,44 @@ export function createRetriever(config: RetrieverConfig): Retriever {
     now,
     onTransition: (snapshot) => observer.onCircuitState?.(snapshot),
   });
+
+  /**
+   * Whether the vector arm can run, and the query vector's required length. Null (the answer is `vectorCold`,
+   * and the query is not embedded) without an embedder, for a store without a vector index, or when the store's
+   * profile and the embedder's differ. A store that does not expose its profile trusts the embedder's.
+   */
+  const vectorPlan = (): { readonly dimensions: number | undefined } | null => {
+    if (embedder === undefined) return null;
+    let profile: EmbeddingProfile | null | undefined;
+    try {
+      profile = store.embeddingProfile;
+    } catch {
+      profile = undefined;
+    }
+    if (profile === null) return null;
+    const own = embedder.profile;
+    if (profile === undefined) return { dimensions: own?.dimensions };
+    if (own !== undefined && (own.id !== profile.id || own.dimensions !== profile.dimensions)) return null;
+    return { dimensions: profile.dimensions };
+  };
+
+  /** Fire-and-forget: a failed access write changes nothing (access times are advisory). */
+  const recordAccess = (agentId: string, ids: readonly string[]): void => {
+    try {
+      const write = store.recordAccess;
+      if (typeof write !== 'function') return;
+      const at = now();
+      defer((): void => {
+        try {
+          Promise.resolve(write.call(store, agentId, ids, at)).then(undefined, () => {});
+        } catch {
+          // Swallowed: see above.
+        }
+      });
+    } catch {
+      // A failing clock or scheduler must not change the answer either.
+    }
+  };
 
   const storeCall = async <T>(call: () => Promise<T>): Promise<T> => {
     try {
@@ -454,6 +517,7 @@ export function createRetriever(config: RetrieverConfig): Retriever {
   const embedQuery = (
     agentId: string,
     query: string,
+    dimensions: number | undefined,
     signal: AbortSignal | undefined,
     stop: AbortSignal,
   ): Promise<EmbedOutcome> => {
@@ -504,7 +568,8 @@ export function createRetriever(config: RetrieverConfig): Retriever {
       Promise.resolve(pending).then(
         (vectors) => {
           const vector = Array.isArray(vectors) ? vectors[0] : undefined;
-          if (!isValidVector(vector, embedder.profile?.dimensions)) {
+          // A vector of the wrong length is never searched: the store would refuse it, or worse, mis-rank.
+          if (!isValidVector(vector, dimensions)) {
             finish({ ok: false, cause: 'embeddingError' }, 'failure');
             return;
           }
@@ -543,8 +608,9 @@ export function createRetriever(config: RetrieverConfig): Retriever {
     }
     let embedding: Promise<EmbedOutcome> | undefined;
     if (settings.arms.vector) {
-      if (embedder === undefined) recorder.degradations.add('vectorCold');
-      else embedding = embedQuery(agentId, query, signal, stop);
+      const plan = vectorPlan();
+      if (plan === null) recorder.degradations.add('vectorCold');
+      else embedding = embedQuery(agentId, query, plan.dimensions, signal, stop);
     }
 
     let lexicalOn = settings.arms.lexical;
@@ -768,6 +834,12 @@ export function createRetriever(config: RetrieverConfig): Retriever {
       } catch {
         // An observer failure must never change or delay a result.
       }
+    }
+    if (settings.trackAccess && purpose !== 'decision' && results.length > 0) {
+      recordAccess(
+        agentId,
+        results.map((result) => result.record.id),
+      );
     }
     return { results, execution };
   };

@@ -7,7 +7,8 @@ export type StoreFailureCause = Extract<
 >;
 
 const TIMEOUT = /BUSY|LOCKED|TIMEOUT|RETRYABLE/;
-const UNUSABLE = /CLOSED|UNUSABLE|CORRUPT|NATIVE|SCHEMA|FINGERPRINT|MIGRATION|OPEN_FAILED|READONLY/;
+const UNUSABLE =
+  /CLOSED|UNUSABLE|CORRUPT|NATIVE|SCHEMA|FINGERPRINT|MIGRATION|OPEN_FAILED|READONLY|ENCRYPTION/;
 
 /** The stable `code` of an error-like value, or undefined. Never reads the message. */
 export function errorCode(error: unknown): string | undefined {
@@ -18,8 +19,9 @@ export function errorCode(error: unknown): string | undefined {
 
 /**
  * Classifies a store rejection by its stable code (never by its message): busy/locked → `storeTimeout`,
- * closed/corrupt/schema/fingerprint → `storeUnusable`, an unavailable FTS index → `ftsUnavailable`, an
- * unavailable vector index → `vectorCold`, anything else → `storeError`.
+ * closed/corrupt/schema/fingerprint/native/encryption key → `storeUnusable`, a code naming FTS (a store port
+ * whose full-text index is unavailable) → `ftsUnavailable`, an unavailable vector index → `vectorCold`,
+ * anything else → `storeError`.
  */
 export function classifyStoreError(error: unknown): StoreFailureCause {
   const code = errorCode(error) ?? '';

@@ -92,6 +92,9 @@ describe('memory_remember over a real store', () => {
       ['The dev server listens on port 8080', 'The dev server listens on port 3000', 'number'],
       ['We use pnpm for the monorepo', "We don't use pnpm for the monorepo", 'negation'],
       ['The user prefers English for replies', 'The user prefers Spanish for replies', 'entity'],
+      ['开发服务器监听 8080 端口', '开发服务器监听 3000 端口', 'number'],
+      ['项目使用 pnpm 管理依赖', '项目不使用 pnpm 管理依赖', 'negation'],
+      ['用户偏好英语回复', '用户偏好西班牙语回复', 'entity'],
     ];
     for (const [a, b, reason] of pairs) {
       await handler.execute('memory_remember', { content: a }, ctx);

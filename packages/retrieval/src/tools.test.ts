@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MEMORY_TOOL_DEFINITIONS, MEMORY_TOOL_NAMES, parseToolArguments } from './tools.js';
+import {
+  MAX_ARGUMENT_CHARS,
+  MEMORY_TOOL_DEFINITIONS,
+  MEMORY_TOOL_NAMES,
+  parseToolArguments,
+} from './tools.js';
 
 function shape(): Record<string, { required: unknown; properties: string[]; additionalProperties: unknown }> {
   return Object.fromEntries(
@@ -123,6 +128,28 @@ describe('parseToolArguments', () => {
       const parsed = parseToolArguments(name, args);
       expect(parsed).toEqual({ ok: false, text });
       if (!parsed.ok) expect(parsed.text.length).toBeLessThan(200);
+    }
+  });
+
+  it('bounds what it parses and quotes no control characters from unknown keys', () => {
+    const huge = `{"query":"${'a'.repeat(MAX_ARGUMENT_CHARS)}"}`;
+    expect(parseToolArguments('memory_search', huge)).toEqual({
+      ok: false,
+      text: `Invalid arguments for memory_search: longer than ${MAX_ARGUMENT_CHARS} characters.`,
+    });
+    expect(parseToolArguments('skill_delete', { name: 'x', 'bad\n"key\u0007': 1 })).toEqual({
+      ok: false,
+      text: 'Invalid arguments for skill_delete: unknown field "bad??key?".',
+    });
+    for (const text of ['[1,2', '{"query":', '{query: 1}', "{'query':'x'}", 'undefined', '\u0000']) {
+      const parsed = parseToolArguments('memory_search', text);
+      expect(parsed).toEqual({ ok: false, text: 'Invalid arguments for memory_search: not valid JSON.' });
+    }
+    for (const text of ['42', '"a string"', 'true']) {
+      expect(parseToolArguments('memory_search', text)).toEqual({
+        ok: false,
+        text: 'Invalid arguments for memory_search: arguments must be a JSON object.',
+      });
     }
   });
 

@@ -33,6 +33,8 @@ export const SEARCH_MAX_CHARS: { readonly default: 4000; readonly max: 20000 } =
   default: 4000,
   max: 20000,
 });
+/** Longest JSON-string arguments parsed (bounds the work a malformed call can cause). */
+export const MAX_ARGUMENT_CHARS = 200_000;
 /** Most events one `memory_get` pointer may span. */
 export const MAX_POINTER_EVENTS = 200;
 /** The store's cap on tags per row. */
@@ -138,6 +140,11 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
 
+/** A caller-supplied key, made safe to quote in a message: bounded, without control characters or quotes. */
+function quotedKey(key: string): string {
+  return `"${clip(key.replace(/[\u0000-\u001f\u007f-\u009f"\\`]/g, '?'), 32)}"`;
+}
+
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const key of path) {
@@ -165,7 +172,7 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
     case 'unrecognized_keys':
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
         .slice(0, 5)
-        .map((k) => `"${clip(k, 32)}"`)
+        .map(quotedKey)
         .join(', ')}`;
     default:
       return `"${path}" is invalid`;
@@ -183,6 +190,12 @@ export function parseToolArguments(name: string, args: unknown): ParsedToolCall 
   const tool = name as MemoryToolName;
   let input: unknown = args ?? {};
   if (typeof input === 'string') {
+    if (input.length > MAX_ARGUMENT_CHARS) {
+      return {
+        ok: false,
+        text: `Invalid arguments for ${tool}: longer than ${MAX_ARGUMENT_CHARS} characters.`,
+      };
+    }
     if (input.trim() === '') input = {};
     else {
       try {

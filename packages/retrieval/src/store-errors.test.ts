@@ -1,0 +1,38 @@
+import { ENGRAM_STORE_ERROR_CODES, type EngramStoreErrorCode } from '@engram/store';
+import { describe, expect, it } from 'vitest';
+import { classifyStoreError, type StoreFailureCause } from './store-errors.js';
+
+// Typed over every store code: a code the store adds fails the typecheck until it is classified here.
+const EXPECTED: Record<EngramStoreErrorCode, StoreFailureCause> = {
+  ENGRAM_STORE_INVALID_INPUT: 'storeError',
+  ENGRAM_STORE_NOT_FOUND: 'storeError',
+  ENGRAM_STORE_REVISION_CONFLICT: 'storeError',
+  ENGRAM_STORE_CONFLICT: 'storeError',
+  ENGRAM_STORE_BUSY: 'storeTimeout',
+  ENGRAM_STORE_FINGERPRINT_MISMATCH: 'storeUnusable',
+  ENGRAM_STORE_SCHEMA_TOO_NEW: 'storeUnusable',
+  ENGRAM_STORE_VECTOR_DIMENSIONS: 'storeError',
+  ENGRAM_STORE_VECTOR_INVALID: 'storeError',
+  ENGRAM_STORE_VECTOR_UNAVAILABLE: 'vectorCold',
+  ENGRAM_STORE_NATIVE_UNAVAILABLE: 'storeUnusable',
+  ENGRAM_STORE_CLOSED: 'storeUnusable',
+  ENGRAM_STORE_IO: 'storeError',
+  ENGRAM_STORE_CORRUPT: 'storeUnusable',
+  ENGRAM_STORE_ENCRYPTION_KEY: 'storeUnusable',
+  ENGRAM_STORE_UNKNOWN: 'storeError',
+};
+
+describe('classifyStoreError', () => {
+  it('maps every store error code to a degradation cause', () => {
+    for (const code of ENGRAM_STORE_ERROR_CODES) {
+      expect([code, classifyStoreError({ code })]).toEqual([code, EXPECTED[code]]);
+    }
+  });
+
+  it('reads the code only, never the message', () => {
+    expect(classifyStoreError(new Error('SQLITE_BUSY: database is locked'))).toBe('storeError');
+    expect(classifyStoreError({ code: 'PORT_FTS_UNAVAILABLE', message: 'closed' })).toBe('ftsUnavailable');
+    expect(classifyStoreError({ code: 42 })).toBe('storeError');
+    expect(classifyStoreError(null)).toBe('storeError');
+  });
+});
