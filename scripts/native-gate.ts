@@ -6,6 +6,8 @@ export default function nativeGate(): void {
   const report = checkNativeCapabilities();
   if (!report.ok) {
     const flag = process.env.ENGRAM_REQUIRE_NATIVE === '1' ? 'ENGRAM_REQUIRE_NATIVE=1' : 'native tier';
-    throw new Error(`[${flag}] native capabilities missing: ${report.missing.join(', ')}\n${report.details.join('\n')}`);
+    throw new Error(
+      `[${flag}] native capabilities missing: ${report.missing.join(', ')}\n${report.details.join('\n')}`,
+    );
   }
 }

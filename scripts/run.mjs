@@ -42,9 +42,14 @@ function ensurePnpm() {
   const local = join(root, '.tools', 'node_modules', '.bin', 'pnpm');
   if (existsSync(local)) return local;
   log(`installing pnpm@${pnpmVersion} (npm i -g) …`);
-  if (run('npm', ['install', '--global', `pnpm@${pnpmVersion}`]) === 0 && pnpmOnPath() === pnpmVersion) return 'pnpm';
+  if (run('npm', ['install', '--global', `pnpm@${pnpmVersion}`]) === 0 && pnpmOnPath() === pnpmVersion)
+    return 'pnpm';
   log('a global install was not possible; installing pnpm into .tools/ instead …');
-  must('npm', ['install', '--prefix', join(root, '.tools'), '--no-save', `pnpm@${pnpmVersion}`], 'installing pnpm');
+  must(
+    'npm',
+    ['install', '--prefix', join(root, '.tools'), '--no-save', `pnpm@${pnpmVersion}`],
+    'installing pnpm',
+  );
   return local;
 }
 
@@ -53,12 +58,18 @@ function ensureChromium() {
   if (existsSync('/usr/bin/chromium') && existsSync('/usr/share/fonts/opentype/noto')) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot) {
-    log('the browser test needs Debian\'s chromium: run `sudo apt-get install -y chromium` once, then re-run.');
+    log(
+      "the browser test needs Debian's chromium: run `sudo apt-get install -y chromium` once, then re-run.",
+    );
     process.exit(1);
   }
   log('installing Debian chromium for the browser test (apt-get) …');
   must('apt-get', ['update'], 'apt-get update');
-  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium', 'fonts-noto-cjk'], 'apt-get install chromium');
+  must(
+    'apt-get',
+    ['install', '-y', '--no-install-recommends', 'chromium', 'fonts-noto-cjk'],
+    'apt-get install chromium',
+  );
 }
 
 const pnpm = ensurePnpm();
@@ -73,7 +84,11 @@ switch (command) {
     break;
   case 'demo':
     // The demo's database lives under .engram/ in the directory the command was started from.
-    process.exit(run(process.execPath, [join(root, 'apps', 'demo', 'dist', 'cli.js'), 'demo', ...rest], { cwd: process.env.INIT_CWD ?? process.cwd() }));
+    process.exit(
+      run(process.execPath, [join(root, 'apps', 'demo', 'dist', 'cli.js'), 'demo', ...rest], {
+        cwd: process.env.INIT_CWD ?? process.cwd(),
+      }),
+    );
     break;
   case 'test':
     ensureChromium();

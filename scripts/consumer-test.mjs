@@ -1,0 +1,257 @@
+#!/usr/bin/env node
+// The consumer test: proves the published packages work as a user installs them from a registry.
+//
+//   1. packs every published library package (`pnpm pack`, which rewrites `workspace:^` to real versions);
+//   2. creates a fresh project in the OS temp directory, outside the workspace, and `npm install`s all the
+//      tarballs at once (so @engram/* dependencies resolve to the local tarballs; better-sqlite3 installs or
+//      compiles as it would for a user);
+//   3. runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
+//      diagnostics and serves the health endpoint — asserting each step;
+//   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
+//
+// It builds nothing: run it after `pnpm build` (the test ladder has built). Node's standard library only.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const started = Date.now();
+
+function log(message) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[consumer ${seconds}s] ${message}\n`);
+}
+
+function fail(message) {
+  log(`FAILED: ${message}`);
+  process.exitCode = 1;
+  throw new Error(message);
+}
+
+/** The pnpm to run: pnpm on PATH, else the copy `scripts/run.mjs` installs into .tools/. */
+function pnpmCommand() {
+  if (spawnSync('pnpm', ['--version'], { stdio: 'ignore' }).status === 0) return ['pnpm', []];
+  const local = join(root, '.tools', 'node_modules', '.bin', 'pnpm');
+  if (existsSync(local)) return [local, []];
+  fail('pnpm is not installed: run `npm run setup` (or install pnpm) first');
+}
+
+/** Runs a command to completion; a heartbeat line every 20 s says it is still going. */
+function run(cmd, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (options.echo === true) process.stderr.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+      if (options.echo === true) process.stderr.write(chunk);
+    });
+    const heartbeat =
+      options.heartbeat === undefined
+        ? null
+        : setInterval(() => log(`${options.heartbeat} (still running)`), 20_000);
+    child.once('error', (error) => {
+      if (heartbeat !== null) clearInterval(heartbeat);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      if (heartbeat !== null) clearInterval(heartbeat);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** The published library packages: every non-private package under packages/. */
+function publishedPackages() {
+  const dir = join(root, 'packages');
+  const found = [];
+  for (const name of readdirSync(dir).sort()) {
+    const manifestPath = join(dir, name, 'package.json');
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    if (manifest.private === true) continue;
+    found.push({ dir: join(dir, name), name: manifest.name, version: manifest.version });
+  }
+  return found;
+}
+
+// The script the consumer project runs: plain ESM against the installed packages, asserting every step.
+const CONSUMER_SCRIPT = String.raw`
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSqliteMemoryStore } from '@engram/store';
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createRetriever, createToolHandler } from '@engram/retrieval';
+import { createEmbeddingDrain, createEventIngestor } from '@engram/maintenance';
+import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
+import { createHealthHandler } from '@engram/health-ui';
+
+const step = (message) => console.log('  ✓ ' + message);
+const packages = JSON.parse(process.argv[2]);
+
+for (const name of packages) {
+  const module = await import(name);
+  assert.ok(Object.keys(module).length > 0, name + ' exports nothing');
+}
+step('imported ' + packages.length + ' packages by name: ' + packages.join(', '));
+
+const agentId = 'consumer';
+const collector = createDiagnosticsCollector();
+const embedder = createDeterministicEmbedder();
+const path = join(mkdtempSync(join(process.cwd(), 'db-')), 'memory.db');
+const store = createSqliteMemoryStore({ path, embedding: embedder.profile, observer: collector.storeObserver });
+step('opened a SQLite store (FTS5 + sqlite-vec) at ' + path);
+
+const retriever = createRetriever({ store, embedder, observer: collector.retrievalObserver });
+const tools = createToolHandler({ store, retriever, embedder });
+const remembered = await tools.execute('memory_remember', { content: 'The deploy pipeline runs pnpm build, then turbo test.' }, { agentId });
+assert.equal(remembered.ok, true, remembered.text);
+const again = await tools.execute('memory_remember', { content: 'The deploy pipeline runs pnpm build, then turbo test.' }, { agentId });
+assert.match(again.text, /Already remembered/);
+const ingestor = createEventIngestor({ store });
+const session = [
+  { seq: 1, type: 'message', role: 'user', content: 'Checkout was unavailable for 12 minutes during the payment outage.' },
+  { seq: 2, type: 'message', role: 'assistant', content: '结账服务中断了十二分钟，原因是重试没有退避。' },
+];
+const ingested = await ingestor.appendAndIngest(agentId, 'session-1', session);
+assert.equal(ingested.ingest.memories, 2);
+const reingested = await ingestor.appendAndIngest(agentId, 'session-1', session);
+assert.equal(reingested.appended, 0);
+assert.equal(reingested.ingest.memories, 0);
+step('remembered a fact through memory_remember (a duplicate was refused); ingested a session of two events (twice: idempotent)');
+
+const drain = createEmbeddingDrain({ store, embedder, observer: collector.maintenanceObserver });
+const drained = await drain.run({ agentId });
+assert.equal(drained.outcome, 'completed');
+assert.equal(drained.transitions.ready, 2);
+assert.equal(drained.backlog, 0);
+step('drained ' + drained.rows + ' pending rows to ready (backlog ' + drained.backlog + ')');
+
+const synonym = await retriever.search(agentId, 'downtime', { limit: 3 });
+assert.equal(synonym.execution.outcome, 'completed');
+assert.deepEqual(synonym.execution.arms, ['lexical', 'vector']);
+assert.match(synonym.results[0]?.record.content ?? '', /outage/);
+assert.ok(synonym.results[0].explanation.arms.includes('vector'));
+const exact = await retriever.search(agentId, 'turbo', { limit: 3 });
+assert.match(exact.results[0]?.record.content ?? '', /turbo test/);
+const cjk = await retriever.search(agentId, '中断', { limit: 3 });
+assert.match(cjk.results[0]?.record.content ?? '', /中断/);
+const tool = await tools.execute('memory_search', { query: 'pnpm build' }, { agentId });
+assert.equal(tool.ok, true);
+assert.match(tool.text, /deploy pipeline/);
+step('searched: "downtime" found the outage by vector, "turbo" and "中断" by keyword, memory_search answered');
+
+const snapshot = collector.snapshot(agentId);
+assert.equal(snapshot.agent.retrieval.search.operations, 4);
+assert.equal(snapshot.agent.retrieval.search.outcomes.completed, 4);
+assert.equal(snapshot.agent.embedding.rows, 2);
+assert.ok(snapshot.agent.retrieval.search.latency.total.p50 !== null);
+const health = await store.health(agentId);
+assert.equal(health.ok, true);
+const dto = healthDtoSchema.parse(createHealthDto(health.health, snapshot));
+assert.deepEqual(dto.store.totals, { memories: 3, events: 2, facts: 1, skills: 0 });
+step('diagnostics snapshot: 4 searches, 2 rows drained; health DTO valid (3 memories)');
+
+const handler = createHealthHandler({ getHealth: () => dto, listAgents: () => [agentId] });
+const server = createServer(handler);
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = 'http://127.0.0.1:' + server.address().port + '/';
+const api = await fetch(base + 'api/health');
+assert.equal(api.status, 200);
+assert.equal(healthDtoSchema.parse(await api.json()).store.totals.memories, 3);
+const page = await fetch(base);
+assert.equal(page.status, 200);
+assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+await new Promise((resolve) => server.close(resolve));
+step('served the health page and /api/health from @engram/health-ui');
+
+await store.close();
+step('closed the store');
+`;
+
+async function main() {
+  const packages = publishedPackages();
+  if (packages.length === 0) fail('no published packages found under packages/');
+  for (const pkg of packages) {
+    if (!existsSync(join(pkg.dir, 'dist'))) fail(`${pkg.name} has no dist/: run \`pnpm build\` first`);
+  }
+  log(`Node ${process.version}; packages: ${packages.map((p) => `${p.name}@${p.version}`).join(', ')}`);
+
+  const work = mkdtempSync(join(tmpdir(), 'engram-consumer-'));
+  const packs = join(work, 'packs');
+  const project = join(work, 'project');
+  mkdirSync(packs);
+  mkdirSync(project);
+  try {
+    const [pnpm, pnpmArgs] = pnpmCommand();
+    for (const pkg of packages) {
+      const result = await run(pnpm, [...pnpmArgs, 'pack', '--pack-destination', packs], { cwd: pkg.dir });
+      if (result.code !== 0) fail(`pnpm pack ${pkg.name} exited ${result.code}:\n${result.output}`);
+    }
+    const tarballs = readdirSync(packs)
+      .filter((f) => f.endsWith('.tgz'))
+      .sort()
+      .map((f) => join(packs, f));
+    if (tarballs.length !== packages.length)
+      fail(`expected ${packages.length} tarballs, found ${tarballs.length}`);
+    log(`packed ${tarballs.length} tarballs into ${packs}`);
+    for (const tarball of tarballs) {
+      const listing = spawnSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' });
+      if (listing.status === 0 && listing.stdout.includes('workspace:')) {
+        fail(`${tarball} still has a workspace: dependency`);
+      }
+    }
+
+    writeFileSync(
+      join(project, 'package.json'),
+      `${JSON.stringify({ name: 'engram-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2)}\n`,
+    );
+    log(
+      'npm install of the tarballs into a fresh project (better-sqlite3 may compile from source: 1–2 minutes) …',
+    );
+    const install = await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error', '--foreground-scripts', ...tarballs],
+      { cwd: project, heartbeat: 'npm install' },
+    );
+    if (install.code !== 0) fail(`npm install exited ${install.code}:\n${install.output.slice(-4000)}`);
+    log('installed');
+
+    writeFileSync(join(project, 'consumer.mjs'), CONSUMER_SCRIPT);
+    log('running consumer.mjs …');
+    const consumer = await run(
+      process.execPath,
+      ['consumer.mjs', JSON.stringify(packages.map((p) => p.name))],
+      {
+        cwd: project,
+        echo: true,
+      },
+    );
+    if (consumer.code !== 0) fail(`consumer.mjs exited ${consumer.code}`);
+    log('PASSED: the packed packages install with npm and work together in a fresh project');
+  } finally {
+    if (process.env.ENGRAM_KEEP_CONSUMER === '1') log(`kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  if (process.exitCode !== 1) log(`FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
