@@ -1,0 +1,344 @@
+/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, health, serve, mcp. */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { MaintenancePassResult } from '@engram/maintenance';
+import type { Command } from './args.js';
+import { type Engram, openEngram } from './composition.js';
+import { EngramDemoError } from './errors.js';
+import { parseEventsJsonl } from './events-file.js';
+import {
+  formatEvents,
+  formatExecution,
+  formatHealth,
+  formatMemory,
+  formatResults,
+  pointerOf,
+} from './format.js';
+import type { CliIo } from './io.js';
+import { createMemoryMcpServer, runMcpOverStdio } from './mcp.js';
+import { createProgress } from './progress.js';
+import { serveHealthPage } from './serve.js';
+
+/** Exit codes: success, runtime failure, invalid arguments. */
+export const EXIT: { readonly ok: 0; readonly failure: 1; readonly usage: 2 } = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+};
+
+/** Events appended per store call when ingesting a file. */
+const APPEND_CHUNK = 1000;
+
+/** Text shown when the heavy phase is skipped for want of a model. */
+export const NO_MODEL_NOTE =
+  'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
+
+function out(io: CliIo, text: string): void {
+  io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function width(io: CliIo): number {
+  return io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
+}
+
+/**
+ * Opens the database for one command. Commands that only read (search, get, drain, maintain, health, serve)
+ * refuse a missing file instead of creating an empty one behind a mistyped `--db`.
+ */
+async function withEngram<T>(
+  io: CliIo,
+  db: string,
+  run: (engram: Engram) => Promise<T>,
+  options: { readonly create: boolean } = { create: false },
+): Promise<T> {
+  if (!options.create && !existsSync(db)) {
+    throw new EngramDemoError(
+      'ENGRAM_DEMO_NOT_FOUND',
+      `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,
+    );
+  }
+  const engram = await openEngram({ dbPath: db, env: io.env });
+  try {
+    return await run(engram);
+  } finally {
+    await engram.close();
+  }
+}
+
+/** One line summarising a maintenance pass. */
+export function formatPass(agentId: string, result: MaintenancePassResult, hasModel: boolean): string {
+  if (result.report === null) return `${agentId}: skipped (a pass for this agent is already running)`;
+  const r = result.report;
+  const cheap = `cheap ${r.cheap.outcome} (repaired ${r.cheap.repaired}, archived ${r.cheap.archived}, pruned ${r.cheap.pruned})`;
+  let heavy: string;
+  if (r.heavy.outcome === 'skipped' && !hasModel) heavy = 'heavy skipped (no model configured)';
+  else if (r.heavy.outcome === 'gated') heavy = 'heavy gated (cool-down; --force runs it now)';
+  else {
+    const denials = Object.entries(r.heavy.denials)
+      .filter(([, n]) => n > 0)
+      .map(([step, n]) => `${step} ${n}`)
+      .join(', ');
+    const steps = Object.entries(r.heavy.steps)
+      .map(([step, outcome]) => `${step} ${outcome}`)
+      .join(', ');
+    heavy = `heavy ${r.heavy.outcome} (${steps}; model calls ${r.heavy.modelCalls}, input tokens ${r.heavy.inputTokens}${denials === '' ? '' : `; budget denials ${denials}`})`;
+  }
+  return `${agentId}: ${cheap} · ${heavy}`;
+}
+
+async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): Promise<number> {
+  return withEngram(
+    io,
+    c.db,
+    async (engram) => {
+      const result = await engram.tools.execute(
+        'memory_remember',
+        { content: c.content, ...(c.topic === null ? {} : { topic: c.topic }) },
+        { agentId: c.agent },
+      );
+      if (!result.ok) throw new EngramDemoError('ENGRAM_DEMO_TOOL_FAILED', result.text);
+      out(io, result.text);
+      return EXIT.ok;
+    },
+    { create: true },
+  );
+}
+
+async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    const response = await engram.retriever.search(c.agent, c.query, {
+      limit: c.limit,
+      ...(c.tags.length === 0 ? {} : { tags: c.tags }),
+    });
+    const { execution, results } = response;
+    if (execution.outcome === 'emptyQuery') {
+      io.stderr.write(
+        `engram search: the query has no searchable terms\nRun 'engram search --help' for usage.\n`,
+      );
+      return EXIT.usage;
+    }
+    if (execution.outcome !== 'completed') {
+      const cause = execution.degradations[0];
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_STORE_FAILED',
+        `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
+      );
+    }
+    if (c.json) {
+      out(
+        io,
+        JSON.stringify(
+          {
+            agent: c.agent,
+            execution,
+            results: results.map((r) => ({
+              id: r.record.id,
+              kind: r.record.kind,
+              content: r.record.content,
+              tags: r.record.tags,
+              pointer: pointerOf(r.record),
+              createdAt: r.record.createdAt,
+              score: r.score,
+              explanation: r.explanation,
+            })),
+          },
+          null,
+          2,
+        ),
+      );
+    } else {
+      out(
+        io,
+        `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
+      );
+      out(io, formatResults(results, { explain: c.explain, width: width(io) }));
+    }
+    return EXIT.ok;
+  });
+}
+
+async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    if (c.target.kind === 'id') {
+      const record = await engram.store.getMemory(c.agent, c.target.id);
+      if (record === null) {
+        throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+      }
+      out(io, c.json ? JSON.stringify(record, null, 2) : formatMemory(record));
+      return EXIT.ok;
+    }
+    const { sessionId, from, to } = c.target;
+    const events = await engram.store.readEvents(c.agent, sessionId, from, to);
+    if (events.length === 0) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_NOT_FOUND',
+        `no archived events at that pointer for agent ${c.agent}`,
+      );
+    }
+    out(io, c.json ? JSON.stringify(events, null, 2) : formatEvents(events));
+    return EXIT.ok;
+  });
+}
+
+async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(c.file, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new EngramDemoError(
+      'ENGRAM_DEMO_FILE_UNREADABLE',
+      `cannot read the events file${typeof code === 'string' ? ` (${code})` : ''}`,
+      { cause: error },
+    );
+  }
+  const sessions = parseEventsJsonl(text, { agentId: c.agent, sessionId: c.session });
+  return withEngram(
+    io,
+    c.db,
+    async (engram) => {
+      const totals = { appended: 0, skipped: 0, memories: 0 };
+      for (const session of sessions) {
+        let appended = 0;
+        let skipped = 0;
+        let memories = 0;
+        for (let i = 0; i < session.events.length; i += APPEND_CHUNK) {
+          const chunk = session.events.slice(i, i + APPEND_CHUNK);
+          const r = await engram.ingestor.appendAndIngest(session.agentId, session.sessionId, chunk);
+          appended += r.appended;
+          skipped += r.skipped;
+          memories += r.ingest.memories;
+          let more = r.ingest.more;
+          while (more) {
+            const next = await engram.ingestor.ingest(session.agentId, session.sessionId);
+            memories += next.memories;
+            more = next.more && next.events > 0;
+          }
+        }
+        totals.appended += appended;
+        totals.skipped += skipped;
+        totals.memories += memories;
+        out(
+          io,
+          `${session.agentId} / ${session.sessionId}: ${appended} events appended, ${skipped} already stored, ${memories} memories`,
+        );
+      }
+      out(
+        io,
+        `Ingested ${sessions.length} session${sessions.length === 1 ? '' : 's'}: ${totals.appended} events appended, ${totals.skipped} already stored, ${totals.memories} memories added.`,
+      );
+      if (totals.memories > 0) out(io, "Run 'engram drain' to embed them (keyword search works already).");
+      return EXIT.ok;
+    },
+    { create: true },
+  );
+}
+
+async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    const progress = createProgress(io.stderr, 'embedding');
+    const summary = await engram
+      .drain({
+        ...(c.agent === null ? {} : { agentId: c.agent }),
+        onProgress: (d, t) => progress.update(d, t),
+      })
+      .finally(() => progress.finish());
+    out(
+      io,
+      `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
+    );
+    return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
+  });
+}
+
+async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    const agents = c.agent === null ? await engram.listAgents() : [c.agent];
+    if (agents.length === 0) {
+      out(io, 'No agents in this database yet; nothing to maintain.');
+      return EXIT.ok;
+    }
+    let failed = false;
+    for (const agent of agents) {
+      const result = await engram.maintain(agent, { force: c.force });
+      if (
+        result.report !== null &&
+        (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
+      ) {
+        failed = true;
+      }
+      out(io, formatPass(agent, result, engram.modelLabel !== null));
+    }
+    if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
+    return failed ? EXIT.failure : EXIT.ok;
+  });
+}
+
+async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    const dto = await engram.health(c.agent);
+    out(
+      io,
+      c.json
+        ? JSON.stringify(dto, null, 2)
+        : formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`),
+    );
+    return EXIT.ok;
+  });
+}
+
+async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
+  return withEngram(io, c.db, async (engram) => {
+    const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
+    if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
+    out(io, `Health page: ${server.url}`);
+    out(io, `Health JSON: ${server.url}api/health`);
+    io.stderr.write('Press Ctrl+C to stop.\n');
+    await io.stopSignal;
+    await server.close();
+    return EXIT.ok;
+  });
+}
+
+async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<number> {
+  return withEngram(
+    io,
+    c.db,
+    async (engram) => {
+      const server = createMemoryMcpServer(engram.tools, c.agent);
+      io.stderr.write(
+        `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
+      );
+      await runMcpOverStdio(server, io.stopSignal, {
+        ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
+        ...(io.stdoutStream === undefined ? {} : { stdout: io.stdoutStream }),
+      });
+      return EXIT.ok;
+    },
+    { create: true },
+  );
+}
+
+/** Runs one parsed subcommand other than `demo`; resolves with the exit code. */
+export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }>): Promise<number> {
+  switch (command.name) {
+    case 'remember':
+      return remember(io, command);
+    case 'search':
+      return search(io, command);
+    case 'get':
+      return get(io, command);
+    case 'ingest':
+      return ingest(io, command);
+    case 'drain':
+      return drain(io, command);
+    case 'maintain':
+      return maintain(io, command);
+    case 'health':
+      return health(io, command);
+    case 'serve':
+      return serve(io, command);
+    case 'mcp':
+      return mcp(io, command);
+  }
+}

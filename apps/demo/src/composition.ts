@@ -1,0 +1,293 @@
+/**
+ * The composition root: the only module that knows every package. It opens the SQLite store, picks the
+ * embedder (the deterministic one, or an OpenAI-compatible one configured by environment variables), and
+ * wires the retriever, the memory tools, the diagnostics collector, event ingestion, the embedding drain,
+ * extraction and maintenance passes — every producer reporting to the one collector.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  createDiagnosticsCollector,
+  createHealthDto,
+  type DiagnosticsCollector,
+  type HealthDto,
+} from '@engram/diagnostics';
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import {
+  createEmbeddingDrain,
+  createEventIngestor,
+  createExtractor,
+  createMaintenanceRunner,
+  createProviderGateway,
+  type EmbedderPort,
+  type EmbeddingDrain,
+  type EventIngestor,
+  type ExtractionResult,
+  type ExtractionTurn,
+  type Extractor,
+  type MaintenancePassResult,
+  type ModelPort,
+  type ProviderGateway,
+} from '@engram/maintenance';
+import {
+  configFromEnv,
+  createOpenAICompatibleChatModel,
+  createOpenAICompatibleEmbedder,
+} from '@engram/provider-openai';
+import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
+import { createSqliteMemoryStore, type EventRecord, type SqliteMemoryStore } from '@engram/store';
+import { EngramDemoError, engramErrorCode } from './errors.js';
+
+/** Construction of {@link openEngram}. */
+export interface EngramConfig {
+  /** Absolute path of the SQLite file; its directory is created when missing. */
+  readonly dbPath: string;
+  /** Environment variables read for an OpenAI-compatible provider (default: none, i.e. offline). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Totals of a full drain (every run until the backlog is empty or a run stops early). */
+export interface DrainSummary {
+  readonly runs: number;
+  readonly batches: number;
+  readonly rows: number;
+  readonly ready: number;
+  readonly error: number;
+  readonly ftsOnly: number;
+  readonly stale: number;
+  /** Pending rows left (for the agent, or in total); null when the count failed. */
+  readonly backlog: number | null;
+  /** The last run's outcome. */
+  readonly outcome: string;
+}
+
+/** Progress of a drain: rows done and rows expected so far. */
+export type DrainProgress = (done: number, total: number) => void;
+
+/** The wired memory system of one database file. */
+export interface Engram {
+  readonly dbPath: string;
+  readonly store: SqliteMemoryStore;
+  readonly collector: DiagnosticsCollector;
+  readonly retriever: Retriever;
+  readonly tools: ToolHandler;
+  readonly ingestor: EventIngestor;
+  readonly extractor: Extractor;
+  /** The embedder's profile id and dimensions, e.g. `deterministic-lexicon-v1 (128 d)`. */
+  readonly embedderLabel: string;
+  /** The chat model's id, or null when none is configured (the heavy phase and extraction are skipped). */
+  readonly modelLabel: string | null;
+  /** Embeds pending rows until none are left (or a run stops early), reporting progress. */
+  drain(options?: { readonly agentId?: string; readonly onProgress?: DrainProgress }): Promise<DrainSummary>;
+  /** One maintenance pass for an agent. */
+  maintain(agentId: string, options?: { readonly force?: boolean }): Promise<MaintenancePassResult>;
+  /** Runs extraction over archived events (recorded as `skipped` without a model). */
+  extract(events: readonly EventRecord[]): Promise<ExtractionResult | null>;
+  /** The health DTO of one agent, or of every agent when null. */
+  health(agentId: string | null): Promise<HealthDto>;
+  /** Agents with at least one memory or event. */
+  listAgents(): Promise<readonly string[]>;
+  /** Closes the store (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Most concurrent provider requests in total and per key when a provider is configured. */
+const PROVIDER_LIMITS = { global: 4, perKey: 2, maxQueue: 64 } as const;
+/** Deadline of one provider request through the gateway. */
+const PROVIDER_DEADLINE_MS = 60_000;
+
+/**
+ * Opens (or creates) a database file and wires every package around it. Throws a typed error when the file
+ * cannot be opened, was indexed with another embedder, or the provider environment is invalid.
+ */
+export async function openEngram(config: EngramConfig): Promise<Engram> {
+  const env = config.env ?? {};
+  // Throws ENGRAM_PROVIDER_CONFIG naming the variable (never its value) when the environment is invalid.
+  const provider = configFromEnv(env);
+  const collector = createDiagnosticsCollector();
+
+  let gateway: ProviderGateway | null = null;
+  let drainEmbedder: EmbedderPort;
+  let queryEmbedder: EmbedderPort;
+  let model: ModelPort | null = null;
+  if (provider.embedder !== null || provider.chat !== null) {
+    const remoteEmbedder =
+      provider.embedder === null ? null : createOpenAICompatibleEmbedder(provider.embedder);
+    const chat = provider.chat === null ? null : createOpenAICompatibleChatModel(provider.chat);
+    gateway = createProviderGateway({
+      embedder: remoteEmbedder,
+      model: chat,
+      observer: collector.providerObserver,
+      limits: PROVIDER_LIMITS,
+      deadlineMs: PROVIDER_DEADLINE_MS,
+    });
+    model = gateway.modelFor('maintenance');
+  }
+  const remoteDrain = gateway?.embedderFor('drain') ?? null;
+  const remoteQuery = gateway?.embedderFor('query') ?? null;
+  if (remoteDrain !== null && remoteQuery !== null) {
+    drainEmbedder = remoteDrain;
+    queryEmbedder = remoteQuery;
+  } else {
+    const deterministic = createDeterministicEmbedder();
+    drainEmbedder = deterministic;
+    queryEmbedder = deterministic;
+  }
+
+  let store: SqliteMemoryStore;
+  try {
+    mkdirSync(dirname(config.dbPath), { recursive: true });
+  } catch (error) {
+    throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
+      cause: error,
+    });
+  }
+  try {
+    store = createSqliteMemoryStore({
+      path: config.dbPath,
+      embedding: { id: drainEmbedder.profile.id, dimensions: drainEmbedder.profile.dimensions },
+      observer: collector.storeObserver,
+    });
+  } catch (error) {
+    const code = engramErrorCode(error);
+    if (code === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_STORE_FAILED',
+        `the database was indexed with another embedder than ${drainEmbedder.profile.id}; use another --db or re-index it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+
+  const retriever = createRetriever({
+    store,
+    embedder: queryEmbedder,
+    observer: collector.retrievalObserver,
+  });
+  const tools = createToolHandler({ store, retriever, embedder: queryEmbedder });
+  const ingestor = createEventIngestor({ store });
+  const extractor = createExtractor({ store, retriever, model, observer: collector.maintenanceObserver });
+  const runner = createMaintenanceRunner({
+    store,
+    retriever,
+    model,
+    observer: collector.maintenanceObserver,
+  });
+  let progress: DrainProgress | undefined;
+  const drainer: EmbeddingDrain = createEmbeddingDrain({
+    store,
+    embedder: drainEmbedder,
+    observer: collector.maintenanceObserver,
+    onProgress: (done, total) => progress?.(done, total),
+  });
+  let closed = false;
+
+  /**
+   * Drains agent by agent (so each agent's diagnostics carry its own drain figures), run after run until the
+   * agent's backlog is empty or a run stops early.
+   */
+  async function drain(
+    options: { readonly agentId?: string; readonly onProgress?: DrainProgress } = {},
+  ): Promise<DrainSummary> {
+    const start = await store.countEmbeddingBacklog();
+    const agents =
+      options.agentId === undefined
+        ? Object.entries(start.byAgent)
+            .filter(([, n]) => n > 0)
+            .map(([agent]) => agent)
+            .sort()
+        : [options.agentId];
+    const total = agents.reduce((sum, agent) => sum + (start.byAgent[agent] ?? 0), 0);
+    const totals = { runs: 0, batches: 0, rows: 0, ready: 0, error: 0, ftsOnly: 0, stale: 0 };
+    let outcome = 'completed';
+    let backlog: number | null = 0;
+    options.onProgress?.(0, total);
+    for (const agentId of agents) {
+      const own = start.byAgent[agentId] ?? 0;
+      let left: number | null = own;
+      let drainedForAgent = 0;
+      while (left !== null && left > 0 && outcome === 'completed') {
+        const before = totals.rows;
+        progress = (done) => options.onProgress?.(Math.min(total, before + done), total);
+        const result = await drainer.run({ agentId }).finally(() => {
+          progress = undefined;
+        });
+        totals.runs += 1;
+        totals.batches += result.batches;
+        totals.rows += result.rows;
+        totals.ready += result.transitions.ready;
+        totals.error += result.transitions.error;
+        totals.ftsOnly += result.transitions.ftsOnly;
+        totals.stale += result.transitions.stale;
+        drainedForAgent += result.rows;
+        left = result.backlog;
+        outcome = result.outcome;
+        // Rows that keep failing stay in the backlog: stop once this agent's run makes no progress.
+        if (result.rows === 0 || drainedForAgent >= own * 2) break;
+      }
+      backlog = backlog === null || left === null ? null : backlog + left;
+      if (outcome !== 'completed') break;
+    }
+    options.onProgress?.(Math.min(total, totals.rows), total);
+    return { ...totals, backlog, outcome };
+  }
+
+  async function health(agentId: string | null): Promise<HealthDto> {
+    const answer = await store.health(agentId ?? undefined);
+    if (!answer.ok) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_STORE_FAILED',
+        `the store cannot report its health (${answer.code})`,
+      );
+    }
+    return createHealthDto(
+      answer.health,
+      agentId === null ? collector.snapshot() : collector.snapshot(agentId),
+    );
+  }
+
+  async function extract(events: readonly EventRecord[]): Promise<ExtractionResult | null> {
+    const first = events[0];
+    const last = events[events.length - 1];
+    if (first === undefined || last === undefined) return null;
+    const turns = events
+      .filter((e) => e.type === 'message' && e.content.trim() !== '')
+      .map(
+        (e): ExtractionTurn => ({
+          role: e.role === 'user' || e.role === 'assistant' || e.role === 'system' ? e.role : 'tool',
+          content: e.content,
+        }),
+      );
+    if (turns.length === 0) return null;
+    return extractor.extract({
+      agentId: first.agentId,
+      sessionId: first.sessionId,
+      turns,
+      seqFrom: first.seq,
+      seqTo: last.seq,
+    });
+  }
+
+  return {
+    dbPath: config.dbPath,
+    store,
+    collector,
+    retriever,
+    tools,
+    ingestor,
+    extractor,
+    embedderLabel: `${drainEmbedder.profile.id} (${drainEmbedder.profile.dimensions} d)`,
+    modelLabel: model === null ? null : (provider.chat?.model ?? model.id),
+    drain,
+    maintain: (agentId, options = {}) => runner.run(agentId, options.force === true ? { force: true } : {}),
+    extract,
+    health,
+    listAgents: () => store.listAgents(),
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { isEngramDemoError } from './errors.js';
+import { parseEventsJsonl } from './events-file.js';
+
+const defaults = { agentId: 'coder', sessionId: null } as const;
+
+function failureOf(text: string, d: { agentId: string; sessionId: string | null } = defaults): string {
+  try {
+    parseEventsJsonl(text, d);
+  } catch (error) {
+    expect(isEngramDemoError(error)).toBe(true);
+    expect((error as { code: string }).code).toBe('ENGRAM_DEMO_INVALID_EVENTS');
+    return (error as Error).message;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('parseEventsJsonl', () => {
+  it('groups events by agent and session, in first-appearance order, sorted by seq, skipping blank lines', () => {
+    const text = [
+      '{"sessionId":"s1","seq":2,"type":"tool_call","role":"assistant","content":"","toolName":"read_file","metadata":{"path":"src/a.ts"}}',
+      '',
+      '{"sessionId":"s1","seq":1,"type":"message","role":"user","content":"open src/a.ts"}',
+      '{"agentId":"assistant","sessionId":"s9","seq":1,"type":"message","role":"user","content":"会议改到周一","createdAt":1700000000000}',
+      '   ',
+    ].join('\r\n');
+    expect(parseEventsJsonl(text, defaults)).toEqual([
+      {
+        agentId: 'coder',
+        sessionId: 's1',
+        events: [
+          { seq: 1, type: 'message', role: 'user', content: 'open src/a.ts' },
+          {
+            seq: 2,
+            type: 'tool_call',
+            role: 'assistant',
+            content: '',
+            toolName: 'read_file',
+            metadata: { path: 'src/a.ts' },
+          },
+        ],
+      },
+      {
+        agentId: 'assistant',
+        sessionId: 's9',
+        events: [
+          { seq: 1, type: 'message', role: 'user', content: '会议改到周一', createdAt: 1700000000000 },
+        ],
+      },
+    ]);
+  });
+
+  it('takes the session from --session when a line has none', () => {
+    const [session] = parseEventsJsonl('{"seq":1,"type":"message","role":"user","content":"hi"}', {
+      agentId: 'a',
+      sessionId: 'cli-session',
+    });
+    expect(session).toMatchObject({ agentId: 'a', sessionId: 'cli-session' });
+  });
+
+  it('names the line and the field, and never echoes the content', () => {
+    const secret = 'sk-THIS-IS-A-SECRET';
+    expect(
+      failureOf(`{"sessionId":"s","seq":1,"type":"message","role":"user","content":"ok"}\n{"oops ${secret}`),
+    ).toBe('events file line 2: not valid JSON');
+    expect(failureOf(`{"sessionId":"s","seq":0,"type":"message","role":"user","content":"${secret}"}`)).toBe(
+      'events file line 1: "seq" must be a positive integer',
+    );
+    expect(failureOf(`{"sessionId":"s","seq":1,"type":"chat","role":"user","content":"${secret}"}`)).toBe(
+      'events file line 1: "type" must be message, tool_call or tool_result',
+    );
+    expect(failureOf('{"sessionId":"s","seq":1,"type":"message","role":"user"}')).toBe(
+      'events file line 1: "content" is required',
+    );
+    expect(
+      failureOf(`{"sessionId":"s","seq":1,"type":"message","role":"user","content":"x","extra":"${secret}"}`),
+    ).toBe('events file line 1: unknown field "extra"');
+    expect(failureOf('[1,2]')).toBe('events file line 1: must be a JSON object');
+    expect(failureOf('{"seq":1,"type":"message","role":"user","content":"x"}')).toBe(
+      'events file line 1: "sessionId" is required (or pass --session)',
+    );
+    expect(
+      failureOf(
+        '{"sessionId":"s","seq":3,"type":"message","role":"user","content":"a"}\n{"sessionId":"s","seq":3,"type":"message","role":"user","content":"b"}',
+      ),
+    ).toBe('events file line 2: "seq" 3 repeats within its session');
+  });
+});

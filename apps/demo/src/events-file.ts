@@ -1,0 +1,131 @@
+/**
+ * The JSONL events file of `engram ingest`: one event per line, validated with zod. Pure: the caller reads
+ * the file. Errors name the line and the field, never the line's content.
+ */
+import type { EventInput } from '@engram/store';
+import { z } from 'zod';
+import { EngramDemoError } from './errors.js';
+
+/** Most events one file may hold. */
+export const MAX_EVENTS_PER_FILE = 1_000_000;
+
+const lineSchema = z.strictObject({
+  agentId: z.string().min(1).max(256).optional(),
+  sessionId: z.string().min(1).max(200).optional(),
+  seq: z.int().min(1).max(2_147_483_647),
+  type: z.enum(['message', 'tool_call', 'tool_result']),
+  role: z.string().min(1).max(64),
+  content: z.string(),
+  toolName: z.string().min(1).max(128).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  createdAt: z.int().min(0).optional(),
+});
+
+/** The events of one session, in file order. */
+export interface SessionEvents {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly events: readonly EventInput[];
+}
+
+function fieldOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+      .slice(0, 3)
+      .map((k) => `"${k.slice(0, 32)}"`)
+      .join(', ')}`;
+  }
+  const path = issue.path.map(String).join('.').slice(0, 64);
+  if (path === '') return 'must be a JSON object';
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `"${path}" is required`;
+  switch (path) {
+    case 'seq':
+      return '"seq" must be a positive integer';
+    case 'type':
+      return '"type" must be message, tool_call or tool_result';
+    case 'createdAt':
+      return '"createdAt" must be epoch milliseconds (an integer)';
+    case 'metadata':
+      return '"metadata" must be a JSON object';
+    default:
+      return `"${path}" is invalid`;
+  }
+}
+
+/**
+ * Parses a JSONL events file into sessions (grouped by agent and session, first appearance order; events
+ * are sorted by seq). Blank lines are skipped. Lines without `agentId` / `sessionId` take the defaults;
+ * a line without a session id and no default is an error. Throws `ENGRAM_DEMO_INVALID_EVENTS` naming the line.
+ */
+export function parseEventsJsonl(
+  text: string,
+  defaults: { readonly agentId: string; readonly sessionId: string | null },
+): SessionEvents[] {
+  const groups = new Map<
+    string,
+    { agentId: string; sessionId: string; events: EventInput[]; seqs: Set<number> }
+  >();
+  const lines = text.split(/\r?\n/);
+  let count = 0;
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    const where = `events file line ${index + 1}`;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new EngramDemoError('ENGRAM_DEMO_INVALID_EVENTS', `${where}: not valid JSON`);
+    }
+    const parsed = lineSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_INVALID_EVENTS',
+        `${where}: ${issue === undefined ? 'invalid' : fieldOf(issue)}`,
+      );
+    }
+    const event = parsed.data;
+    const agentId = event.agentId ?? defaults.agentId;
+    const sessionId = event.sessionId ?? defaults.sessionId;
+    if (sessionId === null) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_INVALID_EVENTS',
+        `${where}: "sessionId" is required (or pass --session)`,
+      );
+    }
+    count += 1;
+    if (count > MAX_EVENTS_PER_FILE) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_INVALID_EVENTS',
+        `events file holds more than ${MAX_EVENTS_PER_FILE} events`,
+      );
+    }
+    const key = JSON.stringify([agentId, sessionId]);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { agentId, sessionId, events: [], seqs: new Set() };
+      groups.set(key, group);
+    }
+    if (group.seqs.has(event.seq)) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_INVALID_EVENTS',
+        `${where}: "seq" ${event.seq} repeats within its session`,
+      );
+    }
+    group.seqs.add(event.seq);
+    group.events.push({
+      seq: event.seq,
+      type: event.type,
+      role: event.role,
+      content: event.content,
+      ...(event.toolName === undefined ? {} : { toolName: event.toolName }),
+      ...(event.metadata === undefined ? {} : { metadata: event.metadata }),
+      ...(event.createdAt === undefined ? {} : { createdAt: event.createdAt }),
+    });
+  }
+  return [...groups.values()].map(({ agentId, sessionId, events }) => ({
+    agentId,
+    sessionId,
+    events: [...events].sort((a, b) => a.seq - b.seq),
+  }));
+}

@@ -1,0 +1,251 @@
+import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
+import type { RetrievalExecution, RetrievalResult } from '@engram/retrieval';
+import type { MemoryRecord, StoreHealth } from '@engram/store';
+import { describe, expect, it } from 'vitest';
+import {
+  displayWidth,
+  formatCount,
+  formatDiagnostics,
+  formatExecution,
+  formatExplanation,
+  formatHealth,
+  formatMs,
+  formatResults,
+  MISSING,
+  oneLine,
+  plural,
+  pointerOf,
+  renderProgressBar,
+  renderTable,
+} from './format.js';
+
+function record(overrides: Partial<MemoryRecord> = {}): MemoryRecord {
+  return {
+    id: 'm1',
+    agentId: 'coder',
+    kind: 'event',
+    content: 'Edited src/payments/retry.ts (1 change).',
+    contentHash: 'h',
+    importance: 0.3,
+    confidence: 1,
+    tags: ['file:src/payments/retry.ts', 'hash:abc', 'seq:8-8', 'tool:edit_file', 'type:tool_result'],
+    sessionId: 'payments-retry',
+    seqFrom: 8,
+    seqTo: 8,
+    createdAt: 0,
+    updatedAt: 0,
+    lastAccessedAt: null,
+    accessCount: 0,
+    revision: 1,
+    lifecycle: 'active',
+    supersededBy: null,
+    embeddingState: 'ready',
+    embeddingFingerprint: null,
+    embeddingAttempts: 0,
+    ...overrides,
+  };
+}
+
+const hybrid: RetrievalResult = {
+  record: record(),
+  score: 0.03289,
+  explanation: {
+    arms: ['lexical', 'vector'],
+    lexicalRank: 1,
+    lexicalScore: 4.8912,
+    vectorRank: 2,
+    similarity: 0.6812,
+    rrf: 0.032522,
+    importance: 0.3,
+    recency: 0.87,
+    final: 0.03289,
+  },
+};
+
+const vectorOnly: RetrievalResult = {
+  record: record({
+    id: 'm2',
+    kind: 'fact',
+    content: '用户坐飞机时喜欢靠窗的座位。',
+    tags: ['topic:出行'],
+    sessionId: null,
+    seqFrom: null,
+    seqTo: null,
+  }),
+  score: 0.01676,
+  explanation: {
+    arms: ['vector'],
+    vectorRank: 1,
+    similarity: 0.3,
+    rrf: 0.016393,
+    importance: 0.7,
+    recency: 0.99,
+    final: 0.01676,
+  },
+};
+
+const execution: RetrievalExecution = {
+  purpose: 'search',
+  agentId: 'coder',
+  startedAt: 1,
+  latencies: {
+    keyword: 0.1,
+    queryEmbedding: 0.2,
+    vector: 0.5,
+    authoritativeRevalidation: 0.3,
+    assembly: 0.05,
+    total: 1.41,
+  },
+  candidates: { fts: 6, vector: 2, selected: 3 },
+  outcome: 'completed',
+  degradations: [],
+  arms: ['lexical', 'vector'],
+};
+
+describe('text measurement', () => {
+  it('counts CJK and full-width characters as two columns', () => {
+    expect(displayWidth('abc')).toBe(3);
+    expect(displayWidth('会议')).toBe(4);
+    expect(displayWidth('机票，ok')).toBe(8);
+  });
+
+  it('cuts to a column budget with an ellipsis, never splitting a character', () => {
+    expect(oneLine('  a\n b  c ', 10)).toBe('a b c');
+    expect(oneLine('abcdefghij', 5)).toBe('abcd…');
+    const cut = oneLine('下个月十二号去上海出差', 9);
+    expect(cut).toBe('下个月十…');
+    expect(displayWidth(cut)).toBeLessThanOrEqual(9);
+  });
+});
+
+describe('numbers', () => {
+  it('shows a missing sample as an em dash, never 0 ms', () => {
+    expect(formatMs(null)).toBe(MISSING);
+    expect(formatMs(undefined)).toBe(MISSING);
+    expect(formatMs(Number.NaN)).toBe(MISSING);
+    expect(formatMs(0)).toBe('0.00 ms');
+    expect(formatMs(1.406)).toBe('1.41 ms');
+    expect(formatMs(13.44)).toBe('13.4 ms');
+    expect(formatMs(1200)).toBe('1.20 s');
+    expect(formatCount(null)).toBe(MISSING);
+    expect(formatCount(12345)).toBe('12,345');
+    expect(plural(1, 'batch', 'batches')).toBe('1 batch');
+    expect(plural(2, 'batch', 'batches')).toBe('2 batches');
+  });
+});
+
+describe('results', () => {
+  it('explains the arms, ranks, scores and fusion terms of a result', () => {
+    expect(formatExplanation(hybrid.explanation)).toBe(
+      'lexical #1 (score 4.89) · vector #2 (similarity 0.68) · rrf 0.03252 · importance 0.30 · recency 0.87 → 0.03289',
+    );
+    expect(formatExplanation(vectorOnly.explanation)).toBe(
+      'vector #1 (similarity 0.30) · rrf 0.01639 · importance 0.70 · recency 0.99 → 0.01676',
+    );
+  });
+
+  it('prints rank, score, kind and content, then pointer and tags, then the explanation', () => {
+    expect(formatResults([hybrid, vectorOnly], { explain: true, width: 100 }).split('\n')).toEqual([
+      '   1. 0.03289  event  Edited src/payments/retry.ts (1 change).',
+      '      session/payments-retry#8 · file:src/payments/retry.ts · tool:edit_file',
+      '      lexical #1 (score 4.89) · vector #2 (similarity 0.68) · rrf 0.03252 · importance 0.30 · recency 0.87 → 0.03289',
+      '   2. 0.01676  fact   用户坐飞机时喜欢靠窗的座位。',
+      '      topic:出行',
+      '      vector #1 (similarity 0.30) · rrf 0.01639 · importance 0.70 · recency 0.99 → 0.01676',
+    ]);
+    expect(formatResults([hybrid], { explain: false })).not.toContain('rrf');
+    expect(formatResults([], { explain: true })).toBe('    (no results)');
+  });
+
+  it('keeps each line within the width', () => {
+    const long = { ...hybrid, record: record({ content: '长'.repeat(200) }) };
+    for (const line of formatResults([long], { explain: false, width: 60 }).split('\n')) {
+      expect(displayWidth(line)).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it('writes pointers as memory_get expects them', () => {
+    expect(pointerOf({ sessionId: 's', seqFrom: 3, seqTo: 5 })).toBe('session/s#3-5');
+    expect(pointerOf({ sessionId: 's', seqFrom: 3, seqTo: 3 })).toBe('session/s#3');
+    expect(pointerOf({ sessionId: null, seqFrom: null, seqTo: null })).toBeNull();
+  });
+
+  it('summarises an execution in one line, naming degradations', () => {
+    expect(formatExecution(execution)).toBe(
+      'completed · lexical+vector · candidates lexical 6, vector 2, selected 3 · 1.41 ms',
+    );
+    expect(formatExecution({ ...execution, arms: ['lexical'], degradations: ['vectorCold'] })).toContain(
+      'completed · lexical · candidates',
+    );
+    expect(formatExecution({ ...execution, arms: ['lexical'], degradations: ['vectorCold'] })).toMatch(
+      /degraded: vectorCold$/,
+    );
+  });
+});
+
+describe('tables', () => {
+  it('aligns columns by display width, numbers to the right', () => {
+    expect(
+      renderTable(
+        ['kind', 'rows'],
+        [
+          ['event', '44'],
+          ['会议', '7'],
+        ],
+      ),
+    ).toBe(['  kind   rows', '  ─────  ────', '  event    44', '  会议      7'].join('\n'));
+  });
+});
+
+const storeHealth: StoreHealth = {
+  totals: { memories: 51, events: 44, facts: 7, skills: 0 },
+  byKind: { event: 44, fact: 7, semantic: 0, episodic: 0, reflection: 0, persona: 0, skill: 0 },
+  byLifecycle: { active: 51, archived: 0, superseded: 0, conflicted: 0 },
+  byEmbeddingState: { pending: 0, ready: 51, error: 0, ftsOnly: 0 },
+};
+
+describe('diagnostics and health', () => {
+  it('renders an empty snapshot with em dashes for every missing latency and gauge', () => {
+    const text = formatDiagnostics(createDiagnosticsCollector({ now: () => 1000 }).snapshot());
+    expect(text).not.toMatch(/\b0(\.0+)? ?ms\b/);
+    expect(text).toMatch(/search\s+0\s+—\s+—\s+—/);
+    expect(text).toContain('embedding backlog      — rows');
+  });
+
+  it('renders recorded retrievals with their percentiles and the drain with its transitions', () => {
+    const collector = createDiagnosticsCollector({ now: () => 1000 });
+    for (const total of [1, 2, 3, 4, 40]) {
+      collector.retrievalObserver.onRetrieval({ ...execution, latencies: { ...execution.latencies, total } });
+    }
+    collector.maintenanceObserver.onDrainBatch?.({
+      agentId: 'coder',
+      batchSize: 44,
+      durationMs: 34,
+      transitions: { ready: 44, error: 0, ftsOnly: 0, stale: 0 },
+    });
+    collector.maintenanceObserver.onEmbeddingBacklog?.({ total: 0, activeAgents: 0 });
+    const text = formatDiagnostics(collector.snapshot());
+    expect(text).toMatch(/search\s+5\s+3\.00 ms\s+40\.0 ms\s+40\.0 ms\s+completed 5/);
+    expect(text).toContain('Embedding drain   1 batch, 44 rows · ready 44, error 0, ftsOnly 0, stale 0');
+    expect(text).toContain('embedding backlog      0 rows (0 agents)');
+  });
+
+  it('prints the health table: totals, counts side by side, runtime labelled as this process', () => {
+    const dto = createHealthDto(storeHealth, createDiagnosticsCollector({ now: () => 1 }).snapshot());
+    expect(healthDtoSchema.safeParse(dto).success).toBe(true);
+    const text = formatHealth(dto, 'all agents');
+    expect(text).toContain('Store (all agents)');
+    expect(text).toContain('memories 51 · events 44 · facts 7 · skills 0');
+    expect(text).toMatch(/event\s+44\s+active\s+51\s+pending\s+0/);
+    expect(text).toContain('Runtime diagnostics (this process only)');
+  });
+});
+
+describe('progress bar', () => {
+  it('fills in proportion and shows the percentage and counts', () => {
+    expect(renderProgressBar(0, 10, 10)).toBe('[░░░░░░░░░░]   0%  0/10');
+    expect(renderProgressBar(5, 10, 10, 'embedding')).toBe('[█████░░░░░]  50%  5/10 embedding');
+    expect(renderProgressBar(10, 10, 10)).toBe('[██████████] 100%  10/10');
+    expect(renderProgressBar(0, 0, 4)).toBe('[████] 100%  0/0');
+  });
+});

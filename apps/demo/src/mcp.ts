@@ -1,0 +1,63 @@
+/**
+ * `engram mcp`: a Model Context Protocol server over stdio exposing the memory tools of the retrieval tool
+ * handler. The tool list comes from the handler's zod-derived JSON Schemas; every call runs through
+ * `tools.execute` for one agent. stdout carries protocol messages only.
+ */
+
+import type { ToolHandler } from '@engram/retrieval';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** Name and version the server announces. */
+export const MCP_SERVER_INFO: { readonly name: 'engram'; readonly version: '0.1.0' } = {
+  name: 'engram',
+  version: '0.1.0',
+};
+
+/** Creates the MCP server for one agent's memory tools (not yet connected). */
+export function createMemoryMcpServer(tools: ToolHandler, agentId: string): McpServer {
+  const mcp = new McpServer(MCP_SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions:
+      'Long-term memory. Call memory_search before answering questions about past work, preferences or files; call memory_remember for durable facts worth keeping.',
+  });
+  // The tool schemas are JSON Schema already (derived from zod in @engram/retrieval): serve them as they are
+  // through the protocol-level handlers instead of re-declaring them.
+  mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.definitions.map((d) => ({
+      name: d.name,
+      description: d.description,
+      inputSchema: { ...d.inputSchema, type: 'object' as const },
+    })),
+  }));
+  mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const result = await tools.execute(request.params.name, request.params.arguments ?? {}, {
+      agentId,
+      signal: extra.signal,
+    });
+    return { content: [{ type: 'text' as const, text: result.text }], isError: !result.ok };
+  });
+  return mcp;
+}
+
+/** Connects the server to stdio and resolves when the transport closes (stdin ended) or `stop` resolves. */
+export async function runMcpOverStdio(
+  mcp: McpServer,
+  stop: Promise<void>,
+  streams: { readonly stdin?: NodeJS.ReadableStream; readonly stdout?: NodeJS.WritableStream } = {},
+): Promise<void> {
+  const transport = new StdioServerTransport(
+    streams.stdin as ConstructorParameters<typeof StdioServerTransport>[0],
+    streams.stdout as ConstructorParameters<typeof StdioServerTransport>[1],
+  );
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+  });
+  await mcp.connect(transport);
+  const ended = new Promise<void>((resolve) => {
+    (streams.stdin ?? process.stdin).once('end', () => resolve());
+  });
+  await Promise.race([closed, ended, stop]);
+  await mcp.close();
+}
