@@ -179,6 +179,52 @@ describe('embedding drain over a real store', () => {
     expect(second).toMatchObject({ batches: 1, transitions: { ready: 5, error: 0 } });
   });
 
+  it('reports an all-agents run per real agent, stale rows under the agent that edited them', async () => {
+    const { store, embedder } = temp();
+    await store.insertMemories(rows('a', 3));
+    const [edited] = await store.insertMemories(rows('b', 2));
+    if (edited === undefined) throw new Error('missing row');
+    let calls = 0;
+    const editing: EmbedderPort = {
+      profile: embedder.profile,
+      async embed(texts, options) {
+        calls += 1;
+        // Agent b edits a row while the first batch is being embedded: that row is stale, and it is b's.
+        if (calls === 1)
+          await store.updateMemory('b', edited.id, edited.revision, { content: 'edited text' });
+        return embedder.embed(texts, options);
+      },
+    };
+    const reports: DrainBatchReport[] = [];
+    const drain = createEmbeddingDrain({
+      store,
+      embedder: editing,
+      batchSize: 10,
+      observer: { onDrainBatch: (r) => reports.push(r) },
+    });
+    const result = await drain.run();
+    expect(result).toMatchObject({
+      outcome: 'completed',
+      rows: 6,
+      transitions: { ready: 5, error: 0, ftsOnly: 0, stale: 1 },
+      backlog: 0,
+    });
+    // The first batch held both agents: one report each, never a placeholder id.
+    expect(new Set(reports.map((r) => r.agentId))).toEqual(new Set(['a', 'b']));
+    const first = reports.slice(0, 2).map((r) => [r.agentId, r.batchSize, r.transitions]);
+    expect(first.sort()).toEqual([
+      ['a', 3, { ready: 3, error: 0, ftsOnly: 0, stale: 0 }],
+      ['b', 2, { ready: 1, error: 0, ftsOnly: 0, stale: 1 }],
+    ]);
+    // The edited row came back in a later batch of b alone.
+    expect(reports.slice(2).map((r) => [r.agentId, r.batchSize, r.transitions.ready])).toEqual([['b', 1, 1]]);
+    const sum = (key: keyof DrainBatchReport['transitions']) =>
+      reports.reduce((n, r) => n + r.transitions[key], 0);
+    expect([sum('ready'), sum('error'), sum('ftsOnly'), sum('stale')]).toEqual([5, 0, 0, 1]);
+    expect(reports.reduce((n, r) => n + r.batchSize, 0)).toBe(result.rows);
+    expect(result.batches).toBe(2);
+  });
+
   it('marks rows ftsOnly without an embedder', async () => {
     const { store } = temp({ withProfile: false });
     await store.insertMemories(rows('a', 7));

@@ -1,7 +1,7 @@
 import type { EmbeddingCommitResult, EmbeddingOutcome, PendingEmbedding } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
 import { EngramMaintenanceError, errorCodeOf, isLocalRejection } from './errors.js';
-import { type MaintenanceObserver, noopMaintenanceObserver } from './observer.js';
+import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from './observer.js';
 import type { EmbedderPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DrainStore } from './store-ports.js';
@@ -58,6 +58,10 @@ export interface DrainRunResult {
  * `stale` (left `pending` for the next run with its new content, never given the old vector). A local
  * rejection by the gateway (rate limit, capacity) stops the run as `deferred` and leaves the rows `pending`.
  *
+ * Reporting: each batch is committed and reported (`onDrainBatch`) per agent — a run without an agent id
+ * whose batch holds rows of several agents commits each agent's rows in its own transaction and reports each
+ * agent under its own id, never under a placeholder.
+ *
  * Concurrency: one run per agent at a time. A run for an agent that already has one in flight — or any run
  * while an all-agents run is in flight, or an all-agents run while any run is in flight — returns at once
  * with `{ outcome: 'skipped', skipped: 'busy' }` and does nothing (it does not join the running one).
@@ -70,6 +74,22 @@ const ALL_AGENTS = '\u0000*';
 
 function zeroTransitions(): { ready: number; error: number; ftsOnly: number; stale: number } {
   return { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
+}
+
+/** Splits a batch's outcomes by the agent of each row, agents in order of first appearance. */
+function groupByAgent(
+  rows: readonly PendingEmbedding[],
+  outcomes: readonly EmbeddingOutcome[],
+): { readonly agentId: string; readonly outcomes: EmbeddingOutcome[] }[] {
+  const byAgent = new Map<string, EmbeddingOutcome[]>();
+  rows.forEach((row, i) => {
+    const outcome = outcomes[i];
+    if (outcome === undefined) return;
+    const list = byAgent.get(row.agentId);
+    if (list === undefined) byAgent.set(row.agentId, [outcome]);
+    else list.push(outcome);
+  });
+  return [...byAgent].map(([agentId, list]) => ({ agentId, outcomes: list }));
 }
 
 /**
@@ -216,26 +236,33 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
           outcome = embedded.stop;
           break;
         }
-        const result = await store.commitEmbeddings(embedded.outcomes);
-        for (const o of embedded.outcomes) if (o.state === 'error') erroredThisRun.add(o.id);
-        batches += 1;
-        rows += batch.length;
-        transitions.ready += result.ready;
-        transitions.error += result.error;
-        transitions.ftsOnly += result.ftsOnly;
-        transitions.stale += result.stale;
-        const report = {
-          agentId: agentId ?? '*',
-          batchSize: batch.length,
-          durationMs: Math.max(0, clock.now() - started),
-          transitions: {
-            ready: result.ready,
-            error: result.error,
-            ftsOnly: result.ftsOnly,
-            stale: result.stale,
-          },
-        };
-        safeNotify(() => observer.onDrainBatch?.(report));
+        // One commit (one transaction) per agent of the batch, so every transition — `stale` included, which
+        // only the store can tell — is reported under its real agent, right after that agent's rows are
+        // committed. A batch of one agent (always the case for a run with an agent id) is one commit.
+        let committedGroups = 0;
+        for (const group of groupByAgent(batch, embedded.outcomes)) {
+          const result = await store.commitEmbeddings(group.outcomes);
+          committedGroups += 1;
+          if (committedGroups === 1) batches += 1;
+          rows += group.outcomes.length;
+          for (const o of group.outcomes) if (o.state === 'error') erroredThisRun.add(o.id);
+          transitions.ready += result.ready;
+          transitions.error += result.error;
+          transitions.ftsOnly += result.ftsOnly;
+          transitions.stale += result.stale;
+          const report: DrainBatchReport = {
+            agentId: group.agentId,
+            batchSize: group.outcomes.length,
+            durationMs: Math.max(0, clock.now() - started),
+            transitions: {
+              ready: result.ready,
+              error: result.error,
+              ftsOnly: result.ftsOnly,
+              stale: result.stale,
+            },
+          };
+          safeNotify(() => observer.onDrainBatch?.(report));
+        }
         if (onProgress !== undefined) {
           const done = rows;
           total = Math.max(total, done);

@@ -369,6 +369,84 @@ describe('maintenance passes over a real store', () => {
     expect(personas.filter((p) => !p.tags.includes(REVIEW_NEEDED_TAG))).toHaveLength(1);
   });
 
+  it('persona: an unchanged answer writes nothing (draft or approved); a changed one supersedes the draft', async () => {
+    const { store, time, retriever } = setup();
+    await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user writes TypeScript' });
+    const same = '{"persona":"A TypeScript developer who writes tests first"}';
+    const model = createScriptedModel({
+      memory_persona: [
+        same,
+        same,
+        // The same text up to case and whitespace is the same persona.
+        '{"persona":"a typescript   developer who Writes tests first"}',
+        '{"persona":"A Go developer who deploys on Fridays"}',
+      ],
+    });
+    const runner = createMaintenanceRunner({ store, retriever, model, clock: time.clock });
+    const allPersonas = () => store.listMemories('a', { kinds: ['persona'], limit: 100 });
+    const steps: MaintenancePassReport['heavy'][] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const report = (await runner.run('a', { force: true })).report;
+      if (report !== null) steps.push(report.heavy);
+      time.advance(10);
+    }
+    // Every pass asked the model and completed; only the first wrote a row.
+    expect(steps.map((h) => [h.outcome, h.modelCalls, h.steps.persona])).toEqual([
+      ['completed', 1, 'completed'],
+      ['completed', 1, 'completed'],
+      ['completed', 1, 'completed'],
+    ]);
+    const [draft, ...others] = await allPersonas();
+    expect(others).toEqual([]);
+    expect(draft).toMatchObject({
+      content: 'A TypeScript developer who writes tests first',
+      lifecycle: 'active',
+      revision: 1,
+    });
+    expect(draft?.tags).toContain(REVIEW_NEEDED_TAG);
+
+    // A really changed answer: a new draft that supersedes the old one.
+    await runner.run('a', { force: true });
+    const after = await allPersonas();
+    expect(after).toHaveLength(2);
+    const old = after.find((p) => p.id === draft?.id);
+    const next = after.find((p) => p.id !== draft?.id);
+    expect(old).toMatchObject({ lifecycle: 'superseded', supersededBy: next?.id });
+    expect(next).toMatchObject({ content: 'A Go developer who deploys on Fridays', lifecycle: 'active' });
+    expect(next?.tags).toContain(REVIEW_NEEDED_TAG);
+    expect(model.calls.filter((c) => c.schemaName === 'memory_persona')).toHaveLength(4);
+  });
+
+  it('persona: with an approved persona and a pending draft, an answer equal to either writes nothing', async () => {
+    const { store, time, retriever } = setup();
+    await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user writes TypeScript' });
+    await store.insertMemory({
+      agentId: 'a',
+      kind: 'persona',
+      content: 'A TypeScript developer who likes small focused pull requests',
+    });
+    await store.insertMemory({
+      agentId: 'a',
+      kind: 'persona',
+      content: 'A Rust systems engineer building embedded firmware',
+      tags: ['source:persona', REVIEW_NEEDED_TAG],
+    });
+    const before = await store.listMemories('a', { kinds: ['persona'], limit: 100 });
+    const model = createScriptedModel({
+      memory_persona: [
+        '{"persona":"A Rust systems engineer building embedded firmware."}',
+        '{"persona":"A TypeScript developer who likes small focused pull requests"}',
+      ],
+    });
+    const runner = createMaintenanceRunner({ store, retriever, model, clock: time.clock });
+    for (let i = 0; i < 2; i += 1) {
+      expect((await runner.run('a', { force: true })).report?.heavy.steps.persona).toBe('completed');
+      time.advance(10);
+    }
+    expect(model.calls).toHaveLength(2);
+    expect(await store.listMemories('a', { kinds: ['persona'], limit: 100 })).toEqual(before);
+  });
+
   it('reflection waits for enough new importance since its watermark', async () => {
     const { store, time, retriever } = setup();
     await store.insertMemories(

@@ -27,6 +27,7 @@ import type { ModelMessage, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
+import { normalizeForHash } from './tags.js';
 import { estimateMessagesTokens } from './tokens.js';
 
 const ALL_KINDS: readonly MemoryKind[] = [
@@ -77,7 +78,10 @@ export interface MaintenanceRunnerConfig {
     readonly importanceThreshold?: number;
   };
   readonly persona?: {
-    /** A persona that changes by more than this (1 − token similarity) becomes a draft tagged `review:needed` (default 0.5). */
+    /**
+     * A persona that changes by more than this (1 − token similarity) becomes a draft tagged `review:needed`
+     * (default 0.5). An answer equal to the approved persona or to the pending draft writes nothing (step `completed`).
+     */
     readonly reviewThreshold?: number;
   };
   readonly maxOutputTokens?: number;
@@ -134,6 +138,14 @@ function newest(rows: readonly MemoryRecord[]): MemoryRecord | undefined {
     )
       best = r;
   return best;
+}
+
+/**
+ * Whether two persona texts say the same thing: equal after the store's hash normalisation (NFKC, case,
+ * whitespace), or the same token set (punctuation and word order aside).
+ */
+function samePersona(a: string, b: string): boolean {
+  return normalizeForHash(a) === normalizeForHash(b) || textSimilarity(a, b) === 1;
 }
 
 function nonNegative(name: string, value: number): number {
@@ -444,8 +456,11 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     ]);
     if (answer === null) return 'completed';
     const next = answer.persona;
+    // An answer that says what is already stored (the approved persona, or the draft awaiting review) writes
+    // nothing: the step is `completed` (the model was asked), so repeated passes never pile up rows.
+    if (current !== undefined && samePersona(current.content, next)) return 'completed';
+    if (draft !== undefined && samePersona(draft.content, next)) return 'completed';
     const change = current === undefined ? 1 : 1 - textSimilarity(current.content, next);
-    if (current !== undefined && change === 0) return 'completed';
     if (current !== undefined && change <= reviewThreshold) {
       await cas(ctx, () =>
         store.supersedeMemory(ctx.agentId, current.id, current.revision, {

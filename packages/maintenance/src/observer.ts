@@ -39,7 +39,10 @@ export const PROVIDER_KINDS = ['embedding', 'model'] as const;
 /** A provider kind. */
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
-/** One drained batch. */
+/**
+ * One drained batch of one agent. A batch of an all-agents run that holds rows of several agents is
+ * reported once per agent (its rows, its transitions); `agentId` is always a real agent id.
+ */
 export interface DrainBatchReport {
   readonly agentId: string;
   readonly batchSize: number;
