@@ -1,6 +1,13 @@
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION_WEIGHTS, type FusionCandidate, fuseCandidates, recencyFactor } from './fusion.js';
+import {
+  DEFAULT_FUSION_WEIGHTS,
+  DEFAULT_VECTOR_EVIDENCE,
+  type FusionCandidate,
+  fuseCandidates,
+  recencyFactor,
+  vectorConfidence,
+} from './fusion.js';
 
 const NOW = 1_700_000_000_000;
 const DAY = 86_400_000;
@@ -123,5 +130,57 @@ describe('fuseCandidates', () => {
       const cur = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW)[i];
       expect((prev?.score ?? 0) >= (cur?.score ?? 0)).toBe(true);
     }
+  });
+});
+
+describe('vector evidence', () => {
+  const ten = (first: number, tenth: number): number[] => [
+    first,
+    0.5,
+    0.5,
+    0.5,
+    0.5,
+    0.5,
+    0.5,
+    0.5,
+    0.5,
+    tenth,
+  ];
+
+  it('weighs the vector arm by how far its first hit stands above its tenth', () => {
+    // margin 0.05 ≤ 0.1 → 0; margin 0.15 → (0.15 − 0.1) / 0.1 = 0.5; margin 0.3 ≥ 0.2 → 1.
+    expect(vectorConfidence(ten(0.55, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
+    expect(vectorConfidence(ten(0.65, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBeCloseTo(0.5, 10);
+    expect(vectorConfidence(ten(0.8, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBe(1);
+  });
+
+  it('counts the arm fully when there are too few hits to judge', () => {
+    expect(vectorConfidence([0.3, 0.29], DEFAULT_VECTOR_EVIDENCE)).toBe(1);
+  });
+
+  it('puts rows of a silenced vector arm after every row with evidence, in vector order', () => {
+    const candidates: FusionCandidate[] = [
+      { record: record('v1', 1), vectorRank: 1, similarity: 0.4 },
+      { record: record('v2', 0), vectorRank: 2, similarity: 0.39 },
+      { record: record('both', 0), lexicalRank: 3, lexicalScore: 1, vectorRank: 3, similarity: 0.38 },
+      { record: record('lex', 0), lexicalRank: 1, lexicalScore: 2 },
+    ];
+    const results = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW, 0);
+    // With weight 0 the vector arm adds nothing: lexical order (lex #1, both #3), then v1, v2 by vector rank,
+    // even though v1 has the higher importance.
+    expect(results.map((r) => r.record.id)).toEqual(['lex', 'both', 'v1', 'v2']);
+    expect(results[1]?.explanation.rrf).toBeCloseTo(1 / 63, 12);
+    expect(results[2]?.explanation).toMatchObject({ rrf: 0, vectorWeight: 0, final: 1 / 61 });
+  });
+
+  it('uses the per-call weight in the RRF term and explains it', () => {
+    const [only] = fuseCandidates(
+      [{ record: record('x', 0, NOW), vectorRank: 1, similarity: 0.9 }],
+      DEFAULT_FUSION_WEIGHTS,
+      NOW,
+      0.5,
+    );
+    expect(only?.explanation.vectorWeight).toBe(0.5);
+    expect(only?.explanation.rrf).toBeCloseTo(0.5 / 61, 12);
   });
 });

@@ -35,6 +35,41 @@ export const DEFAULT_FUSION_WEIGHTS: FusionWeights = Object.freeze({
   recencyHalfLifeMs: 30 * 24 * 60 * 60 * 1000,
 });
 
+/**
+ * How much the vector arm's ranks count in one call. An embedder whose best hit does not stand out from its
+ * neighbourhood carries no evidence for that query: its ranks would only reorder the lexical answer at random.
+ * The arm's weight is `fusion.vector · clamp((margin − noiseMargin) / (fullMargin − noiseMargin), 0, 1)`, with
+ * `margin` = similarity of the arm's first hit − similarity of its `depth`-th hit (before the threshold).
+ * With fewer than `depth` hits the neighbourhood is too small to judge and the arm counts fully.
+ */
+export interface VectorEvidence {
+  /** A margin at or below this is treated as noise: weight 0 (default 0.1). */
+  readonly noiseMargin: number;
+  /** A margin at or above this gives the arm its full weight (default 0.2). */
+  readonly fullMargin: number;
+  /** The neighbour the first hit is compared with (default 10). */
+  readonly depth: number;
+}
+
+/** Default vector-evidence calibration (see {@link VectorEvidence}). */
+export const DEFAULT_VECTOR_EVIDENCE: VectorEvidence = Object.freeze({
+  noiseMargin: 0.1,
+  fullMargin: 0.2,
+  depth: 10,
+});
+
+/**
+ * The vector arm's confidence (0..1) from the similarities it returned, best first. Pure: it depends on the
+ * top `depth` hits only, never on the call's limit.
+ */
+export function vectorConfidence(similarities: readonly number[], evidence: VectorEvidence): number {
+  if (similarities.length < evidence.depth) return 1;
+  const margin = (similarities[0] as number) - (similarities[evidence.depth - 1] as number);
+  const span = evidence.fullMargin - evidence.noiseMargin;
+  if (span <= 0) return margin >= evidence.fullMargin ? 1 : 0;
+  return Math.max(0, Math.min(1, (margin - evidence.noiseMargin) / span));
+}
+
 /** Why a result is where it is. */
 export interface RetrievalExplanation {
   /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
@@ -47,6 +82,8 @@ export interface RetrievalExplanation {
   readonly vectorRank?: number;
   /** Cosine similarity (1 − distance). */
   readonly similarity?: number;
+  /** The vector arm's weight in this call (`fusion.vector` × its confidence), when the arm ran. */
+  readonly vectorWeight?: number;
   /** The reciprocal-rank-fusion term. */
   readonly rrf: number;
   /** The row's importance (0..1). */
@@ -81,8 +118,15 @@ export function recencyFactor(updatedAt: number, now: number, halfLifeMs: number
   return 0.5 ** (age / halfLifeMs);
 }
 
-/** Compares two results: higher final score first, then ascending id (a total, deterministic order). */
+/**
+ * Compares two results: rows with evidence (a positive RRF term) before rows found only by a silenced vector arm
+ * (weight 0), then higher final score, then ascending id (a total, deterministic order). Silenced rows keep
+ * their vector order (their final score is their unweighted RRF term), after every row with evidence.
+ */
 export function compareResults(a: RetrievalResult, b: RetrievalResult): number {
+  const tierA = a.explanation.rrf > 0 ? 0 : 1;
+  const tierB = b.explanation.rrf > 0 ? 0 : 1;
+  if (tierA !== tierB) return tierA - tierB;
   if (a.score !== b.score) return b.score - a.score;
   return a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0;
 }
@@ -96,6 +140,7 @@ export function fuseCandidates(
   candidates: readonly FusionCandidate[],
   weights: FusionWeights,
   now: number,
+  vectorWeight: number = weights.vector,
 ): RetrievalResult[] {
   const results = candidates.map((candidate): RetrievalResult => {
     const arms: RetrievalArm[] = [];
@@ -106,17 +151,23 @@ export function fuseCandidates(
     }
     if (candidate.vectorRank !== undefined) {
       arms.push('vector');
-      rrf += weights.vector / (weights.k + candidate.vectorRank);
+      rrf += vectorWeight / (weights.k + candidate.vectorRank);
     }
     const importance = candidate.record.importance;
     const recency = recencyFactor(candidate.record.updatedAt, now, weights.recencyHalfLifeMs);
-    const final = rrf + weights.importance * importance + weights.recency * recency;
+    // A row found only by a silenced vector arm has no evidence to weigh: it keeps its vector order, after
+    // every row that has (compareResults puts it in the second tier).
+    const silenced = rrf === 0 && candidate.vectorRank !== undefined;
+    const final = silenced
+      ? 1 / (weights.k + (candidate.vectorRank as number))
+      : rrf + weights.importance * importance + weights.recency * recency;
     const explanation: RetrievalExplanation = {
       arms,
       ...(candidate.lexicalRank === undefined ? {} : { lexicalRank: candidate.lexicalRank }),
       ...(candidate.lexicalScore === undefined ? {} : { lexicalScore: candidate.lexicalScore }),
       ...(candidate.vectorRank === undefined ? {} : { vectorRank: candidate.vectorRank }),
       ...(candidate.similarity === undefined ? {} : { similarity: candidate.similarity }),
+      ...(candidate.vectorRank === undefined ? {} : { vectorWeight }),
       rrf,
       importance,
       recency,

@@ -33,8 +33,21 @@ export {
 } from './execution.js';
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
 export { canMergeFacts, cosineSimilarity, similarityTokens, tokenJaccard } from './fact-merge.js';
-export type { FusionCandidate, FusionWeights, RetrievalExplanation, RetrievalResult } from './fusion.js';
-export { compareResults, DEFAULT_FUSION_WEIGHTS, fuseCandidates, recencyFactor } from './fusion.js';
+export type {
+  FusionCandidate,
+  FusionWeights,
+  RetrievalExplanation,
+  RetrievalResult,
+  VectorEvidence,
+} from './fusion.js';
+export {
+  compareResults,
+  DEFAULT_FUSION_WEIGHTS,
+  DEFAULT_VECTOR_EVIDENCE,
+  fuseCandidates,
+  recencyFactor,
+  vectorConfidence,
+} from './fusion.js';
 export type { CoreBlockOptions, Injection, InjectionInput } from './injection.js';
 export {
   buildInjection,

@@ -22,10 +22,13 @@ import {
 } from './execution.js';
 import {
   DEFAULT_FUSION_WEIGHTS,
+  DEFAULT_VECTOR_EVIDENCE,
   type FusionCandidate,
   type FusionWeights,
   fuseCandidates,
   type RetrievalResult,
+  type VectorEvidence,
+  vectorConfidence,
 } from './fusion.js';
 import { DEFAULT_MAX_TERMS, extractKeywords, MAX_QUERY_SCAN_CHARS } from './keywords.js';
 import type { QueryEmbedder, RetrievalStore, RetrievalTimers } from './ports.js';
@@ -104,6 +107,11 @@ export interface RetrieverConfig {
   /** Fusion weights (see {@link FusionWeights}); missing fields take the defaults. */
   readonly fusion?: Partial<FusionWeights>;
   /**
+   * Calibration of the vector arm's per-call weight (see {@link VectorEvidence}); `false` gives the arm its full
+   * weight on every call. Calibrate it for your embedder: the defaults suit cosine similarities in 0..1.
+   */
+  readonly vectorEvidence?: Partial<VectorEvidence> | false;
+  /**
    * Record what `recall`, `search` and `injection` return — `lastAccessedAt` and `accessCount`, through the
    * store's optional `recordAccess` — after the call has settled and off its path (default true). Maintenance
    * decays rows by their last access, so a memory that keeps being recalled is not archived. `decision` (the
@@ -130,6 +138,7 @@ export interface RetrieverSettings {
   readonly refillMaxBudget: number;
   readonly maxTerms: number;
   readonly fusion: FusionWeights;
+  readonly vectorEvidence: VectorEvidence | false;
   readonly trackAccess: boolean;
 }
 
@@ -335,8 +344,29 @@ function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     refillMaxBudget: intSetting(config.refillMaxBudget, 1000, 'refillMaxBudget', candidateBudget, 1000),
     maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
     fusion,
+    vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
     trackAccess,
   });
+}
+
+function resolveVectorEvidence(input: Partial<VectorEvidence> | false | undefined): VectorEvidence | false {
+  if (input === false) return false;
+  const noiseMargin = numberSetting(
+    input?.noiseMargin,
+    DEFAULT_VECTOR_EVIDENCE.noiseMargin,
+    'vectorEvidence.noiseMargin',
+    0,
+    2,
+  );
+  const fullMargin = numberSetting(
+    input?.fullMargin,
+    DEFAULT_VECTOR_EVIDENCE.fullMargin,
+    'vectorEvidence.fullMargin',
+    noiseMargin,
+    2,
+  );
+  const depth = intSetting(input?.depth, DEFAULT_VECTOR_EVIDENCE.depth, 'vectorEvidence.depth', 2, 100);
+  return Object.freeze({ noiseMargin, fullMargin, depth });
 }
 
 interface ValidatedCall {
@@ -661,11 +691,17 @@ export function createRetriever(config: RetrieverConfig): Retriever {
 
     const vector: ArmState = { budget: settings.candidateBudget, hits: [], saturated: false };
     let vectorOn = queryVector !== null;
+    // The arm's confidence comes from its first hits, before the threshold: the same for every budget ≥ depth.
+    let vectorWeight = settings.fusion.vector;
     const searchVector = async (budget: number): Promise<void> => {
       const raw = await storeCall(() =>
         store.searchVector({ agentId, vector: queryVector as Float32Array, k: budget }),
       );
       vector.budget = budget;
+      if (settings.vectorEvidence !== false) {
+        const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
+        vectorWeight = settings.fusion.vector * vectorConfidence(top, settings.vectorEvidence);
+      }
       vector.hits = raw
         .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)
         .map((hit: VectorHit) => ({ id: hit.id, similarity: hit.similarity }));
@@ -798,7 +834,10 @@ export function createRetriever(config: RetrieverConfig): Retriever {
         ...(hit.similarity === undefined ? {} : { similarity: hit.similarity }),
       });
     });
-    const results = fuseCandidates([...candidates.values()], settings.fusion, now()).slice(0, call.limit);
+    const results = fuseCandidates([...candidates.values()], settings.fusion, now(), vectorWeight).slice(
+      0,
+      call.limit,
+    );
     recorder.selected = results.length;
     recorder.stage('assembly', mono() - assemblyStart);
     recorder.outcome = 'completed';
