@@ -162,3 +162,60 @@ describe('integrity repair and pruning', () => {
     );
   });
 });
+
+describe('pruning cost', () => {
+  async function pruneStatements(rows: number): Promise<number> {
+    let statements = 0;
+    const sized = createSqliteMemoryStore({
+      path: join(dir, `sized-${rows}.db`),
+      embedding: profile,
+      observer: { onStatement: () => (statements += 1) },
+    });
+    try {
+      await sized.insertMemories(
+        Array.from({ length: rows }, (_, i) => ({
+          agentId: 'a',
+          kind: 'fact' as const,
+          content: `row ${i} 数据库连接池`,
+          vector: vec(1, i + 1, 0),
+        })),
+      );
+      statements = 0;
+      expect(await sized.pruneOrphanedVectors('a')).toEqual({ pruned: 0 });
+      return statements;
+    } finally {
+      sized.close();
+    }
+  }
+
+  it('costs the same number of statements for 20 and 800 clean rows (anti-joins, no point read per row)', async () => {
+    const small = await pruneStatements(20);
+    expect(await pruneStatements(800)).toBe(small);
+    expect(small).toBeLessThanOrEqual(4);
+  });
+
+  it('prunes trigram-only orphans and vectors filed under another agent', async () => {
+    await store.insertMemories([
+      { id: 'zh', agentId: 'a', kind: 'fact', content: '向量索引重建', vector: vec(1, 0, 0) },
+      { id: 'moved', agentId: 'b', kind: 'fact', content: 'moved', vector: vec(0, 1, 0) },
+    ]);
+    const raw = openDatabase(path);
+    try {
+      const zh = (raw.prepare("SELECT rid FROM memories WHERE id = 'zh'").get() as { rid: number }).rid;
+      raw.prepare('DELETE FROM memories_fts_words WHERE rowid = ?').run(zh);
+      raw.prepare("DELETE FROM memories WHERE id = 'zh'").run();
+      raw.prepare("UPDATE memories SET agent_id = 'a' WHERE id = 'moved'").run();
+    } finally {
+      raw.close();
+    }
+    // zh: its vector and its trigram entry; moved: its vector sits in agent b's partition.
+    expect(await store.pruneOrphanedVectors()).toEqual({ pruned: 3 });
+    const check = openDatabase(path);
+    try {
+      expect(check.prepare('SELECT count(*) AS n FROM memories_fts_trigram').get()).toEqual({ n: 0 });
+      expect(check.prepare('SELECT count(*) AS n FROM memories_vec').get()).toEqual({ n: 0 });
+    } finally {
+      check.close();
+    }
+  });
+});

@@ -20,6 +20,7 @@ export const ENGRAM_STORE_ERROR_CODES = [
   'ENGRAM_STORE_CLOSED',
   'ENGRAM_STORE_IO',
   'ENGRAM_STORE_CORRUPT',
+  'ENGRAM_STORE_ENCRYPTION_KEY',
   'ENGRAM_STORE_UNKNOWN',
 ] as const;
 
@@ -98,7 +99,7 @@ export function classifySqliteError(err: unknown, operation = 'operation'): Engr
     case 'SQLITE_FORMAT':
       return new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
-        `store ${operation} failed: the database file is corrupt or not a database`,
+        `store ${operation} failed: the database file is corrupt, not a database, or encrypted (open it with its key)`,
         opts,
       );
     case 'SQLITE_IOERR':

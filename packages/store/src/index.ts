@@ -17,11 +17,14 @@ export {
   escapeLike,
   MAX_LEXICAL_TERMS,
   MAX_LIKE_TERMS,
+  MAX_TERM_LENGTH,
   MAX_TRIGRAM_WINDOWS,
   planLexicalQuery,
   quoteFts,
 } from './lexical-plan.js';
 export type {
+  DatabaseEncryption,
+  EncryptionCipher,
   NativeCapability,
   NativeCapabilityReport,
   OpenDatabaseOptions,
@@ -31,7 +34,10 @@ export type {
   SqliteStatement,
 } from './native.js';
 export {
+  CIPHER_DRIVER_PACKAGE,
   checkNativeCapabilities,
+  ENCRYPTION_CIPHERS,
+  loadCipherDriver,
   loadDefaultDriver,
   loadSqliteVec,
   NATIVE_CAPABILITIES,
@@ -46,6 +52,7 @@ export type {
   RepairEmbeddingIntegrityOptions,
   SqliteMemoryStoreConfig,
   SqliteMemoryStoreInfo,
+  SqliteStoreEncryption,
 } from './sqlite-store.js';
 export {
   createSqliteMemoryStore,

@@ -4,6 +4,7 @@ import {
   codePointWindows,
   escapeLike,
   MAX_LEXICAL_TERMS,
+  MAX_TERM_LENGTH,
   MAX_TRIGRAM_WINDOWS,
   planLexicalQuery,
   quoteFts,
@@ -79,6 +80,24 @@ describe('planLexicalQuery routing', () => {
     const longCjk = Array.from({ length: 40 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
     const tri = planLexicalQuery([longCjk], 'any').trigramExpr ?? '';
     expect(tri.split(' OR ')).toHaveLength(MAX_TRIGRAM_WINDOWS);
+  });
+
+  it('cuts each term to its first 256 code points, so a 1 MB term plans a bounded query', () => {
+    const words = 'alpha '.repeat(200_000);
+    const plan = planLexicalQuery([words], 'all');
+    const phrase = plan.wordsExpr ?? '';
+    expect(phrase.length).toBeLessThanOrEqual(MAX_TERM_LENGTH + 2);
+    expect(phrase).toBe(`"${'alpha '.repeat(43).slice(0, MAX_TERM_LENGTH).trim()}"`);
+    // A million-character CJK run: 254 windows at most before the 32-window cap (no spread of a huge array).
+    const cjk = '数据'.repeat(500_000);
+    expect(planLexicalQuery([cjk], 'any').trigramExpr?.split(' OR ').length).toBeLessThanOrEqual(
+      MAX_TRIGRAM_WINDOWS,
+    );
+    const all = planLexicalQuery([cjk], 'all').trigramExpr ?? '';
+    expect([...all.slice(1, -1)]).toHaveLength(MAX_TERM_LENGTH);
+    // Surrogate pairs are never split by the cut.
+    const emoji = planLexicalQuery(['🔥'.repeat(1000) + ' x'], 'all').wordsExpr ?? '';
+    expect(emoji).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 
   it('returns no paths for an empty term list', () => {

@@ -12,6 +12,24 @@ export const MAX_LEXICAL_TERMS = 64;
 export const MAX_TRIGRAM_WINDOWS = 32;
 /** At most this many 1–2 character CJK terms go through the LIKE path. */
 export const MAX_LIKE_TERMS = 8;
+/**
+ * A term is cut to its first this many code points (after NFKC): a phrase of a few hundred thousand tokens or
+ * trigrams would cost FTS5 seconds to minutes, so one huge term could stall the store.
+ */
+export const MAX_TERM_LENGTH = 256;
+
+/** The first `max` code points of a string (never splits a surrogate pair). */
+function firstCodePoints(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let out = '';
+  let n = 0;
+  for (const cp of text) {
+    if (n >= max) break;
+    out += cp;
+    n += 1;
+  }
+  return out;
+}
 
 /** A short standard English stop-word list (Lucene's), dropped from word terms in `any` mode. */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
@@ -93,7 +111,7 @@ interface Group {
 }
 
 /**
- * Plans a lexical query: NFKC + trim, drop empties and duplicates, cap at 64 terms; split each term into
+ * Plans a lexical query: NFKC + trim, cut each term to 256 code points, drop empties and duplicates, cap at 64 terms; split each term into
  * CJK runs and the rest; route CJK runs of ≥ 3 code points to the trigram index (`any`: overlapping 3-grams,
  * `all`: one phrase), 1–2 code points to LIKE, the rest to the word index; in `any` mode drop English stop
  * words unless nothing else would remain.
@@ -106,7 +124,13 @@ export function planLexicalQuery(terms: readonly string[], mode: TermMode = 'any
   const groups: Group[] = [];
   for (const raw of terms) {
     if (typeof raw !== 'string') throw invalidInput('terms must be an array of strings');
-    const term = raw.normalize('NFKC').trim();
+    // Cut before NFKC (bounded work on huge input) and after it (NFKC may expand a character).
+    const term = firstCodePoints(
+      firstCodePoints(raw, MAX_TERM_LENGTH * 4)
+        .normalize('NFKC')
+        .trim(),
+      MAX_TERM_LENGTH,
+    ).trim();
     if (term.length === 0) {
       dropped += 1;
       continue;
@@ -126,7 +150,7 @@ export function planLexicalQuery(terms: readonly string[], mode: TermMode = 'any
       if (seg.cjk) {
         const n = codePointLength(seg.text);
         if (n >= 3) {
-          if (mode === 'any') group.trigram.push(...codePointWindows(seg.text, 3));
+          if (mode === 'any') for (const w of codePointWindows(seg.text, 3)) group.trigram.push(w);
           else group.trigram.push(seg.text);
         } else {
           group.like.push(seg.text);

@@ -23,6 +23,10 @@ export interface SqliteDatabase {
   close(): unknown;
   readonly open: boolean;
   readonly inTransaction: boolean;
+  /** Sets the encryption key of the connection (better-sqlite3-multiple-ciphers only; `sqlite3_key`). */
+  key?(key: Buffer): unknown;
+  /** Changes the encryption key of the database (better-sqlite3-multiple-ciphers only; `sqlite3_rekey`). */
+  rekey?(key: Buffer): unknown;
 }
 
 /** Options passed to the driver's constructor. */
@@ -45,7 +49,27 @@ export interface OpenDatabaseOptions {
   readonly loadVectorExtension?: boolean;
   /** Path of the sqlite-vec loadable extension; `sqliteVec.getLoadablePath()` by default. */
   readonly vectorExtensionPath?: string;
+  /**
+   * Open an encrypted database: the cipher is configured and the key applied before anything is read, then one
+   * read proves the key (a wrong key is `ENGRAM_STORE_ENCRYPTION_KEY`). The driver must support `key()`.
+   */
+  readonly encryption?: DatabaseEncryption;
 }
+
+/** The ciphers an encrypted store can use. `sqlcipher`: SQLCipher 4 compatible (`PRAGMA cipher='sqlcipher'; PRAGMA legacy=4`). */
+export const ENCRYPTION_CIPHERS = ['sqlcipher'] as const;
+/** One supported cipher. */
+export type EncryptionCipher = (typeof ENCRYPTION_CIPHERS)[number];
+
+/** The key material of an encrypted connection (the passphrase bytes) and its cipher. */
+export interface DatabaseEncryption {
+  /** Passphrase bytes, handed to `sqlite3_key` (never rendered into SQL text, errors or logs). */
+  readonly key: Uint8Array;
+  readonly cipher: EncryptionCipher;
+}
+
+/** The npm package of the optional encryption driver. */
+export const CIPHER_DRIVER_PACKAGE = 'better-sqlite3-multiple-ciphers';
 
 function platformName(): string {
   return `${process.platform}-${process.arch} (node ${process.versions.node})`;
@@ -66,6 +90,81 @@ export function loadDefaultDriver(): SqliteDriver {
       `better-sqlite3 could not be loaded on ${platformName()}`,
       { cause },
     );
+  }
+}
+
+let cachedCipherDriver: SqliteDriver | undefined;
+
+/**
+ * Loads a driver module through `load` (the module loader; `require` by default) and returns its constructor;
+ * throws `ENGRAM_STORE_NATIVE_UNAVAILABLE` naming the package and the platform.
+ */
+export function loadDriverModule(
+  packageName: string,
+  load: (id: string) => unknown = require,
+  purpose = 'open a database',
+): SqliteDriver {
+  try {
+    const mod = load(packageName) as SqliteDriver | { default: SqliteDriver } | null;
+    const ctor = typeof mod === 'function' ? mod : mod?.default;
+    if (typeof ctor !== 'function') throw new TypeError('the module does not export a constructor');
+    return ctor;
+  } catch (cause) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_NATIVE_UNAVAILABLE',
+      `${packageName} could not be loaded on ${platformName()}; it is needed to ${purpose} (install it next to @engram/store)`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Loads the optional encryption driver (better-sqlite3-multiple-ciphers, an optional peer dependency);
+ * throws `ENGRAM_STORE_NATIVE_UNAVAILABLE` naming the package when it is not installed.
+ */
+export function loadCipherDriver(): SqliteDriver {
+  if (cachedCipherDriver !== undefined) return cachedCipherDriver;
+  cachedCipherDriver = loadDriverModule(CIPHER_DRIVER_PACKAGE, require, 'open an encrypted database');
+  return cachedCipherDriver;
+}
+
+function sqliteCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** Configures the cipher, applies the key and proves it with one read; closes nothing (the caller does). */
+function applyEncryption(db: SqliteDatabase, encryption: DatabaseEncryption): void {
+  if (typeof db.key !== 'function') {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_INVALID_INPUT',
+      `invalid input: the SQLite driver does not support encryption (use ${CIPHER_DRIVER_PACKAGE})`,
+    );
+  }
+  // Fixed SQL only: the key never becomes SQL text. SQLCipher 4 defaults (PBKDF2-HMAC-SHA512, 256,000
+  // iterations, 4096-byte pages, HMAC-SHA512), as SQLite3MultipleCiphers documents for `legacy=4`.
+  db.exec("PRAGMA cipher = 'sqlcipher'");
+  db.exec('PRAGMA legacy = 4');
+  // Temporary files (sorts, large transactions) stay in memory, so no plaintext spills to disk.
+  db.exec('PRAGMA temp_store = MEMORY');
+  const key = Buffer.from(encryption.key);
+  try {
+    db.key(key);
+  } finally {
+    key.fill(0);
+  }
+  try {
+    db.prepare('SELECT count(*) AS n FROM sqlite_master').get();
+  } catch (cause) {
+    const code = sqliteCode(cause);
+    if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_ENCRYPTION_KEY',
+        'the encryption key does not open this database (a wrong key, or the file is not encrypted)',
+        { cause },
+      );
+    }
+    throw cause;
   }
 }
 
@@ -97,9 +196,13 @@ export function loadSqliteVec(db: SqliteDatabase, path?: string): void {
   }
 }
 
-/** Opens a connection with the (injectable) driver and loads sqlite-vec into it. */
+/**
+ * Opens a connection with the (injectable) driver — the encryption driver when `encryption` is given and no
+ * driver is — applies the key, and loads sqlite-vec into it.
+ */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
-  const Driver = options.driver ?? loadDefaultDriver();
+  const Driver =
+    options.driver ?? (options.encryption === undefined ? loadDefaultDriver() : loadCipherDriver());
   let db: SqliteDatabase;
   try {
     db = new Driver(path, { timeout: options.busyTimeoutMs ?? 5000 });
@@ -113,6 +216,20 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
       `the SQLite driver could not open a database on ${platformName()}`,
       { cause },
     );
+  }
+  if (options.encryption !== undefined) {
+    try {
+      applyEncryption(db, options.encryption);
+    } catch (err) {
+      db.close();
+      if (err instanceof EngramStoreError) throw err;
+      const code = sqliteCode(err);
+      throw new EngramStoreError(
+        code.startsWith('SQLITE_') ? 'ENGRAM_STORE_IO' : 'ENGRAM_STORE_UNKNOWN',
+        'the encrypted database could not be opened',
+        { cause: err },
+      );
+    }
   }
   if (options.loadVectorExtension !== false) {
     try {

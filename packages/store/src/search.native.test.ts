@@ -197,6 +197,30 @@ describe('FTS5 syntax is searched literally', () => {
     expect(and).toContain('login');
   });
 
+  it('a 1 MB term costs a bounded query: the first 256 code points are searched (found by the hostile-input suite)', async () => {
+    // Before the cut, a 1 MB phrase took FTS5 tens of seconds (words) to minutes (trigram, `all` mode), and a
+    // 1M-character CJK run in `any` mode failed with ENGRAM_STORE_UNKNOWN (a spread of a million windows).
+    const huge = `deploying the new release ${'x '.repeat(500_000)}`;
+    for (const mode of ['any', 'all'] as const) {
+      const result = await store.searchLexical({ agentId: 'alice', terms: [huge], mode, limit: 10 });
+      expect(result.paths.words).toBe(true);
+    }
+    // Only the first 256 code points count: a huge term that starts with a word finds that word.
+    expect(await ids({ terms: [`production${' '.repeat(1_000_000)}zzz`], mode: 'all' })).toEqual([
+      'deploying',
+    ]);
+    for (const mode of ['any', 'all'] as const) {
+      const cjk = await store.searchLexical({
+        agentId: 'alice',
+        terms: ['数据库连接池'.repeat(200_000)],
+        mode,
+        limit: 10,
+      });
+      expect(cjk.paths.trigram).toBe(true);
+      expect(cjk.hits.map((h) => h.id)).toEqual(mode === 'any' ? ['pool'] : []);
+    }
+  });
+
   it('an injection attempt stays one literal phrase', async () => {
     // Unquoted, this would be `x OR production` and match the deployment row.
     expect(await ids({ terms: ['x" OR "production'] })).toEqual([]);

@@ -8,7 +8,13 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { classifySqliteError, EngramStoreError, invalidInput, isEngramStoreError } from './errors.js';
 import { buildMatch, type LexicalPlan, planLexicalQuery } from './lexical-plan.js';
-import { openDatabase, type SqliteDatabase, type SqliteDriver, type SqliteStatement } from './native.js';
+import {
+  type EncryptionCipher,
+  openDatabase,
+  type SqliteDatabase,
+  type SqliteDriver,
+  type SqliteStatement,
+} from './native.js';
 import { contentHash, hasCjk, sha256Hex } from './normalize.js';
 import { noopStoreObserver, type StatementKind, type StoreObserver } from './observer.js';
 import {
@@ -96,6 +102,20 @@ export interface SqliteMemoryStoreConfig {
   readonly driver?: SqliteDriver;
   /** Path of the sqlite-vec loadable extension; `sqliteVec.getLoadablePath()` by default. */
   readonly vectorExtensionPath?: string;
+  /**
+   * Encryption at rest (off by default): the file is opened with better-sqlite3-multiple-ciphers (an optional
+   * peer dependency, loaded only then) as a SQLCipher 4 compatible database. A wrong key is
+   * `ENGRAM_STORE_ENCRYPTION_KEY`; a missing driver is `ENGRAM_STORE_NATIVE_UNAVAILABLE` naming the package.
+   */
+  readonly encryption?: SqliteStoreEncryption;
+}
+
+/** Encryption settings of a store: the passphrase and the cipher. The key is never logged or put in an error. */
+export interface SqliteStoreEncryption {
+  /** The passphrase: a non-empty string (its UTF-8 bytes are used) or non-empty bytes. */
+  readonly key: string | Uint8Array;
+  /** `sqlcipher` (SQLCipher 4 compatible), the default and only cipher. */
+  readonly cipher?: EncryptionCipher;
 }
 
 /** What a store is bound to, as recorded in its meta table. */
@@ -131,7 +151,22 @@ const configSchema = z.object({
   idFactory: fnSchema.optional(),
   driver: fnSchema.optional(),
   vectorExtensionPath: z.string().min(1).optional(),
+  encryption: z
+    .object({
+      key: z.union([
+        z.string().min(1),
+        z.custom<Uint8Array>((v) => v instanceof Uint8Array && v.byteLength > 0),
+      ]),
+      cipher: z.literal('sqlcipher').optional(),
+    })
+    .optional(),
 });
+const keySchema = configSchema.shape.encryption.unwrap().shape.key;
+
+/** The passphrase bytes of a key (a copy: the caller zero-fills it after use). */
+function keyBytes(key: string | Uint8Array): Buffer {
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
+}
 const tagsJsonSchema = z.array(z.string());
 const metadataJsonSchema = z.record(z.string(), z.unknown());
 
@@ -262,6 +297,7 @@ export class SqliteMemoryStore implements MemoryStore {
   #profile: EmbeddingProfile | null;
   #fingerprint: string;
   #schemaVersion: number;
+  readonly #encrypted: boolean;
   #closed = false;
   #registeredVector = false;
   #warmupReported = false;
@@ -276,6 +312,10 @@ export class SqliteMemoryStore implements MemoryStore {
     this.#now = config.now ?? Date.now;
     this.#idFactory = config.idFactory ?? randomUUID;
     const memory = config.path === ':memory:' || config.path === '';
+    if (config.encryption !== undefined && (memory || config.path.startsWith('file:'))) {
+      throw invalidInput('encryption needs a plain file path (not :memory: or a file: URI)');
+    }
+    this.#encrypted = config.encryption !== undefined;
     vectorStoreSeq += 1;
     this.#vectorKey = memory ? `:memory:#${vectorStoreSeq}` : resolve(config.path);
     if (!memory && !config.path.startsWith('file:')) {
@@ -288,13 +328,21 @@ export class SqliteMemoryStore implements MemoryStore {
       }
     }
     const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
-    this.#db = openDatabase(config.path, {
-      busyTimeoutMs,
-      ...(config.driver === undefined ? {} : { driver: config.driver }),
-      ...(config.vectorExtensionPath === undefined
-        ? {}
-        : { vectorExtensionPath: config.vectorExtensionPath }),
-    });
+    const key = config.encryption === undefined ? undefined : keyBytes(config.encryption.key);
+    try {
+      this.#db = openDatabase(config.path, {
+        busyTimeoutMs,
+        ...(config.driver === undefined ? {} : { driver: config.driver }),
+        ...(config.vectorExtensionPath === undefined
+          ? {}
+          : { vectorExtensionPath: config.vectorExtensionPath }),
+        ...(key === undefined
+          ? {}
+          : { encryption: { key, cipher: config.encryption?.cipher ?? 'sqlcipher' } }),
+      });
+    } finally {
+      key?.fill(0);
+    }
     try {
       if (!memory) this.#db.exec('PRAGMA journal_mode = WAL');
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -332,6 +380,46 @@ export class SqliteMemoryStore implements MemoryStore {
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** True when the store was opened with `encryption`. */
+  get encrypted(): boolean {
+    return this.#encrypted;
+  }
+
+  /**
+   * Key rotation: re-encrypts the whole database with `newKey` (`sqlite3_rekey`). Only for a store opened with
+   * `encryption`; the file must not be open elsewhere (the journal leaves WAL mode for the rewrite and returns
+   * to it; another connection makes that `ENGRAM_STORE_BUSY`). Later opens need the new key.
+   */
+  rekey(newKey: string | Uint8Array): Promise<void> {
+    return this.#op('rekey', () => {
+      if (!this.#encrypted) throw invalidInput('rekey needs a store opened with encryption');
+      if (!keySchema.safeParse(newKey).success)
+        throw invalidInput('the new key must be a non-empty string or bytes');
+      const db = this.#db;
+      if (typeof db.rekey !== 'function') {
+        throw invalidInput('the SQLite driver does not support rekey');
+      }
+      const mode = (db.prepare('PRAGMA journal_mode = DELETE').get() as { journal_mode?: string } | undefined)
+        ?.journal_mode;
+      this.#count('meta');
+      if (mode !== 'delete') {
+        throw new EngramStoreError(
+          'ENGRAM_STORE_BUSY',
+          'store rekey failed: the database is open in another connection',
+          { retryable: true },
+        );
+      }
+      const key = keyBytes(newKey);
+      try {
+        db.rekey(key);
+      } finally {
+        key.fill(0);
+        db.exec('PRAGMA journal_mode = WAL');
+        this.#count('meta');
+      }
+    });
   }
 
   /** Closes the database; idempotent. Every later call rejects with `ENGRAM_STORE_CLOSED`. */
@@ -1452,41 +1540,35 @@ export class SqliteMemoryStore implements MemoryStore {
       if (agentId !== undefined) validateAgentId(agentId);
       return this.#tx(() => {
         let pruned = 0;
+        const params = agentId === undefined ? {} : { agent: agentId };
         if (this.#profile !== null) {
-          const sql =
-            agentId === undefined
-              ? 'SELECT rowid AS rid FROM memories_vec'
-              : 'SELECT rowid AS rid FROM memories_vec WHERE agent_id = @agent';
-          const vecRows = this.#stmt('vector', sql).all<{ rid: number }>(
-            agentId === undefined ? {} : { agent: agentId },
-          );
-          for (const v of vecRows) {
-            const row = this.#stmt(
-              'read',
-              'SELECT embedding_state, agent_id FROM memories WHERE rid = ?',
-            ).get<{
-              embedding_state: string;
-              agent_id: string;
-            }>(v.rid);
-            if (row === undefined || row.embedding_state !== 'ready') {
-              this.#stmt('vector', 'DELETE FROM memories_vec WHERE rowid = ?').run(v.rid);
-              pruned += 1;
-            }
-          }
-        }
-        const ftsSql =
-          agentId === undefined
-            ? 'SELECT rowid AS rid FROM memories_fts_words'
-            : 'SELECT rowid AS rid FROM memories_fts_words WHERE memories_fts_words MATCH @match';
-        const ftsRows = this.#stmt('fts', ftsSql).all<{ rid: number }>(
-          agentId === undefined ? {} : { match: `agent : "${this.#agentToken(agentId)}"` },
-        );
-        const exists = this.#stmt('read', 'SELECT has_cjk FROM memories WHERE rid = ?');
-        for (const f of ftsRows) {
-          if (exists.get(f.rid) === undefined) {
-            this.#deleteFts(f.rid, true);
+          // One anti-join: a vector whose row is gone, not `ready`, or filed under another agent.
+          const orphans = this.#stmt(
+            'vector',
+            `SELECT v.rowid AS rid FROM memories_vec v LEFT JOIN memories m ON m.rid = v.rowid
+             WHERE ${agentId === undefined ? '' : 'v.agent_id = @agent AND'}
+               (m.rid IS NULL OR m.embedding_state <> 'ready' OR m.agent_id <> v.agent_id)`,
+          ).all<{ rid: number | bigint }>(params);
+          for (const v of orphans) {
+            this.#stmt('vector', 'DELETE FROM memories_vec WHERE rowid = ?').run(v.rid);
             pruned += 1;
           }
+        }
+        // FTS rows (either index) whose row is gone; scoped to the agent's postings when one is given.
+        const scope = (t: string): string => (agentId === undefined ? '' : `${t} MATCH @match AND`);
+        const ftsOrphans = this.#stmt(
+          'fts',
+          `SELECT rowid AS rid FROM memories_fts_words
+             WHERE ${scope('memories_fts_words')} rowid NOT IN (SELECT rid FROM memories)
+           UNION
+           SELECT rowid AS rid FROM memories_fts_trigram
+             WHERE ${scope('memories_fts_trigram')} rowid NOT IN (SELECT rid FROM memories)`,
+        ).all<{ rid: number }>(
+          agentId === undefined ? {} : { match: `agent : "${this.#agentToken(agentId)}"` },
+        );
+        for (const f of ftsOrphans) {
+          this.#deleteFts(f.rid, true);
+          pruned += 1;
         }
         return { pruned };
       });
