@@ -1,0 +1,303 @@
+/**
+ * Shared pieces of the reliability suites: a seeded PRNG, the raw consistency inspection of a store file, the
+ * child-process protocol (one JSON object per stdout line) and the content checksum the concurrent suite uses.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { openDatabase, type SqliteDatabase } from '@engram/store';
+
+/** A small deterministic PRNG (mulberry32): the same seed gives the same sequence on every machine. */
+export interface Prng {
+  /** A float in [0, 1). */
+  next(): number;
+  /** An integer in [0, n). */
+  int(n: number): number;
+  /** An integer in [min, max]. */
+  between(min: number, max: number): number;
+  /** One element of a non-empty list. */
+  pick<T>(items: readonly T[]): T;
+  /** True with probability p. */
+  chance(p: number): boolean;
+}
+
+/** Creates a mulberry32 PRNG from a 32-bit seed. */
+export function createPrng(seed: number): Prng {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number): number => Math.floor(next() * n);
+  return {
+    next,
+    int,
+    between: (min, max) => min + int(max - min + 1),
+    pick<T>(items: readonly T[]): T {
+      const item = items[int(items.length)];
+      if (item === undefined) throw new Error('pick from an empty list');
+      return item;
+    },
+    chance: (p) => next() < p,
+  };
+}
+
+/** The seed of a suite: `ENGRAM_RELIABILITY_SEED` when set (to replay a run), the suite's fixed default otherwise. */
+export function suiteSeed(fallback: number): number {
+  const raw = process.env.ENGRAM_RELIABILITY_SEED;
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const seed = Number(raw);
+  if (!Number.isSafeInteger(seed)) throw new Error('ENGRAM_RELIABILITY_SEED must be an integer');
+  return seed >>> 0;
+}
+
+/** Words with pairwise distinct Porter stems: a lexical hit for one of them proves the row contains it. */
+export const VOCABULARY: readonly string[] = Object.freeze([
+  'alpha',
+  'bravo',
+  'charlie',
+  'delta',
+  'echo',
+  'foxtrot',
+  'golf',
+  'hotel',
+  'india',
+  'juliet',
+  'kilo',
+  'lima',
+  'mike',
+  'november',
+  'oscar',
+  'papa',
+  'quebec',
+  'romeo',
+  'sierra',
+  'tango',
+  'uniform',
+  'victor',
+  'whiskey',
+  'xray',
+  'yankee',
+  'zulu',
+]);
+
+/** CJK phrases (≥ 3 characters) that exercise the trigram index. */
+export const CJK_PHRASES: readonly string[] = Object.freeze(['数据库连接池', '向量索引重建', '会话归档记录']);
+
+/** A short checksum of a text (SHA-256, 16 hex characters). */
+export function checksum(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** The tag that carries the checksum of a memory's content. */
+export function checksumTag(content: string): string {
+  return `chk:${checksum(content)}`;
+}
+
+/** What a raw inspection of a store file found. Every list should be empty and both checks `ok`. */
+export interface ConsistencyReport {
+  readonly integrity: string;
+  /** FTS5 `integrity-check` of the word and trigram tables: `ok` or the error code. */
+  readonly ftsWords: string;
+  readonly ftsTrigram: string;
+  /** FTS rowids without a memory row. */
+  readonly ghostWords: readonly number[];
+  readonly ghostTrigram: readonly number[];
+  /** Memory rows missing from the word index (silently unindexed). */
+  readonly unindexed: readonly number[];
+  /** CJK rows missing from the trigram index. */
+  readonly unindexedCjk: readonly number[];
+  /** Vector rowids without a memory row, or whose row is not `ready`, or of another agent. */
+  readonly ghostVectors: readonly number[];
+  /** `ready` rows without a vector. */
+  readonly readyWithoutVector: readonly number[];
+  /** Tag rows without their memory row. */
+  readonly ghostTags: number;
+  readonly memories: number;
+  readonly vectors: number;
+  readonly events: number;
+}
+
+function rowids(db: SqliteDatabase, sql: string): number[] {
+  return (db.prepare(sql).all() as { rid: number | bigint }[]).map((r) => Number(r.rid));
+}
+
+function ftsCheck(db: SqliteDatabase, table: string): string {
+  try {
+    db.prepare(`INSERT INTO ${table}(${table}) VALUES ('integrity-check')`).run();
+    return 'ok';
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' ? code : 'error';
+  }
+}
+
+/** Inspects an open raw connection (sqlite-vec loaded) of a store with a vector table. */
+export function inspectConnection(db: SqliteDatabase): ConsistencyReport {
+  const integrity = (db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[])
+    .map((r) => r.integrity_check)
+    .join('; ');
+  const hasVec =
+    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'memories_vec'").get() !== undefined;
+  const count = (sql: string): number => Number((db.prepare(sql).get() as { n: number | bigint }).n);
+  return {
+    integrity,
+    ftsWords: ftsCheck(db, 'memories_fts_words'),
+    ftsTrigram: ftsCheck(db, 'memories_fts_trigram'),
+    ghostWords: rowids(
+      db,
+      'SELECT rowid AS rid FROM memories_fts_words WHERE rowid NOT IN (SELECT rid FROM memories)',
+    ),
+    ghostTrigram: rowids(
+      db,
+      'SELECT rowid AS rid FROM memories_fts_trigram WHERE rowid NOT IN (SELECT rid FROM memories)',
+    ),
+    unindexed: rowids(db, 'SELECT rid FROM memories WHERE rid NOT IN (SELECT rowid FROM memories_fts_words)'),
+    unindexedCjk: rowids(
+      db,
+      'SELECT rid FROM memories WHERE has_cjk = 1 AND rid NOT IN (SELECT rowid FROM memories_fts_trigram)',
+    ),
+    ghostVectors: hasVec
+      ? rowids(
+          db,
+          `SELECT v.rowid AS rid FROM memories_vec v LEFT JOIN memories m ON m.rid = v.rowid
+           WHERE m.rid IS NULL OR m.embedding_state <> 'ready' OR m.agent_id <> v.agent_id`,
+        )
+      : [],
+    readyWithoutVector: hasVec
+      ? rowids(
+          db,
+          "SELECT rid FROM memories WHERE embedding_state = 'ready' AND rid NOT IN (SELECT rowid FROM memories_vec)",
+        )
+      : rowids(db, "SELECT rid FROM memories WHERE embedding_state = 'ready'"),
+    ghostTags: count(
+      'SELECT count(*) AS n FROM memory_tags t WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = t.rid AND m.agent_id = t.agent_id)',
+    ),
+    memories: count('SELECT count(*) AS n FROM memories'),
+    vectors: hasVec ? count('SELECT count(*) AS n FROM memories_vec') : 0,
+    events: count('SELECT count(*) AS n FROM events'),
+  };
+}
+
+/** Opens a raw connection to a store file (better-sqlite3 + sqlite-vec), inspects it and closes it. */
+export function inspectDatabase(path: string): ConsistencyReport {
+  const db = openDatabase(path, { busyTimeoutMs: 10_000 });
+  try {
+    return inspectConnection(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The part of a report that must be empty/ok for a consistent store (for `toEqual` assertions). */
+export function consistencyProblems(report: ConsistencyReport): Record<string, unknown> {
+  return {
+    integrity: report.integrity,
+    ftsWords: report.ftsWords,
+    ftsTrigram: report.ftsTrigram,
+    ghostWords: report.ghostWords,
+    ghostTrigram: report.ghostTrigram,
+    unindexed: report.unindexed,
+    unindexedCjk: report.unindexedCjk,
+    ghostVectors: report.ghostVectors,
+    readyWithoutVector: report.readyWithoutVector,
+    ghostTags: report.ghostTags,
+  };
+}
+
+/** What `consistencyProblems` returns for a consistent store. */
+export const CONSISTENT: Readonly<Record<string, unknown>> = Object.freeze({
+  integrity: 'ok',
+  ftsWords: 'ok',
+  ftsTrigram: 'ok',
+  ghostWords: [],
+  ghostTrigram: [],
+  unindexed: [],
+  unindexedCjk: [],
+  ghostVectors: [],
+  readyWithoutVector: [],
+  ghostTags: 0,
+});
+
+/** The directory of this module's sources (children are spawned from here). */
+export const SOURCE_DIR: string = dirname(fileURLToPath(import.meta.url));
+
+/** A child process speaking the line protocol: every stdout line is one JSON object. */
+export interface LineChild {
+  readonly process: ChildProcessWithoutNullStreams;
+  /** Every parsed line so far (unparseable lines are kept as `{ raw }`). */
+  readonly lines: Record<string, unknown>[];
+  /** Called for each line as it arrives. */
+  onLine(listener: (line: Record<string, unknown>) => void): void;
+  /** Resolves when the process has exited and its stdout is fully read. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+  /** Writes one line to the child's stdin (ignored once the child is gone). */
+  send(line: string): void;
+}
+
+/**
+ * Spawns `node --import tsx <script>` (a .ts file next to this module, or its built .js) with arguments; the
+ * process id is the script's own, so a SIGKILL hits the writer itself, not a wrapper.
+ */
+export function spawnChild(script: string, args: readonly string[]): LineChild {
+  const isTs = import.meta.url.endsWith('.ts');
+  const file = join(SOURCE_DIR, isTs ? `${script}.ts` : `${script}.js`);
+  const child = spawn(process.execPath, [...(isTs ? ['--import', 'tsx'] : []), file, ...args], {
+    cwd: join(SOURCE_DIR, '..'),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  const listeners: ((line: Record<string, unknown>) => void)[] = [];
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    if (stderr.length < 20_000) stderr += chunk;
+  });
+  child.stdin.on('error', () => {
+    // the child may be gone (killed) before it reads its stdin
+  });
+  const rl = createInterface({ input: child.stdout });
+  rl.on('line', (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      line = { raw: text };
+    }
+    lines.push(line);
+    for (const l of listeners) l(line);
+  });
+  const stdoutClosed = new Promise<void>((resolve) => rl.on('close', () => resolve()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const exited = Promise.all([exit, stdoutClosed]).then(([e]) => ({ ...e, stderr }));
+  return {
+    process: child,
+    lines,
+    onLine: (listener) => listeners.push(listener),
+    exited,
+    send(line: string): void {
+      if (child.stdin.writable) child.stdin.write(`${line}\n`);
+    },
+  };
+}
+
+/** Writes one protocol line from a child, synchronously: it is in the pipe before the next statement runs. */
+export function emit(line: Record<string, unknown>): void {
+  writeSync(1, `${JSON.stringify(line)}\n`);
+}
+
+/** The store error code of a rejection, or a generic marker (never the message: it could carry content). */
+export function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string'
+    ? code
+    : `non-store:${(err as { name?: unknown } | null)?.name ?? typeof err}`;
+}

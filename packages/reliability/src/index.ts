@@ -1,0 +1,6 @@
+/**
+ * `@engram/reliability` (private): the crash-safety, concurrent-process and hostile-input suites live in
+ * `*.native.test.ts` next to their helpers (`harness.ts`, the child scripts, `hostile-arbitraries.ts`); the
+ * package exports nothing.
+ */
+export {};
