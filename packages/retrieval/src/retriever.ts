@@ -90,7 +90,7 @@ export interface RetrieverConfig {
   readonly maxInFlightEmbeddingsPerAgent?: number;
   /** Circuit breaker of the query embedder (defaults: 5 consecutive failures, 30 s cool-down). */
   readonly circuit?: { readonly failureThreshold?: number; readonly cooldownMs?: number };
-  /** Vector hits below this cosine similarity are dropped (default 0.1). */
+  /** Vector hits below this cosine similarity are not evidence and are dropped (default 0.2). */
   readonly similarityThreshold?: number;
   /** Candidates asked from each arm, independent of `limit` so top-k stays monotonic (default 128, at most 1,000). */
   readonly candidateBudget?: number;
@@ -338,7 +338,7 @@ function resolveSettings(config: RetrieverConfig): RetrieverSettings {
       0,
       86_400_000,
     ),
-    similarityThreshold: numberSetting(config.similarityThreshold, 0.1, 'similarityThreshold', -1, 1),
+    similarityThreshold: numberSetting(config.similarityThreshold, 0.2, 'similarityThreshold', -1, 1),
     candidateBudget,
     refillTarget,
     refillMaxBudget: intSetting(config.refillMaxBudget, 1000, 'refillMaxBudget', candidateBudget, 1000),
