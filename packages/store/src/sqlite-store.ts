@@ -1095,9 +1095,11 @@ export class SqliteMemoryStore implements MemoryStore {
       }
       const rows = this.#stmt(
         'read',
-        `SELECT * FROM memories WHERE agent_id = ? AND lifecycle = 'active'
-         AND id IN (SELECT value FROM json_each(?))`,
-      ).all<MemoryRow>(agentId, JSON.stringify(ids));
+        // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
+        // the agent's rows by the list instead walks every active row of the agent (linear in its size).
+        `SELECT m.* FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value
+         WHERE m.agent_id = ? AND m.lifecycle = 'active'`,
+      ).all<MemoryRow>(JSON.stringify(ids), agentId);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const out: MemoryRecord[] = [];
       const emitted = new Set<string>();
