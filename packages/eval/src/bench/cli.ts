@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, resolveUserPath, writeJsonFile } from '../cli/common.js';
+import { type BenchReport, type BenchScenarioReport, formatBenchTable } from './report.js';
+import { measureDiagnostics, runScenario } from './scenarios.js';
+
+const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--out <report.json>]
+
+Side-by-side performance benchmark (not part of pnpm test):
+  oneAgent10k    one agent, min(size, 10,000) rows
+  oneAgent100k   one agent, size rows (only when size ≥ 100,000)
+  hundredAgents  100 agents × min(size / 10, 10,000) rows each, in one file
+Orama (in memory) indexes one database per agent, for at most 20 queried agents.
+Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
+FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
+  --size <n>            default 10000
+  --queries <n>         timed queries per scenario (default 400)
+  --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
+  --out <file>          default <repository root>/test-results/bench/report.json`;
+
+function positiveInt(value: string | true | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (typeof value !== 'string' || !Number.isSafeInteger(n) || n < 1)
+    throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv, { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'out'] });
+  if (!args.ok) {
+    process.stderr.write(`${args.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.flags.has('help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.positionals.length > 0) {
+    process.stderr.write(`unexpected argument\n${USAGE}\n`);
+    return 2;
+  }
+  let size: number;
+  let queries: number;
+  let oramaQueriesArg: number | undefined;
+  try {
+    size = positiveInt(args.flags.get('size'), 10_000, 'size');
+    queries = positiveInt(args.flags.get('queries'), 400, 'queries');
+    oramaQueriesArg = args.flags.has('orama-queries')
+      ? positiveInt(args.flags.get('orama-queries'), 400, 'orama-queries')
+      : undefined;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const out = args.flags.get('out');
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+  const reportPath =
+    typeof out === 'string' ? resolveUserPath(out) : join(root, 'test-results/bench/report.json');
+  const log = (line: string): void => {
+    process.stderr.write(`${line}\n`);
+  };
+
+  const plans: {
+    name: 'oneAgent10k' | 'oneAgent100k' | 'hundredAgents';
+    agents: number;
+    rowsPerAgent: number;
+  }[] = [{ name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000) }];
+  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size });
+  plans.push({
+    name: 'hundredAgents',
+    agents: 100,
+    rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
+  });
+
+  const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
+  const results: Partial<Record<(typeof plans)[number]['name'], BenchScenarioReport>> = {};
+  try {
+    for (const plan of plans) {
+      const rows = plan.agents * plan.rowsPerAgent;
+      const oramaQueries = Math.min(queries, oramaQueriesArg ?? (plan.rowsPerAgent > 50_000 ? 200 : queries));
+      log(
+        `[${plan.name}] ${plan.agents} agent(s) × ${plan.rowsPerAgent} rows = ${rows} rows, ${queries} queries`,
+      );
+      results[plan.name] = await runScenario({
+        name: plan.name,
+        agents: plan.agents,
+        rowsPerAgent: plan.rowsPerAgent,
+        queries,
+        oramaQueries,
+        oramaMaxAgents: 20,
+        batchSize: 1000,
+        dir,
+        log,
+      });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  log('[diagnostics] timing the record path');
+  const report: BenchReport = {
+    version: 1,
+    size,
+    machine: { cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+    ...results,
+    diagnostics: measureDiagnostics(1_000_000),
+  };
+  writeJsonFile(reportPath, report);
+  process.stdout.write(`${formatBenchTable(report)}\n`);
+  log(`report written to ${reportPath}`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    process.stderr.write(
+      `bench failed${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,162 @@
+/** The benchmark report (`test-results/bench/report.json`) and its table. */
+
+/** Scenario names, in run order. */
+export const BENCH_SCENARIOS: readonly ['oneAgent10k', 'oneAgent100k', 'hundredAgents'] = [
+  'oneAgent10k',
+  'oneAgent100k',
+  'hundredAgents',
+] as const;
+/** One scenario name. */
+export type BenchScenarioName = (typeof BENCH_SCENARIOS)[number];
+
+/** Ingest throughput of Engram (`insertMemories` with vectors, one transaction per batch) against a raw loop. */
+export interface BenchIngest {
+  readonly rowsPerSec: number;
+  /** Engram ÷ raw (higher is better; 1 = as fast as bare FTS5 + vec0 inserts). */
+  readonly ratioToRaw: number;
+  readonly rawRowsPerSec: number;
+  readonly batchSize: number;
+}
+
+/** Hybrid query latency of Engram's retriever against issuing the same FTS5 MATCH and vec0 k-NN directly. */
+export interface BenchQuery {
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  /** Engram p50 ÷ raw p50 (lower is better). */
+  readonly ratioToRaw: number;
+  readonly p95RatioToRaw: number;
+  readonly rawP50Ms: number;
+  readonly rawP95Ms: number;
+  /** Recall@5 of Engram's hybrid search against each query's known target. */
+  readonly recallAt5: number;
+  readonly queries: number;
+  /** p50 of each pipeline stage as the retriever reports it (`keyword` includes the FTS arm). */
+  readonly stagesP50Ms: Readonly<Record<string, number>>;
+  /** p50 of the raw FTS5 MATCH (with keyword extraction) and of the raw vec0 k-NN (with the query embedding). */
+  readonly rawFtsP50Ms: number;
+  readonly rawVectorP50Ms: number;
+}
+
+/** Orama's hybrid search over the same rows and vectors. */
+export interface BenchOrama {
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  /** Engram p50 ÷ Orama p50 on the same queries (lower is better). */
+  readonly ratio: number;
+  readonly p95Ratio: number;
+  /** Recall@5 of Orama against each query's known target. */
+  readonly recallAt5: number;
+  /** Engram's Recall@5 on the same queries. */
+  readonly engramRecallAt5: number;
+  /** Engram's latency on the same queries (the ratios' numerators). */
+  readonly engramP50Ms: number;
+  readonly engramP95Ms: number;
+  readonly queries: number;
+  /** Rows Orama indexed (all the scenario's rows, or the queried agents' rows; see `note`). */
+  readonly rowsIndexed: number;
+  readonly rowsPerSec: number;
+  readonly note?: string;
+}
+
+/** One scenario's figures. */
+export interface BenchScenarioReport {
+  readonly agents: number;
+  readonly rows: number;
+  readonly ingest: BenchIngest;
+  readonly query: BenchQuery;
+  readonly orama: BenchOrama;
+}
+
+/** The whole benchmark report: scenario keys at the top level, with `diagnostics` beside them. */
+export interface BenchReport {
+  readonly version: number;
+  readonly size: number;
+  readonly machine: { readonly cpus: number; readonly node: string; readonly platform: string };
+  readonly oneAgent10k?: BenchScenarioReport;
+  readonly oneAgent100k?: BenchScenarioReport;
+  readonly hundredAgents?: BenchScenarioReport;
+  readonly diagnostics: { readonly nsPerRecord: number; readonly records: number };
+}
+
+const STAGE_COLUMNS: readonly (readonly [string, string])[] = [
+  ['keyword', 'keyword+fts'],
+  ['queryEmbedding', 'embedding'],
+  ['vector', 'vector'],
+  ['authoritativeRevalidation', 'revalidation'],
+  ['assembly', 'assembly'],
+  ['total', 'total'],
+];
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
+
+function n(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '—';
+}
+
+/** Renders the report as a plain-text table, one row per scenario, then the diagnostics figure. */
+export function formatBenchTable(report: BenchReport): string {
+  const header = [
+    'scenario',
+    'rows',
+    'ingest rows/s',
+    'raw rows/s',
+    'ratio',
+    'p50 ms',
+    'p95 ms',
+    'raw p50',
+    'raw p95',
+    'ratio',
+    'R@5',
+    'orama p50',
+    'orama p95',
+    'ratio',
+    'orama R@5',
+  ];
+  const rows: string[][] = [];
+  for (const name of BENCH_SCENARIOS) {
+    const s = report[name];
+    if (s === undefined) continue;
+    rows.push([
+      name,
+      String(s.rows),
+      n(s.ingest.rowsPerSec, 0),
+      n(s.ingest.rawRowsPerSec, 0),
+      n(s.ingest.ratioToRaw, 2),
+      n(s.query.p50Ms, 2),
+      n(s.query.p95Ms, 2),
+      n(s.query.rawP50Ms, 2),
+      n(s.query.rawP95Ms, 2),
+      n(s.query.ratioToRaw, 2),
+      n(s.query.recallAt5, 3),
+      n(s.orama.p50Ms, 2),
+      n(s.orama.p95Ms, 2),
+      n(s.orama.ratio, 2),
+      n(s.orama.recallAt5, 3),
+    ]);
+  }
+  const stageHeader = ['scenario', ...STAGE_COLUMNS.map(([, label]) => label), 'raw fts', 'raw vector'];
+  const stageRows: string[][] = [];
+  for (const name of BENCH_SCENARIOS) {
+    const s = report[name];
+    if (s === undefined) continue;
+    stageRows.push([
+      name,
+      ...STAGE_COLUMNS.map(([stage]) => n(s.query.stagesP50Ms[stage] ?? Number.NaN, 2)),
+      n(s.query.rawFtsP50Ms, 2),
+      n(s.query.rawVectorP50Ms, 2),
+    ]);
+  }
+  return [
+    ...table(header, rows),
+    '',
+    'p50 per stage (ms): Engram pipeline stages vs the raw statements',
+    ...table(stageHeader, stageRows),
+    '',
+    `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns per recorded retrieval (${report.diagnostics.records} records)`,
+  ].join('\n');
+}

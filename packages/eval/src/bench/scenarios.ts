@@ -1,0 +1,393 @@
+import { join } from 'node:path';
+import { createDiagnosticsCollector } from '@engram/diagnostics';
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import {
+  createRetriever,
+  extractKeywords,
+  RETRIEVAL_STAGES,
+  type RetrievalExecution,
+  type RetrievalStage,
+} from '@engram/retrieval';
+import {
+  createSqliteMemoryStore,
+  type NewMemory,
+  openDatabase,
+  planLexicalQuery,
+  quoteFts,
+  type SqliteDatabase,
+} from '@engram/store';
+import { create, insertMultiple, search } from '@orama/orama';
+import type { BenchScenarioReport } from './report.js';
+import { type BenchQuery, benchQueries, percentile, rowText } from './workload.js';
+
+/** How one scenario is run. */
+export interface ScenarioConfig {
+  readonly name: string;
+  readonly agents: number;
+  readonly rowsPerAgent: number;
+  /** Hybrid queries timed on Engram and on the raw statements. */
+  readonly queries: number;
+  /** Queries run on Orama (a subset of the above; Orama is slow to index large corpora). */
+  readonly oramaQueries: number;
+  /** Orama indexes the rows of at most this many agents (one Orama database per agent). */
+  readonly oramaMaxAgents: number;
+  readonly batchSize: number;
+  /** Directory for the scenario's two SQLite files. */
+  readonly dir: string;
+  readonly log: (line: string) => void;
+}
+
+const CANDIDATE_BUDGET = 128;
+const SIMILARITY_THRESHOLD = 0.1;
+const WARMUP_QUERIES = 20;
+const NOW = Date.UTC(2025, 5, 1);
+const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
+
+function agentId(a: number): string {
+  return `agent-${String(a).padStart(3, '0')}`;
+}
+
+function rawAgentToken(a: number): string {
+  return `a${a}x`;
+}
+
+function elapsedMs(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+interface BatchRow {
+  readonly index: number;
+  readonly agent: number;
+  readonly text: string;
+  readonly vector: Float32Array;
+}
+
+/** Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store. */
+function openRaw(path: string, dimensions: number): SqliteDatabase {
+  const db = openDatabase(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec(
+    `CREATE VIRTUAL TABLE raw_fts USING fts5(agent, content, content='', contentless_delete=1, tokenize='${WORDS_TOKENIZER}')`,
+  );
+  db.exec(
+    `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine)`,
+  );
+  return db;
+}
+
+function recallAt5(ranked: readonly string[], target: string): number {
+  return ranked.slice(0, 5).includes(target) ? 1 : 0;
+}
+
+/** Runs one scenario: ingest (Engram and raw, batch by batch), timed queries (Engram, raw, Orama). */
+export async function runScenario(config: ScenarioConfig): Promise<BenchScenarioReport> {
+  const { log } = config;
+  const embedder = createDeterministicEmbedder();
+  const dimensions = embedder.profile.dimensions;
+  const totalRows = config.agents * config.rowsPerAgent;
+  const store = createSqliteMemoryStore({
+    path: join(config.dir, `${config.name}-engram.sqlite`),
+    embedding: { id: embedder.profile.id, dimensions },
+    now: () => NOW,
+  });
+  const raw = openRaw(join(config.dir, `${config.name}-raw.sqlite`), dimensions);
+  try {
+    // ---- Ingest: each batch is generated and embedded once, then inserted into both, each timed alone.
+    const rawFts = raw.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
+    const rawVec = raw.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
+    const rawBegin = raw.prepare('BEGIN');
+    const rawCommit = raw.prepare('COMMIT');
+    let engramMs = 0;
+    let rawMs = 0;
+    let done = 0;
+    let nextLog = 0;
+    for (let a = 0; a < config.agents; a += 1) {
+      for (let start = 0; start < config.rowsPerAgent; start += config.batchSize) {
+        const end = Math.min(start + config.batchSize, config.rowsPerAgent);
+        const batch: BatchRow[] = [];
+        for (let j = start; j < end; j += 1) {
+          const index = a * config.rowsPerAgent + j;
+          const text = rowText(index);
+          batch.push({ index, agent: a, text, vector: embedder.embedSync(text) });
+        }
+        const memories: NewMemory[] = batch.map((r) => ({
+          id: `r${r.index}`,
+          agentId: agentId(r.agent),
+          kind: 'event',
+          content: r.text,
+          importance: 0.5,
+          vector: r.vector,
+        }));
+        let t = process.hrtime.bigint();
+        await store.insertMemories(memories);
+        engramMs += elapsedMs(t);
+
+        t = process.hrtime.bigint();
+        rawBegin.run();
+        for (const r of batch) {
+          rawFts.run(r.index + 1, rawAgentToken(r.agent), r.text.normalize('NFKC'));
+          rawVec.run(BigInt(r.index + 1), agentId(r.agent), r.vector);
+        }
+        rawCommit.run();
+        rawMs += elapsedMs(t);
+
+        done += batch.length;
+        if (done >= nextLog || done === totalRows) {
+          log(`[${config.name}] ingest ${done}/${totalRows} rows`);
+          nextLog = done + Math.max(config.batchSize, Math.floor(totalRows / 10));
+        }
+      }
+    }
+    const engramRowsPerSec = totalRows / (engramMs / 1000);
+    const rawRowsPerSec = totalRows / (rawMs / 1000);
+    log(
+      `[${config.name}] ingest: engram ${engramRowsPerSec.toFixed(0)} rows/s, raw ${rawRowsPerSec.toFixed(0)} rows/s`,
+    );
+
+    // ---- Queries: the same texts for every system, each query's agent is the target row's agent.
+    const queries: BenchQuery[] = [];
+    const perAgent = Math.ceil(config.queries / config.agents);
+    for (let a = 0; a < config.agents && queries.length < config.queries; a += 1) {
+      const count = Math.min(perAgent, config.queries - queries.length);
+      queries.push(...benchQueries(a * config.rowsPerAgent, config.rowsPerAgent, count, a + 1));
+    }
+    const agentOf = (q: BenchQuery): number => Math.floor(q.target / config.rowsPerAgent);
+
+    const retriever = createRetriever({
+      store,
+      embedder,
+      now: () => NOW,
+      candidateBudget: CANDIDATE_BUDGET,
+      similarityThreshold: SIMILARITY_THRESHOLD,
+      // The raw baseline only reads; the deferred access write would land inside the next query's timing.
+      trackAccess: false,
+    });
+    const stageSamples = new Map<RetrievalStage, number[]>(RETRIEVAL_STAGES.map((stage) => [stage, []]));
+    const engramOnce = async (q: BenchQuery, record: boolean): Promise<{ ms: number; ranked: string[] }> => {
+      const t = process.hrtime.bigint();
+      const response = await retriever.search(agentId(agentOf(q)), q.text, { limit: 10 });
+      const ms = elapsedMs(t);
+      if (response.execution.outcome !== 'completed') {
+        throw new Error(`benchmark query ended ${response.execution.outcome}`);
+      }
+      if (record) {
+        for (const [stage, value] of Object.entries(response.execution.latencies)) {
+          if (value !== undefined) stageSamples.get(stage as RetrievalStage)?.push(value);
+        }
+      }
+      return { ms, ranked: response.results.map((r) => r.record.id) };
+    };
+
+    const ftsSelect = raw.prepare(
+      `SELECT rowid, bm25(raw_fts, 0.0, 1.0) AS score FROM raw_fts WHERE raw_fts MATCH ? ORDER BY score LIMIT ${CANDIDATE_BUDGET}`,
+    );
+    const vecSelect = raw.prepare(
+      `SELECT rowid, distance FROM raw_vec WHERE embedding MATCH ? AND k = ${CANDIDATE_BUDGET} AND agent_id = ?`,
+    );
+    const rawFtsMs: number[] = [];
+    const rawVectorMs: number[] = [];
+    const rawOnce = (q: BenchQuery, record: boolean): number => {
+      const t = process.hrtime.bigint();
+      const a = agentOf(q);
+      const plan = planLexicalQuery(extractKeywords(q.text).terms, 'any');
+      if (plan.wordsExpr !== null) {
+        ftsSelect.all(`agent : ${quoteFts(rawAgentToken(a))} AND content : (${plan.wordsExpr})`);
+      }
+      const afterFts = process.hrtime.bigint();
+      vecSelect.all(embedder.embedSync(q.text), agentId(a));
+      const end = process.hrtime.bigint();
+      if (record) {
+        rawFtsMs.push(Number(afterFts - t) / 1e6);
+        rawVectorMs.push(Number(end - afterFts) / 1e6);
+      }
+      return Number(end - t) / 1e6;
+    };
+
+    for (const q of queries.slice(0, WARMUP_QUERIES)) {
+      await engramOnce(q, false);
+      rawOnce(q, false);
+    }
+    const engramMsList: number[] = [];
+    const rawMsList: number[] = [];
+    const engramRanked: string[][] = [];
+    for (let i = 0; i < queries.length; i += 1) {
+      const q = queries[i] as BenchQuery;
+      // Alternate the order so neither side always runs on a warmer cache.
+      if (i % 2 === 0) {
+        const e = await engramOnce(q, true);
+        engramMsList.push(e.ms);
+        engramRanked.push(e.ranked);
+        rawMsList.push(rawOnce(q, true));
+      } else {
+        rawMsList.push(rawOnce(q, true));
+        const e = await engramOnce(q, true);
+        engramMsList.push(e.ms);
+        engramRanked.push(e.ranked);
+      }
+      if ((i + 1) % 100 === 0 || i + 1 === queries.length) {
+        log(`[${config.name}] queries ${i + 1}/${queries.length} (engram and raw)`);
+      }
+    }
+    const engramRecall = queries.map((q, i) => recallAt5(engramRanked[i] ?? [], `r${q.target}`));
+    const p50 = percentile(engramMsList, 0.5);
+    const p95 = percentile(engramMsList, 0.95);
+    const rawP50 = percentile(rawMsList, 0.5);
+    const rawP95 = percentile(rawMsList, 0.95);
+
+    // ---- Orama: the queried agents' rows (one database per agent, at most oramaMaxAgents), same vectors.
+    const oramaAgents = [...new Set(queries.map(agentOf))].slice(0, config.oramaMaxAgents);
+    const oramaQueryIdx = queries
+      .map((q, i) => [q, i] as const)
+      .filter(([q]) => oramaAgents.includes(agentOf(q)))
+      .slice(0, config.oramaQueries);
+    const oramaDbs = new Map<number, Awaited<ReturnType<typeof createOramaDb>>>();
+    let oramaIndexMs = 0;
+    let oramaRows = 0;
+    for (const a of oramaAgents) {
+      const db = await createOramaDb(dimensions);
+      for (let start = 0; start < config.rowsPerAgent; start += config.batchSize) {
+        const docs: { id: string; content: string; embedding: number[] }[] = [];
+        for (let j = start; j < Math.min(start + config.batchSize, config.rowsPerAgent); j += 1) {
+          const index = a * config.rowsPerAgent + j;
+          const text = rowText(index);
+          docs.push({ id: `r${index}`, content: text, embedding: Array.from(embedder.embedSync(text)) });
+        }
+        const t = process.hrtime.bigint();
+        await insertMultiple(db, docs, docs.length);
+        oramaIndexMs += elapsedMs(t);
+        oramaRows += docs.length;
+      }
+      oramaDbs.set(a, db);
+      if (oramaDbs.size % 5 === 0 || oramaDbs.size === oramaAgents.length) {
+        log(
+          `[${config.name}] orama indexed ${oramaRows} rows (${oramaDbs.size} of ${oramaAgents.length} agents)`,
+        );
+      }
+    }
+    const oramaOnce = async (q: BenchQuery): Promise<{ ms: number; ranked: string[] }> => {
+      const db = oramaDbs.get(agentOf(q));
+      if (db === undefined) throw new Error('no Orama database for the query agent');
+      const t = process.hrtime.bigint();
+      const result = await search(db, {
+        mode: 'hybrid',
+        term: q.text,
+        vector: { value: Array.from(embedder.embedSync(q.text)), property: 'embedding' },
+        similarity: SIMILARITY_THRESHOLD,
+        limit: 10,
+      });
+      const ms = elapsedMs(t);
+      return { ms, ranked: result.hits.map((h) => h.id) };
+    };
+    for (const [q] of oramaQueryIdx.slice(0, WARMUP_QUERIES)) await oramaOnce(q);
+    const oramaMsList: number[] = [];
+    const oramaRecall: number[] = [];
+    const engramOnSame: number[] = [];
+    const engramRecallOnSame: number[] = [];
+    for (const [q, i] of oramaQueryIdx) {
+      const o = await oramaOnce(q);
+      oramaMsList.push(o.ms);
+      oramaRecall.push(recallAt5(o.ranked, `r${q.target}`));
+      engramOnSame.push(engramMsList[i] as number);
+      engramRecallOnSame.push(engramRecall[i] as number);
+      if (oramaMsList.length % 100 === 0 || oramaMsList.length === oramaQueryIdx.length) {
+        log(`[${config.name}] orama queries ${oramaMsList.length}/${oramaQueryIdx.length}`);
+      }
+    }
+    const engramSameP50 = percentile(engramOnSame, 0.5);
+    const engramSameP95 = percentile(engramOnSame, 0.95);
+    const oramaP50 = percentile(oramaMsList, 0.5);
+    const oramaP95 = percentile(oramaMsList, 0.95);
+    const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+
+    return {
+      agents: config.agents,
+      rows: totalRows,
+      ingest: {
+        rowsPerSec: engramRowsPerSec,
+        ratioToRaw: engramRowsPerSec / rawRowsPerSec,
+        rawRowsPerSec,
+        batchSize: config.batchSize,
+      },
+      query: {
+        p50Ms: p50,
+        p95Ms: p95,
+        ratioToRaw: p50 / rawP50,
+        p95RatioToRaw: p95 / rawP95,
+        rawP50Ms: rawP50,
+        rawP95Ms: rawP95,
+        recallAt5: mean(engramRecall),
+        queries: queries.length,
+        stagesP50Ms: Object.fromEntries(
+          [...stageSamples].map(([stage, samples]) => [stage, percentile(samples, 0.5)]),
+        ) as Record<RetrievalStage, number>,
+        rawFtsP50Ms: percentile(rawFtsMs, 0.5),
+        rawVectorP50Ms: percentile(rawVectorMs, 0.5),
+      },
+      orama: {
+        p50Ms: oramaP50,
+        p95Ms: oramaP95,
+        ratio: engramSameP50 / oramaP50,
+        p95Ratio: engramSameP95 / oramaP95,
+        recallAt5: mean(oramaRecall),
+        engramRecallAt5: mean(engramRecallOnSame),
+        engramP50Ms: engramSameP50,
+        engramP95Ms: engramSameP95,
+        queries: oramaMsList.length,
+        rowsIndexed: oramaRows,
+        rowsPerSec: oramaRows / (oramaIndexMs / 1000),
+        ...(oramaAgents.length < config.agents
+          ? {
+              note: `Orama indexed the ${oramaAgents.length} queried agent(s) of ${config.agents}, one in-memory database per agent; Engram searched all agents in one file.`,
+            }
+          : {}),
+      },
+    };
+  } finally {
+    store.close();
+    raw.close();
+  }
+}
+
+async function createOramaDb(dimensions: number) {
+  return create({
+    schema: { id: 'string', content: 'string', embedding: `vector[${dimensions}]` } as const,
+  });
+}
+
+/** Measures the diagnostics record path: nanoseconds per `onRetrieval` over `records` calls across 64 agents. */
+export function measureDiagnostics(records: number): {
+  readonly nsPerRecord: number;
+  readonly records: number;
+} {
+  const collector = createDiagnosticsCollector({ now: () => NOW });
+  const executions: RetrievalExecution[] = [];
+  for (let a = 0; a < 64; a += 1) {
+    executions.push({
+      purpose: a % 2 === 0 ? 'search' : 'recall',
+      agentId: agentId(a),
+      startedAt: NOW,
+      latencies: {
+        keyword: 0.01,
+        queryEmbedding: 0.05,
+        vector: 0.4,
+        authoritativeRevalidation: 0.2,
+        assembly: 0.03,
+        total: 0.8 + a / 100,
+      },
+      candidates: { fts: 40, vector: 128, selected: 10 },
+      outcome: 'completed',
+      degradations: [],
+      arms: ['lexical', 'vector'],
+    });
+  }
+  const observer = collector.retrievalObserver;
+  const warm = Math.min(records, 100_000);
+  for (let i = 0; i < warm; i += 1) observer.onRetrieval(executions[i & 63] as RetrievalExecution);
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < records; i += 1) observer.onRetrieval(executions[i & 63] as RetrievalExecution);
+  const ns = Number(process.hrtime.bigint() - t);
+  // A snapshot proves the records landed (and keeps the loop from being optimised away).
+  if (collector.listAgents().length === 0) throw new Error('the collector recorded nothing');
+  return { nsPerRecord: ns / records, records };
+}

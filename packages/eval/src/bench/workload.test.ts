@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { type BenchReport, formatBenchTable } from './report.js';
+import { benchQueries, benchVocabulary, percentile, rowRanks, rowText, VOCABULARY_SIZE } from './workload.js';
+
+describe('benchmark workload', () => {
+  it('generates the same rows and queries on every run, row by row', () => {
+    expect(benchVocabulary()).toHaveLength(VOCABULARY_SIZE);
+    expect(new Set(benchVocabulary()).size).toBe(VOCABULARY_SIZE);
+    expect(rowText(12_345)).toBe(rowText(12_345));
+    expect(rowText(1)).not.toBe(rowText(2));
+    expect(benchQueries(0, 1000, 5, 3)).toEqual(benchQueries(0, 1000, 5, 3));
+  });
+
+  it('draws words with a long tail: common words are frequent, most of the vocabulary is rare', () => {
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 2000; i += 1) for (const r of rowRanks(i)) counts.set(r, (counts.get(r) ?? 0) + 1);
+    expect(counts.get(0) ?? 0).toBeGreaterThan(counts.get(1000) ?? 0);
+    expect(counts.size).toBeGreaterThan(VOCABULARY_SIZE / 3);
+  });
+
+  it('builds each query from three words of its target row, inside the requested range', () => {
+    for (const q of benchQueries(500, 100, 50, 9)) {
+      expect(q.target).toBeGreaterThanOrEqual(500);
+      expect(q.target).toBeLessThan(600);
+      const words = new Set(rowText(q.target).replace(/\.$/, '').split(' '));
+      const queryWords = q.text.split(' ');
+      expect(queryWords.length).toBeGreaterThanOrEqual(2);
+      expect(queryWords.length).toBeLessThanOrEqual(3);
+      for (const w of queryWords) expect(words.has(w)).toBe(true);
+    }
+  });
+});
+
+describe('percentile', () => {
+  it('uses the nearest rank: 1..257 gives p50 129 and p95 245', () => {
+    const samples = Array.from({ length: 257 }, (_, i) => 257 - i);
+    expect(percentile(samples, 0.5)).toBe(129);
+    expect(percentile(samples, 0.95)).toBe(245);
+    expect(percentile(samples, 1)).toBe(257);
+    expect(percentile([], 0.5)).toBeNaN();
+  });
+});
+
+describe('formatBenchTable', () => {
+  it('prints one line per scenario present, with an em dash for a missing figure, and the diagnostics line', () => {
+    const scenario = {
+      agents: 1,
+      rows: 10_000,
+      ingest: { rowsPerSec: 12_000, ratioToRaw: 0.25, rawRowsPerSec: 48_000, batchSize: 1000 },
+      query: {
+        p50Ms: 3,
+        p95Ms: 6,
+        ratioToRaw: 2,
+        p95RatioToRaw: 1.5,
+        rawP50Ms: 1.5,
+        rawP95Ms: 4,
+        recallAt5: 0.99,
+        queries: 400,
+        stagesP50Ms: { keyword: 1, vector: 1.5, total: 3 },
+        rawFtsP50Ms: 0.5,
+        rawVectorP50Ms: 1,
+      },
+      orama: {
+        p50Ms: Number.NaN,
+        p95Ms: 2,
+        ratio: 1.5,
+        p95Ratio: 3,
+        recallAt5: 1,
+        engramRecallAt5: 0.99,
+        engramP50Ms: 3,
+        engramP95Ms: 6,
+        queries: 400,
+        rowsIndexed: 10_000,
+        rowsPerSec: 7000,
+      },
+    };
+    const report: BenchReport = {
+      version: 1,
+      size: 10_000,
+      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+      oneAgent10k: scenario,
+      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
+    };
+    const lines = formatBenchTable(report).split('\n');
+    expect(lines).toHaveLength(10);
+    expect(lines[2]).toMatch(
+      /^oneAgent10k\s+10000\s+12000\s+48000\s+0\.25\s+3\.00\s+6\.00\s+1\.50\s+4\.00\s+2\.00\s+0\.990\s+—\s+2\.00/,
+    );
+    expect(lines[7]).toMatch(/^oneAgent10k\s+1\.00\s+—\s+1\.50\s+—\s+—\s+3\.00\s+0\.50\s+1\.00$/);
+    expect(lines[9]).toBe('diagnostics record path: 812 ns per recorded retrieval (1000000 records)');
+  });
+});

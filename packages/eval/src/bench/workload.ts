@@ -1,0 +1,160 @@
+/**
+ * The benchmark's synthetic workload: deterministic rows and queries with a known target, regenerable row by
+ * row (a row's text depends only on its global index), so a million rows never sit in memory at once.
+ *
+ * Text is made of pseudo-words drawn with a Zipf-like law from a fixed vocabulary (a few very common words,
+ * a long tail of rare ones), like real prose. A query takes two of its target row's rarest words and one
+ * random word of the row, in shuffled order: both lexical and vector search can find the target, and other
+ * rows sharing those words compete with it.
+ */
+
+/** Seed of the workload (fixed: the same rows and queries on every run and machine). */
+export const WORKLOAD_SEED = 0xbe4c_2025;
+/** Size of the pseudo-word vocabulary. */
+export const VOCABULARY_SIZE = 6000;
+
+/** A 32-bit PRNG (mulberry32) returning floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function mix(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x27d4eb2f, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  return h >>> 0;
+}
+
+const ONSETS = [
+  'b',
+  'k',
+  'd',
+  'f',
+  'g',
+  'h',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'z',
+  'br',
+  'st',
+  'tr',
+  'pl',
+  'gr',
+];
+const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou', 'ea'];
+const CODAS = ['', '', 'n', 'r', 's', 'l', 'x', 'th'];
+
+let vocabulary: readonly string[] | undefined;
+let cumulative: Float64Array | undefined;
+
+/** The fixed vocabulary, most common word first. */
+export function benchVocabulary(): readonly string[] {
+  if (vocabulary !== undefined) return vocabulary;
+  const random = mulberry32(WORKLOAD_SEED);
+  const words: string[] = [];
+  const seen = new Set<string>();
+  while (words.length < VOCABULARY_SIZE) {
+    const syllables = 2 + Math.floor(random() * 2);
+    let word = '';
+    for (let s = 0; s < syllables; s += 1) {
+      word += ONSETS[Math.floor(random() * ONSETS.length)];
+      word += VOWELS[Math.floor(random() * VOWELS.length)];
+    }
+    word += CODAS[Math.floor(random() * CODAS.length)];
+    if (!seen.has(word)) {
+      seen.add(word);
+      words.push(word);
+    }
+  }
+  vocabulary = Object.freeze(words);
+  const weights = new Float64Array(VOCABULARY_SIZE);
+  let total = 0;
+  for (let r = 0; r < VOCABULARY_SIZE; r += 1) {
+    total += 1 / (r + 2);
+    weights[r] = total;
+  }
+  for (let r = 0; r < VOCABULARY_SIZE; r += 1) weights[r] = (weights[r] as number) / total;
+  cumulative = weights;
+  return vocabulary;
+}
+
+function zipfRank(u: number): number {
+  benchVocabulary();
+  const c = cumulative as Float64Array;
+  let lo = 0;
+  let hi = c.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((c[mid] as number) < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The word ranks of row `index` (its text is those words joined by spaces). */
+export function rowRanks(index: number): number[] {
+  const random = mulberry32(mix(WORKLOAD_SEED, index));
+  const length = 10 + Math.floor(random() * 8);
+  const ranks: number[] = [];
+  for (let i = 0; i < length; i += 1) ranks.push(zipfRank(random()));
+  return ranks;
+}
+
+/** The text of row `index`. */
+export function rowText(index: number): string {
+  const words = benchVocabulary();
+  return `${rowRanks(index)
+    .map((r) => words[r])
+    .join(' ')}.`;
+}
+
+/** A benchmark query: its text and the global index of the row it targets. */
+export interface BenchQuery {
+  readonly text: string;
+  readonly target: number;
+}
+
+/**
+ * `count` queries over the rows `[first, first + rows)`, each targeting a row drawn uniformly (seeded by
+ * `salt`): two of the target's rarest distinct words and one random word of it, shuffled.
+ */
+export function benchQueries(first: number, rows: number, count: number, salt: number): BenchQuery[] {
+  const words = benchVocabulary();
+  const random = mulberry32(mix(WORKLOAD_SEED ^ 0x51ed, salt));
+  const queries: BenchQuery[] = [];
+  for (let q = 0; q < count; q += 1) {
+    const target = first + Math.floor(random() * rows);
+    const distinct = [...new Set(rowRanks(target))].sort((a, b) => b - a);
+    const chosen = distinct.slice(0, 2);
+    const rest = distinct.slice(2);
+    if (rest.length > 0) chosen.push(rest[Math.floor(random() * rest.length)] as number);
+    for (let i = chosen.length - 1; i > 0; i -= 1) {
+      const j = Math.floor(random() * (i + 1));
+      [chosen[i], chosen[j]] = [chosen[j] as number, chosen[i] as number];
+    }
+    queries.push({ text: chosen.map((r) => words[r]).join(' '), target });
+  }
+  return queries;
+}
+
+/** Nearest-rank percentile (`sorted[ceil(p·n) − 1]`) of unsorted samples; NaN for no samples. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
+  return sorted[index] as number;
+}

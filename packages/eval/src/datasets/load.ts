@@ -1,0 +1,34 @@
+import { readFile } from 'node:fs/promises';
+import { EngramEvalError } from '../errors.js';
+import { cmrcToFixture } from './cmrc.js';
+import { DATASET_NAMES, type DatasetFixture, type DatasetName } from './common.js';
+import { locomoToFixture } from './locomo.js';
+import { readSciFactZip, scifactToFixture } from './scifact.js';
+
+/** True when `name` is one of {@link DATASET_NAMES}. */
+export function isDatasetName(name: string): name is DatasetName {
+  return (DATASET_NAMES as readonly string[]).includes(name);
+}
+
+async function readJson(path: string): Promise<unknown> {
+  const text = await readFile(path, 'utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new EngramEvalError('ENGRAM_EVAL_INVALID_DATASET', 'The dataset file is not valid JSON.', {
+      cause: error,
+    });
+  }
+}
+
+/** Reads a dataset file from disk (LoCoMo and CMRC JSON, the SciFact zip) and turns it into a fixture. */
+export async function loadDataset(name: DatasetName, path: string): Promise<DatasetFixture> {
+  switch (name) {
+    case 'locomo':
+      return locomoToFixture(await readJson(path));
+    case 'cmrc':
+      return cmrcToFixture(await readJson(path));
+    case 'scifact':
+      return scifactToFixture(readSciFactZip(await readFile(path)));
+  }
+}

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { EngramEvalError } from '../errors.js';
+import type { FixtureMemory, FixtureQuery } from '../fixture.js';
+import { type DatasetFixture, DETERMINISTIC_VECTOR_PROFILE } from './common.js';
+
+/** LoCoMo question categories as subset names (1 multi-hop … 5 adversarial). */
+export const LOCOMO_SUBSETS: readonly [
+  'cat1-multihop',
+  'cat2-temporal',
+  'cat3-open-domain',
+  'cat4-single-hop',
+  'cat5-adversarial',
+] = ['cat1-multihop', 'cat2-temporal', 'cat3-open-domain', 'cat4-single-hop', 'cat5-adversarial'] as const;
+
+const turnSchema = z.looseObject({
+  speaker: z.string(),
+  dia_id: z.string(),
+  text: z.string(),
+  blip_caption: z.string().optional(),
+});
+
+const sampleSchema = z.looseObject({
+  sample_id: z.string().min(1),
+  conversation: z.record(z.string(), z.unknown()),
+  qa: z.array(
+    z.looseObject({
+      question: z.string(),
+      evidence: z.array(z.string()),
+      category: z.number().int().min(1).max(5),
+    }),
+  ),
+});
+
+const SESSION_KEY = /^session_(\d+)$/;
+const EVIDENCE_ID = /^D:?(\d+):(\d+)$/;
+
+/**
+ * Normalises one raw evidence entry into dialogue ids: split on `[;\s]+`, read `D:11:26` as `D11:26`, drop
+ * leading zeros. Tokens that are not of the form `D<session>:<turn>` are dropped.
+ */
+export function parseLocomoEvidence(raw: string): string[] {
+  const ids: string[] = [];
+  for (const token of raw.split(/[;\s]+/)) {
+    const match = EVIDENCE_ID.exec(token);
+    if (match === null) continue;
+    ids.push(`D${Number.parseInt(match[1] as string, 10)}:${Number.parseInt(match[2] as string, 10)}`);
+  }
+  return ids;
+}
+
+/**
+ * Turns LoCoMo (`locomo10.json`) into a fixture: one agent per conversation (`sample_id`), one `event` row
+ * per turn keyed `sample_id/dia_id` with content `speaker: text` (plus the image caption when present),
+ * one query per question with its repaired evidence ids; evidence ids outside the conversation are
+ * dropped and questions left without any are skipped (counted in `stats`). Subsets are the categories.
+ */
+export function locomoToFixture(data: unknown): DatasetFixture {
+  const parsed = z.array(sampleSchema).safeParse(data);
+  if (!parsed.success) {
+    throw new EngramEvalError(
+      'ENGRAM_EVAL_INVALID_DATASET',
+      'LoCoMo: the file does not have the expected shape.',
+      {
+        issues: parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.')}: ${i.message}`),
+      },
+    );
+  }
+  const corpus: FixtureMemory[] = [];
+  const queries: FixtureQuery[] = [];
+  let repairedEvidence = 0;
+  let droppedEvidence = 0;
+  let skippedQuestions = 0;
+  let duplicateTurns = 0;
+
+  for (const sample of parsed.data) {
+    const agentId = sample.sample_id;
+    const turnIds = new Set<string>();
+    const sessions = Object.keys(sample.conversation)
+      .map((key) => ({ key, match: SESSION_KEY.exec(key) }))
+      .filter((s): s is { key: string; match: RegExpExecArray } => s.match !== null)
+      .sort((a, b) => Number(a.match[1]) - Number(b.match[1]));
+    for (const { key } of sessions) {
+      const turns = z.array(turnSchema).safeParse(sample.conversation[key]);
+      if (!turns.success) {
+        throw new EngramEvalError(
+          'ENGRAM_EVAL_INVALID_DATASET',
+          `LoCoMo: ${agentId}.${key} is not a list of turns.`,
+        );
+      }
+      for (const turn of turns.data) {
+        if (turnIds.has(turn.dia_id)) {
+          duplicateTurns += 1;
+          continue;
+        }
+        turnIds.add(turn.dia_id);
+        const caption = turn.blip_caption?.trim();
+        const content = `${turn.speaker}: ${turn.text}${caption ? ` [image: ${caption}]` : ''}`;
+        corpus.push({ id: `${agentId}/${turn.dia_id}`, agentId, kind: 'event', content, importance: 0.5 });
+      }
+    }
+
+    sample.qa.forEach((qa, index) => {
+      const relevant: string[] = [];
+      for (const raw of qa.evidence) {
+        const ids = parseLocomoEvidence(raw);
+        if (ids.length !== 1 || ids[0] !== raw) repairedEvidence += 1;
+        for (const id of ids) {
+          if (!turnIds.has(id)) {
+            droppedEvidence += 1;
+            continue;
+          }
+          const key = `${agentId}/${id}`;
+          if (!relevant.includes(key)) relevant.push(key);
+        }
+      }
+      if (relevant.length === 0) {
+        skippedQuestions += 1;
+        return;
+      }
+      queries.push({
+        id: `${agentId}/q${index + 1}`,
+        agentId,
+        text: qa.question,
+        subsets: [LOCOMO_SUBSETS[qa.category - 1] as string],
+        relevantIds: relevant,
+      });
+    });
+  }
+
+  return {
+    fixture: {
+      version: 1,
+      name: 'locomo10',
+      vectorProfile: DETERMINISTIC_VECTOR_PROFILE,
+      subsets: LOCOMO_SUBSETS,
+      corpus,
+      queries,
+    },
+    stats: {
+      agents: parsed.data.length,
+      rows: corpus.length,
+      queries: queries.length,
+      repairedEvidence,
+      droppedEvidence,
+      skippedQuestions,
+      duplicateTurns,
+    },
+  };
+}

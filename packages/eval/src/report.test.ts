@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { formatReportTable, meanScores, type RetrievalReport, summarizeVariant } from './report.js';
+
+describe('summarizeVariant', () => {
+  const scored = [
+    { id: 'q1', subsets: ['exact'], ranked: ['a'], recallAt5: 1, mrrAt10: 1, ndcgAt10: 1 },
+    { id: 'q2', subsets: ['exact', 'mixed'], ranked: ['b'], recallAt5: 0.5, mrrAt10: 0.5, ndcgAt10: 0.25 },
+    { id: 'q3', subsets: ['zeta'], ranked: [], recallAt5: 0, mrrAt10: 0, ndcgAt10: 0 },
+  ];
+
+  it('averages overall and per subset, ordering known subsets first and listing only those with queries', () => {
+    const v = summarizeVariant(scored, ['mixed', 'exact', 'cjk']);
+    // overall: recall (1 + 0.5 + 0) / 3 = 0.5; nDCG (1 + 0.25 + 0) / 3 = 0.416667.
+    expect(v.overall.queries).toBe(3);
+    expect(v.overall.recallAt5).toBeCloseTo(0.5, 12);
+    expect(v.overall.ndcgAt10).toBeCloseTo(1.25 / 3, 12);
+    expect(Object.keys(v.subsets)).toEqual(['mixed', 'exact', 'zeta']);
+    // exact: recall (1 + 0.5) / 2 = 0.75.
+    expect(v.subsets.exact).toEqual({ queries: 2, recallAt5: 0.75, mrrAt10: 0.75, ndcgAt10: 0.625 });
+    expect(v.queries.map((q) => Object.keys(q))).toEqual([
+      ['id', 'ranked', 'recallAt5', 'mrrAt10', 'ndcgAt10'],
+      ['id', 'ranked', 'recallAt5', 'mrrAt10', 'ndcgAt10'],
+      ['id', 'ranked', 'recallAt5', 'mrrAt10', 'ndcgAt10'],
+    ]);
+  });
+
+  it('gives zeros, not NaN, for no queries', () => {
+    expect(meanScores([])).toEqual({ queries: 0, recallAt5: 0, mrrAt10: 0, ndcgAt10: 0 });
+  });
+});
+
+describe('formatReportTable', () => {
+  it('prints one row per variant and scope with three decimals', () => {
+    const v = summarizeVariant(
+      [{ id: 'q1', subsets: ['exact'], ranked: ['a'], recallAt5: 2 / 3, mrrAt10: 1, ndcgAt10: 0.5 }],
+      ['exact'],
+    );
+    const report: RetrievalReport = {
+      version: 1,
+      fixture: { name: 'tiny', version: 3 },
+      vectorProfile: { id: 'p', dimensions: 128, normalized: true },
+      variants: { fts: v, vector: v, hybrid: v },
+    };
+    const lines = formatReportTable(report).split('\n');
+    expect(lines[0]).toBe('tiny v3 (p, 128d)');
+    expect(lines).toHaveLength(3 + 6);
+    expect(lines[3]).toMatch(/^fts\s+overall\s+1\s+0\.667\s+1\.000\s+0\.500$/);
+    expect(lines[8]).toMatch(/^hybrid\s+exact\s+1\s+0\.667/);
+  });
+});

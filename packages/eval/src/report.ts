@@ -1,0 +1,119 @@
+import type { FixtureVectorProfile } from './fixture.js';
+import type { QueryScores } from './metrics.js';
+
+/** Version of the report shape below; bumped on any change other tools would notice. */
+export const REPORT_VERSION = 1;
+
+/** The three ways the runner drives the production retriever. */
+export const VARIANTS: readonly ['fts', 'vector', 'hybrid'] = ['fts', 'vector', 'hybrid'] as const;
+/** One variant name. */
+export type VariantName = (typeof VARIANTS)[number];
+
+/** Mean figures over a group of queries. */
+export interface MetricSummary {
+  readonly queries: number;
+  readonly recallAt5: number;
+  readonly mrrAt10: number;
+  readonly ndcgAt10: number;
+}
+
+/** One query's ranking (ids, best first, at most 10) and its figures. */
+export interface QueryReport extends QueryScores {
+  readonly id: string;
+  readonly ranked: readonly string[];
+}
+
+/** The figures of one variant: overall, per subset, per query. */
+export interface VariantReport {
+  readonly overall: MetricSummary;
+  readonly subsets: Readonly<Record<string, MetricSummary>>;
+  readonly queries: readonly QueryReport[];
+}
+
+/** The evaluation report (`test-results/memory/retrieval-v1.json` and the CLIs' output). */
+export interface RetrievalReport {
+  readonly version: number;
+  readonly fixture: { readonly name: string; readonly version: number };
+  readonly vectorProfile: FixtureVectorProfile;
+  readonly variants: Readonly<Record<VariantName, VariantReport>>;
+}
+
+/** A scored query together with the subsets it belongs to (input of {@link summarizeVariant}). */
+export interface ScoredQuery extends QueryReport {
+  readonly subsets: readonly string[];
+}
+
+/** Arithmetic mean of each figure; zero queries give zeros. */
+export function meanScores(scores: readonly QueryScores[]): MetricSummary {
+  if (scores.length === 0) return { queries: 0, recallAt5: 0, mrrAt10: 0, ndcgAt10: 0 };
+  let recall = 0;
+  let mrr = 0;
+  let ndcg = 0;
+  for (const s of scores) {
+    recall += s.recallAt5;
+    mrr += s.mrrAt10;
+    ndcg += s.ndcgAt10;
+  }
+  const n = scores.length;
+  return { queries: n, recallAt5: recall / n, mrrAt10: mrr / n, ndcgAt10: ndcg / n };
+}
+
+/**
+ * Builds a variant's report: the overall mean, the mean of each subset that has queries (in the order
+ * `subsetOrder` gives, then any others by name), and the per-query rows in input order.
+ */
+export function summarizeVariant(
+  scored: readonly ScoredQuery[],
+  subsetOrder: readonly string[],
+): VariantReport {
+  const bySubset = new Map<string, QueryScores[]>();
+  for (const q of scored) {
+    for (const subset of q.subsets) {
+      const list = bySubset.get(subset);
+      if (list === undefined) bySubset.set(subset, [q]);
+      else list.push(q);
+    }
+  }
+  const names = [
+    ...subsetOrder.filter((s) => bySubset.has(s)),
+    ...[...bySubset.keys()].filter((s) => !subsetOrder.includes(s)).sort(),
+  ];
+  const subsets: Record<string, MetricSummary> = {};
+  for (const name of names) subsets[name] = meanScores(bySubset.get(name) ?? []);
+  return {
+    overall: meanScores(scored),
+    subsets,
+    queries: scored.map(({ id, ranked, recallAt5, mrrAt10, ndcgAt10 }) => ({
+      id,
+      ranked,
+      recallAt5,
+      mrrAt10,
+      ndcgAt10,
+    })),
+  };
+}
+
+function fmt(value: number): string {
+  return value.toFixed(3);
+}
+
+/** Renders a report as a plain-text table: variant × (overall, subsets) × R@5 / MRR@10 / nDCG@10. */
+export function formatReportTable(report: RetrievalReport): string {
+  const header = ['variant', 'scope', 'queries', 'R@5', 'MRR@10', 'nDCG@10'];
+  const rows: string[][] = [];
+  for (const variant of VARIANTS) {
+    const v = report.variants[variant];
+    const scopes: [string, MetricSummary][] = [['overall', v.overall], ...Object.entries(v.subsets)];
+    for (const [scope, m] of scopes) {
+      rows.push([variant, scope, String(m.queries), fmt(m.recallAt5), fmt(m.mrrAt10), fmt(m.ndcgAt10)]);
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const title = `${report.fixture.name} v${report.fixture.version} (${report.vectorProfile.id}, ${report.vectorProfile.dimensions}d)`;
+  return [title, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}

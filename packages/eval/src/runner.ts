@@ -1,0 +1,252 @@
+import { createDeterministicEmbedder, isZeroVector } from '@engram/embedder-deterministic';
+import {
+  createRetriever,
+  type RetrievalArms,
+  type RetrievalObserver,
+  type Retriever,
+} from '@engram/retrieval';
+import {
+  createSqliteMemoryStore,
+  type NewMemory,
+  type SqliteMemoryStore,
+  type StoreObserver,
+} from '@engram/store';
+import { EngramEvalError } from './errors.js';
+import { fixtureSubsets, type RetrievalFixture } from './fixture.js';
+import { scoreRanking } from './metrics.js';
+import {
+  REPORT_VERSION,
+  type RetrievalReport,
+  type ScoredQuery,
+  summarizeVariant,
+  VARIANTS,
+  type VariantName,
+  type VariantReport,
+} from './report.js';
+
+/** Results asked per query: enough for MRR@10 and nDCG@10. */
+export const RANKING_DEPTH = 10;
+/** Rows per insert transaction by default. */
+export const DEFAULT_INSERT_BATCH = 500;
+/** Default clock of a run when no row carries `createdAt`: 2025-06-01T00:00:00Z. */
+export const DEFAULT_RUN_EPOCH: number = Date.UTC(2025, 5, 1);
+
+/** One progress step of a run (counts only, never content). */
+export type RunProgress =
+  | { readonly phase: 'load'; readonly done: number; readonly total: number }
+  | { readonly phase: 'query'; readonly variant: VariantName; readonly done: number; readonly total: number };
+
+/** Retriever knobs a run may override (everything else is the production default). */
+export interface RunRetrieverOptions {
+  readonly similarityThreshold?: number;
+  readonly candidateBudget?: number;
+  readonly fusion?: {
+    readonly k?: number;
+    readonly lexical?: number;
+    readonly vector?: number;
+    readonly importance?: number;
+    readonly recency?: number;
+  };
+}
+
+/** Configuration of {@link runFixture}. */
+export interface RunFixtureConfig {
+  readonly fixture: RetrievalFixture;
+  /** Store location: `':memory:'` (default) or a file path (a fresh file is expected). */
+  readonly storePath?: string;
+  /** The embedder's synonym-concept features (default `true`; `false` is the ablation). */
+  readonly conceptFeatures?: boolean;
+  /**
+   * Arms of the `hybrid` variant (default both). Dropping one breaks fusion on purpose: the gate's own test
+   * uses it to prove the gate fails.
+   */
+  readonly hybridArms?: RetrievalArms;
+  /** Rows per insert transaction (default 500). */
+  readonly batchSize?: number;
+  /** The run's clock in epoch ms (default: one day after the newest `createdAt`, or 2025-06-01). */
+  readonly now?: number;
+  /** Retriever overrides, for investigation only; the gate runs the defaults. */
+  readonly retriever?: RunRetrieverOptions;
+  /** Store statement observer (perf tests count statements through it). */
+  readonly storeObserver?: StoreObserver;
+  /** Retrieval observer, called once per query of every variant. */
+  readonly retrievalObserver?: RetrievalObserver;
+  /** Called after each insert batch and each query (counts only). */
+  readonly onProgress?: (progress: RunProgress) => void;
+}
+
+/** The arms of each variant. */
+export const VARIANT_ARMS: Readonly<Record<VariantName, RetrievalArms>> = Object.freeze({
+  fts: Object.freeze({ lexical: true, vector: false }),
+  vector: Object.freeze({ lexical: false, vector: true }),
+  hybrid: Object.freeze({ lexical: true, vector: true }),
+});
+
+// Degradations that mean a variant did not run as configured: its figures would measure a fallback.
+const INVALIDATING = new Set([
+  'embeddingTimeout',
+  'embeddingError',
+  'embeddingCircuitOpen',
+  'storeError',
+  'storeTimeout',
+  'storeUnusable',
+  'ftsUnavailable',
+]);
+
+/** Inserts a fixture's corpus with deterministic vectors, in batches of one transaction each. */
+export async function loadFixture(
+  store: Pick<SqliteMemoryStore, 'insertMemories'>,
+  fixture: RetrievalFixture,
+  options: {
+    readonly conceptFeatures?: boolean;
+    readonly batchSize?: number;
+    readonly createdAt: number;
+    readonly onProgress?: (progress: RunProgress) => void;
+  },
+): Promise<{ readonly rows: number; readonly batches: number; readonly withoutVector: number }> {
+  const embedder = createDeterministicEmbedder({ conceptFeatures: options.conceptFeatures ?? true });
+  const batchSize = options.batchSize ?? DEFAULT_INSERT_BATCH;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new EngramEvalError('ENGRAM_EVAL_INVALID_ARGUMENTS', 'batchSize must be an integer ≥ 1.');
+  }
+  const total = fixture.corpus.length;
+  let batches = 0;
+  let withoutVector = 0;
+  for (let start = 0; start < total; start += batchSize) {
+    const slice = fixture.corpus.slice(start, start + batchSize);
+    const vectors = await embedder.embed(slice.map((row) => row.content));
+    const rows: NewMemory[] = slice.map((row, i) => {
+      const vector = vectors[i] as Float32Array;
+      // A text without features embeds to the zero vector, which cannot be cosine-compared: such a row
+      // stays without a vector (lexical search still finds it).
+      const zero = isZeroVector(vector);
+      if (zero) withoutVector += 1;
+      return {
+        id: row.id,
+        agentId: row.agentId,
+        kind: row.kind,
+        content: row.content,
+        importance: row.importance,
+        createdAt: row.createdAt ?? options.createdAt,
+        ...(zero ? {} : { vector }),
+      };
+    });
+    await store.insertMemories(rows);
+    batches += 1;
+    options.onProgress?.({ phase: 'load', done: Math.min(start + batchSize, total), total });
+  }
+  return { rows: total, batches, withoutVector };
+}
+
+function runClock(fixture: RetrievalFixture, now: number | undefined): number {
+  if (now !== undefined) return now;
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const row of fixture.corpus)
+    if (row.createdAt !== undefined && row.createdAt > newest) newest = row.createdAt;
+  return Number.isFinite(newest) ? newest + 24 * 60 * 60 * 1000 : DEFAULT_RUN_EPOCH;
+}
+
+async function runVariant(
+  variant: VariantName,
+  retriever: Retriever,
+  fixture: RetrievalFixture,
+  onProgress: ((progress: RunProgress) => void) | undefined,
+): Promise<VariantReport> {
+  const scored: ScoredQuery[] = [];
+  const total = fixture.queries.length;
+  for (const query of fixture.queries) {
+    const response = await retriever.search(query.agentId, query.text, { limit: RANKING_DEPTH });
+    const { outcome, degradations } = response.execution;
+    const invalid = degradations.filter((d) => INVALIDATING.has(d));
+    if (outcome === 'failed' || outcome === 'cancelled' || outcome === 'disabled' || invalid.length > 0) {
+      throw new EngramEvalError(
+        'ENGRAM_EVAL_RETRIEVAL_FAILED',
+        `Variant ${variant}, query ${query.id}: retrieval ended ${outcome}${invalid.length > 0 ? ` (${invalid.join(', ')})` : ''}; the figures would not measure this variant.`,
+      );
+    }
+    const ranked = response.results.map((r) => r.record.id);
+    scored.push({ id: query.id, subsets: query.subsets, ranked, ...scoreRanking(ranked, query.relevantIds) });
+    onProgress?.({ phase: 'query', variant, done: scored.length, total });
+  }
+  return summarizeVariant(scored, fixtureSubsets(fixture));
+}
+
+/**
+ * Runs a fixture end to end: a fresh SQLite store bound to the deterministic embedder's profile, the corpus
+ * inserted with its vectors in batched transactions, then every query through the production retriever
+ * three ways — FTS-only, vector-only, hybrid — scored with Recall@5, MRR@10 and nDCG@10 overall and per
+ * subset. The store is closed before returning (also on failure).
+ */
+export async function runFixture(config: RunFixtureConfig): Promise<RetrievalReport> {
+  const { fixture } = config;
+  const embedder = createDeterministicEmbedder({ conceptFeatures: config.conceptFeatures ?? true });
+  if (
+    fixture.vectorProfile.id !== embedder.profile.id ||
+    fixture.vectorProfile.dimensions !== embedder.profile.dimensions
+  ) {
+    throw new EngramEvalError(
+      'ENGRAM_EVAL_INVALID_FIXTURE',
+      `The fixture is meant for the vector profile ${fixture.vectorProfile.id}:${fixture.vectorProfile.dimensions}; this runner embeds with ${embedder.profile.id}:${embedder.profile.dimensions}.`,
+    );
+  }
+  const now = runClock(fixture, config.now);
+  let longest = 0;
+  for (const row of fixture.corpus) if (row.content.length > longest) longest = row.content.length;
+
+  const store = createSqliteMemoryStore({
+    path: config.storePath ?? ':memory:',
+    embedding: { id: embedder.profile.id, dimensions: embedder.profile.dimensions },
+    now: () => now,
+    // External corpora may hold long documents; the cap is a guard for agents, not for a benchmark.
+    ...(longest > 65_536 ? { maxContentLength: longest } : {}),
+    ...(config.storeObserver === undefined ? {} : { observer: config.storeObserver }),
+  });
+  try {
+    await loadFixture(store, fixture, {
+      ...(config.conceptFeatures === undefined ? {} : { conceptFeatures: config.conceptFeatures }),
+      ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
+      createdAt: now,
+      ...(config.onProgress === undefined ? {} : { onProgress: config.onProgress }),
+    });
+
+    const variants = {} as Record<VariantName, VariantReport>;
+    for (const variant of VARIANTS) {
+      const arms =
+        variant === 'hybrid' && config.hybridArms !== undefined ? config.hybridArms : VARIANT_ARMS[variant];
+      const retriever = createRetriever({
+        store,
+        embedder,
+        arms,
+        now: () => now,
+        // Evaluation reads only: no access bookkeeping writes between queries.
+        trackAccess: false,
+        ...(config.retrievalObserver === undefined ? {} : { observer: config.retrievalObserver }),
+        ...(config.retriever?.similarityThreshold === undefined
+          ? {}
+          : { similarityThreshold: config.retriever.similarityThreshold }),
+        ...(config.retriever?.candidateBudget === undefined
+          ? {}
+          : { candidateBudget: config.retriever.candidateBudget }),
+        ...(config.retriever?.fusion === undefined
+          ? {}
+          : { fusion: stripUndefined(config.retriever.fusion) }),
+      });
+      variants[variant] = await runVariant(variant, retriever, fixture, config.onProgress);
+    }
+
+    return {
+      version: REPORT_VERSION,
+      fixture: { name: fixture.name, version: fixture.version },
+      vectorProfile: fixture.vectorProfile,
+      variants,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+function stripUndefined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
+}
