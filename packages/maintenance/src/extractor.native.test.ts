@@ -205,10 +205,11 @@ describe('extraction over a real store and retriever', () => {
     model.push(
       'memory_candidates',
       candidates([
-        { content: 'The staging database runs PostgreSQL 16' },
+        { content: 'The project uses pnpm workspaces for the monorepo' },
         { content: 'The API server listens on port 9090' },
       ]),
     );
+    // Both candidates have a neighbour (the pnpm and the port facts), so both ask for a decision.
     // The first decision is fine; the second names an id that is not a neighbour.
     model.push(
       'memory_decision',
