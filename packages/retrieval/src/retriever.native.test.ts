@@ -417,7 +417,7 @@ describe('degradation, cancellation and failure', () => {
     for (let i = 0; i < 2; i += 1) {
       expect((await retriever.search('a', 'deploy')).execution.degradations).toEqual(['embeddingError']);
     }
-    expect(rec.circuit.map((s) => s.state)).toEqual(['open']);
+    expect(rec.circuit.map((s) => s.state)).toEqual(['closed', 'open']);
     const open = await retriever.search('a', 'deploy migrations');
     expect(open.execution).toMatchObject({
       outcome: 'completed',
@@ -436,7 +436,7 @@ describe('degradation, cancellation and failure', () => {
       degradations: [],
       arms: ['lexical', 'vector'],
     });
-    expect(rec.circuit.map((s) => s.state)).toEqual(['open', 'halfOpen', 'closed']);
+    expect(rec.circuit.map((s) => s.state)).toEqual(['closed', 'open', 'halfOpen', 'closed']);
     expect(retriever.circuit()).toEqual({
       state: 'closed',
       failures: 2,

@@ -496,6 +496,14 @@ export function createRetriever(config: RetrieverConfig): Retriever {
     now,
     onTransition: (snapshot) => observer.onCircuitState?.(snapshot),
   });
+  // The starting state is reported too, so a health page shows `closed` before the first transition.
+  if (embedder !== undefined && settings.arms.vector) {
+    try {
+      observer.onCircuitState?.(breaker.snapshot());
+    } catch {
+      // An observer failure must never change the retriever.
+    }
+  }
 
   /**
    * Whether the vector arm can run, and the query vector's required length. Null (the answer is `vectorCold`,
