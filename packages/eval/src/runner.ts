@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createDeterministicEmbedder, isZeroVector } from '@engram/embedder-deterministic';
 import {
   createRetriever,
@@ -11,6 +12,7 @@ import {
   type SqliteMemoryStore,
   type StoreObserver,
 } from '@engram/store';
+import { DETERMINISTIC_VECTOR_PROFILE } from './datasets/common.js';
 import { EngramEvalError } from './errors.js';
 import { fixtureSubsets, type RetrievalFixture } from './fixture.js';
 import { scoreRanking } from './metrics.js';
@@ -52,7 +54,10 @@ export interface RunRetrieverOptions {
 /** Configuration of {@link runFixture}. */
 export interface RunFixtureConfig {
   readonly fixture: RetrievalFixture;
-  /** Store location: `':memory:'` (default) or a file path (a fresh file is expected). */
+  /**
+   * Store location: `':memory:'` (default) or the path of a file that does not exist yet (an existing one is
+   * refused: its rows would mix into the figures).
+   */
   readonly storePath?: string;
   /** The embedder's synonym-concept features (default `true`; `false` is the ablation). */
   readonly conceptFeatures?: boolean;
@@ -180,13 +185,24 @@ async function runVariant(
 export async function runFixture(config: RunFixtureConfig): Promise<RetrievalReport> {
   const { fixture } = config;
   const embedder = createDeterministicEmbedder({ conceptFeatures: config.conceptFeatures ?? true });
+  const expected = DETERMINISTIC_VECTOR_PROFILE;
   if (
-    fixture.vectorProfile.id !== embedder.profile.id ||
-    fixture.vectorProfile.dimensions !== embedder.profile.dimensions
+    fixture.vectorProfile.id !== expected.id ||
+    fixture.vectorProfile.dimensions !== expected.dimensions ||
+    fixture.vectorProfile.normalized !== expected.normalized
   ) {
+    const describe = (p: typeof expected): string =>
+      `${p.id}:${p.dimensions}${p.normalized ? ' (normalized)' : ' (not normalized)'}`;
     throw new EngramEvalError(
       'ENGRAM_EVAL_INVALID_FIXTURE',
-      `The fixture is meant for the vector profile ${fixture.vectorProfile.id}:${fixture.vectorProfile.dimensions}; this runner embeds with ${embedder.profile.id}:${embedder.profile.dimensions}.`,
+      `The fixture is meant for the vector profile ${describe(fixture.vectorProfile)}; this runner embeds with ${describe(expected)}.`,
+    );
+  }
+  if (config.storePath !== undefined && config.storePath !== ':memory:' && existsSync(config.storePath)) {
+    // Rows of an earlier run (other ids of the same agents) would silently join this run's rankings.
+    throw new EngramEvalError(
+      'ENGRAM_EVAL_INVALID_ARGUMENTS',
+      'The store file already exists; a run needs a fresh file (or the default in-memory store).',
     );
   }
   const now = runClock(fixture, config.now);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, resolveUserPath, writeJsonFile } from '../cli/common.js';
+import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
 import { type BenchReport, type BenchScenarioReport, formatBenchTable } from './report.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 
@@ -30,15 +30,12 @@ function positiveInt(value: string | true | undefined, fallback: number, name: s
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv, { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'out'] });
-  if (!args.ok) {
-    process.stderr.write(`${args.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (args.flags.has('help')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const args = parseCliArgs(
+    argv,
+    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'out'] },
+    USAGE,
+  );
+  if (!args.ok) return args.exitCode;
   if (args.positionals.length > 0) {
     process.stderr.write(`unexpected argument\n${USAGE}\n`);
     return 2;
@@ -114,15 +111,5 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    const code = (error as { code?: unknown }).code;
-    process.stderr.write(
-      `bench failed${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).message}\n`,
-    );
-    process.exitCode = 1;
-  },
-);
+// The benchmark handles no user content: an error's message is safe to show and says what went wrong.
+runCli('bench', main, { showErrorMessages: true });

@@ -1,5 +1,33 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseArgs, progressPrinter, resolveUserPath } from './common.js';
+import { EngramEvalError } from '../errors.js';
+import { type RetrievalReport, summarizeVariant } from '../report.js';
+import {
+  type CliOutput,
+  describeCliError,
+  finishReport,
+  parseArgs,
+  parseCliArgs,
+  progressPrinter,
+  resolveUserPath,
+} from './common.js';
+
+function capture(): CliOutput & { readonly outText: () => string; readonly errText: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    },
+    outText: () => out,
+    errText: () => err,
+  };
+}
 
 describe('resolveUserPath', () => {
   it('resolves against INIT_CWD (where pnpm was run), not the package directory', () => {
@@ -53,5 +81,79 @@ describe('progressPrinter', () => {
       'fts: 4/5 queries',
       'fts: 5/5 queries',
     ]);
+  });
+});
+
+describe('parseCliArgs', () => {
+  const known = { boolean: ['help'], valued: ['size'] };
+
+  it('prints the usage on stdout for --help and -h, with exit code 0', () => {
+    for (const flag of ['--help', '-h']) {
+      const io = capture();
+      expect(parseCliArgs([flag], known, 'USAGE', io)).toEqual({ ok: false, exitCode: 0 });
+      expect(io.outText()).toBe('USAGE\n');
+      expect(io.errText()).toBe('');
+    }
+  });
+
+  it('prints the problem and the usage on stderr for a bad argument, with exit code 2', () => {
+    const io = capture();
+    expect(parseCliArgs(['--size'], known, 'USAGE', io)).toEqual({ ok: false, exitCode: 2 });
+    expect(io.errText()).toBe('--size needs a value\nUSAGE\n');
+    expect(io.outText()).toBe('');
+  });
+
+  it('hands the parsed arguments back otherwise, printing nothing', () => {
+    const io = capture();
+    const args = parseCliArgs(['a', '--size=3'], known, 'USAGE', io);
+    expect(args).toEqual({ ok: true, positionals: ['a'], flags: new Map([['size', '3']]) });
+    expect(io.outText() + io.errText()).toBe('');
+  });
+});
+
+describe('describeCliError', () => {
+  it("shows an eval error's code and message", () => {
+    const error = new EngramEvalError('ENGRAM_EVAL_INVALID_FIXTURE', 'Invalid fixture: queries[0]: bad');
+    expect(describeCliError('eval:fixture', error)).toBe(
+      'ENGRAM_EVAL_INVALID_FIXTURE: Invalid fixture: queries[0]: bad',
+    );
+  });
+
+  it('shows only the name and code of any other error, never its message (it may quote the data)', () => {
+    const driver = Object.assign(new TypeError('near "SECRET memory text": syntax error'), {
+      code: 'SQLITE_ERROR',
+    });
+    expect(describeCliError('eval:dataset', driver)).toBe('eval:dataset failed (SQLITE_ERROR): TypeError');
+    expect(describeCliError('eval:dataset', 'thrown string')).toBe('eval:dataset failed: Error');
+  });
+
+  it('shows the message when asked (the benchmark handles no user content)', () => {
+    expect(describeCliError('bench', new Error('disk full'), true)).toBe('bench failed: disk full');
+  });
+});
+
+describe('finishReport', () => {
+  it('writes the report (creating directories), prints its table on stdout and the path and time on stderr', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-eval-cli-'));
+    try {
+      const v = summarizeVariant(
+        [{ id: 'q1', subsets: ['exact'], ranked: ['a'], recallAt5: 1, mrrAt10: 1, ndcgAt10: 1 }],
+        ['exact'],
+      );
+      const report: RetrievalReport = {
+        version: 1,
+        fixture: { name: 'tiny', version: 2 },
+        vectorProfile: { id: 'p', dimensions: 128, normalized: true },
+        variants: { fts: v, vector: v, hybrid: v },
+      };
+      const path = join(dir, 'nested/out/report.json');
+      const io = capture();
+      finishReport(report, path, 1000, io, 3500);
+      expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(report);
+      expect(io.outText().split('\n')[0]).toBe('tiny v2 (p, 128d)');
+      expect(io.errText()).toBe(`report written to ${path} (2.5 s)\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { isEngramEvalError } from '../errors.js';
+import { formatReportTable, type RetrievalReport } from '../report.js';
 import type { RunProgress } from '../runner.js';
+
+/** Where a CLI writes: the table and help go to `out` (stdout), everything else to `err` (stderr). */
+export interface CliOutput {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+const PROCESS_OUTPUT: CliOutput = {
+  out: (text) => {
+    process.stdout.write(text);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
+};
 
 /**
  * Resolves a path the user typed: against `INIT_CWD` when set (pnpm runs package scripts in the package
@@ -35,10 +52,7 @@ export type ParsedArgs =
  * Parses `argv` (without node and script): positionals, `--flag` and `--flag value` / `--flag=value` for the
  * flags listed in `valued`; unknown flags are errors. A bare `--` (as pnpm may forward) is ignored.
  */
-export function parseArgs(
-  argv: readonly string[],
-  known: { readonly boolean: readonly string[]; readonly valued: readonly string[] },
-): ParsedArgs {
+export function parseArgs(argv: readonly string[], known: KnownFlags): ParsedArgs {
   const positionals: string[] = [];
   const flags = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i += 1) {
@@ -69,6 +83,89 @@ export function parseArgs(
     }
   }
   return { ok: true, positionals, flags };
+}
+
+/** The flags a CLI knows: `boolean` ones stand alone, `valued` ones take a value. */
+export interface KnownFlags {
+  readonly boolean: readonly string[];
+  readonly valued: readonly string[];
+}
+
+/**
+ * Parses a CLI's arguments like {@link parseArgs} and handles the common outcomes: `--help` / `-h` prints the
+ * usage on `out` and gives exit code 0; a parse error prints the message and the usage on `err` and gives 2.
+ * Otherwise returns the parsed arguments for the CLI to go on with.
+ */
+export function parseCliArgs(
+  argv: readonly string[],
+  known: KnownFlags,
+  usage: string,
+  output: CliOutput = PROCESS_OUTPUT,
+): Extract<ParsedArgs, { ok: true }> | { readonly ok: false; readonly exitCode: number } {
+  const args = parseArgs(argv, known);
+  if (!args.ok) {
+    output.err(`${args.message}\n${usage}\n`);
+    return { ok: false, exitCode: 2 };
+  }
+  if (args.flags.has('help')) {
+    output.out(`${usage}\n`);
+    return { ok: false, exitCode: 0 };
+  }
+  return args;
+}
+
+/**
+ * The line a CLI prints for an error that ended it. An `EngramEvalError` shows its code and message (they
+ * never quote content); any other error shows its name and code only, unless `showMessage` is set (the
+ * benchmark, which handles no user content), because driver messages may quote the data.
+ */
+export function describeCliError(command: string, error: unknown, showMessage = false): string {
+  if (isEngramEvalError(error)) return `${error.code}: ${error.message}`;
+  const { code, name, message } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    name?: unknown;
+    message?: unknown;
+  };
+  const codePart = typeof code === 'string' ? ` (${code})` : '';
+  const detail =
+    showMessage && typeof message === 'string' ? message : typeof name === 'string' ? name : 'Error';
+  return `${command} failed${codePart}: ${detail}`;
+}
+
+/**
+ * Runs a CLI's `main` on the process arguments: its result becomes the exit code; an error it throws is
+ * printed with {@link describeCliError} and gives exit code 1.
+ */
+export function runCli(
+  command: string,
+  main: (argv: readonly string[]) => Promise<number>,
+  options: { readonly showErrorMessages?: boolean } = {},
+): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${describeCliError(command, error, options.showErrorMessages ?? false)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+/**
+ * The end of an evaluation CLI: writes the report (creating directories), prints its table on `out` and
+ * logs where it went and how long the run took (`startedMs` from `performance.now()`).
+ */
+export function finishReport(
+  report: RetrievalReport,
+  reportPath: string,
+  startedMs: number,
+  output: CliOutput = PROCESS_OUTPUT,
+  nowMs: number = performance.now(),
+): void {
+  writeJsonFile(reportPath, report);
+  output.out(`${formatReportTable(report)}\n`);
+  output.err(`report written to ${reportPath} (${((nowMs - startedMs) / 1000).toFixed(1)} s)\n`);
 }
 
 /**

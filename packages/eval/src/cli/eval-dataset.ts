@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 import { DATASET_NAMES } from '../datasets/common.js';
 import { isDatasetName, loadDataset } from '../datasets/load.js';
-import { isEngramEvalError } from '../errors.js';
 import { parseFixture } from '../fixture.js';
-import { formatReportTable } from '../report.js';
 import { runFixture } from '../runner.js';
-import { parseArgs, progressPrinter, resolveUserPath, writeJsonFile } from './common.js';
+import {
+  finishReport,
+  parseCliArgs,
+  progressPrinter,
+  resolveUserPath,
+  runCli,
+  writeJsonFile,
+} from './common.js';
 
 const USAGE = `usage: eval:dataset <${DATASET_NAMES.join('|')}> <path-to-data-file> <report.json> [--no-concepts] [--fixture-out <file>]
 
@@ -16,15 +21,8 @@ the real store and retriever (FTS-only, vector-only, hybrid), prints a table and
   --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)`;
 
 async function main(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['fixture-out'] });
-  if (!args.ok) {
-    process.stderr.write(`${args.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (args.flags.has('help')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const args = parseCliArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['fixture-out'] }, USAGE);
+  if (!args.ok) return args.exitCode;
   const [name, dataArg, reportArg, ...rest] = args.positionals;
   if (name === undefined || dataArg === undefined || reportArg === undefined || rest.length > 0) {
     process.stderr.write(`expected a dataset name and two paths\n${USAGE}\n`);
@@ -55,26 +53,8 @@ async function main(argv: readonly string[]): Promise<number> {
     conceptFeatures: !args.flags.has('no-concepts'),
     onProgress: progressPrinter(log, 250),
   });
-  const reportPath = resolveUserPath(reportArg);
-  writeJsonFile(reportPath, report);
-  process.stdout.write(`${formatReportTable(report)}\n`);
-  log(`report written to ${reportPath} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  finishReport(report, resolveUserPath(reportArg), started);
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (isEngramEvalError(error)) {
-      process.stderr.write(`${error.code}: ${error.message}\n`);
-    } else {
-      const code = (error as { code?: unknown }).code;
-      process.stderr.write(
-        `eval:dataset failed${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).name}\n`,
-      );
-    }
-    process.exitCode = 1;
-  },
-);
+runCli('eval:dataset', main);

@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { isEngramEvalError } from '../errors.js';
 import { parseFixture } from '../fixture.js';
-import { formatReportTable } from '../report.js';
 import { runFixture } from '../runner.js';
-import { parseArgs, progressPrinter, resolveUserPath, writeJsonFile } from './common.js';
+import { finishReport, parseCliArgs, progressPrinter, resolveUserPath, runCli } from './common.js';
 
 const USAGE = `usage: eval:fixture <fixture.json> <report.json> [--no-concepts] [--store <file>]
 
@@ -14,15 +12,8 @@ table and writes the JSON report. Paths are relative to the directory you ran pn
   --store <file>  use a SQLite file instead of an in-memory database (it must not exist yet)`;
 
 async function main(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['store'] });
-  if (!args.ok) {
-    process.stderr.write(`${args.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (args.flags.has('help')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const args = parseCliArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['store'] }, USAGE);
+  if (!args.ok) return args.exitCode;
   const [fixtureArg, reportArg, ...rest] = args.positionals;
   if (fixtureArg === undefined || reportArg === undefined || rest.length > 0) {
     process.stderr.write(`expected two paths\n${USAGE}\n`);
@@ -54,25 +45,8 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(typeof store === 'string' ? { storePath: resolveUserPath(store) } : {}),
     onProgress: progressPrinter(log),
   });
-  writeJsonFile(reportPath, report);
-  process.stdout.write(`${formatReportTable(report)}\n`);
-  log(`report written to ${reportPath} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  finishReport(report, reportPath, started);
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (isEngramEvalError(error)) {
-      process.stderr.write(`${error.code}: ${error.message}\n`);
-    } else {
-      const code = (error as { code?: unknown }).code;
-      process.stderr.write(
-        `eval:fixture failed${typeof code === 'string' ? ` (${code})` : ''}: ${(error as Error).name}\n`,
-      );
-    }
-    process.exitCode = 1;
-  },
-);
+runCli('eval:fixture', main);

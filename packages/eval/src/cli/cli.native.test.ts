@@ -1,0 +1,170 @@
+/**
+ * The built evaluation CLIs as `pnpm eval:fixture` / `pnpm eval:dataset` run them: `node dist/cli/….js` as a
+ * child process, with `INIT_CWD` set the way pnpm sets it (the directory the user ran pnpm from).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RetrievalReport } from '../report.js';
+
+const EVAL_FIXTURE = fileURLToPath(new URL('../../dist/cli/eval-fixture.js', import.meta.url));
+const EVAL_DATASET = fileURLToPath(new URL('../../dist/cli/eval-dataset.js', import.meta.url));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a CLI from `cwd` (the package directory, as pnpm does) with `INIT_CWD` = where the user stood. */
+function run(cli: string, args: readonly string[], cwd: string, initCwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd,
+      env: { ...process.env, INIT_CWD: initCwd, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const root = mkdtempSync(join(tmpdir(), 'engram-eval-cli-'));
+const user = join(root, 'user');
+const pkg = join(root, 'pkg');
+mkdirSync(user);
+mkdirSync(pkg);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const fixture = {
+  version: 1,
+  name: 'cli-tiny',
+  vectorProfile: { id: 'deterministic-lexicon-v1', dimensions: 128, normalized: true },
+  corpus: Array.from({ length: 120 }, (_, i) => ({
+    id: `m${i}`,
+    agentId: i % 2 === 0 ? 'a' : 'b',
+    kind: 'event',
+    content: `note ${i}: ${i % 3 === 0 ? 'deploy' : 'review'} of service ${i}`,
+    importance: 0.5,
+  })),
+  queries: [
+    { id: 'q1', agentId: 'a', text: 'service 42', subsets: ['exact'], relevantIds: ['m42'] },
+    { id: 'q2', agentId: 'b', text: 'review service 7', subsets: ['code'], relevantIds: ['m7'] },
+  ],
+};
+writeFileSync(join(user, 'fixture.json'), JSON.stringify(fixture));
+
+describe('eval:fixture', () => {
+  it('resolves paths from where pnpm ran, prints progress on stderr and the table on stdout, writes the report', async () => {
+    const result = await run(EVAL_FIXTURE, ['fixture.json', 'out/report.json'], pkg, user);
+    expect(result.stderr).toContain('fixture cli-tiny v1: 120 rows, 2 queries');
+    expect(result.stderr).toContain('loaded 120/120 rows');
+    for (const variant of ['fts', 'vector', 'hybrid'])
+      expect(result.stderr).toContain(`${variant}: 2/2 queries`);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('cli-tiny v1 (deterministic-lexicon-v1, 128d)');
+    expect(lines[1]).toMatch(/^variant\s+scope\s+queries\s+R@5\s+MRR@10\s+nDCG@10$/);
+    expect(lines).toHaveLength(3 + 3 * 3);
+    const report = JSON.parse(readFileSync(join(user, 'out/report.json'), 'utf8')) as RetrievalReport;
+    expect(existsSync(join(pkg, 'out'))).toBe(false);
+    expect(Object.keys(report)).toEqual(['version', 'fixture', 'vectorProfile', 'variants']);
+    expect(report.variants.hybrid.queries.map((q) => q.id)).toEqual(['q1', 'q2']);
+    expect(report.variants.fts.queries[0]?.ranked[0]).toBe('m42');
+  });
+
+  it('prints the usage for --help, and exits 2 on wrong arguments', async () => {
+    const help = await run(EVAL_FIXTURE, ['--help'], pkg, user);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: eval:fixture <fixture\.json> <report\.json>/);
+    const missing = await run(EVAL_FIXTURE, ['fixture.json'], pkg, user);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^expected two paths\nusage:/);
+    const unknown = await run(EVAL_FIXTURE, ['--bogus', 'a', 'b'], pkg, user);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^unknown option --bogus\nusage:/);
+  });
+
+  it('exits 1 with the typed error for an invalid fixture or an existing --store file, writing no report', async () => {
+    writeFileSync(
+      join(user, 'invalid.json'),
+      JSON.stringify({ ...fixture, queries: [{ ...fixture.queries[0], relevantIds: ['m1'] }] }),
+    );
+    const invalid = await run(EVAL_FIXTURE, ['invalid.json', 'invalid-report.json'], pkg, user);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain(
+      'ENGRAM_EVAL_INVALID_FIXTURE: Invalid fixture: queries[0]: relevant id "m1" belongs to another agent',
+    );
+    expect(existsSync(join(user, 'invalid-report.json'))).toBe(false);
+
+    writeFileSync(join(user, 'old.sqlite'), '');
+    const stale = await run(
+      EVAL_FIXTURE,
+      ['fixture.json', 'stale-report.json', '--store', 'old.sqlite'],
+      pkg,
+      user,
+    );
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('ENGRAM_EVAL_INVALID_ARGUMENTS');
+    expect(existsSync(join(user, 'stale-report.json'))).toBe(false);
+  });
+});
+
+describe('eval:dataset', () => {
+  it('turns a SQuAD-format CMRC file into a fixture, runs it and writes the report and the fixture', async () => {
+    const squad = {
+      version: 'v1.0',
+      data: [
+        {
+          paragraphs: [
+            {
+              id: 'P1',
+              context: '长城是中国古代的军事防御工程。',
+              qas: [{ id: 'Q1', question: '长城是什么工程？' }],
+            },
+            {
+              id: 'P2',
+              context: '黄河是中国第二长的河流。',
+              qas: [{ id: 'Q2', question: '中国第二长的河流是哪条？' }],
+            },
+          ],
+        },
+      ],
+    };
+    writeFileSync(join(user, 'cmrc.json'), JSON.stringify(squad));
+    const result = await run(
+      EVAL_DATASET,
+      ['cmrc', 'cmrc.json', 'reports/cmrc.json', '--fixture-out', 'reports/cmrc-fixture.json'],
+      pkg,
+      user,
+    );
+    expect(result.stderr).toContain(`reading cmrc from ${join(user, 'cmrc.json')}`);
+    expect(result.stderr).toContain('hybrid: 2/2 queries');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')[0]).toMatch(/^cmrc2018-dev v1 /);
+    const report = JSON.parse(readFileSync(join(user, 'reports/cmrc.json'), 'utf8')) as RetrievalReport;
+    expect(report.variants.fts.overall.queries).toBe(2);
+    expect(report.variants.fts.overall.recallAt5).toBe(1);
+    const written = JSON.parse(readFileSync(join(user, 'reports/cmrc-fixture.json'), 'utf8')) as {
+      corpus: unknown[];
+      queries: unknown[];
+    };
+    expect([written.corpus.length, written.queries.length]).toEqual([2, 2]);
+  });
+
+  it('exits 2 for an unknown dataset name and 1 for a file that is not there', async () => {
+    const unknown = await run(EVAL_DATASET, ['msmarco', 'x', 'y'], pkg, user);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown dataset "msmarco"; expected one of locomo, scifact, cmrc');
+    const missing = await run(EVAL_DATASET, ['locomo', 'nope.json', 'y.json'], pkg, user);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('eval:dataset failed (ENOENT): Error');
+  });
+});
