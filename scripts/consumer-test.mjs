@@ -3,10 +3,11 @@
 //
 //   1. packs every published library package (`pnpm pack`, which rewrites `workspace:^` to real versions);
 //   2. creates a fresh project in the OS temp directory, outside the workspace, and `npm install`s all the
-//      tarballs at once (so @engram/* dependencies resolve to the local tarballs; better-sqlite3 installs or
-//      compiles as it would for a user);
+//      tarballs at once with --engine-strict (so @engram/* dependencies resolve to the local tarballs, every
+//      `engines` range admits this Node, and better-sqlite3 installs or compiles as it would for a user);
 //   3. runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
-//      diagnostics and serves the health endpoint — asserting each step;
+//      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
+//      each step;
 //   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
 //
 // It builds nothing: run it after `pnpm build` (the test ladder has built). Node's standard library only.
@@ -100,10 +101,12 @@ import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, createToolHandler } from '@engram/retrieval';
 import { createEmbeddingDrain, createEventIngestor } from '@engram/maintenance';
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
-import { createHealthHandler } from '@engram/health-ui';
+import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
 
 const step = (message) => console.log('  ✓ ' + message);
 const packages = JSON.parse(process.argv[2]);
+assert.ok(Number(process.versions.node.split('.')[0]) >= 20, 'Node 20 or later');
+step('Node ' + process.version + ' (ESM, ' + process.platform + '-' + process.arch + ')');
 
 for (const name of packages) {
   const module = await import(name);
@@ -178,8 +181,16 @@ assert.equal(healthDtoSchema.parse(await api.json()).store.totals.memories, 3);
 const page = await fetch(base);
 assert.equal(page.status, 200);
 assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+// Every file the page loads ships in the tarball and is served: the shell, its stylesheet, its modules.
+assert.ok(healthUiAssets.files.some((a) => a.urlPath === '/app/main.js'));
+for (const asset of healthUiAssets.files) {
+  const response = await fetch(base + asset.urlPath.slice(1));
+  assert.equal(response.status, 200, asset.urlPath);
+  assert.equal(response.headers.get('content-type'), asset.contentType, asset.urlPath);
+  assert.ok((await response.arrayBuffer()).byteLength > 0, asset.urlPath + ' is empty');
+}
 await new Promise((resolve) => server.close(resolve));
-step('served the health page and /api/health from @engram/health-ui');
+step('served the health page, its ' + healthUiAssets.files.length + ' assets and /api/health from @engram/health-ui');
 
 await store.close();
 step('closed the store');
@@ -227,7 +238,15 @@ async function main() {
     );
     const install = await run(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--loglevel=error', '--foreground-scripts', ...tarballs],
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        '--foreground-scripts',
+        '--engine-strict',
+        ...tarballs,
+      ],
       { cwd: project, heartbeat: 'npm install' },
     );
     if (install.code !== 0) fail(`npm install exited ${install.code}:\n${install.output.slice(-4000)}`);

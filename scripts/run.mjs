@@ -59,7 +59,7 @@ function ensureChromium() {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot) {
     log(
-      "the browser test needs Debian's chromium: run `sudo apt-get install -y chromium` once, then re-run.",
+      "the browser test needs Debian's chromium and a CJK font: run `sudo apt-get install -y chromium fonts-noto-cjk` once, then re-run.",
     );
     process.exit(1);
   }

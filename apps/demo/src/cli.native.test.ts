@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES } from './args.js';
-import { SAMPLE_FACTS, SAMPLE_SESSIONS } from './sample/sample-data.js';
+import { SAMPLE_FACTS, SAMPLE_NEXT_SEARCH, SAMPLE_SEARCHES, SAMPLE_SESSIONS } from './sample/sample-data.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -45,6 +45,19 @@ function runCli(
       env: { ...childEnv(), ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs a command line in a POSIX shell, as a user pastes it. */
+function runShell(line: string, cwd: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', line], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -149,6 +162,52 @@ describe('engram demo --no-serve', () => {
     expect(second.stdout.match(/Already remembered as fact/g)).toHaveLength(SAMPLE_FACTS.length);
     const afterSecond = await healthJson(db);
     expect(afterSecond.store).toEqual(afterFirst.store);
+
+    // The follow-up the demo prints works when pasted into a shell, and finds the sample by both arms.
+    const next = /Next, search the sample yourself:\n {2}(.+)\n/.exec(second.stdout)?.[1];
+    expect(next).toBeDefined();
+    expect(next).toContain(`search '${SAMPLE_NEXT_SEARCH.query}' --agent ${SAMPLE_NEXT_SEARCH.agentId}`);
+    const pasted = await runShell(next as string, work);
+    expect(pasted.stderr).toBe('');
+    expect(pasted.code).toBe(0);
+    expect(pasted.stdout).toMatch(/^[1-9]\d* results? for agent coder · completed/);
+    expect(pasted.stdout).toContain('session/deploy-rollback#');
+    expect(pasted.stdout).toMatch(/lexical #1 \(score [\d.]+\) · vector #\d/);
+  });
+
+  it('serves the health page at the printed URL until stopped', async () => {
+    const work = await mkdtemp(join(dir, 'demo-serve-'));
+    const demo = await startCli(
+      ['demo', '--port', '0'],
+      work,
+      /7\. Health page\n {2}(http:\/\/127\.0\.0\.1:\d+\/)\n {2}\(JSON: (\S+)\)/,
+    );
+    try {
+      const [, url, jsonUrl] = demo.match;
+      expect(jsonUrl).toBe(`${url}api/health`);
+      const page = await fetch(url as string);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<script type="module" src="./app/main.js"></script>');
+      for (const asset of ['app/main.js', 'health.css']) {
+        expect((await fetch(new URL(asset, url))).status, asset).toBe(200);
+      }
+      const dto = healthDtoSchema.parse(await (await fetch(jsonUrl as string)).json());
+      const events = SAMPLE_SESSIONS.reduce((n, s) => n + s.events.length, 0);
+      expect(dto.store.totals).toEqual({
+        memories: events + SAMPLE_FACTS.length,
+        events,
+        facts: SAMPLE_FACTS.length,
+        skills: 0,
+      });
+      // The page shows the demo's own workload: its searches and its drain.
+      expect(dto.runtime.agent.retrieval.search.operations).toBe(SAMPLE_SEARCHES.length);
+      expect(dto.runtime.agent.embedding.rows).toBe(events);
+      const agents = (await (await fetch(new URL('api/agents', url))).json()) as { agents: string[] };
+      expect([...agents.agents].sort()).toEqual(['assistant', 'coder']);
+    } finally {
+      expect(await demo.stop()).toBe(0);
+    }
+    expect(demo.stderr()).not.toMatch(/engram demo:/);
   });
 });
 

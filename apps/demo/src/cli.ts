@@ -16,6 +16,7 @@ const code = await main(process.argv.slice(2), {
   stopSignal,
   stdin: process.stdin,
   stdoutStream: process.stdout,
+  ...(process.argv[1] === undefined ? {} : { entry: process.argv[1] }),
 });
 process.exitCode = code;
 // Servers and stores are closed by now; should a stray handle (stdin after MCP) keep the loop alive, leave

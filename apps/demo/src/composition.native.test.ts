@@ -78,6 +78,45 @@ describe('openEngram', () => {
     }
   });
 
+  it('drains every agent in one pass, each under its own id, and reports the backlog even when it is empty', async () => {
+    const path = join(dir, 'two-agents.db');
+    const engram = await openEngram({ dbPath: path });
+    const expected = new Map<string, number>();
+    try {
+      for (const session of SAMPLE_SESSIONS) {
+        const r = await engram.ingestor.appendAndIngest(session.agentId, session.sessionId, session.events);
+        expected.set(session.agentId, (expected.get(session.agentId) ?? 0) + r.ingest.memories);
+      }
+      expect(expected.size).toBe(2);
+      const total = [...expected.values()].reduce((a, b) => a + b, 0);
+      const progress: [number, number][] = [];
+      const drained = await engram.drain({ onProgress: (done, all) => progress.push([done, all]) });
+      expect(drained).toMatchObject({ rows: total, ready: total, backlog: 0, outcome: 'completed' });
+      expect(progress[0]).toEqual([0, total]);
+      expect(progress.at(-1)).toEqual([total, total]);
+      expect(progress.every(([done, all]) => done <= all)).toBe(true);
+      for (const [agentId, rows] of expected) {
+        const dto = await engram.health(agentId);
+        expect(dto.runtime.agent.embedding.rows).toBe(rows);
+        expect(dto.runtime.agent.embedding.transitions.ready).toBe(rows);
+      }
+    } finally {
+      await engram.close();
+    }
+
+    // A new process over the drained file: nothing pending, yet the gauge reads 0 rather than "not sampled".
+    const again = await openEngram({ dbPath: path });
+    try {
+      const idle = await again.drain();
+      expect(idle).toMatchObject({ rows: 0, batches: 0, backlog: 0, outcome: 'completed' });
+      const dto = await again.health(null);
+      expect(dto.runtime.process.embeddingBacklog.total).toBe(0);
+      expect(dto.runtime.process.embeddingBacklog.activeAgents).toBe(0);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('refuses a database indexed with another embedder, with a typed message', async () => {
     const path = join(dir, 'other-embedder.db');
     const store = createSqliteMemoryStore({ path, embedding: { id: 'someone-else-v1', dimensions: 8 } });

@@ -184,51 +184,38 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   let closed = false;
 
   /**
-   * Drains agent by agent (so each agent's diagnostics carry its own drain figures), run after run until the
-   * agent's backlog is empty or a run stops early.
+   * Drains run after run — one agent's rows, or every agent's (each batch is reported under its own agent) —
+   * until the backlog is empty or a run stops early. Always at least one run, so the process-wide backlog
+   * gauge is reported even when nothing is pending.
    */
   async function drain(
     options: { readonly agentId?: string; readonly onProgress?: DrainProgress } = {},
   ): Promise<DrainSummary> {
+    const agentId = options.agentId;
     const start = await store.countEmbeddingBacklog();
-    const agents =
-      options.agentId === undefined
-        ? Object.entries(start.byAgent)
-            .filter(([, n]) => n > 0)
-            .map(([agent]) => agent)
-            .sort()
-        : [options.agentId];
-    const total = agents.reduce((sum, agent) => sum + (start.byAgent[agent] ?? 0), 0);
+    const total = agentId === undefined ? start.total : (start.byAgent[agentId] ?? 0);
     const totals = { runs: 0, batches: 0, rows: 0, ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     let outcome = 'completed';
-    let backlog: number | null = 0;
+    let backlog: number | null = total;
     options.onProgress?.(0, total);
-    for (const agentId of agents) {
-      const own = start.byAgent[agentId] ?? 0;
-      let left: number | null = own;
-      let drainedForAgent = 0;
-      while (left !== null && left > 0 && outcome === 'completed') {
-        const before = totals.rows;
-        progress = (done) => options.onProgress?.(Math.min(total, before + done), total);
-        const result = await drainer.run({ agentId }).finally(() => {
-          progress = undefined;
-        });
-        totals.runs += 1;
-        totals.batches += result.batches;
-        totals.rows += result.rows;
-        totals.ready += result.transitions.ready;
-        totals.error += result.transitions.error;
-        totals.ftsOnly += result.transitions.ftsOnly;
-        totals.stale += result.transitions.stale;
-        drainedForAgent += result.rows;
-        left = result.backlog;
-        outcome = result.outcome;
-        // Rows that keep failing stay in the backlog: stop once this agent's run makes no progress.
-        if (result.rows === 0 || drainedForAgent >= own * 2) break;
-      }
-      backlog = backlog === null || left === null ? null : backlog + left;
-      if (outcome !== 'completed') break;
-    }
+    do {
+      const before = totals.rows;
+      progress = (done) => options.onProgress?.(Math.min(total, before + done), total);
+      const result = await drainer.run(agentId === undefined ? {} : { agentId }).finally(() => {
+        progress = undefined;
+      });
+      totals.runs += 1;
+      totals.batches += result.batches;
+      totals.rows += result.rows;
+      totals.ready += result.transitions.ready;
+      totals.error += result.transitions.error;
+      totals.ftsOnly += result.transitions.ftsOnly;
+      totals.stale += result.transitions.stale;
+      backlog = result.backlog;
+      outcome = result.outcome;
+      // Rows that keep failing stay in the backlog: stop once a run makes no progress.
+      if (result.rows === 0) break;
+    } while (outcome === 'completed' && backlog !== null && backlog > 0 && totals.rows < total * 2);
     options.onProgress?.(Math.min(total, totals.rows), total);
     return { ...totals, backlog, outcome };
   }

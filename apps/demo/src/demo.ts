@@ -7,10 +7,17 @@ import type { EventInput } from '@engram/store';
 import type { Command } from './args.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
-import { formatDiagnostics, formatExecution, formatResults, padTo } from './format.js';
+import {
+  cliInvocation,
+  formatDiagnostics,
+  formatExecution,
+  formatResults,
+  padTo,
+  shellQuote,
+} from './format.js';
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
-import { SAMPLE_FACTS, SAMPLE_SEARCHES, SAMPLE_SESSIONS } from './sample/sample-data.js';
+import { SAMPLE_FACTS, SAMPLE_NEXT_SEARCH, SAMPLE_SEARCHES, SAMPLE_SESSIONS } from './sample/sample-data.js';
 import { serveHealthPage } from './serve.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -147,8 +154,19 @@ export async function runDemo(
       `\n  Store totals: ${t.memories} memories (${t.events} events, ${t.facts} facts, ${t.skills} skills)`,
     );
 
+    // A follow-up the user can paste into the same shell (the demo's file is not the CLI's default --db).
+    const next = [
+      cliInvocation(io),
+      'search',
+      shellQuote(SAMPLE_NEXT_SEARCH.query),
+      '--agent',
+      SAMPLE_NEXT_SEARCH.agentId,
+      '--explain',
+      '--db',
+      shellQuote(command.db),
+    ].join(' ');
     if (!command.serve) {
-      line(io, `\nDone (--no-serve). Try: engram search rollback --agent coder --explain --db ${command.db}`);
+      line(io, `\nDone (--no-serve). Next, search the sample yourself:\n  ${next}`);
       return EXIT.ok;
     }
     const { server, fellBackFrom } = await serveHealthPage(engram, command.port);
@@ -156,6 +174,7 @@ export async function runDemo(
     heading(io, 7, 'Health page');
     line(io, `  ${server.url}`);
     line(io, `  (JSON: ${server.url}api/health) Press Ctrl+C to stop.`);
+    line(io, `\nMeanwhile, in another terminal, search the sample yourself:\n  ${next}`);
     await io.stopSignal;
     await server.close();
     return EXIT.ok;

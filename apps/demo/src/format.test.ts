@@ -3,6 +3,7 @@ import type { RetrievalExecution, RetrievalResult } from '@engram/retrieval';
 import type { MemoryRecord, StoreHealth } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import {
+  cliInvocation,
   displayWidth,
   formatCount,
   formatDiagnostics,
@@ -17,6 +18,7 @@ import {
   pointerOf,
   renderProgressBar,
   renderTable,
+  shellQuote,
 } from './format.js';
 
 function record(overrides: Partial<MemoryRecord> = {}): MemoryRecord {
@@ -247,5 +249,32 @@ describe('progress bar', () => {
     expect(renderProgressBar(5, 10, 10, 'embedding')).toBe('[█████░░░░░]  50%  5/10 embedding');
     expect(renderProgressBar(10, 10, 10)).toBe('[██████████] 100%  10/10');
     expect(renderProgressBar(0, 0, 4)).toBe('[████] 100%  0/0');
+  });
+});
+
+describe('follow-up commands the user can paste', () => {
+  it('quotes only arguments a POSIX shell would split or expand', () => {
+    expect(shellQuote('/tmp/x/.engram/demo.db')).toBe('/tmp/x/.engram/demo.db');
+    expect(shellQuote('roll back the deploy')).toBe("'roll back the deploy'");
+    expect(shellQuote('/home/me/my project/.engram/demo.db')).toBe("'/home/me/my project/.engram/demo.db'");
+    expect(shellQuote("it's $HOME")).toBe("'it'\\''s $HOME'");
+  });
+
+  it('names the command that works in the shell the demo was started from', () => {
+    const fromScript = { npm_lifecycle_event: 'demo' };
+    expect(
+      cliInvocation({ env: { ...fromScript, npm_config_user_agent: 'pnpm/10.34.8 npm/? node/v20.20.2' } }),
+    ).toBe('pnpm -s engram');
+    expect(cliInvocation({ env: { ...fromScript, npm_config_user_agent: 'npm/10.8.2 node/v20.20.2' } })).toBe(
+      'npm run -s engram --',
+    );
+    expect(cliInvocation({ env: {}, entry: '/usr/local/bin/engram' })).toBe('engram');
+    expect(cliInvocation({ env: {}, entry: 'C:\\npm\\engram.cmd' })).toBe('engram');
+    expect(cliInvocation({ env: {}, entry: '/repo/apps/demo/dist/cli.js' })).toBe(
+      'node /repo/apps/demo/dist/cli.js',
+    );
+    expect(cliInvocation({ env: { npm_lifecycle_event: 'test' }, entry: '/a b/cli.js' })).toBe(
+      "node '/a b/cli.js'",
+    );
   });
 });

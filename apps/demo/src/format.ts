@@ -310,3 +310,32 @@ export function renderProgressBar(done: number, total: number, width = 28, label
   const percent = `${Math.floor(ratio * 100)}%`.padStart(4);
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${percent}  ${done}/${total}${label === '' ? '' : ` ${label}`}`;
 }
+
+/** Quotes one argument for a POSIX shell when it needs it (`'…'`, with `'` written as `'\''`). */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Where the running CLI came from, to print a follow-up command the user can paste into the same shell. */
+export interface InvocationContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The script the process runs (`process.argv[1]`). */
+  readonly entry?: string;
+}
+
+/**
+ * The command prefix that runs `engram` from the user's shell: `pnpm -s engram` or `npm run -s engram --` when
+ * the demo was started by the root package script (`pnpm demo`, `npm run demo`; nothing is on PATH then),
+ * `engram` when the process runs the installed bin, `node <script>` otherwise.
+ */
+export function cliInvocation(context: InvocationContext): string {
+  if (context.env.npm_lifecycle_event === 'demo') {
+    return (context.env.npm_config_user_agent ?? '').startsWith('pnpm/')
+      ? 'pnpm -s engram'
+      : 'npm run -s engram --';
+  }
+  const entry = context.entry;
+  if (entry === undefined || /(^|[\\/])engram(\.cmd)?$/.test(entry)) return 'engram';
+  return `node ${shellQuote(entry)}`;
+}

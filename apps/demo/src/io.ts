@@ -21,4 +21,6 @@ export interface CliIo {
   readonly stdin?: NodeJS.ReadableStream;
   /** The writable side of stdio for the MCP server (process.stdout as a stream). */
   readonly stdoutStream?: NodeJS.WritableStream;
+  /** The script the process runs (`process.argv[1]`), to print follow-up commands a user can paste. */
+  readonly entry?: string;
 }

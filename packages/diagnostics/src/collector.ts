@@ -537,7 +537,8 @@ export class MemoryDiagnosticsCollector implements DiagnosticsCollector {
     state.candidates += this.#amount(report.candidates);
     state.invalidOutputs += this.#amount(report.invalidOutputs);
     state.conflicts += this.#amount(report.conflicts);
-    this.#push(state.duration, report.durationMs);
+    // A skipped chunk did no work (no model configured): its 0 ms is not a duration sample.
+    if (outcome !== 'skipped') this.#push(state.duration, report.durationMs);
   }
 
   #recordDrainBatch(report: DrainBatchReport): void {

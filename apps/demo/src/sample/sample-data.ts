@@ -247,3 +247,10 @@ export const SAMPLE_SEARCHES: readonly SampleSearch[] = [
   { agentId: ASSISTANT_AGENT, query: '会议', shows: 'Chinese, 2 characters' },
   { agentId: ASSISTANT_AGENT, query: '机票预订', shows: 'Chinese, 4 characters' },
 ];
+
+/** The search the demo suggests the user run next (it finds the deploy-rollback session by both arms). */
+export const SAMPLE_NEXT_SEARCH: SampleSearch = {
+  agentId: CODER_AGENT,
+  query: 'roll back the deploy',
+  shows: 'a question in plain words',
+};
