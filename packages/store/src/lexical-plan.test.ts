@@ -96,7 +96,7 @@ describe('planLexicalQuery routing', () => {
     const all = planLexicalQuery([cjk], 'all').trigramExpr ?? '';
     expect([...all.slice(1, -1)]).toHaveLength(MAX_TERM_LENGTH);
     // Surrogate pairs are never split by the cut.
-    const emoji = planLexicalQuery(['🔥'.repeat(1000) + ' x'], 'all').wordsExpr ?? '';
+    const emoji = planLexicalQuery([`${'🔥'.repeat(1000)} x`], 'all').wordsExpr ?? '';
     expect(emoji).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 

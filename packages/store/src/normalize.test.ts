@@ -5,6 +5,7 @@ import {
   contentHash,
   hasCjk,
   isWellFormedText,
+  likeText,
   normalizeContent,
   splitCjkSegments,
   toWellFormedText,
@@ -66,5 +67,15 @@ describe('CJK helpers', () => {
     expect(isWellFormedText('bad \uD83D')).toBe(false);
     expect(isWellFormedText('bad \uDE00 x')).toBe(false);
     expect(toWellFormedText('x\uDE00😀')).toBe('x\uFFFD😀');
+  });
+});
+
+describe('likeText', () => {
+  it('is the NFKC form of CJK content when NFKC changes it, else null', () => {
+    expect(likeText('ｶﾀｶﾅのメモ')).toBe('カタカナのメモ');
+    expect(likeText('⼈⼯智能')).toBe('人工智能');
+    expect(likeText('人工智能')).toBeNull();
+    // Latin-only content is never scanned by the LIKE path, even when NFKC changes it.
+    expect(likeText('ＡＢＣ')).toBeNull();
   });
 });

@@ -63,3 +63,12 @@ export function codePointLength(text: string): number {
   for (const _ of text) n += 1;
   return n;
 }
+
+/**
+ * The text the LIKE path matches for a row: the NFKC form of the content when the row has CJK and NFKC changes
+ * it (half-width katakana, Kangxi radicals, compatibility ideographs), else null (the content itself is used).
+ */
+export function likeText(content: string): string | null {
+  const nfkc = content.normalize('NFKC');
+  return nfkc !== content && hasCjk(nfkc) ? nfkc : null;
+}

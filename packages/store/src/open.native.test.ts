@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
-import { checkNativeCapabilities, loadDefaultDriver, openDatabase, type SqliteDriver } from './native.js';
+import {
+  checkNativeCapabilities,
+  loadDefaultDriver,
+  openDatabase,
+  type SqliteDatabase,
+  type SqliteDriver,
+} from './native.js';
 import type { StatementKind } from './observer.js';
 import { SCHEMA_VERSION, TOKENIZER_DESCRIPTION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
@@ -98,6 +104,48 @@ describe('opening a file database', () => {
       expect(raw.prepare('SELECT count(*) AS n FROM memories').get()).toEqual({ n: 1 });
     } finally {
       raw.close();
+    }
+  });
+
+  it('migrates a version-1 database forward: the LIKE text of existing CJK rows is backfilled', async () => {
+    const path = join(dir, 'v1.db');
+    const first = openStore({ path, embedding: null });
+    await first.insertMemories([
+      { id: 'kangxi', agentId: 'a', kind: 'fact', content: '⼈⼯智能的会议纪要' },
+      { id: 'plain', agentId: 'a', kind: 'fact', content: '人工审核流程' },
+      { id: 'latin', agentId: 'a', kind: 'fact', content: 'ＡＢＣ full-width latin' },
+    ]);
+    first.close();
+    open.length = 0;
+    // Turn the file back into what version 1 of the schema wrote: no like_text column, schema_version 1.
+    const raw = openDatabase(path, { loadVectorExtension: false });
+    try {
+      raw.exec('ALTER TABLE memories DROP COLUMN like_text');
+      raw.prepare("UPDATE meta SET value = '1' WHERE key = 'schema_version'").run();
+    } finally {
+      raw.close();
+    }
+    expect(SCHEMA_VERSION).toBe(2);
+    const store = openStore({ path, embedding: null });
+    expect(store.info.schemaVersion).toBe(2);
+    const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
+    expect(found.paths.like).toBe(true);
+    expect(found.hits.map((h) => h.id).sort()).toEqual(['kangxi', 'plain']);
+    store.close();
+    open.length = 0;
+    const check = openDatabase(path, { loadVectorExtension: false });
+    try {
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
+        value: '2',
+      });
+      // Only a CJK row whose NFKC form differs carries a LIKE text.
+      expect(check.prepare('SELECT id, like_text FROM memories ORDER BY id').all()).toEqual([
+        { id: 'kangxi', like_text: '人工智能的会议纪要' },
+        { id: 'latin', like_text: null },
+        { id: 'plain', like_text: null },
+      ]);
+    } finally {
+      check.close();
     }
   });
 
@@ -265,6 +313,46 @@ describe('native capabilities', () => {
     expect(report.ok).toBe(false);
     expect(report.missing).toEqual(['better-sqlite3', 'fts5', 'json1', 'trigram', 'sqlite-vec']);
     expect(report.details.join('\n')).toContain('bindings file');
+  });
+
+  it('names exactly the capability that is missing (the gate prints these lines)', () => {
+    /** The real driver with one capability taken away: matching statements (or extension loads) fail. */
+    const without = (pattern: RegExp, message: string): SqliteDriver => {
+      const Base = loadDefaultDriver() as unknown as new (filename: string) => SqliteDatabase;
+      const fail = (what: string): void => {
+        if (pattern.test(what)) throw new Error(message);
+      };
+      return class extends Base {
+        override exec(sql: string): unknown {
+          fail(sql);
+          return super.exec(sql);
+        }
+        override prepare(sql: string): ReturnType<SqliteDatabase['prepare']> {
+          fail(sql);
+          return super.prepare(sql);
+        }
+        override loadExtension(path: string): unknown {
+          fail(`load_extension(${path})`);
+          return super.loadExtension(path);
+        }
+      } as unknown as SqliteDriver;
+    };
+    const cases: [RegExp, string, string[]][] = [
+      [/^load_extension\(/, 'not authorized', ['sqlite-vec']],
+      [/tokenize='trigram'/, 'parse error in tokenize directive', ['trigram']],
+      [/json_each/, 'no such table: json_each', ['json1']],
+      [/USING fts5/, 'no such module: fts5', ['fts5', 'trigram']],
+    ];
+    for (const [pattern, message, missing] of cases) {
+      const report = checkNativeCapabilities({ driver: without(pattern, message) });
+      expect(report).toMatchObject({ ok: false, missing });
+      for (const name of missing) {
+        expect(report.details.some((d) => d.startsWith(`${name}: MISSING`) && d.includes(message))).toBe(
+          true,
+        );
+      }
+      expect(report.details.some((d) => d.startsWith('better-sqlite3: ok'))).toBe(true);
+    }
   });
 
   it('the driver is injectable (better-sqlite3-multiple-ciphers opens the same schema)', async () => {

@@ -3,6 +3,7 @@
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
 import type { SqliteDatabase } from './native.js';
+import { likeText } from './normalize.js';
 
 /** Word index tokenizer: Porter stemming over unicode61 with diacritics folded. */
 export const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
@@ -100,6 +101,24 @@ CREATE TABLE IF NOT EXISTS skills (
   PRIMARY KEY (agent_id, name)
 );
 `);
+    },
+  },
+  {
+    // The LIKE path (1–2 character CJK terms, which are NFKC-normalised) must see the NFKC form of the content,
+    // as the FTS indexes do: `like_text` holds it for CJK rows whose NFKC form differs (half-width katakana,
+    // Kangxi radicals, compatibility ideographs); the LIKE scan reads `coalesce(like_text, content)`.
+    version: 2,
+    up(db: SqliteDatabase): void {
+      db.exec('ALTER TABLE memories ADD COLUMN like_text TEXT');
+      const rows = db.prepare('SELECT rid, content FROM memories WHERE has_cjk = 1').all() as {
+        rid: number;
+        content: string;
+      }[];
+      const update = db.prepare('UPDATE memories SET like_text = ? WHERE rid = ?');
+      for (const row of rows) {
+        const text = likeText(row.content);
+        if (text !== null) update.run(text, row.rid);
+      }
     },
   },
 ];

@@ -99,6 +99,31 @@ describe('CJK search', () => {
     expect(result.likeTerms).toEqual(['池']);
   });
 
+  it('the LIKE path matches the NFKC form of the content, as the FTS indexes do', async () => {
+    // Half-width katakana and Kangxi radicals (common in text copied out of PDFs) normalise to the ordinary
+    // characters; a 2-character query must find them in either form, like a 3-character (trigram) query does.
+    await store.insertMemories([
+      { id: 'halfwidth', agentId: 'nfkc', kind: 'fact', content: 'ｶﾀｶﾅで書いたメモ' },
+      { id: 'kangxi', agentId: 'nfkc', kind: 'fact', content: '⼈⼯智能的会议纪要' },
+    ]);
+    for (const term of ['ｶﾀ', 'カタ', 'ｶﾀｶ', 'カタカ']) {
+      expect(await ids({ agentId: 'nfkc', terms: [term] })).toEqual(['halfwidth']);
+    }
+    for (const term of ['人工', '⼈⼯', '人工智', '⼈⼯智']) {
+      expect(await ids({ agentId: 'nfkc', terms: [term] })).toEqual(['kangxi']);
+    }
+    const like = await store.searchLexical({ agentId: 'nfkc', terms: ['⼈⼯'], limit: 10 });
+    expect(like.paths).toEqual({ words: false, trigram: false, like: true });
+    expect(like.likeTerms).toEqual(['人工']);
+    expect(await ids({ agentId: 'nfkc', terms: ['人工', '会议纪要'], mode: 'all' })).toEqual(['kangxi']);
+    expect(await ids({ agentId: 'nfkc', terms: ['人工', 'カタ'], mode: 'all' })).toEqual([]);
+    // An edit keeps the LIKE text in step with the content.
+    const row = await store.getMemory('nfkc', 'kangxi');
+    await store.updateMemory('nfkc', 'kangxi', row?.revision ?? 0, { content: '⼤⼩写的规则' });
+    expect(await ids({ agentId: 'nfkc', terms: ['人工'] })).toEqual([]);
+    expect(await ids({ agentId: 'nfkc', terms: ['大小'] })).toEqual(['kangxi']);
+  });
+
   it('mixed CJK + Latin terms combine paths; all mode requires every part', async () => {
     const any = await store.searchLexical({ agentId: 'alice', terms: ['网关超时', 'migrations'], limit: 10 });
     expect(new Set(any.hits.map((h) => h.id))).toEqual(new Set(['gateway', 'checklist']));

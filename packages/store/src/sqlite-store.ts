@@ -15,7 +15,7 @@ import {
   type SqliteDriver,
   type SqliteStatement,
 } from './native.js';
-import { contentHash, hasCjk, sha256Hex } from './normalize.js';
+import { contentHash, hasCjk, likeText, sha256Hex } from './normalize.js';
 import { noopStoreObserver, type StatementKind, type StoreObserver } from './observer.js';
 import {
   META_TABLE_SQL,
@@ -212,6 +212,8 @@ interface MemoryRow {
   embedding_fingerprint: string | null;
   embedding_attempts: number;
   has_cjk: number;
+  /** NFKC form of the content for the LIKE path, when it differs (see `likeText`). */
+  like_text: string | null;
 }
 
 interface EventRow {
@@ -740,9 +742,9 @@ export class SqliteMemoryStore implements MemoryStore {
     const info = this.#stmt(
       'write',
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk)
+        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk)`,
+        @createdAt, @createdAt, @state, @fp, @cjk, @likeText)`,
     ).run({
       id,
       agent: p.agentId,
@@ -759,6 +761,7 @@ export class SqliteMemoryStore implements MemoryStore {
       state,
       fp: fingerprint,
       cjk: cjk ? 1 : 0,
+      likeText: likeText(p.content),
     });
     const rid = Number(info.lastInsertRowid);
     this.#writeTags(rid, p.agentId, p.tags);
@@ -906,17 +909,17 @@ export class SqliteMemoryStore implements MemoryStore {
         AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
           SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
         ${filterOther ? `AND m.rid IN (SELECT rowid FROM ${other} WHERE ${other} MATCH @other)` : ''}
-        ${likeFilter ? `AND NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE m.content NOT LIKE j.value ESCAPE '\\')` : ''}
+        ${likeFilter ? `AND NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')` : ''}
       ORDER BY score DESC, m.id ASC LIMIT @limit`;
   }
 
   #likeSql(mode: 'any' | 'all'): string {
     const cond =
       mode === 'any'
-        ? `EXISTS (SELECT 1 FROM json_each(@likes) j WHERE m.content LIKE j.value ESCAPE '\\')`
-        : `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE m.content NOT LIKE j.value ESCAPE '\\')`;
+        ? `EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\')`
+        : `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
     return `SELECT m.id AS id, m.revision AS revision,
-        (SELECT count(*) FROM json_each(@likes) j WHERE m.content LIKE j.value ESCAPE '\\') AS hits
+        (SELECT count(*) FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\') AS hits
       FROM memories m
       WHERE m.agent_id = @agent AND m.has_cjk = 1 AND m.lifecycle = 'active'
         AND m.kind IN (SELECT value FROM json_each(@kinds))
@@ -1177,6 +1180,7 @@ export class SqliteMemoryStore implements MemoryStore {
           next.content = p.content;
           next.content_hash = contentHash(p.content);
           next.has_cjk = hasCjk(p.content.normalize('NFKC')) ? 1 : 0;
+          next.like_text = likeText(p.content);
           next.embedding_state = 'pending';
           next.embedding_fingerprint = null;
           next.embedding_attempts = 0;
@@ -1186,7 +1190,7 @@ export class SqliteMemoryStore implements MemoryStore {
           `UPDATE memories SET kind = @kind, content = @content, content_hash = @hash, importance = @importance,
              confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
              updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
-             embedding_attempts = @attempts, has_cjk = @cjk
+             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText
            WHERE rid = @rid AND revision = @expected`,
         ).run({
           kind: next.kind,
@@ -1202,6 +1206,7 @@ export class SqliteMemoryStore implements MemoryStore {
           fp: next.embedding_fingerprint,
           attempts: next.embedding_attempts,
           cjk: next.has_cjk,
+          likeText: next.like_text,
           rid: row.rid,
           expected: expectedRevision,
         });

@@ -377,6 +377,68 @@ describe('bad input changes nothing', () => {
       () => store.insertMemory({ ...base, vector: new Float32Array([1, Number.NaN, 0, 0]) }),
       'ENGRAM_STORE_VECTOR_INVALID',
     ],
+    ['blank agent id', () => store.insertMemory({ ...base, agentId: ' \t ' }), 'ENGRAM_STORE_INVALID_INPUT'],
+    [
+      'oversize agent id',
+      () => store.insertMemory({ ...base, agentId: 'a'.repeat(257) }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'importance -0.1',
+      () => store.insertMemory({ ...base, importance: -0.1 }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'Infinity confidence',
+      () => store.insertMemory({ ...base, confidence: Number.POSITIVE_INFINITY }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'tag without a value',
+      () => store.insertMemory({ ...base, tags: ['file:'] }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'tag with a control character',
+      () => store.insertMemory({ ...base, tags: ['file:a\u0000b'] }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      '65 tags',
+      () => store.insertMemory({ ...base, tags: Array.from({ length: 65 }, (_, i) => `t:${i}`) }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'Infinity in a vector',
+      () => store.insertMemory({ ...base, vector: new Float32Array([1, Number.POSITIVE_INFINITY, 0, 0]) }),
+      'ENGRAM_STORE_VECTOR_INVALID',
+    ],
+    [
+      'zero vector',
+      () => store.insertMemory({ ...base, vector: new Float32Array(4) }),
+      'ENGRAM_STORE_VECTOR_INVALID',
+    ],
+    [
+      'vector that is not a Float32Array',
+      () => store.insertMemory({ ...base, vector: [1, 0, 0, 0] as unknown as Float32Array }),
+      'ENGRAM_STORE_VECTOR_INVALID',
+    ],
+    [
+      'wrong-length vector in an embedding commit',
+      () =>
+        store.commitEmbeddings([{ id: 'seed', revision: 1, state: 'ready', vector: new Float32Array(5) }]),
+      'ENGRAM_STORE_VECTOR_DIMENSIONS',
+    ],
+    [
+      'empty agent id in a lexical search',
+      () => store.searchLexical({ agentId: '', terms: ['port'], limit: 5 }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
+    [
+      'empty agent id in a vector search',
+      () => store.searchVector({ agentId: '', vector: new Float32Array([1, 0, 0, 0]), k: 5 }),
+      'ENGRAM_STORE_INVALID_INPUT',
+    ],
     [
       'bad row in a batch',
       () =>

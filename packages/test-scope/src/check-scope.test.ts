@@ -3,6 +3,7 @@ import {
   type CheckScopeInput,
   type CheckScopeResult,
   checkScope,
+  findSkipMarkers,
   type ScopeFile,
   type ScopeRule,
   type ScopeTestEntry,
@@ -349,6 +350,64 @@ describe('WRONG_OWNER', () => {
       b.tests.push({ path, tier: 'behavior', package: '@engram/store' });
     });
     expect(rules(result)).toEqual([{ rule: 'WRONG_OWNER', path }]);
+  });
+});
+
+describe('SKIPPED_TEST', () => {
+  const nativeTest = 'packages/store/src/store.native.test.ts';
+  const withNativeTest = (content: string): CheckScopeResult =>
+    run((b) => {
+      b.files = b.files.map((f) => (f.path === nativeTest ? { path: f.path, content } : f));
+    });
+
+  it.each([
+    ["it.skip('x', () => {});", 'it.skip'],
+    ["test.skipIf(!process.env.ENGRAM_REQUIRE_NATIVE)('x', () => {});", 'test.skipIf'],
+    ["describe.runIf(hasNative)('native', () => {});", 'describe.runIf'],
+    ["it.todo('later');", 'it.todo'],
+    ["describe.only('focus', () => {});", 'describe.only'],
+    ["it.concurrent.skip('x', async () => {});", 'it.concurrent.skip'],
+    ["suite.skip('x', () => {});", 'suite.skip'],
+    ["it('x', (ctx) => {\n  if (!loaded) ctx.skip();\n});", 'ctx.skip'],
+    ["it('x', ({ skip }) => { context?.skip('no binding'); });", '.skip'],
+  ])('fails for %s', (content, marker) => {
+    const result = withNativeTest(content);
+    expect(rules(result)).toEqual([{ rule: 'SKIPPED_TEST', path: nativeTest }]);
+    if (!result.ok) expect(result.errors[0]?.message).toContain(marker);
+  });
+
+  it('applies to every tier, behavior included', () => {
+    const result = run((b) => {
+      b.files = b.files.map((f) =>
+        f.path === 'apps/demo/src/cli.test.ts' ? { path: f.path, content: "it.skip('x', () => {});" } : f,
+      );
+    });
+    expect(rules(result)).toEqual([{ rule: 'SKIPPED_TEST', path: 'apps/demo/src/cli.test.ts' }]);
+  });
+
+  it('allows the words in comments, strings, regexes, and unrelated members', () => {
+    const content = [
+      "// it.skip('x') would hide a failure",
+      "/* describe.only('y') */",
+      "const text = 'it.skip(\\'z\\')';",
+      'const tpl = `test.todo(name)`;',
+      'const re = /it\\.skip\\(/;',
+      "it.each([1, 2])('runs %i', (n) => {});",
+      'const page = { skip: 10, only: true };',
+      'const offset = page.skip;',
+      "it('reads options.todo', () => { expect(options.todo).toBe(false); });",
+    ].join('\n');
+    expect(withNativeTest(content).ok).toBe(true);
+    expect(findSkipMarkers(content)).toEqual([]);
+  });
+
+  it('does not apply to exempted files, which no tier runs', () => {
+    const result = run((b) => {
+      b.files = b.files.map((f) =>
+        f.path === 'packages/store/src/types.test-d.ts' ? { path: f.path, content: "it.skip('x');" } : f,
+      );
+    });
+    expect(result.ok).toBe(true);
   });
 });
 

@@ -1,5 +1,6 @@
 import { MANIFEST_FILE, type ScopeManifest, scopeManifestSchema, TIERS, type Tier } from './manifest.js';
 import { findModuleReferences, type ModuleReference } from './module-references.js';
+import { findSkipMarkers } from './skip-markers.js';
 import { isTestFile, isTypeTest, owningPackage, tierFromFileName } from './test-files.js';
 
 /** The rules of the checker; each error names one. */
@@ -13,6 +14,7 @@ export const SCOPE_RULES: readonly [
   'NOT_RUN',
   'EMPTY_REASON',
   'WRONG_OWNER',
+  'SKIPPED_TEST',
 ] = [
   'INVALID_MANIFEST',
   'MISSING_PATH',
@@ -23,6 +25,7 @@ export const SCOPE_RULES: readonly [
   'NOT_RUN',
   'EMPTY_REASON',
   'WRONG_OWNER',
+  'SKIPPED_TEST',
 ] as const;
 
 /** One rule code. */
@@ -240,6 +243,17 @@ export function checkScope(input: CheckScopeInput): CheckScopeResult {
         );
       } else if (owner !== undefined && !entry.path.startsWith(`${owner.dir.replace(/\/+$/, '')}/src/`)) {
         report('NOT_RUN', entry.path, `tiers run only test files under ${owner.dir}/src`);
+      }
+    }
+    const source = files.get(entry.path);
+    if (source !== undefined) {
+      const skips = findSkipMarkers(source);
+      if (skips.length > 0) {
+        report(
+          'SKIPPED_TEST',
+          entry.path,
+          `tests either run or fail, never skip: remove ${[...new Set(skips)].join(', ')}`,
+        );
       }
     }
     if (entry.tier === 'behavior' && files.has(entry.path)) {

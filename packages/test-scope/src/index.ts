@@ -14,4 +14,5 @@ export type { ModuleReference, ModuleReferenceKind } from './module-references.j
 export { findModuleReferences } from './module-references.js';
 export type { ReadRepositoryResult } from './repository.js';
 export { readRepository } from './repository.js';
+export { findSkipMarkers } from './skip-markers.js';
 export { isTestFile, isTypeTest, owningPackage, tierFromFileName } from './test-files.js';

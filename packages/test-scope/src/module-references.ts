@@ -11,7 +11,8 @@ export interface ModuleReference {
   readonly topLevel: boolean;
 }
 
-interface Token {
+/** One token of {@link tokenize}: identifiers, string literals, punctuation; comments and regexes are dropped. */
+export interface Token {
   readonly type: 'id' | 'str' | 'punct' | 'other';
   readonly value: string;
   readonly depth: number;
@@ -43,8 +44,8 @@ function isIdentifierPart(ch: string): boolean {
   return /[\w$]/.test(ch);
 }
 
-/** Splits TypeScript/JavaScript source into the few token kinds import detection needs. */
-function tokenize(source: string): Token[] {
+/** Splits TypeScript/JavaScript source into the few token kinds import (and skip) detection needs. */
+export function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   // Each open brace is either a block/object brace or the `${` of a template literal.
   const braces: ('brace' | 'template')[] = [];
