@@ -1,14 +1,18 @@
 /**
  * Child of the concurrent-process suite, in one of two roles on one shared store file (WAL, busy timeout):
  *
- * - `writer <db> <seed> <name> <ops>`: inserts memories whose content carries its own checksum in a `chk:` tag
- *   (half with a vector in the same transaction, half `pending` then committed by `commitEmbeddings`), retags
- *   its own rows (compare-and-set), and appends events. It reports `{ t: 'C', op, id, revision }` after each
- *   acknowledged write, then `{ t: 'done', counts }`.
+ * - `writer <db> <seed> <name> <ops> <phase ops>`: inserts memories whose content carries its own checksum in a
+ *   `chk:` tag (half with a vector in the same transaction, half `pending` then committed by
+ *   `commitEmbeddings`), retags its own rows (compare-and-set), and appends events. It reports
+ *   `{ t: 'C', op, id, revision }` after each acknowledged write, then `{ t: 'done', counts }`. After every
+ *   `phase ops` operations it reports `{ t: 'P', phase, inserts }` and waits for `continue` on stdin; the first
+ *   `BEGIN` it runs after that is announced as `{ t: 'W' }` just before it executes (through the
+ *   fault-injecting driver), so the parent knows the writer is at the write lock.
  * - `reader <db> <seed> <name>`: searches (lexical, vector, the hybrid retriever) until told `stop` on stdin,
  *   and checks every hit through the public API: the hit is readable with `getMemory`, its content matches
  *   its checksum tag, a lexical hit of the same revision contains the term, a vector hit is `ready` and its
- *   distance is the one of the content's own embedding. It reports `{ t: 'done', counts }`.
+ *   distance is the one of the content's own embedding. Each round reports the row count it saw as
+ *   `{ t: 'R', rows }`; at the end `{ t: 'done', counts }`.
  *
  * Both start on `go` (stdin) after reporting `{ t: 'ready' }`. Every rejection or inconsistency is reported as
  * `{ t: 'E', … }` (codes only, never content); the parent requires none.
@@ -17,9 +21,10 @@ import { createInterface } from 'node:readline';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever } from '@engram/retrieval';
 import { createSqliteMemoryStore, type MemoryRecord } from '@engram/store';
+import { createFaultDriver } from './fault-driver.js';
 import { checksum, checksumTag, codeOf, createPrng, emit, VOCABULARY } from './harness.js';
 
-const [role, path, seedArg, name, opsArg] = process.argv.slice(2);
+const [role, path, seedArg, name, opsArg, phaseArg] = process.argv.slice(2);
 if ((role !== 'writer' && role !== 'reader') || path === undefined || seedArg === undefined || !name) {
   process.stderr.write('usage: concurrent-child writer|reader <db> <seed> <name> [ops]\n');
   process.exit(2);
@@ -27,16 +32,48 @@ if ((role !== 'writer' && role !== 'reader') || path === undefined || seedArg ==
 const AGENT = 'shared-agent';
 const prng = createPrng(Number(seedArg));
 const embedder = createDeterministicEmbedder();
-const store = createSqliteMemoryStore({ path, embedding: embedder.profile, busyTimeoutMs: 5000 });
+/** Set when the parent releases a pause: the next `BEGIN` is announced (the writer is at the write lock). */
+let announceBegin = false;
+const driver = createFaultDriver({
+  before(event) {
+    if (!announceBegin || event.statement !== 'BEGIN') return;
+    announceBegin = false;
+    emit({ t: 'W' });
+  },
+});
+const store = createSqliteMemoryStore({
+  path,
+  embedding: embedder.profile,
+  busyTimeoutMs: 5000,
+  // Writers only: readers run on the plain driver.
+  ...(role === 'writer' ? { driver } : {}),
+});
 
 const commands = createInterface({ input: process.stdin });
 let stopRequested = false;
+let released = 0;
+let wake: (() => void) | undefined;
 const go = new Promise<void>((resolve) => {
   commands.on('line', (line) => {
     if (line === 'go') resolve();
     if (line === 'stop') stopRequested = true;
+    if (line === 'continue') {
+      released += 1;
+      wake?.();
+    }
   });
 });
+
+/** Reports the end of a phase and waits until the parent releases it. */
+async function pause(phase: number, inserts: number): Promise<void> {
+  emit({ t: 'P', phase, inserts });
+  while (released < phase) {
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+  }
+  announceBegin = true;
+}
 
 function fail(kind: string, detail: Record<string, unknown>): void {
   emit({ t: 'E', kind, ...detail });
@@ -46,7 +83,7 @@ function words(n: number): string[] {
   return Array.from({ length: n }, () => prng.pick(VOCABULARY));
 }
 
-async function writer(ops: number): Promise<Record<string, number>> {
+async function writer(ops: number, phaseOps: number): Promise<Record<string, number>> {
   const counts = {
     inserts: 0,
     insertsWithVector: 0,
@@ -59,6 +96,7 @@ async function writer(ops: number): Promise<Record<string, number>> {
   const pending: { id: string; revision: number; content: string }[] = [];
   let seq = 0;
   for (let n = 1; n <= ops; n += 1) {
+    if (n > 1 && (n - 1) % phaseOps === 0) await pause((n - 1) / phaseOps, counts.inserts);
     await new Promise<void>((resolve) => setImmediate(resolve));
     const roll = prng.int(100);
     try {
@@ -177,7 +215,10 @@ async function reader(): Promise<Record<string, number>> {
     if (!stopRequested) counts.searchesBeforeStop += 1;
     // Seeing the row count change between searches proves the writers were writing meanwhile.
     const health = await store.health(AGENT);
-    if (health.ok) rowCounts.add(health.health.totals.memories);
+    if (health.ok) {
+      rowCounts.add(health.health.totals.memories);
+      emit({ t: 'R', rows: health.health.totals.memories });
+    }
     try {
       if (arm === 0) {
         const term = prng.pick(VOCABULARY);
@@ -232,7 +273,8 @@ async function reader(): Promise<Record<string, number>> {
 
 emit({ t: 'ready', role, name });
 await go;
-const counts = role === 'writer' ? await writer(Number(opsArg ?? 200)) : await reader();
+const counts =
+  role === 'writer' ? await writer(Number(opsArg ?? 200), Number(phaseArg ?? opsArg ?? 200)) : await reader();
 store.close();
 emit({ t: 'done', role, name, counts });
 commands.close();

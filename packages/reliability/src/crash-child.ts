@@ -6,21 +6,69 @@
  * after its promise resolved (the write is committed). Any rejection is reported as `{ t: 'E', n, op, code }`
  * and ends the child with exit code 1.
  *
- * Usage: node --import tsx crash-child.ts <db path> <seed> <run>
+ * Without a fault the parent kills the child from outside (wherever it happens to be). With a fault, the child
+ * kills itself with SIGKILL at an exact point inside the store, through the fault-injecting driver:
+ * - `tx:<m>`: just before the m-th statement executed inside a write transaction (between the row, its tags,
+ *   its FTS entries and its vector, or just before COMMIT) — the operation in flight must leave no trace;
+ * - `commit:<m>`: just after the m-th COMMIT returned, before the store's promise resolves — the operation in
+ *   flight must be there whole although it was never acknowledged.
+ * It reports `{ t: 'K', fault, statement }` (the SQL verb and table) just before.
+ *
+ * With a key, the file is an encrypted store (the cipher driver, under the fault driver when there is a fault).
+ *
+ * Usage: node --import tsx crash-child.ts <db path> <seed> <run> <none | tx:<m> | commit:<m>> [key]
  */
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type MemoryKind, type NewMemory } from '@engram/store';
+import { createSqliteMemoryStore, loadCipherDriver, type MemoryKind, type NewMemory } from '@engram/store';
+import { createFaultDriver, type StatementEvent } from './fault-driver.js';
 import { CJK_PHRASES, checksum, codeOf, createPrng, emit, VOCABULARY } from './harness.js';
 
-const [path, seedArg, runArg] = process.argv.slice(2);
-if (path === undefined || seedArg === undefined || runArg === undefined) {
-  process.stderr.write('usage: crash-child <db> <seed> <run>\n');
+const [path, seedArg, runArg, faultArg = 'none', key] = process.argv.slice(2);
+const faultMatch = faultArg === 'none' ? undefined : /^(tx|commit):([1-9]\d*)$/.exec(faultArg);
+if (path === undefined || seedArg === undefined || runArg === undefined || faultMatch === null) {
+  process.stderr.write('usage: crash-child <db> <seed> <run> <none|tx:<m>|commit:<m>> [key]\n');
   process.exit(2);
 }
 const run = Number(runArg);
 const prng = createPrng(Number(seedArg));
 const embedder = createDeterministicEmbedder();
-const store = createSqliteMemoryStore({ path, embedding: embedder.profile });
+
+const fault = faultMatch?.[1] === undefined ? undefined : { kind: faultMatch[1], at: Number(faultMatch[2]) };
+/** Off while the store opens (its migration transaction is not an operation of the loop). */
+let armed = false;
+let seen = 0;
+
+function killSelf(event: StatementEvent): void {
+  emit({ t: 'K', fault: fault?.kind, statement: event.statement });
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL cannot be caught; never let the store run another statement meanwhile.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+}
+
+const driver =
+  fault === undefined
+    ? undefined
+    : createFaultDriver(
+        {
+          before(event) {
+            if (!armed || fault.kind !== 'tx' || !event.inTransaction) return;
+            seen += 1;
+            if (seen === fault.at) killSelf(event);
+          },
+          after(event) {
+            if (!armed || fault.kind !== 'commit' || event.statement !== 'COMMIT') return;
+            seen += 1;
+            if (seen === fault.at) killSelf(event);
+          },
+        },
+        key === undefined ? undefined : loadCipherDriver(),
+      );
+const store = createSqliteMemoryStore({
+  path,
+  embedding: embedder.profile,
+  ...(driver === undefined ? {} : { driver }),
+  ...(key === undefined ? {} : { encryption: { key } }),
+});
 const AGENTS = ['agent-a', 'agent-b'] as const;
 const KINDS: readonly MemoryKind[] = ['fact', 'semantic', 'episodic', 'reflection'];
 
@@ -199,6 +247,7 @@ async function step(n: number): Promise<void> {
   }
 }
 
+armed = true;
 emit({ t: 'ready' });
 for (let n = 1; ; n += 1) {
   try {

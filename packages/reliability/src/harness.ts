@@ -185,9 +185,17 @@ export function inspectConnection(db: SqliteDatabase): ConsistencyReport {
   };
 }
 
-/** Opens a raw connection to a store file (better-sqlite3 + sqlite-vec), inspects it and closes it. */
-export function inspectDatabase(path: string): ConsistencyReport {
-  const db = openDatabase(path, { busyTimeoutMs: 10_000 });
+/**
+ * Opens a raw connection to a store file (better-sqlite3 + sqlite-vec; the cipher driver with `key` for an
+ * encrypted file), inspects it and closes it.
+ */
+export function inspectDatabase(path: string, key?: string): ConsistencyReport {
+  const db = openDatabase(path, {
+    busyTimeoutMs: 10_000,
+    ...(key === undefined
+      ? {}
+      : { encryption: { key: Buffer.from(key, 'utf8'), cipher: 'sqlcipher' as const } }),
+  });
   try {
     return inspectConnection(db);
   } finally {
@@ -287,6 +295,37 @@ export function spawnChild(script: string, args: readonly string[]): LineChild {
       if (child.stdin.writable) child.stdin.write(`${line}\n`);
     },
   };
+}
+
+/**
+ * Resolves with the first line (at index `from` or later) that matches; rejects when the child exits first,
+ * so a dead child fails the test at once instead of at its timeout.
+ */
+export function waitForLine(
+  child: LineChild,
+  matches: (line: Record<string, unknown>) => boolean,
+  from = 0,
+): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const found = child.lines.slice(from).find(matches);
+    if (found !== undefined) {
+      resolve(found);
+      return;
+    }
+    let settled = false;
+    child.onLine((line) => {
+      if (settled || !matches(line)) return;
+      settled = true;
+      resolve(line);
+    });
+    void child.exited.then((e) => {
+      if (settled) return;
+      settled = true;
+      reject(
+        new Error(`the child exited (${e.code ?? e.signal}) before the awaited line; stderr: ${e.stderr}`),
+      );
+    });
+  });
 }
 
 /** Writes one protocol line from a child, synchronously: it is in the pipe before the next statement runs. */

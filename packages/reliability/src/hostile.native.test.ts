@@ -19,6 +19,8 @@ import {
 import {
   createSqliteMemoryStore,
   isEngramStoreError,
+  MEMORY_KINDS,
+  type MemoryRecord,
   type NewMemory,
   type SqliteMemoryStore,
 } from '@engram/store';
@@ -51,6 +53,7 @@ const RUNS = {
   searchVector: 1500,
   retrieverSearch: 2000,
   toolCalls: 3000,
+  batchWrites: 1500,
 };
 const VICTIM = 'victim-agent';
 const CANARY = 'victim-canary';
@@ -105,6 +108,8 @@ function noteHuge(...values: unknown[]): void {
   if (found) entry().huge1MB += 1;
 }
 let canaryRows = 0;
+/** What the accepted batch writes did (so the property is not satisfied by refusals alone). */
+const batchWritten = { insertMemoriesRows: 0, ingestBatchRows: 0, embeddingsReady: 0, embeddingsOther: 0 };
 
 function bump(map: Map<string, number>, key: string, by = 1): void {
   map.set(key, (map.get(key) ?? 0) + by);
@@ -149,6 +154,22 @@ const newMemoryArb = fc.record(
     vector: optional(hostileVector(DIMENSIONS)),
   },
   { requiredKeys: ['agentId', 'kind', 'content'] },
+);
+
+/** A memory the store must accept (batches mix these with hostile ones, so that some batches go through). */
+const validMemoryArb = fc.record(
+  {
+    agentId: fc.constantFrom('fuzz-a', 'fuzz-b'),
+    kind: fc.constantFrom('fact', 'semantic', 'episodic', 'reflection'),
+    content: storableText,
+    importance: optional(fc.double({ min: 0, max: 1, noNaN: true })),
+    vector: optional(hostileVector(DIMENSIONS).filter(validVector)),
+  },
+  { requiredKeys: ['agentId', 'kind', 'content'] },
+);
+const batchMemoryArb = fc.oneof(
+  { weight: 4, arbitrary: validMemoryArb },
+  { weight: 1, arbitrary: newMemoryArb },
 );
 
 beforeAll(async () => {
@@ -225,6 +246,40 @@ function assertOwnIds(agentId: unknown, ids: readonly string[]): void {
   }
 }
 
+/** The documented contract of a unit number (importance, confidence): finite, in [0, 1]. */
+function validUnit(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
+}
+
+/** The documented contract of a vector: a Float32Array of the store's dimensions, finite, non-zero. */
+function validVector(value: unknown): boolean {
+  if (!(value instanceof Float32Array) || value.length !== DIMENSIONS) return false;
+  let norm = 0;
+  for (const x of value) {
+    if (!Number.isFinite(x)) return false;
+    norm += x * x;
+  }
+  return norm > 0 && Number.isFinite(norm);
+}
+
+/**
+ * What an accepted new memory must have been: the store may accept only valid input, and stores it as given.
+ * A store that silently coerced NaN, a wrong-length vector or an unknown kind would fail here.
+ */
+function expectAcceptedAsGiven(record: MemoryRecord, given: Record<string, unknown>): void {
+  expect(record.agentId).toBe(given.agentId);
+  expect(record.content).toBe(given.content);
+  expect(MEMORY_KINDS as readonly unknown[]).toContain(given.kind);
+  expect(record.kind).toBe(given.kind);
+  for (const field of ['importance', 'confidence'] as const) {
+    if (given[field] === undefined) continue;
+    expect(validUnit(given[field]), `accepted an invalid ${field}`).toBe(true);
+    expect(record[field] === given[field], `${field} stored as given`).toBe(true);
+  }
+  if (given.vector !== undefined) expect(validVector(given.vector), 'accepted an invalid vector').toBe(true);
+  expect(record.embeddingState).toBe(given.vector === undefined ? 'pending' : 'ready');
+}
+
 function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? '';
@@ -273,8 +328,7 @@ describe('hostile and malformed input through the public entry points', () => {
             return;
           }
           const given = input as Record<string, unknown>;
-          expect(record.agentId).toBe(given.agentId);
-          expect(record.content).toBe(given.content);
+          expectAcceptedAsGiven(record, given);
           owner.set(record.id, record.agentId);
           bump(memoryCount, record.agentId);
           tally('ok');
@@ -324,6 +378,14 @@ describe('hostile and malformed input through the public entry points', () => {
             const updated = await store.updateMemory(agentId, id, expected as number, patch as never);
             expect(owner.get(updated.id), 'an update reached a row of another agent').toBe(agentId);
             expect(updated.agentId).toBe(agentId);
+            const given = patch as Record<string, unknown>;
+            for (const field of ['importance', 'confidence'] as const) {
+              if (given[field] === undefined) continue;
+              expect(validUnit(given[field]), `accepted an invalid ${field}`).toBe(true);
+              expect(updated[field] === given[field], `${field} stored as given`).toBe(true);
+            }
+            if (given.content !== undefined) expect(updated.content).toBe(given.content);
+            if (given.kind !== undefined) expect(updated.kind).toBe(given.kind);
             tally('ok');
           } catch (err) {
             expectTyped(err, isEngramStoreError);
@@ -651,6 +713,138 @@ describe('hostile and malformed input through the public entry points', () => {
     );
   });
 
+  it('batch writes (insertMemories, ingestBatch, commitEmbeddings): all or nothing, only valid input stored', async () => {
+    const outcomeArb = fc.record({
+      pick: fc.nat(),
+      id: rarely(shortText),
+      state: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom('ready', 'ready', 'error', 'ftsOnly') },
+        { weight: 1, arbitrary: fc.oneof(shortText, wrongType) },
+      ),
+      revision: fc.oneof(
+        { weight: 4, arbitrary: fc.constant('current') },
+        { weight: 1, arbitrary: hostileNumber },
+      ),
+      vector: hostileVector(DIMENSIONS),
+    });
+    const batchArb = fc.oneof(
+      fc.record({
+        op: fc.constant('insertMemories' as const),
+        memories: fc.oneof(
+          { weight: 10, arbitrary: fc.array(batchMemoryArb, { maxLength: 4 }) },
+          { weight: 1, arbitrary: wrongType },
+        ),
+      }),
+      fc.record({
+        op: fc.constant('ingestBatch' as const),
+        agentId: agentArb,
+        sessionId: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom('ingest-1', 'ingest-2') },
+          { weight: 1, arbitrary: shortText },
+        ),
+        sameAgent: fc.boolean(),
+        expected: fc.oneof(
+          { weight: 4, arbitrary: fc.constant('current') },
+          { weight: 1, arbitrary: hostileNumber },
+        ),
+        next: fc.oneof(
+          { weight: 4, arbitrary: fc.constant('advance') },
+          { weight: 1, arbitrary: hostileNumber },
+        ),
+        memories: fc.array(batchMemoryArb, { maxLength: 3 }),
+      }),
+      fc.record({
+        op: fc.constant('commitEmbeddings' as const),
+        agentId: fc.constantFrom('fuzz-a', 'fuzz-b'),
+        outcomes: fc.array(outcomeArb, { maxLength: 4 }),
+      }),
+    );
+    const total = async (): Promise<number> => {
+      const h = await store.health();
+      return h.ok ? h.health.totals.memories : -1;
+    };
+    await check(
+      'batchWrites',
+      fc.asyncProperty(batchArb, async (batch) => {
+        const before = await total();
+        if (batch.op === 'commitEmbeddings') {
+          const pending = await store.listPendingEmbeddings({ agentId: batch.agentId, limit: 16 });
+          const outcomes = batch.outcomes.map((o) => {
+            const row = pending[o.pick % Math.max(1, pending.length)];
+            return {
+              id: o.id ?? row?.id ?? 'missing',
+              revision: o.revision === 'current' ? (row?.revision ?? 1) : o.revision,
+              state: o.state,
+              vector: o.vector,
+            };
+          });
+          let result: Awaited<ReturnType<SqliteMemoryStore['commitEmbeddings']>>;
+          try {
+            result = await store.commitEmbeddings(outcomes as never);
+          } catch (err) {
+            expectTyped(err, isEngramStoreError);
+            return;
+          }
+          // Accepted: every outcome was valid (a batch with one bad outcome is refused whole).
+          for (const o of outcomes) {
+            expect(['ready', 'error', 'ftsOnly']).toContain(o.state);
+            expect(Number.isInteger(o.revision) && (o.revision as number) >= 1).toBe(true);
+            if (o.state === 'ready') expect(validVector(o.vector), 'stored an invalid vector').toBe(true);
+          }
+          expect(result.ready + result.error + result.ftsOnly + result.stale).toBe(outcomes.length);
+          batchWritten.embeddingsReady += result.ready;
+          batchWritten.embeddingsOther += result.error + result.ftsOnly;
+          tally('ok');
+          return;
+        }
+        let memories: unknown = batch.memories;
+        let call: () => Promise<readonly MemoryRecord[]>;
+        if (batch.op === 'insertMemories') {
+          call = () => store.insertMemories(memories as never);
+        } else {
+          if (batch.sameAgent) {
+            memories = batch.memories.map((m) => ({
+              ...(m as Record<string, unknown>),
+              agentId: batch.agentId,
+            }));
+          }
+          const cursor = await store.getCursor(batch.agentId as string, batch.sessionId).catch(() => 0);
+          const expected = batch.expected === 'current' ? cursor : batch.expected;
+          const next = batch.next === 'advance' ? cursor + batch.memories.length : batch.next;
+          call = () =>
+            store.ingestBatch({
+              agentId: batch.agentId,
+              sessionId: batch.sessionId,
+              expectedCursor: expected,
+              nextCursor: next,
+              memories,
+            } as never);
+        }
+        if (Array.isArray(memories)) noteHuge(...memories);
+        let records: readonly MemoryRecord[];
+        try {
+          records = await call();
+        } catch (err) {
+          expectTyped(err, isEngramStoreError);
+          // Refused: nothing of the batch was written.
+          expect(await total(), 'a refused batch wrote rows').toBe(before);
+          return;
+        }
+        const given = memories as Record<string, unknown>[];
+        expect(records).toHaveLength(given.length);
+        records.forEach((record, i) => {
+          expectAcceptedAsGiven(record, given[i] as Record<string, unknown>);
+          owner.set(record.id, record.agentId);
+          bump(memoryCount, record.agentId);
+        });
+        expect(await total()).toBe(before + records.length);
+        if (batch.op === 'insertMemories') batchWritten.insertMemoriesRows += records.length;
+        else batchWritten.ingestBatchRows += records.length;
+        tally('ok');
+      }),
+    );
+  });
+
   it('leaves the database consistent, with counts equal to the acknowledged writes', async () => {
     expect(consistencyProblems(inspectDatabase(path))).toEqual(CONSISTENT);
     for (const [agentId, n] of memoryCount) {
@@ -681,6 +875,7 @@ describe('hostile and malformed input through the public entry points', () => {
         fuzzAgentsWithMemories: memoryCount.size,
         acknowledgedMemories: [...memoryCount.values()].reduce((a, b) => a + b, 0),
         acknowledgedEvents: [...eventCount.values()].reduce((a, b) => a + b, 0),
+        batchWritten,
         perEntry,
       })}`,
     );
@@ -694,6 +889,8 @@ describe('hostile and malformed input through the public entry points', () => {
       expect(perEntry[name]?.hits, `${name} hits`).toBeGreaterThan(100);
     }
     expect(Object.values(perEntry).reduce((n, e) => n + e.huge1MB, 0)).toBeGreaterThan(20);
+    for (const [what, n] of Object.entries(batchWritten))
+      expect(n, `batch writes: ${what}`).toBeGreaterThan(10);
     expect(total).toBeGreaterThanOrEqual(10_000);
     expect(outcomes.succeeded).toBeGreaterThan(1000);
     expect(outcomes.typedErrors).toBeGreaterThan(1000);
