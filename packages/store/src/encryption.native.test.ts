@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
 import {
   CIPHER_DRIVER_PACKAGE,
@@ -40,6 +40,7 @@ const CANARY = 'CANARY7f3a9c-plaintext-must-not-leak';
 const CJK_CANARY = '金丝雀机密数据库内容';
 
 function openStore(config: SqliteMemoryStoreConfig): SqliteMemoryStore {
+  if (config.encryption !== undefined) counts.keyOpens += 1;
   const s = createSqliteMemoryStore(config);
   open.push(s);
   return s;
@@ -68,7 +69,12 @@ function fileBytes(path: string): Buffer {
   );
 }
 
+// Counts printed at the end, so the figures can be read from the CI log.
+const counts = { byteScans: 0, bytesScanned: 0, keyOpens: 0 };
+
 function leaks(bytes: Buffer): boolean {
+  counts.byteScans += 1;
+  counts.bytesScanned += bytes.length;
   return (
     bytes.includes(Buffer.from(CANARY, 'utf8')) ||
     bytes.includes(Buffer.from(CJK_CANARY, 'utf8')) ||
@@ -94,6 +100,12 @@ async function writeCanaries(store: SqliteMemoryStore): Promise<void> {
 }
 
 describe('encryption at rest (better-sqlite3-multiple-ciphers, SQLCipher 4 compatible)', () => {
+  afterAll(() => {
+    console.log(
+      `[store:encryption] ${counts.byteScans} file scans for 3 canaries (${counts.bytesScanned} bytes), ${counts.keyOpens} keyed opens attempted`,
+    );
+  });
+
   it('leaves no plaintext of the content in the file, the WAL or the SHM; the unencrypted store does', async () => {
     const plainPath = join(dir, 'plain.db');
     const plain = openStore({ path: plainPath, embedding: profile });
