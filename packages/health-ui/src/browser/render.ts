@@ -646,6 +646,18 @@ function box(title: string, ...children: Child[]): HTMLElement {
   return el('div', { class: 'group' }, el('h4', { class: 'group-title' }, title), ...children);
 }
 
+/** Cumulative-counter rows read from one DTO object: `[label key, field]`, metric path `${prefix}.${field}`. */
+function counterRows<T extends object>(
+  ctx: RenderContext,
+  prefix: string,
+  source: T | null | undefined,
+  fields: readonly (readonly [MessageKey, keyof T & string])[],
+): HTMLElement[] {
+  return fields.map(([key, field]) =>
+    row(ctx, ctx.t(key), ctx.fmt.count(num(source?.[field])), `${prefix}.${field}`),
+  );
+}
+
 function group(title: string, ...rows: HTMLElement[]): HTMLElement {
   return el(
     'div',
@@ -822,57 +834,21 @@ function renderProcess(process: Process, ctx: RenderContext): HTMLElement {
         { class: 'counter-column' },
         group(
           t('process.circuitCounters'),
-          row(
-            ctx,
-            t('process.circuitFailures'),
-            fmt.count(num(c?.failures)),
-            `${P}.queryEmbeddingCircuit.failures`,
-          ),
-          row(
-            ctx,
-            t('process.circuitOpened'),
-            fmt.count(num(c?.opened)),
-            `${P}.queryEmbeddingCircuit.opened`,
-          ),
-          row(
-            ctx,
-            t('process.circuitProbes'),
-            fmt.count(num(c?.halfOpenProbes)),
-            `${P}.queryEmbeddingCircuit.halfOpenProbes`,
-          ),
-          row(
-            ctx,
-            t('process.circuitRejected'),
-            fmt.count(num(c?.rejected)),
-            `${P}.queryEmbeddingCircuit.rejected`,
-          ),
+          ...counterRows(ctx, `${P}.queryEmbeddingCircuit`, c, [
+            ['process.circuitFailures', 'failures'],
+            ['process.circuitOpened', 'opened'],
+            ['process.circuitProbes', 'halfOpenProbes'],
+            ['process.circuitRejected', 'rejected'],
+          ]),
         ),
         group(
           t('process.collector'),
-          row(
-            ctx,
-            t('process.agentsEvicted'),
-            fmt.count(num(collector?.agentsEvicted)),
-            `${P}.collector.agentsEvicted`,
-          ),
-          row(
-            ctx,
-            t('process.agentsExpired'),
-            fmt.count(num(collector?.agentsExpired)),
-            `${P}.collector.agentsExpired`,
-          ),
-          row(
-            ctx,
-            t('process.recordsRejected'),
-            fmt.count(num(collector?.recordsRejected)),
-            `${P}.collector.recordsRejected`,
-          ),
-          row(
-            ctx,
-            t('process.observerFailures'),
-            fmt.count(num(collector?.observerFailures)),
-            `${P}.collector.observerFailures`,
-          ),
+          ...counterRows(ctx, `${P}.collector`, collector, [
+            ['process.agentsEvicted', 'agentsEvicted'],
+            ['process.agentsExpired', 'agentsExpired'],
+            ['process.recordsRejected', 'recordsRejected'],
+            ['process.observerFailures', 'observerFailures'],
+          ]),
         ),
       ),
       el(
