@@ -9,6 +9,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// Nothing phones home: turbo's anonymous telemetry stays off for every child process.
+process.env.TURBO_TELEMETRY_DISABLED = '1';
+process.env.DO_NOT_TRACK = '1';
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const pnpmVersion = String(manifest.packageManager).replace(/^pnpm@/, '');
 const [command = 'setup', ...rest] = process.argv.slice(2);
