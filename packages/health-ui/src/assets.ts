@@ -22,13 +22,20 @@ export interface HealthUiAssets {
  * the source directory and the built output, so a new module cannot be forgotten here.
  */
 export const BROWSER_MODULES: readonly string[] = Object.freeze([
+  'api.js',
   'charts.js',
   'dom.js',
   'enums.js',
   'format.js',
   'i18n.js',
   'main.js',
+  'messages-zh-cn.js',
   'messages.js',
+  'render-background.js',
+  'render-kit.js',
+  'render-process.js',
+  'render-retrieval.js',
+  'render-store.js',
   'render.js',
 ]);
 

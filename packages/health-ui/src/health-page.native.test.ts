@@ -16,7 +16,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFormatter, EM_DASH } from './browser/format.js';
 import { createTranslator } from './browser/i18n.js';
-import { en, zhCN } from './browser/messages.js';
+import { en } from './browser/messages.js';
+import { zhCN } from './browser/messages-zh-cn.js';
 import { type HealthServer, startHealthServer } from './server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
