@@ -2,26 +2,42 @@
 import type { HealthDto } from '@engram/diagnostics';
 import { meter, type ShareSegment, shareBar, swatch } from './charts.js';
 import { el } from './dom.js';
-import { EMBEDDING_STATES, KINDS, LIFECYCLES } from './enums.js';
+import { EMBEDDING_STATES, type EmbeddingStateKey, KINDS, LIFECYCLES, type LifecycleKey } from './enums.js';
 import type { Formatter } from './format.js';
 import type { Translate } from './i18n.js';
 import { card, label, type RenderContext, read, section } from './render-kit.js';
 
 const KIND_TONES = ['tone-1', 'tone-2', 'tone-3', 'tone-4', 'tone-5', 'tone-6', 'tone-7'];
 
-function shareList(
+/** Each lifecycle state's colour: the colour belongs to the state, whatever order the states come in. */
+const LIFECYCLE_TONES: Readonly<Record<LifecycleKey, string>> = {
+  active: 'tone-ok',
+  archived: 'tone-muted',
+  superseded: 'tone-2',
+  conflicted: 'tone-warn',
+};
+
+/** Each embedding state's colour. */
+const EMBEDDING_STATE_TONES: Readonly<Record<EmbeddingStateKey, string>> = {
+  ready: 'tone-ok',
+  pending: 'tone-pending',
+  ftsOnly: 'tone-2',
+  error: 'tone-bad',
+};
+
+function shareList<K extends string>(
   t: Translate,
   fmt: Formatter,
   prefix: string,
-  keys: readonly string[],
-  counts: Readonly<Record<string, number>> | undefined,
+  keys: readonly K[],
+  counts: Readonly<Record<K, number>> | undefined,
   metric: string,
-  tones: readonly string[],
+  tones: Readonly<Record<K, string>>,
 ): HTMLElement {
-  const segments: ShareSegment[] = keys.map((key, i) => ({
+  const segments: ShareSegment[] = keys.map((key) => ({
     label: label(t, prefix, key),
     value: read(counts, key) ?? 0,
-    tone: tones[i % tones.length] ?? 'tone-1',
+    tone: tones[key],
   }));
   return el(
     'div',
@@ -30,11 +46,11 @@ function shareList(
     el(
       'ul',
       { class: 'legend-list' },
-      ...keys.map((key, i) =>
+      ...keys.map((key) =>
         el(
           'li',
           {},
-          swatch(tones[i % tones.length] ?? 'tone-1'),
+          swatch(tones[key]),
           el('span', { class: 'legend-label' }, label(t, prefix, key)),
           el(
             'span',
@@ -98,12 +114,7 @@ export function renderStore(dto: HealthDto, ctx: RenderContext): HTMLElement {
       card(
         t('store.byLifecycle'),
         'card-lifecycle',
-        shareList(t, fmt, 'lifecycle', LIFECYCLES, store.byLifecycle, 'store.byLifecycle', [
-          'tone-ok',
-          'tone-muted',
-          'tone-2',
-          'tone-warn',
-        ]),
+        shareList(t, fmt, 'lifecycle', LIFECYCLES, store.byLifecycle, 'store.byLifecycle', LIFECYCLE_TONES),
       ),
       card(
         t('store.byEmbeddingState'),
@@ -115,7 +126,7 @@ export function renderStore(dto: HealthDto, ctx: RenderContext): HTMLElement {
           EMBEDDING_STATES,
           store.byEmbeddingState,
           'store.byEmbeddingState',
-          ['tone-ok', 'tone-pending', 'tone-2', 'tone-bad'],
+          EMBEDDING_STATE_TONES,
         ),
       ),
     ),
