@@ -2,7 +2,7 @@
  * The page's entry module: builds the toolbar, reads `./api/agents` and `./api/health?agent=…` on load, on
  * the refresh button and on the optional auto-refresh interval (no push channel), and renders the DTO.
  */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
 import { type ErrorKey, fetchJson } from './api.js';
 import { el, replaceChildren, svg } from './dom.js';
 import { createFormatter } from './format.js';

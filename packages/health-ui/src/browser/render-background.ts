@@ -1,7 +1,13 @@
 /** The background-work section: extraction, the embedding drain and maintenance passes of one agent. */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
+import {
+  DRAIN_TRANSITIONS,
+  EXTRACTION_DECISIONS,
+  EXTRACTION_OUTCOMES,
+  MAINTENANCE_STEPS,
+  PHASE_OUTCOMES,
+} from './contracts/enums.js';
 import { el } from './dom.js';
-import { DECISIONS, EXTRACTION_OUTCOMES, PHASE_OUTCOMES, STEPS, TRANSITIONS } from './enums.js';
 import {
   type Agent,
   card,
@@ -48,7 +54,7 @@ function renderExtraction(agent: Agent, ctx: RenderContext): HTMLElement {
       (key) => (key === 'completed' ? 'ok' : key === 'failed' ? 'bad' : 'neutral'),
     ),
     subheading(t('extraction.decisions')),
-    chips(t, fmt, 'decision', DECISIONS, x?.decisions, 'runtime.agent.extraction.decisions'),
+    chips(t, fmt, 'decision', EXTRACTION_DECISIONS, x?.decisions, 'runtime.agent.extraction.decisions'),
     distributionLine(
       t,
       t('extraction.duration'),
@@ -70,8 +76,14 @@ function renderEmbedding(agent: Agent, ctx: RenderContext): HTMLElement {
       figure(t('embedding.rows'), fmt.count(num(e?.rows)), 'runtime.agent.embedding.rows'),
     ),
     subheading(t('embedding.transitions')),
-    chips(t, fmt, 'transition', TRANSITIONS, e?.transitions, 'runtime.agent.embedding.transitions', (key) =>
-      key === 'ready' ? 'ok' : key === 'error' ? 'bad' : key === 'stale' ? 'warn' : 'neutral',
+    chips(
+      t,
+      fmt,
+      'transition',
+      DRAIN_TRANSITIONS,
+      e?.transitions,
+      'runtime.agent.embedding.transitions',
+      (key) => (key === 'ready' ? 'ok' : key === 'error' ? 'bad' : key === 'stale' ? 'warn' : 'neutral'),
     ),
     distributionLine(
       t,
@@ -114,7 +126,7 @@ function renderMaintenance(agent: Agent, ctx: RenderContext): HTMLElement {
     el(
       'tbody',
       {},
-      ...STEPS.map((step) => {
+      ...MAINTENANCE_STEPS.map((step) => {
         const denied = read(m?.heavy?.denials, step);
         return el(
           'tr',

@@ -3,7 +3,7 @@
  * labelled figures, chips, cards and sections every section is made of. Only known numeric fields and closed
  * enum keys are read; every label comes from the message tables; a missing sample renders as an em dash.
  */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
 import { type Child, el } from './dom.js';
 import { EM_DASH, type Formatter } from './format.js';
 import type { Locale, Translate } from './i18n.js';
@@ -27,7 +27,7 @@ export interface RenderContext {
   readonly agentId: string | null;
 }
 
-/** Translates an enum label `<prefix>.<key>`; the prefixes and keys are the closed lists of `enums.ts`. */
+/** Translates an enum label `<prefix>.<key>`; the keys are the closed enums of `@engram/contracts`. */
 export function label(t: Translate, prefix: string, key: string): string {
   return t(`${prefix}.${key}` as MessageKey);
 }

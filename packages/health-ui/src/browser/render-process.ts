@@ -2,16 +2,17 @@
  * The process-wide section: gauges (queues, backlogs, open stores, provider load, breaker state) apart from
  * the cumulative counters (admissions, races, breaker and collector counters, warm-ups, statements).
  */
-import { type Child, el } from './dom.js';
+
 import {
-  ADMISSIONS,
+  ADMISSION_DECISIONS,
   CIRCUIT_STATES,
-  PROVIDERS,
-  type ProviderKey,
-  RACES,
-  STATEMENTS,
-  WARMUPS,
-} from './enums.js';
+  PROVIDER_KINDS,
+  PROVIDER_RACES,
+  type ProviderKind,
+  STATEMENT_KINDS,
+  VECTOR_WARMUP_OUTCOMES,
+} from './contracts/enums.js';
+import { type Child, el } from './dom.js';
 import { EM_DASH, isPresent } from './format.js';
 import type { MessageKey } from './messages.js';
 import { chips, label, num, type Process, type RenderContext, read, section } from './render-kit.js';
@@ -75,8 +76,8 @@ function providerTable(
   ctx: RenderContext,
   prefix: string,
   keys: readonly string[],
-  counts: (kind: ProviderKey) => Readonly<Record<string, number>> | undefined,
-  metric: (kind: ProviderKey) => string,
+  counts: (kind: ProviderKind) => Readonly<Record<string, number>> | undefined,
+  metric: (kind: ProviderKind) => string,
 ): HTMLElement {
   return el(
     'table',
@@ -88,7 +89,9 @@ function providerTable(
         'tr',
         {},
         el('th', { scope: 'col' }, ''),
-        ...PROVIDERS.map((kind) => el('th', { scope: 'col', class: 'num' }, label(ctx.t, 'provider', kind))),
+        ...PROVIDER_KINDS.map((kind) =>
+          el('th', { scope: 'col', class: 'num' }, label(ctx.t, 'provider', kind)),
+        ),
       ),
     ),
     el(
@@ -99,7 +102,7 @@ function providerTable(
           'tr',
           {},
           el('th', { scope: 'row' }, label(ctx.t, prefix, key)),
-          ...PROVIDERS.map((kind) =>
+          ...PROVIDER_KINDS.map((kind) =>
             el(
               'td',
               { class: 'num', 'data-metric': `${metric(kind)}.${key}` },
@@ -159,7 +162,7 @@ export function renderProcess(process: Process, ctx: RenderContext): HTMLElement
           peak: num(v?.leasesHighWater),
         }),
       ),
-      ...PROVIDERS.map((kind) => {
+      ...PROVIDER_KINDS.map((kind) => {
         const p = process.providers?.[kind];
         return group(
           label(t, 'provider', kind),
@@ -216,7 +219,7 @@ export function renderProcess(process: Process, ctx: RenderContext): HTMLElement
           providerTable(
             ctx,
             'admission',
-            ADMISSIONS,
+            ADMISSION_DECISIONS,
             (kind) => process.providers?.[kind]?.admissions,
             (kind) => `${P}.providers.${kind}.admissions`,
           ),
@@ -226,7 +229,7 @@ export function renderProcess(process: Process, ctx: RenderContext): HTMLElement
           providerTable(
             ctx,
             'race',
-            RACES,
+            PROVIDER_RACES,
             (kind) => process.providers?.[kind]?.races,
             (kind) => `${P}.providers.${kind}.races`,
           ),
@@ -259,13 +262,13 @@ export function renderProcess(process: Process, ctx: RenderContext): HTMLElement
         { class: 'counter-column' },
         box(
           t('process.warmup'),
-          chips(t, fmt, 'warmup', WARMUPS, v?.warmup, `${P}.vectorStores.warmup`, (key) =>
+          chips(t, fmt, 'warmup', VECTOR_WARMUP_OUTCOMES, v?.warmup, `${P}.vectorStores.warmup`, (key) =>
             key === 'failed' ? 'bad' : 'neutral',
           ),
         ),
         box(
           t('process.statements'),
-          chips(t, fmt, 'statement', STATEMENTS, process.store?.statements, `${P}.store.statements`),
+          chips(t, fmt, 'statement', STATEMENT_KINDS, process.store?.statements, `${P}.store.statements`),
         ),
       ),
     ),

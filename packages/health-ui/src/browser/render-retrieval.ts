@@ -1,8 +1,15 @@
 /** The retrieval section: per purpose, a latency chart and table, outcomes, degradations and candidates. */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
 import { latencyChart } from './charts.js';
+import {
+  CANDIDATE_ARMS,
+  DEGRADATION_CAUSES,
+  RETRIEVAL_OUTCOMES,
+  RETRIEVAL_PURPOSES,
+  RETRIEVAL_STAGES,
+  type RetrievalPurpose,
+} from './contracts/enums.js';
 import { el } from './dom.js';
-import { CANDIDATES, DEGRADATIONS, OUTCOMES, PURPOSES, type PurposeKey, STAGES } from './enums.js';
 import { EM_DASH } from './format.js';
 import {
   type Agent,
@@ -15,11 +22,11 @@ import {
   subheading,
 } from './render-kit.js';
 
-function renderPurpose(purpose: PurposeKey, agent: Agent, ctx: RenderContext): HTMLElement {
+function renderPurpose(purpose: RetrievalPurpose, agent: Agent, ctx: RenderContext): HTMLElement {
   const { t, fmt } = ctx;
   const data = agent.retrieval?.[purpose];
   const base = `runtime.agent.retrieval.${purpose}`;
-  const rows = STAGES.map((stage) => {
+  const rows = RETRIEVAL_STAGES.map((stage) => {
     const dist = data?.latency?.[stage];
     return {
       stage,
@@ -68,7 +75,7 @@ function renderPurpose(purpose: PurposeKey, agent: Agent, ctx: RenderContext): H
       ),
     ),
   );
-  const degradedKeys = DEGRADATIONS.filter((key) => (read(data?.degradations, key) ?? 0) > 0);
+  const degradedKeys = DEGRADATION_CAUSES.filter((key) => (read(data?.degradations, key) ?? 0) > 0);
   const degradations =
     degradedKeys.length === 0
       ? el(
@@ -80,7 +87,7 @@ function renderPurpose(purpose: PurposeKey, agent: Agent, ctx: RenderContext): H
   const candidates = el(
     'div',
     { class: 'inline-figures' },
-    ...CANDIDATES.map((key) =>
+    ...CANDIDATE_ARMS.map((key) =>
       el(
         'span',
         {},
@@ -118,7 +125,7 @@ function renderPurpose(purpose: PurposeKey, agent: Agent, ctx: RenderContext): H
       : null,
     table,
     subheading(t('retrieval.outcomes')),
-    chips(t, fmt, 'outcome', OUTCOMES, data?.outcomes, `${base}.outcomes`, (key) =>
+    chips(t, fmt, 'outcome', RETRIEVAL_OUTCOMES, data?.outcomes, `${base}.outcomes`, (key) =>
       key === 'completed' ? 'ok' : key === 'failed' ? 'bad' : 'neutral',
     ),
     subheading(t('retrieval.degradations')),
@@ -134,6 +141,10 @@ export function renderRetrieval(dto: HealthDto, ctx: RenderContext): HTMLElement
     'retrieval',
     ctx.t('section.retrieval'),
     ctx.t('section.retrieval.hint'),
-    el('div', { class: 'grid grid-2' }, ...PURPOSES.map((purpose) => renderPurpose(purpose, agent, ctx))),
+    el(
+      'div',
+      { class: 'grid grid-2' },
+      ...RETRIEVAL_PURPOSES.map((purpose) => renderPurpose(purpose, agent, ctx)),
+    ),
   );
 }

@@ -1,8 +1,14 @@
 /** The store section: row totals, memories by kind, lifecycle and embedding state. */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
 import { meter, type ShareSegment, shareBar, swatch } from './charts.js';
+import {
+  EMBEDDING_STATES,
+  type EmbeddingState,
+  LIFECYCLES,
+  type Lifecycle,
+  MEMORY_KINDS,
+} from './contracts/enums.js';
 import { el } from './dom.js';
-import { EMBEDDING_STATES, type EmbeddingStateKey, KINDS, LIFECYCLES, type LifecycleKey } from './enums.js';
 import type { Formatter } from './format.js';
 import type { Translate } from './i18n.js';
 import { card, label, type RenderContext, read, section } from './render-kit.js';
@@ -10,7 +16,7 @@ import { card, label, type RenderContext, read, section } from './render-kit.js'
 const KIND_TONES = ['tone-1', 'tone-2', 'tone-3', 'tone-4', 'tone-5', 'tone-6', 'tone-7'];
 
 /** Each lifecycle state's colour: the colour belongs to the state, whatever order the states come in. */
-const LIFECYCLE_TONES: Readonly<Record<LifecycleKey, string>> = {
+const LIFECYCLE_TONES: Readonly<Record<Lifecycle, string>> = {
   active: 'tone-ok',
   archived: 'tone-muted',
   superseded: 'tone-2',
@@ -18,7 +24,7 @@ const LIFECYCLE_TONES: Readonly<Record<LifecycleKey, string>> = {
 };
 
 /** Each embedding state's colour. */
-const EMBEDDING_STATE_TONES: Readonly<Record<EmbeddingStateKey, string>> = {
+const EMBEDDING_STATE_TONES: Readonly<Record<EmbeddingState, string>> = {
   ready: 'tone-ok',
   pending: 'tone-pending',
   ftsOnly: 'tone-2',
@@ -84,11 +90,11 @@ export function renderStore(dto: HealthDto, ctx: RenderContext): HTMLElement {
       ),
     ),
   );
-  const kindMax = Math.max(0, ...KINDS.map((k) => read(store.byKind, k) ?? 0));
+  const kindMax = Math.max(0, ...MEMORY_KINDS.map((k) => read(store.byKind, k) ?? 0));
   const byKind = el(
     'ul',
     { class: 'kind-list' },
-    ...KINDS.map((key, i) =>
+    ...MEMORY_KINDS.map((key, i) =>
       el(
         'li',
         {},

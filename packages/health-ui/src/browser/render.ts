@@ -2,7 +2,7 @@
  * Renders the health DTO into DOM nodes, one module per section of the page; the shared building blocks
  * live in `render-kit.ts`.
  */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
 import { el } from './dom.js';
 import { EM_DASH } from './format.js';
 import { renderBackground } from './render-background.js';
