@@ -137,9 +137,10 @@ if (existsSync(contractsIndex)) {
       if (name && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name);
     }
   }
+  const alternatives = [...names].join('|');
+  // Declarations only: an import specifier (`type X,`) or a use is not a copy.
   const declaration = new RegExp(
-    String.raw`^\s*(?:export\s+)?(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|var|class|interface|type|enum)\s+(${[...names].join('|')})\b`,
-    'm',
+    String.raw`^\s*(?:export\s+)?(?:declare\s+)?(?:(?:async\s+)?function\*?\s+(${alternatives})\b|(?:const|let|var)\s+(${alternatives})\s*[:=]|(?:abstract\s+)?class\s+(${alternatives})\b|interface\s+(${alternatives})\b|type\s+(${alternatives})\s*[<=]|enum\s+(${alternatives})\b)`,
   );
   for (const file of sourceFiles) {
     if (!file.startsWith('packages/') && !file.startsWith('apps/')) continue;
@@ -148,7 +149,10 @@ if (existsSync(contractsIndex)) {
     lines.forEach((line, index) => {
       if (names.size > 0) {
         const match = declaration.exec(line);
-        if (match) report('rules', `${file}:${index + 1} re-declares ${match[1]}, which @engram/contracts exports`);
+        if (match) {
+          const name = match.slice(1).find((group) => group !== undefined);
+          report('rules', `${file}:${index + 1} re-declares ${name}, which @engram/contracts exports`);
+        }
       }
       // A CJK range written by hand (U+4E00, U+3040, U+AC00 as the start of a class) is a copy of the rule.
       if (/\\u\{?(?:4e00|4E00|3040|ac00|AC00)\}?-|\\p\{(?:Script|sc|scx|Script_Extensions)=(?:Han|Hani|Hangul|Hang|Hiragana|Katakana)\}/.test(line)) {
