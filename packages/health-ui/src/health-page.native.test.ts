@@ -1,18 +1,21 @@
 /**
- * The browser test: a real health server fed by a real SQLite store, retriever, deterministic embedder and
- * diagnostics collector after a small workload, driven with playwright-core in Debian's Chromium. It checks
- * rendered figures against the DTO the page received, switches language, picks an agent without samples, and
- * saves screenshots under `test-results/health-ui/` at the repository root.
+ * The browser test: a real health server fed with health DTOs built by the contracts' own factory and
+ * filled with distinct figures (every counter, gauge and percentile a different number), driven with
+ * playwright-core in Debian's Chromium. It checks every rendered figure against the DTO the page received,
+ * switches language, picks an agent without samples, and saves screenshots under `test-results/health-ui/`
+ * at the repository root. The page fed by the real store, retriever and collector is tested where they are
+ * composed (apps/demo, `health-page.native.test.ts`): health-ui depends on the contracts only.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHealthDto, type HealthDto } from '@engram/contracts';
-import { createDiagnosticsCollector } from '@engram/diagnostics';
-import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
+import {
+  createEmptySnapshot,
+  createHealthDto,
+  type DiagnosticsSnapshot,
+  type HealthDto,
+  type StoreHealthDto,
+} from '@engram/contracts';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFormatter, EM_DASH } from './browser/format.js';
@@ -27,27 +30,111 @@ const ACTIVE = 'agent-alpha';
 const SECOND = 'agent-beta';
 const IDLE = 'agent-idle';
 
+/** Texts that must never appear on the page: the fixture carries none, the page must invent none. */
 const CONTENT: readonly string[] = [
-  'The user prefers pnpm over npm for every TypeScript repository.',
-  'The dev server listens on port 8080; the API gateway on port 3000.',
-  'Run the tests with `pnpm test:memory` before opening a pull request.',
-  'src/store/sqlite-store.ts owns every SQL statement of the project.',
-  '用户喜欢在周末整理项目文档，并使用中文撰写会议纪要。',
-  '部署脚本位于 scripts/deploy.sh，需要先设置环境变量 DEPLOY_TOKEN。',
-  '数据库文件保存在 .engram 目录下，每个应用一个文件。',
-  'The build uses tsc -b with project references; no bundler.',
-  'Prefer small pure functions; avoid classes unless state is needed.',
-  'The health page must never show memory content or queries.',
+  'The user prefers pnpm over npm',
+  '用户喜欢在周末整理项目文档',
+  'which port',
+  '部署脚本',
 ];
+
+/** A deterministic figure per path: distinct, positive, and stable across runs. */
+function figure(path: string, integer: boolean): number {
+  let h = 2166136261;
+  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 16777619) >>> 0;
+  return integer ? 1 + (h % 997) : Math.round((0.5 + (h % 40000) / 100) * 100) / 100;
+}
+
+/** Fills every number of an empty snapshot part with a distinct figure; distributions stay ordered. */
+function fill(value: unknown, path: string): unknown {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value !== 'number') return value;
+    // Timestamps are recent epoch milliseconds; everything else a small distinct count.
+    return path.endsWith('At') ? Date.now() - figure(path, true) * 1000 : figure(path, true);
+  }
+  const record = value as Record<string, unknown>;
+  if ('p50' in record && 'p95' in record && 'max' in record) {
+    const p50 = figure(path, false);
+    const total = figure(`${path}.total`, true);
+    return { count: Math.min(total, 256), total, p50, p95: p50 * 2, max: p50 * 3 };
+  }
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v, `${path}.${k}`)]));
+}
+
+const state = { searches: 25 };
+
+function storeHealth(memories: number, pending: number): StoreHealthDto {
+  const empty = createHealthDto(
+    {
+      totals: { memories, events: 0, facts: 0, skills: 0 },
+      byKind: {},
+      byLifecycle: {},
+      byEmbeddingState: { pending, ready: memories - pending },
+    } as unknown as StoreHealthDto,
+    createEmptySnapshot(),
+  );
+  return empty.store;
+}
+
+/** The DTO of an agent: filled for the two active agents, empty (never sampled) for the idle one. */
+function dtoFor(agentId: string | null): HealthDto {
+  const now = Date.now();
+  const base = createEmptySnapshot(agentId ?? undefined, { generatedAt: now });
+  const process = fill(base.process, 'process') as DiagnosticsSnapshot['process'];
+  const circuit = {
+    ...process.queryEmbeddingCircuit,
+    state: { closed: true, open: false, halfOpen: false },
+  };
+  if (agentId === IDLE) {
+    return createHealthDto(storeHealth(1, 0), {
+      ...base,
+      process: { ...process, queryEmbeddingCircuit: circuit },
+    });
+  }
+  const agent = fill(base.agent, 'agent') as DiagnosticsSnapshot['agent'];
+  const search = agent.retrieval.search;
+  const filled: DiagnosticsSnapshot = {
+    ...base,
+    agent: {
+      ...agent,
+      tracked: true,
+      firstSeenAt: now - 3_600_000,
+      lastSeenAt: now - 5_000,
+      retrieval: {
+        ...agent.retrieval,
+        search: {
+          ...search,
+          operations: state.searches,
+          outcomes: { ...search.outcomes, emptyQuery: 1 },
+        },
+      },
+      maintenance: {
+        ...agent.maintenance,
+        heavy: { ...agent.maintenance.heavy, denials: { ...agent.maintenance.heavy.denials, challenge: 1 } },
+      },
+    },
+    process: {
+      ...process,
+      queryEmbeddingCircuit: circuit,
+      providers: {
+        ...process.providers,
+        embedding: {
+          ...process.providers.embedding,
+          active: 1,
+          admissions: { ...process.providers.embedding.admissions, admitted: 2 },
+        },
+      },
+    },
+  };
+  return createHealthDto(agentId === SECOND ? storeHealth(4, 0) : storeHealth(10, 2), filled);
+}
 
 const en_ = createFormatter('en', createTranslator('en'));
 const zh_ = createFormatter('zh-CN', createTranslator('zh-CN'));
 
-let dir: string;
 let browser: Browser | undefined;
 let server: HealthServer;
-let closeStore: () => void;
-let runSearch: (agent: string, query: string) => Promise<void>;
+let runSearch: () => void;
 let snapshotOf: (agent: string) => HealthDto['runtime'];
 
 function at(dto: unknown, path: string): unknown {
@@ -97,103 +184,11 @@ beforeAll(async () => {
       `Chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium (apt-get install -y chromium).`,
     );
   }
-  dir = mkdtempSync(join(tmpdir(), 'engram-health-ui-'));
-  const embedder = createDeterministicEmbedder();
-  const collector = createDiagnosticsCollector();
-  const store = createSqliteMemoryStore({
-    path: join(dir, 'memory.db'),
-    embedding: embedder.profile,
-    observer: collector.storeObserver,
-  });
-  closeStore = () => store.close();
-  const retriever = createRetriever({ store, embedder, observer: collector.retrievalObserver });
-  runSearch = async (agent, query) => {
-    await retriever.search(agent, query);
+  runSearch = () => {
+    state.searches += 1;
   };
-  snapshotOf = (agent) => collector.snapshot(agent);
-
-  // Workload: memories with vectors (English and Chinese) for two agents, pending rows, an idle agent.
-  const vectors = await embedder.embed(CONTENT);
-  const rows: NewMemory[] = CONTENT.map((content, i) => ({
-    agentId: ACTIVE,
-    kind: i % 3 === 0 ? 'fact' : 'semantic',
-    content,
-    importance: 0.4 + (i % 5) / 10,
-    ...(i < 8 ? { vector: vectors[i]! } : {}),
-  }));
-  await store.insertMemories(rows);
-  await store.insertMemories(
-    CONTENT.slice(0, 4).map((content, i) => ({
-      agentId: SECOND,
-      kind: 'episodic',
-      content,
-      vector: vectors[i]!,
-    })),
-  );
-  await store.insertMemory({ agentId: IDLE, kind: 'fact', content: 'An agent that has never searched.' });
-
-  const queries = [
-    'pnpm',
-    'which port does the dev server use',
-    '项目文档',
-    '部署脚本',
-    'sqlite-store.ts',
-    'tests',
-  ];
-  for (let round = 0; round < 4; round++) {
-    for (const q of queries) await retriever.search(ACTIVE, q);
-    await retriever.recall(ACTIVE, queries[round] ?? 'pnpm');
-    await retriever.injection(ACTIVE, '数据库文件');
-  }
-  await retriever.decision(ACTIVE, 'The user prefers pnpm');
-  await retriever.search(ACTIVE, '   ');
-  await retriever.search(SECOND, 'port 8080');
-
-  // Background reports through the collector's maintenance and provider observers.
-  const m = collector.maintenanceObserver;
-  m.onDrainBatch?.({
-    agentId: ACTIVE,
-    batchSize: 2,
-    durationMs: 3.5,
-    transitions: { ready: 2, error: 0, ftsOnly: 0, stale: 0 },
-  });
-  m.onDrainBatch?.({
-    agentId: ACTIVE,
-    batchSize: 1,
-    durationMs: 1.25,
-    transitions: { ready: 0, error: 0, ftsOnly: 0, stale: 1 },
-  });
-  const backlog = await store.countEmbeddingBacklog();
-  m.onEmbeddingBacklog?.({ total: backlog.total, activeAgents: Object.keys(backlog.byAgent).length });
-  m.onExtractionQueue?.({ depth: 0, oldestAgeMs: 0 });
-  m.onMaintenancePass?.({
-    agentId: ACTIVE,
-    durationMs: 42,
-    cheap: { outcome: 'completed', repaired: 0, archived: 1, pruned: 0 },
-    heavy: {
-      outcome: 'completed',
-      modelCalls: 8,
-      inputTokens: 5120,
-      denials: { challenge: 1, merge: 0, reflection: 0, persona: 1 },
-      steps: { challenge: 'completed', merge: 'completed', reflection: 'skipped', persona: 'completed' },
-    },
-  });
-  // A host reports the breaker's state after wiring (transitions report themselves).
-  collector.retrievalObserver.onCircuitState?.(retriever.circuit());
-  const p = collector.providerObserver;
-  p.onQueue?.({ kind: 'embedding', queued: 0, active: 1 });
-  p.onAdmission?.('embedding', 'admitted');
-  p.onAdmission?.('embedding', 'admitted');
-
-  const getHealth = async (agentId: string | null): Promise<HealthDto> => {
-    const health = await store.health(agentId ?? undefined);
-    if (!health.ok) throw new Error('store unusable');
-    return createHealthDto(health.health, collector.snapshot(agentId ?? undefined));
-  };
-  const listAgents = async (): Promise<string[]> => [
-    ...new Set([...(await store.listAgents()), ...collector.listAgents()]),
-  ];
-  server = await startHealthServer({ getHealth, listAgents });
+  snapshotOf = (agent) => dtoFor(agent).runtime;
+  server = await startHealthServer({ getHealth: dtoFor, listAgents: () => [ACTIVE, SECOND, IDLE] });
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -214,8 +209,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  closeStore?.();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the health page in Chromium', () => {
@@ -287,12 +280,12 @@ describe('the health page in Chromium', () => {
 
     // No memory content or query text anywhere on the page.
     const bodyText = await page.evaluate(() => document.body.textContent ?? '');
-    for (const text of [...CONTENT.map((c) => c.slice(0, 12)), 'which port', '项目文档', '部署脚本']) {
+    for (const text of CONTENT) {
       expect(bodyText).not.toContain(text);
     }
 
     // Refresh re-reads the endpoint: one more search shows up.
-    await runSearch(ACTIVE, 'pnpm');
+    runSearch();
     const refreshed = await healthResponse(page, () => page.click('[data-testid=refresh]'));
     expect(refreshed.runtime.agent.retrieval.search.operations).toBe(26);
     expect(
