@@ -53,7 +53,8 @@ async function load(page: Page, action: () => Promise<unknown>): Promise<void> {
     page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/api/health') && r.status() === 200),
     action(),
   ]);
-  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  // A string predicate: this package type-checks without the DOM library.
+  await page.waitForFunction("document.body.dataset.state === 'ready'");
 }
 
 beforeAll(async () => {
@@ -128,9 +129,9 @@ describe('the health page of a composed Engram in Chromium', () => {
     page.on('pageerror', (error) => errors.push(error.name));
 
     await load(page, () => page.goto(served.server.url));
-    const options = await page.$$eval('[data-testid=agent-select] option', (o) =>
-      o.map((x) => (x as HTMLOptionElement).value),
-    );
+    const options = await page
+      .locator('[data-testid=agent-select] option')
+      .evaluateAll((o) => o.map((x) => (x as unknown as { value: string }).value));
     expect(new Set(options)).toEqual(new Set(['', ACTIVE, SECOND, IDLE]));
 
     await load(page, () => page.selectOption('[data-testid=agent-select]', ACTIVE));
@@ -145,7 +146,7 @@ describe('the health page of a composed Engram in Chromium', () => {
     expect(p95).toMatch(/\d/);
     expect(p95).not.toBe('—');
 
-    const bodyText = await page.evaluate(() => document.body.textContent ?? '');
+    const bodyText = (await page.locator('body').textContent()) ?? '';
     for (const text of [...CONTENT.map((c) => c.slice(0, 12)), ...QUERIES.filter((q) => q.length > 4)]) {
       expect(bodyText).not.toContain(text);
     }
