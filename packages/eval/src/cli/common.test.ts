@@ -144,7 +144,7 @@ describe('finishReport', () => {
         version: 1,
         fixture: { name: 'tiny', version: 2 },
         vectorProfile: { id: 'p', dimensions: 128, normalized: true },
-        variants: { fts: v, vector: v, hybrid: v },
+        variants: { fts: v, vector: v, hybrid: v, bm25: v },
       };
       const path = join(dir, 'nested/out/report.json');
       const io = capture();
