@@ -96,3 +96,15 @@ describe('--embedder openai', () => {
     });
   });
 });
+
+describe('--embedder use', () => {
+  it('loads @engram/embedder-use on demand and embeds with its 512-d profile', async () => {
+    const named = await createEvalEmbedder('use');
+    expect(named.name).toBe('use');
+    expect(named.embedder.profile.dimensions).toBe(512);
+    expect(named.cacheId).toBe(named.embedder.profile.id);
+    const [a, b] = await named.embedder.embed(['the package manager is pnpm', 'pnpm installs dependencies']);
+    expect(a).toHaveLength(512);
+    expect(b).toHaveLength(512);
+  });
+});
