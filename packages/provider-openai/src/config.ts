@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OpenAICompatibleChatModelConfig, OpenAICompatibleJsonMode } from './chat.js';
 import type { OpenAICompatibleEmbedderConfig } from './embedder.js';
 import { EngramProviderError } from './errors.js';
-import { parseBaseUrl } from './http.js';
+import { parseBaseUrl } from './transport.js';
 
 /** The base URL used when `ENGRAM_OPENAI_BASE_URL` is not set (OpenAI itself, which needs an API key). */
 export const OPENAI_DEFAULT_BASE_URL: 'https://api.openai.com/v1' = 'https://api.openai.com/v1';
