@@ -2,6 +2,7 @@
  * What the `engram` command line is made of: the subcommand names, their defaults, the validated `Command`
  * each one becomes, and the per-command option table the parser and the help text are both built from.
  */
+import type { ArchivePointer } from '@engram/contracts';
 
 /** Subcommands of the CLI, in the order the help lists them. */
 export const COMMAND_NAMES = [
@@ -29,13 +30,6 @@ export const DEFAULT_AGENT = 'default';
 export const DEFAULT_PORT = 4319;
 /** Default number of search results. */
 export const DEFAULT_SEARCH_LIMIT = 5;
-
-/** An archive pointer `session/<sessionId>#<from>-<to>` as `memory_search` prints it. */
-export interface ArchivePointer {
-  readonly sessionId: string;
-  readonly from: number;
-  readonly to: number;
-}
 
 /** A validated invocation of one subcommand. */
 export type Command =

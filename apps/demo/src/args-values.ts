@@ -3,30 +3,50 @@
  * texts, tags and paths. Each failure is an {@link ArgumentError} whose message names the flag, never the value.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import { isValidTag, MAX_AGENT_ID_LENGTH, MAX_ID_LENGTH } from '@engram/store';
+import {
+  checkAgentId,
+  checkMemoryId,
+  type IdentifierProblem,
+  isValidTag,
+  MAX_AGENT_ID_LENGTH,
+  MAX_MEMORY_ID_LENGTH,
+} from '@engram/contracts';
 import { z } from 'zod';
-import type { ArchivePointer } from './args-spec.js';
 
 /** A mistake in the arguments; the parser turns it into a one-line message and a usage hint. */
 export class ArgumentError extends Error {}
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** The message of each identifier problem (a CLI argument is always a string). */
+function identifierMessage(problem: IdentifierProblem, max: number): string {
+  switch (problem) {
+    case 'notString':
+    case 'blank':
+      return 'must not be empty';
+    case 'tooLong':
+      return `must be at most ${max} characters`;
+    case 'controlCharacter':
+      return 'must not contain control characters';
+    case 'loneSurrogate':
+      return 'must not contain a lone surrogate';
+  }
+}
 
-/** What the store accepts as an id of `max` code units: non-blank, no control characters, well-formed. */
-function idSchema(max: number): z.ZodType<string, string> {
-  return z
-    .string()
-    .refine((v) => v.trim() !== '', { error: 'must not be empty' })
-    .refine((v) => v.length <= max, { error: `must be at most ${max} characters` })
-    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters' })
-    .refine((v) => !LONE_SURROGATE.test(v), { error: 'must not contain a lone surrogate' });
+/** An identifier checked by a contracts rule: exactly what the store accepts. */
+function idSchema(
+  rule: (value: unknown) => IdentifierProblem | null,
+  max: number,
+): z.ZodType<string, string> {
+  return z.string().check((ctx) => {
+    const problem = rule(ctx.value);
+    if (problem !== null)
+      ctx.issues.push({ code: 'custom', input: ctx.value, message: identifierMessage(problem, max) });
+  });
 }
 
 /** An agent id or a session id, as the store accepts it. */
-export const agentSchema: z.ZodType<string, string> = idSchema(MAX_AGENT_ID_LENGTH);
+export const agentSchema: z.ZodType<string, string> = idSchema(checkAgentId, MAX_AGENT_ID_LENGTH);
 /** A memory id, as the store accepts it. */
-export const memoryIdSchema: z.ZodType<string, string> = idSchema(MAX_ID_LENGTH);
+export const memoryIdSchema: z.ZodType<string, string> = idSchema(checkMemoryId, MAX_MEMORY_ID_LENGTH);
 
 function intSchema(min: number, max: number): z.ZodType<number, string> {
   return z
@@ -65,18 +85,6 @@ export function check<T>(schema: z.ZodType<T, string>, value: string, label: str
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new ArgumentError(`${label} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
-}
-
-const POINTER = /^session\/([^#\s]{1,200})#(\d{1,9})(?:-(\d{1,9}))?$/;
-
-/** Parses an archive pointer; null when the text is not one. */
-export function parsePointer(text: string): ArchivePointer | null {
-  const match = POINTER.exec(text);
-  if (match === null) return null;
-  const from = Number(match[2]);
-  const to = match[3] === undefined ? from : Number(match[3]);
-  if (!(from >= 1) || !(to >= from)) return null;
-  return { sessionId: match[1] as string, from, to };
 }
 
 /** Resolves a database path against the working directory. */

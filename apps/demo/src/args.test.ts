@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from './args.js';
 import { commandHelp, mainHelp, usageLine } from './args-help.js';
 import { COMMAND_NAMES, type Command, DEFAULT_PORT, type ParsedCommandLine } from './args-spec.js';
-import { parsePointer } from './args-values.js';
 
 const CWD = '/work/project';
 
@@ -237,12 +236,17 @@ describe('parseCommandLine: invalid arguments', () => {
   });
 });
 
-describe('parsePointer', () => {
+describe('engram get <pointer>', () => {
   it('accepts session/<id>#<from>[-<to>] with from ≤ to and rejects the rest', () => {
-    expect(parsePointer('session/abc#1-2')).toEqual({ sessionId: 'abc', from: 1, to: 2 });
-    expect(parsePointer('session/abc#0')).toBeNull();
-    expect(parsePointer('session/abc#4-2')).toBeNull();
-    expect(parsePointer('session/#1')).toBeNull();
-    expect(parsePointer('abc#1')).toBeNull();
+    expect(run(['get', 'session/abc#1-2'])).toMatchObject({
+      target: { kind: 'pointer', sessionId: 'abc', from: 1, to: 2 },
+    });
+    for (const text of ['session/abc#0', 'session/abc#4-2', 'session/#1']) {
+      expect(failure(['get', text]).message).toBe(
+        'engram get: <id|pointer> is not a valid pointer (expected session/<sessionId>#<from>-<to>)',
+      );
+    }
+    // Not a pointer at all: a memory id, which the store may hold.
+    expect(run(['get', 'abc#1'])).toMatchObject({ target: { kind: 'id', id: 'abc#1' } });
   });
 });

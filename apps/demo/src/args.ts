@@ -3,6 +3,7 @@
  * version request, or a one-line mistake with a usage hint. Pure: no I/O, no native code — the CLI decides what
  * to print and how to exit. The option table lives in `args-spec.ts`, the value rules in `args-values.ts`.
  */
+import { parseArchivePointer } from '@engram/contracts';
 import { commandHelp, commandHint, MAIN_HINT, mainHelp } from './args-help.js';
 import { type RawArguments, readArguments } from './args-options.js';
 import {
@@ -24,7 +25,6 @@ import {
   fileSchema,
   limitSchema,
   memoryIdSchema,
-  parsePointer,
   portSchema,
   resolveDbPath,
   tagSchema,
@@ -92,7 +92,7 @@ function portOf(raw: RawArguments): number {
 }
 
 function targetOf(text: string): Extract<Command, { name: 'get' }>['target'] {
-  const pointer = parsePointer(text);
+  const pointer = parseArchivePointer(text);
   if (pointer !== null) return { kind: 'pointer', ...pointer };
   if (text.startsWith('session/')) {
     throw new ArgumentError('<id|pointer> is not a valid pointer (expected session/<sessionId>#<from>-<to>)');
