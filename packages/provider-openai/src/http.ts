@@ -3,6 +3,7 @@
  * retries of 429, 5xx and network errors with backoff (or `Retry-After`), a capped response body, and typed,
  * content-free errors.
  */
+import { createDeadline } from '@engram/contracts';
 import type { z } from 'zod';
 import { EngramProviderError } from './errors.js';
 import type { Transport } from './transport.js';
@@ -106,25 +107,16 @@ async function attempt(
   signal: AbortSignal | undefined,
   attemptNo: number,
 ): Promise<AttemptResult> {
-  const controller = new AbortController();
-  // Which deadline ended the attempt decides the error: the caller's abort or this adapter's timeout.
-  const state: { fired: 'caller' | 'timeout' | undefined } = { fired: undefined };
-  const onCallerAbort = (): void => {
-    state.fired ??= 'caller';
-    controller.abort();
-  };
-  signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const timer = transport.timers.setTimeout(() => {
-    state.fired ??= 'timeout';
-    controller.abort();
-  }, transport.timeoutMs);
+  // One deadline races the caller's abort and this adapter's timeout; which one ended the attempt decides the
+  // error.
+  const deadline = createDeadline({ ms: transport.timeoutMs, timers: transport.timers, signals: [signal] });
   const { operation } = transport;
   try {
     const response = await transport.fetch(transport.url, {
       method: 'POST',
       headers: transport.headers,
       body,
-      signal: controller.signal,
+      signal: deadline.signal,
     });
     const { status } = response;
     if (status === 429 || (status >= 500 && status <= 599)) {
@@ -160,8 +152,9 @@ async function attempt(
     }
   } catch (error) {
     if (error instanceof EngramProviderError) throw error;
-    if (state.fired === 'caller' && signal !== undefined) throw abortedError(transport, attemptNo, signal);
-    if (state.fired === 'timeout') {
+    if (deadline.expired === 'aborted' && signal !== undefined)
+      throw abortedError(transport, attemptNo, signal);
+    if (deadline.expired === 'deadline') {
       throw new EngramProviderError(
         'ENGRAM_PROVIDER_TIMEOUT',
         `The provider's ${ENDPOINT_NAME[operation]} did not answer within ${transport.timeoutMs} ms.`,
@@ -170,8 +163,7 @@ async function attempt(
     }
     return { ok: false, failure: { code: 'ENGRAM_PROVIDER_UNAVAILABLE', cause: networkCause(error) } };
   } finally {
-    transport.timers.clearTimeout(timer);
-    signal?.removeEventListener('abort', onCallerAbort);
+    deadline.settle();
   }
 }
 

@@ -3,22 +3,14 @@
  * validation (every failure an `ENGRAM_PROVIDER_CONFIG` naming the setting, never the value), the base-URL
  * rules and the frozen {@link Transport} the request loop in `http.ts` runs on.
  */
+import { systemTimers, type Timers } from '@engram/contracts';
 import { z } from 'zod';
 import { EngramProviderError, type ProviderOperation } from './errors.js';
 /** Sleeps `ms` milliseconds; rejects early when `signal` aborts. Injected in tests so backoff never really waits. */
 export type ProviderSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** The timer functions the per-attempt deadline uses; injected in tests so a deadline fires without waiting. */
-export interface ProviderTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The default timers: the runtime's `setTimeout` / `clearTimeout`. */
-const systemTimers: ProviderTimers = Object.freeze({
-  setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms),
-  clearTimeout: (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>),
-});
+export type ProviderTimers = Timers;
 
 /** Connection, deadline and retry settings shared by the embeddings and chat adapters. */
 export interface OpenAICompatibleHttpConfig {
