@@ -1,15 +1,18 @@
-import { type Clock, systemClock, systemTimers, type Timers } from './clock.js';
-import { abortedError, EngramMaintenanceError } from './errors.js';
 import {
   ADMISSION_DECISIONS,
   type AdmissionDecision,
+  backgroundTimers,
+  createDeadline,
   noopProviderObserver,
   PROVIDER_KINDS,
   PROVIDER_RACES,
   type ProviderKind,
   type ProviderObserver,
   type ProviderRace,
-} from './observer.js';
+  type Timers,
+} from '@engram/contracts';
+import { type Clock, systemClock } from './clock.js';
+import { abortedError, EngramMaintenanceError } from './errors.js';
 import type { EmbedderPort, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 
@@ -100,7 +103,7 @@ function checkPositiveInt(name: string, value: number): void {
 export function createProviderGateway(config: ProviderGatewayConfig): ProviderGateway {
   const observer = config.observer ?? noopProviderObserver;
   const clock = config.clock ?? systemClock;
-  const timers = config.timers ?? systemTimers;
+  const timers = config.timers ?? backgroundTimers;
   const { global, perKey } = config.limits;
   const maxQueue = config.limits.maxQueue ?? 64;
   checkPositiveInt('limits.global', global);
@@ -212,7 +215,15 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
     }
     decide(kind, 'admitted');
     return new Promise<T>((resolve, reject) => {
-      const inner = new AbortController();
+      // The deadline runs from admission (queue wait included); it aborts the provider call's signal when it
+      // fires or the caller aborts, and `expire` settles the request at once. (The caller's signal is not
+      // aborted here, so `onExpire` never runs before `entry` exists.)
+      const deadline = createDeadline({
+        ms: deadlineMs,
+        timers,
+        signals: [outer],
+        onExpire: (expiry) => entry.expire(expiry),
+      });
       let state: 'queued' | 'running' | 'settled' = 'queued';
       let holdsSlot = false;
       const release = (): void => {
@@ -225,8 +236,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
       };
       const finish = (): void => {
         state = 'settled';
-        timers.clearTimeout(timer);
-        outer?.removeEventListener('abort', onAbort);
+        deadline.settle();
         release();
         pump(kind);
       };
@@ -241,7 +251,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
           pool.activeByKey.set(key, (pool.activeByKey.get(key) ?? 0) + 1);
           let promise: Promise<T>;
           try {
-            promise = call(inner.signal);
+            promise = call(deadline.signal);
           } catch (error) {
             promise = Promise.reject(error);
           }
@@ -282,7 +292,6 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
           if (r === 'deadline' && wasRunning) pool.failures += 1;
           finish();
           race(kind, r);
-          if (wasRunning) inner.abort();
           if (r === 'aborted') reject(abortedError(outer));
           else if (wasRunning) {
             reject(
@@ -302,9 +311,6 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
           }
         },
       };
-      const onAbort = (): void => entry.expire('aborted');
-      const timer = timers.setTimeout(() => entry.expire('deadline'), deadlineMs);
-      outer?.addEventListener('abort', onAbort, { once: true });
       if (fitsNow) {
         entry.start();
         gauge(kind);

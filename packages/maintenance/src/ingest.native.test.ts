@@ -1,7 +1,11 @@
+import {
+  contentHash as contractsContentHash,
+  isValidTag as contractsIsValidTag,
+  normalizeContent as contractsNormalizeContent,
+} from '@engram/contracts';
 import { contentHash, type EventInput, isValidTag, normalizeContent } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEventIngestor } from './ingest.js';
-import { hashContent, isStoreSafeTag, normalizeForHash } from './tags.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
@@ -235,10 +239,10 @@ describe('event ingestion over a real store', () => {
       'file:\uD800',
       'file:😀',
     ];
-    for (const tag of samples) expect([tag, isStoreSafeTag(tag)]).toEqual([tag, isValidTag(tag)]);
+    for (const tag of samples) expect([tag, contractsIsValidTag(tag)]).toEqual([tag, isValidTag(tag)]);
     for (const text of ['  Ｈello\tWORLD ', '用 pnpm\n安装', 'x\uDC00', 'ﬁle  Ⅸ']) {
-      expect(hashContent(text)).toBe(contentHash(text));
-      expect(normalizeForHash(text)).toBe(normalizeContent(text));
+      expect(contractsContentHash(text)).toBe(contentHash(text));
+      expect(contractsNormalizeContent(text)).toBe(normalizeContent(text));
     }
   });
 });

@@ -1,9 +1,9 @@
+import type { MaintenancePassReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
 import type { NewMemory } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createMaintenanceRunner, REVIEW_NEEDED_TAG } from './maintenance.js';
-import type { MaintenancePassReport } from './observer.js';
 import { createFakeTime } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel, type ScriptedAnswer } from './test-support/scripted-model.js';

@@ -1,3 +1,11 @@
+import {
+  type MaintenanceObserver,
+  type MaintenancePassReport,
+  type MaintenanceStep,
+  noopMaintenanceObserver,
+  normalizeContent,
+  type PhaseOutcome,
+} from '@engram/contracts';
 import type { MemoryKind, MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import {
@@ -8,26 +16,19 @@ import {
 } from './budget.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_DECAY, type DecayConfig, shouldArchiveByDecay } from './decay.js';
-import { EngramMaintenanceError, errorCodeOf, isRevisionConflict } from './errors.js';
+import { checkIdArgument, EngramMaintenanceError, errorCodeOf, isRevisionConflict } from './errors.js';
 import { callModel, type ModelCallResult } from './model-call.js';
 import {
   challengeOutputSchema,
+  MODEL_OUTPUT_SCHEMA_NAMES,
   mergeOutputSchema,
   personaOutputSchema,
   reflectionOutputSchema,
 } from './model-output.js';
-import {
-  type MaintenanceObserver,
-  type MaintenancePassReport,
-  type MaintenanceStep,
-  noopMaintenanceObserver,
-  type PhaseOutcome,
-} from './observer.js';
 import type { ModelMessage, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
-import { normalizeForHash } from './tags.js';
 import { estimateMessagesTokens } from './tokens.js';
 
 const ALL_KINDS: readonly MemoryKind[] = [
@@ -145,7 +146,7 @@ function newest(rows: readonly MemoryRecord[]): MemoryRecord | undefined {
  * whitespace), or the same token set (punctuation and word order aside).
  */
 function samePersona(a: string, b: string): boolean {
-  return normalizeForHash(a) === normalizeForHash(b) || textSimilarity(a, b) === 1;
+  return normalizeContent(a) === normalizeContent(b) || textSimilarity(a, b) === 1;
 }
 
 function nonNegative(name: string, value: number): number {
@@ -297,17 +298,23 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         await cas(ctx, () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active'));
         continue;
       }
-      const verdict = await ask(ctx, 'challenge', challengeOutputSchema, 'memory_challenge', [
-        {
-          role: 'system',
-          content:
-            'Two memories of an agent contradict each other. Return JSON {"verdict"}: "keepExisting" when the existing one is right, "keepChallenger" when the newer challenger is right, "keepBoth" when both can be true.',
-        },
-        {
-          role: 'user',
-          content: JSON.stringify({ existing: existing.content, challenger: challenger.content }),
-        },
-      ]);
+      const verdict = await ask(
+        ctx,
+        'challenge',
+        challengeOutputSchema,
+        MODEL_OUTPUT_SCHEMA_NAMES.challenge,
+        [
+          {
+            role: 'system',
+            content:
+              'Two memories of an agent contradict each other. Return JSON {"verdict"}: "keepExisting" when the existing one is right, "keepChallenger" when the newer challenger is right, "keepBoth" when both can be true.',
+          },
+          {
+            role: 'user',
+            content: JSON.stringify({ existing: existing.content, challenger: challenger.content }),
+          },
+        ],
+      );
       if (verdict === null) break;
       if (verdict.verdict === 'keepExisting') {
         if (await cas(ctx, () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active'))) {
@@ -358,7 +365,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       used.add(source.id);
       used.add(other.id);
       asked = true;
-      const verdict = await ask(ctx, 'merge', mergeOutputSchema, 'memory_merge', [
+      const verdict = await ask(ctx, 'merge', mergeOutputSchema, MODEL_OUTPUT_SCHEMA_NAMES.merge, [
         {
           role: 'system',
           content:
@@ -404,14 +411,20 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     const top = [...recent]
       .sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1))
       .slice(0, 40);
-    const answer = await ask(ctx, 'reflection', reflectionOutputSchema, 'memory_reflection', [
-      {
-        role: 'system',
-        content:
-          'Reflect on an agent\'s recent memories. Return JSON {"reflections":[{"content","importance"}]} with at most 3 higher-level insights, each one self-contained sentence.',
-      },
-      { role: 'user', content: JSON.stringify(top.map((r) => r.content)) },
-    ]);
+    const answer = await ask(
+      ctx,
+      'reflection',
+      reflectionOutputSchema,
+      MODEL_OUTPUT_SCHEMA_NAMES.reflection,
+      [
+        {
+          role: 'system',
+          content:
+            'Reflect on an agent\'s recent memories. Return JSON {"reflections":[{"content","importance"}]} with at most 3 higher-level insights, each one self-contained sentence.',
+        },
+        { role: 'user', content: JSON.stringify(top.map((r) => r.content)) },
+      ],
+    );
     if (answer === null) return 'completed';
     const now = clock.now();
     for (const r of answer.reflections) {
@@ -443,7 +456,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     const current = newest(personas.filter((p) => !p.tags.includes(REVIEW_NEEDED_TAG)));
     const draft = newest(personas.filter((p) => p.tags.includes(REVIEW_NEEDED_TAG)));
     const top = [...facts].sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1)).slice(0, 60);
-    const answer = await ask(ctx, 'persona', personaOutputSchema, 'memory_persona', [
+    const answer = await ask(ctx, 'persona', personaOutputSchema, MODEL_OUTPUT_SCHEMA_NAMES.persona, [
       {
         role: 'system',
         content:
@@ -567,6 +580,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
 
   return {
     async run(agentId: string, options: MaintenancePassOptions = {}): Promise<MaintenancePassResult> {
+      checkIdArgument(agentId, 'agentId');
       if (running.has(agentId)) return { skipped: 'busy', report: null };
       running.add(agentId);
       try {
