@@ -2,11 +2,12 @@ import {
   type MaintenanceObserver,
   type MaintenancePassReport,
   type MaintenanceStep,
+  MEMORY_KINDS,
   noopMaintenanceObserver,
   normalizeContent,
   type PhaseOutcome,
 } from '@engram/contracts';
-import type { MemoryKind, MemoryRecord } from '@engram/store';
+import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import {
   createPassBudget,
@@ -31,15 +32,6 @@ import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
 import { estimateMessagesTokens } from './tokens.js';
 
-const ALL_KINDS: readonly MemoryKind[] = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-  'persona',
-  'skill',
-];
 const HOUR = 60 * 60 * 1000;
 
 /** Tag that marks a persona draft needing review. */
@@ -174,7 +166,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     minAgeMs: nonNegative('decay.minAgeMs', config.decay?.minAgeMs ?? DEFAULT_DECAY.minAgeMs),
     exemptKinds: config.decay?.exemptKinds ?? DEFAULT_DECAY.exemptKinds,
   };
-  const decayKinds = ALL_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
+  const decayKinds = MEMORY_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
   const maxScan = nonNegative('maxScanPerPass', config.maxScanPerPass ?? 2000);
   const similarityFloor = config.merge?.similarityFloor ?? 0.6;
   const maxSources = config.merge?.maxSources ?? 20;
