@@ -27,6 +27,7 @@ export type { ExtractionResult, ExtractionTurn, Extractor, ExtractorConfig } fro
 export { createExtractor } from './extractor.js';
 export type { ProviderGateway, ProviderGatewayConfig, ProviderGatewayStats } from './gateway.js';
 export { createProviderGateway } from './gateway.js';
+export { REVIEW_NEEDED_TAG } from './heavy-steps.js';
 export type {
   EventIngestor,
   EventIngestorConfig,
@@ -41,7 +42,7 @@ export type {
   MaintenanceRunner,
   MaintenanceRunnerConfig,
 } from './maintenance.js';
-export { createMaintenanceRunner, REVIEW_NEEDED_TAG } from './maintenance.js';
+export { createMaintenanceRunner } from './maintenance.js';
 export type { ModelOutputSchemaName } from './model-output.js';
 export { MODEL_OUTPUT_SCHEMA_NAMES } from './model-output.js';
 export type { EmbedderPort, ModelMessage, ModelPort } from './ports.js';
