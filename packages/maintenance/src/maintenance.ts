@@ -119,11 +119,6 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   };
   const decayKinds = MEMORY_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
   const maxScan = nonNegative('maxScanPerPass', config.maxScanPerPass ?? 2000);
-  const similarityFloor = config.merge?.similarityFloor ?? 0.6;
-  const maxSources = config.merge?.maxSources ?? 20;
-  const reflectionThreshold = config.reflection?.importanceThreshold ?? 5;
-  const reviewThreshold = config.persona?.reviewThreshold ?? 0.5;
-  const maxOutputTokens = config.maxOutputTokens;
 
   const running = new Set<string>();
   // Per-agent state, bounded: the oldest entries are dropped past the cap (then that agent's gate is open).
@@ -192,13 +187,13 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     retriever,
     clock,
     limits,
-    similarityFloor,
-    maxSources,
-    reflectionThreshold,
-    reviewThreshold,
-    maxOutputTokens,
     reflectionWatermark,
     remember,
+    similarityFloor: config.merge?.similarityFloor ?? 0.6,
+    maxSources: config.merge?.maxSources ?? 20,
+    reflectionThreshold: config.reflection?.importanceThreshold ?? 5,
+    reviewThreshold: config.persona?.reviewThreshold ?? 0.5,
+    maxOutputTokens: config.maxOutputTokens,
   });
 
   async function pass(agentId: string, options: MaintenancePassOptions): Promise<MaintenancePassReport> {
