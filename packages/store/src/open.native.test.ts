@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StatementKind } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
 import {
@@ -10,7 +11,6 @@ import {
   type SqliteDatabase,
   type SqliteDriver,
 } from './native.js';
-import type { StatementKind } from './observer.js';
 import { SCHEMA_VERSION, TOKENIZER_DESCRIPTION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 

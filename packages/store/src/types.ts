@@ -1,46 +1,25 @@
 /**
- * The data model and the async store port of Engram (see DESIGN.md, "Data model").
+ * The data model and the async store port of Engram. The closed enums (kinds, lifecycles, embedding states,
+ * event types) come from `@engram/contracts`.
  *
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
+import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts';
 
-/** Memory kinds, after the three-layer memory model. */
-export const MEMORY_KINDS = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-  'persona',
-  'skill',
-] as const;
-/** A memory kind. */
-export type MemoryKind = (typeof MEMORY_KINDS)[number];
-
-/** Kinds that search returns by default: `persona` and `skill` are managed records, not recalled. */
-export const RECALLABLE_KINDS: readonly MemoryKind[] = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-];
-
-/** Lifecycle states of a memory row; only `active` rows are ever returned by search. */
-export const LIFECYCLES = ['active', 'archived', 'superseded', 'conflicted'] as const;
-/** A lifecycle state. */
-export type Lifecycle = (typeof LIFECYCLES)[number];
-
-/** Embedding states: rows start `pending`; the drain moves them to `ready`, `error` or `ftsOnly`. */
-export const EMBEDDING_STATES = ['pending', 'ready', 'error', 'ftsOnly'] as const;
-/** An embedding state. */
-export type EmbeddingState = (typeof EMBEDDING_STATES)[number];
+export type {
+  EmbeddingState,
+  EventType,
+  Lifecycle,
+  MemoryKind,
+  StatementKind,
+  StoreObserver,
+  VectorWarmupOutcome,
+} from '@engram/contracts';
 
 /**
- * Tag rule (enforced by the store, exported as `TAG_PREFIX_PATTERN`, `MAX_TAG_VALUE_LENGTH`, `MAX_TAGS`,
- * `isValidTag`): `prefix:value`, the prefix matching `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after
- * the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
+ * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
+ * `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
  * 64 distinct tags per row, stored sorted.
  */
 
@@ -220,11 +199,6 @@ export interface EmbeddingBacklog {
   readonly total: number;
   readonly byAgent: Readonly<Record<string, number>>;
 }
-
-/** Event types of the archival log. */
-export const EVENT_TYPES = ['message', 'tool_call', 'tool_result'] as const;
-/** An event type. */
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** One event to append to a session's archival log. */
 export interface EventInput {

@@ -1,7 +1,7 @@
 /**
  * The health slice: zero-filled counts for the health page (never rejects) and the list of agents.
  */
-import { classifySqliteError } from '../errors.js';
+
 import {
   EMBEDDING_STATES,
   type EmbeddingState,
@@ -9,8 +9,9 @@ import {
   type Lifecycle,
   MEMORY_KINDS,
   type MemoryKind,
-  type StoreHealth,
-} from '../types.js';
+} from '@engram/contracts';
+import { classifySqliteError } from '../errors.js';
+import type { StoreHealth } from '../types.js';
 import { validateAgentId } from '../validate.js';
 import type { StoreContext } from './context.js';
 
