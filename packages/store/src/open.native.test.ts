@@ -1,3 +1,7 @@
+/**
+ * Opening, migrating, locking, re-indexing and the observer, against real files. Longer than 400 lines: every
+ * suite here shares the temporary-directory fixture and the raw-handle helpers that check the file itself.
+ */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

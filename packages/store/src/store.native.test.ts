@@ -1,3 +1,7 @@
+/**
+ * Rows, compare-and-set writes, deletes and bad input, against a real SQLite file. Longer than 400 lines: the
+ * suites share one fixture whose raw handle counts the derived rows (FTS, vector, tags) after every write.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,7 +5,8 @@
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
-import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts';
+import type { EmbeddingState, EventType, Lifecycle, MemoryKind, StoreHealthDto } from '@engram/contracts';
+import type { EngramStoreErrorCode } from './errors.js';
 
 export type {
   EmbeddingState,
@@ -265,17 +266,7 @@ export interface SkillInput {
 }
 
 /** Store health counts (all agents, or one). Every enum-keyed record is complete (zero-filled). */
-export interface StoreHealth {
-  readonly totals: {
-    readonly memories: number;
-    readonly events: number;
-    readonly facts: number;
-    readonly skills: number;
-  };
-  readonly byKind: Readonly<Record<MemoryKind, number>>;
-  readonly byLifecycle: Readonly<Record<Lifecycle, number>>;
-  readonly byEmbeddingState: Readonly<Record<EmbeddingState, number>>;
-}
+export type StoreHealth = StoreHealthDto;
 
 /** The embedder profile a store is bound to; recorded in the meta table as its fingerprint. */
 export interface EmbeddingProfile {
@@ -386,7 +377,8 @@ export interface MemoryHealthSlice {
   health(
     agentId?: string,
   ): Promise<
-    { readonly ok: true; readonly health: StoreHealth } | { readonly ok: false; readonly code: string }
+    | { readonly ok: true; readonly health: StoreHealth }
+    | { readonly ok: false; readonly code: EngramStoreErrorCode }
   >;
   /** Distinct agents with at least one memory or event. */
   listAgents(): Promise<readonly string[]>;

@@ -10,7 +10,7 @@ import {
   MEMORY_KINDS,
   type MemoryKind,
 } from '@engram/contracts';
-import { classifySqliteError } from '../errors.js';
+import { classifySqliteError, type EngramStoreErrorCode } from '../errors.js';
 import type { StoreHealth } from '../types.js';
 import { validateAgentId } from '../validate.js';
 import type { StoreContext } from './context.js';
@@ -18,7 +18,7 @@ import type { StoreContext } from './context.js';
 /** The health result: counts, or the store error code that prevented them. */
 export type HealthResult =
   | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: string };
+  | { readonly ok: false; readonly code: EngramStoreErrorCode };
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
