@@ -2,7 +2,7 @@
  * The derived rows of a memory, kept in step with it inside the same transaction: the FTS rows (word index,
  * and the trigram index for CJK text), the vector row and the tag rows.
  */
-import { hasCjk } from '../normalize.js';
+import { hasCjk } from '@engram/contracts';
 import type { StoreContext } from './context.js';
 
 /** Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that. */
