@@ -3,6 +3,8 @@ import {
   type AdmissionDecision,
   backgroundTimers,
   createDeadline,
+  type Deadline,
+  type DeadlineExpiry,
   noopProviderObserver,
   PROVIDER_KINDS,
   PROVIDER_RACES,
@@ -70,7 +72,8 @@ interface Entry {
   readonly key: string;
   readonly deadlineAt: number;
   readonly start: () => void;
-  readonly expire: (race: 'deadline' | 'aborted') => void;
+  /** Ends the request at its deadline or on the caller's abort. */
+  readonly deadline: Deadline;
 }
 
 interface Pool {
@@ -175,7 +178,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
       const entry = pool.queue[i];
       if (entry !== undefined && clock.now() >= entry.deadlineAt) {
         // Its deadline is due (its timer just has not fired yet): never start a request that is already late.
-        entry.expire('deadline');
+        entry.deadline.expire('deadline');
       } else if (entry !== undefined && fits(pool, entry.key)) {
         pool.queue.splice(i, 1);
         entry.start();
@@ -222,7 +225,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
         ms: deadlineMs,
         timers,
         signals: [outer],
-        onExpire: (expiry) => entry.expire(expiry),
+        onExpire: (expiry) => expire(expiry),
       });
       let state: 'queued' | 'running' | 'settled' = 'queued';
       let holdsSlot = false;
@@ -240,6 +243,34 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
         release();
         pump(kind);
       };
+      // The deadline ended first (its timer, the caller's abort, or a queue that found it due by the clock).
+      function expire(r: DeadlineExpiry): void {
+        if (state === 'settled') return;
+        const wasRunning = state === 'running';
+        const idx = pool.queue.indexOf(entry);
+        if (idx >= 0) pool.queue.splice(idx, 1);
+        // Only a provider that was actually called and did not answer in time counts as failing.
+        if (r === 'deadline' && wasRunning) pool.failures += 1;
+        finish();
+        race(kind, r);
+        if (r === 'aborted') reject(abortedError(outer));
+        else if (wasRunning) {
+          reject(
+            new EngramMaintenanceError(
+              'ENGRAM_MAINTENANCE_DEADLINE',
+              'The provider request exceeded its deadline.',
+            ),
+          );
+        } else {
+          // Never sent: a local rejection, so callers (the drain) defer instead of counting a failed attempt.
+          reject(
+            new EngramMaintenanceError(
+              'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
+              'No provider slot became free before the deadline.',
+            ),
+          );
+        }
+      }
       const entry: Entry = {
         key,
         deadlineAt: clock.now() + deadlineMs,
@@ -283,33 +314,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
             },
           );
         },
-        expire: (r) => {
-          if (state === 'settled') return;
-          const wasRunning = state === 'running';
-          const idx = pool.queue.indexOf(entry);
-          if (idx >= 0) pool.queue.splice(idx, 1);
-          // Only a provider that was actually called and did not answer in time counts as failing.
-          if (r === 'deadline' && wasRunning) pool.failures += 1;
-          finish();
-          race(kind, r);
-          if (r === 'aborted') reject(abortedError(outer));
-          else if (wasRunning) {
-            reject(
-              new EngramMaintenanceError(
-                'ENGRAM_MAINTENANCE_DEADLINE',
-                'The provider request exceeded its deadline.',
-              ),
-            );
-          } else {
-            // Never sent: a local rejection, so callers (the drain) defer instead of counting a failed attempt.
-            reject(
-              new EngramMaintenanceError(
-                'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
-                'No provider slot became free before the deadline.',
-              ),
-            );
-          }
-        },
+        deadline,
       };
       if (fitsNow) {
         entry.start();
