@@ -1,6 +1,8 @@
 /**
  * The built `engram` CLI as a user runs it: `node dist/cli.js …` as a child process on temporary database
  * files (real SQLite, FTS5, sqlite-vec), the MCP server over a real stdio pipe, the health server on loopback.
+ * Longer than 400 lines on purpose: one suite shares the spawn helpers and the temporary directory across every
+ * subcommand, so each process-level check stays next to the others it depends on.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,3 +1,8 @@
+/**
+ * Maintenance passes over a real store: the cheap phase (decay, integrity repair, orphan pruning) and every
+ * heavy step against a scripted model. Longer than 400 lines on purpose: each step's scenario seeds its own
+ * rows, and they share one setup and one scripted-model helper.
+ */
 import type { MaintenancePassReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
 import type { NewMemory } from '@engram/store';
