@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  COMMAND_NAMES,
-  type Command,
-  commandHelp,
-  DEFAULT_PORT,
-  mainHelp,
-  type ParsedCommandLine,
-  parseCommandLine,
-  parsePointer,
-  usageLine,
-} from './args.js';
+import { parseCommandLine } from './args.js';
+import { commandHelp, mainHelp, usageLine } from './args-help.js';
+import { COMMAND_NAMES, type Command, DEFAULT_PORT, type ParsedCommandLine } from './args-spec.js';
 
 const CWD = '/work/project';
 
@@ -150,6 +142,21 @@ describe('parseCommandLine: defaults', () => {
       target: { kind: 'id', id: '0b6c2f0e-6f4a-4c55-9d51-0a4ea3c4f5b1' },
     });
   });
+
+  it('accepts every memory id the store accepts, not only ASCII word characters', () => {
+    for (const id of ['note 1', '记忆-1', '#7', 'x'.repeat(128), ' padded ']) {
+      expect(run(['get', id])).toMatchObject({ target: { kind: 'id', id } });
+    }
+  });
+
+  it('accepts every agent and session id the store accepts', () => {
+    const long = 'a'.repeat(256);
+    expect(run(['search', 'x', '--agent', 'team lead/助手'])).toMatchObject({ agent: 'team lead/助手' });
+    expect(run(['ingest', 'e.jsonl', '--session', long])).toMatchObject({ session: long });
+    expect(failure(['search', 'x', '--agent', `${long}a`]).message).toBe(
+      'engram search: --agent must be at most 256 characters',
+    );
+  });
 });
 
 describe('parseCommandLine: invalid arguments', () => {
@@ -187,9 +194,16 @@ describe('parseCommandLine: invalid arguments', () => {
       'engram get: <id|pointer> is not a valid pointer (expected session/<sessionId>#<from>-<to>)',
     ],
     [
-      ['get', 'no spaces allowed'],
+      ['get', 'x'.repeat(129)],
       'engram get: <id|pointer> must be a memory id or session/<sessionId>#<from>-<to>',
     ],
+    [['get', 'id\u0000'], 'engram get: <id|pointer> must be a memory id or session/<sessionId>#<from>-<to>'],
+    [['get', 'id\ud800'], 'engram get: <id|pointer> must be a memory id or session/<sessionId>#<from>-<to>'],
+    [['search', 'x', '--agent', 'a\udc00b'], 'engram search: --agent must not contain a lone surrogate'],
+    [['search', 'x', "--bo'gus"], "engram search: unknown option --bo'gus"],
+    [['search', 'x', '--x=1'], 'engram search: unknown option --x'],
+    [['search', 'x', '-q'], 'engram search: unknown option -q'],
+    [['serve', '--port='], 'engram serve: --port must be an integer from 0 to 65535'],
     [['ingest'], 'engram ingest: missing <events.jsonl>'],
   ];
 
@@ -212,14 +226,27 @@ describe('parseCommandLine: invalid arguments', () => {
     expect(parsed.message).not.toContain('\u001b');
     expect(parsed.message.length).toBeLessThan(80);
   });
+
+  it('neutralises every control character of an echoed argument, not just the first', () => {
+    const hostile = 'x\u001b[31m\u001b]0;owned\u0007\u009b2J\u007f';
+    for (const argv of [[hostile], ['help', hostile], ['search', 'x', `--${hostile}`]]) {
+      const parsed = failure(argv);
+      expect(parsed.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+  });
 });
 
-describe('parsePointer', () => {
+describe('engram get <pointer>', () => {
   it('accepts session/<id>#<from>[-<to>] with from ≤ to and rejects the rest', () => {
-    expect(parsePointer('session/abc#1-2')).toEqual({ sessionId: 'abc', from: 1, to: 2 });
-    expect(parsePointer('session/abc#0')).toBeNull();
-    expect(parsePointer('session/abc#4-2')).toBeNull();
-    expect(parsePointer('session/#1')).toBeNull();
-    expect(parsePointer('abc#1')).toBeNull();
+    expect(run(['get', 'session/abc#1-2'])).toMatchObject({
+      target: { kind: 'pointer', sessionId: 'abc', from: 1, to: 2 },
+    });
+    for (const text of ['session/abc#0', 'session/abc#4-2', 'session/#1']) {
+      expect(failure(['get', text]).message).toBe(
+        'engram get: <id|pointer> is not a valid pointer (expected session/<sessionId>#<from>-<to>)',
+      );
+    }
+    // Not a pointer at all: a memory id, which the store may hold.
+    expect(run(['get', 'abc#1'])).toMatchObject({ target: { kind: 'id', id: 'abc#1' } });
   });
 });

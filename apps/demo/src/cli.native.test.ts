@@ -1,6 +1,8 @@
 /**
  * The built `engram` CLI as a user runs it: `node dist/cli.js …` as a child process on temporary database
  * files (real SQLite, FTS5, sqlite-vec), the MCP server over a real stdio pipe, the health server on loopback.
+ * Longer than 400 lines on purpose: one suite shares the spawn helpers and the temporary directory across every
+ * subcommand, so each process-level check stays next to the others it depends on.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +15,7 @@ import { healthDtoSchema } from '@engram/diagnostics';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMAND_NAMES } from './args.js';
+import { COMMAND_NAMES } from './args-spec.js';
 import { SAMPLE_FACTS, SAMPLE_NEXT_SEARCH, SAMPLE_SEARCHES, SAMPLE_SESSIONS } from './sample/sample-data.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -315,6 +317,26 @@ describe('engram over a database file', () => {
     };
     expect(parsed.results[0]?.content).toBe('The staging database runs on port 5433.');
     expect(parsed.results[0]?.explanation.arms).toContain('lexical');
+  });
+
+  it('prints stored control characters as ? in human-readable output and keeps them in JSON', async () => {
+    const db = join(dir, 'hostile.db');
+    const content = 'Beacon \u001b[2J\u001b]0;owned\u0007 lit \u009b31m twice \u001b[0m\u007f.';
+    const remembered = await runCli(['remember', content, '--db', db, '--agent', 'ops'], dir);
+    expect(remembered.code).toBe(0);
+    const json = await runCli(['search', 'beacon', '--json', '--db', db, '--agent', 'ops'], dir);
+    const parsed = JSON.parse(json.stdout) as { results: { id: string; content: string }[] };
+    expect(parsed.results[0]?.content).toBe(content);
+    const id = parsed.results[0]?.id ?? '';
+    const shown = [
+      await runCli(['search', 'beacon', '--explain', '--db', db, '--agent', 'ops'], dir),
+      await runCli(['get', id, '--db', db, '--agent', 'ops'], dir),
+    ];
+    for (const run of shown) {
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('Beacon ?[2J?]0;owned? lit ?31m');
+      expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
   });
 
   it('ingests a JSONL file idempotently, drains it, and reads events back by pointer and memories by id', async () => {

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
-import type { Command } from './args.js';
+import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
 import { EngramDemoError } from './errors.js';
 import { parseEventsJsonl } from './events-file.js';
@@ -18,6 +18,7 @@ import type { CliIo } from './io.js';
 import { createMemoryMcpServer, runMcpOverStdio } from './mcp.js';
 import { createProgress } from './progress.js';
 import { serveHealthPage } from './serve.js';
+import { printable } from './terminal-text.js';
 
 /** Exit codes: success, runtime failure, invalid arguments. */
 export const EXIT: { readonly ok: 0; readonly failure: 1; readonly usage: 2 } = {
@@ -33,8 +34,15 @@ const APPEND_CHUNK = 1000;
 export const NO_MODEL_NOTE =
   'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
 
+/** Prints text for people: every control character but line feeds and tabs becomes `?`. */
 function out(io: CliIo, text: string): void {
-  io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const safe = printable(text, 'lines');
+  io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+}
+
+/** Prints JSON for programs, as `JSON.stringify` escapes it. */
+function outJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 function width(io: CliIo): number {
@@ -125,27 +133,20 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       );
     }
     if (c.json) {
-      out(
-        io,
-        JSON.stringify(
-          {
-            agent: c.agent,
-            execution,
-            results: results.map((r) => ({
-              id: r.record.id,
-              kind: r.record.kind,
-              content: r.record.content,
-              tags: r.record.tags,
-              pointer: pointerOf(r.record),
-              createdAt: r.record.createdAt,
-              score: r.score,
-              explanation: r.explanation,
-            })),
-          },
-          null,
-          2,
-        ),
-      );
+      outJson(io, {
+        agent: c.agent,
+        execution,
+        results: results.map((r) => ({
+          id: r.record.id,
+          kind: r.record.kind,
+          content: r.record.content,
+          tags: r.record.tags,
+          pointer: pointerOf(r.record),
+          createdAt: r.record.createdAt,
+          score: r.score,
+          explanation: r.explanation,
+        })),
+      });
     } else {
       out(
         io,
@@ -164,7 +165,8 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
       if (record === null) {
         throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
       }
-      out(io, c.json ? JSON.stringify(record, null, 2) : formatMemory(record));
+      if (c.json) outJson(io, record);
+      else out(io, formatMemory(record));
       return EXIT.ok;
     }
     const { sessionId, from, to } = c.target;
@@ -175,7 +177,8 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
         `no archived events at that pointer for agent ${c.agent}`,
       );
     }
-    out(io, c.json ? JSON.stringify(events, null, 2) : formatEvents(events));
+    if (c.json) outJson(io, events);
+    else out(io, formatEvents(events));
     return EXIT.ok;
   });
 }
@@ -277,12 +280,8 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
 async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promise<number> {
   return withEngram(io, c.db, async (engram) => {
     const dto = await engram.health(c.agent);
-    out(
-      io,
-      c.json
-        ? JSON.stringify(dto, null, 2)
-        : formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`),
-    );
+    if (c.json) outJson(io, dto);
+    else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
     return EXIT.ok;
   });
 }
@@ -307,7 +306,10 @@ async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<num
     async (engram) => {
       const server = createMemoryMcpServer(engram.tools, c.agent);
       io.stderr.write(
-        `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
+        printable(
+          `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
+          'lines',
+        ),
       );
       await runMcpOverStdio(server, io.stopSignal, {
         ...(io.stdin === undefined ? {} : { stdin: io.stdin }),

@@ -4,7 +4,7 @@
  * serves the health page. Idempotent: a second run adds nothing.
  */
 import type { EventInput } from '@engram/store';
-import type { Command } from './args.js';
+import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
 import {
@@ -19,6 +19,7 @@ import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { SAMPLE_FACTS, SAMPLE_NEXT_SEARCH, SAMPLE_SEARCHES, SAMPLE_SESSIONS } from './sample/sample-data.js';
 import { serveHealthPage } from './serve.js';
+import { printable } from './terminal-text.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const MINUTE = 60 * 1000;
@@ -30,11 +31,11 @@ export interface DemoOptions {
 }
 
 function heading(io: CliIo, n: number, title: string): void {
-  io.stdout.write(`\n${n}. ${title}\n`);
+  io.stdout.write(printable(`\n${n}. ${title}\n`, 'lines'));
 }
 
 function line(io: CliIo, text: string): void {
-  io.stdout.write(`${text}\n`);
+  io.stdout.write(printable(`${text}\n`, 'lines'));
 }
 
 /** Runs the demo; resolves with the exit code (after the health server stops, unless `--no-serve`). */

@@ -85,4 +85,16 @@ describe('parseEventsJsonl', () => {
       ),
     ).toBe('events file line 2: "seq" 3 repeats within its session');
   });
+
+  it("checks agent and session ids by the store's rule, so a bad id names its line instead of failing the store", () => {
+    const line = (ids: string): string => `{${ids}"seq":1,"type":"message","role":"user","content":"x"}`;
+    expect(failureOf(line('"sessionId":"s","agentId":"a\\u001bb",'))).toBe(
+      'events file line 1: "agentId" is invalid',
+    );
+    expect(failureOf(line('"sessionId":"s\\ud800",'))).toBe('events file line 1: "sessionId" is invalid');
+    expect(failureOf(line('"sessionId":"   ",'))).toBe('events file line 1: "sessionId" is invalid');
+    const long = 's'.repeat(256);
+    const [session] = parseEventsJsonl(line(`"sessionId":"${long}",`), { agentId: 'a', sessionId: null });
+    expect(session?.sessionId).toBe(long);
+  });
 });

@@ -2,6 +2,7 @@
  * The JSONL events file of `engram ingest`: one event per line, validated with zod. Pure: the caller reads
  * the file. Errors name the line and the field, never the line's content.
  */
+import { isValidAgentId } from '@engram/contracts';
 import type { EventInput } from '@engram/store';
 import { z } from 'zod';
 import { EngramDemoError } from './errors.js';
@@ -10,8 +11,8 @@ import { EngramDemoError } from './errors.js';
 export const MAX_EVENTS_PER_FILE = 1_000_000;
 
 const lineSchema = z.strictObject({
-  agentId: z.string().min(1).max(256).optional(),
-  sessionId: z.string().min(1).max(200).optional(),
+  agentId: z.string().refine(isValidAgentId).optional(),
+  sessionId: z.string().refine(isValidAgentId).optional(),
   seq: z.int().min(1).max(2_147_483_647),
   type: z.enum(['message', 'tool_call', 'tool_result']),
   role: z.string().min(1).max(64),

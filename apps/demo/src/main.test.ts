@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { mainHelp } from './args.js';
+import { mainHelp } from './args-help.js';
 import { EngramDemoError, isEngramDemoError } from './errors.js';
 import type { CliIo } from './io.js';
-import { appVersion, describeFailure, main } from './main.js';
+import { describeFailure, main } from './main.js';
+import { appVersion } from './version.js';
 
 function capture(): { io: CliIo; out: () => string; err: () => string } {
   let out = '';

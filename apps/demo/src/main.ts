@@ -1,18 +1,9 @@
 /** The CLI's dispatcher: parse, run, and turn every failure into a one-line message and an exit code. */
-import { createRequire } from 'node:module';
 import { parseCommandLine } from './args.js';
 import { engramErrorCode } from './errors.js';
 import type { CliIo } from './io.js';
-
-/** The app's version, read from its package.json. */
-export function appVersion(): string {
-  try {
-    const manifest = createRequire(import.meta.url)('../package.json') as { version?: unknown };
-    return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
+import { printable } from './terminal-text.js';
+import { appVersion } from './version.js';
 
 /**
  * A failure as one content-free line: Engram errors (`ENGRAM_*` codes) carry fixed messages that name
@@ -54,7 +45,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (command.name === 'demo') return await (await import('./demo.js')).runDemo(io, command);
     return await (await import('./commands.js')).runCommand(io, command);
   } catch (error) {
-    io.stderr.write(`engram ${command.name}: ${describeFailure(error)}\n`);
+    io.stderr.write(`engram ${command.name}: ${printable(describeFailure(error))}\n`);
     return 1;
   }
 }

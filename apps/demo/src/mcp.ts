@@ -8,20 +8,33 @@ import type { ToolHandler } from '@engram/retrieval';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { appVersion } from './version.js';
 
 /** Name and version the server announces. */
-export const MCP_SERVER_INFO: { readonly name: 'engram'; readonly version: '0.1.0' } = {
-  name: 'engram',
-  version: '0.1.0',
-};
+export interface McpServerInfo {
+  readonly name: 'engram';
+  readonly version: string;
+}
+
+/** What the server announces: the app's name and the version in its package.json (or the one at `manifest`). */
+export function mcpServerInfo(manifest?: URL): McpServerInfo {
+  return { name: 'engram', version: manifest === undefined ? appVersion() : appVersion(manifest) };
+}
 
 /** Creates the MCP server for one agent's memory tools (not yet connected). */
-export function createMemoryMcpServer(tools: ToolHandler, agentId: string): McpServer {
-  const mcp = new McpServer(MCP_SERVER_INFO, {
-    capabilities: { tools: {} },
-    instructions:
-      'Long-term memory. Call memory_search before answering questions about past work, preferences or files; call memory_remember for durable facts worth keeping.',
-  });
+export function createMemoryMcpServer(
+  tools: ToolHandler,
+  agentId: string,
+  info: McpServerInfo = mcpServerInfo(),
+): McpServer {
+  const mcp = new McpServer(
+    { ...info },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'Long-term memory. Call memory_search before answering questions about past work, preferences or files; call memory_remember for durable facts worth keeping.',
+    },
+  );
   // The tool schemas are JSON Schema already (derived from zod in @engram/retrieval): serve them as they are
   // through the protocol-level handlers instead of re-declaring them.
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({

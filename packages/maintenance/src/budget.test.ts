@@ -1,6 +1,7 @@
+import { estimateTokens } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { createPassBudget, DEFAULT_PASS_BUDGET, resolvePassBudgetLimits } from './budget.js';
-import { estimateMessagesTokens, estimateTokens } from './tokens.js';
+import { estimateMessagesTokens } from './tokens.js';
 
 describe('createPassBudget', () => {
   it('has the documented defaults', () => {

@@ -1,4 +1,4 @@
-import { MAINTENANCE_STEPS, type MaintenanceStep } from './observer.js';
+import { MAINTENANCE_STEPS, type MaintenanceStep } from '@engram/contracts';
 
 /** Limits of one heavy-phase budget: model calls per step, total calls and estimated input tokens. */
 export interface PassBudgetLimits {

@@ -1,9 +1,9 @@
+import type { DrainBatchReport } from '@engram/contracts';
 import type { NewMemory } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { EngramMaintenanceError } from './errors.js';
 import { createProviderGateway } from './gateway.js';
-import type { DrainBatchReport } from './observer.js';
 import type { EmbedderPort } from './ports.js';
 import { createFakeTime, flush } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';

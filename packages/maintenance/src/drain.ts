@@ -1,7 +1,7 @@
+import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from '@engram/contracts';
 import type { EmbeddingCommitResult, EmbeddingOutcome, PendingEmbedding } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
-import { EngramMaintenanceError, errorCodeOf, isLocalRejection } from './errors.js';
-import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from './observer.js';
+import { checkIdArgument, EngramMaintenanceError, errorCodeOf, isLocalRejection } from './errors.js';
 import type { EmbedderPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DrainStore } from './store-ports.js';
@@ -287,6 +287,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
 
   return {
     async run(options: DrainRunOptions = {}): Promise<DrainRunResult> {
+      if (options.agentId !== undefined) checkIdArgument(options.agentId, 'agentId');
       const key = options.agentId ?? ALL_AGENTS;
       if (isBusy(key)) {
         return {

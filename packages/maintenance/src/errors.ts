@@ -3,6 +3,7 @@
  * prompts, model output, vectors or provider error text. The underlying error, when there is one, is kept as
  * `cause` only.
  */
+import { checkAgentId } from '@engram/contracts';
 
 /** Stable error codes of background memory work. */
 export const ENGRAM_MAINTENANCE_ERROR_CODES = [
@@ -18,6 +19,7 @@ export const ENGRAM_MAINTENANCE_ERROR_CODES = [
   'ENGRAM_MAINTENANCE_PROFILE_MISMATCH',
   'ENGRAM_MAINTENANCE_INVALID_CONFIG',
   'ENGRAM_MAINTENANCE_CLOSED',
+  'ENGRAM_MAINTENANCE_INVALID_INPUT',
 ] as const;
 
 /** A stable maintenance error code. */
@@ -71,6 +73,18 @@ export function errorCodeOf(value: unknown): string | undefined {
 /** True when the error is the store's compare-and-set conflict (`ENGRAM_STORE_REVISION_CONFLICT`). */
 export function isRevisionConflict(value: unknown): boolean {
   return errorCodeOf(value) === 'ENGRAM_STORE_REVISION_CONFLICT';
+}
+
+/**
+ * Checks an agent id or a session id a caller passed, by the contracts rule the store enforces. A caller's
+ * mistake is an `ENGRAM_MAINTENANCE_INVALID_INPUT` naming the argument and the problem, never the value, and
+ * is thrown before anything is read or written.
+ */
+export function checkIdArgument(value: unknown, argument: 'agentId' | 'sessionId'): void {
+  const problem = checkAgentId(value);
+  if (problem !== null) {
+    throw new EngramMaintenanceError('ENGRAM_MAINTENANCE_INVALID_INPUT', `Invalid ${argument}: ${problem}.`);
+  }
 }
 
 /** An `ENGRAM_MAINTENANCE_ABORTED` error carrying the signal's reason as cause. */

@@ -1,6 +1,6 @@
+import { type MaintenanceObserver, noopMaintenanceObserver } from '@engram/contracts';
 import type { Clock } from './clock.js';
 import { abortedError, EngramMaintenanceError } from './errors.js';
-import { type MaintenanceObserver, noopMaintenanceObserver } from './observer.js';
 import { safeNotify } from './safe-observer.js';
 
 /** Construction of the process-wide extraction queue. */

@@ -1,3 +1,4 @@
+import type { ExtractionReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
 import type { MemoryRecord } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -5,7 +6,6 @@ import { createEmbeddingDrain } from './drain.js';
 import { createExtractionQueue } from './extraction-queue.js';
 import { createExtractor } from './extractor.js';
 import { createProviderGateway } from './gateway.js';
-import type { ExtractionReport } from './observer.js';
 import type { ModelPort } from './ports.js';
 import { createFakeTime, flush } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';

@@ -1,6 +1,14 @@
+import {
+  contentHash,
+  type ExtractionDecision,
+  type ExtractionOutcome,
+  type ExtractionReport,
+  type MaintenanceObserver,
+  noopMaintenanceObserver,
+} from '@engram/contracts';
 import type { MemoryKind, MemoryRecord, NewMemory } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
-import { errorCodeOf, isEngramMaintenanceError, isRevisionConflict } from './errors.js';
+import { checkIdArgument, errorCodeOf, isEngramMaintenanceError, isRevisionConflict } from './errors.js';
 import type { ExtractionQueue } from './extraction-queue.js';
 import { callModel } from './model-call.js';
 import {
@@ -8,18 +16,11 @@ import {
   candidatesOutputSchema,
   checkDecision,
   decisionOutputSchema,
+  MODEL_OUTPUT_SCHEMA_NAMES,
 } from './model-output.js';
-import {
-  type ExtractionDecision,
-  type ExtractionOutcome,
-  type ExtractionReport,
-  type MaintenanceObserver,
-  noopMaintenanceObserver,
-} from './observer.js';
 import type { ModelMessage, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import { type DecisionRetriever, type ExtractionStore, trustedNeighbours } from './store-ports.js';
-import { hashContent } from './tags.js';
 
 /** One turn of a conversation chunk. */
 export interface ExtractionTurn {
@@ -179,7 +180,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
     candidate: Candidate,
     signal: AbortSignal | undefined,
   ): Promise<Planned> {
-    const hashHits = await store.findByContentHash(agentId, hashContent(candidate.content));
+    const hashHits = await store.findByContentHash(agentId, contentHash(candidate.content));
     // Only a distilled memory of the same text makes the candidate redundant (an archived event does not).
     if (hashHits.some((r) => r.lifecycle === 'active' && NEIGHBOUR_KINDS.has(r.kind))) {
       return { candidate, decision: { decision: 'NOOP' }, neighbours: new Map() };
@@ -196,7 +197,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         content: JSON.stringify({ new: { content: candidate.content, kind: candidate.kind }, existing }),
       },
     ];
-    const answer = await callModel(m, decisionOutputSchema, 'memory_decision', messages, {
+    const answer = await callModel(m, decisionOutputSchema, MODEL_OUTPUT_SCHEMA_NAMES.decision, messages, {
       signal,
       maxOutputTokens,
     });
@@ -292,7 +293,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         const answer = await callModel(
           model,
           candidatesOutputSchema,
-          'memory_candidates',
+          MODEL_OUTPUT_SCHEMA_NAMES.candidates,
           [
             { role: 'system', content: CANDIDATE_PROMPT },
             { role: 'user', content: renderTurns(chunk.turns, maxInputChars) },
@@ -304,7 +305,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         const seen = new Set<string>();
         const list: Candidate[] = [];
         for (const c of answer.value.memories) {
-          const h = hashContent(c.content);
+          const h = contentHash(c.content);
           if (seen.has(h)) continue;
           seen.add(h);
           list.push(c);
@@ -378,6 +379,8 @@ export function createExtractor(config: ExtractorConfig): Extractor {
 
   return {
     async extract(chunk, options = {}): Promise<ExtractionResult> {
+      checkIdArgument(chunk.agentId, 'agentId');
+      if (chunk.sessionId !== undefined) checkIdArgument(chunk.sessionId, 'sessionId');
       const queue = config.queue;
       if (queue === undefined || model === null) return run(chunk, options.signal);
       try {

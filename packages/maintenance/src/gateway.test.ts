@@ -1,7 +1,7 @@
+import type { AdmissionDecision, ProviderKind, ProviderRace } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { EngramMaintenanceError, isEngramMaintenanceError, isLocalRejection } from './errors.js';
 import { createProviderGateway, type ProviderGatewayConfig } from './gateway.js';
-import type { AdmissionDecision, ProviderKind, ProviderRace } from './observer.js';
 import type { EmbedderPort, ModelPort } from './ports.js';
 import { createFakeTime, flush } from './test-support/fake-time.js';
 

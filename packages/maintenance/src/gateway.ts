@@ -1,15 +1,20 @@
-import { type Clock, systemClock, systemTimers, type Timers } from './clock.js';
-import { abortedError, EngramMaintenanceError } from './errors.js';
 import {
   ADMISSION_DECISIONS,
   type AdmissionDecision,
+  backgroundTimers,
+  createDeadline,
+  type Deadline,
+  type DeadlineExpiry,
   noopProviderObserver,
   PROVIDER_KINDS,
   PROVIDER_RACES,
   type ProviderKind,
   type ProviderObserver,
   type ProviderRace,
-} from './observer.js';
+  type Timers,
+} from '@engram/contracts';
+import { type Clock, systemClock } from './clock.js';
+import { abortedError, EngramMaintenanceError } from './errors.js';
 import type { EmbedderPort, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 
@@ -67,7 +72,8 @@ interface Entry {
   readonly key: string;
   readonly deadlineAt: number;
   readonly start: () => void;
-  readonly expire: (race: 'deadline' | 'aborted') => void;
+  /** Ends the request at its deadline or on the caller's abort. */
+  readonly deadline: Deadline;
 }
 
 interface Pool {
@@ -100,7 +106,7 @@ function checkPositiveInt(name: string, value: number): void {
 export function createProviderGateway(config: ProviderGatewayConfig): ProviderGateway {
   const observer = config.observer ?? noopProviderObserver;
   const clock = config.clock ?? systemClock;
-  const timers = config.timers ?? systemTimers;
+  const timers = config.timers ?? backgroundTimers;
   const { global, perKey } = config.limits;
   const maxQueue = config.limits.maxQueue ?? 64;
   checkPositiveInt('limits.global', global);
@@ -172,7 +178,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
       const entry = pool.queue[i];
       if (entry !== undefined && clock.now() >= entry.deadlineAt) {
         // Its deadline is due (its timer just has not fired yet): never start a request that is already late.
-        entry.expire('deadline');
+        entry.deadline.expire('deadline');
       } else if (entry !== undefined && fits(pool, entry.key)) {
         pool.queue.splice(i, 1);
         entry.start();
@@ -212,7 +218,15 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
     }
     decide(kind, 'admitted');
     return new Promise<T>((resolve, reject) => {
-      const inner = new AbortController();
+      // The deadline runs from admission (queue wait included); it aborts the provider call's signal when it
+      // fires or the caller aborts, and `expire` settles the request at once. (The caller's signal is not
+      // aborted here, so `onExpire` never runs before `entry` exists.)
+      const deadline = createDeadline({
+        ms: deadlineMs,
+        timers,
+        signals: [outer],
+        onExpire: (expiry) => expire(expiry),
+      });
       let state: 'queued' | 'running' | 'settled' = 'queued';
       let holdsSlot = false;
       const release = (): void => {
@@ -225,11 +239,38 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
       };
       const finish = (): void => {
         state = 'settled';
-        timers.clearTimeout(timer);
-        outer?.removeEventListener('abort', onAbort);
+        deadline.settle();
         release();
         pump(kind);
       };
+      // The deadline ended first (its timer, the caller's abort, or a queue that found it due by the clock).
+      function expire(r: DeadlineExpiry): void {
+        if (state === 'settled') return;
+        const wasRunning = state === 'running';
+        const idx = pool.queue.indexOf(entry);
+        if (idx >= 0) pool.queue.splice(idx, 1);
+        // Only a provider that was actually called and did not answer in time counts as failing.
+        if (r === 'deadline' && wasRunning) pool.failures += 1;
+        finish();
+        race(kind, r);
+        if (r === 'aborted') reject(abortedError(outer));
+        else if (wasRunning) {
+          reject(
+            new EngramMaintenanceError(
+              'ENGRAM_MAINTENANCE_DEADLINE',
+              'The provider request exceeded its deadline.',
+            ),
+          );
+        } else {
+          // Never sent: a local rejection, so callers (the drain) defer instead of counting a failed attempt.
+          reject(
+            new EngramMaintenanceError(
+              'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
+              'No provider slot became free before the deadline.',
+            ),
+          );
+        }
+      }
       const entry: Entry = {
         key,
         deadlineAt: clock.now() + deadlineMs,
@@ -241,7 +282,7 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
           pool.activeByKey.set(key, (pool.activeByKey.get(key) ?? 0) + 1);
           let promise: Promise<T>;
           try {
-            promise = call(inner.signal);
+            promise = call(deadline.signal);
           } catch (error) {
             promise = Promise.reject(error);
           }
@@ -273,38 +314,8 @@ export function createProviderGateway(config: ProviderGatewayConfig): ProviderGa
             },
           );
         },
-        expire: (r) => {
-          if (state === 'settled') return;
-          const wasRunning = state === 'running';
-          const idx = pool.queue.indexOf(entry);
-          if (idx >= 0) pool.queue.splice(idx, 1);
-          // Only a provider that was actually called and did not answer in time counts as failing.
-          if (r === 'deadline' && wasRunning) pool.failures += 1;
-          finish();
-          race(kind, r);
-          if (wasRunning) inner.abort();
-          if (r === 'aborted') reject(abortedError(outer));
-          else if (wasRunning) {
-            reject(
-              new EngramMaintenanceError(
-                'ENGRAM_MAINTENANCE_DEADLINE',
-                'The provider request exceeded its deadline.',
-              ),
-            );
-          } else {
-            // Never sent: a local rejection, so callers (the drain) defer instead of counting a failed attempt.
-            reject(
-              new EngramMaintenanceError(
-                'ENGRAM_MAINTENANCE_QUEUE_TIMEOUT',
-                'No provider slot became free before the deadline.',
-              ),
-            );
-          }
-        },
+        deadline,
       };
-      const onAbort = (): void => entry.expire('aborted');
-      const timer = timers.setTimeout(() => entry.expire('deadline'), deadlineMs);
-      outer?.addEventListener('abort', onAbort, { once: true });
       if (fitsNow) {
         entry.start();
         gauge(kind);

@@ -1,5 +1,5 @@
 import type { EventInput, EventRecord, NewMemory } from '@engram/store';
-import { EngramMaintenanceError, isRevisionConflict } from './errors.js';
+import { checkIdArgument, EngramMaintenanceError, isRevisionConflict } from './errors.js';
 import type { IngestStore } from './store-ports.js';
 import { deriveEventTags, eventMemoryContent } from './tags.js';
 
@@ -171,6 +171,12 @@ export function createEventIngestor(config: EventIngestorConfig): EventIngestor 
   }
 
   function ingest(agentId: string, sessionId: string, options: IngestOptions = {}): Promise<IngestResult> {
+    try {
+      checkIdArgument(agentId, 'agentId');
+      checkIdArgument(sessionId, 'sessionId');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const key = JSON.stringify([agentId, sessionId]);
     const running = inFlight.get(key);
     if (running !== undefined) return running;
@@ -182,6 +188,8 @@ export function createEventIngestor(config: EventIngestorConfig): EventIngestor 
   return {
     ingest,
     async appendAndIngest(agentId, sessionId, events, options = {}) {
+      checkIdArgument(agentId, 'agentId');
+      checkIdArgument(sessionId, 'sessionId');
       const appended = await store.appendEvents(agentId, sessionId, events);
       // A run already in flight may have read past its last batch: wait for it, then ingest what is new.
       const running = inFlight.get(JSON.stringify([agentId, sessionId]));
@@ -190,6 +198,7 @@ export function createEventIngestor(config: EventIngestorConfig): EventIngestor 
       return { appended: appended.appended, skipped: appended.skipped, ingest: result };
     },
     async ingestPending(agentId, options = {}) {
+      checkIdArgument(agentId, 'agentId');
       const sessions = await store.listSessions(agentId);
       const total = { sessions: 0, events: 0, memories: 0, batches: 0, conflicts: 0, more: false };
       let budget = options.maxBatches ?? maxBatchesPerRun;

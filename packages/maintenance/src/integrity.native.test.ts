@@ -1,8 +1,8 @@
-import { openDatabase, type SqliteDatabase } from '@engram/store';
+import type { MaintenancePassReport } from '@engram/contracts';
+import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createMaintenanceRunner } from './maintenance.js';
-import type { MaintenancePassReport } from './observer.js';
 import { createFakeTime } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 

@@ -1,9 +1,15 @@
+/**
+ * Maintenance passes over a real store: the cheap phase (decay, integrity repair, orphan pruning) and every
+ * heavy step against a scripted model. Longer than 400 lines on purpose: each step's scenario seeds its own
+ * rows, and they share one setup and one scripted-model helper.
+ */
+import type { MaintenancePassReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
 import type { NewMemory } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
-import { createMaintenanceRunner, REVIEW_NEEDED_TAG } from './maintenance.js';
-import type { MaintenancePassReport } from './observer.js';
+import { REVIEW_NEEDED_TAG } from './heavy-steps.js';
+import { createMaintenanceRunner } from './maintenance.js';
 import { createFakeTime } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel, type ScriptedAnswer } from './test-support/scripted-model.js';

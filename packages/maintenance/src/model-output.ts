@@ -1,5 +1,28 @@
+import { EXTRACTION_DECISIONS } from '@engram/contracts';
 import { z } from 'zod';
-import { EXTRACTION_DECISIONS } from './observer.js';
+
+/**
+ * The `jsonSchema.name` of every structured answer the model is asked for: a fake model (a test double, a
+ * scripted local model) answers by this name with JSON of the matching shape.
+ */
+export const MODEL_OUTPUT_SCHEMA_NAMES: {
+  readonly candidates: 'memory_candidates';
+  readonly decision: 'memory_decision';
+  readonly challenge: 'memory_challenge';
+  readonly merge: 'memory_merge';
+  readonly reflection: 'memory_reflection';
+  readonly persona: 'memory_persona';
+} = Object.freeze({
+  candidates: 'memory_candidates',
+  decision: 'memory_decision',
+  challenge: 'memory_challenge',
+  merge: 'memory_merge',
+  reflection: 'memory_reflection',
+  persona: 'memory_persona',
+});
+/** One schema name of {@link MODEL_OUTPUT_SCHEMA_NAMES}. */
+export type ModelOutputSchemaName =
+  (typeof MODEL_OUTPUT_SCHEMA_NAMES)[keyof typeof MODEL_OUTPUT_SCHEMA_NAMES];
 
 /** Longest memory content a model may propose. */
 export const MAX_MODEL_CONTENT_CHARS = 2000;

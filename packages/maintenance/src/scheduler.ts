@@ -1,14 +1,9 @@
-import type { Clock, Timers } from './clock.js';
-import { systemClock, systemTimers } from './clock.js';
+import { backgroundTimers, type SchedulerTask, type Timers } from '@engram/contracts';
+import { type Clock, systemClock } from './clock.js';
 import type { EmbeddingDrain } from './drain.js';
 import { EngramMaintenanceError, errorCodeOf } from './errors.js';
 import type { EventIngestor } from './ingest.js';
 import type { MaintenanceRunner } from './maintenance.js';
-
-/** The periodic tasks of the scheduler. */
-export const SCHEDULER_TASKS = ['ingest', 'drain', 'maintain'] as const;
-/** A scheduler task. */
-export type SchedulerTask = (typeof SCHEDULER_TASKS)[number];
 
 /** Construction of a maintenance scheduler. Every task is optional; an absent one never runs. */
 export interface MaintenanceSchedulerConfig {
@@ -48,7 +43,7 @@ export interface MaintenanceScheduler {
 
 /** Creates a maintenance scheduler (stopped; call `start()`). */
 export function createMaintenanceScheduler(config: MaintenanceSchedulerConfig): MaintenanceScheduler {
-  const timers = config.timers ?? systemTimers;
+  const timers = config.timers ?? backgroundTimers;
   const clock = config.clock ?? systemClock;
   const intervals: Partial<Record<SchedulerTask, number>> = {};
   if (config.ingest !== undefined) intervals.ingest = config.ingest.intervalMs;

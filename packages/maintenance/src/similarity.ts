@@ -1,7 +1,8 @@
+import { CJK_CLASS_SOURCE } from '@engram/contracts';
 import { canMergeFacts } from '@engram/retrieval';
 
-const CJK_RUN =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006]+/gu;
+/** A run of CJK characters (the contracts class). */
+const CJK_RUN = new RegExp(`${CJK_CLASS_SOURCE}+`, 'gu');
 const WORD = /[\p{L}\p{N}_]+/gu;
 
 /** The token set of a text: lower-cased NFKC words, and character bigrams of CJK runs (single characters whole). */

@@ -1,24 +1,15 @@
 import { createHash } from 'node:crypto';
+import { contentHash, isValidTag, MAX_TAGS, normalizeContent } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
-import {
-  deriveEventTags,
-  eventMemoryContent,
-  filePathsOf,
-  hashContent,
-  isStoreSafeTag,
-  MAX_DERIVED_TAGS,
-  normalizeForHash,
-  renderToolCall,
-  toolArguments,
-} from './tags.js';
+import { deriveEventTags, eventMemoryContent, filePathsOf, renderToolCall, toolArguments } from './tags.js';
 
 const sha = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
-describe('normalizeForHash / hashContent', () => {
+describe('normalizeContent / contentHash', () => {
   it('normalises NFKC, lower-case, collapsed whitespace, trimmed', () => {
-    expect(normalizeForHash('  Ｈello\t\n  World  ')).toBe('hello world');
-    expect(hashContent('Hello   WORLD')).toBe(sha('hello world'));
-    expect(hashContent('x\uD800y')).toBe(sha('x\uFFFDy'));
+    expect(normalizeContent('  Ｈello\t\n  World  ')).toBe('hello world');
+    expect(contentHash('Hello   WORLD')).toBe(sha('hello world'));
+    expect(contentHash('x\uD800y')).toBe(sha('x\uFFFDy'));
   });
 });
 
@@ -78,7 +69,7 @@ describe('deriveEventTags', () => {
       [
         'file:README.md',
         'file:src/app.ts',
-        `hash:${sha(normalizeForHash(content))}`,
+        `hash:${sha(normalizeContent(content))}`,
         'seq:7-7',
         'tool:edit_file',
         'type:tool_call',
@@ -112,25 +103,25 @@ describe('deriveEventTags', () => {
   it('caps the number of tags, dropping file tags first', () => {
     const paths = Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, '0')}.ts`);
     const tags = deriveEventTags({ type: 'tool_call', toolName: 'grep', metadata: { paths } }, 'x', 1, 1);
-    expect(tags).toHaveLength(MAX_DERIVED_TAGS);
+    expect(tags).toHaveLength(MAX_TAGS);
     expect(tags).toContain('tool:grep');
     expect(tags).toContain('seq:1-1');
-    expect(tags.filter((t) => t.startsWith('file:'))).toHaveLength(MAX_DERIVED_TAGS - 4);
+    expect(tags.filter((t) => t.startsWith('file:'))).toHaveLength(MAX_TAGS - 4);
   });
 });
 
-describe('isStoreSafeTag', () => {
+describe('isValidTag', () => {
   it("mirrors the store's tag rule", () => {
-    expect(isStoreSafeTag('file:src/a.ts')).toBe(true);
-    expect(isStoreSafeTag('file:path with spaces.ts')).toBe(true);
-    expect(isStoreSafeTag(`a:${'x'.repeat(512)}`)).toBe(true);
-    expect(isStoreSafeTag(`a:${'x'.repeat(513)}`)).toBe(false);
-    expect(isStoreSafeTag('File:x')).toBe(false);
-    expect(isStoreSafeTag(`${'a'.repeat(33)}:x`)).toBe(false);
-    expect(isStoreSafeTag(':x')).toBe(false);
-    expect(isStoreSafeTag('file:')).toBe(false);
-    expect(isStoreSafeTag('file:a\nb')).toBe(false);
-    expect(isStoreSafeTag('file:a\uD800')).toBe(false);
-    expect(isStoreSafeTag('nocolon')).toBe(false);
+    expect(isValidTag('file:src/a.ts')).toBe(true);
+    expect(isValidTag('file:path with spaces.ts')).toBe(true);
+    expect(isValidTag(`a:${'x'.repeat(512)}`)).toBe(true);
+    expect(isValidTag(`a:${'x'.repeat(513)}`)).toBe(false);
+    expect(isValidTag('File:x')).toBe(false);
+    expect(isValidTag(`${'a'.repeat(33)}:x`)).toBe(false);
+    expect(isValidTag(':x')).toBe(false);
+    expect(isValidTag('file:')).toBe(false);
+    expect(isValidTag('file:a\nb')).toBe(false);
+    expect(isValidTag('file:a\uD800')).toBe(false);
+    expect(isValidTag('nocolon')).toBe(false);
   });
 });

@@ -1,44 +1,9 @@
-import { createHash } from 'node:crypto';
-import type { EventRecord } from '@engram/store';
-
-/** Longest tag value (after the first `:`) the store accepts; longer derived tags are dropped. */
-export const MAX_DERIVED_TAG_VALUE_LENGTH = 512;
-/** Most tags the store accepts on one memory; derived `file:` tags beyond it are dropped. */
-export const MAX_DERIVED_TAGS = 64;
-
-const TAG_PREFIX = /^[a-z][a-z0-9_-]{0,31}$/;
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
- * True when a derived tag is valid for the store (the store's rule, mirrored so this module loads nothing
- * native): `prefix:value` with a prefix of a lower-case letter and up to 31 of `a-z 0-9 _ -`, and a
- * non-empty value of at most {@link MAX_DERIVED_TAG_VALUE_LENGTH} code units without control characters or
- * lone surrogates. Ingestion drops any other tag instead of failing the batch.
+ * Tags and memory content derived from archived events, without a model: the tool arguments, file paths,
+ * a compact rendering of tool calls, and the derived tag set — checked by the contracts tag rule.
  */
-export function isStoreSafeTag(tag: string): boolean {
-  const colon = tag.indexOf(':');
-  if (colon <= 0) return false;
-  const value = tag.slice(colon + 1);
-  if (!TAG_PREFIX.test(tag.slice(0, colon))) return false;
-  if (value.length === 0 || value.length > MAX_DERIVED_TAG_VALUE_LENGTH) return false;
-  return !CONTROL.test(value) && !LONE_SURROGATE.test(value);
-}
-
-/** Normalises text for hashing exactly as the store does: NFKC, lower-case, whitespace collapsed, trimmed. */
-export function normalizeForHash(text: string): string {
-  return text
-    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/\s+/gu, ' ')
-    .trim();
-}
-
-/** SHA-256 (lower-case hex) of the normalised text: equal to the store's `contentHash`. */
-export function hashContent(text: string): string {
-  return createHash('sha256').update(normalizeForHash(text), 'utf8').digest('hex');
-}
+import { contentHash, isValidTag, MAX_TAGS } from '@engram/contracts';
+import type { EventRecord } from '@engram/store';
 
 function asRecord(value: unknown): Readonly<Record<string, unknown>> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -128,14 +93,14 @@ export function deriveEventTags(
   if (args !== event.metadata)
     for (const p of filePathsOf(event.metadata)) if (!paths.includes(p)) paths.push(p);
   for (const p of paths) tags.add(`file:${p}`);
-  tags.add(`hash:${hashContent(content)}`);
+  tags.add(`hash:${contentHash(content)}`);
   tags.add(`seq:${seqFrom}-${seqTo}`);
-  const valid = [...tags].filter(isStoreSafeTag);
-  if (valid.length > MAX_DERIVED_TAGS) {
+  const valid = [...tags].filter((tag) => isValidTag(tag));
+  if (valid.length > MAX_TAGS) {
     // Keep every non-file tag; drop the last file paths.
     const files = valid.filter((t) => t.startsWith('file:'));
     const others = valid.filter((t) => !t.startsWith('file:'));
-    return [...others, ...files.slice(0, MAX_DERIVED_TAGS - others.length)].sort();
+    return [...others, ...files.slice(0, MAX_TAGS - others.length)].sort();
   }
   return valid.sort();
 }

@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { malformed, malformedFrom, postJson } from './http.js';
 import {
   configErrorFrom,
   createTransport,
-  malformed,
-  malformedFrom,
   type OpenAICompatibleHttpConfig,
-  postJson,
   type Transport,
-} from './http.js';
+} from './transport.js';
 
 /** How structured output is requested: a JSON Schema (`json_schema`) or plain JSON mode for older servers. */
 export type OpenAICompatibleJsonMode = 'json_schema' | 'json_object';

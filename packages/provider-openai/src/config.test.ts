@@ -1,3 +1,4 @@
+import type { EmbedderPort, ModelPort } from '@engram/maintenance';
 import { describe, expect, it } from 'vitest';
 import {
   backoffDelayMs,
@@ -134,29 +135,8 @@ describe('EngramProviderError', () => {
   });
 });
 
-// Copies of the maintenance ports: the adapters must satisfy them structurally, without importing @engram/maintenance.
-interface EmbedderPort {
-  readonly profile: { readonly id: string; readonly dimensions: number };
-  embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
-}
-interface ModelMessage {
-  readonly role: 'system' | 'user' | 'assistant';
-  readonly content: string;
-}
-interface ModelPort {
-  readonly id: string;
-  generate(request: {
-    readonly messages: readonly ModelMessage[];
-    readonly jsonSchema: { readonly name: string; readonly schema: Readonly<Record<string, unknown>> };
-    readonly maxOutputTokens?: number;
-    readonly signal?: AbortSignal;
-  }): Promise<{
-    readonly text: string;
-    readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
-  }>;
-}
-
 describe('ports', () => {
+  // The real ports of @engram/maintenance (a dev dependency for types only): a drift fails the typecheck.
   it('the adapters built from configFromEnv satisfy the embedder and model ports', () => {
     const { embedder, chat } = configFromEnv({
       ENGRAM_OPENAI_BASE_URL: 'http://127.0.0.1:1234/v1',

@@ -2,22 +2,13 @@ import { z } from 'zod';
 import type { OpenAICompatibleChatModelConfig, OpenAICompatibleJsonMode } from './chat.js';
 import type { OpenAICompatibleEmbedderConfig } from './embedder.js';
 import { EngramProviderError } from './errors.js';
-import { parseBaseUrl } from './http.js';
+import { parseBaseUrl } from './transport.js';
 
 /** The base URL used when `ENGRAM_OPENAI_BASE_URL` is not set (OpenAI itself, which needs an API key). */
 export const OPENAI_DEFAULT_BASE_URL: 'https://api.openai.com/v1' = 'https://api.openai.com/v1';
 
 /** The environment variables {@link configFromEnv} reads. */
-export const ENGRAM_OPENAI_ENV_VARS: readonly [
-  'ENGRAM_OPENAI_BASE_URL',
-  'ENGRAM_OPENAI_API_KEY',
-  'ENGRAM_OPENAI_CHAT_MODEL',
-  'ENGRAM_OPENAI_EMBEDDING_MODEL',
-  'ENGRAM_OPENAI_EMBEDDING_DIMENSIONS',
-  'ENGRAM_OPENAI_EMBEDDING_SEND_DIMENSIONS',
-  'ENGRAM_OPENAI_JSON_MODE',
-  'ENGRAM_OPENAI_TIMEOUT_MS',
-] = [
+export const ENGRAM_OPENAI_ENV_VARS = [
   'ENGRAM_OPENAI_BASE_URL',
   'ENGRAM_OPENAI_API_KEY',
   'ENGRAM_OPENAI_CHAT_MODEL',

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { EngramProviderError } from './errors.js';
+import { malformed, malformedFrom, postJson } from './http.js';
 import {
   configErrorFrom,
   createTransport,
-  malformed,
-  malformedFrom,
   type OpenAICompatibleHttpConfig,
-  postJson,
   type Transport,
-} from './http.js';
+} from './transport.js';
 
 /** Construction settings of {@link createOpenAICompatibleEmbedder}. */
 export interface OpenAICompatibleEmbedderConfig extends OpenAICompatibleHttpConfig {

@@ -19,5 +19,5 @@ export type {
 export { createOpenAICompatibleEmbedder } from './embedder.js';
 export type { EngramProviderErrorCode, EngramProviderErrorDetails, ProviderOperation } from './errors.js';
 export { ENGRAM_PROVIDER_ERROR_CODES, EngramProviderError, isEngramProviderError } from './errors.js';
-export type { OpenAICompatibleHttpConfig, ProviderSleep, ProviderTimers } from './http.js';
 export { backoffDelayMs, retryAfterDelayMs } from './http.js';
+export type { OpenAICompatibleHttpConfig, ProviderSleep, ProviderTimers } from './transport.js';

@@ -1,4 +1,5 @@
-import type { Clock, Timers } from '../clock.js';
+import type { Timers } from '@engram/contracts';
+import type { Clock } from '../clock.js';
 
 /** Manual time for tests: a clock and timers that only move when `advance` is called. Never sleeps. */
 export interface FakeTime {

@@ -1,4 +1,4 @@
-import type { ProviderTimers } from '../http.js';
+import type { ProviderTimers } from '../transport.js';
 
 /** Timers that fire only when the test says so: a deadline is reached without waiting. */
 export interface ManualTimers extends ProviderTimers {

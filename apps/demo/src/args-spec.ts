@@ -1,0 +1,280 @@
+/**
+ * What the `engram` command line is made of: the subcommand names, their defaults, the validated `Command`
+ * each one becomes, and the per-command option table the parser and the help text are both built from.
+ */
+import type { ArchivePointer } from '@engram/contracts';
+
+/** Subcommands of the CLI, in the order the help lists them. */
+export const COMMAND_NAMES = [
+  'demo',
+  'remember',
+  'search',
+  'get',
+  'ingest',
+  'drain',
+  'maintain',
+  'health',
+  'serve',
+  'mcp',
+] as const;
+/** A subcommand name. */
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/** Default database file, relative to the working directory. */
+export const DEFAULT_DB = '.engram/engram.db';
+/** Default database file of `engram demo`, relative to the working directory. */
+export const DEFAULT_DEMO_DB = '.engram/demo.db';
+/** Default agent id. */
+export const DEFAULT_AGENT = 'default';
+/** Default port of the health page. */
+export const DEFAULT_PORT = 4319;
+/** Default number of search results. */
+export const DEFAULT_SEARCH_LIMIT = 5;
+
+/** A validated invocation of one subcommand. */
+export type Command =
+  | { readonly name: 'demo'; readonly db: string; readonly port: number; readonly serve: boolean }
+  | {
+      readonly name: 'remember';
+      readonly db: string;
+      readonly agent: string;
+      readonly content: string;
+      readonly topic: string | null;
+    }
+  | {
+      readonly name: 'search';
+      readonly db: string;
+      readonly agent: string;
+      readonly query: string;
+      readonly limit: number;
+      readonly tags: readonly string[];
+      readonly explain: boolean;
+      readonly json: boolean;
+    }
+  | {
+      readonly name: 'get';
+      readonly db: string;
+      readonly agent: string;
+      readonly target:
+        | { readonly kind: 'id'; readonly id: string }
+        | ({ readonly kind: 'pointer' } & ArchivePointer);
+      readonly json: boolean;
+    }
+  | {
+      readonly name: 'ingest';
+      readonly db: string;
+      readonly agent: string;
+      readonly file: string;
+      readonly session: string | null;
+    }
+  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null }
+  | { readonly name: 'maintain'; readonly db: string; readonly agent: string | null; readonly force: boolean }
+  | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
+  | { readonly name: 'serve'; readonly db: string; readonly port: number }
+  | { readonly name: 'mcp'; readonly db: string; readonly agent: string };
+
+/** What the command line asks for. */
+export type ParsedCommandLine =
+  | { readonly ok: true; readonly kind: 'run'; readonly command: Command }
+  | { readonly ok: true; readonly kind: 'help'; readonly text: string }
+  | { readonly ok: true; readonly kind: 'version' }
+  | {
+      readonly ok: false;
+      /** One line: what is wrong. */
+      readonly message: string;
+      /** The usage line(s) of the command (or of the CLI) and where to find more. */
+      readonly hint: string;
+    };
+
+/** One option of a subcommand, as `parseArgs` takes it plus what the help prints. */
+export interface OptionSpec {
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+  readonly multiple?: boolean;
+  readonly value?: string;
+  readonly description: string;
+}
+
+/** A subcommand: its summary, positional argument, options, details and examples. */
+export interface CommandSpec {
+  readonly summary: string;
+  readonly positionals: readonly { readonly name: string; readonly description: string }[];
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  readonly details?: readonly string[];
+  readonly examples: readonly string[];
+}
+
+const dbOption = (fallback: string): OptionSpec => ({
+  type: 'string',
+  value: 'file',
+  description: `SQLite database file (default: ${fallback} in the working directory)`,
+});
+const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
+const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
+
+/** The spec of every subcommand. */
+export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
+  demo: {
+    summary: 'Ingest a bundled sample, search it, maintain it, and serve the health page.',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DEMO_DB),
+      port: {
+        type: 'string',
+        value: 'n',
+        description: `health page port on 127.0.0.1 (default ${DEFAULT_PORT}; a free one if taken)`,
+      },
+      'no-serve': {
+        type: 'boolean',
+        description: 'exit after the summary instead of serving the health page',
+      },
+      help: helpOption,
+    },
+    details: [
+      'Running it again adds nothing: events are ingested by cursor and facts dedupe by hash.',
+      'Set ENGRAM_OPENAI_BASE_URL, ENGRAM_OPENAI_API_KEY and ENGRAM_OPENAI_CHAT_MODEL to run the heavy maintenance phase with a real model.',
+    ],
+    examples: ['engram demo', 'engram demo --no-serve', 'engram demo --db /tmp/engram-demo.db --port 8080'],
+  },
+  remember: {
+    summary: 'Remember one durable fact for an agent (exact duplicates are ignored).',
+    positionals: [{ name: 'content', description: 'the fact, as one self-contained sentence' }],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
+      help: helpOption,
+    },
+    examples: [
+      'engram remember "The team uses pnpm, never npm." --topic tooling',
+      'engram remember "用户喜欢简洁的回答" --agent assistant',
+    ],
+  },
+  search: {
+    summary: "Search an agent's memories (keyword and vector arms, fused).",
+    positionals: [{ name: 'query', description: 'words, identifiers, paths or a question' }],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      limit: {
+        type: 'string',
+        value: 'n',
+        description: `most results, 1-100 (default ${DEFAULT_SEARCH_LIMIT})`,
+      },
+      tag: {
+        type: 'string',
+        multiple: true,
+        value: 'prefix:value',
+        description: 'only memories with this tag (repeatable), e.g. file:src/a.ts',
+      },
+      explain: { type: 'boolean', description: 'show which arms found each result, with ranks and scores' },
+      json: { type: 'boolean', description: 'print the results as JSON' },
+      help: helpOption,
+    },
+    examples: [
+      'engram search "deploy rollback" --explain',
+      'engram search src/store/sqlite-store.ts --agent coder',
+      'engram search 会议 --agent assistant --limit 3',
+    ],
+  },
+  get: {
+    summary: 'Print one memory by id, or the archived events of a pointer.',
+    positionals: [
+      {
+        name: 'id|pointer',
+        description: 'a memory id, or session/<sessionId>#<from>-<to> as search prints it',
+      },
+    ],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      json: { type: 'boolean', description: 'print JSON' },
+      help: helpOption,
+    },
+    examples: ['engram get session/s1#3-5 --agent coder', 'engram get 0b6c2f0e-… --json'],
+  },
+  ingest: {
+    summary: 'Append a JSONL file of session events to the archive and ingest them (idempotent by seq).',
+    positionals: [{ name: 'events.jsonl', description: 'one JSON event per line' }],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
+      session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
+      help: helpOption,
+    },
+    details: [
+      'A line: {"sessionId":"s1","seq":1,"type":"message|tool_call|tool_result","role":"user","content":"…",',
+      '         "toolName"?:"edit_file","metadata"?:{"path":"src/a.ts"},"createdAt"?:1700000000000,"agentId"?:"coder"}',
+      'Run `engram drain` afterwards to embed the new memories.',
+    ],
+    examples: ['engram ingest session.jsonl --agent coder', 'engram ingest chat.jsonl --session 2024-06-01'],
+  },
+  drain: {
+    summary: 'Embed every pending memory (all agents, or one).',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption('only this agent (default: all agents)'),
+      help: helpOption,
+    },
+    examples: ['engram drain', 'engram drain --agent coder'],
+  },
+  maintain: {
+    summary: 'Run a maintenance pass (cheap phase; heavy phase when a model is configured).',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption('only this agent (default: every agent in the database)'),
+      force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
+      help: helpOption,
+    },
+    details: [
+      'The heavy phase (challenge, merge, reflection, persona) needs ENGRAM_OPENAI_CHAT_MODEL and a base URL or API key.',
+    ],
+    examples: ['engram maintain', 'engram maintain --agent coder --force'],
+  },
+  health: {
+    summary: "Print store counts and this process's diagnostics (a table, or the health DTO as JSON).",
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption('only this agent (default: all agents)'),
+      json: { type: 'boolean', description: 'print the health DTO { store, runtime } as JSON' },
+      help: helpOption,
+    },
+    examples: ['engram health', 'engram health --agent coder --json'],
+  },
+  serve: {
+    summary: 'Serve the health page and /api/health for a database on 127.0.0.1.',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      port: {
+        type: 'string',
+        value: 'n',
+        description: `port (default ${DEFAULT_PORT}; a free one if taken; 0 = any)`,
+      },
+      help: helpOption,
+    },
+    examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
+  },
+  mcp: {
+    summary: 'Run a Model Context Protocol server over stdio exposing the memory tools.',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      agent: agentOption(`agent id the tools act for (default ${DEFAULT_AGENT})`),
+      help: helpOption,
+    },
+    details: [
+      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list.',
+      'stdout carries protocol messages only; logs go to stderr.',
+    ],
+    examples: ['engram mcp --agent coder --db ~/.engram/memory.db'],
+  },
+};
+
+/** True when `value` names a subcommand. */
+export function isCommandName(value: string): value is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(value);
+}

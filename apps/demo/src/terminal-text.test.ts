@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { clip, printable } from './terminal-text.js';
+
+const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+describe('printable', () => {
+  it('replaces every C0 control, DEL and C1 control, however many there are', () => {
+    const hostile = '\u001b[2J\u001b]0;title\u0007ok\u009b31m\u007f\u0000\u0085end';
+    const safe = printable(hostile);
+    expect(safe).not.toMatch(ANY_CONTROL);
+    expect(safe).toBe('?[2J?]0;title?ok?31m???end');
+  });
+
+  it('keeps line feeds and tabs of multi-line text, and turns CR-LF into a line feed', () => {
+    expect(printable('a\tb\r\nc\n\u001b[1md\re', 'lines')).toBe('a\tb\nc\n?[1md?e');
+  });
+
+  it('leaves ordinary text alone, CJK and emoji included', () => {
+    const text = '用户喜欢简洁的回答 · café 🚀 — “quotes”';
+    expect(printable(text)).toBe(text);
+    expect(printable(text, 'lines')).toBe(text);
+  });
+});
+
+describe('clip', () => {
+  it('cuts to 40 characters after neutralising every control character', () => {
+    const clipped = clip(`\u001b[31m\u001b[0m${'y'.repeat(80)}`);
+    expect(clipped).not.toMatch(ANY_CONTROL);
+    expect(clipped.length).toBe(40);
+    expect(clipped.endsWith('…')).toBe(true);
+  });
+});
