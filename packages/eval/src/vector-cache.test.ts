@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { contentHash } from '@engram/store';
+import { contentHash } from '@engram/contracts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVectorSource, type EvalEmbedder } from './embedders.js';
 import { openVectorCache } from './vector-cache.js';
