@@ -11,7 +11,7 @@ import { openDatabase, type SqliteDatabase } from '../native.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
 import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
 import { StoreContext } from './context.js';
-import { migrate } from './migrate.js';
+import { type MigrationResult, migrate } from './migrate.js';
 import { vectorRegistryKey } from './registry.js';
 
 /** Opens the database of `config` and returns its migrated context; throws `EngramStoreError`. */
@@ -43,15 +43,13 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     vectorKey,
     encrypted: config.encryption !== undefined,
   });
+  let opened: MigrationResult;
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA synchronous = NORMAL');
-    const opened = migrate(ctx, config.embedding);
-    ctx.schemaVersion = opened.schemaVersion;
-    ctx.profile = opened.profile;
-    ctx.fingerprint = opened.fingerprint;
+    opened = migrate(ctx, config.embedding);
   } catch (err) {
     try {
       db.close();
@@ -60,7 +58,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     }
     throw classifySqliteError(err, 'open');
   }
-  ctx.updateVectorRegistration();
+  ctx.schemaVersion = opened.schemaVersion;
+  ctx.bindProfile(opened.profile, opened.fingerprint);
   return ctx;
 }
 
