@@ -13,6 +13,7 @@ export const MISSING = '—';
  * Characters a terminal draws two columns wide (East Asian Wide and Fullwidth ranges). A display property,
  * not a script: it is not the contracts CJK class, which decides tokenisation and search.
  */
+// check-shape: not the CJK rule — East Asian Width decides terminal columns, not tokenisation.
 const WIDE =
   /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/u;
 

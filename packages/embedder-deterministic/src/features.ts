@@ -8,6 +8,8 @@ export interface ExtractFeaturesOptions {
 
 const TOKEN = /[a-z0-9_./:@#+-]+/g;
 const PART_SEPARATOR = /[./:@#+-]/;
+// check-shape: not the CJK rule — the run class is part of the versioned profile deterministic-lexicon-v1
+// (pinned by the golden vectors); following a changed shared class would silently change its vectors.
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
 const CJK_WINDOW = 3;
 

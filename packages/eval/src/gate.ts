@@ -1,6 +1,6 @@
 import type { MetricSummary, RetrievalReport } from './report.js';
 
-/** The thresholds of the retrieval gate (issue 5); only the hybrid variant is gated. */
+/** The thresholds of the retrieval gate; only the hybrid variant is gated. */
 export const GATE_THRESHOLDS: {
   readonly overall: { readonly recallAt5: number; readonly mrrAt10: number; readonly ndcgAt10: number };
   readonly strictSubsets: readonly ['exact', 'cjk', 'path', 'code'];

@@ -1,4 +1,3 @@
-import type { EmbedderPort, ModelPort } from '@engram/maintenance';
 import { describe, expect, it } from 'vitest';
 import {
   backoffDelayMs,
@@ -132,22 +131,5 @@ describe('EngramProviderError', () => {
     expect(isEngramProviderError({ code: 'ENGRAM_STORE_BUSY', name: 'EngramProviderError' })).toBe(false);
     expect(isEngramProviderError(new Error('x'))).toBe(false);
     expect(isEngramProviderError(null)).toBe(false);
-  });
-});
-
-describe('ports', () => {
-  // The real ports of @engram/maintenance (a dev dependency for types only): a drift fails the typecheck.
-  it('the adapters built from configFromEnv satisfy the embedder and model ports', () => {
-    const { embedder, chat } = configFromEnv({
-      ENGRAM_OPENAI_BASE_URL: 'http://127.0.0.1:1234/v1',
-      ENGRAM_OPENAI_CHAT_MODEL: 'local-chat',
-      ENGRAM_OPENAI_EMBEDDING_MODEL: 'local-embed',
-      ENGRAM_OPENAI_EMBEDDING_DIMENSIONS: '384',
-    });
-    if (embedder === null || chat === null) throw new Error('expected both parts');
-    const embedderPort: EmbedderPort = createOpenAICompatibleEmbedder(embedder);
-    const modelPort: ModelPort = createOpenAICompatibleChatModel(chat);
-    expect(embedderPort.profile).toEqual({ id: 'openai-compatible:local-embed', dimensions: 384 });
-    expect(modelPort.id).toBe('openai-compatible:local-chat');
   });
 });

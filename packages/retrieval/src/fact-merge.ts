@@ -55,6 +55,7 @@ const CJK_NUMERALS = new RegExp(`[${CJK_NUMERAL_CHARS}]+`, 'g');
 const CJK_NEGATION_CHARS = '禁止不没別别无無非未勿莫';
 const CJK_NEGATIONS = /禁止|不|没|別|别|无|無|非|未|勿|莫/g;
 // Characters that carry content in CJK text: the CJK class minus Hiragana, which is mostly grammar.
+// check-shape: not the CJK rule — one script of it (Hiragana), excluded from the content characters.
 const HIRAGANA = /\p{Script=Hiragana}/u;
 // Chinese structural particles, copulas, pronouns, auxiliaries and classifiers: rewording them changes nothing.
 const CJK_FUNCTION_CHARS: ReadonlySet<string> = new Set([

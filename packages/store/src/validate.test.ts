@@ -86,13 +86,13 @@ describe('new memories', () => {
 });
 
 describe('tags', () => {
-  const isValidTag = (tag: unknown): boolean => codeOf(() => validateTag(tag)) === undefined;
+  const accepted = (tag: unknown): boolean => codeOf(() => validateTag(tag)) === undefined;
 
   it('accepts prefix:value with the documented prefix pattern and value rules', () => {
-    expect(isValidTag('file:src/a.ts')).toBe(true);
-    expect(isValidTag('hash:ab:cd')).toBe(true);
-    expect(isValidTag(`x:${'v'.repeat(512)}`)).toBe(true);
-    expect(isValidTag('a_b-9:v')).toBe(true);
+    expect(accepted('file:src/a.ts')).toBe(true);
+    expect(accepted('hash:ab:cd')).toBe(true);
+    expect(accepted(`x:${'v'.repeat(512)}`)).toBe(true);
+    expect(accepted('a_b-9:v')).toBe(true);
   });
 
   it('rejects malformed tags', () => {
@@ -108,7 +108,7 @@ describe('tags', () => {
       'x:nul\u0000',
       42,
     ]) {
-      expect(isValidTag(bad), String(bad)).toBe(false);
+      expect(accepted(bad), String(bad)).toBe(false);
     }
   });
 
