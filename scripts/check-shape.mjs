@@ -69,7 +69,10 @@ for (const { dir, manifest } of packages) {
     for (const dep of Object.keys(manifest[section] ?? {})) {
       if (!dep.startsWith('@engram/')) continue;
       if (OBSERVERS.has(manifest.name) && dep !== '@engram/contracts') {
-        report('layers', `${manifest.name} (${section}) depends on ${dep}: an observer depends on @engram/contracts only`);
+        report(
+          'layers',
+          `${manifest.name} (${section}) depends on ${dep}: an observer depends on @engram/contracts only`,
+        );
         continue;
       }
       const depLayer = LAYERS[dep];
@@ -77,7 +80,10 @@ for (const { dir, manifest } of packages) {
       // Tests may use a package of the same layer (the store's tests embed with the deterministic embedder).
       const allowed = section === 'devDependencies' ? depLayer <= layer : depLayer < layer;
       if (!allowed) {
-        report('layers', `${manifest.name} (layer ${layer}, ${section}) depends on ${dep} (layer ${depLayer}): arrows point down only`);
+        report(
+          'layers',
+          `${manifest.name} (layer ${layer}, ${section}) depends on ${dep} (layer ${depLayer}): arrows point down only`,
+        );
       }
     }
   }
@@ -133,7 +139,11 @@ if (existsSync(contractsIndex)) {
   const names = new Set();
   for (const block of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
     for (const part of block[1].split(',')) {
-      const name = part.trim().split(/\s+as\s+/).pop()?.trim();
+      const name = part
+        .trim()
+        .split(/\s+as\s+/)
+        .pop()
+        ?.trim();
       if (name && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name);
     }
   }
@@ -156,10 +166,20 @@ if (existsSync(contractsIndex)) {
       }
       // A CJK range written by hand (U+4E00, U+3040, U+AC00 as the start of a class) is a copy of the rule.
       // A class that is another rule (a versioned embedder's features, terminal column width) says so on the
-      // line before: `check-shape: not the CJK rule — <why>`.
-      const allowed = index > 0 && lines[index - 1].includes('check-shape: not the CJK rule');
-      if (!allowed && /\\u\{?(?:4e00|4E00|3040|ac00|AC00)\}?-|\\p\{(?:Script|sc|scx|Script_Extensions)=(?:Han|Hani|Hangul|Hang|Hiragana|Katakana)\}/.test(line)) {
-        report('rules', `${file}:${index + 1} writes its own CJK character class: use the one in @engram/contracts`);
+      // lines just before: `check-shape: not the CJK rule — <why>`.
+      const allowed = lines
+        .slice(Math.max(0, index - 3), index)
+        .some((l) => l.includes('check-shape: not the CJK rule'));
+      if (
+        !allowed &&
+        /\\u\{?(?:4e00|4E00|3040|ac00|AC00)\}?-|\\p\{(?:Script|sc|scx|Script_Extensions)=(?:Han|Hani|Hangul|Hang|Hiragana|Katakana)\}/.test(
+          line,
+        )
+      ) {
+        report(
+          'rules',
+          `${file}:${index + 1} writes its own CJK character class: use the one in @engram/contracts`,
+        );
       }
     });
   }
@@ -169,7 +189,9 @@ if (existsSync(contractsIndex)) {
 
 // ---------------------------------------------------------------------------------------------------------
 // 4. Links and paths stay inside the repository.
-const textFiles = files.filter((file) => /\.(md|ts|mts|mjs|js|json|ya?ml)$/.test(file) && file !== 'pnpm-lock.yaml');
+const textFiles = files.filter(
+  (file) => /\.(md|ts|mts|mjs|js|json|ya?ml)$/.test(file) && file !== 'pnpm-lock.yaml',
+);
 const outside = [
   [/\.\.\/shared\b/, 'points at ../shared (outside the repository)'],
   [/\/work\/(?:shared|main|wt)\b/, 'names a path of a developer machine'],
