@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CircuitSnapshot, RetrievalExecution, Timers } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import {
@@ -7,6 +10,7 @@ import {
   type MemoryStore,
   type SqliteMemoryStore,
 } from '@engram/store';
+import { openDatabase } from '@engram/store/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cosineSimilarity } from './fact-merge.js';
 import type { QueryEmbedder } from './ports.js';
@@ -494,6 +498,34 @@ describe('degradation, cancellation and failure', () => {
       arms: ['lexical'],
     });
     expect(ids(response)).toEqual([row.id]);
+  });
+
+  it('answers from the vector arm with `ftsUnavailable` when the full-text index is gone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-fts-gone-'));
+    try {
+      const store = createSqliteMemoryStore({ path: join(dir, 'memory.db'), embedding: embedder.profile });
+      stores.push(store);
+      const row = await seed(store);
+      // Another connection drops every table of the full-text index (the rows and vectors stay).
+      const raw = openDatabase(join(dir, 'memory.db'));
+      const tables = raw
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND ((name GLOB 'memories_fts_*' AND name NOT GLOB 'memories_fts_*_*') OR name GLOB 'lexical_*')",
+        )
+        .all() as { name: string }[];
+      expect(tables.length).toBeGreaterThan(0);
+      for (const { name } of tables) raw.exec(`DROP TABLE ${name}`);
+      raw.close();
+      const response = await createRetriever({ store, embedder }).search('a', 'deploy pipeline migrations');
+      expect(response.execution).toMatchObject({
+        outcome: 'completed',
+        degradations: ['ftsUnavailable'],
+        arms: ['vector'],
+      });
+      expect(ids(response)[0]).toBe(row.id);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers `failed` with `storeUnusable` and no results when the store is closed', async () => {

@@ -1,6 +1,6 @@
 import { ENGRAM_STORE_ERROR_CODES, type EngramStoreErrorCode } from '@engram/store';
 import { describe, expect, it } from 'vitest';
-import { classifyStoreError, FTS_UNAVAILABLE_CODE, type StoreFailureCause } from './store-errors.js';
+import { classifyStoreError, type StoreFailureCause } from './store-errors.js';
 
 // Typed over every store code: a code the store adds fails the typecheck until it is classified here.
 const EXPECTED: Record<EngramStoreErrorCode, StoreFailureCause> = {
@@ -19,6 +19,7 @@ const EXPECTED: Record<EngramStoreErrorCode, StoreFailureCause> = {
   ENGRAM_STORE_CLOSED: 'storeUnusable',
   ENGRAM_STORE_IO: 'storeError',
   ENGRAM_STORE_CORRUPT: 'storeUnusable',
+  ENGRAM_STORE_FTS_UNAVAILABLE: 'ftsUnavailable',
   ENGRAM_STORE_ENCRYPTION_KEY: 'storeUnusable',
   ENGRAM_STORE_UNKNOWN: 'storeError',
 };
@@ -40,10 +41,8 @@ describe('classifyStoreError', () => {
   });
 
   it('reports `ftsUnavailable` for the FTS-unavailable code, and only for it', () => {
-    expect(classifyStoreError({ code: FTS_UNAVAILABLE_CODE })).toBe('ftsUnavailable');
-    const fts = [...ENGRAM_STORE_ERROR_CODES, FTS_UNAVAILABLE_CODE].filter(
-      (code) => classifyStoreError({ code }) === 'ftsUnavailable',
-    );
+    expect(classifyStoreError({ code: 'ENGRAM_STORE_FTS_UNAVAILABLE' })).toBe('ftsUnavailable');
+    const fts = ENGRAM_STORE_ERROR_CODES.filter((code) => classifyStoreError({ code }) === 'ftsUnavailable');
     expect(fts).toEqual(['ENGRAM_STORE_FTS_UNAVAILABLE']);
   });
 

@@ -8,23 +8,13 @@ export type StoreFailureCause = Extract<
 >;
 
 /**
- * The code a store port rejects `searchLexical` with when its full-text index is unavailable: the call then
- * degrades to vector-only (`ftsUnavailable`) instead of failing. The SQLite store always has its index; a
- * port over another engine may not.
- */
-export const FTS_UNAVAILABLE_CODE = 'ENGRAM_STORE_FTS_UNAVAILABLE';
-
-/** The codes {@link classifyStoreError} knows: the store's, and the port's FTS-unavailable code. */
-export type ClassifiedStoreCode = EngramStoreErrorCode | typeof FTS_UNAVAILABLE_CODE;
-
-/**
  * Every store error code and what it means for a retrieval call, exhaustive by type: a code the store adds
  * fails the typecheck until it is classified here. Busy → `storeTimeout`; closed, corrupt, a schema, key or
  * fingerprint the process cannot use, missing native code → `storeUnusable`; an unavailable vector index →
  * `vectorCold`; an unavailable full-text index → `ftsUnavailable`. The retriever checks its input with the store's own rules before any read, so a store
  * `INVALID_INPUT` is a disagreement the retriever did not expect (`unknown`), never the store's fault.
  */
-const CAUSE_BY_STORE_CODE: Readonly<Record<ClassifiedStoreCode, StoreFailureCause>> = Object.freeze({
+const CAUSE_BY_STORE_CODE: Readonly<Record<EngramStoreErrorCode, StoreFailureCause>> = Object.freeze({
   ENGRAM_STORE_INVALID_INPUT: 'unknown',
   ENGRAM_STORE_NOT_FOUND: 'storeError',
   ENGRAM_STORE_REVISION_CONFLICT: 'storeError',
@@ -39,9 +29,10 @@ const CAUSE_BY_STORE_CODE: Readonly<Record<ClassifiedStoreCode, StoreFailureCaus
   ENGRAM_STORE_CLOSED: 'storeUnusable',
   ENGRAM_STORE_IO: 'storeError',
   ENGRAM_STORE_CORRUPT: 'storeUnusable',
+  // The lexical arm degrades: the call answers from the vector arm alone.
+  ENGRAM_STORE_FTS_UNAVAILABLE: 'ftsUnavailable',
   ENGRAM_STORE_ENCRYPTION_KEY: 'storeUnusable',
   ENGRAM_STORE_UNKNOWN: 'storeError',
-  [FTS_UNAVAILABLE_CODE]: 'ftsUnavailable',
 });
 
 /** The stable `code` of an error-like value, or undefined. Never reads the message. */
@@ -51,7 +42,7 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-function isClassifiedCode(code: string | undefined): code is ClassifiedStoreCode {
+function isClassifiedCode(code: string | undefined): code is EngramStoreErrorCode {
   return code !== undefined && Object.hasOwn(CAUSE_BY_STORE_CODE, code);
 }
 

@@ -54,6 +54,7 @@ describe('classifySqliteError', () => {
     ['SQLITE_CANTOPEN', 'ENGRAM_STORE_IO', false],
     ['SQLITE_READONLY', 'ENGRAM_STORE_IO', false],
     ['SQLITE_ERROR', 'ENGRAM_STORE_UNKNOWN', false],
+    ['SQLITE_CORRUPT_VTAB', 'ENGRAM_STORE_FTS_UNAVAILABLE', false],
   ];
   for (const [driver, code, retryable] of cases) {
     it(`${driver} → ${code}`, () => {
@@ -68,6 +69,15 @@ describe('classifySqliteError', () => {
       expect(err.message).toContain('insertMemory');
     });
   }
+
+  it('a missing full-text table or FTS5 module is FTS_UNAVAILABLE; any other missing table is not', () => {
+    const missing = (message: string): string =>
+      classifySqliteError(Object.assign(new Error(message), { code: 'SQLITE_ERROR' }), 'searchLexical').code;
+    expect(missing('no such table: lexical_postings')).toBe('ENGRAM_STORE_FTS_UNAVAILABLE');
+    expect(missing('no such table: main.memories_fts_words')).toBe('ENGRAM_STORE_FTS_UNAVAILABLE');
+    expect(missing('no such module: fts5')).toBe('ENGRAM_STORE_FTS_UNAVAILABLE');
+    expect(missing('no such table: memories')).toBe('ENGRAM_STORE_UNKNOWN');
+  });
 
   it('passes store errors through and maps unknown values to UNKNOWN', () => {
     const own = new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'x');

@@ -20,6 +20,7 @@ export const ENGRAM_STORE_ERROR_CODES = [
   'ENGRAM_STORE_CLOSED',
   'ENGRAM_STORE_IO',
   'ENGRAM_STORE_CORRUPT',
+  'ENGRAM_STORE_FTS_UNAVAILABLE',
   'ENGRAM_STORE_ENCRYPTION_KEY',
   'ENGRAM_STORE_UNKNOWN',
 ] as const;
@@ -70,10 +71,25 @@ function driverCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** The names of the full-text index's own tables: a missing one means the index, not the data, is gone. */
+const FULL_TEXT_FAILURE = /no such module: fts5|no such table: (?:main\.)?(?:memories_fts_\w+|lexical_\w+)/;
+
+/**
+ * Whether a driver error says the full-text index is unusable: SQLite's extended code for a corrupt virtual
+ * table, or a missing FTS5 module or index table (read from the driver's message at this edge only).
+ */
+function isFullTextFailure(code: string, err: unknown): boolean {
+  if (code === 'SQLITE_CORRUPT_VTAB') return true;
+  const message =
+    typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' && FULL_TEXT_FAILURE.test(message);
+}
+
 /**
  * Maps a driver (SQLite) error to an `EngramStoreError`: busy/locked → `ENGRAM_STORE_BUSY` (retryable),
  * constraint → `ENGRAM_STORE_CONFLICT`, corrupt/not-a-database → `ENGRAM_STORE_CORRUPT`, I/O, full disk,
- * cannot-open, read-only → `ENGRAM_STORE_IO`, anything else → `ENGRAM_STORE_UNKNOWN`. A store error passes
+ * cannot-open, read-only → `ENGRAM_STORE_IO`, a damaged or missing full-text index (a corrupt virtual table, a
+ * missing FTS5 module or index table) → `ENGRAM_STORE_FTS_UNAVAILABLE`, anything else → `ENGRAM_STORE_UNKNOWN`. A store error passes
  * through unchanged. `operation` names the store method (a fixed identifier, never user text).
  */
 export function classifySqliteError(err: unknown, operation = 'operation'): EngramStoreError {
@@ -81,6 +97,13 @@ export function classifySqliteError(err: unknown, operation = 'operation'): Engr
   const code = driverCode(err) ?? '';
   const primary = code.startsWith('SQLITE_') ? `SQLITE_${code.split('_')[1] ?? ''}` : '';
   const opts = { cause: err };
+  if (isFullTextFailure(code, err)) {
+    return new EngramStoreError(
+      'ENGRAM_STORE_FTS_UNAVAILABLE',
+      `store ${operation} failed: the full-text index is unavailable (run the integrity repair or re-index)`,
+      opts,
+    );
+  }
   switch (primary) {
     case 'SQLITE_BUSY':
     case 'SQLITE_LOCKED':
