@@ -44,7 +44,8 @@ export async function runDemo(
   options: DemoOptions = {},
 ): Promise<number> {
   const now = options.now ?? Date.now;
-  const engram = await openEngram({ dbPath: command.db, env: io.env });
+  // The model loads while the sample is ingested (the searches of step 4 wait for it, if need be).
+  const engram = await openEngram({ dbPath: command.db, env: io.env, warm: true });
   try {
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
