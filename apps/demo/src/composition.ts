@@ -149,7 +149,9 @@ function openStore(
     return createSqliteMemoryStore({
       path,
       // Omitted for an existing file: the store adopts the profile the file records.
-      ...(embedding === undefined ? {} : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
+      ...(embedding === undefined
+        ? {}
+        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
       observer: collector.storeObserver,
     });
   } catch (error) {
@@ -163,6 +165,29 @@ function openStore(
     }
     throw error;
   }
+}
+
+/** Han, kana and Hangul: scripts USE-lite's English vocabulary does not cover. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+
+/**
+ * The query side of USE-lite: a text that is at least a third CJK gets the all-zero vector (no signal), so its
+ * search is lexical only and fact comparison falls back to token overlap. USE-lite's vocabulary is English:
+ * CJK text becomes unknown tokens, and every CJK text would look like every other one (cosine near 1). Stored
+ * vectors are not changed (they stay the profile's own), only what the queries and comparisons ask with.
+ */
+function englishQueries(embedder: EmbedderPort): EmbedderPort {
+  return {
+    profile: embedder.profile,
+    async embed(texts, options) {
+      const vectors = await embedder.embed(texts, options);
+      return vectors.map((vector, i) => {
+        const text = (texts[i] ?? '').replace(/\s+/g, '');
+        const cjk = text.match(CJK)?.length ?? 0;
+        return cjk > 0 && cjk * 3 >= text.length ? new Float32Array(vector.length) : vector;
+      });
+    },
+  };
 }
 
 /** A retriever whose every search first waits for the embedder's model, outside the embedding deadline. */
@@ -244,7 +269,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   } else if (choice === 'use') {
     const use = createUseEmbedder();
     drainEmbedder = use;
-    queryEmbedder = use;
+    queryEmbedder = englishQueries(use);
     // The first inference after the load is slow too: run one, so the first query meets its deadline.
     load = () => use.load().then(() => use.embed(['warm up']));
   } else {

@@ -45,7 +45,9 @@ export function profileLabel(profile: EmbedderProfile): string {
  * The embedder asked for by `ENGRAM_EMBEDDER` (case-insensitive), or null when it is unset or empty. Any
  * other value is `ENGRAM_DEMO_INVALID_ARGUMENTS`, naming the variable and the accepted values.
  */
-export function embedderChoiceFromEnv(env: Readonly<Record<string, string | undefined>>): EmbedderChoice | null {
+export function embedderChoiceFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): EmbedderChoice | null {
   const raw = env[EMBEDDER_ENV_VAR]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return null;
   if (isChoice(raw)) return raw;
