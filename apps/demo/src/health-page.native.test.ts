@@ -64,7 +64,7 @@ beforeAll(async () => {
     );
   }
   dir = mkdtempSync(join(tmpdir(), 'engram-demo-health-'));
-  engram = await openEngram({ dbPath: join(dir, 'memory.db') });
+  engram = await openEngram({ dbPath: join(dir, 'memory.db'), embedder: 'deterministic' });
   // Eight of ten rows get their vector now; two stay pending until a drain.
   for (const [i, content] of CONTENT.entries()) {
     await engram.store.insertMemory({
