@@ -180,6 +180,20 @@ describe('engram demo --no-serve', () => {
     expect(pasted.stdout).toMatch(/lexical #1 \(score [\d.]+\) · vector #\d/);
   });
 
+  it('keeps a demo file made with the deterministic embedder on it, and says how to get USE-lite', async () => {
+    const work = await mkdtemp(join(dir, 'demo-kept-'));
+    const made = await runCli(['demo', '--no-serve'], work, { ENGRAM_EMBEDDER: 'deterministic' });
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain('  embedder  deterministic-lexicon-v1 (128 d)\n  model');
+    const again = await runCli(['demo', '--no-serve'], work);
+    expect(again.stderr).not.toMatch(/engram demo:/);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      '  embedder  deterministic-lexicon-v1 (128 d)\n            (this file keeps the embedder it was made with; a new --db gets USE-lite)\n',
+    );
+    expect(again.stdout).toContain('Nothing pending');
+  });
+
   it('serves the health page at the printed URL until stopped', async () => {
     const work = await mkdtemp(join(dir, 'demo-serve-'));
     const demo = await startCli(

@@ -7,6 +7,7 @@ import type { EventInput } from '@engram/store';
 import type { Command } from './args.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
+import { embedderChoiceFromEnv } from './embedder-choice.js';
 import {
   cliInvocation,
   formatDiagnostics,
@@ -51,6 +52,10 @@ export async function runDemo(
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
     line(io, `  database  ${command.db}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
+    if (engram.embedder === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
+      // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.
+      line(io, '            (this file keeps the embedder it was made with; a new --db gets USE-lite)');
+    }
     line(
       io,
       `  model     ${engram.modelLabel ?? 'none (extraction and the heavy maintenance phase are skipped)'}`,
