@@ -137,14 +137,19 @@ describe('engram demo --no-serve', () => {
       /rows in \d+ batch(es)?: ready \d+, error 0, ftsOnly 0, stale 0 · backlog 0/,
     );
     // Example searches print ranked results with their explanations.
-    expect(first.stdout).toContain('▸ coder: "downtime"');
+    // A paraphrase with no word in common, found by the default USE-lite embedder alone.
+    expect(first.stdout).toContain('  embedder  use-lite-512-v1 (512 d)');
+    expect(first.stdout).toContain('▸ coder: "the site went down"');
+    const paraphrase = first.stdout.split('▸ coder: "the site went down"')[1]?.split('▸')[0] ?? '';
+    expect(paraphrase).toMatch(/^ {3}1\. [\d.]+ {2}event {2}The payment service had an outage last night/m);
+    expect(paraphrase).not.toContain('lexical #');
     expect(first.stdout).toMatch(/vector #1 \(similarity [\d.]+\) · rrf/);
     expect(first.stdout).toMatch(/lexical #1 \(score [\d.]+\)/);
     expect(first.stdout).toContain('The payment service had an outage last night');
     expect(first.stdout).toContain('机票预订已完成');
     expect(first.stdout).toContain('heavy skipped (no model configured)');
     expect(first.stdout).toContain('Heavy phase skipped: no model configured');
-    expect(first.stdout).toMatch(/search\s+6\s+[\d.]+ ms/);
+    expect(first.stdout).toMatch(new RegExp(`search\\s+${SAMPLE_SEARCHES.length}\\s+[\\d.]+ ms`));
     expect(first.stderr).toContain('embedding: ');
 
     const db = join(work, '.engram', 'demo.db');
@@ -177,6 +182,20 @@ describe('engram demo --no-serve', () => {
     expect(pasted.stdout).toMatch(/lexical #1 \(score [\d.]+\) · vector #\d/);
   });
 
+  it('keeps a demo file made with the deterministic embedder on it, and says how to get USE-lite', async () => {
+    const work = await mkdtemp(join(dir, 'demo-kept-'));
+    const made = await runCli(['demo', '--no-serve'], work, { ENGRAM_EMBEDDER: 'deterministic' });
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain('  embedder  deterministic-lexicon-v1 (128 d)\n  model');
+    const again = await runCli(['demo', '--no-serve'], work);
+    expect(again.stderr).not.toMatch(/engram demo:/);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      '  embedder  deterministic-lexicon-v1 (128 d)\n            (this file keeps the embedder it was made with; a new --db gets USE-lite)\n',
+    );
+    expect(again.stdout).toContain('Nothing pending');
+  });
+
   it('serves the health page at the printed URL until stopped', async () => {
     const work = await mkdtemp(join(dir, 'demo-serve-'));
     const demo = await startCli(
@@ -203,7 +222,11 @@ describe('engram demo --no-serve', () => {
       });
       // The page shows the demo's own workload: its searches and its drain.
       expect(dto.runtime.agent.retrieval.search.operations).toBe(SAMPLE_SEARCHES.length);
-      expect(dto.runtime.agent.embedding.rows).toBe(events);
+      // …plus the Chinese facts: USE-lite is English-only, so memory_remember writes them without a vector
+      // (its comparison falls back to token overlap) and the drain embeds them.
+      const chineseFacts = SAMPLE_FACTS.filter((f) => /\p{Script=Han}/u.test(f.content)).length;
+      expect(chineseFacts).toBe(3);
+      expect(dto.runtime.agent.embedding.rows).toBe(events + chineseFacts);
       const agents = (await (await fetch(new URL('api/agents', url))).json()) as { agents: string[] };
       expect([...agents.agents].sort()).toEqual(['assistant', 'coder']);
     } finally {
@@ -382,7 +405,7 @@ describe('engram over a database file', () => {
     const drained = await runCli(['drain', '--db', db], dir);
     expect(drained.code).toBe(0);
     expect(drained.stdout).toMatch(
-      /^Drained 3 rows in 1 batch with deterministic-lexicon-v1 \(128 d\): ready 3, error 0/,
+      /^Drained 3 rows in 1 batch with use-lite-512-v1 \(512 d\): ready 3, error 0/,
     );
     expect(drained.stderr).toContain('embedding: 3/3');
 
@@ -415,6 +438,26 @@ describe('engram over a database file', () => {
     const table = await runCli(['health', '--db', db], dir);
     expect(table.stdout).toContain('memories 3 · events 3 · facts 0 · skills 0');
     expect(table.stdout).toContain('Runtime diagnostics (this process only)');
+  });
+
+  it('keeps the embedder a file was made with: ENGRAM_EMBEDDER=deterministic once, then without it; another is refused', async () => {
+    const db = join(dir, 'kept-embedder.db');
+    const made = await runCli(['remember', 'Deploys go out on Tuesdays.', '--db', db], dir, {
+      ENGRAM_EMBEDDER: 'deterministic',
+    });
+    expect(made.code).toBe(0);
+    const drained = await runCli(['drain', '--db', db], dir);
+    expect(drained.stdout).toMatch(
+      /^Drained \d+ rows? in \d+ batch(es)? with deterministic-lexicon-v1 \(128 d\)/,
+    );
+    const found = await runCli(['search', 'deploys', '--explain', '--db', db], dir);
+    expect(found.code).toBe(0);
+    expect(found.stdout).toMatch(/^1 result for agent default · completed · lexical\+vector/);
+    const refused = await runCli(['search', 'deploys', '--db', db], dir, { ENGRAM_EMBEDDER: 'use' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      'engram search: the database was made with the embedder deterministic-lexicon-v1 (128 d), not ENGRAM_EMBEDDER=use; it needs ENGRAM_EMBEDDER=deterministic (or use another --db) (ENGRAM_DEMO_EMBEDDER_MISMATCH)\n',
+    );
   });
 
   it('fails with exit 1 and a typed message that never echoes content', async () => {

@@ -51,21 +51,23 @@ function width(io: CliIo): number {
 
 /**
  * Opens the database for one command. Commands that only read (search, get, drain, maintain, health, serve)
- * refuse a missing file instead of creating an empty one behind a mistyped `--db`.
+ * refuse a missing file instead of creating an empty one behind a mistyped `--db`. The embedder's model loads
+ * on the first search, tool call or drain (never for get, health or serve); `warm` starts loading it at once,
+ * for a command that will embed later (the MCP server, while its client connects).
  */
 async function withEngram<T>(
   io: CliIo,
   db: string,
   run: (engram: Engram) => Promise<T>,
-  options: { readonly create: boolean } = { create: false },
+  options: { readonly create?: boolean; readonly warm?: boolean } = {},
 ): Promise<T> {
-  if (!options.create && !existsSync(db)) {
+  if (options.create !== true && !existsSync(db)) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
       `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,
     );
   }
-  const engram = await openEngram({ dbPath: db, env: io.env });
+  const engram = await openEngram({ dbPath: db, env: io.env, warm: options.warm === true });
   try {
     return await run(engram);
   } finally {
@@ -317,7 +319,7 @@ async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<num
       });
       return EXIT.ok;
     },
-    { create: true },
+    { create: true, warm: true },
   );
 }
 

@@ -1,13 +1,18 @@
-/** The composition root over a real SQLite file: every producer reports to the one collector. */
+/**
+ * The composition root over a real SQLite file: every producer reports to the one collector, and every file
+ * keeps the embedder it was made with.
+ */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { healthDtoSchema } from '@engram/diagnostics';
+import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
+import { createEventIngestor } from '@engram/maintenance';
 import { createSqliteMemoryStore } from '@engram/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngram } from './composition.js';
 import { isEngramDemoError } from './errors.js';
-import { SAMPLE_SESSIONS } from './sample/sample-data.js';
+import { SAMPLE_FACTS, SAMPLE_SESSIONS } from './sample/sample-data.js';
 
 let dir: string;
 
@@ -21,7 +26,11 @@ afterAll(async () => {
 
 describe('openEngram', () => {
   it('wires store, embedder, retriever, drain, ingestion, extraction and maintenance into one collector', async () => {
-    const engram = await openEngram({ dbPath: join(dir, 'nested', 'dir', 'wired.db') });
+    // The deterministic embedder, the test instrument, asked for explicitly.
+    const engram = await openEngram({
+      dbPath: join(dir, 'nested', 'dir', 'wired.db'),
+      embedder: 'deterministic',
+    });
     try {
       expect(engram.embedderLabel).toBe('deterministic-lexicon-v1 (128 d)');
       expect(engram.modelLabel).toBeNull();
@@ -80,7 +89,7 @@ describe('openEngram', () => {
 
   it('drains every agent in one pass, each under its own id, and reports the backlog even when it is empty', async () => {
     const path = join(dir, 'two-agents.db');
-    const engram = await openEngram({ dbPath: path });
+    const engram = await openEngram({ dbPath: path, embedder: 'deterministic' });
     const expected = new Map<string, number>();
     try {
       for (const session of SAMPLE_SESSIONS) {
@@ -117,7 +126,7 @@ describe('openEngram', () => {
     }
   });
 
-  it('refuses a database indexed with another embedder, with a typed message', async () => {
+  it('refuses a database indexed with an embedder it does not have, saying which one the file needs', async () => {
     const path = join(dir, 'other-embedder.db');
     const store = createSqliteMemoryStore({ path, embedding: { id: 'someone-else-v1', dimensions: 8 } });
     await store.close();
@@ -126,9 +135,41 @@ describe('openEngram', () => {
       (error: unknown) => error,
     );
     expect(isEngramDemoError(failure)).toBe(true);
+    expect((failure as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_UNAVAILABLE');
     expect((failure as Error).message).toBe(
-      'the database was indexed with another embedder than deterministic-lexicon-v1; use another --db or re-index it',
+      'the database was made with the embedder someone-else-v1 (8 d), which is not configured; it needs an OpenAI-compatible embedder with that profile (ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS=8) (or use another --db)',
     );
+  });
+
+  it('names the OpenAI-compatible model a file needs when the environment does not configure it, and opens it when it does', async () => {
+    const path = join(dir, 'openai.db');
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: { id: 'openai-compatible:text-embedding-3-small', dimensions: 1536 },
+    });
+    await store.close();
+    const failure = await openEngram({ dbPath: path }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((failure as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_UNAVAILABLE');
+    expect((failure as Error).message).toContain(
+      'it needs ENGRAM_OPENAI_EMBEDDING_MODEL=text-embedding-3-small with ENGRAM_OPENAI_EMBEDDING_DIMENSIONS=1536',
+    );
+    const configured = await openEngram({
+      dbPath: path,
+      env: {
+        ENGRAM_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+        ENGRAM_OPENAI_EMBEDDING_MODEL: 'text-embedding-3-small',
+        ENGRAM_OPENAI_EMBEDDING_DIMENSIONS: '1536',
+      },
+    });
+    try {
+      expect(configured.embedder).toBe('openai');
+      expect(configured.embedderLabel).toBe('openai-compatible:text-embedding-3-small (1536 d)');
+    } finally {
+      await configured.close();
+    }
   });
 
   it('rejects an invalid provider environment naming the variable, never its value', async () => {
@@ -146,5 +187,149 @@ describe('openEngram', () => {
     expect((failure as { code?: unknown }).code).toBe('ENGRAM_PROVIDER_CONFIG');
     expect((failure as Error).message).toContain('ENGRAM_OPENAI_TIMEOUT_MS');
     expect((failure as Error).message).not.toContain('soon-ish');
+  });
+});
+
+describe('the embedder of a file', () => {
+  it('keeps a file made by the previous default (deterministic): it opens, drains and searches by vector with it', async () => {
+    // What the CLI did before USE-lite became the default: the deterministic profile, rows left pending.
+    const path = join(dir, 'previous-default.db');
+    const old = createSqliteMemoryStore({ path, embedding: DETERMINISTIC_PROFILE });
+    const session = SAMPLE_SESSIONS[0];
+    if (session === undefined) throw new Error('the sample has sessions');
+    const written = await createEventIngestor({ store: old }).appendAndIngest(
+      session.agentId,
+      session.sessionId,
+      session.events,
+    );
+    await old.close();
+
+    const engram = await openEngram({ dbPath: path });
+    try {
+      expect(engram.embedder).toBe('deterministic');
+      expect(engram.embedderLabel).toBe('deterministic-lexicon-v1 (128 d)');
+      expect(engram.store.info.fingerprint).toBe('deterministic-lexicon-v1:128');
+      const drained = await engram.drain();
+      expect(drained).toMatchObject({
+        rows: written.ingest.memories,
+        ready: written.ingest.memories,
+        error: 0,
+      });
+      const response = await engram.retriever.search(session.agentId, 'downtime', { limit: 3 });
+      expect(response.execution.arms).toEqual(['lexical', 'vector']);
+      expect(response.execution.degradations).toEqual([]);
+      expect(response.results[0]?.record.content).toContain('outage');
+      expect(response.results[0]?.explanation.arms).toEqual(['vector']);
+    } finally {
+      await engram.close();
+    }
+  });
+
+  it('gives a new file the offline USE-lite embedder, which finds a paraphrase by meaning, and keeps it on reopen', async () => {
+    const path = join(dir, 'new-default.db');
+    const engram = await openEngram({ dbPath: path });
+    try {
+      expect(engram.embedder).toBe('use');
+      expect(engram.embedderLabel).toBe('use-lite-512-v1 (512 d)');
+      expect(engram.store.info.fingerprint).toBe('use-lite-512-v1:512');
+      for (const fact of SAMPLE_FACTS.filter((f) => f.agentId === 'coder')) {
+        const remembered = await engram.tools.execute(
+          'memory_remember',
+          { content: fact.content },
+          {
+            agentId: fact.agentId,
+          },
+        );
+        expect(remembered.ok).toBe(true);
+      }
+      const drained = await engram.drain();
+      expect(drained).toMatchObject({ error: 0, ftsOnly: 0, backlog: 0 });
+      const facts = SAMPLE_FACTS.filter((f) => f.agentId === 'coder').length;
+      const health = await engram.health('coder');
+      expect(health.store.totals.facts).toBe(facts);
+      expect(health.store.byEmbeddingState.ready).toBe(facts);
+      // No word in common with the fact it finds: the vector arm alone.
+      const response = await engram.retriever.search('coder', 'which tool installs our dependencies', {
+        limit: 1,
+      });
+      expect(response.execution.degradations).toEqual([]);
+      expect(response.results[0]?.record.content).toContain('pnpm');
+      expect(response.results[0]?.explanation.arms).toContain('vector');
+    } finally {
+      await engram.close();
+    }
+    const again = await openEngram({ dbPath: path, env: { ENGRAM_EMBEDDER: '' } });
+    try {
+      expect(again.embedder).toBe('use');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('searches Chinese lexically under USE-lite (English-only), without vector noise', async () => {
+    const engram = await openEngram({ dbPath: join(dir, 'cjk.db') });
+    try {
+      for (const fact of SAMPLE_FACTS.filter((f) => f.agentId === 'assistant')) {
+        await engram.tools.execute('memory_remember', { content: fact.content }, { agentId: fact.agentId });
+      }
+      await engram.drain();
+      const response = await engram.retriever.search('assistant', '靠窗', { limit: 3 });
+      expect(response.results.map((r) => r.record.content)).toEqual(['用户坐飞机时喜欢靠窗的座位。']);
+      expect(response.results[0]?.explanation.arms).toEqual(['lexical']);
+      // Different Chinese facts are not taken for near duplicates of each other.
+      expect((await engram.health('assistant')).store.totals.facts).toBe(
+        SAMPLE_FACTS.filter((f) => f.agentId === 'assistant').length,
+      );
+    } finally {
+      await engram.close();
+    }
+  });
+
+  it('takes the embedder asked for by ENGRAM_EMBEDDER or the caller for a new file, and refuses a file made with another', async () => {
+    const path = join(dir, 'asked.db');
+    const asked = await openEngram({ dbPath: path, env: { ENGRAM_EMBEDDER: 'Deterministic' } });
+    try {
+      expect(asked.embedder).toBe('deterministic');
+      expect(asked.store.info.fingerprint).toBe('deterministic-lexicon-v1:128');
+    } finally {
+      await asked.close();
+    }
+    const refuse = (config: Parameters<typeof openEngram>[0]): Promise<unknown> =>
+      openEngram(config).then(
+        async (engram) => {
+          await engram.close();
+          return null;
+        },
+        (error: unknown) => error,
+      );
+    const mismatch = await refuse({ dbPath: path, env: { ENGRAM_EMBEDDER: 'use' } });
+    expect((mismatch as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+    expect((mismatch as Error).message).toBe(
+      'the database was made with the embedder deterministic-lexicon-v1 (128 d), not ENGRAM_EMBEDDER=use; it needs ENGRAM_EMBEDDER=deterministic (or use another --db)',
+    );
+    // The caller's choice wins over the variable.
+    const byCaller = await refuse({
+      dbPath: path,
+      embedder: 'use',
+      env: { ENGRAM_EMBEDDER: 'deterministic' },
+    });
+    expect((byCaller as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+    const invalid = await refuse({ dbPath: join(dir, 'invalid.db'), env: { ENGRAM_EMBEDDER: 'bert' } });
+    expect((invalid as { code?: unknown }).code).toBe('ENGRAM_DEMO_INVALID_ARGUMENTS');
+    expect((invalid as Error).message).toBe('ENGRAM_EMBEDDER must be one of use, deterministic, openai');
+    // A configured OpenAI-compatible embedder does not take over a file made with another one.
+    const withProvider = await openEngram({
+      dbPath: path,
+      env: {
+        ENGRAM_OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+        ENGRAM_OPENAI_EMBEDDING_MODEL: 'text-embedding-3-small',
+        ENGRAM_OPENAI_EMBEDDING_DIMENSIONS: '1536',
+      },
+    });
+    try {
+      expect(withProvider.embedder).toBe('deterministic');
+    } finally {
+      await withProvider.close();
+    }
   });
 });

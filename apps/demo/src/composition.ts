@@ -1,10 +1,11 @@
 /**
  * The composition root: the only module that knows every package. It opens the SQLite store, picks the
- * embedder (the deterministic one, or an OpenAI-compatible one configured by environment variables), and
- * wires the retriever, the memory tools, the diagnostics collector, event ingestion, the embedding drain,
- * extraction and maintenance passes — every producer reporting to the one collector.
+ * embedder (the one a file records; for a new file the one asked for, else an OpenAI-compatible one configured
+ * by environment variables, else the offline USE-lite embedder), and wires the retriever, the memory tools,
+ * the diagnostics collector, event ingestion, the embedding drain, extraction and maintenance passes — every
+ * producer reporting to the one collector.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   createDiagnosticsCollector,
@@ -13,6 +14,7 @@ import {
   type HealthDto,
 } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createUseEmbedder } from '@engram/embedder-use';
 import {
   createEmbeddingDrain,
   createEventIngestor,
@@ -36,14 +38,33 @@ import {
 } from '@engram/provider-openai';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
 import { createSqliteMemoryStore, type EventRecord, type SqliteMemoryStore } from '@engram/store';
+import {
+  BUILT_IN_PROFILES,
+  chooseEmbedder,
+  type EmbedderChoice,
+  type EmbedderProfile,
+  embedderChoiceFromEnv,
+  profileLabel,
+} from './embedder-choice.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
+import { englishQueries, gatedRetriever } from './query-side.js';
 
 /** Construction of {@link openEngram}. */
 export interface EngramConfig {
   /** Absolute path of the SQLite file; its directory is created when missing. */
   readonly dbPath: string;
-  /** Environment variables read for an OpenAI-compatible provider (default: none, i.e. offline). */
+  /**
+   * Environment variables read for an OpenAI-compatible provider and for `ENGRAM_EMBEDDER` (default: none,
+   * i.e. offline with the default embedder).
+   */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The embedder asked for (overrides `ENGRAM_EMBEDDER`); an existing file must have been made with it. */
+  readonly embedder?: EmbedderChoice;
+  /**
+   * Start loading the embedder's model at once, in the background (for commands that will embed). Without it
+   * the model loads on the first search, tool call or drain — never for commands that do not embed.
+   */
+  readonly warm?: boolean;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run stops early). */
@@ -73,8 +94,16 @@ export interface Engram {
   readonly tools: ToolHandler;
   readonly ingestor: EventIngestor;
   readonly extractor: Extractor;
-  /** The embedder's profile id and dimensions, e.g. `deterministic-lexicon-v1 (128 d)`. */
+  /** Which embedder this file uses (the one it records, or the one chosen for a new file). */
+  readonly embedder: EmbedderChoice;
+  /** The embedder's profile id and dimensions, e.g. `use-lite-512-v1 (512 d)`. */
   readonly embedderLabel: string;
+  /**
+   * Loads the embedder's model (once; later calls return the same promise) and never rejects: a model that
+   * fails to load leaves searches FTS-only and drained rows in error. Searches and tool calls wait for it, so
+   * the first query is not degraded by the load; call it early to overlap the load with other work.
+   */
+  warmUp(): Promise<void>;
   /** The chat model's id, or null when none is configured (the heavy phase and extraction are skipped). */
   readonly modelLabel: string | null;
   /** Embeds pending rows until none are left (or a run stops early), reporting progress. */
@@ -96,23 +125,66 @@ const PROVIDER_LIMITS = { global: 4, perKey: 2, maxQueue: 64 } as const;
 /** Deadline of one provider request through the gateway. */
 const PROVIDER_DEADLINE_MS = 60_000;
 
+/** True when a file exists at the path and is not empty (an empty file is a new database to SQLite). */
+function hasDatabase(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+function openStore(
+  path: string,
+  embedding: EmbedderProfile | undefined,
+  collector: DiagnosticsCollector,
+): SqliteMemoryStore {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
+      cause: error,
+    });
+  }
+  try {
+    return createSqliteMemoryStore({
+      path,
+      // Omitted for an existing file: the store adopts the profile the file records.
+      ...(embedding === undefined
+        ? {}
+        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
+      observer: collector.storeObserver,
+    });
+  } catch (error) {
+    // Another process created the file with another embedder between the check and the open.
+    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
 /**
  * Opens (or creates) a database file and wires every package around it. Throws a typed error when the file
- * cannot be opened, was indexed with another embedder, or the provider environment is invalid.
+ * cannot be opened, records an embedder that is not available here or not the one asked for, or the
+ * provider environment is invalid.
  */
 export async function openEngram(config: EngramConfig): Promise<Engram> {
   const env = config.env ?? {};
   // Throws ENGRAM_PROVIDER_CONFIG naming the variable (never its value) when the environment is invalid.
   const provider = configFromEnv(env);
+  const requested = config.embedder ?? embedderChoiceFromEnv(env);
   const collector = createDiagnosticsCollector();
 
   let gateway: ProviderGateway | null = null;
-  let drainEmbedder: EmbedderPort;
-  let queryEmbedder: EmbedderPort;
   let model: ModelPort | null = null;
-  if (provider.embedder !== null || provider.chat !== null) {
-    const remoteEmbedder =
-      provider.embedder === null ? null : createOpenAICompatibleEmbedder(provider.embedder);
+  const remoteEmbedder =
+    provider.embedder === null ? null : createOpenAICompatibleEmbedder(provider.embedder);
+  if (remoteEmbedder !== null || provider.chat !== null) {
     const chat = provider.chat === null ? null : createOpenAICompatibleChatModel(provider.chat);
     gateway = createProviderGateway({
       embedder: remoteEmbedder,
@@ -123,49 +195,66 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     });
     model = gateway.modelFor('maintenance');
   }
+  const remote = remoteEmbedder?.profile ?? null;
+
+  // A file keeps the embedder it was made with: open an existing one first and read what it records.
+  let store: SqliteMemoryStore;
+  let choice: EmbedderChoice;
+  if (hasDatabase(config.dbPath)) {
+    store = openStore(config.dbPath, undefined, collector);
+    try {
+      choice = chooseEmbedder({ recorded: store.embeddingProfile, requested, remote });
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  } else {
+    choice = chooseEmbedder({ recorded: 'new', requested, remote });
+    const profile = choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
+    store = openStore(config.dbPath, profile ?? undefined, collector);
+  }
+
+  let drainEmbedder: EmbedderPort;
+  let queryEmbedder: EmbedderPort;
+  let load: () => Promise<unknown> = () => Promise.resolve();
   const remoteDrain = gateway?.embedderFor('drain') ?? null;
   const remoteQuery = gateway?.embedderFor('query') ?? null;
-  if (remoteDrain !== null && remoteQuery !== null) {
+  if (choice === 'openai' && remoteDrain !== null && remoteQuery !== null) {
     drainEmbedder = remoteDrain;
     queryEmbedder = remoteQuery;
+  } else if (choice === 'use') {
+    const use = createUseEmbedder();
+    drainEmbedder = use;
+    queryEmbedder = englishQueries(use);
+    // The first inference after the load is slow too: run one, so the first query meets its deadline.
+    load = () => use.load().then(() => use.embed(['warm up']));
   } else {
     const deterministic = createDeterministicEmbedder();
     drainEmbedder = deterministic;
     queryEmbedder = deterministic;
   }
+  let warming: Promise<void> | null = null;
+  const warmUp = (): Promise<void> => {
+    warming ??= load().then(
+      () => undefined,
+      () => undefined,
+    );
+    return warming;
+  };
+  if (config.warm === true) void warmUp();
 
-  let store: SqliteMemoryStore;
-  try {
-    mkdirSync(dirname(config.dbPath), { recursive: true });
-  } catch (error) {
-    throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
-      cause: error,
-    });
-  }
-  try {
-    store = createSqliteMemoryStore({
-      path: config.dbPath,
-      embedding: { id: drainEmbedder.profile.id, dimensions: drainEmbedder.profile.dimensions },
-      observer: collector.storeObserver,
-    });
-  } catch (error) {
-    const code = engramErrorCode(error);
-    if (code === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_STORE_FAILED',
-        `the database was indexed with another embedder than ${drainEmbedder.profile.id}; use another --db or re-index it`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
-
-  const retriever = createRetriever({
-    store,
-    embedder: queryEmbedder,
-    observer: collector.retrievalObserver,
-  });
-  const tools = createToolHandler({ store, retriever, embedder: queryEmbedder });
+  const retriever = gatedRetriever(
+    createRetriever({ store, embedder: queryEmbedder, observer: collector.retrievalObserver }),
+    warmUp,
+  );
+  const innerTools = createToolHandler({ store, retriever, embedder: queryEmbedder });
+  const tools: ToolHandler = {
+    definitions: innerTools.definitions,
+    execute: async (name, args, ctx) => {
+      await warmUp();
+      return innerTools.execute(name, args, ctx);
+    },
+  };
   const ingestor = createEventIngestor({ store });
   const extractor = createExtractor({ store, retriever, model, observer: collector.maintenanceObserver });
   const runner = createMaintenanceRunner({
@@ -264,7 +353,9 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     tools,
     ingestor,
     extractor,
-    embedderLabel: `${drainEmbedder.profile.id} (${drainEmbedder.profile.dimensions} d)`,
+    embedder: choice,
+    embedderLabel: profileLabel(drainEmbedder.profile),
+    warmUp,
     modelLabel: model === null ? null : (provider.chat?.model ?? model.id),
     drain,
     maintain: (agentId, options = {}) => runner.run(agentId, options.force === true ? { force: true } : {}),

@@ -7,6 +7,7 @@ import type { EventInput } from '@engram/store';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
+import { embedderChoiceFromEnv } from './embedder-choice.js';
 import {
   cliInvocation,
   formatDiagnostics,
@@ -45,12 +46,17 @@ export async function runDemo(
   options: DemoOptions = {},
 ): Promise<number> {
   const now = options.now ?? Date.now;
-  const engram = await openEngram({ dbPath: command.db, env: io.env });
+  // The model loads while the sample is ingested (the searches of step 4 wait for it, if need be).
+  const engram = await openEngram({ dbPath: command.db, env: io.env, warm: true });
   try {
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
     line(io, `  database  ${command.db}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
+    if (engram.embedder === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
+      // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.
+      line(io, '            (this file keeps the embedder it was made with; a new --db gets USE-lite)');
+    }
     line(
       io,
       `  model     ${engram.modelLabel ?? 'none (extraction and the heavy maintenance phase are skipped)'}`,

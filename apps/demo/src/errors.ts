@@ -7,6 +7,8 @@ export const ENGRAM_DEMO_ERROR_CODES = [
   'ENGRAM_DEMO_NOT_FOUND',
   'ENGRAM_DEMO_TOOL_FAILED',
   'ENGRAM_DEMO_SERVE_FAILED',
+  'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
+  'ENGRAM_DEMO_EMBEDDER_MISMATCH',
 ] as const;
 
 /** One stable error code of the demo app. */

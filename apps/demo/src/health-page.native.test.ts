@@ -53,8 +53,9 @@ async function load(page: Page, action: () => Promise<unknown>): Promise<void> {
     page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/api/health') && r.status() === 200),
     action(),
   ]);
-  // A string predicate: this package type-checks without the DOM library.
-  await page.waitForFunction("document.body.dataset.state === 'ready'");
+  // A selector, not a predicate: nothing is evaluated in the page (its CSP forbids eval) and this package
+  // type-checks without the DOM library.
+  await page.locator('body[data-state="ready"]').waitFor({ state: 'attached' });
 }
 
 beforeAll(async () => {
@@ -64,7 +65,7 @@ beforeAll(async () => {
     );
   }
   dir = mkdtempSync(join(tmpdir(), 'engram-demo-health-'));
-  engram = await openEngram({ dbPath: join(dir, 'memory.db') });
+  engram = await openEngram({ dbPath: join(dir, 'memory.db'), embedder: 'deterministic' });
   // Eight of ten rows get their vector now; two stay pending until a drain.
   for (const [i, content] of CONTENT.entries()) {
     await engram.store.insertMemory({

@@ -238,14 +238,27 @@ export const SAMPLE_FACTS: readonly SampleFact[] = [
   { agentId: ASSISTANT_AGENT, content: '用户住在北京朝阳区，公司在望京。', topic: '环境' },
 ];
 
-/** The example searches: an English word, a file path, a code identifier, Chinese of 2 and 4 characters, a synonym. */
+/**
+ * The example searches: an English word, a file path, a code identifier, two paraphrases, Chinese of 2 and 4
+ * characters. The paraphrases need a semantic embedder (the default USE-lite): "the site went down" shares no
+ * word with the outage report it finds. USE-lite is English-only, so the Chinese ones are found lexically.
+ */
 export const SAMPLE_SEARCHES: readonly SampleSearch[] = [
   { agentId: CODER_AGENT, query: 'migration', shows: 'English word' },
   { agentId: CODER_AGENT, query: 'src/payments/retry.ts', shows: 'file path' },
   { agentId: CODER_AGENT, query: 'retryDelayMs', shows: 'code identifier' },
-  { agentId: CODER_AGENT, query: 'downtime', shows: 'synonym (finds "outage", "unavailable")' },
-  { agentId: ASSISTANT_AGENT, query: '会议', shows: 'Chinese, 2 characters' },
-  { agentId: ASSISTANT_AGENT, query: '机票预订', shows: 'Chinese, 4 characters' },
+  { agentId: CODER_AGENT, query: 'package manager', shows: 'paraphrase (finds the pnpm fact)' },
+  {
+    agentId: CODER_AGENT,
+    query: 'the site went down',
+    shows: 'paraphrase, no word in common (finds the "outage" by meaning alone)',
+  },
+  {
+    agentId: ASSISTANT_AGENT,
+    query: '会议',
+    shows: 'Chinese, 2 characters (lexical; USE-lite is English-only)',
+  },
+  { agentId: ASSISTANT_AGENT, query: '机票预订', shows: 'Chinese, 4 characters (lexical)' },
 ];
 
 /** The search the demo suggests the user run next (it finds the deploy-rollback session by both arms). */
