@@ -4,6 +4,7 @@
  * Longer than 400 lines on purpose: one suite shares the spawn helpers and the temporary directory across every
  * subcommand, so each process-level check stays next to the others it depends on.
  */
+
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
@@ -11,6 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hasCjk } from '@engram/contracts';
 import { healthDtoSchema } from '@engram/diagnostics';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -224,7 +226,7 @@ describe('engram demo --no-serve', () => {
       expect(dto.runtime.agent.retrieval.search.operations).toBe(SAMPLE_SEARCHES.length);
       // …plus the Chinese facts: USE-lite is English-only, so memory_remember writes them without a vector
       // (its comparison falls back to token overlap) and the drain embeds them.
-      const chineseFacts = SAMPLE_FACTS.filter((f) => /\p{Script=Han}/u.test(f.content)).length;
+      const chineseFacts = SAMPLE_FACTS.filter((f) => hasCjk(f.content)).length;
       expect(chineseFacts).toBe(3);
       expect(dto.runtime.agent.embedding.rows).toBe(events + chineseFacts);
       const agents = (await (await fetch(new URL('api/agents', url))).json()) as { agents: string[] };

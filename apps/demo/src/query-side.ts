@@ -1,11 +1,12 @@
 /**
  * The query side of the composition: what searches and fact comparisons ask the embedder with, and when.
  */
+import { CJK_CLASS_SOURCE } from '@engram/contracts';
 import type { EmbedderPort } from '@engram/maintenance';
 import type { Retriever } from '@engram/retrieval';
 
-/** Han, kana and Hangul: scripts USE-lite's English vocabulary does not cover. */
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+/** The CJK class (Han, kana, Hangul): scripts USE-lite's English vocabulary does not cover. */
+const CJK = new RegExp(CJK_CLASS_SOURCE, 'gu');
 
 /**
  * The query side of USE-lite: a text that is at least a third CJK gets the all-zero vector (no signal), so its
