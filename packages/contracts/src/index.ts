@@ -111,9 +111,11 @@ export {
   noopRetrievalObserver,
   noopStoreObserver,
 } from './observers.js';
-export type { IdentifierProblem } from './rules/agent-id.js';
+export type { AgentIdFormProblem, IdentifierProblem } from './rules/agent-id.js';
 export {
+  AGENT_ID_FORM_PROBLEMS,
   checkAgentId,
+  checkAgentIdForm,
   checkMemoryId,
   IDENTIFIER_PROBLEMS,
   isValidAgentId,
@@ -153,4 +155,11 @@ export {
   normalizeContent,
   toWellFormedText,
 } from './rules/text.js';
+export type { TimestampProblem } from './rules/timestamp.js';
+export {
+  checkTimestamp,
+  isValidTimestamp,
+  MAX_TIMESTAMP_MS,
+  TIMESTAMP_PROBLEMS,
+} from './rules/timestamp.js';
 export { estimateTokens, tokenUnits } from './rules/tokens.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkAgentId,
+  checkAgentIdForm,
   checkMemoryId,
   isValidAgentId,
   MAX_AGENT_ID_LENGTH,
@@ -43,5 +44,15 @@ describe('agent id rule', () => {
     expect(checkMemoryId('m'.repeat(129))).toBe('tooLong');
     expect(checkMemoryId('mem\u0000')).toBe('controlCharacter');
     expect(checkMemoryId('mem_01J.x:y')).toBeNull();
+  });
+
+  it('refuses ids with surrounding whitespace or not in NFC, never normalising them', () => {
+    expect(checkAgentIdForm('alice ')).toBe('surroundingWhitespace');
+    expect(checkAgentIdForm(' alice')).toBe('surroundingWhitespace');
+    expect(checkAgentIdForm('alice\u00a0')).toBe('surroundingWhitespace');
+    expect(checkAgentIdForm('e\u0301')).toBe('notNormalized');
+    expect(checkAgentIdForm('caf\u00e9')).toBeNull();
+    expect(checkAgentIdForm('team/coder:7 ünïcode 代理')).toBeNull();
+    expect(checkAgentIdForm('alice')).toBeNull();
   });
 });

@@ -47,3 +47,22 @@ export function isValidAgentId(value: unknown): value is string {
 export function checkMemoryId(value: unknown): IdentifierProblem | null {
   return checkIdentifier(value, MAX_MEMORY_ID_LENGTH);
 }
+
+/** Why an agent id (or session id) is refused for its form, beyond {@link checkAgentId}. */
+export const AGENT_ID_FORM_PROBLEMS = ['surroundingWhitespace', 'notNormalized'] as const;
+/** An agent-id form problem. */
+export type AgentIdFormProblem = (typeof AGENT_ID_FORM_PROBLEMS)[number];
+
+/**
+ * The normal-form rule of agent ids (and session ids): stores compare ids byte for byte, so `"alice "` and
+ * `"alice"`, or the NFD and NFC spellings of `"é"`, would be different agents. An id with leading or trailing
+ * whitespace (`surroundingWhitespace`) or not in Unicode NFC (`notNormalized`) is refused, never silently
+ * normalised: an id already stored stays addressable exactly as it was written. Returns null for a string in
+ * normal form and for anything {@link checkAgentId} refuses (check that first).
+ */
+export function checkAgentIdForm(value: unknown): AgentIdFormProblem | null {
+  if (typeof value !== 'string' || !isWellFormedText(value)) return null;
+  if (value.trim() !== value) return 'surroundingWhitespace';
+  if (value.normalize('NFC') !== value) return 'notNormalized';
+  return null;
+}
