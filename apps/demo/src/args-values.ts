@@ -5,6 +5,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import {
   checkAgentId,
+  checkAgentIdForm,
   checkMemoryId,
   type IdentifierProblem,
   isValidTag,
@@ -44,7 +45,21 @@ function idSchema(
 }
 
 /** An agent id or a session id, as the store accepts it. */
-export const agentSchema: z.ZodType<string, string> = idSchema(checkAgentId, MAX_AGENT_ID_LENGTH);
+export const agentSchema: z.ZodType<string, string> = idSchema(checkAgentId, MAX_AGENT_ID_LENGTH).check(
+  (ctx) => {
+    const problem = checkAgentIdForm(ctx.value);
+    if (problem !== null) {
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message:
+          problem === 'surroundingWhitespace'
+            ? 'must not start or end with whitespace'
+            : 'must be in Unicode normal form NFC',
+      });
+    }
+  },
+);
 /** A memory id, as the store accepts it. */
 export const memoryIdSchema: z.ZodType<string, string> = idSchema(checkMemoryId, MAX_MEMORY_ID_LENGTH);
 

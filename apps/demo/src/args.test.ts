@@ -200,6 +200,12 @@ describe('parseCommandLine: invalid arguments', () => {
     [['get', 'id\u0000'], 'engram get: <id|pointer> must be a memory id or session/<sessionId>#<from>-<to>'],
     [['get', 'id\ud800'], 'engram get: <id|pointer> must be a memory id or session/<sessionId>#<from>-<to>'],
     [['search', 'x', '--agent', 'a\udc00b'], 'engram search: --agent must not contain a lone surrogate'],
+    [['search', 'x', '--agent', 'alice '], 'engram search: --agent must not start or end with whitespace'],
+    [['search', 'x', '--agent', 'e\u0301'], 'engram search: --agent must be in Unicode normal form NFC'],
+    [
+      ['ingest', 'f.jsonl', '--session', ' s1'],
+      'engram ingest: --session must not start or end with whitespace',
+    ],
     [['search', 'x', "--bo'gus"], "engram search: unknown option --bo'gus"],
     [['search', 'x', '--x=1'], 'engram search: unknown option --x'],
     [['search', 'x', '-q'], 'engram search: unknown option -q'],

@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
-import { EngramDemoError } from './errors.js';
-import { parseEventsJsonl } from './events-file.js';
+import { EngramDemoError, engramErrorCode } from './errors.js';
+import { parseLocatedEvents } from './events-file.js';
 import {
   formatEvents,
   formatExecution,
@@ -185,6 +185,20 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
   });
 }
 
+/**
+ * The store names a refused event by its index in the appended batch (`events[3].content …`); the user wrote
+ * a file, so name its line instead (`events file line 7: content …`). Other errors pass through.
+ */
+function atFileLine(error: unknown, lines: readonly number[], offset: number): unknown {
+  if (engramErrorCode(error) !== 'ENGRAM_STORE_INVALID_INPUT' || !(error instanceof Error)) return error;
+  const match = /^events\[(\d+)\]\.?(.*)$/.exec(error.message.split('\n')[0] ?? '');
+  const line = match === null ? undefined : lines[offset + Number(match[1])];
+  if (match === null || line === undefined) return error;
+  return new EngramDemoError('ENGRAM_DEMO_INVALID_EVENTS', `events file line ${line}: ${match[2]}`, {
+    cause: error,
+  });
+}
+
 async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
   let text: string;
   try {
@@ -197,7 +211,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
       { cause: error },
     );
   }
-  const sessions = parseEventsJsonl(text, { agentId: c.agent, sessionId: c.session });
+  const sessions = parseLocatedEvents(text, { agentId: c.agent, sessionId: c.session });
   return withEngram(
     io,
     c.db,
@@ -209,7 +223,11 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
         let memories = 0;
         for (let i = 0; i < session.events.length; i += APPEND_CHUNK) {
           const chunk = session.events.slice(i, i + APPEND_CHUNK);
-          const r = await engram.ingestor.appendAndIngest(session.agentId, session.sessionId, chunk);
+          const r = await engram.ingestor
+            .appendAndIngest(session.agentId, session.sessionId, chunk)
+            .catch((error: unknown) => {
+              throw atFileLine(error, session.lines, i);
+            });
           appended += r.appended;
           skipped += r.skipped;
           memories += r.ingest.memories;

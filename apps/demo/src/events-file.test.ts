@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isEngramDemoError } from './errors.js';
-import { parseEventsJsonl } from './events-file.js';
+import { parseEventsJsonl, parseLocatedEvents } from './events-file.js';
 
 const defaults = { agentId: 'coder', sessionId: null } as const;
 
@@ -96,5 +96,59 @@ describe('parseEventsJsonl', () => {
     const long = 's'.repeat(256);
     const [session] = parseEventsJsonl(line(`"sessionId":"${long}",`), { agentId: 'a', sessionId: null });
     expect(session?.sessionId).toBe(long);
+  });
+});
+
+describe('parseEventsJsonl, misleading errors', () => {
+  const line = (extra: string): string =>
+    `{"sessionId":"s1","seq":1,"type":"message","role":"user","content":"x"${extra}}`;
+
+  it('says what is wrong with a seq of 1.5 or "1" (not that it is missing)', () => {
+    for (const seq of ['1.5', '"1"', '0', 'null']) {
+      expect(failureOf(`{"sessionId":"s1","seq":${seq},"type":"message","role":"user","content":"x"}`)).toBe(
+        'events file line 1: "seq" must be a positive integer',
+      );
+    }
+    expect(failureOf('{"sessionId":"s1","type":"message","role":"user","content":"x"}')).toBe(
+      'events file line 1: "seq" is required',
+    );
+  });
+
+  it('names schema_version and the supported version, and accepts version 1', () => {
+    expect(failureOf(line(',"schema_version":0'))).toBe(
+      'events file line 1: "schema_version" must be 1 (the only events-file version this CLI reads)',
+    );
+    expect(parseEventsJsonl(line(',"schema_version":1'), defaults)[0]?.events).toHaveLength(1);
+  });
+
+  it('accepts a UTF-8 byte order mark at the start of the file', () => {
+    const sessions = parseEventsJsonl(
+      `\ufeff${line('')}\n${line('').replace('"seq":1', '"seq":2')}`,
+      defaults,
+    );
+    expect(sessions[0]?.events.map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('refuses a createdAt outside the range of a Date, naming the range', () => {
+    for (const ms of ['8640000000000001', '1e300', '-1', '1.5', '"2024-01-01"']) {
+      expect(failureOf(line(`,"createdAt":${ms}`))).toBe(
+        'events file line 1: "createdAt" must be epoch milliseconds (an integer from 0 to 8640000000000000)',
+      );
+    }
+    expect(parseEventsJsonl(line(',"createdAt":8640000000000000'), defaults)[0]?.events[0]?.createdAt).toBe(
+      8.64e15,
+    );
+  });
+
+  it('refuses agent and session ids that are not in normal form (trailing space, NFD)', () => {
+    expect(failureOf(line(',"agentId":"alice "'))).toBe('events file line 1: "agentId" is invalid');
+    expect(failureOf(line('').replace('"s1"', '"e\\u0301"'))).toBe(
+      'events file line 1: "sessionId" is invalid',
+    );
+  });
+
+  it('keeps the file line of every event for later refusals', () => {
+    const text = ['', line('').replace('"seq":1', '"seq":2'), '', line('')].join('\n');
+    expect(parseLocatedEvents(text, defaults)[0]?.lines).toEqual([4, 2]);
   });
 });

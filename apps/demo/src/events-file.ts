@@ -2,7 +2,7 @@
  * The JSONL events file of `engram ingest`: one event per line, validated with zod. Pure: the caller reads
  * the file. Errors name the line and the field, never the line's content.
  */
-import { isValidAgentId } from '@engram/contracts';
+import { checkAgentIdForm, checkTimestamp, isValidAgentId, MAX_TIMESTAMP_MS } from '@engram/contracts';
 import type { EventInput } from '@engram/store';
 import { z } from 'zod';
 import { EngramDemoError } from './errors.js';
@@ -10,16 +10,27 @@ import { EngramDemoError } from './errors.js';
 /** Most events one file may hold. */
 export const MAX_EVENTS_PER_FILE = 1_000_000;
 
+/** The events-file format version this CLI reads (an optional `schema_version` field on any line). */
+export const EVENTS_FILE_SCHEMA_VERSION = 1;
+
+/** The contracts' id rule plus its normal-form rule: what the store accepts and what keeps agents apart. */
+const idSchema = z.string().refine((v) => isValidAgentId(v) && checkAgentIdForm(v) === null);
+
 const lineSchema = z.strictObject({
-  agentId: z.string().refine(isValidAgentId).optional(),
-  sessionId: z.string().refine(isValidAgentId).optional(),
+  schema_version: z.literal(EVENTS_FILE_SCHEMA_VERSION).optional(),
+  agentId: idSchema.optional(),
+  sessionId: idSchema.optional(),
   seq: z.int().min(1).max(2_147_483_647),
   type: z.enum(['message', 'tool_call', 'tool_result']),
   role: z.string().min(1).max(64),
   content: z.string(),
   toolName: z.string().min(1).max(128).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  createdAt: z.int().min(0).optional(),
+  createdAt: z
+    .unknown()
+    .refine((v) => checkTimestamp(v) === null && (v as number) >= 0)
+    .transform((v) => v as number)
+    .optional(),
 });
 
 /** The events of one session, in file order. */
@@ -29,7 +40,12 @@ export interface SessionEvents {
   readonly events: readonly EventInput[];
 }
 
-function fieldOf(issue: z.core.$ZodIssue): string {
+/** A session's events with the file line (1-based) of each event, index for index. */
+export interface LocatedSessionEvents extends SessionEvents {
+  readonly lines: readonly number[];
+}
+
+function fieldOf(issue: z.core.$ZodIssue, json: unknown): string {
   if (issue.code === 'unrecognized_keys') {
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
       .slice(0, 3)
@@ -38,14 +54,21 @@ function fieldOf(issue: z.core.$ZodIssue): string {
   }
   const path = issue.path.map(String).join('.').slice(0, 64);
   if (path === '') return 'must be a JSON object';
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `"${path}" is required`;
+  // zod does not keep the input on an issue: a field is missing when the line's object lacks its key.
+  const top = issue.path[0];
+  const present = typeof json === 'object' && json !== null && typeof top === 'string' && top in json;
+  if (issue.code === 'invalid_type' && !present) {
+    return `"${path}" is required`;
+  }
   switch (path) {
+    case 'schema_version':
+      return `"schema_version" must be ${EVENTS_FILE_SCHEMA_VERSION} (the only events-file version this CLI reads)`;
     case 'seq':
       return '"seq" must be a positive integer';
     case 'type':
       return '"type" must be message, tool_call or tool_result';
     case 'createdAt':
-      return '"createdAt" must be epoch milliseconds (an integer)';
+      return `"createdAt" must be epoch milliseconds (an integer from 0 to ${MAX_TIMESTAMP_MS})`;
     case 'metadata':
       return '"metadata" must be a JSON object';
     default:
@@ -62,11 +85,26 @@ export function parseEventsJsonl(
   text: string,
   defaults: { readonly agentId: string; readonly sessionId: string | null },
 ): SessionEvents[] {
+  return parseLocatedEvents(text, defaults).map(({ agentId, sessionId, events }) => ({
+    agentId,
+    sessionId,
+    events,
+  }));
+}
+
+/**
+ * {@link parseEventsJsonl} keeping the file line of every event, so a later refusal of one event (by the
+ * store) can name its line. A UTF-8 byte order mark at the start of the file is ignored.
+ */
+export function parseLocatedEvents(
+  text: string,
+  defaults: { readonly agentId: string; readonly sessionId: string | null },
+): LocatedSessionEvents[] {
   const groups = new Map<
     string,
-    { agentId: string; sessionId: string; events: EventInput[]; seqs: Set<number> }
+    { agentId: string; sessionId: string; events: [number, EventInput][]; seqs: Set<number> }
   >();
-  const lines = text.split(/\r?\n/);
+  const lines = (text.startsWith('\ufeff') ? text.slice(1) : text).split(/\r?\n/);
   let count = 0;
   for (const [index, line] of lines.entries()) {
     if (line.trim() === '') continue;
@@ -82,7 +120,7 @@ export function parseEventsJsonl(
       const issue = parsed.error.issues[0];
       throw new EngramDemoError(
         'ENGRAM_DEMO_INVALID_EVENTS',
-        `${where}: ${issue === undefined ? 'invalid' : fieldOf(issue)}`,
+        `${where}: ${issue === undefined ? 'invalid' : fieldOf(issue, json)}`,
       );
     }
     const event = parsed.data;
@@ -114,19 +152,21 @@ export function parseEventsJsonl(
       );
     }
     group.seqs.add(event.seq);
-    group.events.push({
-      seq: event.seq,
-      type: event.type,
-      role: event.role,
-      content: event.content,
-      ...(event.toolName === undefined ? {} : { toolName: event.toolName }),
-      ...(event.metadata === undefined ? {} : { metadata: event.metadata }),
-      ...(event.createdAt === undefined ? {} : { createdAt: event.createdAt }),
-    });
+    group.events.push([
+      index + 1,
+      {
+        seq: event.seq,
+        type: event.type,
+        role: event.role,
+        content: event.content,
+        ...(event.toolName === undefined ? {} : { toolName: event.toolName }),
+        ...(event.metadata === undefined ? {} : { metadata: event.metadata }),
+        ...(event.createdAt === undefined ? {} : { createdAt: event.createdAt }),
+      },
+    ]);
   }
-  return [...groups.values()].map(({ agentId, sessionId, events }) => ({
-    agentId,
-    sessionId,
-    events: [...events].sort((a, b) => a.seq - b.seq),
-  }));
+  return [...groups.values()].map(({ agentId, sessionId, events }) => {
+    const sorted = [...events].sort((a, b) => a[1].seq - b[1].seq);
+    return { agentId, sessionId, events: sorted.map(([, e]) => e), lines: sorted.map(([line]) => line) };
+  });
 }

@@ -10,8 +10,10 @@ import {
   formatExecution,
   formatExplanation,
   formatHealth,
+  formatMemory,
   formatMs,
   formatResults,
+  formatTimestamp,
   MISSING,
   oneLine,
   plural,
@@ -276,5 +278,16 @@ describe('follow-up commands the user can paste', () => {
     expect(cliInvocation({ env: { npm_lifecycle_event: 'test' }, entry: '/a b/cli.js' })).toBe(
       "node '/a b/cli.js'",
     );
+  });
+});
+
+describe('timestamps', () => {
+  it('renders a memory whose timestamps no Date can hold with a typed placeholder instead of a RangeError', () => {
+    const text = formatMemory(record({ createdAt: 8_640_000_000_000_001, updatedAt: 1.5 }));
+    expect(text).toContain('created     (invalid timestamp: outOfRange)');
+    expect(text).toContain('updated     (invalid timestamp: notInteger)');
+    expect(text).toContain('Edited src/payments/retry.ts (1 change).');
+    expect(formatTimestamp(0)).toBe('1970-01-01T00:00:00.000Z');
+    expect(formatTimestamp(8.64e15)).toBe('+275760-09-13T00:00:00.000Z');
   });
 });

@@ -2,6 +2,7 @@
  * Output formatting of the CLI: result lists with explanations, execution lines, the health table, the
  * diagnostics summary and the progress bar. Pure functions from data to text; a missing sample is an em dash.
  */
+import { checkTimestamp } from '@engram/contracts';
 import type { DiagnosticsSnapshot, DistributionSummary, HealthDto } from '@engram/diagnostics';
 import type { RetrievalExecution, RetrievalExplanation, RetrievalResult } from '@engram/retrieval';
 import type { EventRecord, MemoryRecord } from '@engram/store';
@@ -157,6 +158,16 @@ export function formatExecution(execution: RetrievalExecution): string {
   return `${execution.outcome} · ${arms} · candidates lexical ${c.fts}, vector ${c.vector}, selected ${c.selected} · ${formatMs(execution.latencies.total)}${degraded}`;
 }
 
+/**
+ * Epoch milliseconds as an ISO 8601 instant; total: a value no `Date` can hold (a row written before the
+ * timestamp rule, or by another tool) prints a typed placeholder such as `(invalid timestamp: outOfRange)`
+ * instead of throwing a RangeError.
+ */
+export function formatTimestamp(ms: unknown): string {
+  const problem = checkTimestamp(ms);
+  return problem === null ? new Date(ms as number).toISOString() : `(invalid timestamp: ${problem})`;
+}
+
 /** A memory record for `engram get`. */
 export function formatMemory(record: MemoryRecord): string {
   const rows: [string, string][] = [
@@ -167,8 +178,8 @@ export function formatMemory(record: MemoryRecord): string {
     ['embedding', record.embeddingState],
     ['importance', num(record.importance, 2)],
     ['revision', String(record.revision)],
-    ['created', new Date(record.createdAt).toISOString()],
-    ['updated', new Date(record.updatedAt).toISOString()],
+    ['created', formatTimestamp(record.createdAt)],
+    ['updated', formatTimestamp(record.updatedAt)],
     [
       'tags',
       record.tags.length === 0 ? MISSING : record.tags.filter((t) => !t.startsWith('hash:')).join(' '),
