@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -293,5 +293,80 @@ describe('startHealthServer', () => {
     } finally {
       await first.close();
     }
+  });
+});
+
+/** A GET with an explicit Host header (what a DNS-rebinding page's browser sends). */
+function getWithHost(base: string, path: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+describe('host check (DNS rebinding)', () => {
+  it('answers a foreign Host with 421 and never asks for agent ids or health data', async () => {
+    let reads = 0;
+    const base = await serve({
+      getHealth: () => {
+        reads += 1;
+        return dto();
+      },
+      listAgents: () => {
+        reads += 1;
+        return ['secret-agent'];
+      },
+    });
+    const port = new URL(base).port;
+    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1.evil.example:${port}`]) {
+      for (const path of ['/api/agents', '/api/health', '/']) {
+        const res = await getWithHost(base, path, host);
+        expect(res.status).toBe(421);
+        expect(res.body).not.toContain('secret-agent');
+        expect(JSON.parse(res.body)).toEqual({
+          error: 'misdirected',
+          message: 'This server does not answer for that host.',
+        });
+      }
+    }
+    // A loopback name on another port is another server: refused as well.
+    expect((await getWithHost(base, '/api/agents', 'localhost:1')).status).toBe(421);
+    expect(reads).toBe(0);
+  });
+
+  it('accepts the loopback names on its own port', async () => {
+    const base = await serve({ getHealth: () => dto(), listAgents: () => ['coder'] });
+    const port = new URL(base).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      const res = await getWithHost(base, '/api/agents', host);
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body)).toEqual({ agents: ['coder'] });
+    }
+  });
+
+  it('accepts configured hosts, with or without a port, and refuses a malformed allowedHosts', async () => {
+    const base = await serve({
+      getHealth: () => dto(),
+      listAgents: () => ['coder'],
+      allowedHosts: ['health.internal', 'proxy.example:8443'],
+    });
+    expect((await getWithHost(base, '/api/agents', 'health.internal')).status).toBe(200);
+    expect((await getWithHost(base, '/api/agents', 'Health.Internal:9999')).status).toBe(200);
+    expect((await getWithHost(base, '/api/agents', 'proxy.example:8443')).status).toBe(200);
+    expect((await getWithHost(base, '/api/agents', 'proxy.example:8444')).status).toBe(421);
+    expect((await getWithHost(base, '/api/agents', 'evil.example')).status).toBe(421);
+    let error: unknown;
+    try {
+      createHealthHandler({ getHealth: () => dto(), allowedHosts: ['http://x/'] });
+    } catch (e) {
+      error = e;
+    }
+    expect(isEngramHealthUiError(error)).toBe(true);
+    expect((error as { code: string }).code).toBe('ENGRAM_HEALTH_UI_INVALID_CONFIG');
   });
 });

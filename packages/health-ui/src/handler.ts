@@ -16,13 +16,26 @@ export interface HealthHandlerConfig {
   readonly listAgents?: () => Promise<readonly string[]> | readonly string[];
   /** Path prefix the handler is mounted at, e.g. `/health` (default: the root). No trailing slash. */
   readonly basePath?: string;
+  /**
+   * Host header values accepted besides loopback (`127.0.0.1`, `localhost`, `[::1]` on the port the request
+   * came in on), e.g. `["health.internal", "health.internal:8080"]` behind a proxy. A name without a port
+   * matches any port; comparison ignores case. Any other Host is answered 421 before a route runs, so a
+   * DNS-rebinding page (Host: evil.example) never reads agent ids or health data.
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 /** A node:http request listener (also usable as Express/Connect middleware without `next`). */
 export type HealthHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Wire error codes of the JSON API; the page translates them, the response never carries an error's text. */
-export type HealthApiErrorCode = 'notFound' | 'methodNotAllowed' | 'badRequest' | 'unavailable' | 'internal';
+export type HealthApiErrorCode =
+  | 'notFound'
+  | 'methodNotAllowed'
+  | 'badRequest'
+  | 'misdirected'
+  | 'unavailable'
+  | 'internal';
 
 /** Most agent ids `/api/agents` returns. */
 export const MAX_AGENTS_LISTED = 1000;
@@ -31,6 +44,7 @@ const FIXED_MESSAGES: Readonly<Record<HealthApiErrorCode, string>> = Object.free
   notFound: 'Not found.',
   methodNotAllowed: 'Method not allowed.',
   badRequest: 'Bad request.',
+  misdirected: 'This server does not answer for that host.',
   unavailable: 'Health data is unavailable.',
   internal: 'Internal error.',
 });
@@ -39,6 +53,7 @@ const STATUS: Readonly<Record<HealthApiErrorCode, number>> = Object.freeze({
   notFound: 404,
   methodNotAllowed: 405,
   badRequest: 400,
+  misdirected: 421,
   unavailable: 503,
   internal: 500,
 });
@@ -88,6 +103,41 @@ function normaliseBasePath(basePath: string | undefined): string {
   return basePath;
 }
 
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** A Host header: a name (letters, digits, `.`, `-`, `_`) or a bracketed IPv6 address, and an optional port. */
+const HOST_HEADER = /^([a-z0-9._-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/;
+
+function normaliseAllowedHosts(hosts: readonly string[] | undefined): ReadonlySet<string> {
+  if (hosts === undefined) return new Set();
+  if (
+    !Array.isArray(hosts) ||
+    hosts.some((h) => typeof h !== 'string' || !HOST_HEADER.test(h.toLowerCase()))
+  ) {
+    throw new EngramHealthUiError(
+      'ENGRAM_HEALTH_UI_INVALID_CONFIG',
+      'allowedHosts must be a list of host names, each with an optional :port',
+    );
+  }
+  return new Set(hosts.map((h) => h.toLowerCase()));
+}
+
+/**
+ * True when the request's Host header names this server: a loopback name on the port the request arrived on
+ * (no port means 80), or an allowed host (with or without its port).
+ */
+function hostAllowed(req: IncomingMessage, allowed: ReadonlySet<string>): boolean {
+  const header = req.headers.host;
+  if (typeof header !== 'string') return false;
+  const host = header.trim().toLowerCase();
+  const match = HOST_HEADER.exec(host);
+  if (match === null) return false;
+  const name = match[1] ?? '';
+  if (allowed.has(host) || allowed.has(name)) return true;
+  if (!LOOPBACK_NAMES.has(name)) return false;
+  const port = match[2] === undefined ? 80 : Number(match[2]);
+  return port === req.socket?.localPort;
+}
+
 /** Dedupes, drops invalid ids and caps the list; never throws on odd host data. */
 function cleanAgentList(raw: unknown): string[] {
   if (!Array.isArray(raw)) return [];
@@ -102,7 +152,8 @@ function cleanAgentList(raw: unknown): string[] {
 /**
  * Creates a node:http request handler that serves the health page at `/` (below `basePath`), its assets,
  * `GET /api/health?agent=<id>` (the DTO, validated and stripped to the known numeric and enum fields) and
- * `GET /api/agents`; JSON carries `cache-control: no-store`; anything else is 404. A failing `getHealth` or
+ * `GET /api/agents`; a request whose Host header is neither loopback nor in `allowedHosts` is answered 421
+ * (DNS rebinding); JSON carries `cache-control: no-store`; anything else is 404. A failing `getHealth` or
  * `listAgents` answers 503 with a fixed message: no error text or stack ever leaves the handler.
  */
 export function createHealthHandler(config: HealthHandlerConfig): HealthHandler {
@@ -116,6 +167,7 @@ export function createHealthHandler(config: HealthHandlerConfig): HealthHandler 
     );
   }
   const basePath = normaliseBasePath(config.basePath);
+  const allowedHosts = normaliseAllowedHosts(config.allowedHosts);
   const { getHealth, listAgents } = config;
   const assets = new Map<string, HealthUiAsset>(healthUiAssets.files.map((asset) => [asset.urlPath, asset]));
   for (const asset of assets.values()) {
@@ -175,6 +227,7 @@ export function createHealthHandler(config: HealthHandlerConfig): HealthHandler 
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!hostAllowed(req, allowedHosts)) return sendError(req, res, 'misdirected');
     const url = new URL(req.url ?? '/', 'http://health.invalid');
     const pathname = url.pathname;
     let route: string;
