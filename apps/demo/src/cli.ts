@@ -2,6 +2,15 @@
 /** The `engram` executable: wires the real process into {@link main} and exits with its code. */
 import { main } from './main.js';
 
+// A reader that went away (`engram search … | head -1`) closes the pipe: nothing more can be shown, so leave
+// quietly instead of dying on an unhandled EPIPE 'error' event with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 const stopSignal = new Promise<void>((resolve) => {
   const stop = (): void => resolve();
   process.once('SIGINT', stop);

@@ -191,7 +191,7 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
  */
 function atFileLine(error: unknown, lines: readonly number[], offset: number): unknown {
   if (engramErrorCode(error) !== 'ENGRAM_STORE_INVALID_INPUT' || !(error instanceof Error)) return error;
-  const match = /^events\[(\d+)\]\.?(.*)$/.exec(error.message.split('\n')[0] ?? '');
+  const match = /^(?:invalid input: )?events\[(\d+)\]\.?(.*)$/.exec(error.message.split('\n')[0] ?? '');
   const line = match === null ? undefined : lines[offset + Number(match[1])];
   if (match === null || line === undefined) return error;
   return new EngramDemoError('ENGRAM_DEMO_INVALID_EVENTS', `events file line ${line}: ${match[2]}`, {

@@ -6,8 +6,9 @@
 
 import type { ToolHandler } from '@engram/retrieval';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StrictStdioTransport } from './mcp-transport.js';
+import { printable } from './terminal-text.js';
 import { appVersion } from './version.js';
 
 /** Name and version the server announces. */
@@ -49,7 +50,12 @@ export function createMemoryMcpServer(
       agentId,
       signal: extra.signal,
     });
-    return { content: [{ type: 'text' as const, text: result.text }], isError: !result.ok };
+    // Text results reach a client that may show them in a terminal: control characters (an OSC 52 clipboard
+    // write, a CSI recolouring) become `?`, line feeds and tabs stay.
+    return {
+      content: [{ type: 'text' as const, text: printable(result.text, 'lines') }],
+      isError: !result.ok,
+    };
   });
   return mcp;
 }
@@ -60,9 +66,9 @@ export async function runMcpOverStdio(
   stop: Promise<void>,
   streams: { readonly stdin?: NodeJS.ReadableStream; readonly stdout?: NodeJS.WritableStream } = {},
 ): Promise<void> {
-  const transport = new StdioServerTransport(
-    streams.stdin as ConstructorParameters<typeof StdioServerTransport>[0],
-    streams.stdout as ConstructorParameters<typeof StdioServerTransport>[1],
+  const transport = new StrictStdioTransport(
+    streams.stdin ?? process.stdin,
+    streams.stdout ?? process.stdout,
   );
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
