@@ -47,6 +47,7 @@ export function mainHelp(): string {
     ...COMMAND_NAMES.map((name) => `  ${pad(name, 12)}${SPECS[name].summary}`),
     '',
     'Every command takes --db <file> (default .engram/engram.db; the demo uses .engram/demo.db) and --help.',
+    'An encrypted database opens with --key-file <file> or the ENGRAM_KEY environment variable.',
     '',
     'Options:',
     '  -h, --help      show this help',

@@ -31,8 +31,14 @@ export const DEFAULT_PORT = 4319;
 /** Default number of search results. */
 export const DEFAULT_SEARCH_LIMIT = 5;
 
-/** A validated invocation of one subcommand. */
-export type Command =
+/**
+ * A validated invocation of one subcommand. `keyFile` (from `--key-file`, any command) is the file holding
+ * the database's encryption key; the key itself never appears on the command line.
+ */
+export type Command = CommandVariant & { readonly keyFile?: string };
+
+/** The invocations without the options every command shares. */
+type CommandVariant =
   | { readonly name: 'demo'; readonly db: string; readonly port: number; readonly serve: boolean }
   | {
       readonly name: 'remember';
@@ -109,6 +115,11 @@ const dbOption = (fallback: string): OptionSpec => ({
   value: 'file',
   description: `SQLite database file (default: ${fallback} in the working directory)`,
 });
+const keyFileOption: OptionSpec = {
+  type: 'string',
+  value: 'file',
+  description: 'file holding the encryption key of an encrypted database (or set ENGRAM_KEY)',
+};
 const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
 const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
 
@@ -119,6 +130,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DEMO_DB),
+      'key-file': keyFileOption,
       port: {
         type: 'string',
         value: 'n',
@@ -141,6 +153,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [{ name: 'content', description: 'the fact, as one self-contained sentence' }],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
       help: helpOption,
@@ -155,6 +168,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [{ name: 'query', description: 'words, identifiers, paths or a question' }],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       limit: {
         type: 'string',
@@ -187,6 +201,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     ],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       json: { type: 'boolean', description: 'print JSON' },
       help: helpOption,
@@ -198,6 +213,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [{ name: 'events.jsonl', description: 'one JSON event per line' }],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
       help: helpOption,
@@ -214,6 +230,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption('only this agent (default: all agents)'),
       help: helpOption,
     },
@@ -224,6 +241,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
       force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
       help: helpOption,
@@ -238,6 +256,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption('only this agent (default: all agents)'),
       json: { type: 'boolean', description: 'print the health DTO { store, runtime } as JSON' },
       help: helpOption,
@@ -249,6 +268,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       port: {
         type: 'string',
         value: 'n',
@@ -263,6 +283,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
       agent: agentOption(`agent id the tools act for (default ${DEFAULT_AGENT})`),
       help: helpOption,
     },

@@ -186,7 +186,12 @@ export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCo
   }
   if (wantsHelp(rest)) return { ok: true, kind: 'help', text: commandHelp(first) };
   try {
-    return { ok: true, kind: 'run', command: build(first, readArguments(SPECS[first], rest), cwd) };
+    const raw = readArguments(SPECS[first], rest);
+    const command = build(first, raw, cwd);
+    const keyFile = str(raw, 'key-file');
+    if (keyFile === undefined) return { ok: true, kind: 'run', command };
+    check(fileSchema, keyFile, '--key-file');
+    return { ok: true, kind: 'run', command: { ...command, keyFile: resolveDbPath(cwd, keyFile, keyFile) } };
   } catch (error) {
     if (error instanceof ArgumentError) {
       return { ok: false, message: `engram ${first}: ${error.message}`, hint: commandHint(first) };

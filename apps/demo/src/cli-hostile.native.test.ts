@@ -5,7 +5,7 @@
  */
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -225,4 +225,82 @@ describe('engram ingest: an event the store refuses', () => {
     );
     expect(run.stderr).not.toContain('events[');
   }, 30_000);
+});
+
+describe('engram with an encrypted database', () => {
+  const KEY = 'tr0ub4dor-&-3-secret-passphrase';
+  const CANARY = 'CANARY-encrypted-cli-plaintext';
+
+  it('opens it from every command with --key-file or ENGRAM_KEY, and the key never shows', async () => {
+    const db = join(dir, 'encrypted.db');
+    const keyFile = join(dir, 'db.key');
+    await writeFile(keyFile, `${KEY}\n`);
+    const withFile = ['--key-file', keyFile];
+    const runs: CliRun[] = [];
+    const run = async (
+      args: readonly string[],
+      env: Readonly<Record<string, string>> = {},
+    ): Promise<CliRun> => {
+      const result = await runCli(args, env);
+      runs.push(result);
+      return result;
+    };
+
+    const remembered = await run([
+      'remember',
+      `${CANARY}: deploys go out on Tuesdays.`,
+      '--db',
+      db,
+      ...withFile,
+    ]);
+    expect(remembered.code).toBe(0);
+    // The file is encrypted: no SQLite header, no plaintext.
+    const bytes = await readFile(db);
+    expect(bytes.subarray(0, 15).toString('latin1')).not.toBe('SQLite format 3');
+    expect(bytes.includes(Buffer.from(CANARY))).toBe(false);
+
+    const events = join(dir, 'encrypted.jsonl');
+    await writeFile(
+      events,
+      `${JSON.stringify({ sessionId: 's1', seq: 1, type: 'message', role: 'user', content: 'ship it on Tuesday' })}\n`,
+    );
+    expect((await run(['ingest', events, '--db', db], { ENGRAM_KEY: KEY })).code).toBe(0);
+    expect((await run(['drain', '--db', db, ...withFile])).code).toBe(0);
+    const found = await run(['search', 'deploys', '--json', '--db', db], { ENGRAM_KEY: KEY });
+    expect(found.code).toBe(0);
+    const results = (JSON.parse(found.stdout) as { results: { id: string; content: string }[] }).results;
+    expect(results[0]?.content).toContain(CANARY);
+    const got = await run(['get', results[0]?.id ?? '', '--db', db, ...withFile]);
+    expect(got.code).toBe(0);
+    expect(got.stdout).toContain(CANARY);
+    expect((await run(['get', 'session/s1#1-1', '--db', db], { ENGRAM_KEY: KEY })).code).toBe(0);
+    const health = await run(['health', '--json', '--db', db, ...withFile]);
+    expect(health.code).toBe(0);
+    expect(
+      (JSON.parse(health.stdout) as { store: { totals: { memories: number } } }).store.totals.memories,
+    ).toBeGreaterThan(0);
+    expect((await run(['maintain', '--db', db], { ENGRAM_KEY: KEY })).code).toBe(0);
+
+    // Without the key, with a wrong key, with an empty or missing key file: a typed one-line failure.
+    const noKey = await run(['search', 'deploys', '--db', db]);
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr.trim().split('\n')).toHaveLength(1);
+    const wrong = await run(['search', 'deploys', '--db', db], { ENGRAM_KEY: `${KEY}-wrong` });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/\(ENGRAM_STORE_ENCRYPTION_KEY\)\n$/);
+    const empty = join(dir, 'empty.key');
+    await writeFile(empty, '\n');
+    expect((await run(['health', '--db', db, '--key-file', empty])).stderr).toBe(
+      'engram health: the key file is empty (ENGRAM_DEMO_INVALID_ARGUMENTS)\n',
+    );
+    expect((await run(['health', '--db', db, '--key-file', join(dir, 'absent.key')])).stderr).toBe(
+      'engram health: cannot read the key file (ENOENT) (ENGRAM_DEMO_FILE_UNREADABLE)\n',
+    );
+
+    for (const r of runs) {
+      expect(r.stdout).not.toContain(KEY);
+      expect(r.stderr).not.toContain(KEY);
+      expect(r.stderr).not.toContain('tr0ub4dor');
+    }
+  }, 120_000);
 });

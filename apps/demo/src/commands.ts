@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
+import { loadEncryptionKey } from './encryption-key.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
 import { parseLocatedEvents } from './events-file.js';
 import {
@@ -57,17 +58,24 @@ function width(io: CliIo): number {
  */
 async function withEngram<T>(
   io: CliIo,
-  db: string,
+  target: { readonly db: string; readonly keyFile?: string },
   run: (engram: Engram) => Promise<T>,
   options: { readonly create?: boolean; readonly warm?: boolean } = {},
 ): Promise<T> {
+  const { db } = target;
   if (options.create !== true && !existsSync(db)) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
       `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,
     );
   }
-  const engram = await openEngram({ dbPath: db, env: io.env, warm: options.warm === true });
+  const key = await loadEncryptionKey(target.keyFile, io.env);
+  const engram = await openEngram({
+    dbPath: db,
+    env: io.env,
+    warm: options.warm === true,
+    ...(key === undefined ? {} : { encryptionKey: key }),
+  });
   try {
     return await run(engram);
   } finally {
@@ -99,7 +107,7 @@ export function formatPass(agentId: string, result: MaintenancePassResult, hasMo
 async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): Promise<number> {
   return withEngram(
     io,
-    c.db,
+    c,
     async (engram) => {
       const result = await engram.tools.execute(
         'memory_remember',
@@ -115,7 +123,7 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
 }
 
 async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     const response = await engram.retriever.search(c.agent, c.query, {
       limit: c.limit,
       ...(c.tags.length === 0 ? {} : { tags: c.tags }),
@@ -161,7 +169,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
 }
 
 async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     if (c.target.kind === 'id') {
       const record = await engram.store.getMemory(c.agent, c.target.id);
       if (record === null) {
@@ -214,7 +222,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
   const sessions = parseLocatedEvents(text, { agentId: c.agent, sessionId: c.session });
   return withEngram(
     io,
-    c.db,
+    c,
     async (engram) => {
       const totals = { appended: 0, skipped: 0, memories: 0 };
       for (const session of sessions) {
@@ -258,7 +266,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
 }
 
 async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     const progress = createProgress(io.stderr, 'embedding');
     const summary = await engram
       .drain({
@@ -275,7 +283,7 @@ async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise
 }
 
 async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     const agents = c.agent === null ? await engram.listAgents() : [c.agent];
     if (agents.length === 0) {
       out(io, 'No agents in this database yet; nothing to maintain.');
@@ -298,7 +306,7 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
 }
 
 async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     const dto = await engram.health(c.agent);
     if (c.json) outJson(io, dto);
     else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
@@ -307,7 +315,7 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
 }
 
 async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
-  return withEngram(io, c.db, async (engram) => {
+  return withEngram(io, c, async (engram) => {
     const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
     if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
     out(io, `Health page: ${server.url}`);
@@ -322,7 +330,7 @@ async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise
 async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<number> {
   return withEngram(
     io,
-    c.db,
+    c,
     async (engram) => {
       const server = createMemoryMcpServer(engram.tools, c.agent);
       io.stderr.write(

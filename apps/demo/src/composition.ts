@@ -65,6 +65,11 @@ export interface EngramConfig {
    * the model loads on the first search, tool call or drain — never for commands that do not embed.
    */
   readonly warm?: boolean;
+  /**
+   * The encryption key of the file (SQLCipher): opens an encrypted file, and creates a new file encrypted.
+   * It is handed to the store only; never logged, printed or put in an error.
+   */
+  readonly encryptionKey?: string | Uint8Array;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run stops early). */
@@ -138,6 +143,7 @@ function openStore(
   path: string,
   embedding: EmbedderProfile | undefined,
   collector: DiagnosticsCollector,
+  key: string | Uint8Array | undefined,
 ): SqliteMemoryStore {
   try {
     mkdirSync(dirname(path), { recursive: true });
@@ -154,6 +160,7 @@ function openStore(
         ? {}
         : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
       observer: collector.storeObserver,
+      ...(key === undefined ? {} : { encryption: { key } }),
     });
   } catch (error) {
     // Another process created the file with another embedder between the check and the open.
@@ -201,7 +208,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   let store: SqliteMemoryStore;
   let choice: EmbedderChoice;
   if (hasDatabase(config.dbPath)) {
-    store = openStore(config.dbPath, undefined, collector);
+    store = openStore(config.dbPath, undefined, collector, config.encryptionKey);
     try {
       choice = chooseEmbedder({ recorded: store.embeddingProfile, requested, remote });
     } catch (error) {
@@ -211,7 +218,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   } else {
     choice = chooseEmbedder({ recorded: 'new', requested, remote });
     const profile = choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
-    store = openStore(config.dbPath, profile ?? undefined, collector);
+    store = openStore(config.dbPath, profile ?? undefined, collector, config.encryptionKey);
   }
 
   let drainEmbedder: EmbedderPort;

@@ -8,6 +8,7 @@ import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
 import { embedderChoiceFromEnv } from './embedder-choice.js';
+import { loadEncryptionKey } from './encryption-key.js';
 import {
   cliInvocation,
   formatDiagnostics,
@@ -47,7 +48,13 @@ export async function runDemo(
 ): Promise<number> {
   const now = options.now ?? Date.now;
   // The model loads while the sample is ingested (the searches of step 4 wait for it, if need be).
-  const engram = await openEngram({ dbPath: command.db, env: io.env, warm: true });
+  const key = await loadEncryptionKey(command.keyFile, io.env);
+  const engram = await openEngram({
+    dbPath: command.db,
+    env: io.env,
+    warm: true,
+    ...(key === undefined ? {} : { encryptionKey: key }),
+  });
   try {
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
