@@ -28,7 +28,7 @@ export function describeFailure(error: unknown): string {
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandLine(argv, io.cwd);
   if (!parsed.ok) {
-    io.stderr.write(`${parsed.message}\n${parsed.hint}\n`);
+    io.stderr.write(`${printable(parsed.message)}\n${parsed.hint}\n`);
     return 2;
   }
   if (parsed.kind === 'help') {
