@@ -12,9 +12,9 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suiteSeed } from './harness.js';
@@ -27,14 +27,18 @@ import {
   malformedMessage,
 } from './hostile-cli-arbitraries.js';
 
-const require = createRequire(import.meta.url);
-const CLI = join(dirname(require.resolve('@engram/demo/package.json')), 'dist', 'cli.js');
+/**
+ * The built CLI of this repository (the app sits above this package's layer, so it is found by path, not by a
+ * dependency): `pnpm build` first.
+ */
+const CLI = fileURLToPath(new URL('../../../apps/demo/dist/cli.js', import.meta.url));
 const SEED = suiteSeed(0x7e_4a11);
 const RUNS = { badTimestamps: 24, edgeTimestamps: 12, controlPayloads: 8, jsonRpc: 600 };
 
 let dir: string;
 
 beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error('the engram CLI is not built: run pnpm build first');
   dir = mkdtempSync(join(tmpdir(), 'engram-hostile-cli-'));
   console.log(`[reliability:hostile-cli] suite seed ${SEED} (replay: ENGRAM_RELIABILITY_SEED=${SEED})`);
 });
