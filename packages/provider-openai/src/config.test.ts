@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   backoffDelayMs,
   configFromEnv,
-  createOpenAICompatibleChatModel,
-  createOpenAICompatibleEmbedder,
   ENGRAM_PROVIDER_ERROR_CODES,
   EngramProviderError,
   isEngramProviderError,
