@@ -43,6 +43,7 @@ const packages = workspacePackages();
 const LAYERS = {
   '@engram/contracts': 0,
   '@engram/test-scope': 0,
+  '@engram/test-support': 0,
   '@engram/embedder-deterministic': 1,
   '@engram/embedder-use': 1,
   '@engram/provider-openai': 1,
@@ -68,7 +69,9 @@ for (const { dir, manifest } of packages) {
   for (const section of sections) {
     for (const dep of Object.keys(manifest[section] ?? {})) {
       if (!dep.startsWith('@engram/')) continue;
-      if (OBSERVERS.has(manifest.name) && dep !== '@engram/contracts') {
+      // Test helpers (private, no native code) may serve an observer's own tests.
+      const testHelper = section === 'devDependencies' && dep === '@engram/test-support';
+      if (OBSERVERS.has(manifest.name) && dep !== '@engram/contracts' && !testHelper) {
         report(
           'layers',
           `${manifest.name} (${section}) depends on ${dep}: an observer depends on @engram/contracts only`,

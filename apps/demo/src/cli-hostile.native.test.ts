@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ChildRun, runNode } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MCP_LINE_BYTES } from './mcp-transport.js';
 
@@ -23,26 +24,8 @@ function childEnv(extra: Readonly<Record<string, string>> = {}): Record<string, 
   return { ...env, ...extra };
 }
 
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runCli(args: readonly string[], extraEnv: Readonly<Record<string, string>> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: dir,
-      env: childEnv(extraEnv),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runCli(args: readonly string[], extraEnv: Readonly<Record<string, string>> = {}): Promise<ChildRun> {
+  return runNode(CLI, args, { cwd: dir, env: childEnv(extraEnv) });
 }
 
 let dir: string;
@@ -236,11 +219,11 @@ describe('engram with an encrypted database', () => {
     const keyFile = join(dir, 'db.key');
     await writeFile(keyFile, `${KEY}\n`);
     const withFile = ['--key-file', keyFile];
-    const runs: CliRun[] = [];
+    const runs: ChildRun[] = [];
     const run = async (
       args: readonly string[],
       env: Readonly<Record<string, string>> = {},
-    ): Promise<CliRun> => {
+    ): Promise<ChildRun> => {
       const result = await runCli(args, env);
       runs.push(result);
       return result;

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCjk } from '@engram/contracts';
 import { healthDtoSchema } from '@engram/diagnostics';
+import { type ChildRun, runNode } from '@engram/test-support';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,30 +33,14 @@ function childEnv(): Record<string, string> {
   return env;
 }
 
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+type CliRun = ChildRun;
 
 function runCli(
   args: readonly string[],
   cwd: string,
   extraEnv: Readonly<Record<string, string>> = {},
 ): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd,
-      env: { ...childEnv(), ...extraEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode(CLI, args, { cwd, env: { ...childEnv(), ...extraEnv } });
 }
 
 /** Runs a command line in a POSIX shell, as a user pastes it. */

@@ -1,6 +1,7 @@
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
 import type { RetrievalExecution, RetrievalResult } from '@engram/retrieval';
 import type { MemoryRecord, StoreHealth } from '@engram/store';
+import { FRESH_MEMORY_FIELDS } from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   cliInvocation,
@@ -36,16 +37,7 @@ function record(overrides: Partial<MemoryRecord> = {}): MemoryRecord {
     sessionId: 'payments-retry',
     seqFrom: 8,
     seqTo: 8,
-    createdAt: 0,
-    updatedAt: 0,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'ready',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
+    ...FRESH_MEMORY_FIELDS,
     ...overrides,
   };
 }

@@ -5,15 +5,15 @@
  * small workload is what the page shows, that a refresh shows a new search, and that no memory content or
  * query text reaches the page. (The page's rendering of every figure is tested in @engram/health-ui.)
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromiumLaunchOptions } from '@engram/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engram, openEngram } from './composition.js';
 import { type StartedHealthServer, serveHealthPage } from './serve.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ACTIVE = 'agent-alpha';
 const SECOND = 'agent-beta';
 const IDLE = 'agent-idle';
@@ -59,11 +59,6 @@ async function load(page: Page, action: () => Promise<unknown>): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium (apt-get install -y chromium).`,
-    );
-  }
   dir = mkdtempSync(join(tmpdir(), 'engram-demo-health-'));
   engram = await openEngram({ dbPath: join(dir, 'memory.db'), embedder: 'deterministic' });
   // Eight of ten rows get their vector now; two stay pending until a drain.
@@ -99,19 +94,7 @@ beforeAll(async () => {
   await engram.retriever.search(SECOND, 'port 8080');
 
   served = await serveHealthPage(engram, 0);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(chromiumLaunchOptions());
 });
 
 afterAll(async () => {

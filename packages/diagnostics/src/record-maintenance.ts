@@ -1,5 +1,6 @@
 /** The maintenance recorder: drain batches, extraction chunks, maintenance passes and their gauges. */
 import {
+  createEmptyAgentDiagnostics,
   DRAIN_TRANSITIONS,
   type DrainBatchReport,
   type EmbeddingBacklogReport,
@@ -13,7 +14,7 @@ import {
   PHASE_OUTCOMES,
   type PhaseOutcome,
 } from '@engram/contracts';
-import { type CollectorState, isCount, setOf } from './state.js';
+import { type CollectorState, isCount, type MaintenanceState, setOf } from './state.js';
 
 const EXTRACTION_OUTCOME_SET = setOf(EXTRACTION_OUTCOMES);
 const PHASE_OUTCOME_SET = setOf(PHASE_OUTCOMES);
@@ -91,20 +92,9 @@ export function recordMaintenancePass(state: CollectorState, report: Maintenance
   if (agent === undefined) return;
   let part = agent.maintenance;
   if (part === undefined) {
-    part = {
-      passes: 0,
-      cheap: { outcomes: fillRecord(PHASE_OUTCOMES, zero), repaired: 0, archived: 0, pruned: 0 },
-      heavy: {
-        outcomes: fillRecord(PHASE_OUTCOMES, zero),
-        modelCalls: 0,
-        inputTokens: 0,
-        invalidOutputs: 0,
-        conflicts: 0,
-        denials: fillRecord(MAINTENANCE_STEPS, zero),
-        steps: fillRecord(MAINTENANCE_STEPS, () => fillRecord(PHASE_OUTCOMES, zero)),
-      },
-      duration: state.newRing(),
-    };
+    // The counters start as the contracts' empty part (fresh records each call); the distribution is a ring.
+    const { duration: _empty, ...counters } = createEmptyAgentDiagnostics().maintenance;
+    part = { ...(counters as Omit<MaintenanceState, 'duration'>), duration: state.newRing() };
     agent.maintenance = part;
   }
   const { cheap, heavy } = part;

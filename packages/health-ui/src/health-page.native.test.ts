@@ -6,7 +6,7 @@
  * at the repository root. The page fed by the real store, retriever and collector is tested where they are
  * composed (apps/demo, `health-page.native.test.ts`): health-ui depends on the contracts only.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -16,6 +16,7 @@ import {
   type HealthDto,
   type StoreHealthDto,
 } from '@engram/contracts';
+import { chromiumLaunchOptions } from '@engram/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFormatter, EM_DASH } from './browser/format.js';
@@ -24,7 +25,6 @@ import { en } from './browser/messages.js';
 import { zhCN } from './browser/messages-zh-cn.js';
 import { type HealthServer, startHealthServer } from './server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const RESULTS = fileURLToPath(new URL('../../../test-results/health-ui/', import.meta.url));
 const ACTIVE = 'agent-alpha';
 const SECOND = 'agent-beta';
@@ -179,30 +179,13 @@ function expectMetricsMatch(dto: HealthDto, metrics: { path: string; text: strin
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: the browser test needs Debian's chromium (apt-get install -y chromium).`,
-    );
-  }
   runSearch = () => {
     state.searches += 1;
   };
   snapshotOf = (agent) => dtoFor(agent).runtime;
   server = await startHealthServer({ getHealth: dtoFor, listAgents: () => [ACTIVE, SECOND, IDLE] });
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(chromiumLaunchOptions());
   mkdirSync(RESULTS, { recursive: true });
 });
 

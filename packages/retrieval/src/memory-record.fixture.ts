@@ -1,4 +1,5 @@
 import type { MemoryRecord } from '@engram/store';
+import { FRESH_MEMORY_FIELDS } from '@engram/test-support';
 
 /**
  * A test row: an active, embedded `fact` of agent `a` whose content and hash are its id, created and updated
@@ -16,16 +17,7 @@ export function memoryRecord(fields: Partial<MemoryRecord> & Pick<MemoryRecord, 
     sessionId: null,
     seqFrom: null,
     seqTo: null,
-    createdAt: 0,
-    updatedAt: 0,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'ready',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
+    ...FRESH_MEMORY_FIELDS,
     ...fields,
   };
 }

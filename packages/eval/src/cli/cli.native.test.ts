@@ -2,11 +2,12 @@
  * The built evaluation CLIs as `pnpm eval:fixture` / `pnpm eval:dataset` run them: `node dist/cli/….js` as a
  * child process, with `INIT_CWD` set the way pnpm sets it (the directory the user ran pnpm from).
  */
-import { spawn } from 'node:child_process';
+
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runNode } from '@engram/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RetrievalReport } from '../report.js';
 
@@ -21,19 +22,7 @@ interface Run {
 
 /** Runs a CLI from `cwd` (the package directory, as pnpm does) with `INIT_CWD` = where the user stood. */
 function run(cli: string, args: readonly string[], cwd: string, initCwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd,
-      env: { ...process.env, INIT_CWD: initCwd, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode(cli, args, { cwd, env: { ...process.env, INIT_CWD: initCwd, NO_COLOR: '1' } });
 }
 
 const root = mkdtempSync(join(tmpdir(), 'engram-eval-cli-'));

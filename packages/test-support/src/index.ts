@@ -1,0 +1,11 @@
+/**
+ * `@engram/test-support` (private): helpers that several packages' tests need, kept in one place so that no
+ * test copies another's harness. Nothing here is shipped.
+ */
+
+export type { ChromiumLaunchOptions } from './chromium.js';
+export { CHROMIUM_PATH, chromiumLaunchOptions } from './chromium.js';
+export type { FreshMemoryFields } from './memory-record.js';
+export { FRESH_MEMORY_FIELDS } from './memory-record.js';
+export type { ChildRun, RunNodeOptions } from './run-node.js';
+export { runNode } from './run-node.js';
