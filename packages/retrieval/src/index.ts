@@ -34,8 +34,15 @@ export {
 export type { RetrievalExplanation, RetrievalResult } from './explanation.js';
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
 export { canMergeFacts, cosineSimilarity, similarityTokens, tokenJaccard } from './fact-merge.js';
-export type { FusionCandidate, FusionWeights, VectorEvidence } from './fusion.js';
+export type {
+  FusionCalibration,
+  FusionCandidate,
+  FusionMethod,
+  FusionWeights,
+  VectorEvidence,
+} from './fusion.js';
 export {
+  calibrate,
   compareResults,
   DEFAULT_FUSION_WEIGHTS,
   DEFAULT_VECTOR_EVIDENCE,
