@@ -191,7 +191,8 @@ function lcg(seed: number): () => number {
 /** `n` rows in the lexical arm's order; row i has BM25 score 10·0.9^i (scores fall off as BM25's do). */
 function lexicalArm(n: number): Map<string, { rank: number; score: number }> {
   const out = new Map<string, { rank: number; score: number }>();
-  for (let i = 0; i < n; i += 1) out.set(`r${String(i).padStart(3, '0')}`, { rank: i + 1, score: 10 * 0.9 ** i });
+  for (let i = 0; i < n; i += 1)
+    out.set(`r${String(i).padStart(3, '0')}`, { rank: i + 1, score: 10 * 0.9 ** i });
   return out;
 }
 
@@ -240,10 +241,15 @@ describe('calibrated fusion (the default)', () => {
     const candidates = join(lexical, vector);
     expect(calibrate(candidates, 10).agreement).toBe(1);
     const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
-    // r001: 0.5·0.9 + 0.5·0.77/0.8 ≈ 0.931 beats r000: 0.5·1 + 0.5·0.68/0.8 = 0.925 (and r004: ≈ 0.828).
+    // Min-max over each arm: r001 has 0.6·0.884 + 0.4·0.889 ≈ 0.886, r000 has 0.6·1 + 0.4·0.556 ≈ 0.822 and
+    // r004, the vector arm's first, 0.6·0.602 + 0.4·1 ≈ 0.761.
+    const lexMin = 10 * 0.9 ** 19;
     expect(fused[0]?.record.id).toBe('r001');
     expect(fused[0]?.explanation.agreement).toBe(1);
-    expect(fused[0]?.explanation.relevance).toBeCloseTo(0.5 * 0.9 + (0.5 * 0.77) / 0.8, 12);
+    expect(fused[0]?.explanation.relevance).toBeCloseTo(
+      (0.6 * (9 - lexMin)) / (10 - lexMin) + (0.4 * (0.77 - 0.53)) / (0.8 - 0.53),
+      12,
+    );
     expect(fused[1]?.record.id).toBe('r000');
   });
 
@@ -255,7 +261,7 @@ describe('calibrated fusion (the default)', () => {
     const fused = fuseCandidates(join(new Map(), vector), DEFAULT_FUSION_WEIGHTS, NOW);
     expect(fused.map((r) => r.record.id)).toEqual(['b', 'a']);
     expect(fused[0]?.explanation.agreement).toBe(1);
-    expect(fused[0]?.explanation.relevance).toBeCloseTo(0.5, 12);
+    expect(fused[0]?.explanation.relevance).toBeCloseTo(0.4, 12);
   });
 
   it('puts rows only a disagreeing vector arm found after every lexical row, in vector order', () => {

@@ -227,6 +227,13 @@ function resolveFusionWeights(input: Partial<FusionWeights>): FusionWeights {
       1,
       100,
     ),
+    agreementPower: numberSetting(
+      input.agreementPower,
+      DEFAULT_FUSION_WEIGHTS.agreementPower,
+      'fusion.agreementPower',
+      0,
+      16,
+    ),
     k: weight('k'),
     lexical: weight('lexical'),
     vector: weight('vector'),
