@@ -3,8 +3,10 @@
  * derived rows, reading a row for a compare-and-set write, and the compare-and-set lifecycle move. The insert
  * and CAS helpers must run inside a transaction.
  */
+
+import { contentHash, hasCjk } from '@engram/contracts';
 import { EngramStoreError } from '../errors.js';
-import { contentHash, hasCjk, likeText } from '../normalize.js';
+import { likeText } from '../normalize.js';
 import type { EmbeddingState, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
 import type { StoreContext } from './context.js';

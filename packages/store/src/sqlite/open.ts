@@ -5,14 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { noopStoreObserver } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
-import { noopStoreObserver } from '../observer.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
 import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
 import { StoreContext } from './context.js';
-import { migrate } from './migrate.js';
+import { type MigrationResult, migrate } from './migrate.js';
 import { vectorRegistryKey } from './registry.js';
 
 /** Opens the database of `config` and returns its migrated context; throws `EngramStoreError`. */
@@ -45,15 +45,13 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     encrypted: config.encryption !== undefined,
   });
   ctx.bm25 = resolveBm25(config.lexical);
+  let opened: MigrationResult;
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA synchronous = NORMAL');
-    const opened = migrate(ctx, config.embedding);
-    ctx.schemaVersion = opened.schemaVersion;
-    ctx.profile = opened.profile;
-    ctx.fingerprint = opened.fingerprint;
+    opened = migrate(ctx, config.embedding);
   } catch (err) {
     try {
       db.close();
@@ -62,7 +60,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     }
     throw classifySqliteError(err, 'open');
   }
-  ctx.updateVectorRegistration();
+  ctx.schemaVersion = opened.schemaVersion;
+  ctx.bindProfile(opened.profile, opened.fingerprint);
   return ctx;
 }
 

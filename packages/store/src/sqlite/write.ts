@@ -2,8 +2,10 @@
  * The write slice: inserts, the compare-and-set update, access counts and deletes. Every write validates first,
  * runs in one transaction, and keeps the derived rows (FTS, vector, tags) in step.
  */
+
+import { contentHash, hasCjk } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from '../errors.js';
-import { contentHash, hasCjk, likeText } from '../normalize.js';
+import { likeText } from '../normalize.js';
 import type { MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
 import {
   preparePatch,
