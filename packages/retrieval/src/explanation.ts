@@ -15,8 +15,14 @@ export interface RetrievalExplanation {
   readonly similarity?: number;
   /** The vector arm's weight in this call (`fusion.vector` × its confidence), when the arm ran. */
   readonly vectorWeight?: number;
-  /** The reciprocal-rank-fusion term. */
+  /** The reciprocal-rank-fusion term (the relevance under the `rrf` method; shown for reference otherwise). */
   readonly rrf: number;
+  /** The relevance the order is based on: the calibrated combination (default) or the RRF term. */
+  readonly relevance: number;
+  /** The arms' agreement (0..1) under the calibrated method, for rows the vector arm found. */
+  readonly agreement?: number;
+  /** How much the vector arm counted (0..1): max(agreement^p, its margin confidence), calibrated method only. */
+  readonly trust?: number;
   /** The row's importance (0..1). */
   readonly importance: number;
   /** The recency factor (0..1). */
@@ -46,6 +52,9 @@ export interface FusionTerms {
   readonly arms: readonly RetrievalArm[];
   readonly vectorWeight: number;
   readonly rrf: number;
+  readonly relevance: number;
+  readonly agreement?: number;
+  readonly trust?: number;
   readonly importance: number;
   readonly recency: number;
   readonly final: number;
@@ -64,6 +73,9 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),
     ...(evidence.vectorRank === undefined ? {} : { vectorWeight: terms.vectorWeight }),
     rrf: terms.rrf,
+    relevance: terms.relevance,
+    ...(terms.agreement === undefined ? {} : { agreement: terms.agreement }),
+    ...(terms.trust === undefined ? {} : { trust: terms.trust }),
     importance: terms.importance,
     recency: terms.recency,
     final: terms.final,

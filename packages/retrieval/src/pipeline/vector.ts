@@ -15,7 +15,11 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
   vector.budget = budget;
   if (settings.vectorEvidence !== false) {
     const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
-    state.vectorWeight = settings.fusion.vector * vectorConfidence(top, settings.vectorEvidence);
+    const confidence = vectorConfidence(top, settings.vectorEvidence);
+    // Rank fusion scales the arm by its confidence; the calibrated fusion takes the larger of the confidence
+    // and the arms' agreement (see fusion.ts).
+    if (settings.fusion.method === 'rrf') state.vectorWeight = settings.fusion.vector * confidence;
+    else state.vectorConfidence = confidence;
   }
   vector.hits = raw
     .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)

@@ -6,6 +6,7 @@
 
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError } from '../errors.js';
+import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { EmbeddingProfile } from '../types.js';
@@ -69,6 +70,8 @@ export class StoreContext {
   #fingerprint = 'none';
   /** The schema version the migration left the file at. */
   schemaVersion = 0;
+  /** BM25 settings of the lexical search (set at open from the configuration). */
+  bm25: Bm25Settings = DEFAULT_BM25;
   /** True once `close()` ran. */
   closed = false;
   #registeredVector = false;

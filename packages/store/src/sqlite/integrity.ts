@@ -1,6 +1,6 @@
 /**
  * The integrity slice (maintenance work, off the hot path): repair of rows whose vector or word-index entry is
- * missing, and pruning of vector and FTS rows whose memory is gone.
+ * missing, and pruning of vector, FTS and BM25-index rows whose memory is gone.
  */
 import { validateAgentId, validateLimit } from '../validate.js';
 import type { RepairEmbeddingIntegrityOptions } from './config.js';
@@ -47,7 +47,8 @@ export function repairEmbeddingIntegrity(
           .stmt(
             'read',
             `SELECT m.rid AS rid, m.content AS content, m.has_cjk AS has_cjk FROM memories m
-             WHERE m.agent_id = @agent AND NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = m.rid)
+             WHERE m.agent_id = @agent AND (NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = m.rid)
+               OR NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = m.rid))
              ORDER BY m.rid LIMIT @limit`,
           )
           .all<{ rid: number; content: string; has_cjk: number }>({
@@ -99,9 +100,17 @@ export function pruneOrphanedVectors(
              WHERE ${scope('memories_fts_words')} rowid NOT IN (SELECT rid FROM memories)
            UNION
            SELECT rowid AS rid FROM memories_fts_trigram
-             WHERE ${scope('memories_fts_trigram')} rowid NOT IN (SELECT rid FROM memories)`,
+             WHERE ${scope('memories_fts_trigram')} rowid NOT IN (SELECT rid FROM memories)
+           UNION
+           SELECT rid FROM lexical_docs
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} rid NOT IN (SELECT rid FROM memories)
+           UNION
+           SELECT DISTINCT rid FROM lexical_postings
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} rid NOT IN (SELECT rid FROM memories)`,
         )
-        .all<{ rid: number }>(agentId === undefined ? {} : { match: `agent : "${ctx.agentToken(agentId)}"` });
+        .all<{ rid: number }>(
+          agentId === undefined ? {} : { match: `agent : "${ctx.agentToken(agentId)}"`, agent: agentId },
+        );
       for (const f of ftsOrphans) {
         deleteFts(ctx, f.rid, true);
         pruned += 1;

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { noopStoreObserver } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
+import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
 import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
@@ -43,6 +44,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     vectorKey,
     encrypted: config.encryption !== undefined,
   });
+  ctx.bm25 = resolveBm25(config.lexical);
   let opened: MigrationResult;
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');
@@ -78,4 +80,9 @@ function openConnection(config: SqliteMemoryStoreConfig, busyTimeoutMs: number):
   } finally {
     key?.fill(0);
   }
+}
+
+/** The store's BM25 settings: the configured k1 and b, or the defaults. */
+function resolveBm25(input: SqliteMemoryStoreConfig['lexical']): Bm25Settings {
+  return Object.freeze({ k1: input?.k1 ?? DEFAULT_BM25.k1, b: input?.b ?? DEFAULT_BM25.b });
 }

@@ -1,15 +1,19 @@
 /**
- * The lexical arm of the read slice: the word index, the trigram index (CJK runs of 3 or more) and a bounded
- * LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing scores.
+ * The lexical arm of the read slice. `any` mode (OR, what retrieval uses) is exact BM25 over the store's own
+ * index (`search-bm25.ts`). `all` mode (AND) uses the word index, the trigram index (CJK runs of 3 or more)
+ * and a bounded LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing
+ * scores.
  */
 
 import { RECALLABLE_KINDS } from '@engram/contracts';
+import { planBm25Query } from '../bm25-plan.js';
 import { invalidInput } from '../errors.js';
 import { buildMatch, type LexicalPlan, planLexicalQuery } from '../lexical-plan.js';
 import type { LexicalHit, LexicalQuery, LexicalResult } from '../types.js';
 import { validateAgentId, validateLimit } from '../validate.js';
 import type { StoreContext } from './context.js';
 import { kindsFilter, tagsFilter } from './filters.js';
+import { searchBm25 } from './search-bm25.js';
 
 /** Score of one LIKE-path match (a small constant: the LIKE path has no ranking of its own). */
 export const LIKE_MATCH_SCORE = 0.5;
@@ -31,11 +35,8 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
       ORDER BY score DESC, m.id ASC LIMIT @limit`;
 }
 
-function likeSql(mode: 'any' | 'all'): string {
-  const cond =
-    mode === 'any'
-      ? `EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\')`
-      : `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
+function likeSql(): string {
+  const cond = `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
   return `SELECT m.id AS id, m.revision AS revision,
         (SELECT count(*) FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\') AS hits
       FROM memories m
@@ -59,6 +60,16 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
     const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
     const tags = tagsFilter(query.tags);
     const mode = query.mode ?? 'any';
+    if (mode === 'any') {
+      const bm25 = planBm25Query(query.terms);
+      const hits = searchBm25(ctx, bm25, { agentId, kinds, tags, limit });
+      return {
+        hits,
+        paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
+        likeTerms: [...bm25.shortCjkTerms],
+        droppedTerms: bm25.droppedTerms,
+      };
+    }
     const plan: LexicalPlan = planLexicalQuery(query.terms, mode);
     const paths = {
       words: plan.wordsExpr !== null,
@@ -84,48 +95,28 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       else prev.score += score;
     };
     const common = { agent: agentId, kinds, tags, limit };
-    if (mode === 'any') {
-      if (wordsMatch !== null) {
-        const sql = ftsSql('words', false, false);
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>({ ...common, match: wordsMatch })) {
-          add(r.id, r.revision, r.score);
-        }
+    const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
+    if (wordsMatch !== null) {
+      const sql = ftsSql('words', trigramMatch !== null, paths.like);
+      const params: Record<string, unknown> = { ...common, match: wordsMatch };
+      if (trigramMatch !== null) params.other = trigramMatch;
+      if (paths.like) params.likes = likes;
+      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus);
+    }
+    if (trigramMatch !== null) {
+      const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
+      const params: Record<string, unknown> = { ...common, match: trigramMatch };
+      if (wordsMatch !== null) params.other = wordsMatch;
+      if (paths.like) params.likes = likes;
+      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
+        // The words query already added the LIKE bonus for rows it found.
+        const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
+        add(r.id, r.revision, r.score + bonus);
       }
-      if (trigramMatch !== null) {
-        const sql = ftsSql('trigram', false, false);
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>({ ...common, match: trigramMatch })) {
-          add(r.id, r.revision, r.score);
-        }
-      }
-      if (paths.like) {
-        for (const r of ctx.stmt('like', likeSql('any')).all<LikeRow>({ ...common, likes })) {
-          add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
-        }
-      }
-    } else {
-      const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
-      if (wordsMatch !== null) {
-        const sql = ftsSql('words', trigramMatch !== null, paths.like);
-        const params: Record<string, unknown> = { ...common, match: wordsMatch };
-        if (trigramMatch !== null) params.other = trigramMatch;
-        if (paths.like) params.likes = likes;
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus);
-      }
-      if (trigramMatch !== null) {
-        const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
-        const params: Record<string, unknown> = { ...common, match: trigramMatch };
-        if (wordsMatch !== null) params.other = wordsMatch;
-        if (paths.like) params.likes = likes;
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
-          // The words query already added the LIKE bonus for rows it found.
-          const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
-          add(r.id, r.revision, r.score + bonus);
-        }
-      }
-      if (wordsMatch === null && trigramMatch === null) {
-        for (const r of ctx.stmt('like', likeSql('all')).all<LikeRow>({ ...common, likes })) {
-          add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
-        }
+    }
+    if (wordsMatch === null && trigramMatch === null) {
+      for (const r of ctx.stmt('like', likeSql()).all<LikeRow>({ ...common, likes })) {
+        add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
       }
     }
     const hits: LexicalHit[] = [...merged.entries()]
