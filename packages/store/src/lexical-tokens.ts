@@ -10,12 +10,14 @@
  *   (the stemmer FTS5's `porter` tokenizer also uses), cut to 64 code points.
  * - English stop words are dropped from queries only, never from the index (document lengths stay exact).
  */
+import { CJK_CLASS_SOURCE } from '@engram/contracts';
 import { stemmer } from 'stemmer';
 
 /** Words longer than this many code points are cut (the Porter stemmer's own limit in SQLite). */
 export const MAX_TOKEN_LENGTH = 64;
 
-const CJK_CLASS = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006`;
+// The contracts' CJK class without its brackets, so it can be negated and combined below.
+const CJK_CLASS = CJK_CLASS_SOURCE.slice(1, -1);
 // Runs of letters, digits, marks and private-use characters; a run holding CJK is split further.
 const TOKEN_RUN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
 const CJK_TEST = new RegExp(`[${CJK_CLASS}]`, 'u');
