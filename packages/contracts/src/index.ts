@@ -1,0 +1,156 @@
+export type {
+  AdmissionDecision,
+  CandidateArm,
+  CircuitState,
+  DegradationCause,
+  DrainTransition,
+  EmbeddingState,
+  EventType,
+  ExtractionDecision,
+  ExtractionOutcome,
+  Lifecycle,
+  MaintenanceStep,
+  MemoryKind,
+  PhaseOutcome,
+  ProviderKind,
+  ProviderRace,
+  RetrievalArm,
+  RetrievalOutcome,
+  RetrievalPurpose,
+  RetrievalStage,
+  SchedulerTask,
+  StatementKind,
+  VectorWarmupOutcome,
+} from './enums.js';
+export {
+  ADMISSION_DECISIONS,
+  CANDIDATE_ARMS,
+  CIRCUIT_STATES,
+  DEGRADATION_CAUSES,
+  DRAIN_TRANSITIONS,
+  EMBEDDING_STATES,
+  EVENT_TYPES,
+  EXTRACTION_DECISIONS,
+  EXTRACTION_OUTCOMES,
+  LIFECYCLES,
+  MAINTENANCE_STEPS,
+  MEMORY_KINDS,
+  PHASE_OUTCOMES,
+  PROVIDER_KINDS,
+  PROVIDER_RACES,
+  RECALLABLE_KINDS,
+  RETRIEVAL_ARMS,
+  RETRIEVAL_OUTCOMES,
+  RETRIEVAL_PURPOSES,
+  RETRIEVAL_STAGES,
+  SCHEDULER_TASKS,
+  STATEMENT_KINDS,
+  VECTOR_WARMUP_OUTCOMES,
+} from './enums.js';
+export type { EmptyProcessSettings, EmptySnapshotOptions } from './health-dto/empty.js';
+export {
+  createEmptyAgentDiagnostics,
+  createEmptyProcessDiagnostics,
+  createEmptySnapshot,
+  createHealthDto,
+  DEFAULT_AGENT_TTL_MS,
+  DEFAULT_MAX_AGENTS,
+  DEFAULT_SAMPLE_CAPACITY,
+  EMPTY_DISTRIBUTION,
+  fillRecord,
+} from './health-dto/empty.js';
+export {
+  agentDiagnosticsSchema,
+  DIAGNOSTICS_SCHEMA_VERSION,
+  diagnosticsSnapshotAllSchema,
+  diagnosticsSnapshotSchema,
+  distributionSchema,
+  healthDtoSchema,
+  processDiagnosticsSchema,
+  storeHealthDtoSchema,
+} from './health-dto/schema.js';
+export type {
+  AgentDiagnostics,
+  CollectorDiagnostics,
+  DiagnosticsSnapshot,
+  DiagnosticsSnapshotAll,
+  DistributionSummary,
+  EmbeddingBacklogGauge,
+  EmbeddingDrainDiagnostics,
+  ExtractionDiagnostics,
+  ExtractionQueueGauge,
+  HealthDto,
+  MaintenanceDiagnostics,
+  ProcessDiagnostics,
+  ProviderDiagnostics,
+  QueryEmbeddingCircuitDiagnostics,
+  RetrievalPurposeDiagnostics,
+  StoreHealthDto,
+  StoreStatementDiagnostics,
+  VectorStoreGauges,
+} from './health-dto/types.js';
+export type {
+  CircuitSnapshot,
+  DrainBatchReport,
+  EmbeddingBacklogReport,
+  ExtractionQueueReport,
+  ExtractionReport,
+  MaintenanceObserver,
+  MaintenancePassReport,
+  ProviderObserver,
+  ProviderQueueReport,
+  RetrievalCandidateCounts,
+  RetrievalExecution,
+  RetrievalObserver,
+  StoreObserver,
+  VectorStoreGauge,
+} from './observers.js';
+export {
+  noopMaintenanceObserver,
+  noopProviderObserver,
+  noopRetrievalObserver,
+  noopStoreObserver,
+} from './observers.js';
+export type { IdentifierProblem } from './rules/agent-id.js';
+export {
+  checkAgentId,
+  checkMemoryId,
+  IDENTIFIER_PROBLEMS,
+  isValidAgentId,
+  MAX_AGENT_ID_LENGTH,
+  MAX_MEMORY_ID_LENGTH,
+} from './rules/agent-id.js';
+export { CJK_CHARACTER, CJK_CLASS_SOURCE, hasCjk } from './rules/cjk.js';
+export type {
+  Deadline,
+  DeadlineExpiry,
+  DeadlineOptions,
+  DeadlineOutcome,
+  Timers,
+  WithDeadlineOptions,
+} from './rules/deadline.js';
+export { backgroundTimers, createDeadline, systemTimers, withDeadline } from './rules/deadline.js';
+export type { ArchivePointer } from './rules/pointer.js';
+export {
+  ARCHIVE_POINTER_PATTERN,
+  formatArchivePointer,
+  MAX_POINTER_SESSION_ID_LENGTH,
+  parseArchivePointer,
+} from './rules/pointer.js';
+export type { TagProblem } from './rules/tag.js';
+export {
+  checkTag,
+  isValidTag,
+  MAX_TAG_VALUE_LENGTH,
+  MAX_TAGS,
+  TAG_PREFIX_PATTERN,
+  TAG_PROBLEMS,
+} from './rules/tag.js';
+export {
+  contentHash,
+  hasControlCharacter,
+  isWellFormedText,
+  normalizeContent,
+  toWellFormedText,
+} from './rules/text.js';
+export { estimateTokens, tokenUnits } from './rules/tokens.js';

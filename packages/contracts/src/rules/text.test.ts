@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  contentHash,
+  hasControlCharacter,
+  isWellFormedText,
+  normalizeContent,
+  toWellFormedText,
+} from './text.js';
+
+describe('text rules', () => {
+  it('normalises with NFKC, lower case and collapsed whitespace', () => {
+    expect(normalizeContent('  Ｈｅｌｌｏ\t\n  WORLD  ')).toBe('hello world');
+    expect(normalizeContent('ｶﾀｶﾅ')).toBe('カタカナ');
+  });
+
+  it('hashes the normalised text, so spelling variants share one hash', () => {
+    const expected = createHash('sha256').update('hello world', 'utf8').digest('hex');
+    expect(contentHash('Hello   World')).toBe(expected);
+    expect(contentHash('ＨＥＬＬＯ world ')).toBe(expected);
+    expect(contentHash('hello world!')).not.toBe(expected);
+  });
+
+  it('never throws on lone surrogates: they hash as U+FFFD', () => {
+    expect(isWellFormedText('a\uD800b')).toBe(false);
+    expect(isWellFormedText('a\u{1F600}b')).toBe(true);
+    expect(toWellFormedText('a\uD800b\uDC00')).toBe('a\uFFFDb\uFFFD');
+    expect(contentHash('x\uD800')).toBe(contentHash('x\uFFFD'));
+  });
+
+  it('detects control characters, NUL and DEL included, but not tab-free text', () => {
+    expect(hasControlCharacter('a\u0000')).toBe(true);
+    expect(hasControlCharacter('a\u007f')).toBe(true);
+    expect(hasControlCharacter('a\u0085')).toBe(false);
+    expect(hasControlCharacter('plain text')).toBe(false);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Configuration of the SQLite store: the public config and info types, and the zod schemas that check them.
+ */
+import { z } from 'zod';
+import { invalidInput } from '../errors.js';
+import type { EncryptionCipher, SqliteDriver } from '../native.js';
+import type { StoreObserver } from '../observer.js';
+import type { EmbeddingProfile } from '../types.js';
+
+/** Configuration of a `SqliteMemoryStore`. */
+export interface SqliteMemoryStoreConfig {
+  /** `':memory:'` or a file path (parent directories are created). */
+  readonly path: string;
+  /**
+   * The embedder profile the store is bound to. `null`: no vector index (recorded as `none`). Omitted: the
+   * profile recorded in the file is adopted (a fresh database records `none`). A profile different from the
+   * recorded one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`; changing it is an explicit `resetEmbeddings`.
+   */
+  readonly embedding?: EmbeddingProfile | null;
+  /** SQLite busy timeout, default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** Maximum content length in UTF-16 code units, default 65,536. */
+  readonly maxContentLength?: number;
+  /** The clock (epoch milliseconds), `Date.now` by default. */
+  readonly now?: () => number;
+  /** Statement counts and vector gauges; no-op by default. */
+  readonly observer?: StoreObserver;
+  /** Ids of new memories without a caller id; `crypto.randomUUID` by default. */
+  readonly idFactory?: () => string;
+  /** A better-sqlite3 compatible driver constructor (e.g. better-sqlite3-multiple-ciphers); better-sqlite3 by default. */
+  readonly driver?: SqliteDriver;
+  /** Path of the sqlite-vec loadable extension; `sqliteVec.getLoadablePath()` by default. */
+  readonly vectorExtensionPath?: string;
+  /**
+   * Encryption at rest (off by default): the file is opened with better-sqlite3-multiple-ciphers (an optional
+   * peer dependency, loaded only then) as a SQLCipher 4 compatible database. A wrong key is
+   * `ENGRAM_STORE_ENCRYPTION_KEY`; a missing driver is `ENGRAM_STORE_NATIVE_UNAVAILABLE` naming the package.
+   */
+  readonly encryption?: SqliteStoreEncryption;
+}
+
+/** Encryption settings of a store: the passphrase and the cipher. The key is never logged or put in an error. */
+export interface SqliteStoreEncryption {
+  /** The passphrase: a non-empty string (its UTF-8 bytes are used) or non-empty bytes. */
+  readonly key: string | Uint8Array;
+  /** `sqlcipher` (SQLCipher 4 compatible), the default and only cipher. */
+  readonly cipher?: EncryptionCipher;
+}
+
+/** What a store is bound to, as recorded in its meta table. */
+export interface SqliteMemoryStoreInfo {
+  readonly schemaVersion: number;
+  /** `profileId:dimensions`, or `none`. */
+  readonly fingerprint: string;
+  readonly tokenizer: string;
+}
+
+/** Options of `repairEmbeddingIntegrity`. */
+export interface RepairEmbeddingIntegrityOptions {
+  /** At most this many rows are repaired (default 1000, at most 100,000). */
+  readonly limit?: number;
+}
+
+const fnSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function');
+
+const profileSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[^\u0000-\u001f]+$/),
+  dimensions: z.number().int().min(1).max(8192),
+});
+
+const keyValueSchema = z.union([
+  z.string().min(1),
+  z.custom<Uint8Array>((v) => v instanceof Uint8Array && v.byteLength > 0),
+]);
+
+const configSchema = z.object({
+  path: z.string().min(1),
+  embedding: profileSchema.nullable().optional(),
+  busyTimeoutMs: z.number().int().min(0).max(600_000).optional(),
+  maxContentLength: z.number().int().min(1).max(10_000_000).optional(),
+  now: fnSchema.optional(),
+  observer: z.custom<StoreObserver>((v) => typeof v === 'object' && v !== null).optional(),
+  idFactory: fnSchema.optional(),
+  driver: fnSchema.optional(),
+  vectorExtensionPath: z.string().min(1).optional(),
+  encryption: z
+    .object({
+      key: keyValueSchema,
+      cipher: z.literal('sqlcipher').optional(),
+    })
+    .optional(),
+});
+
+/** Checks a store configuration; `ENGRAM_STORE_INVALID_INPUT` otherwise. */
+export function checkConfig(config: SqliteMemoryStoreConfig): void {
+  const parsed = configSchema.safeParse(config);
+  if (!parsed.success) throw invalidInput('store configuration', parsed.error);
+}
+
+/** Checks an embedder profile (or null): a control-free id and 1–8192 dimensions. */
+export function checkProfile(profile: EmbeddingProfile | null): void {
+  const parsed = profileSchema.nullable().safeParse(profile);
+  if (!parsed.success) throw invalidInput('embedding profile', parsed.error);
+}
+
+/** True for a usable passphrase: a non-empty string or non-empty bytes. */
+export function isValidKey(key: unknown): boolean {
+  return keyValueSchema.safeParse(key).success;
+}
+
+/** The passphrase bytes of a key (a copy: the caller zero-fills it after use). */
+export function keyBytes(key: string | Uint8Array): Buffer {
+  return typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
+}

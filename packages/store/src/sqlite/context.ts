@@ -1,0 +1,199 @@
+/**
+ * The connection context every slice works over: the open database, the prepared-statement cache, the
+ * observer, the clock and id factory, the validation limits and the embedder binding (profile, fingerprint,
+ * vector lease). One context per open store; the slices are functions of it.
+ */
+import { classifySqliteError, EngramStoreError } from '../errors.js';
+import type { SqliteDatabase, SqliteStatement } from '../native.js';
+import { sha256Hex } from '../normalize.js';
+import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '../observer.js';
+import type { EmbeddingProfile } from '../types.js';
+import type { ValidationLimits } from '../validate.js';
+import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
+
+/** A prepared statement that reports each execution to the store's observer. */
+export class CountedStatement {
+  readonly #stmt: SqliteStatement;
+  readonly #kind: StatementKind;
+  readonly #count: (kind: StatementKind) => void;
+
+  constructor(stmt: SqliteStatement, kind: StatementKind, count: (kind: StatementKind) => void) {
+    this.#stmt = stmt;
+    this.#kind = kind;
+    this.#count = count;
+  }
+
+  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint } {
+    this.#count(this.#kind);
+    return this.#stmt.run(...params);
+  }
+
+  get<T>(...params: unknown[]): T | undefined {
+    this.#count(this.#kind);
+    return this.#stmt.get(...params) as T | undefined;
+  }
+
+  all<T>(...params: unknown[]): T[] {
+    this.#count(this.#kind);
+    return this.#stmt.all(...params) as T[];
+  }
+}
+
+const AGENT_TOKEN_CACHE_MAX = 4096;
+
+/** What a context is built from (see `openStoreContext`). */
+export interface StoreContextInit {
+  readonly db: SqliteDatabase;
+  readonly observer: StoreObserver;
+  readonly now: () => number;
+  readonly idFactory: () => string;
+  readonly limits: ValidationLimits;
+  readonly vectorKey: string;
+  readonly encrypted: boolean;
+}
+
+/** The shared state of one open store. */
+export class StoreContext {
+  readonly db: SqliteDatabase;
+  readonly observer: StoreObserver;
+  readonly now: () => number;
+  readonly idFactory: () => string;
+  readonly limits: ValidationLimits;
+  readonly encrypted: boolean;
+  /** Prepared statements by SQL text. */
+  readonly statements: Map<string, CountedStatement> = new Map();
+  readonly #agentTokens = new Map<string, string>();
+  readonly #vectorKey: string;
+  /** The embedder profile the store is bound to (null: no vector index); set by the migration. */
+  profile: EmbeddingProfile | null = null;
+  /** `profileId:dimensions` or `none`. */
+  fingerprint = 'none';
+  schemaVersion = 0;
+  closed = false;
+  #registeredVector = false;
+  #warmupReported = false;
+
+  constructor(init: StoreContextInit) {
+    this.db = init.db;
+    this.observer = init.observer;
+    this.now = init.now;
+    this.idFactory = init.idFactory;
+    this.limits = init.limits;
+    this.encrypted = init.encrypted;
+    this.#vectorKey = init.vectorKey;
+  }
+
+  /** Reports one executed statement; observer failures never change a store result. */
+  readonly count = (kind: StatementKind): void => {
+    const fn = this.observer.onStatement;
+    if (fn === undefined) return;
+    try {
+      fn.call(this.observer, kind);
+    } catch {
+      // observer failures never change a store result
+    }
+  };
+
+  /** The cached prepared statement for `sql`, counted as `kind`. */
+  stmt(kind: StatementKind, sql: string): CountedStatement {
+    let stmt = this.statements.get(sql);
+    if (stmt === undefined) {
+      stmt = new CountedStatement(this.db.prepare(sql), kind, this.count);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. */
+  tx<T>(fn: () => T): T {
+    this.stmt('meta', 'BEGIN IMMEDIATE').run();
+    try {
+      const result = fn();
+      this.stmt('meta', 'COMMIT').run();
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.stmt('meta', 'ROLLBACK').run();
+        } catch {
+          // the original error wins
+        }
+      }
+      throw err;
+    }
+  }
+
+  /** Runs a public operation: closed check, then every non-store error is classified. */
+  op<T>(operation: string, fn: () => T): Promise<T> {
+    try {
+      if (this.closed) {
+        throw new EngramStoreError('ENGRAM_STORE_CLOSED', `store ${operation} failed: the store is closed`);
+      }
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(classifySqliteError(err, operation));
+    }
+  }
+
+  /** The FTS token that scopes an agent's postings (a hash, so agent ids never reach the FTS query syntax). */
+  agentToken(agentId: string): string {
+    let token = this.#agentTokens.get(agentId);
+    if (token === undefined) {
+      // `x` at the end keeps the Porter stemmer from touching the token.
+      token = `a${sha256Hex(agentId).slice(0, 16)}x`;
+      if (this.#agentTokens.size >= AGENT_TOKEN_CACHE_MAX) this.#agentTokens.clear();
+      this.#agentTokens.set(agentId, token);
+    }
+    return token;
+  }
+
+  /** Binds the store to an embedder profile: the vector lease and the warm-up report follow it. */
+  bindProfile(profile: EmbeddingProfile | null, fingerprint: string): void {
+    this.profile = profile;
+    this.fingerprint = fingerprint;
+    this.#warmupReported = false;
+    this.updateVectorRegistration();
+  }
+
+  /** Reports the vector index's warm-up outcome, once per binding. */
+  emitWarmup(outcome: VectorWarmupOutcome): void {
+    if (this.#warmupReported) return;
+    this.#warmupReported = true;
+    const fn = this.observer.onVectorWarmup;
+    if (fn === undefined) return;
+    try {
+      fn.call(this.observer, outcome);
+    } catch {
+      // isolated
+    }
+  }
+
+  /** Takes or returns the vector lease so that it matches the bound profile. */
+  updateVectorRegistration(): void {
+    if (this.profile !== null && !this.#registeredVector) {
+      acquireVectorLease(this.#vectorKey);
+      this.#registeredVector = true;
+      this.#emitVectorGauge();
+    } else if (this.profile === null && this.#registeredVector) {
+      this.unregisterVector();
+    }
+  }
+
+  /** Returns the vector lease, if held. */
+  unregisterVector(): void {
+    if (!this.#registeredVector) return;
+    this.#registeredVector = false;
+    releaseVectorLease(this.#vectorKey);
+    this.#emitVectorGauge();
+  }
+
+  #emitVectorGauge(): void {
+    const fn = this.observer.onVectorStores;
+    if (fn === undefined) return;
+    try {
+      fn.call(this.observer, vectorGauge());
+    } catch {
+      // isolated
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Row primitives the write, lifecycle and event slices share: validating and inserting a new memory with its
+ * derived rows, reading a row for a compare-and-set write, and the compare-and-set lifecycle move. The insert
+ * and CAS helpers must run inside a transaction.
+ */
+import { EngramStoreError } from '../errors.js';
+import { contentHash, hasCjk, likeText } from '../normalize.js';
+import type { EmbeddingState, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
+import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
+import type { StoreContext } from './context.js';
+import { writeFts, writeTags, writeVector } from './mirrors.js';
+import { type MemoryRow, toRecord } from './rows.js';
+
+/** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
+export function prepareInsert(ctx: StoreContext, input: NewMemory, field: string): PreparedMemory {
+  const prepared = prepareNewMemory(input, ctx.limits, field);
+  if (prepared.vector !== undefined) {
+    if (ctx.profile === null) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+        'the store has no embedder profile, so it cannot store vectors',
+      );
+    }
+    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
+  }
+  return prepared;
+}
+
+function newId(ctx: StoreContext): string {
+  const id = ctx.idFactory();
+  return validateId(id, 'generated id');
+}
+
+/** Inserts one validated memory with its tag, FTS and vector rows; must run inside a transaction. */
+export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): MemoryRecord {
+  const id = p.id ?? newId(ctx);
+  const createdAt = p.createdAt ?? now;
+  const hash = contentHash(p.content);
+  const withVector = p.vector !== undefined && ctx.profile !== null;
+  const state: EmbeddingState = withVector ? 'ready' : 'pending';
+  const fingerprint = withVector ? ctx.fingerprint : null;
+  const tagsJson = JSON.stringify(p.tags);
+  const cjk = hasCjk(p.content.normalize('NFKC'));
+  const info = ctx
+    .stmt(
+      'write',
+      `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
+        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text)
+       VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
+        @createdAt, @createdAt, @state, @fp, @cjk, @likeText)`,
+    )
+    .run({
+      id,
+      agent: p.agentId,
+      kind: p.kind,
+      content: p.content,
+      hash,
+      importance: p.importance,
+      confidence: p.confidence,
+      tags: tagsJson,
+      session: p.sessionId,
+      seqFrom: p.seqFrom,
+      seqTo: p.seqTo,
+      createdAt,
+      state,
+      fp: fingerprint,
+      cjk: cjk ? 1 : 0,
+      likeText: likeText(p.content),
+    });
+  const rid = Number(info.lastInsertRowid);
+  writeTags(ctx, rid, p.agentId, p.tags);
+  writeFts(ctx, rid, p.agentId, p.content);
+  if (withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
+  return {
+    id,
+    agentId: p.agentId,
+    kind: p.kind,
+    content: p.content,
+    contentHash: hash,
+    importance: p.importance,
+    confidence: p.confidence,
+    tags: [...p.tags],
+    sessionId: p.sessionId,
+    seqFrom: p.seqFrom,
+    seqTo: p.seqTo,
+    createdAt,
+    updatedAt: createdAt,
+    lastAccessedAt: null,
+    accessCount: 0,
+    revision: 1,
+    lifecycle: 'active',
+    supersededBy: null,
+    embeddingState: state,
+    embeddingFingerprint: fingerprint,
+    embeddingAttempts: 0,
+  };
+}
+
+/** One row of an agent by id (any lifecycle). */
+export function selectRow(ctx: StoreContext, agentId: string, id: string): MemoryRow | undefined {
+  return ctx.stmt('read', 'SELECT * FROM memories WHERE id = ? AND agent_id = ?').get<MemoryRow>(id, agentId);
+}
+
+/** Reads a row for a compare-and-set write; NOT_FOUND / REVISION_CONFLICT otherwise. */
+export function rowForWrite(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  expectedRevision: number | undefined,
+): MemoryRow {
+  const row = selectRow(ctx, agentId, id);
+  if (row === undefined) {
+    throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
+  }
+  if (expectedRevision !== undefined && row.revision !== expectedRevision) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_REVISION_CONFLICT',
+      `the memory changed meanwhile (expected revision ${expectedRevision}, stored ${row.revision})`,
+    );
+  }
+  return row;
+}
+
+/** Moves a row's lifecycle, compare-and-set on the revision it was read with. */
+export function casLifecycle(
+  ctx: StoreContext,
+  row: MemoryRow,
+  lifecycle: Lifecycle,
+  supersededBy: string | null,
+  now: number,
+): MemoryRecord {
+  const info = ctx
+    .stmt(
+      'write',
+      `UPDATE memories SET lifecycle = ?, superseded_by = ?, revision = revision + 1, updated_at = ?
+       WHERE rid = ? AND revision = ?`,
+    )
+    .run(lifecycle, supersededBy, now, row.rid, row.revision);
+  if (info.changes !== 1) {
+    throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
+  }
+  return toRecord({
+    ...row,
+    lifecycle,
+    superseded_by: supersededBy,
+    revision: row.revision + 1,
+    updated_at: now,
+  });
+}

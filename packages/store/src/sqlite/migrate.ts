@@ -1,0 +1,115 @@
+/**
+ * Migrations at open: the schema version check, the migration steps, the meta rows (tokenizer, creation time)
+ * and the embedder binding recorded as a fingerprint.
+ */
+import { EngramStoreError } from '../errors.js';
+import {
+  META_TABLE_SQL,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  TOKENIZER_DESCRIPTION,
+  vectorTableSql,
+} from '../schema.js';
+import type { EmbeddingProfile } from '../types.js';
+import type { StoreContext } from './context.js';
+
+/** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
+export function embeddingFingerprint(profile: EmbeddingProfile | null): string {
+  return profile === null ? 'none' : `${profile.id}:${profile.dimensions}`;
+}
+
+function parseFingerprint(fp: string): EmbeddingProfile | null {
+  if (fp === 'none') return null;
+  const at = fp.lastIndexOf(':');
+  const dims = Number(fp.slice(at + 1));
+  if (at <= 0 || !Number.isSafeInteger(dims) || dims < 1) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded embedder fingerprint is malformed');
+  }
+  return { id: fp.slice(0, at), dimensions: dims };
+}
+
+/** Upserts one meta row. */
+export function setMeta(ctx: StoreContext, key: string, value: string): void {
+  ctx
+    .stmt(
+      'meta',
+      'INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    )
+    .run(key, value);
+}
+
+function tooNew(version: number): EngramStoreError {
+  return new EngramStoreError(
+    'ENGRAM_STORE_SCHEMA_TOO_NEW',
+    `the database schema version ${version} is newer than this store supports (${SCHEMA_VERSION})`,
+  );
+}
+
+/** The binding a migrated database records. */
+export interface MigrationResult {
+  readonly profile: EmbeddingProfile | null;
+  readonly fingerprint: string;
+  readonly schemaVersion: number;
+}
+
+/**
+ * Brings the database to `SCHEMA_VERSION` in one transaction and binds the embedder profile: `undefined` adopts
+ * the recorded one; a different one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`.
+ */
+export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | undefined): MigrationResult {
+  const db = ctx.db;
+  const hasMeta =
+    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
+  ctx.count('meta');
+  if (hasMeta) {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+      | { value: string }
+      | undefined;
+    ctx.count('meta');
+    const stored = row === undefined ? 0 : Number(row.value);
+    if (stored > SCHEMA_VERSION) throw tooNew(stored);
+  }
+  return ctx.tx(() => {
+    db.exec(META_TABLE_SQL);
+    const getMeta = (key: string): string | undefined =>
+      ctx.stmt('meta', 'SELECT value FROM meta WHERE key = ?').get<{ value: string }>(key)?.value;
+    const current = Number(getMeta('schema_version') ?? '0');
+    if (!Number.isSafeInteger(current) || current < 0) {
+      throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded schema version is malformed');
+    }
+    if (current > SCHEMA_VERSION) throw tooNew(current);
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      migration.up(db);
+      ctx.count('meta');
+      setMeta(ctx, 'schema_version', String(migration.version));
+    }
+    if (getMeta('tokenizer') === undefined) setMeta(ctx, 'tokenizer', TOKENIZER_DESCRIPTION);
+    if (getMeta('created_at') === undefined) setMeta(ctx, 'created_at', String(ctx.now()));
+    const storedFp = getMeta('embedding_fingerprint');
+    let profile: EmbeddingProfile | null;
+    if (storedFp === undefined) {
+      profile = embedding ?? null;
+      setMeta(ctx, 'embedding_fingerprint', embeddingFingerprint(profile));
+    } else if (embedding === undefined) {
+      profile = parseFingerprint(storedFp);
+    } else {
+      if (embeddingFingerprint(embedding) !== storedFp) {
+        throw new EngramStoreError(
+          'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+          'the database was created with another embedder profile; call resetEmbeddings to re-index',
+        );
+      }
+      profile = embedding;
+    }
+    if (profile !== null) {
+      db.exec(vectorTableSql(profile.dimensions));
+      ctx.count('meta');
+    }
+    return {
+      profile: profile === null ? null : { id: profile.id, dimensions: profile.dimensions },
+      fingerprint: embeddingFingerprint(profile),
+      schemaVersion: SCHEMA_VERSION,
+    };
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * The derived rows of a memory, kept in step with it inside the same transaction: the FTS rows (word index,
+ * and the trigram index for CJK text), the vector row and the tag rows.
+ */
+import { hasCjk } from '../normalize.js';
+import type { StoreContext } from './context.js';
+
+/** Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that. */
+export function writeFts(ctx: StoreContext, rid: number, agentId: string, content: string): boolean {
+  const text = content.normalize('NFKC');
+  const token = ctx.agentToken(agentId);
+  ctx
+    .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')
+    .run(rid, token, text);
+  const cjk = hasCjk(text);
+  if (cjk) {
+    ctx
+      .stmt('fts', 'INSERT INTO memories_fts_trigram(rowid, agent, content) VALUES (?, ?, ?)')
+      .run(rid, token, text);
+  }
+  return cjk;
+}
+
+/** Removes a row's FTS entries. */
+export function deleteFts(ctx: StoreContext, rid: number, hadCjk: boolean): void {
+  ctx.stmt('fts', 'DELETE FROM memories_fts_words WHERE rowid = ?').run(rid);
+  if (hadCjk) ctx.stmt('fts', 'DELETE FROM memories_fts_trigram WHERE rowid = ?').run(rid);
+}
+
+/** Stores a row's vector in the agent's partition. */
+export function writeVector(ctx: StoreContext, rid: number, agentId: string, vector: Float32Array): void {
+  ctx
+    .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)')
+    .run(BigInt(rid), agentId, vector);
+}
+
+/** Removes a row's vector (nothing when the store has no vector index). */
+export function deleteVector(ctx: StoreContext, rid: number): void {
+  if (ctx.profile === null) return;
+  ctx.stmt('vector', 'DELETE FROM memories_vec WHERE rowid = ?').run(rid);
+}
+
+/** Adds tag rows. */
+export function writeTags(ctx: StoreContext, rid: number, agentId: string, tags: readonly string[]): void {
+  if (tags.length === 0) return;
+  ctx
+    .stmt('write', 'INSERT INTO memory_tags(agent_id, tag, rid) SELECT ?, value, ? FROM json_each(?)')
+    .run(agentId, rid, JSON.stringify(tags));
+}
+
+/** Removes tag rows. */
+export function deleteTags(ctx: StoreContext, rid: number, agentId: string, tags: readonly string[]): void {
+  if (tags.length === 0) return;
+  ctx
+    .stmt(
+      'write',
+      'DELETE FROM memory_tags WHERE agent_id = ? AND rid = ? AND tag IN (SELECT value FROM json_each(?))',
+    )
+    .run(agentId, rid, JSON.stringify(tags));
+}

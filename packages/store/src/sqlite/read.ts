@@ -1,0 +1,138 @@
+/**
+ * The read slice (row reads): one row, listing, rows by content hash, and the authoritative re-read of search
+ * candidates. The search arms live in `search-lexical.ts` and `search-vector.ts`.
+ */
+import { invalidInput } from '../errors.js';
+import {
+  LIFECYCLES,
+  type ListMemoriesOptions,
+  MEMORY_KINDS,
+  type MemoryKind,
+  type MemoryRecord,
+  type RevalidationCandidate,
+} from '../types.js';
+import {
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateKind,
+  validateLifecycle,
+  validateLimit,
+} from '../validate.js';
+import type { StoreContext } from './context.js';
+import { kindsFilter, tagsFilter } from './filters.js';
+import { selectRow } from './memory-rows.js';
+import { type MemoryRow, toRecord } from './rows.js';
+
+/** Reads one row of an agent (any lifecycle), or null. */
+export function getMemory(ctx: StoreContext, agentId: string, id: string): Promise<MemoryRecord | null> {
+  return ctx.op('getMemory', () => {
+    validateAgentId(agentId);
+    validateId(id);
+    const row = selectRow(ctx, agentId, id);
+    return row === undefined ? null : toRecord(row);
+  });
+}
+
+/** Lists an agent's rows in id order (all kinds and lifecycles unless filtered), keyset-paginated by `afterId`. */
+export function listMemories(
+  ctx: StoreContext,
+  agentId: string,
+  options: ListMemoriesOptions = {},
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('listMemories', () => {
+    validateAgentId(agentId);
+    const kinds = kindsFilter(options.kinds, MEMORY_KINDS);
+    let lifecycles: string = JSON.stringify(LIFECYCLES);
+    if (options.lifecycles !== undefined) {
+      if (!Array.isArray(options.lifecycles)) throw invalidInput('lifecycles must be an array');
+      lifecycles = JSON.stringify(options.lifecycles.map((l) => validateLifecycle(l, 'lifecycles entry')));
+    }
+    const tags = tagsFilter(options.tags);
+    const limit = validateLimit(options.limit, 'limit', 10_000, 100);
+    const afterId = options.afterId === undefined ? '' : validateId(options.afterId, 'afterId');
+    const rows = ctx
+      .stmt(
+        'read',
+        `SELECT * FROM memories m
+         WHERE m.agent_id = @agent AND m.id > @after
+           AND m.kind IN (SELECT value FROM json_each(@kinds))
+           AND m.lifecycle IN (SELECT value FROM json_each(@lifecycles))
+           AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
+             SELECT 1 FROM memory_tags t WHERE t.agent_id = m.agent_id AND t.tag = j.value AND t.rid = m.rid))
+         ORDER BY m.id LIMIT @limit`,
+      )
+      .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit });
+    return rows.map((r) => toRecord(r));
+  });
+}
+
+/** Rows of an agent with this content hash (every lifecycle, oldest first), optionally of one kind. */
+export function findByContentHash(
+  ctx: StoreContext,
+  agentId: string,
+  hash: string,
+  kind?: MemoryKind,
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('findByContentHash', () => {
+    validateAgentId(agentId);
+    if (typeof hash !== 'string' || hash.length === 0 || hash.length > 128) {
+      throw invalidInput('contentHash must be a non-empty string');
+    }
+    const k = kind === undefined ? null : validateKind(kind);
+    const rows = ctx
+      .stmt(
+        'read',
+        `SELECT * FROM memories WHERE agent_id = @agent AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
+         ORDER BY created_at, id`,
+      )
+      .all<MemoryRow>({ agent: agentId, hash, kind: k });
+    return rows.map((r) => toRecord(r));
+  });
+}
+
+/** Re-reads candidates: only this agent's `active` rows, of the expected revision where given, in input order. */
+export function revalidate(
+  ctx: StoreContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('revalidate', () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
+    if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
+    if (candidates.length === 0) return [];
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (const c of candidates) {
+      if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
+      validateId(c.id, 'candidate.id');
+      if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
+      if (!seen.has(c.id)) {
+        seen.add(c.id);
+        ids.push(c.id);
+      }
+    }
+    const rows = ctx
+      .stmt(
+        'read',
+        // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
+        // the agent's rows by the list instead walks every active row of the agent (linear in its size).
+        `SELECT m.* FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value
+         WHERE m.agent_id = ? AND m.lifecycle = 'active'`,
+      )
+      .all<MemoryRow>(JSON.stringify(ids), agentId);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: MemoryRecord[] = [];
+    const emitted = new Set<string>();
+    for (const c of candidates) {
+      if (emitted.has(c.id)) continue;
+      const row = byId.get(c.id);
+      if (row === undefined) continue;
+      if (c.revision !== undefined && c.revision !== row.revision) continue;
+      emitted.add(c.id);
+      out.push(toRecord(row));
+    }
+    return out;
+  });
+}

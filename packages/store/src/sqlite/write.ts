@@ -1,0 +1,175 @@
+/**
+ * The write slice: inserts, the compare-and-set update, access counts and deletes. Every write validates first,
+ * runs in one transaction, and keeps the derived rows (FTS, vector, tags) in step.
+ */
+import { EngramStoreError, invalidInput } from '../errors.js';
+import { contentHash, hasCjk, likeText } from '../normalize.js';
+import type { MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
+import {
+  preparePatch,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateTimestamp,
+} from '../validate.js';
+import type { StoreContext } from './context.js';
+import { insertPrepared, prepareInsert, rowForWrite, selectRow } from './memory-rows.js';
+import { deleteFts, deleteTags, deleteVector, writeFts, writeTags } from './mirrors.js';
+import { type MemoryRow, toRecord } from './rows.js';
+
+/** Inserts one memory (row, tags, FTS mirror and optional vector in one transaction). */
+export function insertMemory(ctx: StoreContext, input: NewMemory): Promise<MemoryRecord> {
+  return ctx.op('insertMemory', () => {
+    const prepared = prepareInsert(ctx, input, 'memory');
+    const now = ctx.now();
+    return ctx.tx(() => insertPrepared(ctx, prepared, now));
+  });
+}
+
+/** Inserts several memories, all or nothing. */
+export function insertMemories(
+  ctx: StoreContext,
+  inputs: readonly NewMemory[],
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('insertMemories', () => {
+    if (!Array.isArray(inputs)) throw invalidInput('memories must be an array');
+    const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    if (prepared.length === 0) return [];
+    const now = ctx.now();
+    return ctx.tx(() => prepared.map((p) => insertPrepared(ctx, p, now)));
+  });
+}
+
+/**
+ * Compare-and-set update. A content change bumps the hash, replaces the FTS rows, drops the vector and
+ * resets the row to `pending`. `event` rows only take tag, importance, confidence and lifecycle changes.
+ */
+export function updateMemory(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  expectedRevision: number,
+  patch: MemoryPatch,
+): Promise<MemoryRecord> {
+  return ctx.op('updateMemory', () => {
+    validateAgentId(agentId);
+    validateId(id);
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    const p = preparePatch(patch, ctx.limits);
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const contentChanged = p.content !== undefined && p.content !== row.content;
+      if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
+        throw invalidInput('event rows are never edited in place (only tags and scores may change)');
+      }
+      if (p.kind === 'event' && row.kind !== 'event') {
+        throw invalidInput('a row cannot become an event (events are appended, not converted)');
+      }
+      const oldTags = toRecord(row).tags;
+      const next: MemoryRow = {
+        ...row,
+        kind: p.kind ?? row.kind,
+        importance: p.importance ?? row.importance,
+        confidence: p.confidence ?? row.confidence,
+        lifecycle: p.lifecycle ?? row.lifecycle,
+        tags: p.tags === undefined ? row.tags : JSON.stringify(p.tags),
+        revision: row.revision + 1,
+        updated_at: now,
+      };
+      if (contentChanged && p.content !== undefined) {
+        next.content = p.content;
+        next.content_hash = contentHash(p.content);
+        next.has_cjk = hasCjk(p.content.normalize('NFKC')) ? 1 : 0;
+        next.like_text = likeText(p.content);
+        next.embedding_state = 'pending';
+        next.embedding_fingerprint = null;
+        next.embedding_attempts = 0;
+      }
+      const info = ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET kind = @kind, content = @content, content_hash = @hash, importance = @importance,
+             confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
+             updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
+             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText
+           WHERE rid = @rid AND revision = @expected`,
+        )
+        .run({
+          kind: next.kind,
+          content: next.content,
+          hash: next.content_hash,
+          importance: next.importance,
+          confidence: next.confidence,
+          tags: next.tags,
+          lifecycle: next.lifecycle,
+          revision: next.revision,
+          updatedAt: now,
+          state: next.embedding_state,
+          fp: next.embedding_fingerprint,
+          attempts: next.embedding_attempts,
+          cjk: next.has_cjk,
+          likeText: next.like_text,
+          rid: row.rid,
+          expected: expectedRevision,
+        });
+      if (info.changes !== 1) {
+        throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
+      }
+      if (contentChanged) {
+        deleteFts(ctx, row.rid, row.has_cjk === 1);
+        writeFts(ctx, row.rid, agentId, next.content);
+        deleteVector(ctx, row.rid);
+      }
+      if (p.tags !== undefined) {
+        const newTags = p.tags;
+        const removed = oldTags.filter((t) => !newTags.includes(t));
+        const added = newTags.filter((t) => !oldTags.includes(t));
+        deleteTags(ctx, row.rid, agentId, removed);
+        writeTags(ctx, row.rid, agentId, added);
+      }
+      return toRecord(next);
+    });
+  });
+}
+
+/** Bumps `lastAccessedAt` and `accessCount` of the agent's rows; the revision is unchanged. */
+export function recordAccess(
+  ctx: StoreContext,
+  agentId: string,
+  ids: readonly string[],
+  at?: number,
+): Promise<void> {
+  return ctx.op('recordAccess', () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
+    if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
+    for (const id of ids) validateId(id, 'ids entry');
+    const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
+    if (ids.length === 0) return;
+    ctx
+      .stmt(
+        'write',
+        `UPDATE memories SET last_accessed_at = ?, access_count = access_count + 1
+         WHERE agent_id = ? AND id IN (SELECT DISTINCT value FROM json_each(?))`,
+      )
+      .run(when, agentId, JSON.stringify(ids));
+  });
+}
+
+/** Deletes the row, its tags, FTS entries and vector in one transaction; false when it did not exist. */
+export function deleteMemory(ctx: StoreContext, agentId: string, id: string): Promise<boolean> {
+  return ctx.op('deleteMemory', () => {
+    validateAgentId(agentId);
+    validateId(id);
+    return ctx.tx(() => {
+      const row = selectRow(ctx, agentId, id);
+      if (row === undefined) return false;
+      ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
+      deleteTags(ctx, row.rid, agentId, toRecord(row).tags);
+      deleteFts(ctx, row.rid, row.has_cjk === 1);
+      deleteVector(ctx, row.rid);
+      return true;
+    });
+  });
+}
