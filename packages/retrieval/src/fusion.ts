@@ -1,5 +1,6 @@
 import type { MemoryRecord } from '@engram/store';
 import type { RetrievalArm } from './execution.js';
+import { explain, type RetrievalResult } from './explanation.js';
 
 /**
  * Fusion parameters. `final = rrf + importance·w_i + recency·w_r` with
@@ -70,38 +71,6 @@ export function vectorConfidence(similarities: readonly number[], evidence: Vect
   return Math.max(0, Math.min(1, (margin - evidence.noiseMargin) / span));
 }
 
-/** Why a result is where it is. */
-export interface RetrievalExplanation {
-  /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
-  readonly arms: readonly RetrievalArm[];
-  /** 1-based rank among the lexical arm's revalidated candidates. */
-  readonly lexicalRank?: number;
-  /** The store's lexical score (higher is better). */
-  readonly lexicalScore?: number;
-  /** 1-based rank among the vector arm's revalidated candidates. */
-  readonly vectorRank?: number;
-  /** Cosine similarity (1 − distance). */
-  readonly similarity?: number;
-  /** The vector arm's weight in this call (`fusion.vector` × its confidence), when the arm ran. */
-  readonly vectorWeight?: number;
-  /** The reciprocal-rank-fusion term. */
-  readonly rrf: number;
-  /** The row's importance (0..1). */
-  readonly importance: number;
-  /** The recency factor (0..1). */
-  readonly recency: number;
-  /** The final score the order is based on. */
-  readonly final: number;
-}
-
-/** One fused result. */
-export interface RetrievalResult {
-  readonly record: MemoryRecord;
-  /** Equal to `explanation.final`. */
-  readonly score: number;
-  readonly explanation: RetrievalExplanation;
-}
-
 /** A revalidated candidate with its per-arm evidence. */
 export interface FusionCandidate {
   readonly record: MemoryRecord;
@@ -161,18 +130,7 @@ export function fuseCandidates(
     const final = silenced
       ? 1 / (weights.k + (candidate.vectorRank as number))
       : rrf + weights.importance * importance + weights.recency * recency;
-    const explanation: RetrievalExplanation = {
-      arms,
-      ...(candidate.lexicalRank === undefined ? {} : { lexicalRank: candidate.lexicalRank }),
-      ...(candidate.lexicalScore === undefined ? {} : { lexicalScore: candidate.lexicalScore }),
-      ...(candidate.vectorRank === undefined ? {} : { vectorRank: candidate.vectorRank }),
-      ...(candidate.similarity === undefined ? {} : { similarity: candidate.similarity }),
-      ...(candidate.vectorRank === undefined ? {} : { vectorWeight }),
-      rrf,
-      importance,
-      recency,
-      final,
-    };
+    const explanation = explain(candidate, { arms, vectorWeight, rrf, importance, recency, final });
     return { record: candidate.record, score: final, explanation };
   });
   return results.sort(compareResults);

@@ -31,15 +31,10 @@ export {
   RETRIEVAL_PURPOSES,
   RETRIEVAL_STAGES,
 } from './execution.js';
+export type { RetrievalExplanation, RetrievalResult } from './explanation.js';
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
 export { canMergeFacts, cosineSimilarity, similarityTokens, tokenJaccard } from './fact-merge.js';
-export type {
-  FusionCandidate,
-  FusionWeights,
-  RetrievalExplanation,
-  RetrievalResult,
-  VectorEvidence,
-} from './fusion.js';
+export type { FusionCandidate, FusionWeights, VectorEvidence } from './fusion.js';
 export {
   compareResults,
   DEFAULT_FUSION_WEIGHTS,

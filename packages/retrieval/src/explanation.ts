@@ -1,0 +1,71 @@
+import type { MemoryRecord } from '@engram/store';
+import type { RetrievalArm } from './execution.js';
+
+/** Why a result is where it is. */
+export interface RetrievalExplanation {
+  /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
+  readonly arms: readonly RetrievalArm[];
+  /** 1-based rank among the lexical arm's revalidated candidates. */
+  readonly lexicalRank?: number;
+  /** The store's lexical score (higher is better). */
+  readonly lexicalScore?: number;
+  /** 1-based rank among the vector arm's revalidated candidates. */
+  readonly vectorRank?: number;
+  /** Cosine similarity (1 − distance). */
+  readonly similarity?: number;
+  /** The vector arm's weight in this call (`fusion.vector` × its confidence), when the arm ran. */
+  readonly vectorWeight?: number;
+  /** The reciprocal-rank-fusion term. */
+  readonly rrf: number;
+  /** The row's importance (0..1). */
+  readonly importance: number;
+  /** The recency factor (0..1). */
+  readonly recency: number;
+  /** The final score the order is based on. */
+  readonly final: number;
+}
+
+/** One fused result. */
+export interface RetrievalResult {
+  readonly record: MemoryRecord;
+  /** Equal to `explanation.final`. */
+  readonly score: number;
+  readonly explanation: RetrievalExplanation;
+}
+
+/** Per-arm evidence of one candidate (the arm-specific fields of its explanation). */
+export interface CandidateEvidence {
+  readonly lexicalRank?: number;
+  readonly lexicalScore?: number;
+  readonly vectorRank?: number;
+  readonly similarity?: number;
+}
+
+/** The fusion's figures for one candidate. */
+export interface FusionTerms {
+  readonly arms: readonly RetrievalArm[];
+  readonly vectorWeight: number;
+  readonly rrf: number;
+  readonly importance: number;
+  readonly recency: number;
+  readonly final: number;
+}
+
+/**
+ * The explanation of one result: the evidence each arm gave (a field an arm did not give is absent, never
+ * undefined) and the fusion's terms. `vectorWeight` is given only for a row the vector arm found.
+ */
+export function explain(evidence: CandidateEvidence, terms: FusionTerms): RetrievalExplanation {
+  return {
+    arms: terms.arms,
+    ...(evidence.lexicalRank === undefined ? {} : { lexicalRank: evidence.lexicalRank }),
+    ...(evidence.lexicalScore === undefined ? {} : { lexicalScore: evidence.lexicalScore }),
+    ...(evidence.vectorRank === undefined ? {} : { vectorRank: evidence.vectorRank }),
+    ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),
+    ...(evidence.vectorRank === undefined ? {} : { vectorWeight: terms.vectorWeight }),
+    rrf: terms.rrf,
+    importance: terms.importance,
+    recency: terms.recency,
+    final: terms.final,
+  };
+}

@@ -1,0 +1,57 @@
+import type { LexicalHit } from '@engram/store';
+import { extractKeywords } from '../keywords.js';
+import { startQueryEmbedding } from './query-embedding.js';
+import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCall } from './state.js';
+
+/** Asks the FTS arm for `budget` candidates (a refill asks again with a larger budget). */
+export async function searchLexical(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
+  const { call, lexical } = state;
+  const result = await storeCall(() =>
+    ctx.store.searchLexical({
+      agentId: state.agentId,
+      terms: state.terms,
+      mode: 'any',
+      limit: budget,
+      kinds: call.kinds,
+      ...(call.tags.length > 0 ? { tags: call.tags } : {}),
+    }),
+  );
+  lexical.budget = budget;
+  lexical.hits = result.hits.map((hit: LexicalHit) => ({
+    id: hit.id,
+    revision: hit.revision,
+    score: hit.score,
+  }));
+  lexical.saturated = result.hits.length >= budget;
+  state.recorder.fts = lexical.hits.length;
+}
+
+/**
+ * Stage `keyword`: extracts the query terms, starts the query embedding, and runs the FTS arm while the
+ * embedding runs. Returns false (outcome `emptyQuery`) for a query without terms. An unavailable FTS index
+ * degrades the answer (`ftsUnavailable`); any other store failure fails the call.
+ */
+export async function keywordStage(ctx: PipelineContext, state: CallState): Promise<boolean> {
+  const { recorder } = state;
+  const keywordStart = ctx.mono();
+  state.terms = extractKeywords(state.query, { maxTerms: ctx.settings.maxTerms }).terms;
+  if (state.terms.length === 0) {
+    recorder.stage('keyword', ctx.mono() - keywordStart);
+    recorder.outcome = 'emptyQuery';
+    return false;
+  }
+  startQueryEmbedding(ctx, state);
+  if (state.lexicalOn) {
+    try {
+      await searchLexical(ctx, state, state.lexical.budget);
+      recorder.arms.add('lexical');
+    } catch (error) {
+      if (!(error instanceof StoreFailure) || error.cause !== 'ftsUnavailable') throw error;
+      recorder.degradations.add('ftsUnavailable');
+      state.lexicalOn = false;
+    }
+  }
+  recorder.stage('keyword', ctx.mono() - keywordStart);
+  checkAbort(state);
+  return true;
+}

@@ -1,0 +1,115 @@
+import type { MemoryKind, MemoryRecord } from '@engram/store';
+import { searchLexical } from './lexical.js';
+import {
+  type ArmState,
+  type CallState,
+  checkAbort,
+  type PipelineContext,
+  storeCall,
+  type ValidCandidate,
+} from './state.js';
+import { searchVector, vectorFailed } from './vector.js';
+
+/** Reads the current rows of every candidate not yet checked; a missing or inactive row is recorded as null. */
+async function revalidate(ctx: PipelineContext, state: CallState): Promise<void> {
+  const { checked } = state;
+  const wanted = new Map<string, number | undefined>();
+  for (const hit of state.lexical.hits) if (!checked.has(hit.id)) wanted.set(hit.id, hit.revision);
+  for (const hit of state.vector.hits)
+    if (!checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
+  if (wanted.size === 0) return;
+  const rows = await storeCall(() =>
+    ctx.store.revalidate(
+      state.agentId,
+      [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
+    ),
+  );
+  for (const row of rows) checked.set(row.id, row);
+  // A lexical candidate dropped at its revision may still be active at a newer one: a concurrent edit.
+  const stale = [...wanted]
+    .filter(([id, revision]) => revision !== undefined && !checked.has(id))
+    .map(([id]) => id);
+  if (stale.length > 0) {
+    const current = await storeCall(() =>
+      ctx.store.revalidate(
+        state.agentId,
+        stale.map((id) => ({ id })),
+      ),
+    );
+    for (const row of current) checked.set(row.id, row);
+  }
+  for (const id of wanted.keys()) if (!checked.has(id)) checked.set(id, null);
+}
+
+function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryRecord): boolean {
+  return kinds.has(record.kind) && state.call.tags.every((tag) => record.tags.includes(tag));
+}
+
+/** The lexical candidates still active at the revision they were found at, and passing the filters. */
+function validLexical(state: CallState, kinds: ReadonlySet<MemoryKind>): ValidCandidate[] {
+  const valid: ValidCandidate[] = [];
+  for (const hit of state.lexical.hits) {
+    const record = state.checked.get(hit.id);
+    if (record === undefined || record === null) continue;
+    if (hit.revision !== undefined && record.revision !== hit.revision) {
+      state.recorder.degradations.add('revisionChanged');
+      continue;
+    }
+    if (passesFilter(state, kinds, record)) valid.push({ hit, record });
+  }
+  return valid;
+}
+
+/** The vector candidates still active and passing the filters. */
+function validVector(state: CallState, kinds: ReadonlySet<MemoryKind>): ValidCandidate[] {
+  const valid: ValidCandidate[] = [];
+  for (const hit of state.vector.hits) {
+    const record = state.checked.get(hit.id);
+    if (record !== undefined && record !== null && passesFilter(state, kinds, record))
+      valid.push({ hit, record });
+  }
+  return valid;
+}
+
+function needsRefill(ctx: PipelineContext, arm: ArmState, validCount: number): 'no' | 'yes' | 'capped' {
+  const { settings } = ctx;
+  if (validCount >= settings.refillTarget || validCount >= arm.hits.length || !arm.saturated) return 'no';
+  return arm.budget >= settings.refillMaxBudget ? 'capped' : 'yes';
+}
+
+/**
+ * Stage `authoritativeRevalidation`: revalidates every candidate against the store, filters by kind and tag,
+ * and re-queries a starved, saturated arm with a doubled budget up to the hard cap
+ * (`candidateBudgetExhausted` when the cap is reached).
+ */
+export async function revalidationStage(ctx: PipelineContext, state: CallState): Promise<void> {
+  const { settings } = ctx;
+  const revalidationStart = ctx.mono();
+  const kinds = new Set<MemoryKind>(state.call.kinds);
+  await revalidate(ctx, state);
+  state.lexicalValid = validLexical(state, kinds);
+  state.vectorValid = validVector(state, kinds);
+  for (;;) {
+    checkAbort(state);
+    const lexicalNeed = state.lexicalOn ? needsRefill(ctx, state.lexical, state.lexicalValid.length) : 'no';
+    const vectorNeed = state.vectorOn ? needsRefill(ctx, state.vector, state.vectorValid.length) : 'no';
+    if (lexicalNeed === 'capped' || vectorNeed === 'capped')
+      state.recorder.degradations.add('candidateBudgetExhausted');
+    if (lexicalNeed !== 'yes' && vectorNeed !== 'yes') break;
+    if (lexicalNeed === 'yes') {
+      await searchLexical(ctx, state, Math.min(settings.refillMaxBudget, state.lexical.budget * 2));
+    }
+    if (vectorNeed === 'yes') {
+      try {
+        await searchVector(ctx, state, Math.min(settings.refillMaxBudget, state.vector.budget * 2));
+      } catch (error) {
+        vectorFailed(state, error);
+      }
+    }
+    await revalidate(ctx, state);
+    state.lexicalValid = validLexical(state, kinds);
+    state.vectorValid = validVector(state, kinds);
+  }
+  state.recorder.stage('authoritativeRevalidation', ctx.mono() - revalidationStart);
+  checkAbort(state);
+}

@@ -1,0 +1,251 @@
+import type { MemoryKind } from '@engram/store';
+import { DEFAULT_COOLDOWN_MS, DEFAULT_FAILURE_THRESHOLD } from '../circuit.js';
+import { EngramRetrievalError } from '../errors.js';
+import type { RetrievalObserver } from '../execution.js';
+import {
+  DEFAULT_FUSION_WEIGHTS,
+  DEFAULT_VECTOR_EVIDENCE,
+  type FusionWeights,
+  type VectorEvidence,
+} from '../fusion.js';
+import { DEFAULT_MAX_TERMS } from '../keywords.js';
+import type { QueryEmbedder, RetrievalStore, RetrievalTimers } from '../ports.js';
+
+/** Memory kinds a call may filter on (mirrors the store's `MEMORY_KINDS`; type-checked against it). */
+export const KNOWN_KINDS: readonly MemoryKind[] = [
+  'event',
+  'fact',
+  'semantic',
+  'episodic',
+  'reflection',
+  'persona',
+  'skill',
+] as const satisfies readonly MemoryKind[];
+/** Kinds searched when a call names none: `persona` and `skill` are managed records, never recalled. */
+export const DEFAULT_RECALL_KINDS: readonly MemoryKind[] = Object.freeze([
+  'event',
+  'fact',
+  'semantic',
+  'episodic',
+  'reflection',
+] as const satisfies readonly MemoryKind[]);
+
+/** Default number of results. */
+export const DEFAULT_LIMIT = 10;
+/** Largest number of results a call may ask for; a larger `limit` is clamped to it. */
+export const MAX_LIMIT = 100;
+/** Most tag filters per call. */
+export const MAX_TAG_FILTERS = 16;
+
+/** Which arms run; both by default. Evaluation runs FTS-only, vector-only and hybrid through this switch. */
+export interface RetrievalArms {
+  readonly lexical: boolean;
+  readonly vector: boolean;
+}
+
+/** Configuration of `createRetriever`; frozen at construction. */
+export interface RetrieverConfig {
+  /** The store slice the pipeline reads. */
+  readonly store: RetrievalStore;
+  /** The query embedder; without one, every call is FTS-only and carries the `vectorCold` degradation. */
+  readonly embedder?: QueryEmbedder;
+  /** Observer of every call and circuit transition (no-op default). */
+  readonly observer?: RetrievalObserver;
+  /** Arms to run (default both). With both off every call is `disabled`. */
+  readonly arms?: RetrievalArms;
+  /** Wall clock in epoch ms: `startedAt`, recency, circuit cool-down (default `Date.now`). */
+  readonly now?: () => number;
+  /** Monotonic clock in ms for stage latencies (default `performance.now`). */
+  readonly monotonicNow?: () => number;
+  /** Timers for the embedding deadline (default the global ones). */
+  readonly timers?: RetrievalTimers;
+  /** Deadline of the query embedding in ms (default 2,000). */
+  readonly embeddingDeadlineMs?: number;
+  /** Query embeddings in flight per agent; a call over the cap degrades at once, it never waits (default 4). */
+  readonly maxInFlightEmbeddingsPerAgent?: number;
+  /** Circuit breaker of the query embedder (defaults: 5 consecutive failures, 30 s cool-down). */
+  readonly circuit?: { readonly failureThreshold?: number; readonly cooldownMs?: number };
+  /** Vector hits below this cosine similarity are not evidence and are dropped (default 0.2). */
+  readonly similarityThreshold?: number;
+  /** Candidates asked from each arm, independent of `limit` so top-k stays monotonic (default 128, at most 1,000). */
+  readonly candidateBudget?: number;
+  /**
+   * A saturated arm left with fewer valid candidates than this after revalidation is re-queried with a doubled
+   * budget (default 100, the largest limit; at most `candidateBudget`). It does not depend on the call's limit,
+   * so refill never breaks top-k monotonicity.
+   */
+  readonly refillTarget?: number;
+  /** Hard cap of a refilled arm's budget (default 1,000, the store's maximum). */
+  readonly refillMaxBudget?: number;
+  /** Bound on extracted query terms (default 32). */
+  readonly maxTerms?: number;
+  /** Fusion weights (see {@link FusionWeights}); missing fields take the defaults. */
+  readonly fusion?: Partial<FusionWeights>;
+  /**
+   * Calibration of the vector arm's per-call weight (see {@link VectorEvidence}); `false` gives the arm its full
+   * weight on every call. Calibrate it for your embedder: the defaults suit cosine similarities in 0..1.
+   */
+  readonly vectorEvidence?: Partial<VectorEvidence> | false;
+  /**
+   * Record what `recall`, `search` and `injection` return — `lastAccessedAt` and `accessCount`, through the
+   * store's optional `recordAccess` — after the call has settled and off its path (default true). Maintenance
+   * decays rows by their last access, so a memory that keeps being recalled is not archived. `decision` (the
+   * extraction's neighbour lookup) never records access.
+   */
+  readonly trackAccess?: boolean;
+  /**
+   * Runs a deferred access write outside the call (default `setImmediate`, so the write never delays the answer
+   * nor counts in its latencies). The task never throws.
+   */
+  readonly defer?: (task: () => void) => void;
+}
+
+/** The resolved numeric settings of a retriever (no ports). */
+export interface RetrieverSettings {
+  readonly arms: RetrievalArms;
+  readonly embeddingDeadlineMs: number;
+  readonly maxInFlightEmbeddingsPerAgent: number;
+  readonly failureThreshold: number;
+  readonly cooldownMs: number;
+  readonly similarityThreshold: number;
+  readonly candidateBudget: number;
+  readonly refillTarget: number;
+  readonly refillMaxBudget: number;
+  readonly maxTerms: number;
+  readonly fusion: FusionWeights;
+  readonly vectorEvidence: VectorEvidence | false;
+  readonly trackAccess: boolean;
+}
+
+function invalidConfig(field: string, rule: string): EngramRetrievalError {
+  return new EngramRetrievalError(
+    'ENGRAM_RETRIEVAL_INVALID_CONFIG',
+    `Retriever config "${field}" must be ${rule}.`,
+  );
+}
+
+function intSetting(
+  value: number | undefined,
+  fallback: number,
+  field: string,
+  min: number,
+  max: number,
+): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < min || v > max) throw invalidConfig(field, `an integer in ${min}..${max}`);
+  return v;
+}
+
+function numberSetting(
+  value: number | undefined,
+  fallback: number,
+  field: string,
+  min: number,
+  max: number,
+): number {
+  const v = value ?? fallback;
+  if (!Number.isFinite(v) || v < min || v > max)
+    throw invalidConfig(field, `a finite number in ${min}..${max}`);
+  return v;
+}
+
+/** Validates a retriever configuration and resolves its defaults; throws `ENGRAM_RETRIEVAL_INVALID_CONFIG`. */
+export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
+  if (
+    typeof config !== 'object' ||
+    config === null ||
+    typeof config.store !== 'object' ||
+    config.store === null
+  ) {
+    throw invalidConfig('store', 'a store');
+  }
+  const arms = config.arms ?? { lexical: true, vector: true };
+  if (typeof arms.lexical !== 'boolean' || typeof arms.vector !== 'boolean') {
+    throw invalidConfig('arms', '{ lexical: boolean; vector: boolean }');
+  }
+  const trackAccess = config.trackAccess ?? true;
+  if (typeof trackAccess !== 'boolean') throw invalidConfig('trackAccess', 'a boolean');
+  if (config.defer !== undefined && typeof config.defer !== 'function')
+    throw invalidConfig('defer', 'a function');
+  const candidateBudget = intSetting(config.candidateBudget, 128, 'candidateBudget', 1, 1000);
+  const refillTarget = intSetting(
+    config.refillTarget,
+    Math.min(MAX_LIMIT, candidateBudget),
+    'refillTarget',
+    1,
+    candidateBudget,
+  );
+  const fusion = resolveFusionWeights(config.fusion ?? {});
+  return Object.freeze({
+    arms: Object.freeze({ lexical: arms.lexical, vector: arms.vector }),
+    embeddingDeadlineMs: intSetting(config.embeddingDeadlineMs, 2000, 'embeddingDeadlineMs', 1, 600_000),
+    maxInFlightEmbeddingsPerAgent: intSetting(
+      config.maxInFlightEmbeddingsPerAgent,
+      4,
+      'maxInFlightEmbeddingsPerAgent',
+      1,
+      1024,
+    ),
+    failureThreshold: intSetting(
+      config.circuit?.failureThreshold,
+      DEFAULT_FAILURE_THRESHOLD,
+      'circuit.failureThreshold',
+      1,
+      1000,
+    ),
+    cooldownMs: intSetting(
+      config.circuit?.cooldownMs,
+      DEFAULT_COOLDOWN_MS,
+      'circuit.cooldownMs',
+      0,
+      86_400_000,
+    ),
+    similarityThreshold: numberSetting(config.similarityThreshold, 0.2, 'similarityThreshold', -1, 1),
+    candidateBudget,
+    refillTarget,
+    refillMaxBudget: intSetting(config.refillMaxBudget, 1000, 'refillMaxBudget', candidateBudget, 1000),
+    maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
+    fusion,
+    vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
+    trackAccess,
+  });
+}
+
+function resolveFusionWeights(input: Partial<FusionWeights>): FusionWeights {
+  const weight = (field: 'k' | 'lexical' | 'vector' | 'importance' | 'recency'): number =>
+    numberSetting(input[field], DEFAULT_FUSION_WEIGHTS[field], `fusion.${field}`, 0, 1e6);
+  return Object.freeze({
+    k: weight('k'),
+    lexical: weight('lexical'),
+    vector: weight('vector'),
+    importance: weight('importance'),
+    recency: weight('recency'),
+    recencyHalfLifeMs: numberSetting(
+      input.recencyHalfLifeMs,
+      DEFAULT_FUSION_WEIGHTS.recencyHalfLifeMs,
+      'fusion.recencyHalfLifeMs',
+      1,
+      Number.MAX_SAFE_INTEGER,
+    ),
+  });
+}
+
+function resolveVectorEvidence(input: Partial<VectorEvidence> | false | undefined): VectorEvidence | false {
+  if (input === false) return false;
+  const noiseMargin = numberSetting(
+    input?.noiseMargin,
+    DEFAULT_VECTOR_EVIDENCE.noiseMargin,
+    'vectorEvidence.noiseMargin',
+    0,
+    2,
+  );
+  const fullMargin = numberSetting(
+    input?.fullMargin,
+    DEFAULT_VECTOR_EVIDENCE.fullMargin,
+    'vectorEvidence.fullMargin',
+    noiseMargin,
+    2,
+  );
+  const depth = intSetting(input?.depth, DEFAULT_VECTOR_EVIDENCE.depth, 'vectorEvidence.depth', 2, 100);
+  return Object.freeze({ noiseMargin, fullMargin, depth });
+}

@@ -1,0 +1,116 @@
+import type { MemoryRecord } from '@engram/store';
+import type { DegradationCause } from '../execution.js';
+import type { RetrievalResult } from '../explanation.js';
+import type { RetrievalStore } from '../ports.js';
+import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
+import type { QueryEmbeddingGuard } from './query-embedding.js';
+import type { ExecutionRecorder } from './recorder.js';
+import type { RetrieverSettings } from './settings.js';
+import type { ValidatedCall } from './validate.js';
+
+/** Thrown inside the pipeline when the caller's signal aborts; the call settles as `cancelled`. */
+export const CANCELLED: unique symbol = Symbol('cancelled');
+
+/** A classified store rejection inside the pipeline. */
+export class StoreFailure {
+  readonly cause: StoreFailureCause;
+  constructor(cause: StoreFailureCause) {
+    this.cause = cause;
+  }
+}
+
+/** The outcome of the query embedding: a vector (null for a text without features) or a degradation. */
+export type EmbedOutcome =
+  | { readonly ok: true; readonly vector: Float32Array | null; readonly ms: number }
+  | { readonly ok: false; readonly cause: DegradationCause | typeof CANCELLED; readonly ms?: number };
+
+/** One candidate of an arm, before revalidation. */
+export interface ArmHit {
+  readonly id: string;
+  readonly revision?: number;
+  readonly score?: number;
+  readonly similarity?: number;
+}
+
+/** The candidates of one arm and the budget they were asked with. */
+export interface ArmState {
+  budget: number;
+  hits: ArmHit[];
+  /** The store returned as many hits as asked (above the threshold for the vector arm): more may exist. */
+  saturated: boolean;
+}
+
+/** A candidate that survived revalidation and filtering, with its current row. */
+export interface ValidCandidate {
+  readonly hit: ArmHit;
+  readonly record: MemoryRecord;
+}
+
+/** What every stage may read: fixed for the retriever's lifetime. */
+export interface PipelineContext {
+  readonly settings: RetrieverSettings;
+  readonly store: RetrievalStore;
+  readonly guard: QueryEmbeddingGuard;
+  readonly now: () => number;
+  readonly mono: () => number;
+}
+
+/** The explicit state of one call, threaded through the stages in order. */
+export interface CallState {
+  readonly agentId: string;
+  readonly query: string;
+  readonly call: ValidatedCall;
+  /** Aborted when the call settles: an embedding still running is then released. */
+  readonly stop: AbortSignal;
+  readonly recorder: ExecutionRecorder;
+  terms: readonly string[];
+  embedding: Promise<EmbedOutcome> | undefined;
+  lexicalOn: boolean;
+  readonly lexical: ArmState;
+  queryVector: Float32Array | null;
+  vectorOn: boolean;
+  readonly vector: ArmState;
+  /** The vector arm's weight in this call; its confidence comes from its first hits, before the threshold. */
+  vectorWeight: number;
+  /** Revalidated rows by id; null for a candidate that is no longer active. */
+  readonly checked: Map<string, MemoryRecord | null>;
+  lexicalValid: ValidCandidate[];
+  vectorValid: ValidCandidate[];
+  results: RetrievalResult[];
+}
+
+/** A fresh state for one validated call. */
+export function createCallState(
+  ctx: PipelineContext,
+  init: Pick<CallState, 'agentId' | 'query' | 'call' | 'stop' | 'recorder'>,
+): CallState {
+  return {
+    ...init,
+    terms: [],
+    embedding: undefined,
+    lexicalOn: ctx.settings.arms.lexical,
+    lexical: { budget: ctx.settings.candidateBudget, hits: [], saturated: false },
+    queryVector: null,
+    vectorOn: false,
+    vector: { budget: ctx.settings.candidateBudget, hits: [], saturated: false },
+    vectorWeight: ctx.settings.fusion.vector,
+    checked: new Map(),
+    lexicalValid: [],
+    vectorValid: [],
+    results: [],
+  };
+}
+
+/** Throws {@link CANCELLED} once the caller's signal has aborted. */
+export function checkAbort(state: CallState): void {
+  if (state.call.signal?.aborted === true) throw CANCELLED;
+}
+
+/** Runs a store call; a rejection becomes a classified {@link StoreFailure}. */
+export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new StoreFailure(classifyStoreError(error));
+  }
+}

@@ -1,0 +1,50 @@
+import type { VectorHit } from '@engram/store';
+import { vectorConfidence } from '../fusion.js';
+import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCall } from './state.js';
+
+/**
+ * Asks the vector arm for `budget` neighbours of the query vector; hits below the similarity threshold are
+ * dropped. The arm's weight comes from its first hits, before the threshold: the same for every budget ≥ depth.
+ */
+export async function searchVector(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
+  const { settings } = ctx;
+  const { vector } = state;
+  const raw = await storeCall(() =>
+    ctx.store.searchVector({ agentId: state.agentId, vector: state.queryVector as Float32Array, k: budget }),
+  );
+  vector.budget = budget;
+  if (settings.vectorEvidence !== false) {
+    const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
+    state.vectorWeight = settings.fusion.vector * vectorConfidence(top, settings.vectorEvidence);
+  }
+  vector.hits = raw
+    .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)
+    .map((hit: VectorHit) => ({ id: hit.id, similarity: hit.similarity }));
+  // Deeper hits can only be less similar: refilling helps only when every hit cleared the threshold.
+  vector.saturated = raw.length >= budget && vector.hits.length === raw.length;
+  state.recorder.vector = vector.hits.length;
+}
+
+/** A failing vector arm degrades the answer to FTS-only; it never fails it. Rethrows anything else. */
+export function vectorFailed(state: CallState, error: unknown): void {
+  if (!(error instanceof StoreFailure)) throw error;
+  state.recorder.degradations.add(error.cause);
+  state.vectorOn = false;
+  state.vector.hits = [];
+  state.recorder.vector = 0;
+}
+
+/** Stage `vector`: the agent-partitioned vector arm, when the query has a vector. */
+export async function vectorStage(ctx: PipelineContext, state: CallState): Promise<void> {
+  state.vectorOn = state.queryVector !== null;
+  if (!state.vectorOn) return;
+  const vectorStart = ctx.mono();
+  try {
+    await searchVector(ctx, state, state.vector.budget);
+    state.recorder.arms.add('vector');
+  } catch (error) {
+    vectorFailed(state, error);
+  }
+  state.recorder.stage('vector', ctx.mono() - vectorStart);
+  checkAbort(state);
+}

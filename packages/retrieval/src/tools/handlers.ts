@@ -1,0 +1,345 @@
+import type { MemoryRecord } from '@engram/store';
+import { contentHash } from '../content-hash.js';
+import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } from '../fact-merge.js';
+import type { QueryEmbedder, RetrievalTimers, ToolStore } from '../ports.js';
+import type { Retriever } from '../retriever.js';
+import { errorCode } from '../store-errors.js';
+import { clip, renderEvents, renderSearch, renderSkills } from './render.js';
+import { type MemoryToolName, POINTER, type ToolArgs, type ToolCallOf } from './schema.js';
+
+/** Most events one `memory_get` pointer may span. */
+export const MAX_POINTER_EVENTS = 200;
+/** The store's cap on tags per row. */
+const MAX_FACT_TAGS = 64;
+/** Tag prefix `memory_remember` stores a topic under. */
+export const TOPIC_TAG_PREFIX = 'topic:';
+
+/** Who calls a tool. */
+export interface ToolCallContext {
+  readonly agentId: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Text for the model; `ok: false` for bad arguments or a failure, with a short typed explanation. */
+export interface ToolCallResult {
+  readonly ok: boolean;
+  readonly text: string;
+}
+
+/** The resolved numeric settings of the tool handler. */
+export interface ToolSettings {
+  readonly mergeSimilarity: number;
+  readonly mergeJaccard: number;
+  readonly factImportance: number;
+  readonly embeddingDeadlineMs: number;
+}
+
+/** What every handler may use: fixed for the tool handler's lifetime. */
+export interface ToolDeps {
+  readonly store: ToolStore;
+  readonly retriever: Pick<Retriever, 'search' | 'decision'>;
+  readonly embedder: QueryEmbedder | undefined;
+  readonly settings: ToolSettings;
+  readonly timers: RetrievalTimers;
+}
+
+/** The handler of one tool: validated arguments in, text for the model out. */
+export type ToolHandlerFunction<K extends MemoryToolName> = (
+  deps: ToolDeps,
+  args: ToolArgs[K],
+  ctx: ToolCallContext,
+) => Promise<ToolCallResult>;
+
+/** A failure a handler reports to the model as `ok: false` with this text. */
+export class ToolFailure {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** Causes that make a call fail (as opposed to degrading it). */
+const FAILURE_CAUSES: ReadonlySet<string> = new Set([
+  'storeUnusable',
+  'storeTimeout',
+  'storeError',
+  'unknown',
+]);
+
+function storeFailure(tool: MemoryToolName, error: unknown): ToolFailure {
+  const code = errorCode(error);
+  return new ToolFailure(
+    `${tool} failed: memory store error${code === undefined ? '' : ` (${clip(code, 64)})`}.`,
+  );
+}
+
+/** Runs one store call; a rejection becomes a {@link ToolFailure} naming the tool and the store's code. */
+async function fromStore<T>(tool: MemoryToolName, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw storeFailure(tool, error);
+  }
+}
+
+function topicTag(topic: string): string | null {
+  const slug = topic
+    .normalize('NFKC')
+    .toLowerCase()
+    .trim()
+    .replace(/\s+/gu, '-')
+    .replace(/[^\p{L}\p{N}._-]/gu, '')
+    .slice(0, 64);
+  return slug === '' ? null : `${TOPIC_TAG_PREFIX}${slug}`;
+}
+
+/** Embeds texts under the deadline; null on any failure (the caller falls back to Jaccard). */
+function embedBounded(
+  deps: ToolDeps,
+  texts: readonly string[],
+  signal: AbortSignal | undefined,
+): Promise<Float32Array[] | null> {
+  const { embedder, timers } = deps;
+  if (embedder === undefined) return Promise.resolve(null);
+  const controller = new AbortController();
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (value: Float32Array[] | null): void => {
+      if (done) return;
+      done = true;
+      timers.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (value === null) controller.abort();
+      resolve(value);
+    };
+    const onAbort = (): void => finish(null);
+    const timer = timers.setTimeout(() => finish(null), deps.settings.embeddingDeadlineMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted === true) {
+      finish(null);
+      return;
+    }
+    try {
+      embedder.embed(texts, { signal: controller.signal }).then(
+        (vectors) =>
+          finish(
+            Array.isArray(vectors) &&
+              vectors.length === texts.length &&
+              vectors.every((v) => v instanceof Float32Array && v.every(Number.isFinite))
+              ? vectors
+              : null,
+          ),
+        () => finish(null),
+      );
+    } catch {
+      finish(null);
+    }
+  });
+}
+
+const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args, ctx) => {
+  const response = await retriever.search(ctx.agentId, args.query, {
+    limit: args.limit,
+    ...(args.file === undefined ? {} : { tags: [`file:${args.file}`] }),
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+  });
+  const { execution, results } = response;
+  if (execution.outcome === 'cancelled') return { ok: false, text: 'memory_search was cancelled.' };
+  if (execution.outcome === 'emptyQuery') {
+    return { ok: false, text: 'Invalid arguments for memory_search: "query" has no searchable terms.' };
+  }
+  if (execution.outcome !== 'completed') {
+    const cause = execution.degradations.find((c) => FAILURE_CAUSES.has(c)) ?? execution.degradations[0];
+    return { ok: false, text: `memory_search failed${cause === undefined ? '' : ` (${cause})`}.` };
+  }
+  const lexicalOnly = execution.arms?.includes('vector') !== true;
+  const embeddingCause = execution.degradations.find((c) => c.startsWith('embedding') || c === 'vectorCold');
+  const note = lexicalOnly
+    ? ` (keyword search only${embeddingCause === undefined ? '' : `: ${embeddingCause}`})`
+    : '';
+  if (results.length === 0) return { ok: true, text: `No memories found${note}.` };
+  return { ok: true, text: renderSearch(results, args.maxChars, note) };
+};
+
+const remember = async (
+  deps: ToolDeps,
+  args: ToolArgs['memory_remember'],
+  ctx: ToolCallContext,
+  attempt: number,
+): Promise<ToolCallResult> => {
+  const { store, retriever, embedder, settings } = deps;
+  const content = args.content.trim();
+  if (content === '')
+    return { ok: false, text: 'Invalid arguments for memory_remember: "content" is empty.' };
+  const hash = contentHash(content);
+  const existing = await fromStore('memory_remember', () =>
+    store.findByContentHash(ctx.agentId, hash, 'fact'),
+  );
+  const duplicate = existing.find((r) => r.lifecycle === 'active');
+  if (duplicate !== undefined) {
+    return {
+      ok: true,
+      text: `Already remembered as fact ${duplicate.id}; nothing stored (exact duplicate).`,
+    };
+  }
+
+  const neighbours = await retriever.decision(ctx.agentId, content, {
+    kinds: ['fact'],
+    limit: 5,
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+  });
+  if (neighbours.execution.outcome === 'cancelled')
+    return { ok: false, text: 'memory_remember was cancelled.' };
+  const candidates = neighbours.results.map((r) => r.record);
+  const vectors = await embedBounded(deps, [content, ...candidates.map((c) => c.content)], ctx.signal);
+  if (ctx.signal?.aborted === true) return { ok: false, text: 'memory_remember was cancelled.' };
+  const own = vectors?.[0];
+  const scored = candidates
+    .map((record, i) => {
+      const vector = vectors?.[i + 1];
+      const byVector = own !== undefined && vector !== undefined && cosineSimilarity(own, vector) !== 0;
+      const similarity = byVector ? cosineSimilarity(own, vector) : tokenJaccard(content, record.content);
+      const threshold = byVector ? settings.mergeSimilarity : settings.mergeJaccard;
+      return { record, similarity, similar: similarity >= threshold };
+    })
+    .filter((s) => s.similar)
+    .sort((a, b) => b.similarity - a.similarity || (a.record.id < b.record.id ? -1 : 1));
+
+  const tag = args.topic === undefined ? null : topicTag(args.topic);
+  let blocked: { id: string; reason: FactMergeBlock } | undefined;
+  for (const { record, similarity } of scored) {
+    const verdict = canMergeFacts(record.content, content);
+    if (!verdict.ok) {
+      blocked ??= { id: record.id, reason: verdict.reason };
+      continue;
+    }
+    const union = [...new Set([...record.tags, ...(tag === null ? [] : [tag])])].sort();
+    const tags = union.length > MAX_FACT_TAGS ? record.tags : union;
+    try {
+      const merged = await store.updateMemory(ctx.agentId, record.id, record.revision, {
+        content,
+        importance: Math.max(record.importance, settings.factImportance),
+        tags,
+      });
+      return {
+        ok: true,
+        text: `Merged into existing fact ${merged.id} (similarity ${similarity.toFixed(2)}); it now reads as given.`,
+      };
+    } catch (error) {
+      if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT' && attempt === 0) {
+        return remember(deps, args, ctx, 1);
+      }
+      if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
+        return {
+          ok: false,
+          text: 'memory_remember failed: the similar fact changed concurrently; try again.',
+        };
+      }
+      throw storeFailure('memory_remember', error);
+    }
+  }
+
+  const profile = store.embeddingProfile;
+  const canAttach =
+    own !== undefined &&
+    cosineSimilarity(own, own) !== 0 &&
+    profile !== null &&
+    embedder?.profile !== undefined &&
+    profile.id === embedder.profile.id &&
+    profile.dimensions === embedder.profile.dimensions &&
+    own.length === profile.dimensions;
+  const inserted: MemoryRecord = await fromStore('memory_remember', () =>
+    store.insertMemory({
+      agentId: ctx.agentId,
+      kind: 'fact',
+      content,
+      importance: settings.factImportance,
+      ...(tag === null ? {} : { tags: [tag] }),
+      ...(canAttach ? { vector: own } : {}),
+    }),
+  );
+  const separate =
+    blocked === undefined
+      ? ''
+      : ` Kept separate from similar fact ${blocked.id}: they differ in a ${blocked.reason}.`;
+  return { ok: true, text: `Remembered as fact ${inserted.id}.${separate}` };
+};
+
+const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
+  const match = POINTER.exec(args.pointer);
+  const sessionId = match?.[1];
+  const from = Number(match?.[2]);
+  const to = match?.[3] === undefined ? from : Number(match[3]);
+  if (sessionId === undefined || !(from >= 1) || !(to >= from)) {
+    return {
+      ok: false,
+      text: 'Invalid arguments for memory_get: "pointer" must be session/<sessionId>#<from>-<to>.',
+    };
+  }
+  if (to - from + 1 > MAX_POINTER_EVENTS) {
+    return {
+      ok: false,
+      text: `Invalid arguments for memory_get: "pointer" spans more than ${MAX_POINTER_EVENTS} events.`,
+    };
+  }
+  const events = await fromStore('memory_get', () => store.readEvents(ctx.agentId, sessionId, from, to));
+  if (events.length === 0) return { ok: false, text: 'memory_get: no archived events at that pointer.' };
+  return { ok: true, text: renderEvents(events, args.pointer, args.maxChars) };
+};
+
+const skillWrite: ToolHandlerFunction<'skill_write'> = async ({ store }, args, ctx) => {
+  const { created } = await fromStore('skill_write', () =>
+    store.writeSkill({
+      agentId: ctx.agentId,
+      name: args.name,
+      description: args.description.trim(),
+      content: args.content,
+    }),
+  );
+  return { ok: true, text: `Skill "${args.name}" ${created ? 'created' : 'replaced'}.` };
+};
+
+const skillDelete: ToolHandlerFunction<'skill_delete'> = async ({ store }, args, ctx) => {
+  const deleted = await fromStore('skill_delete', () => store.deleteSkill(ctx.agentId, args.name));
+  return deleted
+    ? { ok: true, text: `Skill "${args.name}" deleted.` }
+    : { ok: false, text: `skill_delete: no skill named "${args.name}".` };
+};
+
+const skillList: ToolHandlerFunction<'skill_list'> = async ({ store }, args, ctx) => {
+  const skills = await fromStore('skill_list', () => store.listSkills(ctx.agentId));
+  if (skills.length === 0) return { ok: true, text: 'No skills yet.' };
+  return { ok: true, text: renderSkills(skills, args.maxChars) };
+};
+
+/** One handler per tool; a tool without a handler fails the typecheck. */
+const TOOL_HANDLERS: { readonly [K in MemoryToolName]: ToolHandlerFunction<K> } = {
+  memory_search: search,
+  memory_remember: (deps, args, ctx) => remember(deps, args, ctx, 0),
+  memory_get: get,
+  skill_write: skillWrite,
+  skill_delete: skillDelete,
+  skill_list: skillList,
+};
+
+/**
+ * Runs a validated call with its tool's handler. A {@link ToolFailure} becomes its text; any other error
+ * becomes an internal-error answer naming its code, never its message.
+ */
+export async function runToolCall<K extends MemoryToolName>(
+  deps: ToolDeps,
+  call: ToolCallOf<K>,
+  ctx: ToolCallContext,
+): Promise<ToolCallResult> {
+  const handler: ToolHandlerFunction<K> = TOOL_HANDLERS[call.name];
+  try {
+    return await handler(deps, call.args, ctx);
+  } catch (error) {
+    if (error instanceof ToolFailure) return { ok: false, text: error.text };
+    const code = errorCode(error);
+    return {
+      ok: false,
+      text: `${call.name} failed: internal error${code === undefined ? '' : ` (${clip(code, 64)})`}.`,
+    };
+  }
+}

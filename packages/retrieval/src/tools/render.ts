@@ -1,0 +1,84 @@
+import type { RetrievalResult } from '../explanation.js';
+import { memoryPointer } from '../injection.js';
+import type { ToolStore } from '../ports.js';
+
+type ArchivedEvent = Awaited<ReturnType<ToolStore['readEvents']>>[number];
+type SkillSummary = Awaited<ReturnType<ToolStore['listSkills']>>[number];
+
+/** Cuts a text to `max` characters, marking the cut. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** A text on one line (whitespace runs collapsed), cut to `max` code points, marking the cut. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/gu, ' ').trim();
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
+}
+
+function isoDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+function bounded(out: string, maxChars: number): string {
+  return out.length <= maxChars ? out : `${out.slice(0, maxChars - 1)}…`;
+}
+
+/**
+ * `memory_search`'s answer within `maxChars`: a header, then one line per result with its kind, date, id and
+ * archive pointer. The room left is shared evenly among the remaining results; when too little is left, a
+ * line says how many were not shown.
+ */
+export function renderSearch(results: readonly RetrievalResult[], maxChars: number, note: string): string {
+  const header = `${results.length} memor${results.length === 1 ? 'y' : 'ies'}${note}:\n`;
+  const metas = results.map((r, i) => {
+    const pointer = memoryPointer(r.record);
+    return {
+      prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}] `,
+      suffix: pointer === null ? '\n' : ` (memory_get ${pointer})\n`,
+      content: r.record.content,
+    };
+  });
+  let out = header;
+  for (const [index, meta] of metas.entries()) {
+    const remaining = metas.length - index;
+    const room = Math.floor((maxChars - out.length) / remaining) - meta.prefix.length - meta.suffix.length;
+    if (room < 20) {
+      out += `(${remaining} more not shown; raise maxChars)\n`;
+      break;
+    }
+    out += `${meta.prefix}${oneLine(meta.content, room)}${meta.suffix}`;
+  }
+  return bounded(out, maxChars);
+}
+
+/** `memory_get`'s answer within `maxChars`: one line per archived event, sharing the room evenly. */
+export function renderEvents(events: readonly ArchivedEvent[], pointer: string, maxChars: number): string {
+  let out = `${events.length} archived event${events.length === 1 ? '' : 's'} (${pointer}):\n`;
+  for (const [index, event] of events.entries()) {
+    const head = `#${event.seq} ${event.role} ${event.type}${event.toolName === null ? '' : ` ${event.toolName}`}: `;
+    const room = Math.floor((maxChars - out.length) / (events.length - index)) - head.length - 1;
+    if (room < 20) {
+      out += `(${events.length - index} more events not shown; raise maxChars or narrow the pointer)\n`;
+      break;
+    }
+    out += `${head}${oneLine(event.content, room)}\n`;
+  }
+  return bounded(out, maxChars);
+}
+
+/** `skill_list`'s answer within `maxChars`: the skills by name, one line each. */
+export function renderSkills(skills: readonly SkillSummary[], maxChars: number): string {
+  const sorted = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let out = `${sorted.length} skill${sorted.length === 1 ? '' : 's'}:\n`;
+  for (const [index, skill] of sorted.entries()) {
+    const line = `- ${skill.name}: ${oneLine(skill.description, 200)}\n`;
+    if (out.length + line.length > maxChars - 60) {
+      out += `(${sorted.length - index} more not shown; raise maxChars)\n`;
+      break;
+    }
+    out += line;
+  }
+  return out;
+}

@@ -1,0 +1,277 @@
+import { z } from 'zod';
+import { clip } from './render.js';
+
+/** Names of the agent-facing memory tools, in the order they are offered. */
+export const MEMORY_TOOL_NAMES = [
+  'memory_search',
+  'memory_remember',
+  'memory_get',
+  'skill_write',
+  'skill_delete',
+  'skill_list',
+] as const;
+/** A memory tool name. */
+export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
+
+/** A tool definition for a model API or an MCP server: the input schema is JSON Schema (draft 2020-12). */
+export interface ToolDefinition {
+  readonly name: MemoryToolName;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** Default and hard maximum of `memory_search`'s `maxChars`. */
+export const SEARCH_MAX_CHARS: { readonly default: 4000; readonly max: 20000 } = Object.freeze({
+  default: 4000,
+  max: 20000,
+});
+/** Longest JSON-string arguments parsed (bounds the work a malformed call can cause). */
+export const MAX_ARGUMENT_CHARS = 200_000;
+
+const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
+/** An archive pointer: `session/<sessionId>#<from>-<to>` or `session/<sessionId>#<seq>`. */
+export const POINTER: RegExp = /^session\/([^#\s]{1,200})#(\d{1,9})(?:-(\d{1,9}))?$/;
+
+const maxCharsField = (fallback: number) =>
+  z.int().min(200).max(SEARCH_MAX_CHARS.max).default(fallback).describe('Most characters of the answer.');
+
+/** `memory_search`'s validated arguments. */
+export interface MemorySearchArgs {
+  readonly query: string;
+  readonly limit: number;
+  readonly maxChars: number;
+  readonly file?: string | undefined;
+}
+
+/** `memory_remember`'s validated arguments. */
+export interface MemoryRememberArgs {
+  readonly content: string;
+  readonly topic?: string | undefined;
+}
+
+/** `memory_get`'s validated arguments. */
+export interface MemoryGetArgs {
+  readonly pointer: string;
+  readonly maxChars: number;
+}
+
+/** `skill_write`'s validated arguments. */
+export interface SkillWriteArgs {
+  readonly name: string;
+  readonly description: string;
+  readonly content: string;
+}
+
+/** `skill_delete`'s validated arguments. */
+export interface SkillDeleteArgs {
+  readonly name: string;
+}
+
+/** `skill_list`'s validated arguments. */
+export interface SkillListArgs {
+  readonly maxChars: number;
+}
+
+/** The validated arguments of each tool (defaults applied); each tool's zod schema must produce them. */
+export interface ToolArgs {
+  readonly memory_search: MemorySearchArgs;
+  readonly memory_remember: MemoryRememberArgs;
+  readonly memory_get: MemoryGetArgs;
+  readonly skill_write: SkillWriteArgs;
+  readonly skill_delete: SkillDeleteArgs;
+  readonly skill_list: SkillListArgs;
+}
+
+/** A tool's description for the model and its input schema. */
+interface ToolSpec<K extends MemoryToolName> {
+  readonly description: string;
+  readonly input: z.ZodType<ToolArgs[K]>;
+}
+
+/**
+ * One entry per tool: its description for the model and its zod input schema (the JSON Schema offered to the
+ * model is derived from it). Adding a tool: a name above, an entry here, a handler in `handlers.ts`.
+ */
+const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
+  memory_search: {
+    description:
+      "Search this agent's long-term memory (facts, past sessions, tool results). Returns ranked, compact results; archived ranges carry a pointer for memory_get.",
+    input: z.strictObject({
+      query: z
+        .string()
+        .min(1)
+        .max(2000)
+        .describe('What to look for: words, identifiers, paths or a question.'),
+      limit: z.int().min(1).max(25).default(5).describe('Most results (1-25).'),
+      maxChars: z
+        .int()
+        .min(200)
+        .max(SEARCH_MAX_CHARS.max)
+        .default(SEARCH_MAX_CHARS.default)
+        .describe('Most characters of the whole answer.'),
+      file: z
+        .string()
+        .min(1)
+        .max(500)
+        .regex(NO_CONTROL)
+        .optional()
+        .describe('Only memories tagged with this file path.'),
+    }),
+  },
+  memory_remember: {
+    description:
+      'Remember one durable fact for future sessions. Exact duplicates are ignored; a near duplicate updates the existing fact unless they differ in a number, a negation or a name.',
+    input: z.strictObject({
+      content: z
+        .string()
+        .min(1)
+        .max(4000)
+        .describe('One durable fact, stated on its own (preference, convention, decision).'),
+      topic: z.string().min(1).max(64).optional().describe('A short topic label, e.g. "tooling".'),
+    }),
+  },
+  memory_get: {
+    description: 'Read the exact archived events of a pointer returned by memory_search.',
+    input: z.strictObject({
+      pointer: z
+        .string()
+        .min(1)
+        .max(240)
+        .regex(POINTER)
+        .describe(
+          'An archive pointer from memory_search: session/<sessionId>#<from>-<to> or session/<sessionId>#<seq>.',
+        ),
+      maxChars: maxCharsField(8000),
+    }),
+  },
+  skill_write: {
+    description: 'Create or replace a named, reusable procedure (skill).',
+    input: z.strictObject({
+      name: z.string().regex(SKILL_NAME).describe('Unique skill name: letters, digits, "_", "-" (max 64).'),
+      description: z.string().min(1).max(500).describe('When to use the skill, in one sentence.'),
+      content: z.string().min(1).max(20000).describe('The procedure.'),
+    }),
+  },
+  skill_delete: {
+    description: 'Delete a skill by name.',
+    input: z.strictObject({
+      name: z.string().regex(SKILL_NAME).describe('The skill to delete.'),
+    }),
+  },
+  skill_list: {
+    description: 'List the skills of this agent with their descriptions.',
+    input: z.strictObject({ maxChars: maxCharsField(8000) }),
+  },
+};
+
+/** A validated call of one tool. */
+export interface ToolCallOf<K extends MemoryToolName> {
+  readonly name: K;
+  readonly args: ToolArgs[K];
+}
+
+/** A validated call of any tool: a union discriminated by `name`. */
+export type MemoryToolCall = { [K in MemoryToolName]: ToolCallOf<K> }[MemoryToolName];
+
+function jsonSchemaOf(schema: z.ZodType): Readonly<Record<string, unknown>> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  return Object.freeze(rest);
+}
+
+/** The tool definitions, derived from the zod input schemas (JSON Schema out). */
+export const MEMORY_TOOL_DEFINITIONS: readonly ToolDefinition[] = Object.freeze(
+  MEMORY_TOOL_NAMES.map((name) =>
+    Object.freeze({
+      name,
+      description: TOOL_SPECS[name].description,
+      inputSchema: jsonSchemaOf(TOOL_SPECS[name].input),
+    }),
+  ),
+);
+
+/** The result of validating a tool call's arguments. */
+export type ParsedToolCall =
+  | ({ readonly ok: true } & MemoryToolCall)
+  | { readonly ok: false; readonly text: string };
+
+/** A caller-supplied key, made safe to quote in a message: bounded, without control characters or quotes. */
+function quotedKey(key: string): string {
+  return `"${clip(key.replace(/[\u0000-\u001f\u007f-\u009f"\\`]/g, '?'), 32)}"`;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
+  const path = issue.path.length === 0 ? 'arguments' : clip(issue.path.map(String).join('.'), 64);
+  switch (issue.code) {
+    case 'invalid_type':
+      return valueAt(input, issue.path) === undefined && issue.path.length > 0
+        ? `"${path}" is required (${issue.expected})`
+        : issue.path.length === 0
+          ? 'arguments must be a JSON object'
+          : `"${path}" must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
+    case 'too_small':
+      return `"${path}" must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'too_big':
+      return `"${path}" must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'invalid_format':
+      return `"${path}" has an invalid format`;
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+        .slice(0, 5)
+        .map(quotedKey)
+        .join(', ')}`;
+    default:
+      return `"${path}" is invalid`;
+  }
+}
+
+function isToolName(name: string): name is MemoryToolName {
+  return (MEMORY_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/** Reads raw arguments: an object, a JSON string, or nothing (an empty object). */
+function readInput(tool: MemoryToolName, args: unknown): { input: unknown } | { error: string } {
+  if (typeof args !== 'string') return { input: args ?? {} };
+  if (args.length > MAX_ARGUMENT_CHARS) {
+    return { error: `Invalid arguments for ${tool}: longer than ${MAX_ARGUMENT_CHARS} characters.` };
+  }
+  if (args.trim() === '') return { input: {} };
+  try {
+    return { input: JSON.parse(args) };
+  } catch {
+    return { error: `Invalid arguments for ${tool}: not valid JSON.` };
+  }
+}
+
+function parseAs<K extends MemoryToolName>(name: K, input: unknown): ParsedToolCall {
+  const parsed = TOOL_SPECS[name].input.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 3).map((issue) => describeIssue(issue, input));
+    const more = parsed.error.issues.length > 3 ? ` (+${parsed.error.issues.length - 3} more)` : '';
+    return { ok: false, text: `Invalid arguments for ${name}: ${issues.join('; ')}${more}.` };
+  }
+  // The schema of `name` produced `data`: it is that tool's arguments.
+  return { ok: true, name, args: parsed.data } as ParsedToolCall;
+}
+
+/**
+ * Validates a tool call's arguments (an object, a JSON string, or nothing) against the tool's zod schema.
+ * Pure; the error text names the tool and the fields, never echoes the values.
+ */
+export function parseToolArguments(name: string, args: unknown): ParsedToolCall {
+  if (!isToolName(name)) {
+    return { ok: false, text: `Unknown tool. Available tools: ${MEMORY_TOOL_NAMES.join(', ')}.` };
+  }
+  const read = readInput(name, args);
+  if ('error' in read) return { ok: false, text: read.error };
+  return parseAs(name, read.input);
+}
