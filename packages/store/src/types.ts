@@ -5,6 +5,8 @@
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
 
+import type { ChunkSpan } from './chunking.js';
+
 /** Memory kinds, after the three-layer memory model. */
 export const MEMORY_KINDS = [
   'event',
@@ -139,6 +141,8 @@ export interface LexicalHit {
   readonly id: string;
   readonly revision: number;
   readonly score: number;
+  /** For a chunked memory: the best-matching chunk (`content.slice(start, end)` is its window). */
+  readonly chunk?: ChunkSpan;
 }
 
 /** Which lexical paths a search used. */
@@ -174,6 +178,8 @@ export interface VectorHit {
   readonly id: string;
   readonly distance: number;
   readonly similarity: number;
+  /** For a chunked memory: the nearest chunk (`content.slice(start, end)` is its window). */
+  readonly chunk?: ChunkSpan;
 }
 
 /** A candidate to revalidate: the revision the caller saw, when it knows it. */
@@ -186,16 +192,25 @@ export interface RevalidationCandidate {
 export interface PendingEmbedding {
   readonly id: string;
   readonly agentId: string;
+  /** The text to embed: the whole content, or the chunk's text when `chunk` is given. */
   readonly content: string;
   readonly revision: number;
   readonly embeddingAttempts: number;
+  /** For a memory longer than the chunk budget: the index of the chunk to embed (pass it back in the outcome). */
+  readonly chunk?: number;
 }
 
-/** One outcome to commit after embedding a batch. */
+/** One outcome to commit after embedding a batch (`chunk` as listed for a chunked memory). */
 export type EmbeddingOutcome =
-  | { readonly id: string; readonly revision: number; readonly state: 'ready'; readonly vector: Float32Array }
-  | { readonly id: string; readonly revision: number; readonly state: 'error' }
-  | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly' };
+  | {
+      readonly id: string;
+      readonly revision: number;
+      readonly state: 'ready';
+      readonly vector: Float32Array;
+      readonly chunk?: number;
+    }
+  | { readonly id: string; readonly revision: number; readonly state: 'error'; readonly chunk?: number }
+  | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly'; readonly chunk?: number };
 
 /** The real transitions an embedding commit made. `stale` rows changed revision (or vanished) meanwhile. */
 export interface EmbeddingCommitResult {
