@@ -3,6 +3,8 @@
  * sqlite-vec). Importing this module loads no native code; the driver is loaded when a store is opened.
  */
 
+export type { ChunkSpan } from './chunking.js';
+export { CHUNK_BUDGET, CHUNK_OVERLAP } from './chunking.js';
 export type { EngramStoreErrorCode, EngramStoreErrorOptions } from './errors.js';
 export {
   classifySqliteError,

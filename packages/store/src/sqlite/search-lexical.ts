@@ -30,7 +30,8 @@ type LikeRow = { id: string; revision: number; hits: number };
 function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: boolean): string {
   const t = table === 'words' ? 'memories_fts_words' : 'memories_fts_trigram';
   const other = table === 'words' ? 'memories_fts_trigram' : 'memories_fts_words';
-  return `SELECT id, revision, max(score) AS score, key, rid, chunks FROM (
+  // MATERIALIZED: bm25() must run in the FTS query itself, never in a flattened aggregate.
+  return `WITH hits AS MATERIALIZED (
       SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score, f.rowid AS key, m.rid AS rid,
         m.chunk_count AS chunks
       FROM ${t} f JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
@@ -40,7 +41,9 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
           SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
         ${filterOther ? `AND m.rid IN (SELECT rowid % ${CHUNK_KEY_SPAN} FROM ${other} WHERE ${other} MATCH @other)` : ''}
         ${likeFilter ? `AND NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')` : ''}
-    ) GROUP BY rid ORDER BY score DESC, id ASC LIMIT @limit`;
+    )
+    SELECT id, revision, max(score) AS score, key, rid, chunks FROM hits
+    GROUP BY rid ORDER BY score DESC, id ASC LIMIT @limit`;
 }
 
 function likeSql(mode: 'any' | 'all'): string {
