@@ -276,7 +276,7 @@ describe('chunked long memories', () => {
       w.close();
     }
     store = createSqliteMemoryStore({ path, embedding: profile });
-    expect((await store.searchLexical({ agentId: 'a', terms: ['anchor'], limit: 5 })).hits).toEqual([]);
+    expect((await store.searchLexical({ agentId: 'a', terms: ['lost anchor'], limit: 5 })).hits).toEqual([]);
     expect(await store.repairEmbeddingIntegrity('a')).toEqual({ repaired: 2 });
     expect(await store.getMemory('a', 'm')).toMatchObject({ embeddingState: 'pending' });
     const pending = await store.listPendingEmbeddings({ limit: 10 });
@@ -284,7 +284,7 @@ describe('chunked long memories', () => {
     expect(await drainAll(store)).toEqual([{ id: 'm', chunk: 3 }]);
     expect(await store.getMemory('a', 'm')).toMatchObject({ embeddingState: 'ready' });
     expect(
-      (await store.searchLexical({ agentId: 'a', terms: ['anchor'], limit: 5 })).hits[0]?.chunk?.index,
+      (await store.searchLexical({ agentId: 'a', terms: ['lost anchor'], limit: 5 })).hits[0]?.chunk?.index,
     ).toBe(chunkSpans(content).findIndex((s) => content.slice(s.start, s.end).includes('the lost anchor')));
   });
 
@@ -313,15 +313,18 @@ describe('chunked long memories', () => {
 });
 
 describe('migration to chunked storage', () => {
-  /** Writes a file as schema version 2 did: whole-content FTS rows and vectors keyed by the memory's rid. */
-  function writeVersion2(file: string, rows: { id: string; content: string; vector: Float32Array }[]): void {
+  /**
+   * Writes a file as schema version 3 did: whole-content FTS rows and vectors keyed by the memory's rid (the
+   * rows are written at version 2, then the version-3 step builds its BM25 index from them).
+   */
+  function writeVersion3(file: string, rows: { id: string; content: string; vector: Float32Array }[]): void {
     const db = openDatabase(file);
     try {
       db.exec(META_TABLE_SQL);
       for (const m of MIGRATIONS) if (m.version <= 2) m.up(db, undefined as never);
       db.exec(vectorTableSql(profile.dimensions));
       const meta = db.prepare('INSERT INTO meta(key, value) VALUES (?, ?)');
-      meta.run('schema_version', '2');
+      meta.run('schema_version', '3');
       meta.run('embedding_fingerprint', 'emb:4');
       const token = `a${sha256Hex('a').slice(0, 16)}x`;
       for (const [i, r] of rows.entries()) {
@@ -341,22 +344,23 @@ describe('migration to chunked storage', () => {
           r.vector,
         );
       }
+      for (const m of MIGRATIONS) if (m.version === 3) m.up(db, undefined as never);
     } finally {
       db.close();
     }
   }
 
-  it('carries a version-2 file forward: short vectors stay valid, long memories are chunked and pending', async () => {
-    const file = join(dir, 'v2.db');
+  it('carries a version-3 file forward: short vectors stay valid, long memories are chunked and pending', async () => {
+    const file = join(dir, 'v3.db');
     const content = longContent(12, 6, 'the walrus ballet');
     expect(content.length).toBeGreaterThan(CHUNK_BUDGET);
-    writeVersion2(file, [
+    writeVersion3(file, [
       { id: 'short', content: 'a short fact about ferns', vector: vec(0, 1, 0, 0) },
       { id: 'long', content, vector: vec(1, 0, 0, 0) },
     ]);
     const migrated = createSqliteMemoryStore({ path: file, embedding: profile });
     try {
-      expect(migrated.info.schemaVersion).toBe(3);
+      expect(migrated.info.schemaVersion).toBe(4);
       expect(await migrated.getMemory('a', 'short')).toMatchObject({ embeddingState: 'ready' });
       expect(await migrated.getMemory('a', 'long')).toMatchObject({ embeddingState: 'pending' });
       // The short memory's vector is still found; the long memory's whole-text vector is gone.

@@ -110,18 +110,19 @@ interface Group {
   stop: boolean;
 }
 
-/**
- * Plans a lexical query: NFKC + trim, cut each term to 256 code points, drop empties and duplicates, cap at 64 terms; split each term into
- * CJK runs and the rest; route CJK runs of ≥ 3 code points to the trigram index (`any`: overlapping 3-grams,
- * `all`: one phrase), 1–2 code points to LIKE, the rest to the word index; in `any` mode drop English stop
- * words unless nothing else would remain.
- */
-export function planLexicalQuery(terms: readonly string[], mode: TermMode = 'any'): LexicalPlan {
+/** Validated, cleaned query terms: NFKC + trim, cut to 256 code points, no empties or duplicates, at most 64. */
+export interface CleanedTerms {
+  readonly terms: readonly string[];
+  /** Terms dropped as empty, duplicate or over the cap. */
+  readonly dropped: number;
+}
+
+/** Cleans query terms (shared by the FTS planner and the BM25 planner); bad input is a typed error. */
+export function cleanLexicalTerms(terms: readonly string[]): CleanedTerms {
   if (!Array.isArray(terms)) throw invalidInput('terms must be an array of strings');
-  if (mode !== 'any' && mode !== 'all') throw invalidInput('mode must be "any" or "all"');
   let dropped = 0;
   const seen = new Set<string>();
-  const groups: Group[] = [];
+  const out: string[] = [];
   for (const raw of terms) {
     if (typeof raw !== 'string') throw invalidInput('terms must be an array of strings');
     // Cut before NFKC (bounded work on huge input) and after it (NFKC may expand a character).
@@ -140,11 +141,29 @@ export function planLexicalQuery(terms: readonly string[], mode: TermMode = 'any
       dropped += 1;
       continue;
     }
-    if (groups.length >= MAX_LEXICAL_TERMS) {
+    if (out.length >= MAX_LEXICAL_TERMS) {
       dropped += 1;
       continue;
     }
     seen.add(key);
+    out.push(term);
+  }
+  return { terms: out, dropped };
+}
+
+/**
+ * Plans a lexical query: NFKC + trim, cut each term to 256 code points, drop empties and duplicates, cap at 64 terms; split each term into
+ * CJK runs and the rest; route CJK runs of ≥ 3 code points to the trigram index (`any`: overlapping 3-grams,
+ * `all`: one phrase), 1–2 code points to LIKE, the rest to the word index; in `any` mode drop English stop
+ * words unless nothing else would remain.
+ */
+export function planLexicalQuery(terms: readonly string[], mode: TermMode = 'any'): LexicalPlan {
+  if (!Array.isArray(terms)) throw invalidInput('terms must be an array of strings');
+  if (mode !== 'any' && mode !== 'all') throw invalidInput('mode must be "any" or "all"');
+  const cleaned = cleanLexicalTerms(terms);
+  let dropped = cleaned.dropped;
+  const groups: Group[] = [];
+  for (const term of cleaned.terms) {
     const group: Group = { words: [], trigram: [], like: [], stop: false };
     for (const seg of splitCjkSegments(term)) {
       if (seg.cjk) {

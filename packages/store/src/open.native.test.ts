@@ -123,13 +123,14 @@ describe('opening a file database', () => {
       raw.exec('ALTER TABLE memories DROP COLUMN like_text');
       raw.exec('DROP TABLE memory_chunks');
       raw.exec('ALTER TABLE memories DROP COLUMN chunk_count');
+      raw.exec('DROP TABLE lexical_postings; DROP TABLE lexical_docs; DROP TABLE lexical_stats;');
       raw.prepare("UPDATE meta SET value = '1' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     const store = openStore({ path, embedding: null });
-    expect(store.info.schemaVersion).toBe(3);
+    expect(store.info.schemaVersion).toBe(4);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
     expect(found.paths.like).toBe(true);
     expect(found.hits.map((h) => h.id).sort()).toEqual(['kangxi', 'plain']);
@@ -138,7 +139,7 @@ describe('opening a file database', () => {
     const check = openDatabase(path, { loadVectorExtension: false });
     try {
       expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
-        value: '3',
+        value: '4',
       });
       // Only a CJK row whose NFKC form differs carries a LIKE text.
       expect(check.prepare('SELECT id, like_text FROM memories ORDER BY id').all()).toEqual([
@@ -393,8 +394,8 @@ describe('observer', () => {
       tags: ['t:1'],
       vector: new Float32Array([1, 0, 0, 0]),
     });
-    // BEGIN + row + tags + 2 FTS rows + vector + COMMIT.
-    expect(counts).toEqual({ meta: 2, write: 2, fts: 2, vector: 1 });
+    // BEGIN + row + tags + 2 FTS rows + 3 BM25-index rows (postings, length, agent statistics) + vector + COMMIT.
+    expect(counts).toEqual({ meta: 2, write: 2, fts: 5, vector: 1 });
     for (const key of Object.keys(counts)) delete counts[key as StatementKind];
     const found = await store.searchLexical({
       agentId: 'a',
@@ -402,7 +403,8 @@ describe('observer', () => {
       limit: 5,
     });
     expect(found.hits).toHaveLength(1);
-    expect(counts).toEqual({ fts: 2, like: 1 });
+    // Any mode is one BM25 search: the agent's statistics, the document frequencies, the scoring query.
+    expect(counts).toEqual({ fts: 3 });
     for (const key of Object.keys(counts)) delete counts[key as StatementKind];
     expect(await store.getMemory('a', found.hits[0]?.id ?? '')).not.toBeNull();
     expect(counts).toEqual({ read: 1 });

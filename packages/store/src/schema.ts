@@ -2,6 +2,8 @@
  * The store's schema: forward-only versioned migrations and the meta table. The vector table is not part of
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
+
+import { indexLexicalUnit, LEXICAL_INDEX_DDL } from './lexical-index.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
@@ -12,7 +14,7 @@ export const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
 /** Trigram index tokenizer (case-insensitive), used for rows whose content contains CJK. */
 export const TRIGRAM_TOKENIZER = 'trigram';
 /** The tokenizer description recorded in the meta table. */
-export const TOKENIZER_DESCRIPTION: string = `words=${WORDS_TOKENIZER}; trigram=${TRIGRAM_TOKENIZER} (cjk rows only)`;
+export const TOKENIZER_DESCRIPTION: string = `words=${WORDS_TOKENIZER}; trigram=${TRIGRAM_TOKENIZER} (cjk rows only); bm25=porter words + cjk unigrams and bigrams`;
 
 /** One forward-only migration. */
 export interface Migration {
@@ -125,11 +127,46 @@ CREATE TABLE IF NOT EXISTS skills (
     },
   },
   {
+    // The BM25 index (see lexical-index.ts): the store's own postings and per-agent statistics, built here for
+    // every existing row from its content, so a file made by an earlier version searches exactly as a new one.
+    version: 3,
+    up(db: SqliteDatabase): void {
+      db.exec(LEXICAL_INDEX_DDL);
+      // Idempotent: whatever an interrupted or foreign build left is rebuilt from the rows.
+      db.exec('DELETE FROM lexical_postings; DELETE FROM lexical_docs; DELETE FROM lexical_stats;');
+      const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+      const prepared = (sql: string): ReturnType<SqliteDatabase['prepare']> => {
+        let stmt = statements.get(sql);
+        if (stmt === undefined) {
+          stmt = db.prepare(sql);
+          statements.set(sql, stmt);
+        }
+        return stmt;
+      };
+      const run = (sql: string, ...params: unknown[]): { changes: number } => prepared(sql).run(...params);
+      const read = db.prepare(
+        'SELECT rid, agent_id, content FROM memories WHERE rid > ? ORDER BY rid LIMIT 1000',
+      );
+      let after = 0;
+      for (;;) {
+        const rows = read.all(after) as { rid: number; agent_id: string; content: string }[];
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          indexLexicalUnit(run, row.rid, row.agent_id, row.content.normalize('NFKC'));
+          after = row.rid;
+        }
+      }
+      db.prepare(
+        "INSERT INTO meta(key, value) VALUES ('tokenizer', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      ).run(TOKENIZER_DESCRIPTION);
+    },
+  },
+  {
     // Long memories are chunked: `chunk_count` on the memory, one `memory_chunks` row per chunk of a memory
     // longer than the chunk budget, FTS rows and vectors keyed by chunk (see `sqlite/chunks.ts`). Short
     // memories keep their rows and vectors as they are; long ones are re-indexed per chunk, lose their
     // whole-content vector and become `pending`, so the drain embeds their chunks.
-    version: 3,
+    version: 4,
     up(db: SqliteDatabase, ctx: StoreContext): void {
       db.exec('ALTER TABLE memories ADD COLUMN chunk_count INTEGER NOT NULL DEFAULT 1');
       db.exec(CHUNK_TABLE_SQL);

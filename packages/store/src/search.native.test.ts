@@ -359,7 +359,7 @@ describe('filters and ordering', () => {
     expect(blank.droppedTerms).toBe(2);
   });
 
-  it('LIKE hits tie on score and are ordered by id', async () => {
+  it('LIKE hits (all mode) tie on score and are ordered by id; BM25 (any mode) prefers the shorter row', async () => {
     await store.insertMemory({
       id: 'pct',
       agentId: 'erin',
@@ -367,7 +367,9 @@ describe('filters and ordering', () => {
       content: '折扣为百分之五十 50% off',
     });
     await store.insertMemory({ id: 'plain', agentId: 'erin', kind: 'fact', content: '没有折扣' });
-    expect(await ids({ agentId: 'erin', terms: ['折扣'] })).toEqual(['pct', 'plain']);
+    expect(await ids({ agentId: 'erin', terms: ['折扣'], mode: 'all' })).toEqual(['pct', 'plain']);
+    expect(await ids({ agentId: 'erin', terms: ['扣为'], mode: 'all' })).toEqual(['pct']);
+    expect(await ids({ agentId: 'erin', terms: ['折扣'] })).toEqual(['plain', 'pct']);
     expect(await ids({ agentId: 'erin', terms: ['扣为'] })).toEqual(['pct']);
   });
 });

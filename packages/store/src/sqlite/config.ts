@@ -37,6 +37,12 @@ export interface SqliteMemoryStoreConfig {
    * `ENGRAM_STORE_ENCRYPTION_KEY`; a missing driver is `ENGRAM_STORE_NATIVE_UNAVAILABLE` naming the package.
    */
   readonly encryption?: SqliteStoreEncryption;
+  /**
+   * BM25 settings of the lexical search (`any` mode): `k1` (term-frequency saturation, 0..10, default 0.9)
+   * and `b` (length normalisation, 0..1, default 0.4). They apply at query time, so changing them needs no
+   * re-index.
+   */
+  readonly lexical?: { readonly k1?: number; readonly b?: number };
 }
 
 /** Encryption settings of a store: the passphrase and the cipher. The key is never logged or put in an error. */
@@ -87,6 +93,9 @@ const configSchema = z.object({
   idFactory: fnSchema.optional(),
   driver: fnSchema.optional(),
   vectorExtensionPath: z.string().min(1).optional(),
+  lexical: z
+    .object({ k1: z.number().min(0).max(10).optional(), b: z.number().min(0).max(1).optional() })
+    .optional(),
   encryption: z
     .object({
       key: keyValueSchema,

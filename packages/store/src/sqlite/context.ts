@@ -4,6 +4,7 @@
  * vector lease). One context per open store; the slices are functions of it.
  */
 import { classifySqliteError, EngramStoreError } from '../errors.js';
+import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '../observer.js';
@@ -69,6 +70,8 @@ export class StoreContext {
   /** `profileId:dimensions` or `none`. */
   fingerprint = 'none';
   schemaVersion = 0;
+  /** BM25 settings of the lexical search (set at open from the configuration). */
+  bm25: Bm25Settings = DEFAULT_BM25;
   closed = false;
   #registeredVector = false;
   #warmupReported = false;

@@ -1,6 +1,6 @@
 /**
  * The integrity slice (maintenance work, off the hot path): repair of rows whose vector or word-index entry is
- * missing, and pruning of vector and FTS rows whose memory is gone.
+ * missing, and pruning of vector, FTS and BM25-index rows whose memory is gone.
  */
 import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, dropVectors } from './chunks.js';
@@ -85,12 +85,14 @@ export function repairEmbeddingIntegrity(
             `SELECT m.rid AS rid, m.content AS content, m.has_cjk AS has_cjk, NULL AS idx, NULL AS s, NULL AS e
              FROM memories m
              WHERE m.agent_id = @agent AND m.chunk_count = 1
-               AND NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = m.rid)
+               AND (NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = m.rid)
+                 OR NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = m.rid))
              UNION ALL
              SELECT m.rid, m.content, m.has_cjk, c.idx, c.start_at, c.end_at
              FROM memory_chunks c JOIN memories m ON m.rid = c.rid
              WHERE c.agent_id = @agent
-               AND NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = c.rid + c.idx * ${CHUNK_KEY_SPAN})
+               AND (NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = c.rid + c.idx * ${CHUNK_KEY_SPAN})
+                 OR NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = c.rid + c.idx * ${CHUNK_KEY_SPAN}))
              LIMIT @limit`,
           )
           .all<{ rid: number; content: string; has_cjk: number; idx: number | null; s: number; e: number }>({
@@ -144,9 +146,9 @@ export function pruneOrphanedVectors(
       // FTS rows (either index) whose memory is gone or whose chunk index is past the memory's chunks; scoped
       // to the agent's postings when one is given.
       const scope = (t: string): string => (agentId === undefined ? '' : `${t} MATCH @match AND`);
-      const live = (t: string): string =>
-        `NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = ${t}.rowid % ${CHUNK_KEY_SPAN}
-           AND ${t}.rowid / ${CHUNK_KEY_SPAN} < m.chunk_count)`;
+      const live = (t: string, key = 'rowid'): string =>
+        `NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = ${t}.${key} % ${CHUNK_KEY_SPAN}
+           AND ${t}.${key} / ${CHUNK_KEY_SPAN} < m.chunk_count)`;
       const ftsOrphans = ctx
         .stmt(
           'fts',
@@ -154,9 +156,17 @@ export function pruneOrphanedVectors(
              WHERE ${scope('memories_fts_words')} ${live('memories_fts_words')}
            UNION
            SELECT rowid AS rid FROM memories_fts_trigram
-             WHERE ${scope('memories_fts_trigram')} ${live('memories_fts_trigram')}`,
+             WHERE ${scope('memories_fts_trigram')} ${live('memories_fts_trigram')}
+           UNION
+           SELECT rid FROM lexical_docs
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_docs', 'rid')}
+           UNION
+           SELECT DISTINCT rid FROM lexical_postings
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_postings', 'rid')}`,
         )
-        .all<{ rid: number }>(agentId === undefined ? {} : { match: `agent : "${ctx.agentToken(agentId)}"` });
+        .all<{ rid: number }>(
+          agentId === undefined ? {} : { match: `agent : "${ctx.agentToken(agentId)}"`, agent: agentId },
+        );
       for (const f of ftsOrphans) {
         deleteFts(ctx, f.rid, true);
         pruned += 1;

@@ -1,9 +1,24 @@
 /**
  * The derived rows of a memory, kept in step with it inside the same transaction: the FTS rows (word index,
- * and the trigram index for CJK text), the vector row and the tag rows.
+ * the trigram index for CJK text, the BM25 index), the vector row and the tag rows.
  */
+import { indexLexicalUnit, unindexLexicalUnit } from '../lexical-index.js';
 import { hasCjk } from '../normalize.js';
 import type { StoreContext } from './context.js';
+
+/** Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). */
+export function writeLexical(ctx: StoreContext, rid: number, agentId: string, text: string): void {
+  indexLexicalUnit((sql, ...params) => ctx.stmt('fts', sql).run(...params), rid, agentId, text);
+}
+
+/** Removes a row from the BM25 index. */
+export function deleteLexical(ctx: StoreContext, rid: number): void {
+  unindexLexicalUnit(
+    (sql, ...params) => ctx.stmt('fts', sql).run(...params),
+    (sql, ...params) => ctx.stmt('fts', sql).get(...params),
+    rid,
+  );
+}
 
 /** Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that. */
 export function writeFts(ctx: StoreContext, rid: number, agentId: string, content: string): boolean {
@@ -12,6 +27,7 @@ export function writeFts(ctx: StoreContext, rid: number, agentId: string, conten
   ctx
     .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')
     .run(rid, token, text);
+  writeLexical(ctx, rid, agentId, text);
   const cjk = hasCjk(text);
   if (cjk) {
     ctx
@@ -21,9 +37,10 @@ export function writeFts(ctx: StoreContext, rid: number, agentId: string, conten
   return cjk;
 }
 
-/** Removes a row's FTS entries. */
+/** Removes a row's FTS entries (both FTS5 indexes and the BM25 index). */
 export function deleteFts(ctx: StoreContext, rid: number, hadCjk: boolean): void {
   ctx.stmt('fts', 'DELETE FROM memories_fts_words WHERE rowid = ?').run(rid);
+  deleteLexical(ctx, rid);
   if (hadCjk) ctx.stmt('fts', 'DELETE FROM memories_fts_trigram WHERE rowid = ?').run(rid);
 }
 

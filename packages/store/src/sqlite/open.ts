@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
+import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
 import { noopStoreObserver } from '../observer.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
@@ -43,6 +44,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     vectorKey,
     encrypted: config.encryption !== undefined,
   });
+  ctx.bm25 = resolveBm25(config.lexical);
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -79,4 +81,9 @@ function openConnection(config: SqliteMemoryStoreConfig, busyTimeoutMs: number):
   } finally {
     key?.fill(0);
   }
+}
+
+/** The store's BM25 settings: the configured k1 and b, or the defaults. */
+function resolveBm25(input: SqliteMemoryStoreConfig['lexical']): Bm25Settings {
+  return Object.freeze({ k1: input?.k1 ?? DEFAULT_BM25.k1, b: input?.b ?? DEFAULT_BM25.b });
 }

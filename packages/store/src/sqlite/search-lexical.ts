@@ -1,8 +1,10 @@
 /**
- * The lexical arm of the read slice: the word index, the trigram index (CJK runs of 3 or more) and a bounded
- * LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing scores.
+ * The lexical arm of the read slice. `any` mode (OR, what retrieval uses) is exact BM25 over the store's own
+ * index (`search-bm25.ts`). `all` mode (AND) uses the word index, the trigram index (CJK runs of 3 or more)
+ * and a bounded LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing
+ * scores.
  */
-
+import { planBm25Query } from '../bm25-plan.js';
 import type { ChunkSpan } from '../chunking.js';
 import { invalidInput } from '../errors.js';
 import { buildMatch, type LexicalPlan, planLexicalQuery } from '../lexical-plan.js';
@@ -11,6 +13,7 @@ import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { kindsFilter, tagsFilter } from './filters.js';
+import { searchBm25 } from './search-bm25.js';
 
 /** The span of the chunk an FTS row matched (for a chunked memory). */
 function matchedChunk(ctx: StoreContext, agentId: string, row: FtsRow): ChunkSpan | undefined {
@@ -46,11 +49,8 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
     GROUP BY rid ORDER BY score DESC, id ASC LIMIT @limit`;
 }
 
-function likeSql(mode: 'any' | 'all'): string {
-  const cond =
-    mode === 'any'
-      ? `EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\')`
-      : `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
+function likeSql(): string {
+  const cond = `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
   return `SELECT m.id AS id, m.revision AS revision,
         (SELECT count(*) FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\') AS hits
       FROM memories m
@@ -74,6 +74,16 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
     const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
     const tags = tagsFilter(query.tags);
     const mode = query.mode ?? 'any';
+    if (mode === 'any') {
+      const bm25 = planBm25Query(query.terms);
+      const hits = searchBm25(ctx, bm25, { agentId, kinds, tags, limit });
+      return {
+        hits,
+        paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
+        likeTerms: [...bm25.shortCjkTerms],
+        droppedTerms: bm25.droppedTerms,
+      };
+    }
     const plan: LexicalPlan = planLexicalQuery(query.terms, mode);
     const paths = {
       words: plan.wordsExpr !== null,
@@ -106,49 +116,28 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       }
     };
     const common = { agent: agentId, kinds, tags, limit };
-    if (mode === 'any') {
-      if (wordsMatch !== null) {
-        const sql = ftsSql('words', false, false);
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>({ ...common, match: wordsMatch })) {
-          add(r.id, r.revision, r.score, r);
-        }
+    const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
+    if (wordsMatch !== null) {
+      const sql = ftsSql('words', trigramMatch !== null, paths.like);
+      const params: Record<string, unknown> = { ...common, match: wordsMatch };
+      if (trigramMatch !== null) params.other = trigramMatch;
+      if (paths.like) params.likes = likes;
+      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus, r);
+    }
+    if (trigramMatch !== null) {
+      const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
+      const params: Record<string, unknown> = { ...common, match: trigramMatch };
+      if (wordsMatch !== null) params.other = wordsMatch;
+      if (paths.like) params.likes = likes;
+      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
+        // The words query already added the LIKE bonus for rows it found.
+        const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
+        add(r.id, r.revision, r.score + bonus, r);
       }
-      if (trigramMatch !== null) {
-        const sql = ftsSql('trigram', false, false);
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>({ ...common, match: trigramMatch })) {
-          add(r.id, r.revision, r.score, r);
-        }
-      }
-      if (paths.like) {
-        for (const r of ctx.stmt('like', likeSql('any')).all<LikeRow>({ ...common, likes })) {
-          add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
-        }
-      }
-    } else {
-      const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
-      if (wordsMatch !== null) {
-        const sql = ftsSql('words', trigramMatch !== null, paths.like);
-        const params: Record<string, unknown> = { ...common, match: wordsMatch };
-        if (trigramMatch !== null) params.other = trigramMatch;
-        if (paths.like) params.likes = likes;
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>(params))
-          add(r.id, r.revision, r.score + likeBonus, r);
-      }
-      if (trigramMatch !== null) {
-        const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
-        const params: Record<string, unknown> = { ...common, match: trigramMatch };
-        if (wordsMatch !== null) params.other = wordsMatch;
-        if (paths.like) params.likes = likes;
-        for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
-          // The words query already added the LIKE bonus for rows it found.
-          const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
-          add(r.id, r.revision, r.score + bonus, r);
-        }
-      }
-      if (wordsMatch === null && trigramMatch === null) {
-        for (const r of ctx.stmt('like', likeSql('all')).all<LikeRow>({ ...common, likes })) {
-          add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
-        }
+    }
+    if (wordsMatch === null && trigramMatch === null) {
+      for (const r of ctx.stmt('like', likeSql()).all<LikeRow>({ ...common, likes })) {
+        add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
       }
     }
     const hits: LexicalHit[] = [...merged.entries()]

@@ -1,0 +1,91 @@
+/**
+ * The BM25 index: the store's own postings and statistics, so that `any`-mode lexical search is exact Okapi
+ * BM25 with settable k1 and b and per-agent statistics (FTS5's `bm25()` fixes k1 = 1.2, b = 0.75 and counts
+ * every agent's rows in its statistics).
+ *
+ * Tables (schema v3): `lexical_postings(agent_id, term, rid, tf)` — one row per distinct term of an indexed
+ * unit; `lexical_docs(rid, agent_id, length)` — the unit's length in tokens; `lexical_stats(agent_id, docs,
+ * total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
+ * rowid); a longer memory split into chunks indexes each chunk as its own unit.
+ *
+ * The score of a unit d for query terms q is Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl)), with
+ * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
+ * Probabilistic Relevance Framework: BM25 and Beyond").
+ */
+import { termFrequencies } from './lexical-tokens.js';
+
+/** BM25 settings of a store. */
+export interface Bm25Settings {
+  /** Term-frequency saturation, ≥ 0 (default 0.9). */
+  readonly k1: number;
+  /** Length normalisation, 0..1 (default 0.4). */
+  readonly b: number;
+}
+
+/**
+ * Default BM25 settings: k1 = 0.9, b = 0.4, the defaults of Anserini (Lin et al.) used by the BEIR baselines,
+ * which suit short memories better than the k1 = 1.2, b = 0.75 of the original TREC runs.
+ */
+export const DEFAULT_BM25: Bm25Settings = Object.freeze({ k1: 0.9, b: 0.4 });
+
+/** The SQL the BM25 index adds to the schema (schema v3). */
+export const LEXICAL_INDEX_DDL = `
+CREATE TABLE IF NOT EXISTS lexical_postings (
+  agent_id TEXT NOT NULL,
+  term TEXT NOT NULL,
+  rid INTEGER NOT NULL,
+  tf INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, term, rid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
+CREATE TABLE IF NOT EXISTS lexical_docs (
+  rid INTEGER PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  length INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lexical_stats (
+  agent_id TEXT PRIMARY KEY,
+  docs INTEGER NOT NULL,
+  total_length INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
+export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
+/** Reads one row. */
+export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
+
+const INSERT_POSTINGS =
+  'INSERT INTO lexical_postings(agent_id, term, rid, tf) SELECT ?, key, ?, value FROM json_each(?)';
+const INSERT_DOC = 'INSERT INTO lexical_docs(rid, agent_id, length) VALUES (?, ?, ?)';
+const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (?, 1, ?)
+  ON CONFLICT(agent_id) DO UPDATE SET docs = docs + 1, total_length = total_length + excluded.total_length`;
+
+/** Indexes one unit's text (NFKC, the BM25 tokenizer) under `rid`. The unit must not be indexed yet. */
+export function indexLexicalUnit(run: RunSql, rid: number, agentId: string, text: string): void {
+  const { tf, length } = termFrequencies(text);
+  if (tf.size > 0) run(INSERT_POSTINGS, agentId, rid, JSON.stringify(Object.fromEntries(tf)));
+  run(INSERT_DOC, rid, agentId, length);
+  run(ADD_STATS, agentId, length);
+}
+
+/** Removes one unit's postings and statistics (nothing when it is not indexed). */
+export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {
+  const doc = get<{ agent_id: string; length: number }>(
+    'SELECT agent_id, length FROM lexical_docs WHERE rid = ?',
+    rid,
+  );
+  run('DELETE FROM lexical_postings WHERE rid = ?', rid);
+  if (doc === undefined) return;
+  run('DELETE FROM lexical_docs WHERE rid = ?', rid);
+  run(
+    'UPDATE lexical_stats SET docs = docs - 1, total_length = total_length - ? WHERE agent_id = ?',
+    doc.length,
+    doc.agent_id,
+  );
+}
+
+/** Lucene's BM25 idf: ln(1 + (N − df + 0.5) / (df + 0.5)), never negative. */
+export function bm25Idf(docs: number, df: number): number {
+  return Math.log(1 + (docs - df + 0.5) / (df + 0.5));
+}

@@ -1,0 +1,99 @@
+/**
+ * The tokenizer of the BM25 index: the same function turns a memory's content into index terms and a query
+ * term into search terms, so the two always agree.
+ *
+ * - Text is NFKC-normalised and lower-cased.
+ * - CJK runs (Han, kana, Hangul) become character unigrams plus overlapping bigrams, so a two-character word
+ *   matches wherever it occurs, and a one-character term still matches (the usual n-gram indexing of
+ *   Chinese, Japanese and Korean for BM25).
+ * - Other runs of letters, digits and private-use characters are words: diacritics folded, Porter-stemmed
+ *   (the stemmer FTS5's `porter` tokenizer also uses), cut to 64 code points.
+ * - English stop words are dropped from queries only, never from the index (document lengths stay exact).
+ */
+import { stemmer } from 'stemmer';
+
+/** Words longer than this many code points are cut (the Porter stemmer's own limit in SQLite). */
+export const MAX_TOKEN_LENGTH = 64;
+
+const CJK_CLASS = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006`;
+// A CJK run, or a run of other letters, digits, marks and private-use characters (never including CJK).
+const TOKEN_RUN = new RegExp(`([${CJK_CLASS}]+)|((?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{Co}\\p{M}])+)`, 'gu');
+const MARKS = /\p{M}/gu;
+
+/**
+ * English stop words dropped from queries: the NLTK English list (itself the Snowball list of Porter's
+ * stemmer project, with the fragments a word tokenizer leaves of contractions: `don`, `t`, `ll` …).
+ */
+export const QUERY_STOP_WORDS: ReadonlySet<string> = new Set(
+  `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+  herself it its itself they them their theirs themselves what which who whom this that these those am is are
+  was were be been being have has had having do does did doing a an the and but if or because as until while
+  of at by for with about against between into through during before after above below to from up down in out
+  on off over under again further then once here there when where why how all any both each few more most
+  other some such no nor not only own same so than too very s t can will just don should now d ll m o re ve y
+  ain aren couldn didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn`
+    .split(/\s+/u)
+    .filter((w) => w.length > 0),
+);
+
+/** A word token before stemming: diacritics folded (after NFKC and lower-casing), cut to the length limit. */
+function foldWord(run: string): string {
+  const folded = run.normalize('NFD').replace(MARKS, '').normalize('NFC');
+  if (folded.length <= MAX_TOKEN_LENGTH) return folded;
+  return [...folded].slice(0, MAX_TOKEN_LENGTH).join('');
+}
+
+/** Stems one folded word (words of one or two characters are kept as they are). */
+function stem(word: string): string {
+  return word.length > 2 ? stemmer(word) : word;
+}
+
+/** Calls `emit` for each index term of `text`, in order. */
+function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+  const lower = text.normalize('NFKC').toLowerCase();
+  for (const match of lower.matchAll(TOKEN_RUN)) {
+    const cjk = match[1];
+    if (cjk !== undefined) {
+      const cps = [...cjk];
+      for (const c of cps) emit(c);
+      for (let i = 0; i + 1 < cps.length; i += 1) emit(`${cps[i]}${cps[i + 1]}`);
+      continue;
+    }
+    const word = foldWord(match[2] ?? '');
+    if (word.length === 0) continue;
+    if (stopWords?.has(word)) continue;
+    emit(stem(word));
+  }
+}
+
+/** The index terms of a text, with repeats (their count is the document length). */
+export function indexTokens(text: string): string[] {
+  const out: string[] = [];
+  eachToken(text, null, (t) => out.push(t));
+  return out;
+}
+
+/** Term frequencies of a text and its length in tokens. */
+export function termFrequencies(text: string): { readonly tf: Map<string, number>; readonly length: number } {
+  const tf = new Map<string, number>();
+  let length = 0;
+  eachToken(text, null, (t) => {
+    tf.set(t, (tf.get(t) ?? 0) + 1);
+    length += 1;
+  });
+  return { tf, length };
+}
+
+/**
+ * The search terms of one query term. A single plain word that is an English stop word yields nothing (the
+ * caller keeps it when nothing else would remain); words inside a path or an identifier are never dropped.
+ */
+export function queryTokens(term: string, dropStopWords: boolean): string[] {
+  const out: string[] = [];
+  eachToken(term, null, (t) => out.push(t));
+  if (!dropStopWords) return out;
+  const words: string[] = [];
+  eachToken(term, QUERY_STOP_WORDS, (t) => words.push(t));
+  // Only a term that is one plain word is subject to the stop list.
+  return out.length === 1 && words.length === 0 ? [] : out;
+}

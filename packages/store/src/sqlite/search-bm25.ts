@@ -1,0 +1,107 @@
+/**
+ * `any`-mode lexical search over the BM25 index (see `lexical-index.ts` and `bm25-plan.ts`): exact Okapi BM25
+ * with the store's k1 and b and the agent's own statistics, OR semantics, phrases checked with the word index.
+ */
+import type { Bm25Plan } from '../bm25-plan.js';
+import { bm25Idf } from '../lexical-index.js';
+import { buildMatch } from '../lexical-plan.js';
+import type { LexicalHit } from '../types.js';
+import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
+import type { StoreContext } from './context.js';
+
+/** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
+const FREE = -1;
+const SCORE_ONLY = -2;
+
+function bm25Sql(phrases: number): string {
+  const phraseCtes: string[] = [];
+  const phraseConds: string[] = [];
+  for (let i = 0; i < phrases; i += 1) {
+    phraseCtes.push(
+      `ph${i}(rid) AS (SELECT rowid FROM memories_fts_words WHERE memories_fts_words MATCH @phrase${i})`,
+    );
+    phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
+  }
+  return `WITH w(term, idf, grp) AS (
+      SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+      FROM json_each(@weights)),
+    ${phraseCtes.map((c) => `${c},`).join('\n    ')}
+    post(rid, idf, grp, tf) AS (
+      SELECT p.rid, w.idf, w.grp, p.tf FROM w
+      JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
+      WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}),
+    hits(rid, score, cand) AS (
+      SELECT post.rid,
+        sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * d.length / @avgdl))),
+        max(post.grp <> ${SCORE_ONLY})
+      FROM post JOIN lexical_docs d ON d.rid = post.rid
+      GROUP BY post.rid)
+    SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
+      m.chunk_count AS chunks
+    FROM hits h JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
+    WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle = 'active'
+      AND m.kind IN (SELECT value FROM json_each(@kinds))
+      AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
+        SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
+    GROUP BY m.rid
+    ORDER BY score DESC, m.id ASC LIMIT @limit`;
+}
+
+/**
+ * The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). The units
+ * are chunks (a short memory is one): a memory scores as its best chunk (max over chunks), the hit names it.
+ */
+export function searchBm25(
+  ctx: StoreContext,
+  plan: Bm25Plan,
+  filter: { readonly agentId: string; readonly kinds: string; readonly tags: string; readonly limit: number },
+): LexicalHit[] {
+  if (plan.terms.length === 0) return [];
+  const stats = ctx
+    .stmt('fts', 'SELECT docs, total_length FROM lexical_stats WHERE agent_id = ?')
+    .get<{ docs: number; total_length: number }>(filter.agentId);
+  if (stats === undefined || stats.docs <= 0) return [];
+  const avgdl = stats.total_length > 0 ? stats.total_length / stats.docs : 1;
+  const distinct = [...new Set(plan.terms.map((t) => t.term))];
+  const dfRows = ctx
+    .stmt(
+      'fts',
+      `SELECT term, count(*) AS n FROM lexical_postings
+       WHERE agent_id = ? AND term IN (SELECT value FROM json_each(?)) GROUP BY term`,
+    )
+    .all<{ term: string; n: number }>(filter.agentId, JSON.stringify(distinct));
+  const df = new Map(dfRows.map((r) => [r.term, r.n]));
+  const weights = plan.terms.map((t): [string, number, number] => [
+    t.term,
+    bm25Idf(stats.docs, df.get(t.term) ?? 0),
+    t.role.kind === 'free' ? FREE : t.role.kind === 'score' ? SCORE_ONLY : t.role.phrase,
+  ]);
+  const token = ctx.agentToken(filter.agentId);
+  const params: Record<string, unknown> = {
+    weights: JSON.stringify(weights),
+    agent: filter.agentId,
+    k1: ctx.bm25.k1,
+    b: ctx.bm25.b,
+    avgdl,
+    kinds: filter.kinds,
+    tags: filter.tags,
+    limit: filter.limit,
+  };
+  plan.phrases.forEach((phrase, i) => {
+    params[`phrase${i}`] = buildMatch(token, phrase);
+  });
+  type Row = { id: string; revision: number; score: number; key: number; rid: number; chunks: number };
+  return ctx
+    .stmt('fts', bm25Sql(plan.phrases.length))
+    .all<Row>(params)
+    .map((r) => {
+      const span =
+        r.chunks > 1 ? chunkSpan(ctx, filter.agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
+      return {
+        id: r.id,
+        revision: r.revision,
+        score: r.score,
+        ...(span === undefined ? {} : { chunk: span }),
+      };
+    });
+}
