@@ -4,7 +4,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isValidTag, MAX_AGENT_ID_LENGTH } from '@engram/store';
+import { isValidTag, MAX_AGENT_ID_LENGTH } from '@engram/contracts';
 import { z } from 'zod';
 
 /** Subcommands of the CLI, in the order the help lists them. */

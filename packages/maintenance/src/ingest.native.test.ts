@@ -1,4 +1,5 @@
-import { contentHash, type EventInput, isValidTag, normalizeContent } from '@engram/store';
+import { contentHash, isValidTag, normalizeContent } from '@engram/contracts';
+import type { EventInput } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEventIngestor } from './ingest.js';
 import { hashContent, isStoreSafeTag, normalizeForHash } from './tags.js';

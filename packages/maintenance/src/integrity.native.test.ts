@@ -1,4 +1,4 @@
-import { openDatabase, type SqliteDatabase } from '@engram/store';
+import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createMaintenanceRunner } from './maintenance.js';

@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, openDatabase } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store';
+import { openDatabase } from '@engram/store/raw';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CONSISTENT,

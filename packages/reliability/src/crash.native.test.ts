@@ -10,12 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
-import {
-  createSqliteMemoryStore,
-  type OpenDatabaseOptions,
-  openDatabase,
-  type SqliteDatabase,
-} from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store';
+import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase } from '@engram/store/raw';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CONSISTENT,

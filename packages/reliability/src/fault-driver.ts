@@ -10,7 +10,7 @@ import {
   type SqliteDatabase,
   type SqliteDriver,
   type SqliteStatement,
-} from '@engram/store';
+} from '@engram/store/raw';
 
 /** What a hook learns about a statement: the SQL family and table, never parameters or content. */
 export interface StatementEvent {

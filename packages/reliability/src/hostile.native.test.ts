@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MEMORY_KINDS } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import {
   createRetriever,
@@ -19,7 +20,6 @@ import {
 import {
   createSqliteMemoryStore,
   isEngramStoreError,
-  MEMORY_KINDS,
   type MemoryRecord,
   type NewMemory,
   type SqliteMemoryStore,

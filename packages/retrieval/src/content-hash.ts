@@ -1,5 +1,5 @@
 /**
- * Content hashing for exact-duplicate detection. Re-exported from `@engram/store` (whose import loads no native
- * code) so that a hash computed here always equals the `contentHash` the store wrote: one normalisation, no drift.
+ * Content hashing for exact-duplicate detection. Re-exported from `@engram/contracts` (the rule the store hashes
+ * with) so that a hash computed here always equals the `contentHash` the store wrote: one normalisation, no drift.
  */
-export { contentHash, normalizeContent } from '@engram/store';
+export { contentHash, normalizeContent } from '@engram/contracts';

@@ -1,47 +1,17 @@
-import { createHash } from 'node:crypto';
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** True when the string has no lone (unpaired) UTF-16 surrogate, i.e. it round-trips through UTF-8 unchanged. */
-export function isWellFormedText(text: string): boolean {
-  LONE_SURROGATE.lastIndex = 0;
-  const bad = LONE_SURROGATE.test(text);
-  LONE_SURROGATE.lastIndex = 0;
-  return !bad;
-}
-
-/** Replaces every lone surrogate by U+FFFD (what SQLite would store for it anyway). */
-export function toWellFormedText(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
-}
-
 /**
- * Normalises text for hashing and duplicate detection: NFKC, lower-case, every run of whitespace collapsed to
- * one space, trimmed. Lone surrogates never throw (they are replaced by U+FFFD first).
+ * Store-side text helpers built on the shared rules of `@engram/contracts` (content normalisation and hash, the
+ * CJK class and well-formed text live there): the agent-token hash, CJK segmentation for the lexical plan,
+ * code-point length and the LIKE-path text of a row.
  */
-export function normalizeContent(text: string): string {
-  return toWellFormedText(text).normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
-}
-
-/** SHA-256 (lower-case hex) of the normalised text: the `contentHash` of a memory and the value of `hash:` tags. */
-export function contentHash(text: string): string {
-  return createHash('sha256').update(normalizeContent(text), 'utf8').digest('hex');
-}
+import { createHash } from 'node:crypto';
+import { CJK_CLASS_SOURCE, hasCjk } from '@engram/contracts';
 
 /** SHA-256 hex of a string as-is (UTF-8). */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The characters that count as CJK for search routing: Han, Hiragana, Katakana (with ー), Hangul. */
-const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006]/u;
-const CJK_RUN =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006]+/gu;
-
-/** True when the text contains at least one CJK character (Han, Hiragana, Katakana or Hangul). */
-export function hasCjk(text: string): boolean {
-  return CJK_CHAR.test(text);
-}
+const CJK_RUN = new RegExp(`${CJK_CLASS_SOURCE}+`, 'gu');
 
 /** Splits text into alternating CJK and non-CJK segments, in order (empty segments are omitted). */
 export function splitCjkSegments(text: string): { readonly text: string; readonly cjk: boolean }[] {

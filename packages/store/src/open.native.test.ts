@@ -1,6 +1,11 @@
+/**
+ * Opening, migrating, locking, re-indexing and the observer, against real files. Longer than 400 lines: every
+ * suite here shares the temporary-directory fixture and the raw-handle helpers that check the file itself.
+ */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StatementKind } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
 import {
@@ -10,7 +15,6 @@ import {
   type SqliteDatabase,
   type SqliteDriver,
 } from './native.js';
-import type { StatementKind } from './observer.js';
 import { SCHEMA_VERSION, TOKENIZER_DESCRIPTION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 

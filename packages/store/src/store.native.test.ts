@@ -1,9 +1,13 @@
+/**
+ * Rows, compare-and-set writes, deletes and bad input, against a real SQLite file. Longer than 400 lines: the
+ * suites share one fixture whose raw handle counts the derived rows (FTS, vector, tags) after every write.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contentHash } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from './native.js';
-import { contentHash } from './normalize.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 import type { NewMemory } from './types.js';
 

@@ -1,48 +1,28 @@
 /**
- * The data model and the async store port of Engram (see DESIGN.md, "Data model").
+ * The data model and the async store port of Engram. The closed enums (kinds, lifecycles, embedding states,
+ * event types) come from `@engram/contracts`.
  *
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
+import type { EmbeddingState, EventType, Lifecycle, MemoryKind, StoreHealthDto } from '@engram/contracts';
+import type { EngramStoreErrorCode } from './errors.js';
+
+export type {
+  EmbeddingState,
+  EventType,
+  Lifecycle,
+  MemoryKind,
+  StatementKind,
+  StoreObserver,
+  VectorWarmupOutcome,
+} from '@engram/contracts';
 
 import type { ChunkSpan } from './chunking.js';
 
-/** Memory kinds, after the three-layer memory model. */
-export const MEMORY_KINDS = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-  'persona',
-  'skill',
-] as const;
-/** A memory kind. */
-export type MemoryKind = (typeof MEMORY_KINDS)[number];
-
-/** Kinds that search returns by default: `persona` and `skill` are managed records, not recalled. */
-export const RECALLABLE_KINDS: readonly MemoryKind[] = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-];
-
-/** Lifecycle states of a memory row; only `active` rows are ever returned by search. */
-export const LIFECYCLES = ['active', 'archived', 'superseded', 'conflicted'] as const;
-/** A lifecycle state. */
-export type Lifecycle = (typeof LIFECYCLES)[number];
-
-/** Embedding states: rows start `pending`; the drain moves them to `ready`, `error` or `ftsOnly`. */
-export const EMBEDDING_STATES = ['pending', 'ready', 'error', 'ftsOnly'] as const;
-/** An embedding state. */
-export type EmbeddingState = (typeof EMBEDDING_STATES)[number];
-
 /**
- * Tag rule (enforced by the store, exported as `TAG_PREFIX_PATTERN`, `MAX_TAG_VALUE_LENGTH`, `MAX_TAGS`,
- * `isValidTag`): `prefix:value`, the prefix matching `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after
- * the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
+ * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
+ * `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
  * 64 distinct tags per row, stored sorted.
  */
 
@@ -236,11 +216,6 @@ export interface EmbeddingBacklog {
   readonly byAgent: Readonly<Record<string, number>>;
 }
 
-/** Event types of the archival log. */
-export const EVENT_TYPES = ['message', 'tool_call', 'tool_result'] as const;
-/** An event type. */
-export type EventType = (typeof EVENT_TYPES)[number];
-
 /** One event to append to a session's archival log. */
 export interface EventInput {
   /** Position in the session, an integer ≥ 1, unique per session. */
@@ -306,17 +281,7 @@ export interface SkillInput {
 }
 
 /** Store health counts (all agents, or one). Every enum-keyed record is complete (zero-filled). */
-export interface StoreHealth {
-  readonly totals: {
-    readonly memories: number;
-    readonly events: number;
-    readonly facts: number;
-    readonly skills: number;
-  };
-  readonly byKind: Readonly<Record<MemoryKind, number>>;
-  readonly byLifecycle: Readonly<Record<Lifecycle, number>>;
-  readonly byEmbeddingState: Readonly<Record<EmbeddingState, number>>;
-}
+export type StoreHealth = StoreHealthDto;
 
 /** The embedder profile a store is bound to; recorded in the meta table as its fingerprint. */
 export interface EmbeddingProfile {
@@ -427,7 +392,8 @@ export interface MemoryHealthSlice {
   health(
     agentId?: string,
   ): Promise<
-    { readonly ok: true; readonly health: StoreHealth } | { readonly ok: false; readonly code: string }
+    | { readonly ok: true; readonly health: StoreHealth }
+    | { readonly ok: false; readonly code: EngramStoreErrorCode }
   >;
   /** Distinct agents with at least one memory or event. */
   listAgents(): Promise<readonly string[]>;

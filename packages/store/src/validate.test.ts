@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
 import {
-  isValidTag,
   prepareEvent,
   prepareNewMemory,
   preparePatch,
@@ -9,6 +8,7 @@ import {
   stableMetadataJson,
   validateAgentId,
   validateLimit,
+  validateTag,
   validateTags,
   validateVector,
 } from './validate.js';
@@ -86,6 +86,8 @@ describe('new memories', () => {
 });
 
 describe('tags', () => {
+  const isValidTag = (tag: unknown): boolean => codeOf(() => validateTag(tag)) === undefined;
+
   it('accepts prefix:value with the documented prefix pattern and value rules', () => {
     expect(isValidTag('file:src/a.ts')).toBe(true);
     expect(isValidTag('hash:ab:cd')).toBe(true);

@@ -2,37 +2,33 @@
  * Input validation of the store, run before anything is written. Every failure is an
  * `ENGRAM_STORE_INVALID_INPUT` (or a vector code) whose message names the field, never its value.
  */
-import { EngramStoreError, invalidInput } from './errors.js';
-import { isWellFormedText } from './normalize.js';
 import {
+  checkAgentId,
+  checkMemoryId,
+  checkTag,
   EVENT_TYPES,
-  type EventInput,
   type EventType,
+  hasControlCharacter,
+  type IdentifierProblem,
+  isWellFormedText,
   LIFECYCLES,
   type Lifecycle,
+  MAX_AGENT_ID_LENGTH,
+  MAX_MEMORY_ID_LENGTH,
+  MAX_TAG_VALUE_LENGTH,
+  MAX_TAGS,
   MEMORY_KINDS,
   type MemoryKind,
-  type MemoryPatch,
-  type NewMemory,
-  type SkillInput,
-} from './types.js';
+  type TagProblem,
+} from '@engram/contracts';
+import { EngramStoreError, invalidInput } from './errors.js';
+import type { EventInput, MemoryPatch, NewMemory, SkillInput } from './types.js';
 
 /** Default maximum content length, in UTF-16 code units. */
 export const DEFAULT_MAX_CONTENT_LENGTH = 65_536;
-/** Maximum length of an agent id or a session id. */
-export const MAX_AGENT_ID_LENGTH = 256;
-/** Maximum length of a memory id. */
-export const MAX_ID_LENGTH = 128;
-/** Maximum number of tags on one memory. */
-export const MAX_TAGS = 64;
-/** Maximum length of a tag value (the part after the first `:`). */
-export const MAX_TAG_VALUE_LENGTH = 512;
-/** A tag prefix: lower-case letter, then up to 31 of `a-z 0-9 _ -`. */
-export const TAG_PREFIX_PATTERN: RegExp = /^[a-z][a-z0-9_-]{0,31}$/;
 /** A skill name: letter or digit, then up to 63 of letters, digits, `_`, `-`. */
 export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const KIND_SET: ReadonlySet<string> = new Set<string>(MEMORY_KINDS);
 const LIFECYCLE_SET: ReadonlySet<string> = new Set<string>(LIFECYCLES);
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set<string>(EVENT_TYPES);
@@ -42,25 +38,32 @@ export interface ValidationLimits {
   readonly maxContentLength: number;
 }
 
-/** Checks an agent id: a non-blank string of at most 256 code units without control characters. */
-export function validateAgentId(value: unknown, field = 'agentId'): string {
-  if (typeof value !== 'string' || value.trim().length === 0)
-    throw invalidInput(`${field} must be a non-empty string`);
-  if (value.length > MAX_AGENT_ID_LENGTH)
-    throw invalidInput(`${field} is longer than ${MAX_AGENT_ID_LENGTH}`);
-  if (CONTROL.test(value)) throw invalidInput(`${field} contains control characters`);
-  if (!isWellFormedText(value)) throw invalidInput(`${field} contains a lone surrogate`);
-  return value;
+function identifierMessage(problem: IdentifierProblem, field: string, maxLength: number): string {
+  switch (problem) {
+    case 'notString':
+    case 'blank':
+      return `${field} must be a non-empty string`;
+    case 'tooLong':
+      return `${field} is longer than ${maxLength}`;
+    case 'controlCharacter':
+      return `${field} contains control characters`;
+    case 'loneSurrogate':
+      return `${field} contains a lone surrogate`;
+  }
 }
 
-/** Checks a memory id: a non-blank string of at most 128 code units without control characters. */
+/** Checks an agent id (or session id) with the contracts' rule: non-blank, at most 256 code units, no controls. */
+export function validateAgentId(value: unknown, field = 'agentId'): string {
+  const problem = checkAgentId(value);
+  if (problem !== null) throw invalidInput(identifierMessage(problem, field, MAX_AGENT_ID_LENGTH));
+  return value as string;
+}
+
+/** Checks a memory id with the contracts' rule: non-blank, at most 128 code units, no controls. */
 export function validateId(value: unknown, field = 'id'): string {
-  if (typeof value !== 'string' || value.trim().length === 0)
-    throw invalidInput(`${field} must be a non-empty string`);
-  if (value.length > MAX_ID_LENGTH) throw invalidInput(`${field} is longer than ${MAX_ID_LENGTH}`);
-  if (CONTROL.test(value)) throw invalidInput(`${field} contains control characters`);
-  if (!isWellFormedText(value)) throw invalidInput(`${field} contains a lone surrogate`);
-  return value;
+  const problem = checkMemoryId(value);
+  if (problem !== null) throw invalidInput(identifierMessage(problem, field, MAX_MEMORY_ID_LENGTH));
+  return value as string;
 }
 
 /** Checks a memory kind. */
@@ -113,20 +116,21 @@ export function validateContent(
   return value;
 }
 
-/** Checks one tag (`prefix:value`). */
+const TAG_MESSAGES: Readonly<Record<TagProblem, string>> = {
+  notString: 'must be a string',
+  missingPrefix: 'must have the form prefix:value',
+  malformedPrefix: 'prefix is malformed',
+  emptyValue: 'value is empty',
+  valueTooLong: `value is longer than ${MAX_TAG_VALUE_LENGTH}`,
+  controlCharacter: 'value contains control characters',
+  loneSurrogate: 'value contains a lone surrogate',
+};
+
+/** Checks one tag (`prefix:value`) with the contracts' rule. */
 export function validateTag(value: unknown, field = 'tag'): string {
-  if (typeof value !== 'string') throw invalidInput(`${field} must be a string`);
-  const colon = value.indexOf(':');
-  if (colon <= 0) throw invalidInput(`${field} must have the form prefix:value`);
-  const prefix = value.slice(0, colon);
-  const rest = value.slice(colon + 1);
-  if (!TAG_PREFIX_PATTERN.test(prefix)) throw invalidInput(`${field} prefix is malformed`);
-  if (rest.length === 0) throw invalidInput(`${field} value is empty`);
-  if (rest.length > MAX_TAG_VALUE_LENGTH)
-    throw invalidInput(`${field} value is longer than ${MAX_TAG_VALUE_LENGTH}`);
-  if (CONTROL.test(rest)) throw invalidInput(`${field} value contains control characters`);
-  if (!isWellFormedText(rest)) throw invalidInput(`${field} value contains a lone surrogate`);
-  return value;
+  const problem = checkTag(value);
+  if (problem !== null) throw invalidInput(`${field} ${TAG_MESSAGES[problem]}`);
+  return value as string;
 }
 
 /** Checks, deduplicates and sorts tags; at most 64 distinct tags. */
@@ -333,14 +337,15 @@ export function prepareEvent(input: EventInput, limits: ValidationLimits, field 
   if (typeof input.role !== 'string' || input.role.trim().length === 0 || input.role.length > 64) {
     throw invalidInput(`${field}.role must be a non-empty string of at most 64 characters`);
   }
-  if (CONTROL.test(input.role)) throw invalidInput(`${field}.role contains control characters`);
+  if (hasControlCharacter(input.role)) throw invalidInput(`${field}.role contains control characters`);
   const content = validateContent(input.content, limits, `${field}.content`, true);
   let toolName: string | null = null;
   if (input.toolName !== undefined) {
     if (typeof input.toolName !== 'string' || input.toolName.length === 0 || input.toolName.length > 256) {
       throw invalidInput(`${field}.toolName must be a non-empty string of at most 256 characters`);
     }
-    if (CONTROL.test(input.toolName)) throw invalidInput(`${field}.toolName contains control characters`);
+    if (hasControlCharacter(input.toolName))
+      throw invalidInput(`${field}.toolName contains control characters`);
     toolName = input.toolName;
   }
   const metadataJson = stableMetadataJson(input.metadata, limits, `${field}.metadata`);
@@ -368,14 +373,4 @@ export function validateSkillName(value: unknown): string {
     throw invalidInput('skill.name must match /^[a-z0-9][a-z0-9_-]{0,63}$/i');
   }
   return value;
-}
-
-/** True when `tag` is a valid `prefix:value` tag (what `validateTag` accepts); never throws. */
-export function isValidTag(tag: unknown): boolean {
-  try {
-    validateTag(tag);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -44,4 +44,12 @@ describe('the CJK class', () => {
     const runs = 'ab漢字cdカナ'.match(new RegExp(`${CJK_CLASS_SOURCE}+`, 'gu'));
     expect(runs).toEqual(['漢字', 'カナ']);
   });
+
+  it('detects Han, Hiragana, Katakana and Hangul words', () => {
+    expect(hasCjk('plain ascii')).toBe(false);
+    expect(hasCjk('数据')).toBe(true);
+    expect(hasCjk('ひらがな')).toBe(true);
+    expect(hasCjk('コーヒー')).toBe(true);
+    expect(hasCjk('한국어')).toBe(true);
+  });
 });

@@ -34,4 +34,27 @@ describe('text rules', () => {
     expect(hasControlCharacter('a\u0085')).toBe(false);
     expect(hasControlCharacter('plain text')).toBe(false);
   });
+
+  // The store's former copies of these rules carried the assertions below; they hold for the shared rule.
+  it('folds full-width forms and ligatures, keeps CJK text and replaces lone surrogates', () => {
+    expect(normalizeContent('ＰＯＲＴ　８０８０')).toBe('port 8080');
+    expect(normalizeContent('ﬁle')).toBe('file');
+    expect(normalizeContent(' 数据库  连接池 ')).toBe('数据库 连接池');
+    expect(normalizeContent('a\uD800b')).toBe('a\uFFFDb');
+  });
+
+  it('hashes as lower-case SHA-256 hex, equal exactly for texts that normalise alike', () => {
+    const expected = createHash('sha256').update('hello world', 'utf8').digest('hex');
+    expect(contentHash('  Hello   World ')).toBe(expected);
+    expect(contentHash('hello world')).toMatch(/^[0-9a-f]{64}$/);
+    expect(contentHash('Use PNPM')).toBe(contentHash('use   pnpm'));
+    expect(contentHash('port 8080')).not.toBe(contentHash('port 3000'));
+  });
+
+  it('finds and replaces lone surrogates only', () => {
+    expect(isWellFormedText('ok 😀')).toBe(true);
+    expect(isWellFormedText('bad \uD83D')).toBe(false);
+    expect(isWellFormedText('bad \uDE00 x')).toBe(false);
+    expect(toWellFormedText('x\uDE00😀')).toBe('x\uFFFD😀');
+  });
 });

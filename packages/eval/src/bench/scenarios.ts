@@ -8,14 +8,8 @@ import {
   type RetrievalExecution,
   type RetrievalStage,
 } from '@engram/retrieval';
-import {
-  createSqliteMemoryStore,
-  type NewMemory,
-  openDatabase,
-  planLexicalQuery,
-  quoteFts,
-  type SqliteDatabase,
-} from '@engram/store';
+import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
+import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';
 import type { BenchScenarioReport } from './report.js';
 import { type BenchQuery, benchQueries, percentile, rowText } from './workload.js';

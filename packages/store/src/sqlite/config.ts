@@ -1,10 +1,11 @@
 /**
  * Configuration of the SQLite store: the public config and info types, and the zod schemas that check them.
  */
+
+import type { StoreObserver } from '@engram/contracts';
 import { z } from 'zod';
 import { invalidInput } from '../errors.js';
 import type { EncryptionCipher, SqliteDriver } from '../native.js';
-import type { StoreObserver } from '../observer.js';
 import type { EmbeddingProfile } from '../types.js';
 
 /** Configuration of a `SqliteMemoryStore`. */

@@ -3,11 +3,12 @@
  * observer, the clock and id factory, the validation limits and the embedder binding (profile, fingerprint,
  * vector lease). One context per open store; the slices are functions of it.
  */
+
+import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
-import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '../observer.js';
 import type { EmbeddingProfile } from '../types.js';
 import type { ValidationLimits } from '../validate.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';

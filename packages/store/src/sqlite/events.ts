@@ -2,8 +2,9 @@
  * The event-log slice: idempotent appends by seq, reads, sessions, and the per-session ingestion cursor moved
  * atomically with the memories of a batch.
  */
+
+import { contentHash } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from '../errors.js';
-import { contentHash } from '../normalize.js';
 import type { AppendEventsResult, EventInput, EventRecord, IngestBatch, MemoryRecord } from '../types.js';
 import {
   type PreparedEvent,

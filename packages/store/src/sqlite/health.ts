@@ -1,7 +1,7 @@
 /**
  * The health slice: zero-filled counts for the health page (never rejects) and the list of agents.
  */
-import { classifySqliteError } from '../errors.js';
+
 import {
   EMBEDDING_STATES,
   type EmbeddingState,
@@ -9,15 +9,16 @@ import {
   type Lifecycle,
   MEMORY_KINDS,
   type MemoryKind,
-  type StoreHealth,
-} from '../types.js';
+} from '@engram/contracts';
+import { classifySqliteError, type EngramStoreErrorCode } from '../errors.js';
+import type { StoreHealth } from '../types.js';
 import { validateAgentId } from '../validate.js';
 import type { StoreContext } from './context.js';
 
 /** The health result: counts, or the store error code that prevented them. */
 export type HealthResult =
   | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: string };
+  | { readonly ok: false; readonly code: EngramStoreErrorCode };
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;

@@ -4,9 +4,10 @@
  * and CAS helpers must run inside a transaction.
  */
 
+import { contentHash, hasCjk } from '@engram/contracts';
 import { chunkSpans } from '../chunking.js';
 import { EngramStoreError } from '../errors.js';
-import { contentHash, hasCjk, likeText } from '../normalize.js';
+import { likeText } from '../normalize.js';
 import type { EmbeddingState, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
 import { indexContent } from './chunks.js';

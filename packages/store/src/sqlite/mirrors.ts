@@ -2,8 +2,8 @@
  * The derived rows of a memory, kept in step with it inside the same transaction: the FTS rows (word index,
  * the trigram index for CJK text, the BM25 index), the vector row and the tag rows.
  */
+import { hasCjk } from '@engram/contracts';
 import { indexLexicalUnit, unindexLexicalUnit } from '../lexical-index.js';
-import { hasCjk } from '../normalize.js';
 import type { StoreContext } from './context.js';
 
 /** Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). */

@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { noopStoreObserver } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
-import { noopStoreObserver } from '../observer.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
 import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
 import { StoreContext } from './context.js';

@@ -2,15 +2,10 @@
  * The read slice (row reads): one row, listing, rows by content hash, and the authoritative re-read of search
  * candidates. The search arms live in `search-lexical.ts` and `search-vector.ts`.
  */
+
+import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import {
-  LIFECYCLES,
-  type ListMemoriesOptions,
-  MEMORY_KINDS,
-  type MemoryKind,
-  type MemoryRecord,
-  type RevalidationCandidate,
-} from '../types.js';
+import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate } from '../types.js';
 import {
   validateAgentId,
   validateId,

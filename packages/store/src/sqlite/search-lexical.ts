@@ -4,11 +4,12 @@
  * and a bounded LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing
  * scores.
  */
+import { RECALLABLE_KINDS } from '@engram/contracts';
 import { planBm25Query } from '../bm25-plan.js';
 import type { ChunkSpan } from '../chunking.js';
 import { invalidInput } from '../errors.js';
 import { buildMatch, type LexicalPlan, planLexicalQuery } from '../lexical-plan.js';
-import { type LexicalHit, type LexicalQuery, type LexicalResult, RECALLABLE_KINDS } from '../types.js';
+import type { LexicalHit, LexicalQuery, LexicalResult } from '../types.js';
 import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';

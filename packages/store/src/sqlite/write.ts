@@ -3,9 +3,10 @@
  * runs in one transaction, and keeps the derived rows (FTS, vector, tags) in step.
  */
 
+import { contentHash, hasCjk } from '@engram/contracts';
 import { chunkSpans } from '../chunking.js';
 import { EngramStoreError, invalidInput } from '../errors.js';
-import { contentHash, hasCjk, likeText } from '../normalize.js';
+import { likeText } from '../normalize.js';
 import type { MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
 import {
   preparePatch,
