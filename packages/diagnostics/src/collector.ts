@@ -3,6 +3,17 @@
  * gauges, and the observer ports the producers call. The record path is O(1) per value, never sorts and
  * never sweeps (except to make room when the agent table is full); percentiles are computed at snapshot time.
  */
+
+import type {
+  CircuitSnapshot,
+  DegradationCause,
+  RetrievalArm,
+  RetrievalExecution,
+  RetrievalObserver,
+  RetrievalOutcome,
+  RetrievalPurpose,
+  RetrievalStage,
+} from '@engram/contracts';
 import type {
   DrainBatchReport,
   ExtractionDecision,
@@ -15,16 +26,6 @@ import type {
   ProviderKind,
   ProviderObserver,
 } from '@engram/maintenance';
-import type {
-  CircuitSnapshot,
-  DegradationCause,
-  RetrievalArm,
-  RetrievalExecution,
-  RetrievalObserver,
-  RetrievalOutcome,
-  RetrievalPurpose,
-  RetrievalStage,
-} from '@engram/retrieval';
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/store';
 import {
   ADMISSION_DECISION_KEYS,

@@ -3,6 +3,15 @@
  * import of them (DESIGN.md: type-only). `exhaustive<T>()` makes `tsc` fail when a mirror and its producer
  * drift apart in either direction: a value the producer lacks, or a producer value missing here.
  */
+
+import type {
+  CircuitState,
+  DegradationCause,
+  RetrievalArm,
+  RetrievalOutcome,
+  RetrievalPurpose,
+  RetrievalStage,
+} from '@engram/contracts';
 import type {
   AdmissionDecision,
   ExtractionDecision,
@@ -12,14 +21,6 @@ import type {
   ProviderKind,
   ProviderRace,
 } from '@engram/maintenance';
-import type {
-  CircuitState,
-  DegradationCause,
-  RetrievalArm,
-  RetrievalOutcome,
-  RetrievalPurpose,
-  RetrievalStage,
-} from '@engram/retrieval';
 import type {
   EmbeddingState,
   Lifecycle,

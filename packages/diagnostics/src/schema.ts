@@ -3,6 +3,15 @@
  * health page parse it with, and empty (zero-filled) factories. A snapshot holds numbers, booleans,
  * timestamps (epoch ms) and closed enum keys only; `agentId`, a caller-chosen identifier, is the one string.
  */
+
+import type {
+  CircuitState,
+  DegradationCause,
+  RetrievalArm,
+  RetrievalOutcome,
+  RetrievalPurpose,
+  RetrievalStage,
+} from '@engram/contracts';
 import type {
   AdmissionDecision,
   ExtractionDecision,
@@ -12,14 +21,6 @@ import type {
   ProviderKind,
   ProviderRace,
 } from '@engram/maintenance';
-import type {
-  CircuitState,
-  DegradationCause,
-  RetrievalArm,
-  RetrievalOutcome,
-  RetrievalPurpose,
-  RetrievalStage,
-} from '@engram/retrieval';
 import type { StatementKind, VectorWarmupOutcome } from '@engram/store';
 import { z } from 'zod';
 import {

@@ -1,6 +1,6 @@
+import type { CircuitSnapshot } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from './circuit.js';
-import type { CircuitSnapshot } from './execution.js';
 
 function setup(threshold = 3, cooldownMs = 1000) {
   let now = 0;

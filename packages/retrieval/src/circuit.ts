@@ -1,4 +1,4 @@
-import type { CircuitSnapshot, CircuitState } from './execution.js';
+import type { CircuitSnapshot, CircuitState } from '@engram/contracts';
 
 /** Configuration of the query-embedding circuit breaker. */
 export interface CircuitBreakerConfig {

@@ -1,4 +1,4 @@
-import { contentHash } from './content-hash.js';
+import { contentHash } from '@engram/contracts';
 import { EngramRetrievalError } from './errors.js';
 
 /** Pointers are kept up to this many characters, so the replacement text stays short. */

@@ -1,5 +1,5 @@
+import type { RetrievalArm } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
-import type { RetrievalArm } from './execution.js';
 
 /** Why a result is where it is. */
 export interface RetrievalExplanation {

@@ -1,7 +1,8 @@
 /**
  * The fact-merge guard and the similarity measures `memory_remember` uses to find near duplicates
- * (DESIGN.md, "Data model": near duplicates merge, but never across a number, a negation or a named entity).
+ * (near duplicates merge, but never across a number, a negation or a named entity).
  */
+import { hasCjk } from '@engram/contracts';
 import { extractKeywords } from './keywords.js';
 
 /** Why two similar facts must stay separate. */
@@ -53,9 +54,8 @@ const CJK_NUMERAL_CHARS = '零〇一二三四五六七八九十百千万亿两';
 const CJK_NUMERALS = new RegExp(`[${CJK_NUMERAL_CHARS}]+`, 'g');
 const CJK_NEGATION_CHARS = '禁止不没別别无無非未勿莫';
 const CJK_NEGATIONS = /禁止|不|没|別|别|无|無|非|未|勿|莫/g;
-const HAS_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-// Characters that carry content in CJK text: Han, Katakana (with ー) and Hangul. Hiragana is mostly grammar.
-const CJK_CONTENT_CHAR = /[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}\u30fc]/u;
+// Characters that carry content in CJK text: the CJK class minus Hiragana, which is mostly grammar.
+const HIRAGANA = /\p{Script=Hiragana}/u;
 // Chinese structural particles, copulas, pronouns, auxiliaries and classifiers: rewording them changes nothing.
 const CJK_FUNCTION_CHARS: ReadonlySet<string> = new Set([
   ...'的了着过地得之是在和与及或也都就很把被对个这那吗呢吧啊呀么其而且并还又所为于从向给让已经会要能可以该应当请',
@@ -114,12 +114,12 @@ function isSentenceStart(text: string, index: number): boolean {
 function entitiesOf(text: string): Set<string> {
   const entities = new Set<string>();
   // In CJK text a Latin word is a name or a term (`使用 pnpm`, `部署到 AWS`), whatever its case.
-  if (HAS_CJK.test(text)) {
+  if (hasCjk(text)) {
     for (const m of text.matchAll(LATIN_RUN)) entities.add(m[0].toLowerCase());
   }
   for (const m of text.matchAll(LATIN_WORD)) {
     const word = m[0];
-    if (HAS_CJK.test(word)) continue;
+    if (hasCjk(word)) continue;
     if (!CAPITALISED.test(word) || word === 'I' || word.startsWith("I'")) continue;
     if (isSentenceStart(text, m.index)) continue;
     entities.add(word.toLowerCase());
@@ -136,7 +136,7 @@ function entitiesOf(text: string): Set<string> {
 function cjkContentOf(text: string): Set<string> {
   const chars = new Set<string>();
   for (const char of text) {
-    if (CJK_CONTENT_CHAR.test(char) && !CJK_FUNCTION_CHARS.has(char)) chars.add(char);
+    if (hasCjk(char) && !HIRAGANA.test(char) && !CJK_FUNCTION_CHARS.has(char)) chars.add(char);
   }
   return chars;
 }
@@ -183,7 +183,7 @@ export function similarityTokens(text: string): Set<string> {
   const normalised = normalise(text).toLowerCase();
   for (const m of normalised.matchAll(/[\p{L}\p{N}]+/gu)) {
     const word = m[0];
-    if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(word)) {
+    if (hasCjk(word)) {
       const chars = Array.from(word);
       if (chars.length === 1) tokens.add(word);
       for (let i = 0; i + 1 < chars.length; i += 1) tokens.add(`${chars[i]}${chars[i + 1]}`);

@@ -1,7 +1,7 @@
+import { estimateTokens, tokenUnits } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import { memoryPointer, renderCoreBlock } from './injection.js';
-import { estimateTokens, tokenUnits } from './tokens.js';
 
 function fact(
   id: string,

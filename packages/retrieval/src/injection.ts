@@ -1,9 +1,14 @@
+import {
+  checkAgentId,
+  estimateTokens,
+  formatArchivePointer,
+  type RetrievalExecution,
+  tokenUnits,
+} from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
-import type { RetrievalExecution } from './execution.js';
 import type { InjectionStore } from './ports.js';
 import type { Retriever } from './retriever.js';
-import { estimateTokens, tokenUnits } from './tokens.js';
 
 /** Header line of the core block. */
 export const CORE_BLOCK_HEADER = '# Core memory (facts)';
@@ -66,8 +71,11 @@ function byCreatedThenId(a: MemoryRecord, b: MemoryRecord): number {
 /** The `memory_get` pointer of an archived record (`session/<sessionId>#<from>-<to>`), or null. */
 export function memoryPointer(record: Pick<MemoryRecord, 'sessionId' | 'seqFrom' | 'seqTo'>): string | null {
   if (record.sessionId === null || record.seqFrom === null) return null;
-  const to = record.seqTo ?? record.seqFrom;
-  return `session/${record.sessionId}#${record.seqFrom}-${to}`;
+  return formatArchivePointer({
+    sessionId: record.sessionId,
+    from: record.seqFrom,
+    to: record.seqTo ?? record.seqFrom,
+  });
 }
 
 /**
@@ -145,8 +153,12 @@ async function listActiveFacts(store: InjectionStore, agentId: string): Promise<
  * failed recall only leaves the recall block empty.
  */
 export async function buildInjection(input: InjectionInput): Promise<Injection> {
-  if (typeof input.agentId !== 'string' || input.agentId.trim() === '') {
-    throw new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', 'agentId must be a non-empty string.');
+  const agentIdProblem = checkAgentId(input.agentId);
+  if (agentIdProblem !== null) {
+    throw new EngramRetrievalError(
+      'ENGRAM_RETRIEVAL_INVALID_INPUT',
+      `agentId is invalid (${agentIdProblem}).`,
+    );
   }
   const budget = input.budgetTokens ?? 2000;
   const coreBudget = Math.min(budget, input.coreBudgetTokens ?? Math.floor(budget * 0.6));

@@ -1,11 +1,12 @@
 /**
- * Keyword extraction for the lexical arm (DESIGN.md, "Retrieval", step 1): pure, bounded, deterministic.
+ * Keyword extraction for the lexical arm (the first step of the retrieval pipeline): pure, bounded, deterministic.
  *
  * The store quotes every term, so nothing extracted here can inject FTS5 syntax; stop words and the
  * splitting of CJK runs into trigram windows are the store's business. Terms are ordered by priority (paths,
  * code identifiers, CJK runs, words) so that the bound drops the least specific terms first.
  */
 
+import { CJK_CHARACTER, CJK_CLASS_SOURCE } from '@engram/contracts';
 import { EngramRetrievalError } from './errors.js';
 
 /** Kinds of extracted terms. */
@@ -32,10 +33,8 @@ export const DEFAULT_MAX_TERMS = 32;
 /** Only the first this-many UTF-16 units of a query are looked at (bounds the work on pasted text). */
 export const MAX_QUERY_SCAN_CHARS = 4096;
 
-// The store's notion of CJK: Han, kana (with the prolonged-sound mark), Hangul, and the iteration marks 々 〆.
-const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3005\u3006]/u;
-const CJK_SPLIT =
-  /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3005\u3006]+)/u;
+// The one CJK class (the store's too): a run of it is one `cjk` term.
+const CJK_SPLIT = new RegExp(`(${CJK_CLASS_SOURCE}+)`, 'u');
 // Characters that never belong to a path or an identifier; NFKC already folded full-width forms.
 const CHUNK_SEPARATORS =
   /[\s,;()[\]{}<>"'`!?|=*&^%+\u3000-\u3004\u3007-\u303f\u2018\u2019\u201c\u201d\u2026]+/u;
@@ -83,10 +82,10 @@ export function extractKeywords(query: string, options: ExtractKeywordsOptions =
 
   for (const rawChunk of text.split(CHUNK_SEPARATORS)) {
     if (rawChunk === '') continue;
-    if (CJK_CHAR.test(rawChunk)) {
+    if (CJK_CHARACTER.test(rawChunk)) {
       for (const part of rawChunk.split(CJK_SPLIT)) {
         if (part === '') continue;
-        if (CJK_CHAR.test(part)) add(part, 'cjk', PRIORITY.cjk);
+        if (CJK_CHARACTER.test(part)) add(part, 'cjk', PRIORITY.cjk);
         else addChunk(part, add);
       }
     } else {

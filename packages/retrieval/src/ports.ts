@@ -5,7 +5,9 @@ import type { MemoryStore } from '@engram/store';
  *
  * Contract: every method is async and may reject with an `EngramStoreError`; the retriever never lets such a
  * rejection escape — it settles the call as `failed` (lexical arm, revalidation) or degrades to FTS-only
- * (vector arm) with a classified cause. `searchVector` must search one agent's partition only and
+ * (vector arm) with a cause classified by the error's code. A port whose full-text index is unavailable rejects
+ * `searchLexical` with the code `ENGRAM_STORE_FTS_UNAVAILABLE`: the call then degrades to vector-only
+ * (`ftsUnavailable`). `searchVector` must search one agent's partition only and
  * `revalidate` must return only that agent's `active` rows of the expected revision.
  *
  * Two members are optional. `embeddingProfile` (read once per call): `null` means the store has no vector
@@ -52,10 +54,4 @@ export type InjectionStore = Pick<MemoryStore, 'listMemories'>;
 export interface QueryEmbedder {
   readonly profile?: { readonly id: string; readonly dimensions: number };
   embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
-}
-
-/** Injectable timers (defaults: the global `setTimeout` / `clearTimeout`). */
-export interface RetrievalTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
 }

@@ -1,3 +1,4 @@
+import type { CircuitSnapshot, RetrievalExecution, Timers } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import {
   createSqliteMemoryStore,
@@ -7,9 +8,8 @@ import {
   type SqliteMemoryStore,
 } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CircuitSnapshot, RetrievalExecution } from './execution.js';
 import { cosineSimilarity } from './fact-merge.js';
-import type { QueryEmbedder, RetrievalTimers } from './ports.js';
+import type { QueryEmbedder } from './ports.js';
 import { createRetriever, type RetrieverConfig } from './retriever.js';
 
 const embedder = createDeterministicEmbedder();
@@ -48,7 +48,7 @@ function manualTimers() {
   let pending: { callback: () => void }[] = [];
   const delays: number[] = [];
   const waiters: (() => void)[] = [];
-  const timers: RetrievalTimers = {
+  const timers: Timers = {
     setTimeout(callback, ms) {
       const handle = { callback };
       pending.push(handle);
@@ -779,4 +779,42 @@ describe('the vector similarity threshold', () => {
     expect(mid.execution.candidates.vector).toBe(1);
     expect(ids(await vectorOnly(Math.min(1, simClose + 1e-3)).search('a', query))).toEqual([]);
   });
+});
+
+describe('agent ids the store refuses, over a real store', () => {
+  const refused: [string, string][] = [
+    ['300 characters', 'a'.repeat(300)],
+    ['a NUL byte', 'agent\u0000one'],
+    ['a lone surrogate', 'agent\ud800one'],
+  ];
+
+  it.each(refused)(
+    '%s: the retriever refuses it as a caller mistake before the store sees it',
+    async (_label, agentId) => {
+      const store = openStore();
+      await add(store, 'agent', 'pnpm workspace layout');
+      // The store's own rule refuses the id: before, that rejection settled the call as a `storeError`.
+      const direct = await store.searchLexical({ agentId, terms: ['pnpm'], mode: 'any', limit: 5 }).then(
+        () => undefined,
+        (error: unknown) => (error as { code?: string }).code,
+      );
+      expect(direct).toBe('ENGRAM_STORE_INVALID_INPUT');
+      const reports: RetrievalExecution[] = [];
+      const retriever = createRetriever({
+        store,
+        embedder,
+        observer: { onRetrieval: (e) => reports.push(e) },
+      });
+      const code = await retriever.search(agentId, 'pnpm workspace').then(
+        () => undefined,
+        (error: unknown) => (error as { code?: string }).code,
+      );
+      expect(code).toBe('ENGRAM_RETRIEVAL_INVALID_INPUT');
+      expect(reports).toEqual([]);
+      // A valid id on the same retriever still answers, and is reported once.
+      const ok = await retriever.search('agent', 'pnpm workspace');
+      expect(ok.execution.outcome).toBe('completed');
+      expect(reports.map((e) => [e.outcome, e.degradations])).toEqual([['completed', []]]);
+    },
+  );
 });

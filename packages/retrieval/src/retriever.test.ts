@@ -1,8 +1,8 @@
+import { RETRIEVAL_PURPOSES, type RetrievalExecution } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import { isEngramRetrievalError } from './errors.js';
-import type { RetrievalExecution } from './execution.js';
 import type { RetrievalStore } from './ports.js';
 import { createRetriever } from './retriever.js';
 
@@ -94,6 +94,39 @@ describe('createRetriever input validation', () => {
     expect(Object.isFrozen(retriever.settings)).toBe(true);
     expect(Object.isFrozen(retriever.settings.fusion)).toBe(true);
   });
+});
+
+describe('agent ids the store refuses are caller mistakes, refused before any read', () => {
+  // Before, these reached the store, which refused them, and the call settled as a `storeError`.
+  it.each([
+    ['300 characters', 'a'.repeat(300), 'tooLong'],
+    ['a NUL byte', 'agent\u0000one', 'controlCharacter'],
+    ['a lone surrogate', 'agent\ud800one', 'loneSurrogate'],
+  ])(
+    '%s: a typed INVALID_INPUT error for every purpose, and nothing reported',
+    async (_label, agentId, problem) => {
+      const reports: RetrievalExecution[] = [];
+      let reads = 0;
+      const read = (): Promise<never> => {
+        reads += 1;
+        return Promise.reject(Object.assign(new Error('refused'), { code: 'ENGRAM_STORE_INVALID_INPUT' }));
+      };
+      const retriever = createRetriever({
+        store: { searchLexical: read, searchVector: read, revalidate: read },
+        embedder: createDeterministicEmbedder(),
+        observer: { onRetrieval: (e) => reports.push(e) },
+      });
+      for (const purpose of RETRIEVAL_PURPOSES) {
+        const error = await rejection(retriever.retrieve(purpose, agentId, 'pnpm workspace'));
+        expect(isEngramRetrievalError(error)).toBe(true);
+        expect((error as { code: string }).code).toBe('ENGRAM_RETRIEVAL_INVALID_INPUT');
+        expect((error as Error).message).toBe(`agentId is invalid (${problem}).`);
+      }
+      // The observer records no execution at all, so diagnostics counts no `storeError` (nor anything else).
+      expect(reports).toEqual([]);
+      expect(reads).toBe(0);
+    },
+  );
 });
 
 describe('createRetriever outcomes that need no store', () => {
@@ -213,7 +246,7 @@ describe('store failures by arm (a store port that fails on purpose)', () => {
 
   it('degrades instead of failing when only one arm is unavailable', async () => {
     const noFts = await createRetriever({
-      store: { ...working, searchLexical: fail('PORT_FTS_UNAVAILABLE') },
+      store: { ...working, searchLexical: fail('ENGRAM_STORE_FTS_UNAVAILABLE') },
       embedder,
     }).search('agent', 'deploy');
     expect(noFts.execution).toMatchObject({

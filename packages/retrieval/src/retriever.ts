@@ -1,10 +1,11 @@
-import { type CircuitBreaker, createCircuitBreaker } from './circuit.js';
 import {
   type CircuitSnapshot,
   noopRetrievalObserver,
   type RetrievalExecution,
   type RetrievalPurpose,
-} from './execution.js';
+  systemTimers,
+} from '@engram/contracts';
+import { type CircuitBreaker, createCircuitBreaker } from './circuit.js';
 import type { RetrievalResult } from './explanation.js';
 import { defaultDefer, recordAccess } from './pipeline/access.js';
 import { assemblyStage } from './pipeline/assembly.js';
@@ -23,10 +24,8 @@ import {
 } from './pipeline/state.js';
 import { type RetrieveOptions, validateCall } from './pipeline/validate.js';
 import { vectorStage } from './pipeline/vector.js';
-import type { RetrievalTimers } from './ports.js';
 
 export type { RetrievalArms, RetrieverConfig, RetrieverSettings } from './pipeline/settings.js';
-export { DEFAULT_LIMIT, DEFAULT_RECALL_KINDS, MAX_LIMIT, MAX_TAG_FILTERS } from './pipeline/settings.js';
 export type { RetrieveOptions } from './pipeline/validate.js';
 
 /** The answer of a retrieval call: fused results (empty unless `completed`) and the settled execution. */
@@ -69,11 +68,6 @@ export interface Retriever {
   /** Resolved, frozen settings. */
   readonly settings: RetrieverSettings;
 }
-
-const defaultTimers: RetrievalTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 /**
  * The pipeline: each stage reads the context and advances the call's state; the call ends at the last stage,
@@ -130,7 +124,7 @@ export function createRetriever(config: RetrieverConfig): Retriever {
     store,
     settings,
     breaker,
-    timers: config.timers ?? defaultTimers,
+    timers: config.timers ?? systemTimers,
     mono,
   });
   const ctx: PipelineContext = { settings, store, guard, now, mono };

@@ -1,10 +1,11 @@
 import { ENGRAM_STORE_ERROR_CODES, type EngramStoreErrorCode } from '@engram/store';
 import { describe, expect, it } from 'vitest';
-import { classifyStoreError, type StoreFailureCause } from './store-errors.js';
+import { classifyStoreError, FTS_UNAVAILABLE_CODE, type StoreFailureCause } from './store-errors.js';
 
 // Typed over every store code: a code the store adds fails the typecheck until it is classified here.
 const EXPECTED: Record<EngramStoreErrorCode, StoreFailureCause> = {
-  ENGRAM_STORE_INVALID_INPUT: 'storeError',
+  // The retriever validates with the store's rules first: a store INVALID_INPUT is unexpected, not a store fault.
+  ENGRAM_STORE_INVALID_INPUT: 'unknown',
   ENGRAM_STORE_NOT_FOUND: 'storeError',
   ENGRAM_STORE_REVISION_CONFLICT: 'storeError',
   ENGRAM_STORE_CONFLICT: 'storeError',
@@ -31,8 +32,30 @@ describe('classifyStoreError', () => {
 
   it('reads the code only, never the message', () => {
     expect(classifyStoreError(new Error('SQLITE_BUSY: database is locked'))).toBe('storeError');
-    expect(classifyStoreError({ code: 'PORT_FTS_UNAVAILABLE', message: 'closed' })).toBe('ftsUnavailable');
+    expect(classifyStoreError({ code: 'ENGRAM_STORE_FTS_UNAVAILABLE', message: 'closed' })).toBe(
+      'ftsUnavailable',
+    );
     expect(classifyStoreError({ code: 42 })).toBe('storeError');
     expect(classifyStoreError(null)).toBe('storeError');
+  });
+
+  it('reports `ftsUnavailable` for the FTS-unavailable code, and only for it', () => {
+    expect(classifyStoreError({ code: FTS_UNAVAILABLE_CODE })).toBe('ftsUnavailable');
+    const fts = [...ENGRAM_STORE_ERROR_CODES, FTS_UNAVAILABLE_CODE].filter(
+      (code) => classifyStoreError({ code }) === 'ftsUnavailable',
+    );
+    expect(fts).toEqual(['ENGRAM_STORE_FTS_UNAVAILABLE']);
+  });
+
+  it('classifies a code the store does not have as `storeError`, whatever it names', () => {
+    for (const code of [
+      'PORT_FTS_UNAVAILABLE',
+      'SQLITE_BUSY',
+      'ENGRAM_STORE_TIMEOUT',
+      'constructor',
+      'toString',
+    ]) {
+      expect([code, classifyStoreError({ code })]).toEqual([code, 'storeError']);
+    }
   });
 });

@@ -1,14 +1,48 @@
-import type { DegradationCause } from './execution.js';
+import type { DegradationCause } from '@engram/contracts';
+import type { EngramStoreErrorCode } from '@engram/store';
 
-/** The store-related causes a failed or degraded call can carry. */
+/** The causes a store rejection can give a failed or degraded call. */
 export type StoreFailureCause = Extract<
   DegradationCause,
-  'storeUnusable' | 'storeTimeout' | 'storeError' | 'ftsUnavailable' | 'vectorCold'
+  'storeUnusable' | 'storeTimeout' | 'storeError' | 'ftsUnavailable' | 'vectorCold' | 'unknown'
 >;
 
-const TIMEOUT = /BUSY|LOCKED|TIMEOUT|RETRYABLE/;
-const UNUSABLE =
-  /CLOSED|UNUSABLE|CORRUPT|NATIVE|SCHEMA|FINGERPRINT|MIGRATION|OPEN_FAILED|READONLY|ENCRYPTION/;
+/**
+ * The code a store port rejects `searchLexical` with when its full-text index is unavailable: the call then
+ * degrades to vector-only (`ftsUnavailable`) instead of failing. The SQLite store always has its index; a
+ * port over another engine may not.
+ */
+export const FTS_UNAVAILABLE_CODE = 'ENGRAM_STORE_FTS_UNAVAILABLE';
+
+/** The codes {@link classifyStoreError} knows: the store's, and the port's FTS-unavailable code. */
+export type ClassifiedStoreCode = EngramStoreErrorCode | typeof FTS_UNAVAILABLE_CODE;
+
+/**
+ * Every store error code and what it means for a retrieval call, exhaustive by type: a code the store adds
+ * fails the typecheck until it is classified here. Busy → `storeTimeout`; closed, corrupt, a schema, key or
+ * fingerprint the process cannot use, missing native code → `storeUnusable`; an unavailable vector index →
+ * `vectorCold`; an unavailable full-text index → `ftsUnavailable`. The retriever checks its input with the store's own rules before any read, so a store
+ * `INVALID_INPUT` is a disagreement the retriever did not expect (`unknown`), never the store's fault.
+ */
+const CAUSE_BY_STORE_CODE: Readonly<Record<ClassifiedStoreCode, StoreFailureCause>> = Object.freeze({
+  ENGRAM_STORE_INVALID_INPUT: 'unknown',
+  ENGRAM_STORE_NOT_FOUND: 'storeError',
+  ENGRAM_STORE_REVISION_CONFLICT: 'storeError',
+  ENGRAM_STORE_CONFLICT: 'storeError',
+  ENGRAM_STORE_BUSY: 'storeTimeout',
+  ENGRAM_STORE_FINGERPRINT_MISMATCH: 'storeUnusable',
+  ENGRAM_STORE_SCHEMA_TOO_NEW: 'storeUnusable',
+  ENGRAM_STORE_VECTOR_DIMENSIONS: 'storeError',
+  ENGRAM_STORE_VECTOR_INVALID: 'storeError',
+  ENGRAM_STORE_VECTOR_UNAVAILABLE: 'vectorCold',
+  ENGRAM_STORE_NATIVE_UNAVAILABLE: 'storeUnusable',
+  ENGRAM_STORE_CLOSED: 'storeUnusable',
+  ENGRAM_STORE_IO: 'storeError',
+  ENGRAM_STORE_CORRUPT: 'storeUnusable',
+  ENGRAM_STORE_ENCRYPTION_KEY: 'storeUnusable',
+  ENGRAM_STORE_UNKNOWN: 'storeError',
+  [FTS_UNAVAILABLE_CODE]: 'ftsUnavailable',
+});
 
 /** The stable `code` of an error-like value, or undefined. Never reads the message. */
 export function errorCode(error: unknown): string | undefined {
@@ -17,17 +51,15 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+function isClassifiedCode(code: string | undefined): code is ClassifiedStoreCode {
+  return code !== undefined && Object.hasOwn(CAUSE_BY_STORE_CODE, code);
+}
+
 /**
- * Classifies a store rejection by its stable code (never by its message): busy/locked → `storeTimeout`,
- * closed/corrupt/schema/fingerprint/native/encryption key → `storeUnusable`, a code naming FTS (a store port
- * whose full-text index is unavailable) → `ftsUnavailable`, an unavailable vector index → `vectorCold`,
- * anything else → `storeError`.
+ * Classifies a store rejection by its stable code (never by its message) through the exhaustive table above;
+ * anything that is not a store error code → `storeError`.
  */
 export function classifyStoreError(error: unknown): StoreFailureCause {
-  const code = errorCode(error) ?? '';
-  if (code === 'ENGRAM_STORE_VECTOR_UNAVAILABLE') return 'vectorCold';
-  if (code.includes('FTS')) return 'ftsUnavailable';
-  if (TIMEOUT.test(code)) return 'storeTimeout';
-  if (UNUSABLE.test(code)) return 'storeUnusable';
-  return 'storeError';
+  const code = errorCode(error);
+  return isClassifiedCode(code) ? CAUSE_BY_STORE_CODE[code] : 'storeError';
 }

@@ -1,11 +1,10 @@
+import { contentHash, estimateTokens } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contentHash } from './content-hash.js';
 import { isEngramRetrievalError } from './errors.js';
 import { buildInjection } from './injection.js';
 import { createRetriever } from './retriever.js';
-import { estimateTokens } from './tokens.js';
 import { createToolHandler, type ToolHandlerConfig } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
@@ -283,6 +282,32 @@ describe('memory_search, memory_get and skills over a real store', () => {
       thrown = error;
     }
     expect(isEngramRetrievalError(thrown)).toBe(true);
+  });
+});
+
+describe('tool calls with an agent id the store refuses', () => {
+  it.each([
+    ['300 characters', 'a'.repeat(300), 'tooLong'],
+    ['a NUL byte', 'agent\u0000one', 'controlCharacter'],
+    ['a lone surrogate', 'agent\ud800one', 'loneSurrogate'],
+  ])('%s: a typed INVALID_INPUT error, and nothing is written', async (_label, agentId, problem) => {
+    const store = openStore();
+    const handler = tools(store);
+    let thrown: unknown;
+    try {
+      await handler.execute('memory_remember', { content: 'The API listens on port 8080.' }, { agentId });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isEngramRetrievalError(thrown)).toBe(true);
+    expect((thrown as { code: string }).code).toBe('ENGRAM_RETRIEVAL_INVALID_INPUT');
+    expect((thrown as Error).message).toBe(`ctx.agentId is invalid (${problem}).`);
+    const injection = await buildInjection({ store, agentId, query: 'port' }).then(
+      () => undefined,
+      (error: unknown) => (error as { code?: string }).code,
+    );
+    expect(injection).toBe('ENGRAM_RETRIEVAL_INVALID_INPUT');
+    expect(await store.listAgents()).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
+import { checkAgentId, systemTimers, type Timers } from '@engram/contracts';
 import { EngramRetrievalError } from './errors.js';
-import type { QueryEmbedder, RetrievalTimers, ToolStore } from './ports.js';
+import type { QueryEmbedder, ToolStore } from './ports.js';
 import type { Retriever } from './retriever.js';
 import {
   runToolCall,
@@ -43,7 +44,7 @@ export interface ToolHandlerConfig {
   /** Deadline of the embedding used to compare facts, in ms (default 2,000); past it, Jaccard is used. */
   readonly embeddingDeadlineMs?: number;
   /** Timers for that deadline (default the global ones). */
-  readonly timers?: RetrievalTimers;
+  readonly timers?: Timers;
 }
 
 /** Executes memory tool calls for a model. */
@@ -51,15 +52,10 @@ export interface ToolHandler {
   readonly definitions: readonly ToolDefinition[];
   /**
    * Runs one tool call. Never rejects for bad arguments or store failures (they become `ok: false` with a
-   * typed message); only a missing `ctx.agentId` — a programmer error — throws an `EngramRetrievalError`.
+   * typed message); only an invalid `ctx.agentId` (the store's agent-id rule) — a programmer error — throws an `EngramRetrievalError`.
    */
   execute(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolCallResult>;
 }
-
-const defaultTimers: RetrievalTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
 
 function resolveToolSettings(config: ToolHandlerConfig): ToolSettings {
   const settings = Object.freeze({
@@ -95,20 +91,16 @@ export function createToolHandler(config: ToolHandlerConfig): ToolHandler {
     retriever: config.retriever,
     embedder: config.embedder,
     settings,
-    timers: config.timers ?? defaultTimers,
+    timers: config.timers ?? systemTimers,
   };
   return Object.freeze({
     definitions: MEMORY_TOOL_DEFINITIONS,
     async execute(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolCallResult> {
-      if (
-        typeof ctx !== 'object' ||
-        ctx === null ||
-        typeof ctx.agentId !== 'string' ||
-        ctx.agentId.trim() === ''
-      ) {
+      const problem = typeof ctx === 'object' && ctx !== null ? checkAgentId(ctx.agentId) : 'notString';
+      if (problem !== null) {
         throw new EngramRetrievalError(
           'ENGRAM_RETRIEVAL_INVALID_INPUT',
-          'ctx.agentId must be a non-empty string.',
+          `ctx.agentId is invalid (${problem}).`,
         );
       }
       const parsed = parseToolArguments(name, args);

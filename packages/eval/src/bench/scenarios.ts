@@ -1,13 +1,8 @@
 import { join } from 'node:path';
+import { RETRIEVAL_STAGES, type RetrievalExecution, type RetrievalStage } from '@engram/contracts';
 import { createDiagnosticsCollector } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import {
-  createRetriever,
-  extractKeywords,
-  RETRIEVAL_STAGES,
-  type RetrievalExecution,
-  type RetrievalStage,
-} from '@engram/retrieval';
+import { createRetriever, extractKeywords } from '@engram/retrieval';
 import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';

@@ -1,8 +1,8 @@
+import { createDeadline, type DegradationCause, type Timers } from '@engram/contracts';
 import type { EmbeddingProfile } from '@engram/store';
 import type { CircuitBreaker } from '../circuit.js';
-import type { DegradationCause } from '../execution.js';
 import { MAX_QUERY_SCAN_CHARS } from '../keywords.js';
-import type { QueryEmbedder, RetrievalStore, RetrievalTimers } from '../ports.js';
+import type { QueryEmbedder, RetrievalStore } from '../ports.js';
 import type { RetrieverSettings } from './settings.js';
 import { CANCELLED, type CallState, checkAbort, type EmbedOutcome, type PipelineContext } from './state.js';
 
@@ -35,7 +35,7 @@ export interface QueryEmbeddingGuardConfig {
   readonly store: RetrievalStore;
   readonly settings: RetrieverSettings;
   readonly breaker: CircuitBreaker;
-  readonly timers: RetrievalTimers;
+  readonly timers: Timers;
   readonly mono: () => number;
 }
 
@@ -80,55 +80,51 @@ export function createQueryEmbeddingGuard(config: QueryEmbeddingGuardConfig): Qu
     const permit = breaker.acquire();
     if (permit === null) return Promise.resolve({ ok: false, cause: 'embeddingCircuitOpen' });
     inFlight.set(agentId, current + 1);
-    const controller = new AbortController();
     const started = mono();
     return new Promise<EmbedOutcome>((resolve) => {
-      let done = false;
-      let timer: unknown;
-      const onAbort = (): void => finish({ ok: false, cause: CANCELLED }, 'release');
       const finish = (outcome: EmbedOutcome, verdict: 'success' | 'failure' | 'release'): void => {
-        if (done) return;
-        done = true;
-        if (timer !== undefined) timers.clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        stop.removeEventListener('abort', onAbort);
         const left = (inFlight.get(agentId) ?? 1) - 1;
         if (left <= 0) inFlight.delete(agentId);
         else inFlight.set(agentId, left);
         permit[verdict]();
-        if (verdict !== 'success') controller.abort();
         resolve(outcome.ok || outcome.cause === CANCELLED ? outcome : { ...outcome, ms: mono() - started });
       };
-      if (signal?.aborted === true || stop.aborted) {
-        onAbort();
+      // The deadline aborts the embedder's signal when it fires or the call is cancelled or settles (`stop`).
+      const deadline = createDeadline({
+        ms: settings.embeddingDeadlineMs,
+        timers,
+        signals: [signal, stop],
+        onExpire: (expiry) =>
+          expiry === 'deadline'
+            ? finish({ ok: false, cause: 'embeddingTimeout' }, 'failure')
+            : finish({ ok: false, cause: CANCELLED }, 'release'),
+      });
+      if (deadline.expired !== undefined) {
+        finish({ ok: false, cause: CANCELLED }, 'release');
         return;
       }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      stop.addEventListener('abort', onAbort, { once: true });
-      timer = timers.setTimeout(
-        () => finish({ ok: false, cause: 'embeddingTimeout' }, 'failure'),
-        settings.embeddingDeadlineMs,
-      );
+      const failed = (): void => {
+        if (deadline.settle()) finish({ ok: false, cause: 'embeddingError' }, 'failure');
+      };
       let pending: Promise<Float32Array[]>;
       try {
-        pending = embedder.embed([query.slice(0, MAX_QUERY_SCAN_CHARS)], { signal: controller.signal });
+        pending = embedder.embed([query.slice(0, MAX_QUERY_SCAN_CHARS)], { signal: deadline.signal });
       } catch {
-        finish({ ok: false, cause: 'embeddingError' }, 'failure');
+        failed();
         return;
       }
-      Promise.resolve(pending).then(
-        (vectors) => {
-          const vector = Array.isArray(vectors) ? vectors[0] : undefined;
-          // A vector of the wrong length is never searched: the store would refuse it, or worse, mis-rank.
-          if (!isValidVector(vector, dimensions)) {
-            finish({ ok: false, cause: 'embeddingError' }, 'failure');
-            return;
-          }
-          // An all-zero vector (a text without features) carries no signal: no vector search, no failure.
+      Promise.resolve(pending).then((vectors) => {
+        const vector = Array.isArray(vectors) ? vectors[0] : undefined;
+        // A vector of the wrong length is never searched: the store would refuse it, or worse, mis-rank.
+        if (!isValidVector(vector, dimensions)) {
+          failed();
+          return;
+        }
+        // An all-zero vector (a text without features) carries no signal: no vector search, no failure.
+        if (deadline.settle()) {
           finish({ ok: true, vector: isZero(vector) ? null : vector, ms: mono() - started }, 'success');
-        },
-        () => finish({ ok: false, cause: 'embeddingError' }, 'failure'),
-      );
+        }
+      }, failed);
     });
   };
 

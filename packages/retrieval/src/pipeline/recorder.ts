@@ -7,7 +7,7 @@ import {
   type RetrievalOutcome,
   type RetrievalPurpose,
   type RetrievalStage,
-} from '../execution.js';
+} from '@engram/contracts';
 
 /** Mutable execution record of one call, settled once into a frozen {@link RetrievalExecution}. */
 export class ExecutionRecorder {

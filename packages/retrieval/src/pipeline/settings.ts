@@ -1,7 +1,6 @@
-import type { MemoryKind } from '@engram/store';
+import type { RetrievalObserver, Timers } from '@engram/contracts';
 import { DEFAULT_COOLDOWN_MS, DEFAULT_FAILURE_THRESHOLD } from '../circuit.js';
 import { EngramRetrievalError } from '../errors.js';
-import type { RetrievalObserver } from '../execution.js';
 import {
   DEFAULT_FUSION_WEIGHTS,
   DEFAULT_VECTOR_EVIDENCE,
@@ -9,26 +8,7 @@ import {
   type VectorEvidence,
 } from '../fusion.js';
 import { DEFAULT_MAX_TERMS } from '../keywords.js';
-import type { QueryEmbedder, RetrievalStore, RetrievalTimers } from '../ports.js';
-
-/** Memory kinds a call may filter on (mirrors the store's `MEMORY_KINDS`; type-checked against it). */
-export const KNOWN_KINDS: readonly MemoryKind[] = [
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-  'persona',
-  'skill',
-] as const satisfies readonly MemoryKind[];
-/** Kinds searched when a call names none: `persona` and `skill` are managed records, never recalled. */
-export const DEFAULT_RECALL_KINDS: readonly MemoryKind[] = Object.freeze([
-  'event',
-  'fact',
-  'semantic',
-  'episodic',
-  'reflection',
-] as const satisfies readonly MemoryKind[]);
+import type { QueryEmbedder, RetrievalStore } from '../ports.js';
 
 /** Default number of results. */
 export const DEFAULT_LIMIT = 10;
@@ -58,7 +38,7 @@ export interface RetrieverConfig {
   /** Monotonic clock in ms for stage latencies (default `performance.now`). */
   readonly monotonicNow?: () => number;
   /** Timers for the embedding deadline (default the global ones). */
-  readonly timers?: RetrievalTimers;
+  readonly timers?: Timers;
   /** Deadline of the query embedding in ms (default 2,000). */
   readonly embeddingDeadlineMs?: number;
   /** Query embeddings in flight per agent; a call over the cap degrades at once, it never waits (default 4). */

@@ -1,5 +1,5 @@
+import type { DegradationCause } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
-import type { DegradationCause } from '../execution.js';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';

@@ -1,10 +1,14 @@
-import type { MemoryKind } from '@engram/store';
+import {
+  checkAgentId,
+  checkTag,
+  MEMORY_KINDS,
+  type MemoryKind,
+  RECALLABLE_KINDS,
+  RETRIEVAL_PURPOSES,
+  type RetrievalPurpose,
+} from '@engram/contracts';
 import { EngramRetrievalError } from '../errors.js';
-import { RETRIEVAL_PURPOSES, type RetrievalPurpose } from '../execution.js';
-import { DEFAULT_LIMIT, DEFAULT_RECALL_KINDS, KNOWN_KINDS, MAX_LIMIT, MAX_TAG_FILTERS } from './settings.js';
-
-/** The store's tag shape: a lower-case prefix, a colon, a value without control characters. */
-const TAG_FILTER = /^[a-z][a-z0-9_-]{0,31}:[^\u0000-\u001f\u007f]{1,512}$/;
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_TAG_FILTERS } from './settings.js';
 
 /** Options of one retrieval call. */
 export interface RetrieveOptions {
@@ -39,8 +43,9 @@ export function validateCall(
 ): ValidatedCall {
   if (!(RETRIEVAL_PURPOSES as readonly string[]).includes(purpose))
     throw invalidInput('Unknown retrieval purpose.');
-  if (typeof agentId !== 'string' || agentId.trim() === '')
-    throw invalidInput('agentId must be a non-empty string.');
+  // The store's own agent-id rule, checked before anything is read: a caller mistake is never a store error.
+  const agentIdProblem = checkAgentId(agentId);
+  if (agentIdProblem !== null) throw invalidInput(`agentId is invalid (${agentIdProblem}).`);
   if (typeof query !== 'string') throw invalidInput('query must be a string.');
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw invalidInput('options must be an object.');
@@ -56,10 +61,10 @@ export function validateCall(
 }
 
 function validateKinds(kinds: unknown): readonly MemoryKind[] {
-  if (kinds === undefined) return DEFAULT_RECALL_KINDS;
+  if (kinds === undefined) return RECALLABLE_KINDS;
   if (!Array.isArray(kinds) || kinds.length === 0) throw invalidInput('kinds must be a non-empty array.');
   for (const kind of kinds) {
-    if (!(KNOWN_KINDS as readonly unknown[]).includes(kind))
+    if (!(MEMORY_KINDS as readonly unknown[]).includes(kind))
       throw invalidInput('kinds contains an unknown kind.');
   }
   return [...new Set(kinds as MemoryKind[])];
@@ -71,9 +76,8 @@ function validateTags(tags: unknown): readonly string[] {
     throw invalidInput(`tags must be an array of at most ${MAX_TAG_FILTERS} strings.`);
   }
   for (const tag of tags) {
-    if (typeof tag !== 'string' || !TAG_FILTER.test(tag) || tag.length > 560) {
-      throw invalidInput('tags must be prefix:value strings without control characters.');
-    }
+    const problem = checkTag(tag);
+    if (problem !== null) throw invalidInput(`tags contains an invalid tag (${problem}).`);
   }
   return [...new Set(tags as string[])];
 }

@@ -1,11 +1,11 @@
+import { contentHash, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
-import { contentHash } from '../content-hash.js';
 import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } from '../fact-merge.js';
-import type { QueryEmbedder, RetrievalTimers, ToolStore } from '../ports.js';
+import type { QueryEmbedder, ToolStore } from '../ports.js';
 import type { Retriever } from '../retriever.js';
 import { errorCode } from '../store-errors.js';
 import { clip, renderEvents, renderSearch, renderSkills } from './render.js';
-import { type MemoryToolName, POINTER, type ToolArgs, type ToolCallOf } from './schema.js';
+import type { MemoryToolName, ToolArgs, ToolCallOf } from './schema.js';
 
 /** Most events one `memory_get` pointer may span. */
 export const MAX_POINTER_EVENTS = 200;
@@ -40,7 +40,7 @@ export interface ToolDeps {
   readonly retriever: Pick<Retriever, 'search' | 'decision'>;
   readonly embedder: QueryEmbedder | undefined;
   readonly settings: ToolSettings;
-  readonly timers: RetrievalTimers;
+  readonly timers: Timers;
 }
 
 /** The handler of one tool: validated arguments in, text for the model out. */
@@ -94,47 +94,25 @@ function topicTag(topic: string): string | null {
 }
 
 /** Embeds texts under the deadline; null on any failure (the caller falls back to Jaccard). */
-function embedBounded(
+async function embedBounded(
   deps: ToolDeps,
   texts: readonly string[],
   signal: AbortSignal | undefined,
 ): Promise<Float32Array[] | null> {
-  const { embedder, timers } = deps;
-  if (embedder === undefined) return Promise.resolve(null);
-  const controller = new AbortController();
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = (value: Float32Array[] | null): void => {
-      if (done) return;
-      done = true;
-      timers.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (value === null) controller.abort();
-      resolve(value);
-    };
-    const onAbort = (): void => finish(null);
-    const timer = timers.setTimeout(() => finish(null), deps.settings.embeddingDeadlineMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted === true) {
-      finish(null);
-      return;
-    }
-    try {
-      embedder.embed(texts, { signal: controller.signal }).then(
-        (vectors) =>
-          finish(
-            Array.isArray(vectors) &&
-              vectors.length === texts.length &&
-              vectors.every((v) => v instanceof Float32Array && v.every(Number.isFinite))
-              ? vectors
-              : null,
-          ),
-        () => finish(null),
-      );
-    } catch {
-      finish(null);
-    }
+  const { embedder } = deps;
+  if (embedder === undefined) return null;
+  const outcome = await withDeadline((deadlineSignal) => embedder.embed(texts, { signal: deadlineSignal }), {
+    ms: deps.settings.embeddingDeadlineMs,
+    timers: deps.timers,
+    signals: [signal],
   });
+  if (outcome.status !== 'fulfilled') return null;
+  const vectors = outcome.value;
+  return Array.isArray(vectors) &&
+    vectors.length === texts.length &&
+    vectors.every((v) => v instanceof Float32Array && v.every(Number.isFinite))
+    ? vectors
+    : null;
 }
 
 const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args, ctx) => {
@@ -266,16 +244,14 @@ const remember = async (
 };
 
 const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
-  const match = POINTER.exec(args.pointer);
-  const sessionId = match?.[1];
-  const from = Number(match?.[2]);
-  const to = match?.[3] === undefined ? from : Number(match[3]);
-  if (sessionId === undefined || !(from >= 1) || !(to >= from)) {
+  const pointer = parseArchivePointer(args.pointer);
+  if (pointer === null) {
     return {
       ok: false,
       text: 'Invalid arguments for memory_get: "pointer" must be session/<sessionId>#<from>-<to>.',
     };
   }
+  const { sessionId, from, to } = pointer;
   if (to - from + 1 > MAX_POINTER_EVENTS) {
     return {
       ok: false,

@@ -1,3 +1,4 @@
+import { ARCHIVE_POINTER_PATTERN } from '@engram/contracts';
 import { z } from 'zod';
 import { clip } from './render.js';
 
@@ -30,8 +31,6 @@ export const MAX_ARGUMENT_CHARS = 200_000;
 
 const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
-/** An archive pointer: `session/<sessionId>#<from>-<to>` or `session/<sessionId>#<seq>`. */
-export const POINTER: RegExp = /^session\/([^#\s]{1,200})#(\d{1,9})(?:-(\d{1,9}))?$/;
 
 const maxCharsField = (fallback: number) =>
   z.int().min(200).max(SEARCH_MAX_CHARS.max).default(fallback).describe('Most characters of the answer.');
@@ -138,7 +137,7 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
         .string()
         .min(1)
         .max(240)
-        .regex(POINTER)
+        .regex(ARCHIVE_POINTER_PATTERN)
         .describe(
           'An archive pointer from memory_search: session/<sessionId>#<from>-<to> or session/<sessionId>#<seq>.',
         ),
