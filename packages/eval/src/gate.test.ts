@@ -23,7 +23,7 @@ function report(hybrid: VariantReport, fts: VariantReport = variant(m(0.8, 0.8, 
     version: 1,
     fixture: { name: 'retrieval-v1', version: 1 },
     vectorProfile: { id: 'deterministic-lexicon-v1', dimensions: 128, normalized: true },
-    variants: { fts, vector: variant(m(0.5, 0.5, 0.5)), hybrid },
+    variants: { fts, vector: variant(m(0.5, 0.5, 0.5)), hybrid, bm25: variant(m(0.8, 0.8, 0.8)) },
   };
 }
 

@@ -39,12 +39,31 @@ describe('formatReportTable', () => {
       version: 1,
       fixture: { name: 'tiny', version: 3 },
       vectorProfile: { id: 'p', dimensions: 128, normalized: true },
-      variants: { fts: v, vector: v, hybrid: v },
+      variants: { fts: v, vector: v, hybrid: v, bm25: v },
     };
     const lines = formatReportTable(report).split('\n');
     expect(lines[0]).toBe('tiny v3 (p, 128d)');
-    expect(lines).toHaveLength(3 + 6);
+    expect(lines).toHaveLength(3 + 8);
     expect(lines[3]).toMatch(/^fts\s+overall\s+1\s+0\.667\s+1\.000\s+0\.500$/);
     expect(lines[8]).toMatch(/^hybrid\s+exact\s+1\s+0\.667/);
+    expect(lines[10]).toMatch(/^bm25\s+exact\s+1\s+0\.667/);
+  });
+
+  it('names the embedder the run used and says where its vectors came from', () => {
+    const v = summarizeVariant(
+      [{ id: 'q1', subsets: ['exact'], ranked: ['a'], recallAt5: 1, mrrAt10: 1, ndcgAt10: 1 }],
+      ['exact'],
+    );
+    const report: RetrievalReport = {
+      version: 2,
+      fixture: { name: 'mine', version: 1 },
+      vectorProfile: { id: 'deterministic-lexicon-v1', dimensions: 128, normalized: true },
+      embedder: { name: 'use', id: 'use-lite-v1', dimensions: 512 },
+      vectors: { embedded: 3, fromCache: 40 },
+      variants: { fts: v, vector: v, hybrid: v, bm25: v },
+    };
+    const lines = formatReportTable(report).split('\n');
+    expect(lines[0]).toBe('mine v1 (use-lite-v1, 512d)');
+    expect(lines.at(-1)).toBe('vectors: 3 embedded, 40 from the cache');
   });
 });

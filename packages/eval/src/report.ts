@@ -1,11 +1,20 @@
 import type { FixtureVectorProfile } from './fixture.js';
 import type { QueryScores } from './metrics.js';
 
-/** Version of the report shape below; bumped on any change other tools would notice. */
-export const REPORT_VERSION = 1;
+/** Version of the report shape below; bumped on any change other tools would notice (2: embedder, vectors, bm25). */
+export const REPORT_VERSION = 2;
 
 /** The three ways the runner drives the production retriever. */
-export const VARIANTS: readonly ['fts', 'vector', 'hybrid'] = ['fts', 'vector', 'hybrid'] as const;
+export const RETRIEVER_VARIANTS: readonly ['fts', 'vector', 'hybrid'] = ['fts', 'vector', 'hybrid'] as const;
+/** One of the production retriever's variants. */
+export type RetrieverVariantName = (typeof RETRIEVER_VARIANTS)[number];
+/** Every variant of a report: the production retriever's three and the plain BM25 reference. */
+export const VARIANTS: readonly ['fts', 'vector', 'hybrid', 'bm25'] = [
+  'fts',
+  'vector',
+  'hybrid',
+  'bm25',
+] as const;
 /** One variant name. */
 export type VariantName = (typeof VARIANTS)[number];
 
@@ -30,11 +39,29 @@ export interface VariantReport {
   readonly queries: readonly QueryReport[];
 }
 
-/** The evaluation report (`test-results/memory/retrieval-v1.json` and the CLIs' output). */
+/** The embedder a run used: its `--embedder` name (`custom` for one passed in code) and profile. */
+export interface ReportEmbedder {
+  readonly name: string;
+  readonly id: string;
+  readonly dimensions: number;
+}
+
+/** Where a run's vectors came from (distinct texts by content hash, corpus and queries). */
+export interface ReportVectors {
+  readonly embedded: number;
+  readonly fromCache: number;
+}
+
+/** The evaluation report (`test-results/eval/retrieval-v1.json` and the CLIs' output). */
 export interface RetrievalReport {
   readonly version: number;
   readonly fixture: { readonly name: string; readonly version: number };
+  /** The profile the fixture declares. */
   readonly vectorProfile: FixtureVectorProfile;
+  /** The embedder the run used (absent in reports of version 1). */
+  readonly embedder?: ReportEmbedder;
+  readonly vectors?: ReportVectors;
+  /** The production retriever's three variants and the `bm25` reference (new in version 2). */
   readonly variants: Readonly<Record<VariantName, VariantReport>>;
 }
 
@@ -102,7 +129,9 @@ export function formatReportTable(report: RetrievalReport): string {
   const header = ['variant', 'scope', 'queries', 'R@5', 'MRR@10', 'nDCG@10'];
   const rows: string[][] = [];
   for (const variant of VARIANTS) {
-    const v = report.variants[variant];
+    // A version-1 report has no bm25 variant.
+    const v = report.variants[variant] as VariantReport | undefined;
+    if (v === undefined) continue;
     const scopes: [string, MetricSummary][] = [['overall', v.overall], ...Object.entries(v.subsets)];
     for (const [scope, m] of scopes) {
       rows.push([variant, scope, String(m.queries), fmt(m.recallAt5), fmt(m.mrrAt10), fmt(m.ndcgAt10)]);
@@ -114,6 +143,13 @@ export function formatReportTable(report: RetrievalReport): string {
       .map((c, i) => (i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  const title = `${report.fixture.name} v${report.fixture.version} (${report.vectorProfile.id}, ${report.vectorProfile.dimensions}d)`;
-  return [title, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  const profile = report.embedder ?? report.vectorProfile;
+  const title = `${report.fixture.name} v${report.fixture.version} (${profile.id}, ${profile.dimensions}d)`;
+  const footer =
+    report.vectors === undefined
+      ? []
+      : [`vectors: ${report.vectors.embedded} embedded, ${report.vectors.fromCache} from the cache`];
+  return [title, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...footer].join(
+    '\n',
+  );
 }

@@ -10,8 +10,9 @@ import { runFixture } from './runner.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../../..');
-const reportPath = join(root, 'test-results/memory/retrieval-v1.json');
-const ablationPath = join(root, 'test-results/memory/retrieval-v1-ablation.json');
+// Each package's eval output has its own folder (the turbo `outputs` of this package's eval task).
+const reportPath = join(root, 'test-results/eval/retrieval-v1.json');
+const ablationPath = join(root, 'test-results/eval/retrieval-v1-ablation.json');
 const fixture: RetrievalFixture = parseFixture(
   JSON.parse(readFileSync(resolve(here, '../fixtures/retrieval-v1.json'), 'utf8')),
 );
@@ -32,8 +33,23 @@ describe('retrieval-v1 through the production store and retriever', () => {
   it('writes the report in the documented shape', () => {
     const written = JSON.parse(readFileSync(reportPath, 'utf8')) as RetrievalReport;
     expect(written).toEqual(report);
-    expect(Object.keys(written)).toEqual(['version', 'fixture', 'vectorProfile', 'variants']);
+    expect(Object.keys(written)).toEqual([
+      'version',
+      'fixture',
+      'vectorProfile',
+      'embedder',
+      'vectors',
+      'variants',
+    ]);
     expect(written.fixture).toEqual({ name: 'retrieval-v1', version: 1 });
+    expect(written.embedder).toEqual({
+      name: 'deterministic',
+      id: 'deterministic-lexicon-v1',
+      dimensions: 128,
+    });
+    // Every distinct text (236 rows, 60 queries, minus the verbatim copies) embedded once, no cache.
+    expect(written.vectors?.fromCache).toBe(0);
+    expect(written.vectors?.embedded).toBe(260);
     expect(Object.keys(written.variants)).toEqual([...VARIANTS]);
     for (const variant of VARIANTS) {
       const v = written.variants[variant];

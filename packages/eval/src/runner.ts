@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { createDeterministicEmbedder, isZeroVector } from '@engram/embedder-deterministic';
+import { isZeroVector } from '@engram/embedder-deterministic';
 import {
   createRetriever,
   type RetrievalArms,
@@ -12,19 +12,23 @@ import {
   type SqliteMemoryStore,
   type StoreObserver,
 } from '@engram/store';
+import { bm25Rankings } from './bm25.js';
 import { DETERMINISTIC_VECTOR_PROFILE } from './datasets/common.js';
+import { createEvalEmbedder, createVectorSource, type EvalEmbedder, type VectorSource } from './embedders.js';
 import { EngramEvalError } from './errors.js';
 import { fixtureSubsets, type RetrievalFixture } from './fixture.js';
 import { scoreRanking } from './metrics.js';
 import {
   REPORT_VERSION,
+  RETRIEVER_VARIANTS,
   type RetrievalReport,
+  type RetrieverVariantName,
   type ScoredQuery,
   summarizeVariant,
-  VARIANTS,
   type VariantName,
   type VariantReport,
 } from './report.js';
+import type { VectorCache } from './vector-cache.js';
 
 /** Results asked per query: enough for MRR@10 and nDCG@10. */
 export const RANKING_DEPTH = 10;
@@ -59,8 +63,17 @@ export interface RunFixtureConfig {
    * refused: its rows would mix into the figures).
    */
   readonly storePath?: string;
-  /** The embedder's synonym-concept features (default `true`; `false` is the ablation). */
+  /** The deterministic embedder's synonym-concept features (default `true`; `false` is the ablation). */
   readonly conceptFeatures?: boolean;
+  /**
+   * The embedder to run with, and its name in the report (e.g. `use`). Without it the run uses the
+   * deterministic embedder and refuses a fixture declaring another vector profile; with it, the fixture's
+   * declared profile is not enforced (a fixture holds no vectors), which is how another embedder is measured
+   * on the same fixture.
+   */
+  readonly embedder?: { readonly name: string; readonly embedder: EvalEmbedder };
+  /** On-disk vectors of the embedder's profile: hits are not embedded again, misses are appended. */
+  readonly vectorCache?: VectorCache;
   /**
    * Arms of the `hybrid` variant (default both). Dropping one breaks fusion on purpose: the gate's own test
    * uses it to prove the gate fails.
@@ -81,7 +94,7 @@ export interface RunFixtureConfig {
 }
 
 /** The arms of each variant. */
-export const VARIANT_ARMS: Readonly<Record<VariantName, RetrievalArms>> = Object.freeze({
+export const VARIANT_ARMS: Readonly<Record<RetrieverVariantName, RetrievalArms>> = Object.freeze({
   fts: Object.freeze({ lexical: true, vector: false }),
   vector: Object.freeze({ lexical: false, vector: true }),
   hybrid: Object.freeze({ lexical: true, vector: true }),
@@ -98,18 +111,30 @@ const INVALIDATING = new Set([
   'ftsUnavailable',
 ]);
 
-/** Inserts a fixture's corpus with deterministic vectors, in batches of one transaction each. */
+/**
+ * Inserts a fixture's corpus with its vectors (from `vectors`, by default the deterministic embedder), in
+ * batches of one transaction each.
+ */
 export async function loadFixture(
   store: Pick<SqliteMemoryStore, 'insertMemories'>,
   fixture: RetrievalFixture,
   options: {
     readonly conceptFeatures?: boolean;
+    readonly vectors?: VectorSource;
     readonly batchSize?: number;
     readonly createdAt: number;
     readonly onProgress?: (progress: RunProgress) => void;
   },
 ): Promise<{ readonly rows: number; readonly batches: number; readonly withoutVector: number }> {
-  const embedder = createDeterministicEmbedder({ conceptFeatures: options.conceptFeatures ?? true });
+  const source =
+    options.vectors ??
+    createVectorSource(
+      (
+        await createEvalEmbedder('deterministic', {
+          ...(options.conceptFeatures === undefined ? {} : { conceptFeatures: options.conceptFeatures }),
+        })
+      ).embedder,
+    );
   const batchSize = options.batchSize ?? DEFAULT_INSERT_BATCH;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new EngramEvalError('ENGRAM_EVAL_INVALID_ARGUMENTS', 'batchSize must be an integer ≥ 1.');
@@ -119,7 +144,7 @@ export async function loadFixture(
   let withoutVector = 0;
   for (let start = 0; start < total; start += batchSize) {
     const slice = fixture.corpus.slice(start, start + batchSize);
-    const vectors = await embedder.embed(slice.map((row) => row.content));
+    const vectors = await source.vectors(slice.map((row) => row.content));
     const rows: NewMemory[] = slice.map((row, i) => {
       const vector = vectors[i] as Float32Array;
       // A text without features embeds to the zero vector, which cannot be cosine-compared: such a row
@@ -152,7 +177,7 @@ function runClock(fixture: RetrievalFixture, now: number | undefined): number {
 }
 
 async function runVariant(
-  variant: VariantName,
+  variant: RetrieverVariantName,
   retriever: Retriever,
   fixture: RetrievalFixture,
   onProgress: ((progress: RunProgress) => void) | undefined,
@@ -176,20 +201,45 @@ async function runVariant(
   return summarizeVariant(scored, fixtureSubsets(fixture));
 }
 
+function runReference(
+  fixture: RetrievalFixture,
+  onProgress: ((progress: RunProgress) => void) | undefined,
+): VariantReport {
+  const rankings = bm25Rankings(fixture, RANKING_DEPTH);
+  const scored = fixture.queries.map((query): ScoredQuery => {
+    const ranked = rankings.get(query.id) ?? [];
+    return { id: query.id, subsets: query.subsets, ranked, ...scoreRanking(ranked, query.relevantIds) };
+  });
+  const total = fixture.queries.length;
+  onProgress?.({ phase: 'query', variant: 'bm25', done: total, total });
+  return summarizeVariant(scored, fixtureSubsets(fixture));
+}
+
 /**
- * Runs a fixture end to end: a fresh SQLite store bound to the deterministic embedder's profile, the corpus
- * inserted with its vectors in batched transactions, then every query through the production retriever
- * three ways — FTS-only, vector-only, hybrid — scored with Recall@5, MRR@10 and nDCG@10 overall and per
- * subset. The store is closed before returning (also on failure).
+ * Runs a fixture end to end: a fresh SQLite store bound to the embedder's profile, the corpus inserted with
+ * its vectors in batched transactions (each distinct text embedded once, or read from the vector cache),
+ * then every query through the production retriever three ways — FTS-only, vector-only, hybrid — and the
+ * plain BM25 reference, scored with Recall@5, MRR@10 and nDCG@10 overall and per subset. The store is
+ * closed before returning (also on failure).
  */
 export async function runFixture(config: RunFixtureConfig): Promise<RetrievalReport> {
   const { fixture } = config;
-  const embedder = createDeterministicEmbedder({ conceptFeatures: config.conceptFeatures ?? true });
+  const chosen = config.embedder ?? {
+    name: 'deterministic',
+    embedder: (
+      await createEvalEmbedder('deterministic', {
+        ...(config.conceptFeatures === undefined ? {} : { conceptFeatures: config.conceptFeatures }),
+      })
+    ).embedder,
+  };
+  const source = createVectorSource(chosen.embedder, config.vectorCache);
+  const embedder = source.port;
   const expected = DETERMINISTIC_VECTOR_PROFILE;
   if (
-    fixture.vectorProfile.id !== expected.id ||
-    fixture.vectorProfile.dimensions !== expected.dimensions ||
-    fixture.vectorProfile.normalized !== expected.normalized
+    config.embedder === undefined &&
+    (fixture.vectorProfile.id !== expected.id ||
+      fixture.vectorProfile.dimensions !== expected.dimensions ||
+      fixture.vectorProfile.normalized !== expected.normalized)
   ) {
     const describe = (p: typeof expected): string =>
       `${p.id}:${p.dimensions}${p.normalized ? ' (normalized)' : ' (not normalized)'}`;
@@ -219,14 +269,18 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
   });
   try {
     await loadFixture(store, fixture, {
-      ...(config.conceptFeatures === undefined ? {} : { conceptFeatures: config.conceptFeatures }),
+      vectors: source,
       ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
       createdAt: now,
       ...(config.onProgress === undefined ? {} : { onProgress: config.onProgress }),
     });
 
+    // Every query is embedded before the timed retriever calls: the query embedder then answers from memory,
+    // so a slow embedder cannot hit the retriever's embedding deadline and degrade the figures.
+    await source.vectors(fixture.queries.map((q) => q.text));
+
     const variants = {} as Record<VariantName, VariantReport>;
-    for (const variant of VARIANTS) {
+    for (const variant of RETRIEVER_VARIANTS) {
       const arms =
         variant === 'hybrid' && config.hybridArms !== undefined ? config.hybridArms : VARIANT_ARMS[variant];
       const retriever = createRetriever({
@@ -249,11 +303,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
       });
       variants[variant] = await runVariant(variant, retriever, fixture, config.onProgress);
     }
+    variants.bm25 = runReference(fixture, config.onProgress);
 
     return {
       version: REPORT_VERSION,
       fixture: { name: fixture.name, version: fixture.version },
       vectorProfile: fixture.vectorProfile,
+      embedder: { name: chosen.name, id: source.profile.id, dimensions: source.profile.dimensions },
+      vectors: source.counts(),
       variants,
     };
   } finally {

@@ -72,10 +72,22 @@ describe('eval:fixture', () => {
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('cli-tiny v1 (deterministic-lexicon-v1, 128d)');
     expect(lines[1]).toMatch(/^variant\s+scope\s+queries\s+R@5\s+MRR@10\s+nDCG@10$/);
-    expect(lines).toHaveLength(3 + 3 * 3);
+    // fts, vector, hybrid and the bm25 reference, each overall + 2 subsets; then the vectors line.
+    expect(lines).toHaveLength(3 + 4 * 3 + 1);
+    expect(lines[12]).toMatch(/^bm25\s+overall\s+2\s/);
+    expect(lines.at(-1)).toMatch(/^vectors: \d+ embedded, 0 from the cache$/);
     const report = JSON.parse(readFileSync(join(user, 'out/report.json'), 'utf8')) as RetrievalReport;
     expect(existsSync(join(pkg, 'out'))).toBe(false);
-    expect(Object.keys(report)).toEqual(['version', 'fixture', 'vectorProfile', 'variants']);
+    expect(Object.keys(report)).toEqual([
+      'version',
+      'fixture',
+      'vectorProfile',
+      'embedder',
+      'vectors',
+      'variants',
+    ]);
+    // The default vector cache sits under where pnpm ran.
+    expect(existsSync(join(user, 'node_modules/.cache/engram-eval'))).toBe(true);
     expect(report.variants.hybrid.queries.map((q) => q.id)).toEqual(['q1', 'q2']);
     expect(report.variants.fts.queries[0]?.ranked[0]).toBe('m42');
   });
@@ -114,6 +126,99 @@ describe('eval:fixture', () => {
     expect(stale.code).toBe(1);
     expect(stale.stderr).toContain('ENGRAM_EVAL_INVALID_ARGUMENTS');
     expect(existsSync(join(user, 'stale-report.json'))).toBe(false);
+  });
+});
+
+describe("eval:fixture on a user's own fixture, with any embedder and the vector cache", () => {
+  const mine = {
+    version: 2,
+    name: 'my-notes',
+    vectorProfile: { id: 'deterministic-lexicon-v1', dimensions: 128, normalized: true },
+    subsets: ['billing', 'ops'],
+    corpus: [
+      {
+        id: 'n1',
+        agentId: 'me',
+        kind: 'fact',
+        content: 'Invoices are sent on the first Monday.',
+        importance: 0.5,
+      },
+      {
+        id: 'n2',
+        agentId: 'me',
+        kind: 'fact',
+        content: 'The staging cluster restarts at midnight.',
+        importance: 0.5,
+      },
+      { id: 'n3', agentId: 'me', kind: 'event', content: 'Refund issued for invoice 1042.', importance: 0.5 },
+    ],
+    queries: [
+      { id: 'b1', agentId: 'me', text: 'when are invoices sent', subsets: ['billing'], relevantIds: ['n1'] },
+      { id: 'b2', agentId: 'me', text: 'refund invoice 1042', subsets: ['billing'], relevantIds: ['n3'] },
+      { id: 'o1', agentId: 'me', text: 'staging restarts', subsets: ['ops'], relevantIds: ['n2'] },
+    ],
+  };
+  writeFileSync(join(user, 'mine.json'), JSON.stringify(mine));
+
+  it('reports per subset the file defines, names the embedder, and a second run embeds nothing', async () => {
+    const args = ['--fixture', 'mine.json', '--cache', 'vcache', '--embedder', 'deterministic'];
+    const first = await run(EVAL_FIXTURE, [...args, '--out', 'mine-1.json'], pkg, user);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('embedder deterministic: deterministic-lexicon-v1, 128d');
+    expect(first.stderr).toContain(`vector cache: ${join(user, 'vcache')}`);
+    const a = JSON.parse(readFileSync(join(user, 'mine-1.json'), 'utf8')) as RetrievalReport;
+    expect(a.fixture).toEqual({ name: 'my-notes', version: 2 });
+    expect(a.embedder).toEqual({ name: 'deterministic', id: 'deterministic-lexicon-v1', dimensions: 128 });
+    expect(a.vectors).toEqual({ embedded: 6, fromCache: 0 });
+    for (const variant of ['fts', 'vector', 'hybrid', 'bm25'] as const) {
+      expect(Object.keys(a.variants[variant].subsets), variant).toEqual(['billing', 'ops']);
+      expect(a.variants[variant].subsets.billing?.queries).toBe(2);
+    }
+    const second = await run(EVAL_FIXTURE, [...args, '--out', 'mine-2.json'], pkg, user);
+    expect(second.code).toBe(0);
+    expect(second.stdout.trimEnd().split('\n').at(-1)).toBe('vectors: 0 embedded, 6 from the cache');
+    const b = JSON.parse(readFileSync(join(user, 'mine-2.json'), 'utf8')) as RetrievalReport;
+    expect(b.vectors).toEqual({ embedded: 0, fromCache: 6 });
+    expect(b.variants).toEqual(a.variants);
+  });
+
+  it('runs the bundled retrieval-v1 without --fixture, writing under test-results/eval/ where pnpm ran', async () => {
+    const result = await run(EVAL_FIXTURE, ['--no-cache'], pkg, user);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('vector cache: off');
+    const report = JSON.parse(
+      readFileSync(join(user, 'test-results/eval/retrieval-v1-deterministic.json'), 'utf8'),
+    ) as RetrievalReport;
+    expect(report.fixture.name).toBe('retrieval-v1');
+    expect(report.variants.hybrid.overall.queries).toBe(60);
+  });
+
+  it('names the bad field of an invalid fixture, never its content, and writes no report', async () => {
+    const secret = 'my bank PIN is 4711';
+    const bad = {
+      ...mine,
+      corpus: [{ ...mine.corpus[0], kind: 'note', content: secret }, ...mine.corpus.slice(1)],
+    };
+    writeFileSync(join(user, 'bad.json'), JSON.stringify(bad));
+    const result = await run(EVAL_FIXTURE, ['--fixture', 'bad.json', '--out', 'bad-report.json'], pkg, user);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('ENGRAM_EVAL_INVALID_FIXTURE: Invalid fixture: fixture.corpus[0].kind');
+    expect(result.stderr).not.toContain(secret);
+    expect(existsSync(join(user, 'bad-report.json'))).toBe(false);
+  });
+
+  it('exits 2 for an unknown embedder or a flag that does not fit it, and 1 for openai without its settings', async () => {
+    const unknown = await run(EVAL_FIXTURE, ['--embedder', 'bert', '--fixture', 'mine.json'], pkg, user);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^unknown embedder; expected one of deterministic, use, openai\nusage:/);
+    const concepts = await run(EVAL_FIXTURE, ['--embedder', 'openai', '--no-concepts'], pkg, user);
+    expect(concepts.code).toBe(2);
+    expect(concepts.stderr).toMatch(/^--no-concepts needs --embedder deterministic\n/);
+    const both = await run(EVAL_FIXTURE, ['--cache', 'x', '--no-cache'], pkg, user);
+    expect(both.code).toBe(2);
+    const openai = await run(EVAL_FIXTURE, ['--embedder', 'openai', '--fixture', 'mine.json'], pkg, user);
+    expect(openai.code).toBe(1);
+    expect(openai.stderr).toContain('ENGRAM_EVAL_EMBEDDER_UNAVAILABLE');
   });
 });
 

@@ -1,12 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EngramProviderError } from '@engram/provider-openai';
 import { describe, expect, it } from 'vitest';
 import { EngramEvalError } from '../errors.js';
 import { type RetrievalReport, summarizeVariant } from '../report.js';
 import {
   type CliOutput,
+  defaultCacheDirectory,
   describeCliError,
+  embedderFromFlags,
   finishReport,
   parseArgs,
   parseCliArgs,
@@ -127,6 +130,20 @@ describe('describeCliError', () => {
     expect(describeCliError('eval:dataset', 'thrown string')).toBe('eval:dataset failed: Error');
   });
 
+  it("shows a provider error's code and message: it names the variable, never its value", () => {
+    const error = new EngramProviderError(
+      'ENGRAM_PROVIDER_CONFIG',
+      'ENGRAM_OPENAI_TIMEOUT_MS must be a positive integer.',
+      {
+        operation: 'config',
+        setting: 'ENGRAM_OPENAI_TIMEOUT_MS',
+      },
+    );
+    expect(describeCliError('eval:dataset', error)).toBe(
+      'ENGRAM_PROVIDER_CONFIG: ENGRAM_OPENAI_TIMEOUT_MS must be a positive integer.',
+    );
+  });
+
   it('shows the message when asked (the benchmark handles no user content)', () => {
     expect(describeCliError('bench', new Error('disk full'), true)).toBe('bench failed: disk full');
   });
@@ -144,7 +161,7 @@ describe('finishReport', () => {
         version: 1,
         fixture: { name: 'tiny', version: 2 },
         vectorProfile: { id: 'p', dimensions: 128, normalized: true },
-        variants: { fts: v, vector: v, hybrid: v },
+        variants: { fts: v, vector: v, hybrid: v, bm25: v },
       };
       const path = join(dir, 'nested/out/report.json');
       const io = capture();
@@ -155,5 +172,56 @@ describe('finishReport', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('embedderFromFlags', () => {
+  it('defaults to the deterministic embedder with a cache under node_modules/.cache where pnpm ran', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-eval-flags-'));
+    try {
+      expect(defaultCacheDirectory({ INIT_CWD: dir }, '/elsewhere')).toBe(
+        join(dir, 'node_modules/.cache/engram-eval'),
+      );
+      const chosen = await embedderFromFlags(new Map(), { INIT_CWD: dir });
+      if ('message' in chosen) throw new Error(chosen.message);
+      expect(chosen.named.name).toBe('deterministic');
+      expect(chosen.cache?.directory.startsWith(join(dir, 'node_modules/.cache/engram-eval/'))).toBe(true);
+      const ablation = await embedderFromFlags(new Map([['no-concepts', true]]), { INIT_CWD: dir });
+      if ('message' in ablation) throw new Error(ablation.message);
+      expect(ablation.named.cacheId).toBe('deterministic-lexicon-v1+no-concepts');
+      expect(ablation.cache?.directory).not.toBe(chosen.cache?.directory);
+      const off = await embedderFromFlags(new Map([['no-cache', true]]), { INIT_CWD: dir });
+      expect('message' in off ? off.message : off.cache).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('returns a message for an unknown embedder and for flags that do not fit together', async () => {
+    expect(await embedderFromFlags(new Map([['embedder', 'bert']]), {})).toEqual({
+      message: 'unknown embedder; expected one of deterministic, use, openai',
+    });
+    expect(
+      await embedderFromFlags(
+        new Map<string, string | true>([
+          ['embedder', 'use'],
+          ['no-concepts', true],
+        ]),
+        {},
+      ),
+    ).toEqual({
+      message: '--no-concepts needs --embedder deterministic',
+    });
+    expect(
+      await embedderFromFlags(
+        new Map<string, string | true>([
+          ['cache', 'x'],
+          ['no-cache', true],
+        ]),
+        {},
+      ),
+    ).toEqual({
+      message: '--cache and --no-cache exclude each other',
+    });
   });
 });

@@ -1,8 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { isEngramProviderError } from '@engram/provider-openai';
+import {
+  createEvalEmbedder,
+  EVAL_EMBEDDER_NAMES,
+  type EvalEmbedderName,
+  isEvalEmbedderName,
+  type NamedEvalEmbedder,
+} from '../embedders.js';
 import { isEngramEvalError } from '../errors.js';
 import { formatReportTable, type RetrievalReport } from '../report.js';
 import type { RunProgress } from '../runner.js';
+import { openVectorCache, type VectorCache } from '../vector-cache.js';
 
 /** Where a CLI writes: the table and help go to `out` (stdout), everything else to `err` (stderr). */
 export interface CliOutput {
@@ -120,7 +129,8 @@ export function parseCliArgs(
  * benchmark, which handles no user content), because driver messages may quote the data.
  */
 export function describeCliError(command: string, error: unknown, showMessage = false): string {
-  if (isEngramEvalError(error)) return `${error.code}: ${error.message}`;
+  // Both packages' messages name settings, paths and counts, never content or a setting's value.
+  if (isEngramEvalError(error) || isEngramProviderError(error)) return `${error.code}: ${error.message}`;
   const { code, name, message } = (typeof error === 'object' && error !== null ? error : {}) as {
     code?: unknown;
     name?: unknown;
@@ -177,4 +187,72 @@ export function progressPrinter(write: (line: string) => void, every = 100): (p:
     if (p.phase === 'load') write(`loaded ${p.done}/${p.total} rows`);
     else if (p.done % every === 0 || p.done === p.total) write(`${p.variant}: ${p.done}/${p.total} queries`);
   };
+}
+
+/** The default vector cache directory: `node_modules/.cache/engram-eval` under where pnpm was run. */
+export function defaultCacheDirectory(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): string {
+  return resolveUserPath('node_modules/.cache/engram-eval', env, cwd);
+}
+
+/** The flags both evaluation CLIs take to choose the embedder and its vector cache. */
+export const EMBEDDER_FLAGS: KnownFlags = {
+  boolean: ['no-cache', 'no-concepts'],
+  valued: ['embedder', 'cache'],
+};
+
+/** The usage lines of {@link EMBEDDER_FLAGS}. */
+export const EMBEDDER_USAGE: string = `  --embedder <${EVAL_EMBEDDER_NAMES.join('|')}>  the embedder of the vector arm (default deterministic); openai reads
+                         the ENGRAM_OPENAI_* variables of the engram CLI (base URL, key, embedding model, dimensions)
+  --cache <dir>          vector cache directory (default node_modules/.cache/engram-eval where pnpm ran)
+  --no-cache             embed everything, read and write no cache
+  --no-concepts          the deterministic embedder without its synonym concepts (the ablation)`;
+
+/** The embedder a CLI run uses and its open vector cache (absent with `--no-cache`). */
+export interface CliEmbedder {
+  readonly named: NamedEvalEmbedder;
+  readonly cache?: VectorCache;
+}
+
+/**
+ * Reads `--embedder`, `--cache`, `--no-cache` and `--no-concepts`: a message for a wrong combination (the CLI
+ * exits 2 with it), else the created embedder and its opened cache.
+ */
+export async function embedderFromFlags(
+  flags: ReadonlyMap<string, string | true>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CliEmbedder | { readonly message: string }> {
+  const raw = flags.get('embedder') ?? 'deterministic';
+  if (typeof raw !== 'string' || !isEvalEmbedderName(raw)) {
+    return { message: `unknown embedder; expected one of ${EVAL_EMBEDDER_NAMES.join(', ')}` };
+  }
+  const name: EvalEmbedderName = raw;
+  const noConcepts = flags.has('no-concepts');
+  if (noConcepts && name !== 'deterministic')
+    return { message: '--no-concepts needs --embedder deterministic' };
+  const cacheFlag = flags.get('cache');
+  if (flags.has('no-cache') && cacheFlag !== undefined)
+    return { message: '--cache and --no-cache exclude each other' };
+  const named = await createEvalEmbedder(name, { conceptFeatures: !noConcepts, env });
+  if (flags.has('no-cache')) return { named };
+  const directory =
+    typeof cacheFlag === 'string' ? resolveUserPath(cacheFlag, env) : defaultCacheDirectory(env);
+  const cache = openVectorCache(directory, {
+    id: named.cacheId,
+    dimensions: named.embedder.profile.dimensions,
+  });
+  return { named, cache };
+}
+
+/** Logs the embedder's profile and the cache in use (paths and counts only). */
+export function logEmbedder(log: (line: string) => void, chosen: CliEmbedder): void {
+  const { profile } = chosen.named.embedder;
+  log(`embedder ${chosen.named.name}: ${profile.id}, ${profile.dimensions}d`);
+  log(
+    chosen.cache === undefined
+      ? 'vector cache: off'
+      : `vector cache: ${chosen.cache.directory} (${chosen.cache.loaded} vectors)`,
+  );
 }

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-import { DATASET_NAMES } from '../datasets/common.js';
+import { DATASET_NAMES, DATASET_SPLITS, isDatasetSplit } from '../datasets/common.js';
 import { isDatasetName, loadDataset } from '../datasets/load.js';
 import { parseFixture } from '../fixture.js';
 import { runFixture } from '../runner.js';
 import {
+  EMBEDDER_FLAGS,
+  EMBEDDER_USAGE,
+  embedderFromFlags,
   finishReport,
+  logEmbedder,
   parseCliArgs,
   progressPrinter,
   resolveUserPath,
@@ -12,16 +16,25 @@ import {
   writeJsonFile,
 } from './common.js';
 
-const USAGE = `usage: eval:dataset <${DATASET_NAMES.join('|')}> <path-to-data-file> <report.json> [--no-concepts] [--fixture-out <file>]
+const USAGE = `usage: eval:dataset <${DATASET_NAMES.join('|')}> <path-to-data-file> <report.json> [options]
 
 Turns a public dataset into a retrieval fixture (see the package README for each adapter), runs it through
-the real store and retriever (FTS-only, vector-only, hybrid), prints a table and writes the JSON report.
-  locomo   locomo10.json        scifact  scifact.zip        cmrc  cmrc2018_dev.json
-  --no-concepts          embed without the synonym concepts
-  --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)`;
+the real store and retriever (FTS-only, vector-only, hybrid) and the plain BM25 reference, prints a table
+and writes the JSON report.
+  locomo, locomo-sessions   locomo10.json     scifact  scifact.zip     cmrc  cmrc2018_dev.json
+  --split <${DATASET_SPLITS.join('|')}>  dev to tune on, test to report on, all (default) the whole benchmark
+  --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)
+${EMBEDDER_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
-  const args = parseCliArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['fixture-out'] }, USAGE);
+  const args = parseCliArgs(
+    argv,
+    {
+      boolean: ['help', ...EMBEDDER_FLAGS.boolean],
+      valued: ['fixture-out', 'split', ...EMBEDDER_FLAGS.valued],
+    },
+    USAGE,
+  );
   if (!args.ok) return args.exitCode;
   const [name, dataArg, reportArg, ...rest] = args.positionals;
   if (name === undefined || dataArg === undefined || reportArg === undefined || rest.length > 0) {
@@ -34,23 +47,35 @@ async function main(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
+  const split = args.flags.get('split') ?? 'all';
+  if (typeof split !== 'string' || !isDatasetSplit(split)) {
+    process.stderr.write(`unknown split; expected one of ${DATASET_SPLITS.join(', ')}\n${USAGE}\n`);
+    return 2;
+  }
+  const chosen = await embedderFromFlags(args.flags);
+  if ('message' in chosen) {
+    process.stderr.write(`${chosen.message}\n${USAGE}\n`);
+    return 2;
+  }
   const log = (line: string): void => {
     process.stderr.write(`${line}\n`);
   };
   const started = performance.now();
-  log(`reading ${name} from ${resolveUserPath(dataArg)}`);
-  const { fixture: built, stats } = await loadDataset(name, resolveUserPath(dataArg));
+  log(`reading ${name} from ${resolveUserPath(dataArg)} (split ${split})`);
+  const { fixture: built, stats } = await loadDataset(name, resolveUserPath(dataArg), { split });
   const fixture = parseFixture(built);
   log(
     `${fixture.name}: ${Object.entries(stats)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
   );
+  logEmbedder(log, chosen);
   const fixtureOut = args.flags.get('fixture-out');
   if (typeof fixtureOut === 'string') writeJsonFile(resolveUserPath(fixtureOut), fixture);
   const report = await runFixture({
     fixture,
-    conceptFeatures: !args.flags.has('no-concepts'),
+    embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
+    ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
     onProgress: progressPrinter(log, 250),
   });
   finishReport(report, resolveUserPath(reportArg), started);

@@ -1,26 +1,64 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseFixture } from '../fixture.js';
 import { runFixture } from '../runner.js';
-import { finishReport, parseCliArgs, progressPrinter, resolveUserPath, runCli } from './common.js';
+import {
+  EMBEDDER_FLAGS,
+  EMBEDDER_USAGE,
+  embedderFromFlags,
+  finishReport,
+  logEmbedder,
+  parseCliArgs,
+  progressPrinter,
+  resolveUserPath,
+  runCli,
+} from './common.js';
 
-const USAGE = `usage: eval:fixture <fixture.json> <report.json> [--no-concepts] [--store <file>]
+const BUNDLED_FIXTURE = fileURLToPath(new URL('../../fixtures/retrieval-v1.json', import.meta.url));
 
-Runs a retrieval fixture through the real store and retriever (FTS-only, vector-only, hybrid), prints a
-table and writes the JSON report. Paths are relative to the directory you ran pnpm from.
-  --no-concepts   embed without the synonym concepts (the ablation)
-  --store <file>  use a SQLite file instead of an in-memory database (it must not exist yet)`;
+const USAGE = `usage: eval:fixture <fixture.json> <report.json> [options]
+       eval:fixture [--fixture <fixture.json>] [--out <report.json>] [options]
+
+Runs a retrieval fixture through the real store and retriever (FTS-only, vector-only, hybrid) and the plain
+BM25 reference, prints a table and writes the JSON report, with figures per subset the fixture declares.
+Paths are relative to the directory you ran pnpm from.
+  --fixture <file>       the fixture (default the bundled retrieval-v1)
+  --out <file>           the report (default test-results/eval/<fixture name>-<embedder>.json)
+  --store <file>         use a SQLite file instead of an in-memory database (it must not exist yet)
+${EMBEDDER_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
-  const args = parseCliArgs(argv, { boolean: ['help', 'no-concepts'], valued: ['store'] }, USAGE);
+  const args = parseCliArgs(
+    argv,
+    {
+      boolean: ['help', ...EMBEDDER_FLAGS.boolean],
+      valued: ['store', 'fixture', 'out', ...EMBEDDER_FLAGS.valued],
+    },
+    USAGE,
+  );
   if (!args.ok) return args.exitCode;
-  const [fixtureArg, reportArg, ...rest] = args.positionals;
-  if (fixtureArg === undefined || reportArg === undefined || rest.length > 0) {
+  const { positionals, flags } = args;
+  const fixtureFlag = flags.get('fixture');
+  const outFlag = flags.get('out');
+  if (
+    positionals.length !== 0 &&
+    (positionals.length !== 2 || fixtureFlag !== undefined || outFlag !== undefined)
+  ) {
     process.stderr.write(`expected two paths\n${USAGE}\n`);
     return 2;
   }
-  const fixturePath = resolveUserPath(fixtureArg);
-  const reportPath = resolveUserPath(reportArg);
+  const chosen = await embedderFromFlags(flags);
+  if ('message' in chosen) {
+    process.stderr.write(`${chosen.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const fixturePath =
+    positionals[0] !== undefined
+      ? resolveUserPath(positionals[0])
+      : typeof fixtureFlag === 'string'
+        ? resolveUserPath(fixtureFlag)
+        : BUNDLED_FIXTURE;
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(fixturePath, 'utf8')) as unknown;
@@ -31,17 +69,25 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const fixture = parseFixture(raw);
+  const reportPath =
+    positionals[1] !== undefined
+      ? resolveUserPath(positionals[1])
+      : typeof outFlag === 'string'
+        ? resolveUserPath(outFlag)
+        : resolveUserPath(`test-results/eval/${fixture.name}-${chosen.named.name}.json`);
   const log = (line: string): void => {
     process.stderr.write(`${line}\n`);
   };
   log(
     `fixture ${fixture.name} v${fixture.version}: ${fixture.corpus.length} rows, ${fixture.queries.length} queries`,
   );
+  logEmbedder(log, chosen);
   const started = performance.now();
-  const store = args.flags.get('store');
+  const store = flags.get('store');
   const report = await runFixture({
     fixture,
-    conceptFeatures: !args.flags.has('no-concepts'),
+    embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
+    ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
     ...(typeof store === 'string' ? { storePath: resolveUserPath(store) } : {}),
     onProgress: progressPrinter(log),
   });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EngramEvalError } from '../errors.js';
 import type { FixtureMemory, FixtureQuery } from '../fixture.js';
-import { type DatasetFixture, DETERMINISTIC_VECTOR_PROFILE } from './common.js';
+import { type DatasetFixture, type DatasetSplit, DETERMINISTIC_VECTOR_PROFILE, splitName } from './common.js';
 
 /** The agent every CMRC row belongs to. */
 export const CMRC_AGENT = 'cmrc';
@@ -20,11 +20,21 @@ const squadSchema = z.looseObject({
   ),
 });
 
+/** Options of {@link cmrcToFixture}. */
+export interface CmrcOptions {
+  /**
+   * `dev`: the questions of the first half of the paragraphs in file order (the first ⌈n / 2⌉); `test`: the
+   * questions of the rest; `all` (default): every question. The corpus is every paragraph in each split.
+   */
+  readonly split?: DatasetSplit;
+}
+
 /**
  * Turns CMRC 2018 (SQuAD format) into a fixture: one agent, one `fact` row per paragraph `context`, one
  * query per question whose only relevant id is its own paragraph.
  */
-export function cmrcToFixture(data: unknown): DatasetFixture {
+export function cmrcToFixture(data: unknown, options: CmrcOptions = {}): DatasetFixture {
+  const split = options.split ?? 'all';
   const parsed = squadSchema.safeParse(data);
   if (!parsed.success) {
     throw new EngramEvalError('ENGRAM_EVAL_INVALID_DATASET', 'CMRC: the file is not in SQuAD format.', {
@@ -36,8 +46,13 @@ export function cmrcToFixture(data: unknown): DatasetFixture {
   const seenParagraphs = new Set<string>();
   const seenQuestions = new Set<string>();
   let skipped = 0;
+  const paragraphCount = parsed.data.data.reduce((n, a) => n + a.paragraphs.length, 0);
+  const devParagraphs = Math.ceil(paragraphCount / 2);
+  let position = -1;
   for (const article of parsed.data.data) {
     for (const paragraph of article.paragraphs) {
+      position += 1;
+      const inSplit = split === 'all' || position < devParagraphs === (split === 'dev');
       if (seenParagraphs.has(paragraph.id) || paragraph.context.trim() === '') {
         skipped += paragraph.qas.length;
         continue;
@@ -51,6 +66,7 @@ export function cmrcToFixture(data: unknown): DatasetFixture {
         importance: 0.5,
       });
       for (const qa of paragraph.qas) {
+        if (!inSplit) continue;
         if (seenQuestions.has(qa.id) || qa.question.trim() === '') {
           skipped += 1;
           continue;
@@ -69,7 +85,7 @@ export function cmrcToFixture(data: unknown): DatasetFixture {
   return {
     fixture: {
       version: 1,
-      name: 'cmrc2018-dev',
+      name: splitName('cmrc2018-dev', split),
       vectorProfile: DETERMINISTIC_VECTOR_PROFILE,
       subsets: ['questions'],
       corpus,

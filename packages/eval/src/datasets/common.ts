@@ -15,7 +15,30 @@ export interface DatasetFixture {
   readonly stats: Readonly<Record<string, number>>;
 }
 
-/** The datasets `eval:dataset` knows. */
-export const DATASET_NAMES: readonly ['locomo', 'scifact', 'cmrc'] = ['locomo', 'scifact', 'cmrc'] as const;
+/** The datasets `eval:dataset` knows (`locomo-sessions`: LoCoMo with one document per session). */
+export const DATASET_NAMES: readonly ['locomo', 'scifact', 'cmrc', 'locomo-sessions'] = [
+  'locomo',
+  'scifact',
+  'cmrc',
+  'locomo-sessions',
+] as const;
 /** One dataset name. */
 export type DatasetName = (typeof DATASET_NAMES)[number];
+
+/**
+ * The splits of a dataset: `dev` to set parameters on, `test` to report on, `all` (the default) the whole
+ * benchmark. Each adapter documents its rule; every rule is deterministic (file order or ids).
+ */
+export const DATASET_SPLITS: readonly ['dev', 'test', 'all'] = ['dev', 'test', 'all'] as const;
+/** One split. */
+export type DatasetSplit = (typeof DATASET_SPLITS)[number];
+
+/** True when `name` is one of {@link DATASET_SPLITS}. */
+export function isDatasetSplit(name: string): name is DatasetSplit {
+  return (DATASET_SPLITS as readonly string[]).includes(name);
+}
+
+/** The fixture name of a split: the dataset's name, suffixed with `-dev` / `-test` (nothing for `all`). */
+export function splitName(name: string, split: DatasetSplit): string {
+  return split === 'all' ? name : `${name}-${split}`;
+}

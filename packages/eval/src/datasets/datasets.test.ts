@@ -240,6 +240,12 @@ describe('SciFact adapter', () => {
       { name: 'corpus_train.csv', text: corpusCsv, method: 8 },
     ]);
     expect(readSciFactZip(zip)).toEqual({ corpusCsv, claimsCsv });
+    const withTrain = buildZip([
+      { name: 'scifact/claims_train.csv', text: claimsCsv, method: 8 },
+      { name: 'scifact/claims_validation.csv', text: claimsCsv, method: 8 },
+      { name: 'scifact/corpus_train.csv', text: corpusCsv, method: 0 },
+    ]);
+    expect(readSciFactZip(withTrain)).toEqual({ corpusCsv, claimsCsv, trainClaimsCsv: claimsCsv });
     const missing = buildZip([{ name: 'corpus_train.csv', text: corpusCsv, method: 0 }]);
     expect(() => readSciFactZip(missing)).toThrow(
       expect.objectContaining({ code: 'ENGRAM_EVAL_INVALID_DATASET' }),

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { EngramEvalError } from '../errors.js';
 import { cmrcToFixture } from './cmrc.js';
-import { DATASET_NAMES, type DatasetFixture, type DatasetName } from './common.js';
+import { DATASET_NAMES, type DatasetFixture, type DatasetName, type DatasetSplit } from './common.js';
 import { locomoToFixture } from './locomo.js';
 import { readSciFactZip, scifactToFixture } from './scifact.js';
 
@@ -21,14 +21,24 @@ async function readJson(path: string): Promise<unknown> {
   }
 }
 
-/** Reads a dataset file from disk (LoCoMo and CMRC JSON, the SciFact zip) and turns it into a fixture. */
-export async function loadDataset(name: DatasetName, path: string): Promise<DatasetFixture> {
+/**
+ * Reads a dataset file from disk (LoCoMo and CMRC JSON, the SciFact zip) and turns it into a fixture of the
+ * given split (default `all`; each adapter documents its rule).
+ */
+export async function loadDataset(
+  name: DatasetName,
+  path: string,
+  options: { readonly split?: DatasetSplit } = {},
+): Promise<DatasetFixture> {
+  const split = options.split ?? 'all';
   switch (name) {
     case 'locomo':
-      return locomoToFixture(await readJson(path));
+      return locomoToFixture(await readJson(path), { split });
+    case 'locomo-sessions':
+      return locomoToFixture(await readJson(path), { split, granularity: 'session' });
     case 'cmrc':
-      return cmrcToFixture(await readJson(path));
+      return cmrcToFixture(await readJson(path), { split });
     case 'scifact':
-      return scifactToFixture(readSciFactZip(await readFile(path)));
+      return scifactToFixture(readSciFactZip(await readFile(path)), { split });
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EngramEvalError } from '../errors.js';
 import type { FixtureMemory, FixtureQuery } from '../fixture.js';
-import { type DatasetFixture, DETERMINISTIC_VECTOR_PROFILE } from './common.js';
+import { type DatasetFixture, type DatasetSplit, DETERMINISTIC_VECTOR_PROFILE, splitName } from './common.js';
 
 /** LoCoMo question categories as subset names (1 multi-hop … 5 adversarial). */
 export const LOCOMO_SUBSETS: readonly [
@@ -48,13 +48,28 @@ export function parseLocomoEvidence(raw: string): string[] {
   return ids;
 }
 
+/** Options of {@link locomoToFixture}. */
+export interface LocomoOptions {
+  /** `dev` = the first five conversations in file order, `test` = the rest, `all` (default) = every one. */
+  readonly split?: DatasetSplit;
+  /** `turn` (default): one row per turn; `session`: one row per session, its turns joined line by line. */
+  readonly granularity?: 'turn' | 'session';
+}
+
+/** Conversations of the `dev` split (the first ones in file order); the others are `test`. */
+export const LOCOMO_DEV_CONVERSATIONS = 5;
+
 /**
  * Turns LoCoMo (`locomo10.json`) into a fixture: one agent per conversation (`sample_id`), one `event` row
  * per turn keyed `sample_id/dia_id` with content `speaker: text` (plus the image caption when present),
  * one query per question with its repaired evidence ids; evidence ids outside the conversation are
  * dropped and questions left without any are skipped (counted in `stats`). Subsets are the categories.
+ * With `granularity: 'session'` a row is a whole session (`sample_id/session_N`, its turns' contents joined
+ * by newlines) and a question's relevant rows are the sessions holding its evidence turns.
  */
-export function locomoToFixture(data: unknown): DatasetFixture {
+export function locomoToFixture(data: unknown, options: LocomoOptions = {}): DatasetFixture {
+  const split = options.split ?? 'all';
+  const bySession = options.granularity === 'session';
   const parsed = z.array(sampleSchema).safeParse(data);
   if (!parsed.success) {
     throw new EngramEvalError(
@@ -72,14 +87,24 @@ export function locomoToFixture(data: unknown): DatasetFixture {
   let skippedQuestions = 0;
   let duplicateTurns = 0;
 
-  for (const sample of parsed.data) {
+  const samples = parsed.data.filter((_, index) =>
+    split === 'all'
+      ? true
+      : split === 'dev'
+        ? index < LOCOMO_DEV_CONVERSATIONS
+        : index >= LOCOMO_DEV_CONVERSATIONS,
+  );
+  for (const sample of samples) {
     const agentId = sample.sample_id;
     const turnIds = new Set<string>();
+    // Turn id → the row holding it (the turn itself, or its session).
+    const rowOf = new Map<string, string>();
     const sessions = Object.keys(sample.conversation)
       .map((key) => ({ key, match: SESSION_KEY.exec(key) }))
       .filter((s): s is { key: string; match: RegExpExecArray } => s.match !== null)
       .sort((a, b) => Number(a.match[1]) - Number(b.match[1]));
-    for (const { key } of sessions) {
+    for (const { key, match } of sessions) {
+      const lines: string[] = [];
       const turns = z.array(turnSchema).safeParse(sample.conversation[key]);
       if (!turns.success) {
         throw new EngramEvalError(
@@ -95,7 +120,17 @@ export function locomoToFixture(data: unknown): DatasetFixture {
         turnIds.add(turn.dia_id);
         const caption = turn.blip_caption?.trim();
         const content = `${turn.speaker}: ${turn.text}${caption ? ` [image: ${caption}]` : ''}`;
-        corpus.push({ id: `${agentId}/${turn.dia_id}`, agentId, kind: 'event', content, importance: 0.5 });
+        if (bySession) {
+          lines.push(content);
+          rowOf.set(turn.dia_id, `${agentId}/session_${Number(match[1])}`);
+        } else {
+          rowOf.set(turn.dia_id, `${agentId}/${turn.dia_id}`);
+          corpus.push({ id: `${agentId}/${turn.dia_id}`, agentId, kind: 'event', content, importance: 0.5 });
+        }
+      }
+      if (bySession && lines.length > 0) {
+        const id = `${agentId}/session_${Number(match[1])}`;
+        corpus.push({ id, agentId, kind: 'event', content: lines.join('\n'), importance: 0.5 });
       }
     }
 
@@ -109,7 +144,7 @@ export function locomoToFixture(data: unknown): DatasetFixture {
             droppedEvidence += 1;
             continue;
           }
-          const key = `${agentId}/${id}`;
+          const key = rowOf.get(id) as string;
           if (!relevant.includes(key)) relevant.push(key);
         }
       }
@@ -130,14 +165,14 @@ export function locomoToFixture(data: unknown): DatasetFixture {
   return {
     fixture: {
       version: 1,
-      name: 'locomo10',
+      name: splitName(bySession ? 'locomo10-sessions' : 'locomo10', split),
       vectorProfile: DETERMINISTIC_VECTOR_PROFILE,
       subsets: LOCOMO_SUBSETS,
       corpus,
       queries,
     },
     stats: {
-      agents: parsed.data.length,
+      agents: samples.length,
       rows: corpus.length,
       queries: queries.length,
       repairedEvidence,

@@ -1,6 +1,6 @@
 import { EngramEvalError } from '../errors.js';
 import type { FixtureMemory, FixtureQuery } from '../fixture.js';
-import { type DatasetFixture, DETERMINISTIC_VECTOR_PROFILE } from './common.js';
+import { type DatasetFixture, type DatasetSplit, DETERMINISTIC_VECTOR_PROFILE, splitName } from './common.js';
 import { parseCsvRecords } from './csv.js';
 import { parsePythonStringList } from './python-literal.js';
 import { readZip } from './zip.js';
@@ -11,6 +11,8 @@ export interface SciFactFiles {
   readonly corpusCsv: string;
   /** `claims_validation.csv`: id, claim, …, cited_doc_ids (`[1 2]`-style id lists). */
   readonly claimsCsv: string;
+  /** `claims_train.csv` when the archive has it (same columns): the `dev` split. */
+  readonly trainClaimsCsv?: string;
 }
 
 /** The agent every SciFact row belongs to. */
@@ -24,25 +26,48 @@ function column(record: Record<string, string>, name: string, file: string): str
   return value;
 }
 
-/** Extracts `corpus_train.csv` and `claims_validation.csv` from the SciFact zip archive. */
+/** Extracts `corpus_train.csv`, `claims_validation.csv` and (when present) `claims_train.csv` from the zip. */
 export function readSciFactZip(archive: Buffer): SciFactFiles {
   const entries = readZip(archive);
+  const entry = (name: string) => entries.find((e) => e.name === name || e.name.endsWith(`/${name}`));
   const find = (name: string): string => {
-    const entry = entries.find((e) => e.name === name || e.name.endsWith(`/${name}`));
-    if (entry === undefined) {
+    const found = entry(name);
+    if (found === undefined) {
       throw new EngramEvalError('ENGRAM_EVAL_INVALID_DATASET', `SciFact: the archive has no ${name}.`);
     }
-    return entry.data.toString('utf8');
+    return found.data.toString('utf8');
   };
-  return { corpusCsv: find('corpus_train.csv'), claimsCsv: find('claims_validation.csv') };
+  const train = entry('claims_train.csv');
+  return {
+    corpusCsv: find('corpus_train.csv'),
+    claimsCsv: find('claims_validation.csv'),
+    ...(train === undefined ? {} : { trainClaimsCsv: train.data.toString('utf8') }),
+  };
+}
+
+/** Options of {@link scifactToFixture}. */
+export interface SciFactOptions {
+  /**
+   * `all` (default) and `test`: the validation claims, the benchmark BEIR reports on. `dev`: the train claims
+   * when the archive has them, else the validation claims with an even id (and `test` those with an odd id).
+   */
+  readonly split?: DatasetSplit;
 }
 
 /**
  * Turns SciFact into a fixture: one agent, one `fact` row per abstract (title, then the abstract's
  * sentences joined by spaces), one query per distinct claim id with the union of its `cited_doc_ids` that
- * exist in the corpus; claims left without any are skipped (counted in `stats`).
+ * exist in the corpus; claims left without any are skipped (counted in `stats`). The corpus is the same in
+ * every split; the split chooses the claims (see {@link SciFactOptions}).
  */
-export function scifactToFixture(files: SciFactFiles): DatasetFixture {
+export function scifactToFixture(files: SciFactFiles, options: SciFactOptions = {}): DatasetFixture {
+  const split = options.split ?? 'all';
+  const hasTrain = files.trainClaimsCsv !== undefined;
+  const claimsFile = split === 'dev' && hasTrain ? 'claims_train.csv' : 'claims_validation.csv';
+  const claimsCsv = split === 'dev' && hasTrain ? (files.trainClaimsCsv as string) : files.claimsCsv;
+  // Without a train file, dev and test halve the validation claims by the parity of their id.
+  const keepClaim = (id: string): boolean =>
+    hasTrain || split === 'all' ? true : (Number.parseInt(id, 10) % 2 === 0) === (split === 'dev');
   const corpus: FixtureMemory[] = [];
   const docIds = new Set<string>();
   for (const record of parseCsvRecords(files.corpusCsv)) {
@@ -60,15 +85,16 @@ export function scifactToFixture(files: SciFactFiles): DatasetFixture {
 
   const claims = new Map<string, { text: string; relevant: string[] }>();
   let missingDocs = 0;
-  for (const record of parseCsvRecords(files.claimsCsv)) {
-    const id = column(record, 'id', 'claims_validation.csv').trim();
-    const text = column(record, 'claim', 'claims_validation.csv');
+  for (const record of parseCsvRecords(claimsCsv)) {
+    const id = column(record, 'id', claimsFile).trim();
+    if (!keepClaim(id)) continue;
+    const text = column(record, 'claim', claimsFile);
     let claim = claims.get(id);
     if (claim === undefined) {
       claim = { text, relevant: [] };
       claims.set(id, claim);
     }
-    for (const doc of column(record, 'cited_doc_ids', 'claims_validation.csv').match(/\d+/g) ?? []) {
+    for (const doc of column(record, 'cited_doc_ids', claimsFile).match(/\d+/g) ?? []) {
       if (!docIds.has(doc)) {
         missingDocs += 1;
         continue;
@@ -96,7 +122,7 @@ export function scifactToFixture(files: SciFactFiles): DatasetFixture {
   return {
     fixture: {
       version: 1,
-      name: 'scifact',
+      name: splitName('scifact', split),
       vectorProfile: DETERMINISTIC_VECTOR_PROFILE,
       subsets: ['claims'],
       corpus,
