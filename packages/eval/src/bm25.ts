@@ -1,4 +1,4 @@
-import { hasCjk } from '@engram/store';
+import { hasCjk } from '@engram/contracts';
 import type { RetrievalFixture } from './fixture.js';
 
 /**

@@ -1,6 +1,6 @@
+import { contentHash } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { configFromEnv, createOpenAICompatibleEmbedder, type EnvSource } from '@engram/provider-openai';
-import { contentHash } from '@engram/store';
 import { EngramEvalError } from './errors.js';
 import type { VectorCache } from './vector-cache.js';
 

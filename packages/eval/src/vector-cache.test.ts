@@ -9,8 +9,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contentHash } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { contentHash } from '@engram/store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVectorSource, type EvalEmbedder } from './embedders.js';
 import { openVectorCache } from './vector-cache.js';
