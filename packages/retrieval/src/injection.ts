@@ -124,7 +124,8 @@ function selectCoreFacts(
 /** One recall line: a long memory shows its matching window (and points at it), bounded like any line. */
 function renderRecallLine(record: MemoryRecord, chunk?: ChunkSpan): string {
   const date = new Date(record.createdAt).toISOString().slice(0, 10);
-  const pointer = chunk === undefined ? memoryPointer(record) : formatMemoryWindow(record.id, chunk);
+  const pointer =
+    memoryPointer(record) ?? (chunk === undefined ? null : formatMemoryWindow(record.id, chunk));
   const suffix = pointer === null ? '' : ` (memory_get ${pointer})`;
   const text = resultText(record, chunk);
   return `- [${record.kind} ${date}] ${oneLine(text, MAX_RECALL_LINE_CHARS)}${suffix}\n`;

@@ -36,8 +36,10 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
   const header = `${results.length} memor${results.length === 1 ? 'y' : 'ies'}${note}:\n`;
   const metas = results.map((r, i) => {
     const chunk = r.explanation.chunk;
-    // A long memory shows its matching window, and points at it; an archived range points at its events.
-    const pointer = chunk === undefined ? memoryPointer(r.record) : formatMemoryWindow(r.record.id, chunk);
+    // A long memory shows its matching window; it points at its archived events when it has them, else at
+    // the window.
+    const pointer =
+      memoryPointer(r.record) ?? (chunk === undefined ? null : formatMemoryWindow(r.record.id, chunk));
     return {
       prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}] `,
       suffix: pointer === null ? '\n' : ` (memory_get ${pointer})\n`,

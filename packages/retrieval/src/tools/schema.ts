@@ -139,9 +139,7 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
         .string()
         .min(1)
         .max(240)
-        .refine((p) => ARCHIVE_POINTER_PATTERN.test(p) || MEMORY_WINDOW_PATTERN.test(p), {
-          message: 'must be session/<sessionId>#<from>-<to> or memory/<id>#<start>-<end>',
-        })
+        .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
         .describe(
           'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
         ),
