@@ -2,13 +2,20 @@
 // The consumer test: proves the published packages work as a user installs them from a registry.
 //
 //   1. packs every published library package (`pnpm pack`, which rewrites `workspace:^` to real versions);
-//   2. creates a fresh project in the OS temp directory, outside the workspace, and `npm install`s all the
+//   2. health phase: a fresh project gets ONLY the contracts, diagnostics and health-ui tarballs (plus their
+//      npm dependencies) with install scripts enabled; it asserts that nothing native was installed or
+//      compiled (no better-sqlite3, no sqlite-vec, no `.node` binary, no binding.gyp, no producer package)
+//      and runs a tiny script: a collector records one retrieval, the health DTO is built and validated,
+//      and the health-ui handler answers `/api/health`, the page and its assets;
+//   3. full phase: a fresh project in the OS temp directory, outside the workspace, `npm install`s all the
 //      tarballs at once with --engine-strict (so @engram/* dependencies resolve to the local tarballs, every
 //      `engines` range admits this Node, and better-sqlite3 installs or compiles as it would for a user);
-//   3. runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
+//      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
 //      each step;
 //   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
+//
+// ENGRAM_CONSUMER_PHASE=health runs the health phase only (no better-sqlite3 install: seconds, not minutes).
 //
 // It builds nothing: run it after `pnpm build` (the test ladder has built). Node's standard library only.
 import { spawn, spawnSync } from 'node:child_process';
@@ -87,6 +94,153 @@ function publishedPackages() {
     found.push({ dir: join(dir, name), name: manifest.name, version: manifest.version });
   }
   return found;
+}
+
+// The packages the health phase installs alone: nothing of them may pull in a producer or native code.
+const HEALTH_PACKAGES = ['@engram/contracts', '@engram/diagnostics', '@engram/health-ui'];
+
+// What must not appear anywhere in the health project's node_modules (names of directories and files).
+const NATIVE_MARKERS = [
+  { what: 'better-sqlite3', test: (name) => name.startsWith('better-sqlite3') },
+  { what: 'sqlite-vec', test: (name) => name.startsWith('sqlite-vec') },
+  { what: 'a compiled .node binary', test: (name) => name.endsWith('.node') },
+  { what: 'a binding.gyp (node-gyp build)', test: (name) => name === 'binding.gyp' },
+  {
+    what: 'a producer package',
+    test: (name, parent) => parent.endsWith('@engram') && !HEALTH_PACKAGES.includes(`@engram/${name}`),
+  },
+];
+
+/** Every path under `dir` (recursively, symlinks not followed) that matches a native marker. */
+function nativeFindings(dir) {
+  const found = [];
+  const walk = (current) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const full = join(current, entry.name);
+      for (const marker of NATIVE_MARKERS) {
+        if (marker.test(entry.name, current)) found.push(`${marker.what}: ${full}`);
+      }
+      if (entry.isDirectory()) walk(full);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+// The script the health project runs: diagnostics and the health page without any producer installed.
+const HEALTH_SCRIPT = String.raw`
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import * as contracts from '@engram/contracts';
+import * as enums from '@engram/contracts/enums';
+import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
+import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
+
+const step = (message) => console.log('  ✓ ' + message);
+for (const name of ['@engram/store', '@engram/retrieval', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
+  await assert.rejects(import(name), { code: 'ERR_MODULE_NOT_FOUND' }, name + ' must not be installed');
+}
+step('no producer and no native package is importable');
+
+assert.deepEqual(enums.RETRIEVAL_PURPOSES, contracts.RETRIEVAL_PURPOSES);
+const agentId = 'consumer';
+const collector = createDiagnosticsCollector();
+collector.retrievalObserver.onRetrieval({
+  purpose: 'search',
+  agentId,
+  startedAt: Date.now(),
+  latencies: { keyword: 1, total: 3 },
+  candidates: { fts: 2, vector: 0, selected: 1 },
+  outcome: 'completed',
+  degradations: ['vectorCold'],
+  arms: ['lexical'],
+});
+const snapshot = collector.snapshot(agentId);
+assert.equal(snapshot.agent.retrieval.search.operations, 1);
+assert.equal(snapshot.agent.retrieval.search.degradations.vectorCold, 1);
+assert.equal(snapshot.agent.retrieval.search.latency.total.p50, 3);
+step('a diagnostics collector recorded one retrieval through its observer');
+
+const zeros = (keys) => Object.fromEntries(keys.map((key) => [key, 0]));
+const store = {
+  totals: { memories: 1, events: 0, facts: 1, skills: 0 },
+  byKind: { ...zeros(contracts.MEMORY_KINDS), fact: 1 },
+  byLifecycle: { ...zeros(contracts.LIFECYCLES), active: 1 },
+  byEmbeddingState: { ...zeros(contracts.EMBEDDING_STATES), ftsOnly: 1 },
+};
+const dto = createHealthDto(store, snapshot);
+contracts.healthDtoSchema.parse(dto);
+assert.equal(healthDtoSchema.parse(JSON.parse(JSON.stringify(dto))).runtime.agentId, agentId);
+step('built the health DTO and validated it with the contracts schema');
+
+const handler = createHealthHandler({ getHealth: () => dto, listAgents: () => collector.listAgents() });
+const server = createServer(handler);
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = 'http://127.0.0.1:' + server.address().port + '/';
+try {
+  const api = await fetch(base + 'api/health');
+  assert.equal(api.status, 200);
+  const served = contracts.healthDtoSchema.parse(await api.json());
+  assert.equal(served.runtime.agent.retrieval.search.operations, 1);
+  const page = await fetch(base);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+  for (const asset of healthUiAssets.files) {
+    const response = await fetch(base + asset.urlPath.slice(1));
+    assert.equal(response.status, 200, asset.urlPath);
+    assert.ok((await response.arrayBuffer()).byteLength > 0, asset.urlPath + ' is empty');
+  }
+  // The page's enum tuples are the contracts build itself, served unchanged (not a copy).
+  const enumsAsset = healthUiAssets.files.find((asset) => asset.urlPath.endsWith('/contracts/enums.js'));
+  assert.ok(enumsAsset, 'the page loads the contracts enums module');
+  const enumsFile = createRequire(import.meta.url).resolve('@engram/contracts/enums');
+  const servedEnums = await (await fetch(base + enumsAsset.urlPath.slice(1))).text();
+  assert.equal(servedEnums, readFileSync(enumsFile, 'utf8'));
+} finally {
+  await new Promise((resolve) => server.close(resolve));
+}
+step('health-ui answered /api/health, the page and its ' + healthUiAssets.files.length + ' assets (the enums module from contracts)');
+`;
+
+/** The health phase: contracts + diagnostics + health-ui alone, installed with scripts enabled. */
+async function healthPhase(work, tarballOf) {
+  const project = join(work, 'health-project');
+  mkdirSync(project);
+  writeFileSync(
+    join(project, 'package.json'),
+    `${JSON.stringify({ name: 'engram-health-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  const tarballs = HEALTH_PACKAGES.map(tarballOf);
+  log(`health phase: npm install of ${HEALTH_PACKAGES.join(', ')} alone (install scripts enabled) …`);
+  const install = await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      '--ignore-scripts=false',
+      '--foreground-scripts',
+      '--engine-strict',
+      ...tarballs,
+    ],
+    { cwd: project, heartbeat: 'npm install (health phase)' },
+  );
+  if (install.code !== 0)
+    fail(`health phase: npm install exited ${install.code}:\n${install.output.slice(-4000)}`);
+  if (/node-gyp|prebuild-install|gyp info/i.test(install.output)) {
+    fail(`health phase: the install ran a native build:\n${install.output.slice(-2000)}`);
+  }
+  const findings = nativeFindings(join(project, 'node_modules'));
+  if (findings.length > 0)
+    fail(`health phase: native or producer code was installed:\n${findings.join('\n')}`);
+  log('health phase: installed; no native module, no compiler run, no producer package');
+  writeFileSync(join(project, 'health.mjs'), HEALTH_SCRIPT);
+  const result = await run(process.execPath, ['health.mjs'], { cwd: project, echo: true });
+  if (result.code !== 0) fail(`health phase: health.mjs exited ${result.code}`);
+  log('health phase PASSED: diagnostics and the health page work with no producer and nothing compiled');
 }
 
 // The script the consumer project runs: plain ESM against the installed packages, asserting every step.
@@ -222,11 +376,26 @@ async function main() {
     if (tarballs.length !== packages.length)
       fail(`expected ${packages.length} tarballs, found ${tarballs.length}`);
     log(`packed ${tarballs.length} tarballs into ${packs}`);
+    const tarballOf = (name) => {
+      const prefix = `${name.replace(/^@/, '').replace('/', '-')}-`;
+      const match = tarballs.find((t) => {
+        const file = t.slice(packs.length + 1);
+        return file.startsWith(prefix) && /^\d/.test(file.slice(prefix.length));
+      });
+      if (match === undefined) fail(`no tarball for ${name}`);
+      return match;
+    };
     for (const tarball of tarballs) {
       const listing = spawnSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' });
       if (listing.status === 0 && listing.stdout.includes('workspace:')) {
         fail(`${tarball} still has a workspace: dependency`);
       }
+    }
+
+    await healthPhase(work, tarballOf);
+    if (process.env.ENGRAM_CONSUMER_PHASE === 'health') {
+      log('ENGRAM_CONSUMER_PHASE=health: the full phase is skipped');
+      return;
     }
 
     writeFileSync(

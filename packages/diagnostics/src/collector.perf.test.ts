@@ -1,8 +1,7 @@
-import type { RetrievalExecution } from '@engram/retrieval';
+import type { DistributionSummary, RetrievalExecution } from '@engram/contracts';
+import { type AgentDiagnostics, diagnosticsSnapshotAllSchema } from '@engram/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiagnosticsCollector } from './collector.js';
-import type { DistributionSummary } from './ring.js';
-import { type AgentDiagnostics, diagnosticsSnapshotAllSchema } from './schema.js';
 
 const RECORDS = 1_000_000;
 const AGENTS = 1_000;

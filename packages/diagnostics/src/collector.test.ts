@@ -1,13 +1,17 @@
-import type { DrainBatchReport, ExtractionReport, MaintenancePassReport } from '@engram/maintenance';
-import type { RetrievalExecution } from '@engram/retrieval';
-import { describe, expect, it } from 'vitest';
-import { createDiagnosticsCollector, MemoryDiagnosticsCollector } from './collector.js';
-import { isEngramDiagnosticsError } from './errors.js';
+import type {
+  DrainBatchReport,
+  ExtractionReport,
+  MaintenancePassReport,
+  RetrievalExecution,
+} from '@engram/contracts';
 import {
   createEmptyAgentDiagnostics,
   type DiagnosticsSnapshot,
   diagnosticsSnapshotSchema,
-} from './schema.js';
+} from '@engram/contracts';
+import { describe, expect, it } from 'vitest';
+import { createDiagnosticsCollector, MemoryDiagnosticsCollector } from './collector.js';
+import { isEngramDiagnosticsError } from './errors.js';
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
@@ -539,5 +543,27 @@ describe('configuration', () => {
     const collector = createDiagnosticsCollector();
     expect(() => collector.snapshot('')).toThrow(/agentId/);
     expect(() => collector.snapshot('x'.repeat(257))).toThrow(/agentId/);
+  });
+
+  it('applies the store agent-id rule: a NUL, a lone surrogate or 300 characters are refused, never tracked', () => {
+    const collector = createDiagnosticsCollector();
+    const refused = ['agent\u0000x', 'agent\uD800', 'a'.repeat(300), '   '];
+    for (const agentId of refused) {
+      collector.retrievalObserver.onRetrieval(execution(agentId));
+      collector.maintenanceObserver.onDrainBatch?.({
+        agentId,
+        batchSize: 1,
+        durationMs: 1,
+        transitions: { ready: 1, error: 0, ftsOnly: 0, stale: 0 },
+      });
+      expect(() => collector.snapshot(agentId)).toThrow(/agentId/);
+    }
+    collector.retrievalObserver.onRetrieval(execution('a'.repeat(256)));
+    const all = collector.snapshotAll();
+    expect(all.agents.map((a) => a.agentId)).toEqual(['a'.repeat(256)]);
+    expect(all.process.collector.recordsRejected).toBe(refused.length * 2);
+    expect(diagnosticsSnapshotSchema.safeParse({ ...collector.snapshot(), agentId: 'x\u0000' }).success).toBe(
+      false,
+    );
   });
 });

@@ -1,6 +1,10 @@
-import type { MaintenanceObserver, ProviderObserver } from '@engram/maintenance';
-import type { RetrievalExecution, RetrievalObserver } from '@engram/retrieval';
-import type { StoreObserver } from '@engram/store';
+import type {
+  MaintenanceObserver,
+  ProviderObserver,
+  RetrievalExecution,
+  RetrievalObserver,
+  StoreObserver,
+} from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { createDiagnosticsCollector } from './collector.js';
 import {

@@ -2,10 +2,19 @@
  * Composite observers: fan one producer's reports out to several observers. Each member call is isolated:
  * a member that throws (or returns a rejected promise) affects neither the producer nor the other members.
  */
-import type { MaintenanceObserver, ProviderObserver } from '@engram/maintenance';
-import type { RetrievalObserver } from '@engram/retrieval';
-import type { StoreObserver } from '@engram/store';
-import { exhaustive } from './enums.js';
+import type {
+  MaintenanceObserver,
+  ProviderObserver,
+  RetrievalObserver,
+  StoreObserver,
+} from '@engram/contracts';
+
+/** Accepts an array only when it lists every member of `T` and nothing else. */
+function exhaustive<T extends string>(): <const A extends readonly T[]>(
+  values: A & ([T] extends [A[number]] ? unknown : never),
+) => readonly T[] {
+  return (values) => Object.freeze([...values]);
+}
 
 // Every method of each port, checked both ways by tsc: a method added to a port must be forwarded here.
 const RETRIEVAL_METHODS = exhaustive<keyof RetrievalObserver>()(['onRetrieval', 'onCircuitState']);

@@ -1,11 +1,20 @@
-import type { DrainBatchReport, ExtractionReport, MaintenancePassReport } from '@engram/maintenance';
-import type { CircuitSnapshot, RetrievalExecution } from '@engram/retrieval';
-import type { StoreHealth } from '@engram/store';
+import type {
+  CircuitSnapshot,
+  DrainBatchReport,
+  ExtractionReport,
+  MaintenancePassReport,
+  RetrievalExecution,
+  StoreHealthDto,
+} from '@engram/contracts';
+import {
+  createHealthDto,
+  diagnosticsSnapshotAllSchema,
+  diagnosticsSnapshotSchema,
+  healthDtoSchema,
+} from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { createDiagnosticsCollector } from './collector.js';
 import { createCompositeRetrievalObserver } from './compose.js';
-import { createHealthDto, healthDtoSchema } from './health.js';
-import { diagnosticsSnapshotAllSchema, diagnosticsSnapshotSchema } from './schema.js';
 
 // Every string a careless implementation could copy carries this marker; the snapshot must contain none.
 const CANARY = 'CANARY-5e1d';
@@ -101,7 +110,7 @@ function pass(agentId: string, i: number): MaintenancePassReport {
   );
 }
 
-const storeHealth: StoreHealth = {
+const storeHealth: StoreHealthDto = {
   totals: { memories: 3, events: 1, facts: 1, skills: 1 },
   byKind: { event: 1, fact: 1, semantic: 0, episodic: 0, reflection: 0, persona: 0, skill: 1 },
   byLifecycle: { active: 3, archived: 0, superseded: 0, conflicted: 0 },

@@ -1,7 +1,5 @@
+import { DEFAULT_SAMPLE_CAPACITY, type DistributionSummary, EMPTY_DISTRIBUTION } from '@engram/contracts';
 import { EngramDiagnosticsError } from './errors.js';
-
-/** Default number of samples a ring keeps. */
-export const DEFAULT_SAMPLE_CAPACITY = 256;
 
 /**
  * A fixed-capacity ring of non-negative finite numbers: the newest `capacity` samples, oldest overwritten.
@@ -79,26 +77,6 @@ export function nearestRank(sorted: readonly number[], p: number): number | null
   const rank = Math.min(n, Math.max(1, Math.ceil(p * n - 1e-9)));
   return sorted[rank - 1] ?? null;
 }
-
-/** A distribution as it appears in a snapshot; a missing sample is null, never 0. */
-export interface DistributionSummary {
-  /** Samples in the ring window (at most the ring's capacity). */
-  readonly count: number;
-  /** Samples ever accepted (all time). */
-  readonly total: number;
-  readonly p50: number | null;
-  readonly p95: number | null;
-  readonly max: number | null;
-}
-
-/** The summary of a distribution that never received a sample. */
-export const EMPTY_DISTRIBUTION: DistributionSummary = Object.freeze({
-  count: 0,
-  total: 0,
-  p50: null,
-  p95: null,
-  max: null,
-});
 
 /**
  * Summarises one or more rings at snapshot time (this sorts a copy; the record path never does). Several

@@ -109,7 +109,11 @@ describe('createUseEmbedder (real model)', () => {
     const single: Float32Array[] = [];
     for (const text of texts) single.push(((await embedder.embed([text])) as [Float32Array])[0]);
     const small = createUseEmbedder({ maxBatchSize: 3 });
-    for (const batched of [await embedder.embed(texts), await small.embed(texts)]) {
+    // Concurrent callers (a query during a drain) share the model and get the same vectors.
+    const concurrent = (await Promise.all(texts.map((text) => embedder.embed([text])))).map(
+      (r) => r[0] as Float32Array,
+    );
+    for (const batched of [await embedder.embed(texts), await small.embed(texts), concurrent]) {
       batched.forEach((v, i) => {
         const s = single[i] as Float32Array;
         for (let j = 0; j < 512; j += 1)

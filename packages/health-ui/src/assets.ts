@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** One file the health page needs, with the URL path it is served at (relative to the page). */
@@ -9,7 +10,10 @@ export interface HealthUiAsset {
   readonly contentType: string;
 }
 
-/** The built, shipped assets of the health page: one HTML shell, one stylesheet, ES modules. */
+/**
+ * The built, shipped assets of the health page: one HTML shell, one stylesheet, ES modules (the page's own and
+ * the closed-enums module of `@engram/contracts`).
+ */
 export interface HealthUiAssets {
   /** The HTML shell, served at `/`. */
   readonly index: HealthUiAsset;
@@ -22,15 +26,27 @@ export interface HealthUiAssets {
  * the source directory and the built output, so a new module cannot be forgotten here.
  */
 export const BROWSER_MODULES: readonly string[] = Object.freeze([
+  'api.js',
   'charts.js',
   'dom.js',
-  'enums.js',
   'format.js',
   'i18n.js',
   'main.js',
+  'messages-zh-cn.js',
   'messages.js',
+  'render-background.js',
+  'render-kit.js',
+  'render-process.js',
+  'render-retrieval.js',
+  'render-store.js',
   'render.js',
 ]);
+
+/**
+ * URL (below the page) of the `@engram/contracts` enums module: the page's modules import it as
+ * `./contracts/enums.js`, and the handler answers with the file the contracts build emitted, unchanged.
+ */
+export const CONTRACTS_ENUMS_URL_PATH = '/app/contracts/enums.js';
 
 const HTML = 'text/html; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
@@ -41,6 +57,9 @@ const SVG = 'image/svg+xml';
 function shipped(relative: string): string {
   return fileURLToPath(new URL(`../${relative}`, import.meta.url));
 }
+
+// The contracts package exports its import-free enums module as `@engram/contracts/enums`.
+const contractsEnums = createRequire(import.meta.url).resolve('@engram/contracts/enums');
 
 const index: HealthUiAsset = Object.freeze({
   urlPath: '/',
@@ -58,5 +77,6 @@ export const healthUiAssets: HealthUiAssets = Object.freeze({
     ...BROWSER_MODULES.map((name) =>
       Object.freeze({ urlPath: `/app/${name}`, filePath: shipped(`dist/browser/${name}`), contentType: JS }),
     ),
+    Object.freeze({ urlPath: CONTRACTS_ENUMS_URL_PATH, filePath: contractsEnums, contentType: JS }),
   ]),
 });

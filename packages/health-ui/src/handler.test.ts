@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createEmptySnapshot, createHealthDto, type HealthDto } from '@engram/diagnostics';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEmptySnapshot, createHealthDto, type HealthDto, RETRIEVAL_PURPOSES } from '@engram/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isEngramHealthUiError } from './errors.js';
 import { createHealthHandler, type HealthHandlerConfig } from './handler.js';
@@ -130,6 +134,51 @@ describe('routes', () => {
     expect((await fetch(`${base}/api/health?agent=${'x'.repeat(257)}`)).status).toBe(400);
     expect((await fetch(`${base}/api/health?agent=a%0Ab`)).status).toBe(400);
     expect(calls).toBe(0);
+  });
+
+  it('checks agent ids with the contracts rule: blank ids and lone surrogates are refused too', async () => {
+    let calls = 0;
+    const base = await serve({
+      getHealth: () => {
+        calls += 1;
+        return dto();
+      },
+      listAgents: () => ['ok', '   ', 'half\uD800', 'x'.repeat(256)],
+    });
+    expect((await fetch(`${base}/api/health?agent=%20%20`)).status).toBe(400);
+    expect((await fetch(`${base}/api/health?agent=a%00b`)).status).toBe(400);
+    // The longest id the rule allows still reaches getHealth.
+    expect((await fetch(`${base}/api/health?agent=${'x'.repeat(256)}`)).status).toBe(200);
+    expect(calls).toBe(1);
+    expect(await (await fetch(`${base}/api/agents`)).json()).toEqual({ agents: ['ok', 'x'.repeat(256)] });
+  });
+});
+
+describe('the closed enums module', () => {
+  // Found from the contracts package's own root, not through the handler's resolution.
+  const contractsRoot = dirname(createRequire(import.meta.url).resolve('@engram/contracts/package.json'));
+  const built = join(contractsRoot, 'dist', 'enums.js');
+
+  it('is served to the page byte for byte as the contracts build emitted it', async () => {
+    const base = await serve({ getHealth: () => dto(), basePath: '/health' });
+    const res = await fetch(`${base}/health/app/contracts/enums.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const served = Buffer.from(await res.arrayBuffer());
+    const expected = readFileSync(built);
+    expect(served.byteLength).toBeGreaterThan(500);
+    expect(served.equals(expected)).toBe(true);
+  });
+
+  it('is the module the page imports, and carries the tuples the DTO is keyed by', async () => {
+    const base = await serve({ getHealth: () => dto() });
+    const render = await (await fetch(`${base}/app/render-retrieval.js`)).text();
+    expect(render).toContain("from './contracts/enums.js'");
+    expect((await fetch(`${base}/app/enums.js`)).status).toBe(404);
+    const module = (await import(pathToFileURL(built).href)) as { RETRIEVAL_PURPOSES?: unknown };
+    expect(module.RETRIEVAL_PURPOSES).toEqual(RETRIEVAL_PURPOSES);
+    expect(Object.keys(dto().runtime.agent.retrieval).sort()).toEqual([...RETRIEVAL_PURPOSES].sort());
   });
 });
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type HealthDto, healthDtoSchema } from '@engram/diagnostics';
+import { type HealthDto, healthDtoSchema, isValidAgentId } from '@engram/contracts';
 import { type HealthUiAsset, healthUiAssets } from './assets.js';
 import { EngramHealthUiError } from './errors.js';
 
@@ -24,8 +24,6 @@ export type HealthHandler = (req: IncomingMessage, res: ServerResponse) => void;
 /** Wire error codes of the JSON API; the page translates them, the response never carries an error's text. */
 export type HealthApiErrorCode = 'notFound' | 'methodNotAllowed' | 'badRequest' | 'unavailable' | 'internal';
 
-/** Longest agent id the API accepts in `?agent=`. */
-export const MAX_AGENT_ID_LENGTH = 256;
 /** Most agent ids `/api/agents` returns. */
 export const MAX_AGENTS_LISTED = 1000;
 
@@ -58,16 +56,6 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)*$/;
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-function isValidAgentId(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    value.length > 0 &&
-    value.length <= MAX_AGENT_ID_LENGTH &&
-    !CONTROL.test(value)
-  );
-}
 
 function commonHeaders(res: ServerResponse): void {
   res.setHeader('x-content-type-options', 'nosniff');

@@ -15,8 +15,12 @@ export interface RetrievalExplanation {
   readonly similarity?: number;
   /** The vector arm's weight in this call (`fusion.vector` × its confidence), when the arm ran. */
   readonly vectorWeight?: number;
-  /** The reciprocal-rank-fusion term. */
+  /** The reciprocal-rank-fusion term (the relevance under the `rrf` method; shown for reference otherwise). */
   readonly rrf: number;
+  /** The relevance the order is based on: the calibrated combination (default) or the RRF term. */
+  readonly relevance: number;
+  /** The arms' agreement (0..1) that weighs the vector arm under the calibrated method, for rows it found. */
+  readonly agreement?: number;
   /** The row's importance (0..1). */
   readonly importance: number;
   /** The recency factor (0..1). */
@@ -53,6 +57,8 @@ export interface FusionTerms {
   readonly arms: readonly RetrievalArm[];
   readonly vectorWeight: number;
   readonly rrf: number;
+  readonly relevance: number;
+  readonly agreement?: number;
   readonly importance: number;
   readonly recency: number;
   readonly final: number;
@@ -71,6 +77,8 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),
     ...(evidence.vectorRank === undefined ? {} : { vectorWeight: terms.vectorWeight }),
     rrf: terms.rrf,
+    relevance: terms.relevance,
+    ...(terms.agreement === undefined ? {} : { agreement: terms.agreement }),
     importance: terms.importance,
     recency: terms.recency,
     final: terms.final,

@@ -1,15 +1,19 @@
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import {
+  calibrate,
   DEFAULT_FUSION_WEIGHTS,
   DEFAULT_VECTOR_EVIDENCE,
   type FusionCandidate,
+  type FusionWeights,
   fuseCandidates,
   recencyFactor,
   vectorConfidence,
 } from './fusion.js';
 
 const NOW = 1_700_000_000_000;
+/** Reciprocal rank fusion, the non-default method these first tests pin down. */
+const RRF: FusionWeights = { ...DEFAULT_FUSION_WEIGHTS, method: 'rrf' };
 const DAY = 86_400_000;
 
 function record(id: string, importance = 0.5, updatedAt = NOW): MemoryRecord {
@@ -45,7 +49,7 @@ describe('fuseCandidates', () => {
       { record: record('a'), lexicalRank: 1, lexicalScore: 7.25, vectorRank: 3, similarity: 0.8 },
       { record: record('c'), vectorRank: 1, similarity: 0.9 },
     ];
-    const results = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
+    const results = fuseCandidates(candidates, RRF, NOW);
     expect(results.map((r) => r.record.id)).toEqual(['a', 'c', 'b']);
     const [a, c, b] = results;
     // importance 0.5 · 0.0005 + recency 1 · 0.00025 = 0.0005 on every row
@@ -73,29 +77,21 @@ describe('fuseCandidates', () => {
     const important = { record: record('x', 1), lexicalRank: 2 };
     const plain = { record: record('y', 0), lexicalRank: 1 };
     // 1/62 + 0.0005 + 0.00025 = 0.016879… > 1/61 + 0.00025 = 0.016643…
-    expect(fuseCandidates([plain, important], DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
-      'x',
-      'y',
-    ]);
+    expect(fuseCandidates([plain, important], RRF, NOW).map((r) => r.record.id)).toEqual(['x', 'y']);
     const farBehind = { record: record('z', 1), lexicalRank: 5 };
     // 1/65 + 0.00075 = 0.016134… < 1/61 + 0.00025
-    expect(fuseCandidates([farBehind, plain], DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
-      'y',
-      'z',
-    ]);
+    expect(fuseCandidates([farBehind, plain], RRF, NOW).map((r) => r.record.id)).toEqual(['y', 'z']);
   });
 
   it('breaks exact ties by ascending id, whatever the input order', () => {
     const input = ['m', 'b', 'z', 'a'].map((id) => ({ record: record(id), lexicalRank: 1 }));
-    expect(fuseCandidates(input, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual([
+    expect(fuseCandidates(input, RRF, NOW).map((r) => r.record.id)).toEqual(['a', 'b', 'm', 'z']);
+    expect(fuseCandidates([...input].reverse(), RRF, NOW).map((r) => r.record.id)).toEqual([
       'a',
       'b',
       'm',
       'z',
     ]);
-    expect(fuseCandidates([...input].reverse(), DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id)).toEqual(
-      ['a', 'b', 'm', 'z'],
-    );
   });
 
   it('halves recency every half-life', () => {
@@ -120,14 +116,12 @@ describe('fuseCandidates', () => {
       ...(next() < 0.7 ? { lexicalRank: 1 + Math.floor(next() * 40) } : {}),
       ...(next() < 0.7 ? { vectorRank: 1 + Math.floor(next() * 40) } : {}),
     }));
-    const full = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id);
-    const shuffled = fuseCandidates([...candidates].reverse(), DEFAULT_FUSION_WEIGHTS, NOW).map(
-      (r) => r.record.id,
-    );
+    const full = fuseCandidates(candidates, RRF, NOW).map((r) => r.record.id);
+    const shuffled = fuseCandidates([...candidates].reverse(), RRF, NOW).map((r) => r.record.id);
     expect(shuffled).toEqual(full);
     for (let i = 1; i < full.length; i += 1) {
-      const prev = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW)[i - 1];
-      const cur = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW)[i];
+      const prev = fuseCandidates(candidates, RRF, NOW)[i - 1];
+      const cur = fuseCandidates(candidates, RRF, NOW)[i];
       expect((prev?.score ?? 0) >= (cur?.score ?? 0)).toBe(true);
     }
   });
@@ -165,7 +159,7 @@ describe('vector evidence', () => {
       { record: record('both', 0), lexicalRank: 3, lexicalScore: 1, vectorRank: 3, similarity: 0.38 },
       { record: record('lex', 0), lexicalRank: 1, lexicalScore: 2 },
     ];
-    const results = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW, 0);
+    const results = fuseCandidates(candidates, RRF, NOW, 0);
     // With weight 0 the vector arm adds nothing: lexical order (lex #1, both #3), then v1, v2 by vector rank,
     // even though v1 has the higher importance.
     expect(results.map((r) => r.record.id)).toEqual(['lex', 'both', 'v1', 'v2']);
@@ -176,11 +170,105 @@ describe('vector evidence', () => {
   it('uses the per-call weight in the RRF term and explains it', () => {
     const [only] = fuseCandidates(
       [{ record: record('x', 0, NOW), vectorRank: 1, similarity: 0.9 }],
-      DEFAULT_FUSION_WEIGHTS,
+      RRF,
       NOW,
       0.5,
     );
     expect(only?.explanation.vectorWeight).toBe(0.5);
     expect(only?.explanation.rrf).toBeCloseTo(0.5 / 61, 12);
+  });
+});
+
+/** Deterministic pseudo-random numbers in 0..1 (a 32-bit LCG). */
+function lcg(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** `n` rows in the lexical arm's order; row i has BM25 score 10·0.9^i (scores fall off as BM25's do). */
+function lexicalArm(n: number): Map<string, { rank: number; score: number }> {
+  const out = new Map<string, { rank: number; score: number }>();
+  for (let i = 0; i < n; i += 1)
+    out.set(`r${String(i).padStart(3, '0')}`, { rank: i + 1, score: 10 * 0.9 ** i });
+  return out;
+}
+
+function join(
+  lexical: Map<string, { rank: number; score: number }>,
+  vector: readonly { id: string; similarity: number }[],
+): FusionCandidate[] {
+  const byId = new Map<string, FusionCandidate>();
+  for (const [id, l] of lexical)
+    byId.set(id, { record: record(id), lexicalRank: l.rank, lexicalScore: l.score });
+  vector.forEach((v, i) => {
+    const prev = byId.get(v.id);
+    byId.set(v.id, { ...(prev ?? { record: record(v.id) }), vectorRank: i + 1, similarity: v.similarity });
+  });
+  return [...byId.values()];
+}
+
+describe('calibrated fusion (the default)', () => {
+  it('ranks like the good arm when the vector arm is noise', () => {
+    const lexical = lexicalArm(100);
+    const random = lcg(7);
+    // A noise embedder: similarities in a narrow band, in an order unrelated to relevance, over other rows too.
+    const ids = [...lexical.keys(), ...Array.from({ length: 100 }, (_, i) => `n${i}`)];
+    const vector = ids
+      .map((id) => ({ id, similarity: 0.3 + 0.1 * random() }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, 100);
+    const candidates = join(lexical, vector);
+    expect(calibrate(candidates, 10).agreement).toBeLessThanOrEqual(0.2);
+    const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id);
+    const lexicalOnly = [...lexical.keys()];
+    // The first ten are the lexical first ten, at most two of them swapped by a neighbour.
+    const top = fused.slice(0, 10);
+    expect(top.filter((id) => lexicalOnly.slice(0, 10).includes(id)).length).toBeGreaterThanOrEqual(9);
+    expect(top[0]).toBe('r000');
+    // Rank fusion with the same noise does reorder the answer.
+    const rrf = fuseCandidates(candidates, RRF, NOW).map((r) => r.record.id);
+    expect(rrf.slice(0, 10).filter((id) => lexicalOnly.slice(0, 10).includes(id)).length).toBeLessThan(9);
+  });
+
+  it('rewards agreement: a row both arms rank high rises above the lexical first', () => {
+    const lexical = lexicalArm(20);
+    // The vector arm agrees on the lexical top ten and ranks r004, then r001, first.
+    const order = ['r004', 'r001', 'r002', 'r003', 'r000', 'r005', 'r006', 'r007', 'r008', 'r009'];
+    const vector = order.map((id, i) => ({ id, similarity: 0.8 - 0.03 * i }));
+    const candidates = join(lexical, vector);
+    expect(calibrate(candidates, 10).agreement).toBe(1);
+    const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
+    // Min-max over each arm: r001 has 0.6·0.884 + 0.4·0.889 ≈ 0.886, r000 has 0.6·1 + 0.4·0.556 ≈ 0.822 and
+    // r004, the vector arm's first, 0.6·0.602 + 0.4·1 ≈ 0.761.
+    const lexMin = 10 * 0.9 ** 19;
+    expect(fused[0]?.record.id).toBe('r001');
+    expect(fused[0]?.explanation.agreement).toBe(1);
+    expect(fused[0]?.explanation.relevance).toBeCloseTo(
+      (0.6 * (9 - lexMin)) / (10 - lexMin) + (0.4 * (0.77 - 0.53)) / (0.8 - 0.53),
+      12,
+    );
+    expect(fused[1]?.record.id).toBe('r000');
+  });
+
+  it('lets a vector arm alone rank when the lexical arm found nothing', () => {
+    const vector = [
+      { id: 'b', similarity: 0.9 },
+      { id: 'a', similarity: 0.5 },
+    ];
+    const fused = fuseCandidates(join(new Map(), vector), DEFAULT_FUSION_WEIGHTS, NOW);
+    expect(fused.map((r) => r.record.id)).toEqual(['b', 'a']);
+    expect(fused[0]?.explanation.agreement).toBe(1);
+    expect(fused[0]?.explanation.relevance).toBeCloseTo(0.4, 12);
+  });
+
+  it('puts rows only a disagreeing vector arm found after every lexical row, in vector order', () => {
+    const lexical = lexicalArm(12);
+    const vector = Array.from({ length: 12 }, (_, i) => ({ id: `v${i}`, similarity: 0.9 - 0.01 * i }));
+    const fused = fuseCandidates(join(lexical, vector), DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id);
+    expect(fused.slice(0, 12)).toEqual([...lexical.keys()]);
+    expect(fused.slice(12)).toEqual(vector.map((v) => v.id));
   });
 });

@@ -115,15 +115,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** Closes the database; idempotent. Every later call rejects with `ENGRAM_STORE_CLOSED`. */
   close(): void {
-    const ctx = this.#ctx;
-    if (ctx.closed) return;
-    ctx.closed = true;
-    ctx.statements.clear();
-    try {
-      ctx.db.close();
-    } finally {
-      ctx.unregisterVector();
-    }
+    this.#ctx.close();
   }
 
   // ---------------------------------------------------------------- read slice (sqlite/read.ts, search-*.ts)

@@ -71,6 +71,17 @@ describe('diagnosticsSnapshotSchema', () => {
   });
 });
 
+describe('the snapshot agent id', () => {
+  it('follows the agent-id rule: 256 characters pass; 257, a NUL or a lone surrogate do not', () => {
+    const parse = (agentId: string) =>
+      diagnosticsSnapshotSchema.safeParse(createEmptySnapshot(agentId)).success;
+    expect(parse('a'.repeat(256))).toBe(true);
+    expect(parse('a'.repeat(257))).toBe(false);
+    expect(parse('agent\u0000')).toBe(false);
+    expect(parse('agent\uDC00')).toBe(false);
+  });
+});
+
 describe('healthDtoSchema', () => {
   it('accepts { store, runtime } built by createHealthDto and copies only known keys', () => {
     const withExtra = { ...storeHealth, sql: 'SELECT secret', byKind: { ...storeHealth.byKind, bogus: 1 } };

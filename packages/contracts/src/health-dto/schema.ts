@@ -25,7 +25,7 @@ import {
   STATEMENT_KINDS,
   VECTOR_WARMUP_OUTCOMES,
 } from '../enums.js';
-import { MAX_AGENT_ID_LENGTH } from '../rules/agent-id.js';
+import { checkAgentId, MAX_AGENT_ID_LENGTH } from '../rules/agent-id.js';
 import type {
   AgentDiagnostics,
   DiagnosticsSnapshot,
@@ -166,7 +166,12 @@ export const processDiagnosticsSchema: z.ZodType<ProcessDiagnostics> = z.strictO
   }),
 });
 
-const agentIdSchema = z.string().min(1).max(MAX_AGENT_ID_LENGTH);
+// The agent-id rule, so a snapshot never carries an id the store would refuse.
+const agentIdSchema = z
+  .string()
+  .min(1)
+  .max(MAX_AGENT_ID_LENGTH)
+  .refine((id) => checkAgentId(id) === null);
 
 /** Strict schema of {@link DiagnosticsSnapshot}: unknown keys, strings other than `agentId` and missing enum keys are rejected. */
 export const diagnosticsSnapshotSchema: z.ZodType<DiagnosticsSnapshot> = z.strictObject({

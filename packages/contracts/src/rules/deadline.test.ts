@@ -167,6 +167,19 @@ describe('createDeadline', () => {
     expect(expiries).toEqual(['aborted']);
   });
 
+  it('can be ended early by its owner, once, like a fired timer', () => {
+    const timers = manualTimers();
+    const expiries: string[] = [];
+    const deadline = createDeadline({ ms: 10, timers, onExpire: (e) => expiries.push(e) });
+    expect(deadline.expire()).toBe(true);
+    expect(deadline.expire('aborted')).toBe(false);
+    expect(deadline.expired).toBe('deadline');
+    expect(deadline.signal.aborted).toBe(true);
+    expect(deadline.settle()).toBe(false);
+    expect(timers.pending).toBe(0);
+    expect(expiries).toEqual(['deadline']);
+  });
+
   it('is born expired, without calling onExpire, when a signal was already aborted', () => {
     const timers = manualTimers();
     const onExpire = vi.fn();

@@ -59,6 +59,11 @@ export interface Deadline {
    * settle); false when the deadline had already expired (a late settlement) or `settle` ran before.
    */
   settle(): boolean;
+  /**
+   * Ends the deadline now, as if its timer had fired (e.g. a queue finds an entry already due by its clock):
+   * aborts the work's signal and calls `onExpire`. False (and nothing happens) once it has ended.
+   */
+  expire(expiry?: DeadlineExpiry): boolean;
 }
 
 /** Starts a deadline; see {@link DeadlineOptions}. */
@@ -72,14 +77,17 @@ export function createDeadline(options: DeadlineOptions): Deadline {
     timers.clearTimeout(timer);
     for (const signal of signals) signal.removeEventListener('abort', onAbort);
   };
-  const expire = (expiry: DeadlineExpiry): void => {
-    if (state !== 'running') return;
+  const expire = (expiry: DeadlineExpiry): boolean => {
+    if (state !== 'running') return false;
     state = expiry;
     detach();
     controller.abort();
     options.onExpire?.(expiry);
+    return true;
   };
-  const onAbort = (): void => expire('aborted');
+  const onAbort = (): void => {
+    expire('aborted');
+  };
   const deadline: Deadline = {
     signal: controller.signal,
     get expired(): DeadlineExpiry | undefined {
@@ -91,6 +99,7 @@ export function createDeadline(options: DeadlineOptions): Deadline {
       detach();
       return true;
     },
+    expire: (expiry: DeadlineExpiry = 'deadline'): boolean => expire(expiry),
   };
   if (signals.some((s) => s.aborted)) {
     state = 'aborted';
@@ -98,7 +107,9 @@ export function createDeadline(options: DeadlineOptions): Deadline {
     return deadline;
   }
   for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
-  timer = timers.setTimeout(() => expire('deadline'), options.ms);
+  timer = timers.setTimeout(() => {
+    expire('deadline');
+  }, options.ms);
   return deadline;
 }
 

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import * as enums from '@engram/contracts/enums';
 import { describe, expect, it } from 'vitest';
-import { ENUM_LABEL_PREFIXES } from './enums.js';
 import { createTranslator, fillTemplate, MESSAGES, placeholdersOf, resolveLocale } from './i18n.js';
-import { en, zhCN } from './messages.js';
+import { en } from './messages.js';
+import { zhCN } from './messages-zh-cn.js';
 
 const browserDir = fileURLToPath(new URL('.', import.meta.url));
 const tables = {
@@ -13,15 +14,47 @@ const tables = {
 const allKeys = new Set([...Object.keys(en), ...Object.keys(zhCN)]);
 const prefixes = new Set([...allKeys].map((key) => key.split('.')[0]));
 
+/**
+ * Every closed enum the page renders, by the message-key prefix its labels use (`<prefix>.<key>`). The lists
+ * are the contracts' tuples, the very module the handler serves to the page.
+ */
+const ENUM_LABEL_PREFIXES: Readonly<Record<string, readonly string[]>> = {
+  purpose: enums.RETRIEVAL_PURPOSES,
+  stage: enums.RETRIEVAL_STAGES,
+  outcome: enums.RETRIEVAL_OUTCOMES,
+  degradation: enums.DEGRADATION_CAUSES,
+  candidate: enums.CANDIDATE_ARMS,
+  kind: enums.MEMORY_KINDS,
+  lifecycle: enums.LIFECYCLES,
+  embeddingState: enums.EMBEDDING_STATES,
+  extractionOutcome: enums.EXTRACTION_OUTCOMES,
+  decision: enums.EXTRACTION_DECISIONS,
+  transition: enums.DRAIN_TRANSITIONS,
+  phaseOutcome: enums.PHASE_OUTCOMES,
+  step: enums.MAINTENANCE_STEPS,
+  provider: enums.PROVIDER_KINDS,
+  admission: enums.ADMISSION_DECISIONS,
+  race: enums.PROVIDER_RACES,
+  circuit: enums.CIRCUIT_STATES,
+  warmup: enums.VECTOR_WARMUP_OUTCOMES,
+  statement: enums.STATEMENT_KINDS,
+};
+
+/** Renderer sources (the message tables excluded). */
+function rendererSources(): { name: string; text: string }[] {
+  return readdirSync(browserDir)
+    .filter(
+      (name) => name.endsWith('.ts') && !name.endsWith('.test.ts') && !/^messages(-[a-z-]+)?\.ts$/.test(name),
+    )
+    .map((name) => ({ name, text: readFileSync(`${browserDir}/${name}`, 'utf8') }));
+}
+
 /** Message keys the renderer uses: key-shaped string literals in its sources, plus every enum label. */
 function usedKeys(): { literal: Set<string>; enumLabels: Set<string> } {
   const literal = new Set<string>();
-  const sources = readdirSync(browserDir).filter(
-    (name) => name.endsWith('.ts') && !name.endsWith('.test.ts') && name !== 'messages.ts',
-  );
+  const sources = rendererSources();
   expect(sources.length).toBeGreaterThan(3);
-  for (const name of sources) {
-    const text = readFileSync(`${browserDir}/${name}`, 'utf8');
+  for (const { text } of sources) {
     for (const match of text.matchAll(/'([A-Za-z][\w-]*(?:\.[\w-]+)+)'/g)) {
       const candidate = match[1] ?? '';
       // Only literals that start like a message key count (file names, selectors and URLs do not).
@@ -58,6 +91,16 @@ describe('message tables', () => {
     const { enumLabels } = usedKeys();
     const missing = [...enumLabels].filter((key) => !(key in en) || !(key in zhCN));
     expect(missing).toEqual([]);
+  });
+
+  it('cover exactly the enum label prefixes the renderer passes to its label helpers', () => {
+    const used = new Set<string>();
+    const call =
+      /\b(?:label\(\s*(?:ctx\.)?t,|chips\(\s*t,\s*fmt,|shareList\(\s*t,\s*fmt,|providerTable\(\s*ctx,)\s*'(\w+)'/g;
+    for (const { text } of rendererSources()) {
+      for (const match of text.matchAll(call)) used.add(match[1] ?? '');
+    }
+    expect([...used].sort()).toEqual(Object.keys(ENUM_LABEL_PREFIXES).sort());
   });
 
   it('contain no key the renderer does not use, and the renderer uses no key they lack', () => {

@@ -1,4 +1,5 @@
-import { en, type MessageKey, type MessageTable, zhCN } from './messages.js';
+import { en, type MessageKey, type MessageTable } from './messages.js';
+import { zhCN } from './messages-zh-cn.js';
 
 /** The page's languages. */
 export const LOCALES: readonly ['en', 'zh-CN'] = ['en', 'zh-CN'] as const;

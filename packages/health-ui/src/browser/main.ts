@@ -2,27 +2,13 @@
  * The page's entry module: builds the toolbar, reads `./api/agents` and `./api/health?agent=…` on load, on
  * the refresh button and on the optional auto-refresh interval (no push channel), and renders the DTO.
  */
-import type { HealthDto } from '@engram/diagnostics';
+import type { HealthDto } from '@engram/contracts';
+import { type ErrorKey, fetchJson } from './api.js';
 import { el, replaceChildren, svg } from './dom.js';
 import { createFormatter } from './format.js';
 import { createTranslator, isLocale, LOCALES, type Locale, resolveLocale } from './i18n.js';
 import type { MessageKey } from './messages.js';
 import { isHealthDto, renderHealth } from './render.js';
-
-type ErrorKey =
-  | 'error.unavailable'
-  | 'error.badRequest'
-  | 'error.notFound'
-  | 'error.internal'
-  | 'error.network'
-  | 'error.invalid';
-
-const API_ERRORS: Readonly<Record<string, ErrorKey>> = {
-  unavailable: 'error.unavailable',
-  badRequest: 'error.badRequest',
-  notFound: 'error.notFound',
-  internal: 'error.internal',
-};
 
 const LANGUAGE_NAMES: Readonly<Record<Locale, MessageKey>> = { en: 'lang.en', 'zh-CN': 'lang.zh-CN' };
 const REFRESH_CHOICES: readonly number[] = [0, 5, 15, 60];
@@ -206,31 +192,6 @@ function start(root: HTMLElement): void {
     document.body.dataset.state = state.error !== null ? 'error' : state.loading ? 'loading' : 'ready';
     document.body.dataset.locale = state.locale;
     document.body.dataset.agent = state.agentId ?? '';
-  }
-
-  async function fetchJson(
-    path: string,
-  ): Promise<{ ok: true; body: unknown } | { ok: false; error: ErrorKey }> {
-    let response: Response;
-    try {
-      response = await fetch(path, { cache: 'no-store', headers: { accept: 'application/json' } });
-    } catch {
-      return { ok: false, error: 'error.network' };
-    }
-    let body: unknown;
-    try {
-      body = await response.json();
-    } catch {
-      return { ok: false, error: response.ok ? 'error.invalid' : 'error.internal' };
-    }
-    if (!response.ok) {
-      const code = (body as { error?: unknown } | null)?.error;
-      return {
-        ok: false,
-        error: (typeof code === 'string' ? API_ERRORS[code] : undefined) ?? 'error.internal',
-      };
-    }
-    return { ok: true, body };
   }
 
   async function load(): Promise<void> {

@@ -194,7 +194,26 @@ export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
 function resolveFusionWeights(input: Partial<FusionWeights>): FusionWeights {
   const weight = (field: 'k' | 'lexical' | 'vector' | 'importance' | 'recency'): number =>
     numberSetting(input[field], DEFAULT_FUSION_WEIGHTS[field], `fusion.${field}`, 0, 1e6);
+  const method = input.method ?? DEFAULT_FUSION_WEIGHTS.method;
+  if (method !== 'calibrated' && method !== 'rrf')
+    throw invalidConfig('fusion.method', '"calibrated" or "rrf"');
   return Object.freeze({
+    method,
+    alpha: numberSetting(input.alpha, DEFAULT_FUSION_WEIGHTS.alpha, 'fusion.alpha', 0, 1),
+    agreementDepth: intSetting(
+      input.agreementDepth,
+      DEFAULT_FUSION_WEIGHTS.agreementDepth,
+      'fusion.agreementDepth',
+      1,
+      100,
+    ),
+    agreementPower: numberSetting(
+      input.agreementPower,
+      DEFAULT_FUSION_WEIGHTS.agreementPower,
+      'fusion.agreementPower',
+      0,
+      16,
+    ),
     k: weight('k'),
     lexical: weight('lexical'),
     vector: weight('vector'),

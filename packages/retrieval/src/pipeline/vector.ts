@@ -13,7 +13,8 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
     ctx.store.searchVector({ agentId: state.agentId, vector: state.queryVector as Float32Array, k: budget }),
   );
   vector.budget = budget;
-  if (settings.vectorEvidence !== false) {
+  // The margin confidence belongs to rank fusion; the calibrated fusion weighs the arm by its agreement.
+  if (settings.vectorEvidence !== false && settings.fusion.method === 'rrf') {
     const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
     state.vectorWeight = settings.fusion.vector * vectorConfidence(top, settings.vectorEvidence);
   }

@@ -66,13 +66,13 @@ export class StoreContext {
   readonly statements: Map<string, CountedStatement> = new Map();
   readonly #agentTokens = new Map<string, string>();
   readonly #vectorKey: string;
-  /** The embedder profile the store is bound to (null: no vector index); set by the migration. */
-  profile: EmbeddingProfile | null = null;
-  /** `profileId:dimensions` or `none`. */
-  fingerprint = 'none';
+  #profile: EmbeddingProfile | null = null;
+  #fingerprint = 'none';
+  /** The schema version the migration left the file at. */
   schemaVersion = 0;
   /** BM25 settings of the lexical search (set at open from the configuration). */
   bm25: Bm25Settings = DEFAULT_BM25;
+  /** True once `close()` ran. */
   closed = false;
   #registeredVector = false;
   #warmupReported = false;
@@ -85,6 +85,18 @@ export class StoreContext {
     this.limits = init.limits;
     this.encrypted = init.encrypted;
     this.#vectorKey = init.vectorKey;
+  }
+
+  /** Closes the database and returns the vector lease; idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.statements.clear();
+    try {
+      this.db.close();
+    } finally {
+      this.#unregisterVector();
+    }
   }
 
   /** Reports one executed statement; observer failures never change a store result. */
@@ -151,12 +163,22 @@ export class StoreContext {
     return token;
   }
 
+  /** The embedder profile the store is bound to (null: no vector index); set by `bindProfile`. */
+  get profile(): EmbeddingProfile | null {
+    return this.#profile;
+  }
+
+  /** The bound profile's fingerprint: `profileId:dimensions` or `none`. */
+  get fingerprint(): string {
+    return this.#fingerprint;
+  }
+
   /** Binds the store to an embedder profile: the vector lease and the warm-up report follow it. */
   bindProfile(profile: EmbeddingProfile | null, fingerprint: string): void {
-    this.profile = profile;
-    this.fingerprint = fingerprint;
+    this.#profile = profile;
+    this.#fingerprint = fingerprint;
     this.#warmupReported = false;
-    this.updateVectorRegistration();
+    this.#updateVectorRegistration();
   }
 
   /** Reports the vector index's warm-up outcome, once per binding. */
@@ -173,18 +195,18 @@ export class StoreContext {
   }
 
   /** Takes or returns the vector lease so that it matches the bound profile. */
-  updateVectorRegistration(): void {
-    if (this.profile !== null && !this.#registeredVector) {
+  #updateVectorRegistration(): void {
+    if (this.#profile !== null && !this.#registeredVector) {
       acquireVectorLease(this.#vectorKey);
       this.#registeredVector = true;
       this.#emitVectorGauge();
-    } else if (this.profile === null && this.#registeredVector) {
-      this.unregisterVector();
+    } else if (this.#profile === null && this.#registeredVector) {
+      this.#unregisterVector();
     }
   }
 
   /** Returns the vector lease, if held. */
-  unregisterVector(): void {
+  #unregisterVector(): void {
     if (!this.#registeredVector) return;
     this.#registeredVector = false;
     releaseVectorLease(this.#vectorKey);

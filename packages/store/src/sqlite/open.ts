@@ -12,7 +12,7 @@ import { openDatabase, type SqliteDatabase } from '../native.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
 import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
 import { StoreContext } from './context.js';
-import { migrate } from './migrate.js';
+import { type MigrationResult, migrate } from './migrate.js';
 import { vectorRegistryKey } from './registry.js';
 
 /** Opens the database of `config` and returns its migrated context; throws `EngramStoreError`. */
@@ -45,15 +45,13 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     encrypted: config.encryption !== undefined,
   });
   ctx.bm25 = resolveBm25(config.lexical);
+  let opened: MigrationResult;
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA synchronous = NORMAL');
-    const opened = migrate(ctx, config.embedding);
-    ctx.schemaVersion = opened.schemaVersion;
-    ctx.profile = opened.profile;
-    ctx.fingerprint = opened.fingerprint;
+    opened = migrate(ctx, config.embedding);
   } catch (err) {
     try {
       db.close();
@@ -62,7 +60,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     }
     throw classifySqliteError(err, 'open');
   }
-  ctx.updateVectorRegistration();
+  ctx.schemaVersion = opened.schemaVersion;
+  ctx.bindProfile(opened.profile, opened.fingerprint);
   return ctx;
 }
 

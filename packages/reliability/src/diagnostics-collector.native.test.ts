@@ -1,14 +1,18 @@
 // The collector wired into the real producers, as a composition root wires it: a real SQLite store (FTS5 +
 // sqlite-vec), the real embedding drain and the real retriever with the deterministic embedder. Proves the
 // ports line up end to end and that real content never reaches a snapshot.
+
+import {
+  createDiagnosticsCollector,
+  createHealthDto,
+  diagnosticsSnapshotSchema,
+  healthDtoSchema,
+} from '@engram/diagnostics';
 import { createDeterministicEmbedder, DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
 import { createRetriever } from '@engram/retrieval';
 import { createSqliteMemoryStore } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDiagnosticsCollector } from './collector.js';
-import { createHealthDto, healthDtoSchema } from './health.js';
-import { diagnosticsSnapshotSchema } from './schema.js';
 
 const CANARY = 'canarynative';
 

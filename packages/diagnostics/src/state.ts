@@ -1,0 +1,186 @@
+/**
+ * The collector's mutable state and the helpers every recorder shares. The state types are derived from
+ * the DTO schemas (`z.infer`): a distribution of the DTO is a ring here, every other field is the same, so
+ * the snapshot is the state with its rings summarised and nothing is declared twice.
+ */
+import {
+  type agentDiagnosticsSchema,
+  checkAgentId,
+  createEmptyProcessDiagnostics,
+  type DistributionSummary,
+  type processDiagnosticsSchema,
+  type RetrievalPurpose,
+} from '@engram/contracts';
+import type { z } from 'zod';
+import { EngramDiagnosticsError } from './errors.js';
+import { BoundedNumberRing } from './ring.js';
+
+/** A DTO part as mutable state: every distribution becomes a ring, every field writable. */
+export type StateOf<T> = {
+  -readonly [K in keyof T]: T[K] extends DistributionSummary
+    ? BoundedNumberRing
+    : T[K] extends object
+      ? StateOf<T[K]>
+      : T[K];
+};
+
+type AgentDto = z.infer<typeof agentDiagnosticsSchema>;
+type PurposeDto = AgentDto['retrieval'][RetrievalPurpose];
+
+/** One purpose's retrieval state; its rings are created on first use (a stage that never ran has none). */
+export type PurposeState = Omit<StateOf<PurposeDto>, 'latency' | 'candidates'> & {
+  readonly latency: Partial<StateOf<PurposeDto['latency']>>;
+  readonly candidates: Partial<StateOf<PurposeDto['candidates']>>;
+};
+/** Extraction state of one agent. */
+export type ExtractionState = StateOf<AgentDto['extraction']>;
+/** Embedding-drain state of one agent. */
+export type EmbeddingDrainState = StateOf<AgentDto['embedding']>;
+/** Maintenance state of one agent. */
+export type MaintenanceState = StateOf<AgentDto['maintenance']>;
+
+/** One tracked agent; each section exists once the agent sent a report of that kind. */
+export interface AgentState {
+  readonly firstSeenAt: number;
+  lastSeenAt: number;
+  readonly retrieval: Partial<Record<RetrievalPurpose, PurposeState>>;
+  extraction?: ExtractionState;
+  embedding?: EmbeddingDrainState;
+  maintenance?: MaintenanceState;
+}
+
+/** The process-wide part as mutable state (`collector` is filled in at snapshot time). */
+export type ProcessState = StateOf<z.infer<typeof processDiagnosticsSchema>>;
+
+/** Validated collector settings. */
+export interface CollectorSettings {
+  readonly maxAgents: number;
+  readonly agentTtlMs: number;
+  readonly sampleCapacity: number;
+  readonly clock: () => number;
+}
+
+/** True for a finite non-negative number. */
+export function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/** A set of enum members, for O(1) membership checks of untrusted values. */
+export function setOf(keys: readonly string[]): ReadonlySet<unknown> {
+  return new Set<unknown>(keys);
+}
+
+/**
+ * The whole mutable state of one collector and the bounded-table operations on it. The record path is
+ * O(1) per value, never sorts and never sweeps, except to make room when the agent table is full.
+ */
+export class CollectorState {
+  readonly settings: CollectorSettings;
+  /** Insertion order is recency order: the first entry is the least recently used agent. */
+  readonly agents: Map<string, AgentState> = new Map();
+  readonly process: ProcessState;
+  agentsEvicted = 0;
+  agentsExpired = 0;
+  recordsRejected = 0;
+  observerFailures = 0;
+
+  constructor(settings: CollectorSettings) {
+    this.settings = settings;
+    this.process = createEmptyProcessDiagnostics(settings) as ProcessState;
+  }
+
+  /** The clock's time; throws for a non-finite value (counted as an observer failure on the record path). */
+  now(): number {
+    const now = this.settings.clock();
+    if (typeof now !== 'number' || !Number.isFinite(now)) {
+      throw new EngramDiagnosticsError(
+        'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
+        'the clock returned a non-finite time',
+      );
+    }
+    return now;
+  }
+
+  /** True when `value` is a member of `set`; otherwise counts a rejection. */
+  known(set: ReadonlySet<unknown>, value: unknown): boolean {
+    if (set.has(value)) return true;
+    this.recordsRejected += 1;
+    return false;
+  }
+
+  /** `value` when it is a finite non-negative number; otherwise 0 and a counted rejection. */
+  amount(value: unknown): number {
+    if (isCount(value)) return value;
+    this.recordsRejected += 1;
+    return 0;
+  }
+
+  /** Pushes a sample; a refused one is counted. */
+  push(ring: BoundedNumberRing, value: unknown): void {
+    if (!ring.push(value as number)) this.recordsRejected += 1;
+  }
+
+  /** A new ring of the configured capacity. */
+  newRing(): BoundedNumberRing {
+    return new BoundedNumberRing(this.settings.sampleCapacity);
+  }
+
+  /** The ring under `key`, created on first use. */
+  ring<K extends string>(rings: Partial<Record<K, BoundedNumberRing>>, key: K): BoundedNumberRing {
+    let ring = rings[key];
+    if (ring === undefined) {
+      ring = this.newRing();
+      rings[key] = ring;
+    }
+    return ring;
+  }
+
+  /** Moves the agent to the most-recent end, creating (and making room for) it when new. */
+  touch(agentId: unknown): AgentState | undefined {
+    if (checkAgentId(agentId) !== null) {
+      this.recordsRejected += 1;
+      return undefined;
+    }
+    const id = agentId as string;
+    const now = this.now();
+    let state = this.agents.get(id);
+    if (state !== undefined) {
+      this.agents.delete(id);
+      // An agent idle past its TTL starts afresh; this checks only the touched entry (no sweep).
+      if (now - state.lastSeenAt >= this.settings.agentTtlMs) {
+        this.agentsExpired += 1;
+        state = undefined;
+      }
+    }
+    if (state === undefined) {
+      if (this.agents.size >= this.settings.maxAgents) this.#makeRoom(now);
+      state = { firstSeenAt: now, lastSeenAt: now, retrieval: {} };
+    }
+    state.lastSeenAt = now;
+    this.agents.set(id, state);
+    return state;
+  }
+
+  /** Drops agents idle for the TTL; returns how many. */
+  sweep(now: number): number {
+    let dropped = 0;
+    for (const [agentId, state] of this.agents) {
+      if (now - state.lastSeenAt >= this.settings.agentTtlMs) {
+        this.agents.delete(agentId);
+        dropped += 1;
+      }
+    }
+    this.agentsExpired += dropped;
+    return dropped;
+  }
+
+  #makeRoom(now: number): void {
+    this.sweep(now);
+    while (this.agents.size >= this.settings.maxAgents) {
+      const oldest = this.agents.keys().next();
+      if (oldest.done === true) return;
+      this.agents.delete(oldest.value);
+      this.agentsEvicted += 1;
+    }
+  }
+}
