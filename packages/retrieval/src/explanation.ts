@@ -19,8 +19,10 @@ export interface RetrievalExplanation {
   readonly rrf: number;
   /** The relevance the order is based on: the calibrated combination (default) or the RRF term. */
   readonly relevance: number;
-  /** The arms' agreement (0..1) that weighs the vector arm under the calibrated method, for rows it found. */
+  /** The arms' agreement (0..1) under the calibrated method, for rows the vector arm found. */
   readonly agreement?: number;
+  /** How much the vector arm counted (0..1): max(agreement^p, its margin confidence), calibrated method only. */
+  readonly trust?: number;
   /** The row's importance (0..1). */
   readonly importance: number;
   /** The recency factor (0..1). */
@@ -59,6 +61,7 @@ export interface FusionTerms {
   readonly rrf: number;
   readonly relevance: number;
   readonly agreement?: number;
+  readonly trust?: number;
   readonly importance: number;
   readonly recency: number;
   readonly final: number;
@@ -79,6 +82,7 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     rrf: terms.rrf,
     relevance: terms.relevance,
     ...(terms.agreement === undefined ? {} : { agreement: terms.agreement }),
+    ...(terms.trust === undefined ? {} : { trust: terms.trust }),
     importance: terms.importance,
     recency: terms.recency,
     final: terms.final,

@@ -271,4 +271,20 @@ describe('calibrated fusion (the default)', () => {
     expect(fused.slice(0, 12)).toEqual([...lexical.keys()]);
     expect(fused.slice(12)).toEqual(vector.map((v) => v.id));
   });
+
+  it('lets a confident vector arm count although the lexical arm found other rows (a paraphrase)', () => {
+    const lexical = lexicalArm(3);
+    const vector = [
+      { id: 'para', similarity: 0.9 },
+      ...Array.from({ length: 9 }, (_, i) => ({ id: `v${i}`, similarity: 0.3 - 0.01 * i })),
+    ];
+    const candidates = join(lexical, vector);
+    expect(calibrate(candidates, 10).agreement).toBe(0);
+    // Without confidence the vector arm is silenced; with full confidence its first hit competes on score.
+    const silenced = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW, 1, 0).map((r) => r.record.id);
+    expect(silenced.indexOf('para')).toBe(3);
+    const confident = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW, 1, 1);
+    expect(confident.map((r) => r.record.id).indexOf('para')).toBeLessThan(3);
+    expect(confident.find((r) => r.record.id === 'para')?.explanation.trust).toBe(1);
+  });
 });

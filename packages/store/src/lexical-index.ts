@@ -61,13 +61,27 @@ const INSERT_DOC = 'INSERT INTO lexical_docs(rid, agent_id, length) VALUES (?, ?
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (?, 1, ?)
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + 1, total_length = total_length + excluded.total_length`;
 
-/** Indexes one unit's text (NFKC, the BM25 tokenizer) under `rid`. The unit must not be indexed yet. */
-export function indexLexicalUnit(run: RunSql, rid: number, agentId: string, text: string): void {
+/**
+ * Indexes one unit's text (NFKC, the BM25 tokenizer) under `rid`. The unit must not be indexed yet. With
+ * `stats` false the agent's statistics are left to the caller (a bulk rebuild recomputes them once).
+ */
+export function indexLexicalUnit(
+  run: RunSql,
+  rid: number,
+  agentId: string,
+  text: string,
+  stats = true,
+): void {
   const { tf, length } = termFrequencies(text);
   if (tf.size > 0) run(INSERT_POSTINGS, agentId, rid, JSON.stringify(Object.fromEntries(tf)));
   run(INSERT_DOC, rid, agentId, length);
-  run(ADD_STATS, agentId, length);
+  if (stats) run(ADD_STATS, agentId, length);
 }
+
+/** Recomputes every agent's statistics from the indexed units. */
+export const REBUILD_LEXICAL_STATS = `DELETE FROM lexical_stats;
+INSERT INTO lexical_stats(agent_id, docs, total_length)
+  SELECT agent_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id;`;
 
 /** Removes one unit's postings and statistics (nothing when it is not indexed). */
 export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {

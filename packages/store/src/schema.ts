@@ -3,7 +3,7 @@
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
 
-import { indexLexicalUnit, LEXICAL_INDEX_DDL } from './lexical-index.js';
+import { indexLexicalUnit, LEXICAL_INDEX_DDL, REBUILD_LEXICAL_STATS } from './lexical-index.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
@@ -152,10 +152,11 @@ CREATE TABLE IF NOT EXISTS skills (
         const rows = read.all(after) as { rid: number; agent_id: string; content: string }[];
         if (rows.length === 0) break;
         for (const row of rows) {
-          indexLexicalUnit(run, row.rid, row.agent_id, row.content.normalize('NFKC'));
+          indexLexicalUnit(run, row.rid, row.agent_id, row.content.normalize('NFKC'), false);
           after = row.rid;
         }
       }
+      db.exec(REBUILD_LEXICAL_STATS);
       db.prepare(
         "INSERT INTO meta(key, value) VALUES ('tokenizer', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       ).run(TOKENIZER_DESCRIPTION);

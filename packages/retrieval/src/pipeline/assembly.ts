@@ -33,6 +33,7 @@ export function assemblyStage(ctx: PipelineContext, state: CallState): void {
     ctx.settings.fusion,
     ctx.now(),
     state.vectorWeight,
+    state.vectorConfidence,
   ).slice(0, state.call.limit);
   state.recorder.selected = state.results.length;
   state.recorder.stage('assembly', ctx.mono() - assemblyStart);

@@ -74,6 +74,8 @@ export interface CallState {
   readonly vector: ArmState;
   /** The vector arm's weight in this call; its confidence comes from its first hits, before the threshold. */
   vectorWeight: number;
+  /** The vector arm's own confidence (0..1, from its similarity margin; 0 when not calibrated). */
+  vectorConfidence: number;
   /** Revalidated rows by id; null for a candidate that is no longer active. */
   readonly checked: Map<string, MemoryRecord | null>;
   lexicalValid: ValidCandidate[];
@@ -96,6 +98,7 @@ export function createCallState(
     vectorOn: false,
     vector: { budget: ctx.settings.candidateBudget, hits: [], saturated: false },
     vectorWeight: ctx.settings.fusion.vector,
+    vectorConfidence: 0,
     checked: new Map(),
     lexicalValid: [],
     vectorValid: [],

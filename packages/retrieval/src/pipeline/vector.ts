@@ -13,10 +13,13 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
     ctx.store.searchVector({ agentId: state.agentId, vector: state.queryVector as Float32Array, k: budget }),
   );
   vector.budget = budget;
-  // The margin confidence belongs to rank fusion; the calibrated fusion weighs the arm by its agreement.
-  if (settings.vectorEvidence !== false && settings.fusion.method === 'rrf') {
+  if (settings.vectorEvidence !== false) {
     const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
-    state.vectorWeight = settings.fusion.vector * vectorConfidence(top, settings.vectorEvidence);
+    const confidence = vectorConfidence(top, settings.vectorEvidence);
+    // Rank fusion scales the arm by its confidence; the calibrated fusion takes the larger of the confidence
+    // and the arms' agreement (see fusion.ts).
+    if (settings.fusion.method === 'rrf') state.vectorWeight = settings.fusion.vector * confidence;
+    else state.vectorConfidence = confidence;
   }
   vector.hits = raw
     .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)
