@@ -38,7 +38,7 @@ function bm25Sql(phrases: number): string {
       GROUP BY post.rid)
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
       m.chunk_count AS chunks
-    FROM hits h JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
+    FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
     WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle = 'active'
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (

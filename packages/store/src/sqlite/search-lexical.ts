@@ -38,7 +38,7 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
   return `WITH hits AS MATERIALIZED (
       SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score, f.rowid AS key, m.rid AS rid,
         m.chunk_count AS chunks
-      FROM ${t} f JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
+      FROM ${t} f CROSS JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
       WHERE ${t} MATCH @match AND m.agent_id = @agent AND m.lifecycle = 'active'
         AND m.kind IN (SELECT value FROM json_each(@kinds))
         AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (

@@ -40,7 +40,7 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
           'vector',
           `SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
            FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent) knn
-           JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
+           CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
            WHERE m.agent_id = @agent
            GROUP BY m.rid
            ORDER BY distance, m.id LIMIT @k`,
