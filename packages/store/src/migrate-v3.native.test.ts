@@ -27,7 +27,7 @@ afterEach(() => {
 function createV2(path: string): SqliteDatabase {
   const db = openDatabase(path, { loadVectorExtension: false });
   db.exec(META_TABLE_SQL);
-  for (const m of MIGRATIONS) if (m.version <= 2) m.up(db);
+  for (const m of MIGRATIONS) if (m.version <= 2) m.up(db, undefined as never); // migrations 1 and 2 use no context
   const meta = db.prepare('INSERT INTO meta(key, value) VALUES (?, ?)');
   meta.run('schema_version', '2');
   meta.run('tokenizer', `words=${WORDS_TOKENIZER}; trigram=trigram (cjk rows only)`);

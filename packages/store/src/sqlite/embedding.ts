@@ -40,36 +40,49 @@ export function listPendingEmbeddings(
       below > 0
         ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
         : "m.embedding_state = 'pending'";
+    type Key = { rid: number; idx: number | null; start_at: number | null; end_at: number | null };
     type Row = {
       id: string;
       agent_id: string;
       content: string;
       revision: number;
       embedding_attempts: number;
-      idx: number | null;
-      start_at: number | null;
-      end_at: number | null;
     };
-    // A short memory is one item; a chunked memory gives one item per chunk still without a vector.
-    const rows = ctx
+    // A short memory is one item; a chunked memory gives one item per chunk still without a vector. The
+    // items are chosen first (keys only, so the ordering never copies content), then their rows are read.
+    const keys = ctx
       .stmt(
         'read',
-        `SELECT m.id, m.agent_id, m.content, m.revision, m.embedding_attempts, c.idx, c.start_at, c.end_at
+        `SELECT m.rid, c.idx, c.start_at, c.end_at
          FROM memories m LEFT JOIN memory_chunks c
            ON m.chunk_count > 1 AND c.agent_id = m.agent_id AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
-         WHERE ${stateCond} AND m.lifecycle = 'active'
-           ${agentCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
          ORDER BY m.rid, c.idx LIMIT @limit`,
       )
-      .all<Row>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
-    return rows.map((r) => ({
-      id: r.id,
-      agentId: r.agent_id,
-      content: r.idx === null ? r.content : r.content.slice(r.start_at ?? 0, r.end_at ?? r.content.length),
-      revision: r.revision,
-      embeddingAttempts: r.embedding_attempts,
-      ...(r.idx === null ? {} : { chunk: r.idx }),
-    }));
+      .all<Key>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
+    const rows = new Map<number, Row>();
+    const read = ctx.stmt(
+      'read',
+      'SELECT id, agent_id, content, revision, embedding_attempts FROM memories WHERE rid = ?',
+    );
+    const out: PendingEmbedding[] = [];
+    for (const k of keys) {
+      let r = rows.get(k.rid);
+      if (r === undefined) {
+        r = read.get<Row>(k.rid);
+        if (r === undefined) continue;
+        rows.set(k.rid, r);
+      }
+      out.push({
+        id: r.id,
+        agentId: r.agent_id,
+        content: k.idx === null ? r.content : r.content.slice(k.start_at ?? 0, k.end_at ?? r.content.length),
+        revision: r.revision,
+        embeddingAttempts: r.embedding_attempts,
+        ...(k.idx === null ? {} : { chunk: k.idx }),
+      });
+    }
+    return out;
   });
 }
 
