@@ -15,8 +15,10 @@ export type FusionMethod = 'calibrated' | 'rrf';
  *   Multiple Evidence Combination", SIGIR; the convex combination of normalised scores is analysed by Bruch,
  *   Gai and Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 42(1)).
  *   `trust = max(agreement^p, confidence)` is how much the vector arm's evidence counts in this call:
- *   `agreement` (0..1) is the share of the vector arm's first `agreementDepth` hits that are also among the
- *   lexical arm's first `agreementDepth` (of the shorter list, when one arm has fewer) — agreement between
+ *   `agreement` (0..1) is the overlap of the two arms' first `agreementDepth` hits beyond what two unrelated
+ *   lists drawn from the same candidates would share, `(overlap − expected) / (n − expected)` with
+ *   `n = min(depth, |lexical|, |vector|)` and `expected = min(depth, |lexical|)·min(depth, |vector|) / |candidates|`
+ *   (chance-corrected like Cohen's kappa, 1960) — agreement between
  *   independent scoring functions predicts that a query is answered well (Aslam and Pavlu 2007, "Query
  *   Hardness Estimation Using Jensen-Shannon Divergence Among Multiple Scoring Functions", ECIR); the power
  *   `p` (default 2) makes the response conservative, so partial agreement, typical of an embedder that
@@ -182,7 +184,12 @@ export function calibrate(candidates: readonly FusionCandidate[], depth: number)
     }
   }
   const n = Math.min(depth, lexicalCount, vectorCount);
-  return { lexical, vector, agreement: n === 0 ? 1 : Math.min(1, both / n) };
+  if (n === 0) return { lexical, vector, agreement: 1 };
+  // Chance-corrected (as Cohen's kappa): two unrelated top lists drawn from the candidates overlap by
+  // `expected` rows on average, which is large when an agent has few rows.
+  const expected = (Math.min(depth, lexicalCount) * Math.min(depth, vectorCount)) / candidates.length;
+  const agreement = n > expected ? Math.max(0, Math.min(1, (both - expected) / (n - expected))) : 0;
+  return { lexical, vector, agreement };
 }
 
 /** Min-max normalisation into 0..1 (1 when the range is empty). */

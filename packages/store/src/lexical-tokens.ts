@@ -16,8 +16,12 @@ import { stemmer } from 'stemmer';
 export const MAX_TOKEN_LENGTH = 64;
 
 const CJK_CLASS = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30FC\u3005\u3006`;
-// A CJK run, or a run of other letters, digits, marks and private-use characters (never including CJK).
-const TOKEN_RUN = new RegExp(`([${CJK_CLASS}]+)|((?:(?![${CJK_CLASS}])[\\p{L}\\p{N}\\p{Co}\\p{M}])+)`, 'gu');
+// Runs of letters, digits, marks and private-use characters; a run holding CJK is split further.
+const TOKEN_RUN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
+const CJK_TEST = new RegExp(`[${CJK_CLASS}]`, 'u');
+// Inside a run: a CJK run, or a run of other characters.
+const CJK_SPLIT = new RegExp(`([${CJK_CLASS}]+)|([^${CJK_CLASS}]+)`, 'gu');
+const ASCII = /^[\x00-\x7f]*$/;
 const MARKS = /\p{M}/gu;
 
 /**
@@ -38,31 +42,51 @@ export const QUERY_STOP_WORDS: ReadonlySet<string> = new Set(
 
 /** A word token before stemming: diacritics folded (after NFKC and lower-casing), cut to the length limit. */
 function foldWord(run: string): string {
-  const folded = run.normalize('NFD').replace(MARKS, '').normalize('NFC');
+  const folded = ASCII.test(run) ? run : run.normalize('NFD').replace(MARKS, '').normalize('NFC');
   if (folded.length <= MAX_TOKEN_LENGTH) return folded;
   return [...folded].slice(0, MAX_TOKEN_LENGTH).join('');
 }
 
-/** Stems one folded word (words of one or two characters are kept as they are). */
+const STEM_CACHE_MAX = 50_000;
+const stemCache = new Map<string, string>();
+
+/** Stems one folded word (words of one or two characters are kept as they are); memoised, bounded. */
 function stem(word: string): string {
-  return word.length > 2 ? stemmer(word) : word;
+  if (word.length <= 2) return word;
+  let out = stemCache.get(word);
+  if (out === undefined) {
+    out = stemmer(word);
+    if (stemCache.size >= STEM_CACHE_MAX) stemCache.clear();
+    stemCache.set(word, out);
+  }
+  return out;
+}
+
+function emitWord(raw: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+  const word = foldWord(raw);
+  if (word.length === 0 || stopWords?.has(word)) return;
+  emit(stem(word));
+}
+
+function emitCjk(run: string, emit: (term: string) => void): void {
+  const cps = [...run];
+  for (const c of cps) emit(c);
+  for (let i = 0; i + 1 < cps.length; i += 1) emit(`${cps[i]}${cps[i + 1]}`);
 }
 
 /** Calls `emit` for each index term of `text`, in order. */
 function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
   const lower = text.normalize('NFKC').toLowerCase();
   for (const match of lower.matchAll(TOKEN_RUN)) {
-    const cjk = match[1];
-    if (cjk !== undefined) {
-      const cps = [...cjk];
-      for (const c of cps) emit(c);
-      for (let i = 0; i + 1 < cps.length; i += 1) emit(`${cps[i]}${cps[i + 1]}`);
+    const run = match[0];
+    if (!CJK_TEST.test(run)) {
+      emitWord(run, stopWords, emit);
       continue;
     }
-    const word = foldWord(match[2] ?? '');
-    if (word.length === 0) continue;
-    if (stopWords?.has(word)) continue;
-    emit(stem(word));
+    for (const part of run.matchAll(CJK_SPLIT)) {
+      if (part[1] !== undefined) emitCjk(part[1], emit);
+      else emitWord(part[2] ?? '', stopWords, emit);
+    }
   }
 }
 

@@ -116,7 +116,7 @@ export interface LexicalQuery {
   readonly tags?: readonly string[];
 }
 
-/** One lexical hit; `score` is higher-is-better (negated bm25, summed over the indexes used). */
+/** One lexical hit; `score` is higher-is-better (`any` mode: the BM25 score; `all` mode: negated FTS5 bm25, summed over the indexes used). */
 export interface LexicalHit {
   readonly id: string;
   readonly revision: number;
@@ -129,9 +129,9 @@ export interface LexicalHit {
 export interface LexicalPaths {
   /** Word index (unicode61 + porter) for Latin/number terms. */
   readonly words: boolean;
-  /** Trigram index for CJK terms of ≥3 code points. */
+  /** CJK terms of ≥ 3 code points: their bigrams (BM25 index) in `any` mode, the trigram index in `all` mode. */
   readonly trigram: boolean;
-  /** Bounded `LIKE` scan for 1–2 character CJK terms. */
+  /** 1–2 character CJK terms: their unigram or bigram in `any` mode, a bounded `LIKE` scan in `all` mode. */
   readonly like: boolean;
 }
 

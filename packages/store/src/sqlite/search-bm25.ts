@@ -22,19 +22,20 @@ function bm25Sql(phrases: number): string {
     );
     phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
   }
-  return `WITH w(term, idf, grp) AS (
+  // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
+  return `WITH w(term, idf, grp) AS MATERIALIZED (
       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
       FROM json_each(@weights)),
     ${phraseCtes.map((c) => `${c},`).join('\n    ')}
     post(rid, idf, grp, tf) AS (
       SELECT p.rid, w.idf, w.grp, p.tf FROM w
-      JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
+      CROSS JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
       WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}),
     hits(rid, score, cand) AS (
       SELECT post.rid,
         sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * d.length / @avgdl))),
         max(post.grp <> ${SCORE_ONLY})
-      FROM post JOIN lexical_docs d ON d.rid = post.rid
+      FROM post CROSS JOIN lexical_docs d ON d.rid = post.rid
       GROUP BY post.rid)
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
       m.chunk_count AS chunks
