@@ -8,8 +8,8 @@ export const ENGRAM_RETRIEVAL_ERROR_CODES: readonly [
 export type EngramRetrievalErrorCode = (typeof ENGRAM_RETRIEVAL_ERROR_CODES)[number];
 
 /**
- * The one error type of this package, thrown for programmer errors only (an empty agent id, a limit that
- * is not a positive integer, an invalid configuration). Degradations and store failures never throw: they
+ * The one error type of this package, thrown for programmer errors only (an agent id the store's rule refuses,
+ * a limit that is not a positive integer, an invalid configuration). Degradations and store failures never throw: they
  * are reported in the execution context. Messages name the offending parameter, never user content.
  */
 export class EngramRetrievalError extends Error {

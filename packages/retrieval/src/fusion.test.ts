@@ -10,6 +10,7 @@ import {
   recencyFactor,
   vectorConfidence,
 } from './fusion.js';
+import { memoryRecord } from './memory-record.fixture.js';
 
 const NOW = 1_700_000_000_000;
 /** Reciprocal rank fusion, the non-default method these first tests pin down. */
@@ -17,29 +18,7 @@ const RRF: FusionWeights = { ...DEFAULT_FUSION_WEIGHTS, method: 'rrf' };
 const DAY = 86_400_000;
 
 function record(id: string, importance = 0.5, updatedAt = NOW): MemoryRecord {
-  return {
-    id,
-    agentId: 'a',
-    kind: 'fact',
-    content: id,
-    contentHash: id,
-    importance,
-    confidence: 1,
-    tags: [],
-    sessionId: null,
-    seqFrom: null,
-    seqTo: null,
-    createdAt: updatedAt,
-    updatedAt,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'ready',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
-  };
+  return memoryRecord({ id, importance, createdAt: updatedAt, updatedAt });
 }
 
 describe('fuseCandidates', () => {

@@ -2,6 +2,7 @@ import { estimateTokens, tokenUnits } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import { memoryPointer, renderCoreBlock } from './injection.js';
+import { memoryRecord } from './memory-record.fixture.js';
 
 function fact(
   id: string,
@@ -10,30 +11,7 @@ function fact(
   importance = 0.5,
   extra: Partial<MemoryRecord> = {},
 ): MemoryRecord {
-  return {
-    id,
-    agentId: 'a',
-    kind: 'fact',
-    content,
-    contentHash: id,
-    importance,
-    confidence: 1,
-    tags: [],
-    sessionId: null,
-    seqFrom: null,
-    seqTo: null,
-    createdAt,
-    updatedAt: createdAt,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'ready',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
-    ...extra,
-  };
+  return memoryRecord({ id, content, importance, createdAt, updatedAt: createdAt, ...extra });
 }
 
 const FACTS = [

@@ -1,8 +1,8 @@
 import { RETRIEVAL_PURPOSES, type RetrievalExecution } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import { isEngramRetrievalError } from './errors.js';
+import { memoryRecord } from './memory-record.fixture.js';
 import type { RetrievalStore } from './ports.js';
 import { createRetriever } from './retriever.js';
 
@@ -194,29 +194,8 @@ describe('createRetriever outcomes that need no store', () => {
 
 describe('store failures by arm (a store port that fails on purpose)', () => {
   const embedder = createDeterministicEmbedder();
-  const row: MemoryRecord = {
-    id: 'm1',
-    agentId: 'agent',
-    kind: 'fact',
-    content: 'deploy notes',
-    contentHash: 'h',
-    importance: 0.5,
-    confidence: 1,
-    tags: [],
-    sessionId: null,
-    seqFrom: null,
-    seqTo: null,
-    createdAt: 0,
-    updatedAt: 0,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'ready',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
-  };
+  const row = memoryRecord({ id: 'm1', agentId: 'agent', content: 'deploy notes', contentHash: 'h' });
+
   const fail = (code: string) => () =>
     Promise.reject(Object.assign(new Error('secret query text'), { code }));
   const working: RetrievalStore = {

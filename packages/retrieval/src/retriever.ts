@@ -47,8 +47,9 @@ export type RetrieveFunction = (
  * Every call resolves (never rejects) with an execution context settled exactly once and reported to the
  * observer exactly once: degradations keep the answer `completed` (FTS-only after an embedding failure), a
  * store failure gives `failed` with a cause and no results, an aborted signal gives `cancelled`. Only a
- * programmer error (empty agent id, invalid limit, kinds or tags) throws an `EngramRetrievalError`, before
- * anything is read or reported. `recall`, `search` and `injection` record access to what they return after
+ * programmer error (an agent id the store's rule refuses — blank, too long, a control character, a lone
+ * surrogate —, an invalid limit, kinds or tags) throws an `EngramRetrievalError`, before anything is read or
+ * reported: a caller's mistake is never counted as a store error. `recall`, `search` and `injection` record access to what they return after
  * settling (see {@link RetrieverConfig.trackAccess}); `decision` is read-only.
  */
 export interface Retriever {

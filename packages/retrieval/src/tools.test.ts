@@ -163,6 +163,18 @@ describe('parseToolArguments', () => {
     }
   });
 
+  it('refuses a `file` filter the tag rule refuses, naming the field and not the value', () => {
+    expect(parseToolArguments('memory_search', { query: 'retry', file: 'src/a\ud800.ts' })).toEqual({
+      ok: false,
+      text: 'Invalid arguments for memory_search: "file" is invalid.',
+    });
+    expect(parseToolArguments('memory_search', { query: 'retry', file: 'src/a\u0000.ts' })).toEqual({
+      ok: false,
+      text: 'Invalid arguments for memory_search: "file" has an invalid format; "file" is invalid.',
+    });
+    expect(parseToolArguments('memory_search', { query: 'retry', file: 'src/日本.ts' }).ok).toBe(true);
+  });
+
   it('reports at most three issues', () => {
     const parsed = parseToolArguments('skill_write', { a: 1, b: 2 });
     expect(parsed.ok).toBe(false);

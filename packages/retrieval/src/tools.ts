@@ -52,7 +52,8 @@ export interface ToolHandler {
   readonly definitions: readonly ToolDefinition[];
   /**
    * Runs one tool call. Never rejects for bad arguments or store failures (they become `ok: false` with a
-   * typed message); only an invalid `ctx.agentId` (the store's agent-id rule) — a programmer error — throws an `EngramRetrievalError`.
+   * typed message); only an invalid `ctx.agentId` (refused by the store's agent-id rule) — a programmer
+   * error — throws an `EngramRetrievalError`, before anything is read or written.
    */
   execute(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolCallResult>;
 }

@@ -104,7 +104,9 @@ function invalidConfig(field: string, rule: string): EngramRetrievalError {
   );
 }
 
-function intSetting(
+/** A setting in `min..max` (default `fallback`): an integer, or any finite number. */
+function rangedSetting(
+  kind: 'integer' | 'finite',
   value: number | undefined,
   fallback: number,
   field: string,
@@ -112,22 +114,22 @@ function intSetting(
   max: number,
 ): number {
   const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min || v > max) throw invalidConfig(field, `an integer in ${min}..${max}`);
+  const valid = kind === 'integer' ? Number.isInteger(v) : Number.isFinite(v);
+  if (!valid || v < min || v > max) {
+    throw invalidConfig(field, `${kind === 'integer' ? 'an integer' : 'a finite number'} in ${min}..${max}`);
+  }
   return v;
 }
 
-function numberSetting(
+type SettingReader = (
   value: number | undefined,
   fallback: number,
   field: string,
   min: number,
   max: number,
-): number {
-  const v = value ?? fallback;
-  if (!Number.isFinite(v) || v < min || v > max)
-    throw invalidConfig(field, `a finite number in ${min}..${max}`);
-  return v;
-}
+) => number;
+const intSetting: SettingReader = (...args) => rangedSetting('integer', ...args);
+const numberSetting: SettingReader = (...args) => rangedSetting('finite', ...args);
 
 /** Validates a retriever configuration and resolves its defaults; throws `ENGRAM_RETRIEVAL_INVALID_CONFIG`. */
 export function resolveSettings(config: RetrieverConfig): RetrieverSettings {

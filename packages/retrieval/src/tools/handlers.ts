@@ -1,4 +1,4 @@
-import { contentHash, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
+import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } from '../fact-merge.js';
 import type { QueryEmbedder, ToolStore } from '../ports.js';
@@ -10,8 +10,6 @@ import { parseMemoryWindow } from './window.js';
 
 /** Most events one `memory_get` pointer may span. */
 export const MAX_POINTER_EVENTS = 200;
-/** The store's cap on tags per row. */
-const MAX_FACT_TAGS = 64;
 /** Tag prefix `memory_remember` stores a topic under. */
 export const TOPIC_TAG_PREFIX = 'topic:';
 
@@ -193,7 +191,7 @@ const remember = async (
       continue;
     }
     const union = [...new Set([...record.tags, ...(tag === null ? [] : [tag])])].sort();
-    const tags = union.length > MAX_FACT_TAGS ? record.tags : union;
+    const tags = union.length > MAX_TAGS ? record.tags : union;
     try {
       const merged = await store.updateMemory(ctx.agentId, record.id, record.revision, {
         content,

@@ -1,4 +1,4 @@
-import { ARCHIVE_POINTER_PATTERN } from '@engram/contracts';
+import { ARCHIVE_POINTER_PATTERN, isValidTag } from '@engram/contracts';
 import { z } from 'zod';
 import { clip } from './render.js';
 import { MEMORY_WINDOW_PATTERN } from './window.js';
@@ -115,6 +115,8 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
         .min(1)
         .max(500)
         .regex(NO_CONTROL)
+        // The search filters on the tag `file:<file>`: the tag rule decides (a lone surrogate fails here).
+        .refine((file) => isValidTag(`file:${file}`))
         .optional()
         .describe('Only memories tagged with this file path.'),
     }),
