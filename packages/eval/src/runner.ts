@@ -7,7 +7,9 @@ import {
   type Retriever,
 } from '@engram/retrieval';
 import {
+  CHUNK_BUDGET,
   createSqliteMemoryStore,
+  type EmbeddingOutcome,
   type NewMemory,
   type SqliteMemoryStore,
   type StoreObserver,
@@ -113,10 +115,11 @@ const INVALIDATING = new Set([
 
 /**
  * Inserts a fixture's corpus with its vectors (from `vectors`, by default the deterministic embedder), in
- * batches of one transaction each.
+ * batches of one transaction each. A row longer than the store's chunk budget is stored in chunks: it is
+ * inserted without a vector and its chunks are embedded afterwards, as the embedding drain would.
  */
 export async function loadFixture(
-  store: Pick<SqliteMemoryStore, 'insertMemories'>,
+  store: Pick<SqliteMemoryStore, 'insertMemories' | 'listPendingEmbeddings' | 'commitEmbeddings'>,
   fixture: RetrievalFixture,
   options: {
     readonly conceptFeatures?: boolean;
@@ -144,9 +147,21 @@ export async function loadFixture(
   let withoutVector = 0;
   for (let start = 0; start < total; start += batchSize) {
     const slice = fixture.corpus.slice(start, start + batchSize);
-    const vectors = await source.vectors(slice.map((row) => row.content));
-    const rows: NewMemory[] = slice.map((row, i) => {
-      const vector = vectors[i] as Float32Array;
+    const short = slice.filter((row) => row.content.length <= CHUNK_BUDGET);
+    const shortVectors = await source.vectors(short.map((row) => row.content));
+    const byRow = new Map(short.map((row, i) => [row, shortVectors[i] as Float32Array]));
+    const rows: NewMemory[] = slice.map((row) => {
+      const vector = byRow.get(row);
+      if (vector === undefined) {
+        return {
+          id: row.id,
+          agentId: row.agentId,
+          kind: row.kind,
+          content: row.content,
+          importance: row.importance,
+          createdAt: row.createdAt ?? options.createdAt,
+        };
+      }
       // A text without features embeds to the zero vector, which cannot be cosine-compared: such a row
       // stays without a vector (lexical search still finds it).
       const zero = isZeroVector(vector);
@@ -164,6 +179,24 @@ export async function loadFixture(
     await store.insertMemories(rows);
     batches += 1;
     options.onProgress?.({ phase: 'load', done: Math.min(start + batchSize, total), total });
+  }
+  // The chunks of long rows, embedded batch by batch like the drain (zero vectors: lexical only).
+  for (;;) {
+    const pending = await store.listPendingEmbeddings({ limit: batchSize });
+    if (pending.length === 0) break;
+    const vectors = await source.vectors(pending.map((p) => p.content));
+    const committed = await store.commitEmbeddings(
+      pending.map((p, i): EmbeddingOutcome => {
+        const vector = vectors[i] as Float32Array;
+        const target = {
+          id: p.id,
+          revision: p.revision,
+          ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+        };
+        return isZeroVector(vector) ? { ...target, state: 'ftsOnly' } : { ...target, state: 'ready', vector };
+      }),
+    );
+    if (committed.stale === pending.length) break;
   }
   return { rows: total, batches, withoutVector };
 }

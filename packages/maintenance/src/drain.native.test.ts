@@ -67,6 +67,46 @@ describe('embedding drain over a real store', () => {
     });
   });
 
+  it('embeds every chunk of a long memory exactly once; the memory is ready and found by its chunk', async () => {
+    const { store, embedder } = temp();
+    const paragraph = (i: number): string =>
+      `Session ${i}: the team reviewed the release checklist, the flaky integration tests and the on-call rota. ` +
+      'Everyone agreed to keep the deploy window short and to write down what broke. '.repeat(4);
+    const long = Array.from({ length: 14 }, (_, i) =>
+      i === 9 ? `${paragraph(i)} The lighthouse keeper's kayak needs new paddles.` : paragraph(i),
+    ).join('\n\n');
+    await store.insertMemories([
+      { id: 'long', agentId: 'a', kind: 'semantic', content: long },
+      ...rows('a', 5),
+    ]);
+    const embedded: string[] = [];
+    const recording: EmbedderPort = {
+      profile: embedder.profile,
+      embed: async (texts, options) => {
+        embedded.push(...texts);
+        return embedder.embed(texts, options);
+      },
+    };
+    const drain = createEmbeddingDrain({ store, embedder: recording, batchSize: 4, maxBatchesPerRun: 100 });
+    const result = await drain.run({ agentId: 'a' });
+    expect(result.outcome).toBe('completed');
+    expect(result.backlog).toBe(0);
+    const chunkTexts = embedded.filter((t) => t.length > 100);
+    // Each chunk once: as many distinct texts as embedded, together covering the memory.
+    expect(chunkTexts.length).toBeGreaterThan(5);
+    expect(new Set(chunkTexts).size).toBe(chunkTexts.length);
+    expect(chunkTexts.every((t) => t.length <= 1000 && long.includes(t))).toBe(true);
+    expect(embedded).toHaveLength(chunkTexts.length + 5);
+    expect(await store.getMemory('a', 'long')).toMatchObject({ embeddingState: 'ready' });
+    const kayak = chunkTexts.find((t) => t.includes('kayak')) ?? '';
+    const [query] = await embedder.embed([kayak]);
+    const hits = await store.searchVector({ agentId: 'a', vector: query as Float32Array, k: 3 });
+    expect(hits[0]?.id).toBe('long');
+    expect(long.slice(hits[0]?.chunk?.start, hits[0]?.chunk?.end)).toContain('kayak');
+    // A second run has nothing left to embed.
+    expect(await drain.run({ agentId: 'a' })).toMatchObject({ rows: 0 });
+  });
+
   it('stops at the batch bound and leaves the rest for the next run', async () => {
     const { store, embedder } = temp();
     await store.insertMemories(rows('a', 300));

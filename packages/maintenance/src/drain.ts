@@ -76,6 +76,13 @@ function zeroTransitions(): { ready: number; error: number; ftsOnly: number; sta
   return { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
 }
 
+/** What an outcome names: the row, its revision, and the chunk for a chunked memory's item. */
+function target(r: PendingEmbedding): { id: string; revision: number; chunk?: number } {
+  return r.chunk === undefined
+    ? { id: r.id, revision: r.revision }
+    : { id: r.id, revision: r.revision, chunk: r.chunk };
+}
+
 /** Splits a batch's outcomes by the agent of each row, agents in order of first appearance. */
 function groupByAgent(
   rows: readonly PendingEmbedding[],
@@ -165,7 +172,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
     signal: AbortSignal | undefined,
   ): Promise<{ outcomes: EmbeddingOutcome[] } | { stop: 'deferred' | 'cancelled' }> {
     if (embedder === null) {
-      return { outcomes: rows.map((r) => ({ id: r.id, revision: r.revision, state: 'ftsOnly' as const })) };
+      return { outcomes: rows.map((r) => ({ ...target(r), state: 'ftsOnly' as const })) };
     }
     let vectors: unknown;
     try {
@@ -176,7 +183,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
     } catch (error) {
       if (signal?.aborted === true) return { stop: 'cancelled' };
       if (isLocalRejection(error)) return { stop: 'deferred' };
-      return { outcomes: rows.map((r) => ({ id: r.id, revision: r.revision, state: 'error' as const })) };
+      return { outcomes: rows.map((r) => ({ ...target(r), state: 'error' as const })) };
     }
     if (signal?.aborted === true) return { stop: 'cancelled' };
     const dims = embedder.profile.dimensions;
@@ -185,11 +192,10 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
       outcomes: rows.map((r, i): EmbeddingOutcome => {
         const v: unknown = list?.[i];
         const kind = list === null ? 'malformed' : classifyVector(v, dims);
-        if (kind === 'ok')
-          return { id: r.id, revision: r.revision, state: 'ready', vector: v as Float32Array };
+        if (kind === 'ok') return { ...target(r), state: 'ready', vector: v as Float32Array };
         // An all-zero vector carries no signal (cosine is undefined): the row is lexical-only, not an error.
-        if (kind === 'zero') return { id: r.id, revision: r.revision, state: 'ftsOnly' };
-        return { id: r.id, revision: r.revision, state: 'error' };
+        if (kind === 'zero') return { ...target(r), state: 'ftsOnly' };
+        return { ...target(r), state: 'error' };
       }),
     };
   }

@@ -82,7 +82,11 @@ for (const agentId of AGENTS) {
 }
 
 function content(n: number, i: number): string {
-  const words = Array.from({ length: prng.between(3, 7) }, () => prng.pick(VOCABULARY));
+  // One row in ten is a long memory (over the chunk budget): it is stored and embedded in chunks.
+  const long = prng.chance(0.1);
+  const words = Array.from({ length: long ? prng.between(300, 600) : prng.between(3, 7) }, () =>
+    prng.pick(VOCABULARY),
+  );
   const cjk = prng.chance(0.2) ? ` ${prng.pick(CJK_PHRASES)}` : '';
   return `run ${run} op ${n} row ${i} ${words.join(' ')}${cjk}`;
 }
@@ -198,7 +202,12 @@ async function step(n: number): Promise<void> {
       const pending = await store.listPendingEmbeddings({ limit: prng.between(1, 24) });
       if (pending.length === 0) return;
       const vectors = await embedder.embed(pending.map((p) => p.content));
-      const items = pending.map((p) => ({ id: p.id, revision: p.revision }));
+      // A chunked memory's items name their chunk; the memory is ready once every chunk is.
+      const items = pending.map((p) => ({
+        id: p.id,
+        revision: p.revision,
+        ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+      }));
       emit({ t: 'B', n, op, items });
       const result = await store.commitEmbeddings(
         pending.map((p, i) => ({
@@ -206,6 +215,7 @@ async function step(n: number): Promise<void> {
           revision: p.revision,
           state: 'ready' as const,
           vector: vectors[i] as Float32Array,
+          ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
         })),
       );
       emit({ t: 'C', n, op, items, ready: result.ready, stale: result.stale });

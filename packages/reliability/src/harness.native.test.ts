@@ -194,3 +194,81 @@ describe('the fault-injecting driver', () => {
     }
   });
 });
+
+describe('the consistency inspection covers the chunks of long memories', () => {
+  const K = 2 ** 40;
+
+  /** A store file with one long memory, every chunk embedded (ready); returns its rowid and chunk count. */
+  async function seededLong(): Promise<{ path: string; rid: number; chunks: number }> {
+    files += 1;
+    const path = join(dir, `long${files}.db`);
+    const store = createSqliteMemoryStore({ path, embedding: embedder.profile });
+    try {
+      const content = Array.from(
+        { length: 40 },
+        (_, i) => `Line ${i} of the long record: alpha bravo charlie delta.`,
+      )
+        .join('\n')
+        .concat(' 数据库连接池');
+      await store.insertMemory({ id: 'long', agentId: 'a', kind: 'fact', content });
+      for (;;) {
+        const pending = await store.listPendingEmbeddings({ limit: 8 });
+        if (pending.length === 0) break;
+        const vectors = await embedder.embed(pending.map((p) => p.content));
+        await store.commitEmbeddings(
+          pending.map((p, i) => ({
+            id: p.id,
+            revision: p.revision,
+            state: 'ready' as const,
+            vector: vectors[i] as Float32Array,
+            ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+          })),
+        );
+      }
+      expect(await store.getMemory('a', 'long')).toMatchObject({ embeddingState: 'ready' });
+    } finally {
+      store.close();
+    }
+    const raw = openDatabase(path);
+    try {
+      const row = raw.prepare("SELECT rid, chunk_count FROM memories WHERE id = 'long'").get() as {
+        rid: number;
+        chunk_count: number;
+      };
+      return { path, rid: Number(row.rid), chunks: row.chunk_count };
+    } finally {
+      raw.close();
+    }
+  }
+
+  it('a chunked ready memory is consistent', async () => {
+    const { path, chunks } = await seededLong();
+    expect(chunks).toBeGreaterThan(1);
+    const report = inspectDatabase(path);
+    expect(consistencyProblems(report)).toEqual(CONSISTENT);
+    expect(report.vectors).toBe(chunks);
+  });
+
+  it('a ready memory missing one chunk vector, and one chunk missing from the word index', async () => {
+    const { path, rid } = await seededLong();
+    damage(
+      path,
+      `DELETE FROM memories_vec WHERE rowid = ${rid + 2 * K}`,
+      `DELETE FROM memories_fts_words WHERE rowid = ${rid + K}`,
+    );
+    expect(consistencyProblems(inspectDatabase(path))).toEqual({
+      ...CONSISTENT,
+      readyWithoutVector: [rid],
+      unindexed: [rid],
+    });
+  });
+
+  it('a chunked memory deleted behind the indexes: every chunk FTS row, chunk vector and chunk row is a ghost', async () => {
+    const { path, rid, chunks } = await seededLong();
+    damage(path, `DELETE FROM memories WHERE rid = ${rid}`);
+    const keys = Array.from({ length: chunks }, (_, i) => rid + i * K);
+    const problems = consistencyProblems(inspectDatabase(path));
+    expect(problems).toMatchObject({ ghostWords: keys, ghostVectors: keys, ghostChunks: [rid] });
+    expect((problems.ghostTrigram as number[]).length).toBeGreaterThan(0);
+  });
+});

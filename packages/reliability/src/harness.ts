@@ -106,17 +106,22 @@ export interface ConsistencyReport {
   /** FTS5 `integrity-check` of the word and trigram tables: `ok` or the error code. */
   readonly ftsWords: string;
   readonly ftsTrigram: string;
-  /** FTS rowids without a memory row. */
+  /** FTS keys without a memory row (or past the memory's chunks). */
   readonly ghostWords: readonly number[];
   readonly ghostTrigram: readonly number[];
-  /** Memory rows missing from the word index (silently unindexed). */
+  /** Memory rows (or chunks of a long memory) missing from the word index (silently unindexed). */
   readonly unindexed: readonly number[];
   /** CJK rows missing from the trigram index. */
   readonly unindexedCjk: readonly number[];
-  /** Vector rowids without a memory row, or whose row is not `ready`, or of another agent. */
+  /**
+   * Vector keys without a memory row, of another agent, of a short row that is not `ready`, or of a chunk that
+   * is gone or not marked embedded.
+   */
   readonly ghostVectors: readonly number[];
-  /** `ready` rows without a vector. */
+  /** `ready` rows missing a vector: a short row's, or any embedded chunk's, or with a chunk still pending. */
   readonly readyWithoutVector: readonly number[];
+  /** Chunk rows without their memory, and chunked memories whose chunk rows do not number `chunk_count`. */
+  readonly ghostChunks: readonly number[];
   /** Tag rows without their memory row. */
   readonly ghostTags: number;
   readonly memories: number;
@@ -146,36 +151,60 @@ export function inspectConnection(db: SqliteDatabase): ConsistencyReport {
   const hasVec =
     db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'memories_vec'").get() !== undefined;
   const count = (sql: string): number => Number((db.prepare(sql).get() as { n: number | bigint }).n);
+  // A chunk's FTS rows and vector are keyed `rid + index · 2^40`; a short memory's by its rid (index 0).
+  const K = 1_099_511_627_776;
+  const ghostFts = (t: string): string =>
+    `SELECT rowid AS rid FROM ${t} WHERE NOT EXISTS (SELECT 1 FROM memories m
+       WHERE m.rid = ${t}.rowid % ${K} AND ${t}.rowid / ${K} < m.chunk_count)`;
   return {
     integrity,
     ftsWords: ftsCheck(db, 'memories_fts_words'),
     ftsTrigram: ftsCheck(db, 'memories_fts_trigram'),
-    ghostWords: rowids(
+    ghostWords: rowids(db, ghostFts('memories_fts_words')),
+    ghostTrigram: rowids(db, ghostFts('memories_fts_trigram')),
+    unindexed: rowids(
       db,
-      'SELECT rowid AS rid FROM memories_fts_words WHERE rowid NOT IN (SELECT rid FROM memories)',
+      `SELECT rid FROM memories WHERE chunk_count = 1 AND rid NOT IN (SELECT rowid FROM memories_fts_words)
+       UNION SELECT c.rid FROM memory_chunks c
+       WHERE c.rid + c.idx * ${K} NOT IN (SELECT rowid FROM memories_fts_words)`,
     ),
-    ghostTrigram: rowids(
-      db,
-      'SELECT rowid AS rid FROM memories_fts_trigram WHERE rowid NOT IN (SELECT rid FROM memories)',
-    ),
-    unindexed: rowids(db, 'SELECT rid FROM memories WHERE rid NOT IN (SELECT rowid FROM memories_fts_words)'),
+    // A chunked CJK memory: at least one of its chunks (the one with the CJK text) is in the trigram index.
     unindexedCjk: rowids(
       db,
-      'SELECT rid FROM memories WHERE has_cjk = 1 AND rid NOT IN (SELECT rowid FROM memories_fts_trigram)',
+      `SELECT rid FROM memories WHERE has_cjk = 1 AND chunk_count = 1
+         AND rid NOT IN (SELECT rowid FROM memories_fts_trigram)
+       UNION SELECT m.rid FROM memories m WHERE m.has_cjk = 1 AND m.chunk_count > 1 AND NOT EXISTS (
+         SELECT 1 FROM memory_chunks c WHERE c.rid = m.rid
+           AND c.rid + c.idx * ${K} IN (SELECT rowid FROM memories_fts_trigram))`,
     ),
     ghostVectors: hasVec
       ? rowids(
           db,
-          `SELECT v.rowid AS rid FROM memories_vec v LEFT JOIN memories m ON m.rid = v.rowid
-           WHERE m.rid IS NULL OR m.embedding_state <> 'ready' OR m.agent_id <> v.agent_id`,
+          `SELECT v.rowid AS rid FROM memories_vec v LEFT JOIN memories m ON m.rid = v.rowid % ${K}
+           LEFT JOIN memory_chunks c ON c.agent_id = m.agent_id AND c.rid = m.rid AND c.idx = v.rowid / ${K}
+           WHERE m.rid IS NULL OR m.agent_id <> v.agent_id
+             OR (m.chunk_count = 1 AND (v.rowid <> m.rid OR m.embedding_state <> 'ready'))
+             OR (m.chunk_count > 1 AND (c.idx IS NULL OR c.vec <> 1))`,
         )
       : [],
     readyWithoutVector: hasVec
       ? rowids(
           db,
-          "SELECT rid FROM memories WHERE embedding_state = 'ready' AND rid NOT IN (SELECT rowid FROM memories_vec)",
+          `SELECT rid FROM memories WHERE embedding_state = 'ready' AND chunk_count = 1
+             AND rid NOT IN (SELECT rowid FROM memories_vec)
+           UNION SELECT m.rid FROM memories m JOIN memory_chunks c ON c.rid = m.rid
+           WHERE m.embedding_state = 'ready' AND (c.vec = 0
+             OR (c.vec = 1 AND c.rid + c.idx * ${K} NOT IN (SELECT rowid FROM memories_vec)))`,
         )
       : rowids(db, "SELECT rid FROM memories WHERE embedding_state = 'ready'"),
+    ghostChunks: rowids(
+      db,
+      `SELECT c.rid FROM memory_chunks c LEFT JOIN memories m ON m.rid = c.rid
+       WHERE m.rid IS NULL OR m.agent_id <> c.agent_id
+       UNION SELECT m.rid FROM memories m
+       WHERE m.chunk_count <> max(1, (SELECT count(*) FROM memory_chunks c WHERE c.rid = m.rid))
+         OR (m.chunk_count = 1 AND EXISTS (SELECT 1 FROM memory_chunks c WHERE c.rid = m.rid))`,
+    ),
     ghostTags: count(
       'SELECT count(*) AS n FROM memory_tags t WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = t.rid AND m.agent_id = t.agent_id)',
     ),
@@ -215,6 +244,7 @@ export function consistencyProblems(report: ConsistencyReport): Record<string, u
     unindexedCjk: report.unindexedCjk,
     ghostVectors: report.ghostVectors,
     readyWithoutVector: report.readyWithoutVector,
+    ghostChunks: report.ghostChunks,
     ghostTags: report.ghostTags,
   };
 }
@@ -230,6 +260,7 @@ export const CONSISTENT: Readonly<Record<string, unknown>> = Object.freeze({
   unindexedCjk: [],
   ghostVectors: [],
   readyWithoutVector: [],
+  ghostChunks: [],
   ghostTags: 0,
 });
 

@@ -1,5 +1,5 @@
 import type { RetrievalArm } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryRecord } from '@engram/store';
 
 /** Why a result is where it is. */
 export interface RetrievalExplanation {
@@ -29,6 +29,12 @@ export interface RetrievalExplanation {
   readonly recency: number;
   /** The final score the order is based on. */
   readonly final: number;
+  /**
+   * For a memory stored in chunks (content longer than the store's chunk budget): the chunk that matched
+   * (the lexical arm's best chunk, else the vector arm's nearest), as UTF-16 offsets into `record.content`;
+   * `content.slice(start, end)` is the window to show. Absent for a memory that is one chunk.
+   */
+  readonly chunk?: ChunkSpan;
 }
 
 /** One fused result. */
@@ -45,6 +51,7 @@ export interface CandidateEvidence {
   readonly lexicalScore?: number;
   readonly vectorRank?: number;
   readonly similarity?: number;
+  readonly chunk?: ChunkSpan;
 }
 
 /** The fusion's figures for one candidate. */
@@ -79,5 +86,6 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     importance: terms.importance,
     recency: terms.recency,
     final: terms.final,
+    ...(evidence.chunk === undefined ? {} : { chunk: evidence.chunk }),
   };
 }

@@ -1,5 +1,5 @@
 import type { RetrievalArm } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { explain, type RetrievalResult } from './explanation.js';
 
 /** How the two arms are combined: calibrated scores with arm agreement (the default), or reciprocal ranks. */
@@ -116,6 +116,8 @@ export interface FusionCandidate {
   readonly lexicalScore?: number;
   readonly vectorRank?: number;
   readonly similarity?: number;
+  /** The matching chunk of a chunked memory (see `RetrievalExplanation.chunk`). */
+  readonly chunk?: ChunkSpan;
 }
 
 /** The recency factor `0.5^(age / halfLife)` of a row at `now` (1 for a row from the future). */

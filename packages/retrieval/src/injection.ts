@@ -5,10 +5,11 @@ import {
   type RetrievalExecution,
   tokenUnits,
 } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
 import type { InjectionStore } from './ports.js';
 import type { Retriever } from './retriever.js';
+import { formatMemoryWindow, resultText } from './tools/window.js';
 
 /** Header line of the core block. */
 export const CORE_BLOCK_HEADER = '# Core memory (facts)';
@@ -120,11 +121,14 @@ function selectCoreFacts(
   return { text, ids: new Set(chosen.map((c) => c.record.id)) };
 }
 
-function renderRecallLine(record: MemoryRecord): string {
+/** One recall line: a long memory shows its matching window (and points at it), bounded like any line. */
+function renderRecallLine(record: MemoryRecord, chunk?: ChunkSpan): string {
   const date = new Date(record.createdAt).toISOString().slice(0, 10);
-  const pointer = memoryPointer(record);
+  const pointer =
+    memoryPointer(record) ?? (chunk === undefined ? null : formatMemoryWindow(record.id, chunk));
   const suffix = pointer === null ? '' : ` (memory_get ${pointer})`;
-  return `- [${record.kind} ${date}] ${oneLine(record.content, MAX_RECALL_LINE_CHARS)}${suffix}\n`;
+  const text = resultText(record, chunk);
+  return `- [${record.kind} ${date}] ${oneLine(text, MAX_RECALL_LINE_CHARS)}${suffix}\n`;
 }
 
 async function listActiveFacts(store: InjectionStore, agentId: string): Promise<MemoryRecord[]> {
@@ -200,7 +204,7 @@ export async function buildInjection(input: InjectionInput): Promise<Injection> 
     for (const result of response.results) {
       if (lines.length >= recallLimit) break;
       if (coreIds.has(result.record.id)) continue;
-      const line = renderRecallLine(result.record);
+      const line = renderRecallLine(result.record, result.explanation.chunk);
       const lineUnits = tokenUnits(line);
       if (units + lineUnits > recallBudget) continue;
       units += lineUnits;

@@ -31,6 +31,7 @@ export type ToolStore = Pick<
   MemoryStore,
   | 'embeddingProfile'
   | 'insertMemory'
+  | 'getMemory'
   | 'findByContentHash'
   | 'listMemories'
   | 'updateMemory'

@@ -5,6 +5,8 @@
  * `@engram/contracts`; the raw driver layer for benchmarks and fault-injection suites is `@engram/store/raw`.
  */
 
+export type { ChunkSpan } from './chunking.js';
+export { CHUNK_BUDGET, CHUNK_OVERLAP } from './chunking.js';
 export type { EngramStoreErrorCode, EngramStoreErrorOptions } from './errors.js';
 export { ENGRAM_STORE_ERROR_CODES, EngramStoreError, isEngramStoreError } from './errors.js';
 export type { EncryptionCipher, NativeCapability, NativeCapabilityReport, SqliteDriver } from './native.js';

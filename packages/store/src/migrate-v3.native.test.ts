@@ -27,7 +27,7 @@ afterEach(() => {
 function createV2(path: string): SqliteDatabase {
   const db = openDatabase(path, { loadVectorExtension: false });
   db.exec(META_TABLE_SQL);
-  for (const m of MIGRATIONS) if (m.version <= 2) m.up(db);
+  for (const m of MIGRATIONS) if (m.version <= 2) m.up(db, undefined as never); // migrations 1 and 2 use no context
   const meta = db.prepare('INSERT INTO meta(key, value) VALUES (?, ?)');
   meta.run('schema_version', '2');
   meta.run('tokenizer', `words=${WORDS_TOKENIZER}; trigram=trigram (cjk rows only)`);
@@ -63,10 +63,10 @@ describe('schema v2 → v3', () => {
     ).run();
     db.close();
 
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     const store = createSqliteMemoryStore({ path, embedding: null });
     open.push(store);
-    expect(store.info.schemaVersion).toBe(3);
+    expect(store.info.schemaVersion).toBe(4);
     expect((await store.getMemory('a', 'a-2'))?.content).toBe('note 2 about the deploy pipeline');
     const words = await store.searchLexical({ agentId: 'a', terms: ['deploying', 'pipelines'], limit: 10 });
     expect(words.hits.map((h) => h.id).sort()).toEqual(['a-1', 'a-2', 'a-3']);
@@ -94,7 +94,7 @@ describe('schema v2 → v3', () => {
 
     const store = createSqliteMemoryStore({ path, embedding: null });
     open.push(store);
-    expect(store.info.schemaVersion).toBe(3);
+    expect(store.info.schemaVersion).toBe(4);
     const found = await store.searchLexical({ agentId: 'big', terms: ['74321', 'checklist'], limit: 5 });
     expect(found.hits[0]?.id).toBe('big-74321');
     expect((await store.searchLexical({ agentId: 'big', terms: ['zebra'], limit: 5 })).hits).toEqual([]);

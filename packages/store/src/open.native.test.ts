@@ -125,14 +125,16 @@ describe('opening a file database', () => {
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
       raw.exec('ALTER TABLE memories DROP COLUMN like_text');
+      raw.exec('DROP TABLE memory_chunks');
+      raw.exec('ALTER TABLE memories DROP COLUMN chunk_count');
       raw.exec('DROP TABLE lexical_postings; DROP TABLE lexical_docs; DROP TABLE lexical_stats;');
       raw.prepare("UPDATE meta SET value = '1' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     const store = openStore({ path, embedding: null });
-    expect(store.info.schemaVersion).toBe(3);
+    expect(store.info.schemaVersion).toBe(4);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
     expect(found.paths.like).toBe(true);
     expect(found.hits.map((h) => h.id).sort()).toEqual(['kangxi', 'plain']);
@@ -141,7 +143,7 @@ describe('opening a file database', () => {
     const check = openDatabase(path, { loadVectorExtension: false });
     try {
       expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
-        value: '3',
+        value: '4',
       });
       // Only a CJK row whose NFKC form differs carries a LIKE text.
       expect(check.prepare('SELECT id, like_text FROM memories ORDER BY id').all()).toEqual([

@@ -6,6 +6,8 @@
 import { indexLexicalUnit, LEXICAL_INDEX_DDL, REBUILD_LEXICAL_STATS } from './lexical-index.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
+import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
+import type { StoreContext } from './sqlite/context.js';
 
 /** Word index tokenizer: Porter stemming over unicode61 with diacritics folded. */
 export const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
@@ -17,7 +19,8 @@ export const TOKENIZER_DESCRIPTION: string = `words=${WORDS_TOKENIZER}; trigram=
 /** One forward-only migration. */
 export interface Migration {
   readonly version: number;
-  up(db: SqliteDatabase): void;
+  /** Runs inside the migration transaction; `ctx` gives the current index writers. */
+  up(db: SqliteDatabase, ctx: StoreContext): void;
 }
 
 /** The migrations, in order; the last version is the store's schema version. */
@@ -157,6 +160,18 @@ CREATE TABLE IF NOT EXISTS skills (
       db.prepare(
         "INSERT INTO meta(key, value) VALUES ('tokenizer', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       ).run(TOKENIZER_DESCRIPTION);
+    },
+  },
+  {
+    // Long memories are chunked: `chunk_count` on the memory, one `memory_chunks` row per chunk of a memory
+    // longer than the chunk budget, FTS rows and vectors keyed by chunk (see `sqlite/chunks.ts`). Short
+    // memories keep their rows and vectors as they are; long ones are re-indexed per chunk, lose their
+    // whole-content vector and become `pending`, so the drain embeds their chunks.
+    version: 4,
+    up(db: SqliteDatabase, ctx: StoreContext): void {
+      db.exec('ALTER TABLE memories ADD COLUMN chunk_count INTEGER NOT NULL DEFAULT 1');
+      db.exec(CHUNK_TABLE_SQL);
+      chunkExistingMemories(db, ctx);
     },
   },
 ];

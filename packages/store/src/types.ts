@@ -18,6 +18,8 @@ export type {
   VectorWarmupOutcome,
 } from '@engram/contracts';
 
+import type { ChunkSpan } from './chunking.js';
+
 /**
  * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
  * `/^[a-z][a-z0-9_-]{0,31}$/`, the value (everything after the first `:`) non-empty, at most 512 UTF-16 units, without control characters or lone surrogates; at most
@@ -119,6 +121,8 @@ export interface LexicalHit {
   readonly id: string;
   readonly revision: number;
   readonly score: number;
+  /** For a chunked memory: the best-matching chunk (`content.slice(start, end)` is its window). */
+  readonly chunk?: ChunkSpan;
 }
 
 /** Which lexical paths a search used. */
@@ -154,6 +158,8 @@ export interface VectorHit {
   readonly id: string;
   readonly distance: number;
   readonly similarity: number;
+  /** For a chunked memory: the nearest chunk (`content.slice(start, end)` is its window). */
+  readonly chunk?: ChunkSpan;
 }
 
 /** A candidate to revalidate: the revision the caller saw, when it knows it. */
@@ -166,16 +172,25 @@ export interface RevalidationCandidate {
 export interface PendingEmbedding {
   readonly id: string;
   readonly agentId: string;
+  /** The text to embed: the whole content, or the chunk's text when `chunk` is given. */
   readonly content: string;
   readonly revision: number;
   readonly embeddingAttempts: number;
+  /** For a memory longer than the chunk budget: the index of the chunk to embed (pass it back in the outcome). */
+  readonly chunk?: number;
 }
 
-/** One outcome to commit after embedding a batch. */
+/** One outcome to commit after embedding a batch (`chunk` as listed for a chunked memory). */
 export type EmbeddingOutcome =
-  | { readonly id: string; readonly revision: number; readonly state: 'ready'; readonly vector: Float32Array }
-  | { readonly id: string; readonly revision: number; readonly state: 'error' }
-  | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly' };
+  | {
+      readonly id: string;
+      readonly revision: number;
+      readonly state: 'ready';
+      readonly vector: Float32Array;
+      readonly chunk?: number;
+    }
+  | { readonly id: string; readonly revision: number; readonly state: 'error'; readonly chunk?: number }
+  | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly'; readonly chunk?: number };
 
 /** The real transitions an embedding commit made. `stale` rows changed revision (or vanished) meanwhile. */
 export interface EmbeddingCommitResult {

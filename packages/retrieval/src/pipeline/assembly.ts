@@ -9,6 +9,7 @@ export function collectCandidates(state: CallState): FusionCandidate[] {
       record,
       lexicalRank: index + 1,
       ...(hit.score === undefined ? {} : { lexicalScore: hit.score }),
+      ...(hit.chunk === undefined ? {} : { chunk: hit.chunk }),
     });
   });
   state.vectorValid.forEach(({ hit, record }, index) => {
@@ -17,6 +18,8 @@ export function collectCandidates(state: CallState): FusionCandidate[] {
       ...(existing ?? { record }),
       vectorRank: index + 1,
       ...(hit.similarity === undefined ? {} : { similarity: hit.similarity }),
+      // The lexical arm's chunk (where the words are) wins over the vector arm's.
+      ...(existing?.chunk === undefined && hit.chunk !== undefined ? { chunk: hit.chunk } : {}),
     });
   });
   return [...candidates.values()];

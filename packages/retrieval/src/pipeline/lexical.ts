@@ -21,6 +21,7 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
     id: hit.id,
     revision: hit.revision,
     score: hit.score,
+    ...(hit.chunk === undefined ? {} : { chunk: hit.chunk }),
   }));
   lexical.saturated = result.hits.length >= budget;
   state.recorder.fts = lexical.hits.length;

@@ -1,5 +1,5 @@
 import type { DegradationCause } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
@@ -30,6 +30,8 @@ export interface ArmHit {
   readonly revision?: number;
   readonly score?: number;
   readonly similarity?: number;
+  /** The store's matching chunk, for a chunked memory. */
+  readonly chunk?: ChunkSpan;
 }
 
 /** The candidates of one arm and the budget they were asked with. */

@@ -23,7 +23,11 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
   }
   vector.hits = raw
     .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)
-    .map((hit: VectorHit) => ({ id: hit.id, similarity: hit.similarity }));
+    .map((hit: VectorHit) => ({
+      id: hit.id,
+      similarity: hit.similarity,
+      ...(hit.chunk === undefined ? {} : { chunk: hit.chunk }),
+    }));
   // Deeper hits can only be less similar: refilling helps only when every hit cleared the threshold.
   vector.saturated = raw.length >= budget && vector.hits.length === raw.length;
   state.recorder.vector = vector.hits.length;

@@ -4,8 +4,9 @@ import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } fr
 import type { QueryEmbedder, ToolStore } from '../ports.js';
 import type { Retriever } from '../retriever.js';
 import { errorCode } from '../store-errors.js';
-import { clip, renderEvents, renderSearch, renderSkills } from './render.js';
+import { clip, renderEvents, renderSearch, renderSkills, renderWindow } from './render.js';
 import type { MemoryToolName, ToolArgs, ToolCallOf } from './schema.js';
+import { parseMemoryWindow } from './window.js';
 
 /** Most events one `memory_get` pointer may span. */
 export const MAX_POINTER_EVENTS = 200;
@@ -242,11 +243,19 @@ const remember = async (
 };
 
 const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
+  const window = parseMemoryWindow(args.pointer);
+  if (window !== null) {
+    const record = await fromStore('memory_get', () => store.getMemory(ctx.agentId, window.id));
+    if (record === null || record.lifecycle !== 'active' || window.end > record.content.length) {
+      return { ok: false, text: 'memory_get: no memory window at that pointer.' };
+    }
+    return { ok: true, text: renderWindow(record, window, args.pointer, args.maxChars) };
+  }
   const pointer = parseArchivePointer(args.pointer);
   if (pointer === null) {
     return {
       ok: false,
-      text: 'Invalid arguments for memory_get: "pointer" must be session/<sessionId>#<from>-<to>.',
+      text: 'Invalid arguments for memory_get: "pointer" must be session/<sessionId>#<from>-<to> or memory/<id>#<start>-<end>.',
     };
   }
   const { sessionId, from, to } = pointer;

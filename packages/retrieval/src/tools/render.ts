@@ -1,6 +1,8 @@
+import type { MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import { memoryPointer } from '../injection.js';
 import type { ToolStore } from '../ports.js';
+import { formatMemoryWindow, resultText } from './window.js';
 
 type ArchivedEvent = Awaited<ReturnType<ToolStore['readEvents']>>[number];
 type SkillSummary = Awaited<ReturnType<ToolStore['listSkills']>>[number];
@@ -33,11 +35,15 @@ function bounded(out: string, maxChars: number): string {
 export function renderSearch(results: readonly RetrievalResult[], maxChars: number, note: string): string {
   const header = `${results.length} memor${results.length === 1 ? 'y' : 'ies'}${note}:\n`;
   const metas = results.map((r, i) => {
-    const pointer = memoryPointer(r.record);
+    const chunk = r.explanation.chunk;
+    // A long memory shows its matching window; it points at its archived events when it has them, else at
+    // the window.
+    const pointer =
+      memoryPointer(r.record) ?? (chunk === undefined ? null : formatMemoryWindow(r.record.id, chunk));
     return {
       prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}] `,
       suffix: pointer === null ? '\n' : ` (memory_get ${pointer})\n`,
-      content: r.record.content,
+      content: resultText(r.record, chunk),
     };
   });
   let out = header;
@@ -51,6 +57,17 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
     out += `${meta.prefix}${oneLine(meta.content, room)}${meta.suffix}`;
   }
   return bounded(out, maxChars);
+}
+
+/** `memory_get`'s answer for a window of a long memory, within `maxChars`. */
+export function renderWindow(
+  record: MemoryRecord,
+  window: { readonly start: number; readonly end: number },
+  pointer: string,
+  maxChars: number,
+): string {
+  const head = `[${record.kind} ${isoDate(record.createdAt)} id:${record.id}] characters ${window.start}-${window.end} of ${record.content.length} (${pointer}):\n`;
+  return bounded(`${head}${record.content.slice(window.start, window.end)}\n`, maxChars);
 }
 
 /** `memory_get`'s answer within `maxChars`: one line per archived event, sharing the room evenly. */

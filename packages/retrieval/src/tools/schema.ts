@@ -1,6 +1,7 @@
 import { ARCHIVE_POINTER_PATTERN, isValidTag } from '@engram/contracts';
 import { z } from 'zod';
 import { clip } from './render.js';
+import { MEMORY_WINDOW_PATTERN } from './window.js';
 
 /** Names of the agent-facing memory tools, in the order they are offered. */
 export const MEMORY_TOOL_NAMES = [
@@ -133,15 +134,16 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
     }),
   },
   memory_get: {
-    description: 'Read the exact archived events of a pointer returned by memory_search.',
+    description:
+      'Read what a pointer returned by memory_search points at: the exact archived events of a session range, or the matching window of a long memory.',
     input: z.strictObject({
       pointer: z
         .string()
         .min(1)
         .max(240)
-        .regex(ARCHIVE_POINTER_PATTERN)
+        .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
         .describe(
-          'An archive pointer from memory_search: session/<sessionId>#<from>-<to> or session/<sessionId>#<seq>.',
+          'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
         ),
       maxChars: maxCharsField(8000),
     }),

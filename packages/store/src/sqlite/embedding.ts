@@ -13,6 +13,7 @@ import type {
   PendingEmbedding,
 } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLimit, validateVector } from '../validate.js';
+import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { checkProfile } from './config.js';
 import type { StoreContext } from './context.js';
 import { embeddingFingerprint, setMeta } from './migrate.js';
@@ -34,11 +35,12 @@ export function listPendingEmbeddings(
       options.retryErrorsBelowAttempts === undefined
         ? 0
         : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
-    const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
+    const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
     const stateCond =
       below > 0
-        ? "(embedding_state = 'pending' OR (embedding_state = 'error' AND embedding_attempts < @below))"
-        : "embedding_state = 'pending'";
+        ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
+        : "m.embedding_state = 'pending'";
+    type Key = { rid: number; idx: number | null; start_at: number | null; end_at: number | null };
     type Row = {
       id: string;
       agent_id: string;
@@ -46,20 +48,41 @@ export function listPendingEmbeddings(
       revision: number;
       embedding_attempts: number;
     };
-    const rows = ctx
+    // A short memory is one item; a chunked memory gives one item per chunk still without a vector. The
+    // items are chosen first (keys only, so the ordering never copies content), then their rows are read.
+    const keys = ctx
       .stmt(
         'read',
-        `SELECT id, agent_id, content, revision, embedding_attempts FROM memories
-         WHERE ${stateCond} AND lifecycle = 'active' ${agentCond} ORDER BY rid LIMIT @limit`,
+        `SELECT m.rid, c.idx, c.start_at, c.end_at
+         FROM memories m LEFT JOIN memory_chunks c
+           ON m.chunk_count > 1 AND c.agent_id = m.agent_id AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
+         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+         ORDER BY m.rid, c.idx LIMIT @limit`,
       )
-      .all<Row>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
-    return rows.map((r) => ({
-      id: r.id,
-      agentId: r.agent_id,
-      content: r.content,
-      revision: r.revision,
-      embeddingAttempts: r.embedding_attempts,
-    }));
+      .all<Key>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
+    const rows = new Map<number, Row>();
+    const read = ctx.stmt(
+      'read',
+      'SELECT id, agent_id, content, revision, embedding_attempts FROM memories WHERE rid = ?',
+    );
+    const out: PendingEmbedding[] = [];
+    for (const k of keys) {
+      let r = rows.get(k.rid);
+      if (r === undefined) {
+        r = read.get<Row>(k.rid);
+        if (r === undefined) continue;
+        rows.set(k.rid, r);
+      }
+      out.push({
+        id: r.id,
+        agentId: r.agent_id,
+        content: k.idx === null ? r.content : r.content.slice(k.start_at ?? 0, k.end_at ?? r.content.length),
+        revision: r.revision,
+        embeddingAttempts: r.embedding_attempts,
+        ...(k.idx === null ? {} : { chunk: k.idx }),
+      });
+    }
+    return out;
   });
 }
 
@@ -69,8 +92,10 @@ function checkOutcomes(ctx: StoreContext, outcomes: readonly EmbeddingOutcome[])
   for (const [i, o] of outcomes.entries()) {
     if (typeof o !== 'object' || o === null) throw invalidInput('outcome must be an object');
     validateId(o.id, `outcomes[${i}].id`);
-    if (seen.has(o.id)) throw invalidInput('outcomes name the same id twice');
-    seen.add(o.id);
+    if (o.chunk !== undefined) validateInteger(o.chunk, `outcomes[${i}].chunk`, 0);
+    const key = o.chunk === undefined ? o.id : `${o.id}\u0000${o.chunk}`;
+    if (seen.has(key)) throw invalidInput('outcomes name the same id (and chunk) twice');
+    seen.add(key);
     validateInteger(o.revision, `outcomes[${i}].revision`, 1);
     if (o.state === 'ready') {
       if (ctx.profile === null) {
@@ -86,7 +111,68 @@ function checkOutcomes(ctx: StoreContext, outcomes: readonly EmbeddingOutcome[])
   }
 }
 
-/** Commits embedding outcomes in one transaction; rows whose revision changed (or that are gone) are `stale`. */
+type CommitRow = { rid: number; agent_id: string; revision: number; chunk_count: number };
+
+function setState(ctx: StoreContext, rid: number, state: 'ready' | 'error' | 'ftsOnly'): void {
+  if (state === 'ready') {
+    ctx
+      .stmt('write', "UPDATE memories SET embedding_state = 'ready', embedding_fingerprint = ? WHERE rid = ?")
+      .run(ctx.fingerprint, rid);
+  } else if (state === 'error') {
+    ctx
+      .stmt(
+        'write',
+        `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
+         embedding_attempts = embedding_attempts + 1 WHERE rid = ?`,
+      )
+      .run(rid);
+  } else {
+    ctx
+      .stmt(
+        'write',
+        "UPDATE memories SET embedding_state = 'ftsOnly', embedding_fingerprint = NULL WHERE rid = ?",
+      )
+      .run(rid);
+  }
+}
+
+/** One chunk's outcome: its vector (or none) and its chunk state; the memory's state is settled after. */
+function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { chunk: number }): void {
+  const key = chunkKey(row.rid, o.chunk);
+  deleteVector(ctx, key);
+  if (o.state === 'error') return;
+  if (o.state === 'ready') writeVector(ctx, key, row.agent_id, o.vector);
+  ctx
+    .stmt('write', 'UPDATE memory_chunks SET vec = ? WHERE agent_id = ? AND rid = ? AND idx = ?')
+    .run(o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE, row.agent_id, row.rid, o.chunk);
+}
+
+/**
+ * A chunked memory's state after its chunks' outcomes: `error` when a chunk failed in this commit; else, once
+ * no chunk is pending, `ready` when some chunk has a vector and `ftsOnly` when none has; else unchanged.
+ */
+function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean): void {
+  if (failed) {
+    setState(ctx, row.rid, 'error');
+    return;
+  }
+  const counts = ctx
+    .stmt(
+      'read',
+      `SELECT sum(vec = ${CHUNK_VEC_PENDING}) AS pending, sum(vec = ${CHUNK_VEC_READY}) AS ready
+       FROM memory_chunks WHERE agent_id = ? AND rid = ?`,
+    )
+    .get<{ pending: number | null; ready: number | null }>(row.agent_id, row.rid);
+  if ((counts?.pending ?? 0) > 0) return;
+  setState(ctx, row.rid, (counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly');
+}
+
+/**
+ * Commits embedding outcomes in one transaction; rows whose revision changed (or that are gone) are `stale`.
+ * A chunk outcome (`chunk` given) stores that chunk's vector; the memory becomes `ready` when none of its
+ * chunks is pending. An outcome without `chunk` for a chunked memory, or naming a chunk the memory does not
+ * have, is `stale` (it cannot describe the stored chunks).
+ */
 export function commitEmbeddings(
   ctx: StoreContext,
   outcomes: readonly EmbeddingOutcome[],
@@ -96,43 +182,34 @@ export function commitEmbeddings(
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(() => {
+      const chunked = new Map<number, { row: CommitRow; failed: boolean }>();
       for (const o of outcomes) {
         const row = ctx
-          .stmt('read', 'SELECT rid, agent_id, revision FROM memories WHERE id = ?')
-          .get<{ rid: number; agent_id: string; revision: number }>(o.id);
-        if (row === undefined || row.revision !== o.revision) {
+          .stmt('read', 'SELECT rid, agent_id, revision, chunk_count FROM memories WHERE id = ?')
+          .get<CommitRow>(o.id);
+        const isChunked = row !== undefined && row.chunk_count > 1;
+        if (
+          row === undefined ||
+          row.revision !== o.revision ||
+          isChunked !== (o.chunk !== undefined) ||
+          (o.chunk !== undefined && o.chunk >= row.chunk_count)
+        ) {
           result.stale += 1;
           continue;
         }
-        deleteVector(ctx, row.rid);
-        if (o.state === 'ready') {
-          writeVector(ctx, row.rid, row.agent_id, o.vector);
-          ctx
-            .stmt(
-              'write',
-              "UPDATE memories SET embedding_state = 'ready', embedding_fingerprint = ? WHERE rid = ?",
-            )
-            .run(ctx.fingerprint, row.rid);
-          result.ready += 1;
-        } else if (o.state === 'error') {
-          ctx
-            .stmt(
-              'write',
-              `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
-               embedding_attempts = embedding_attempts + 1 WHERE rid = ?`,
-            )
-            .run(row.rid);
-          result.error += 1;
-        } else {
-          ctx
-            .stmt(
-              'write',
-              "UPDATE memories SET embedding_state = 'ftsOnly', embedding_fingerprint = NULL WHERE rid = ?",
-            )
-            .run(row.rid);
-          result.ftsOnly += 1;
+        result[o.state] += 1;
+        if (o.chunk !== undefined) {
+          commitChunk(ctx, row, { ...o, chunk: o.chunk });
+          const entry = chunked.get(row.rid) ?? { row, failed: false };
+          if (o.state === 'error') entry.failed = true;
+          chunked.set(row.rid, entry);
+          continue;
         }
+        deleteVector(ctx, row.rid);
+        if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, o.vector);
+        setState(ctx, row.rid, o.state);
       }
+      for (const { row, failed } of chunked.values()) settleChunked(ctx, row, failed);
       return result;
     });
   });
@@ -180,6 +257,7 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
           `UPDATE memories SET embedding_state = 'pending', embedding_fingerprint = NULL, embedding_attempts = 0`,
         )
         .run();
+      ctx.stmt('write', `UPDATE memory_chunks SET vec = ${CHUNK_VEC_PENDING} WHERE vec <> 0`).run();
       setMeta(ctx, 'embedding_fingerprint', fingerprint);
     });
     // Statements on the old vector table are stale now.

@@ -5,12 +5,14 @@
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
+import { chunkSpans } from '../chunking.js';
 import { EngramStoreError } from '../errors.js';
 import { likeText } from '../normalize.js';
 import type { EmbeddingState, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
+import { indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
-import { writeFts, writeTags, writeVector } from './mirrors.js';
+import { writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
@@ -33,12 +35,17 @@ function newId(ctx: StoreContext): string {
   return validateId(id, 'generated id');
 }
 
-/** Inserts one validated memory with its tag, FTS and vector rows; must run inside a transaction. */
+/**
+ * Inserts one validated memory with its tag, FTS (per chunk when long) and vector rows; must run inside a
+ * transaction. A vector given with content longer than the chunk budget describes the whole text, not a
+ * chunk: it is not stored, and the memory stays `pending` until the drain embeds its chunks.
+ */
 export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): MemoryRecord {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
   const hash = contentHash(p.content);
-  const withVector = p.vector !== undefined && ctx.profile !== null;
+  const spans = chunkSpans(p.content);
+  const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
   const state: EmbeddingState = withVector ? 'ready' : 'pending';
   const fingerprint = withVector ? ctx.fingerprint : null;
   const tagsJson = JSON.stringify(p.tags);
@@ -47,9 +54,9 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     .stmt(
       'write',
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text)
+        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk, @likeText)`,
+        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks)`,
     )
     .run({
       id,
@@ -68,10 +75,11 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       fp: fingerprint,
       cjk: cjk ? 1 : 0,
       likeText: likeText(p.content),
+      chunks: spans.length,
     });
   const rid = Number(info.lastInsertRowid);
   writeTags(ctx, rid, p.agentId, p.tags);
-  writeFts(ctx, rid, p.agentId, p.content);
+  indexContent(ctx, rid, p.agentId, p.content, spans);
   if (withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
   return {
     id,

@@ -80,7 +80,7 @@ export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | 
     if (current > SCHEMA_VERSION) throw tooNew(current);
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
-      migration.up(db);
+      migration.up(db, ctx);
       ctx.count('meta');
       setMeta(ctx, 'schema_version', String(migration.version));
     }

@@ -43,6 +43,8 @@ export interface MemoryRow {
   has_cjk: number;
   /** NFKC form of the content for the LIKE path, when it differs (see `likeText`). */
   like_text: string | null;
+  /** Number of chunks (1: the content fits the chunk budget and has no chunk rows). */
+  chunk_count: number;
 }
 
 /** A row of `events`. */

@@ -6,6 +6,7 @@ import type { Bm25Plan } from '../bm25-plan.js';
 import { bm25Idf } from '../lexical-index.js';
 import { buildMatch } from '../lexical-plan.js';
 import type { LexicalHit } from '../types.js';
+import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 
 /** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
@@ -36,16 +37,21 @@ function bm25Sql(phrases: number): string {
         max(post.grp <> ${SCORE_ONLY})
       FROM post CROSS JOIN lexical_docs d ON d.rid = post.rid
       GROUP BY post.rid)
-    SELECT m.id AS id, m.revision AS revision, h.score AS score
-    FROM hits h CROSS JOIN memories m ON m.rid = h.rid
+    SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
+      m.chunk_count AS chunks
+    FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
     WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle = 'active'
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
         SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
+    GROUP BY m.rid
     ORDER BY score DESC, m.id ASC LIMIT @limit`;
 }
 
-/** The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). */
+/**
+ * The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). The units
+ * are chunks (a short memory is one): a memory scores as its best chunk (max over chunks), the hit names it.
+ */
 export function searchBm25(
   ctx: StoreContext,
   plan: Bm25Plan,
@@ -85,5 +91,18 @@ export function searchBm25(
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);
   });
-  return ctx.stmt('fts', bm25Sql(plan.phrases.length)).all<LexicalHit>(params);
+  type Row = { id: string; revision: number; score: number; key: number; rid: number; chunks: number };
+  return ctx
+    .stmt('fts', bm25Sql(plan.phrases.length))
+    .all<Row>(params)
+    .map((r) => {
+      const span =
+        r.chunks > 1 ? chunkSpan(ctx, filter.agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
+      return {
+        id: r.id,
+        revision: r.revision,
+        score: r.score,
+        ...(span === undefined ? {} : { chunk: span }),
+      };
+    });
 }

@@ -4,35 +4,50 @@
  * and a bounded LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing
  * scores.
  */
-
 import { RECALLABLE_KINDS } from '@engram/contracts';
 import { planBm25Query } from '../bm25-plan.js';
+import type { ChunkSpan } from '../chunking.js';
 import { invalidInput } from '../errors.js';
 import { buildMatch, type LexicalPlan, planLexicalQuery } from '../lexical-plan.js';
 import type { LexicalHit, LexicalQuery, LexicalResult } from '../types.js';
 import { validateAgentId, validateLimit } from '../validate.js';
+import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { kindsFilter, tagsFilter } from './filters.js';
 import { searchBm25 } from './search-bm25.js';
 
+/** The span of the chunk an FTS row matched (for a chunked memory). */
+function matchedChunk(ctx: StoreContext, agentId: string, row: FtsRow): ChunkSpan | undefined {
+  return chunkSpan(ctx, agentId, row.rid, Math.floor(row.key / CHUNK_KEY_SPAN));
+}
+
 /** Score of one LIKE-path match (a small constant: the LIKE path has no ranking of its own). */
 export const LIKE_MATCH_SCORE = 0.5;
 
-type FtsRow = { id: string; revision: number; score: number };
+type FtsRow = { id: string; revision: number; score: number; key: number; rid: number; chunks: number };
 type LikeRow = { id: string; revision: number; hits: number };
 
+/**
+ * One FTS path over chunk rows, aggregated to the memory: the best chunk's score (max over chunks) and that
+ * chunk's key. A short memory is one row keyed by its rid, so it scores exactly as before chunking.
+ */
 function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: boolean): string {
   const t = table === 'words' ? 'memories_fts_words' : 'memories_fts_trigram';
   const other = table === 'words' ? 'memories_fts_trigram' : 'memories_fts_words';
-  return `SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score
-      FROM ${t} f JOIN memories m ON m.rid = f.rowid
+  // MATERIALIZED: bm25() must run in the FTS query itself, never in a flattened aggregate.
+  return `WITH hits AS MATERIALIZED (
+      SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score, f.rowid AS key, m.rid AS rid,
+        m.chunk_count AS chunks
+      FROM ${t} f CROSS JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
       WHERE ${t} MATCH @match AND m.agent_id = @agent AND m.lifecycle = 'active'
         AND m.kind IN (SELECT value FROM json_each(@kinds))
         AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
           SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
-        ${filterOther ? `AND m.rid IN (SELECT rowid FROM ${other} WHERE ${other} MATCH @other)` : ''}
+        ${filterOther ? `AND m.rid IN (SELECT rowid % ${CHUNK_KEY_SPAN} FROM ${other} WHERE ${other} MATCH @other)` : ''}
         ${likeFilter ? `AND NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')` : ''}
-      ORDER BY score DESC, m.id ASC LIMIT @limit`;
+    )
+    SELECT id, revision, max(score) AS score, key, rid, chunks FROM hits
+    GROUP BY rid ORDER BY score DESC, id ASC LIMIT @limit`;
 }
 
 function likeSql(): string {
@@ -88,11 +103,18 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
     const wordsMatch = plan.wordsExpr === null ? null : buildMatch(token, plan.wordsExpr);
     const trigramMatch = plan.trigramExpr === null ? null : buildMatch(token, plan.trigramExpr);
     const likes = JSON.stringify(plan.likePatterns);
-    const merged = new Map<string, { revision: number; score: number }>();
-    const add = (id: string, revision: number, score: number): void => {
+    // Per memory: the summed path scores, and the chunk key of its best-scoring FTS match.
+    const merged = new Map<string, { revision: number; score: number; best: number; at: FtsRow | null }>();
+    const add = (id: string, revision: number, score: number, row: FtsRow | null = null): void => {
       const prev = merged.get(id);
-      if (prev === undefined) merged.set(id, { revision, score });
-      else prev.score += score;
+      if (prev === undefined) merged.set(id, { revision, score, best: row === null ? 0 : score, at: row });
+      else {
+        prev.score += score;
+        if (row !== null && (prev.at === null || score > prev.best)) {
+          prev.best = score;
+          prev.at = row;
+        }
+      }
     };
     const common = { agent: agentId, kinds, tags, limit };
     const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
@@ -101,7 +123,7 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       const params: Record<string, unknown> = { ...common, match: wordsMatch };
       if (trigramMatch !== null) params.other = trigramMatch;
       if (paths.like) params.likes = likes;
-      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus);
+      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus, r);
     }
     if (trigramMatch !== null) {
       const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
@@ -111,7 +133,7 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
         // The words query already added the LIKE bonus for rows it found.
         const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
-        add(r.id, r.revision, r.score + bonus);
+        add(r.id, r.revision, r.score + bonus, r);
       }
     }
     if (wordsMatch === null && trigramMatch === null) {
@@ -120,9 +142,12 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       }
     }
     const hits: LexicalHit[] = [...merged.entries()]
-      .map(([id, v]) => ({ id, revision: v.revision, score: v.score }))
-      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .slice(0, limit);
+      .sort(([a, x], [b, y]) => y.score - x.score || (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([id, v]) => {
+        const span = v.at === null || v.at.chunks <= 1 ? undefined : matchedChunk(ctx, agentId, v.at);
+        return { id, revision: v.revision, score: v.score, ...(span === undefined ? {} : { chunk: span }) };
+      });
     return { ...base, hits, paths };
   });
 }

@@ -4,9 +4,18 @@
 import { EngramStoreError, invalidInput } from '../errors.js';
 import type { VectorHit, VectorQuery } from '../types.js';
 import { validateAgentId, validateLimit, validateVector } from '../validate.js';
+import { agentHasChunks, CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 
-/** k-NN in the agent's vector partition; cosine distance, similarity = 1 − distance; nearest first. */
+/** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
+const CHUNK_OVERSAMPLING = 4;
+/** sqlite-vec's largest k. */
+const MAX_KNN = 4096;
+
+/**
+ * k-NN in the agent's vector partition; cosine distance, similarity = 1 − distance; nearest first. A chunked
+ * memory is as near as its nearest chunk, which the hit names.
+ */
 export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<readonly VectorHit[]> {
   return ctx.op('searchVector', () => {
     if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
@@ -19,18 +28,24 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     }
     const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
     const k = validateLimit(query.k, 'k', 1000);
-    let rows: { id: string; distance: number | null }[];
+    // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
+    // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks).
+    const chunked = agentHasChunks(ctx, agentId);
+    const kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+    type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
+    let rows: Row[];
     try {
       rows = ctx
         .stmt(
           'vector',
-          `SELECT m.id AS id, knn.distance AS distance
-           FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @k AND agent_id = @agent) knn
-           JOIN memories m ON m.rid = knn.rowid
+          `SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
+           FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent) knn
+           CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
            WHERE m.agent_id = @agent
-           ORDER BY knn.distance, m.id`,
+           GROUP BY m.rid
+           ORDER BY distance, m.id LIMIT @k`,
         )
-        .all<{ id: string; distance: number | null }>({ v: vector, k, agent: agentId });
+        .all<Row>({ v: vector, k, kk, agent: agentId });
     } catch (err) {
       ctx.emitWarmup('failed');
       throw err;
@@ -39,7 +54,14 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     const hits: VectorHit[] = [];
     for (const r of rows) {
       if (r.distance === null || !Number.isFinite(r.distance)) continue;
-      hits.push({ id: r.id, distance: r.distance, similarity: 1 - r.distance });
+      const span =
+        r.chunks > 1 ? chunkSpan(ctx, agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
+      hits.push({
+        id: r.id,
+        distance: r.distance,
+        similarity: 1 - r.distance,
+        ...(span === undefined ? {} : { chunk: span }),
+      });
     }
     return hits;
   });

@@ -4,6 +4,7 @@
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
+import { chunkSpans } from '../chunking.js';
 import { EngramStoreError, invalidInput } from '../errors.js';
 import { likeText } from '../normalize.js';
 import type { MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
@@ -14,9 +15,10 @@ import {
   validateInteger,
   validateTimestamp,
 } from '../validate.js';
+import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { insertPrepared, prepareInsert, rowForWrite, selectRow } from './memory-rows.js';
-import { deleteFts, deleteTags, deleteVector, writeFts, writeTags } from './mirrors.js';
+import { deleteTags, writeTags } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Inserts one memory (row, tags, FTS mirror and optional vector in one transaction). */
@@ -87,6 +89,7 @@ export function updateMemory(
         next.embedding_state = 'pending';
         next.embedding_fingerprint = null;
         next.embedding_attempts = 0;
+        next.chunk_count = chunkSpans(p.content).length;
       }
       const info = ctx
         .stmt(
@@ -94,7 +97,7 @@ export function updateMemory(
           `UPDATE memories SET kind = @kind, content = @content, content_hash = @hash, importance = @importance,
              confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
              updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
-             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText
+             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks
            WHERE rid = @rid AND revision = @expected`,
         )
         .run({
@@ -112,6 +115,7 @@ export function updateMemory(
           attempts: next.embedding_attempts,
           cjk: next.has_cjk,
           likeText: next.like_text,
+          chunks: next.chunk_count,
           rid: row.rid,
           expected: expectedRevision,
         });
@@ -119,9 +123,8 @@ export function updateMemory(
         throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
       }
       if (contentChanged) {
-        deleteFts(ctx, row.rid, row.has_cjk === 1);
-        writeFts(ctx, row.rid, agentId, next.content);
-        deleteVector(ctx, row.rid);
+        unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
+        indexContent(ctx, row.rid, agentId, next.content);
       }
       if (p.tags !== undefined) {
         const newTags = p.tags;
@@ -159,7 +162,7 @@ export function recordAccess(
   });
 }
 
-/** Deletes the row, its tags, FTS entries and vector in one transaction; false when it did not exist. */
+/** Deletes the row, its tags, chunk rows, FTS entries and vectors in one transaction; false when it did not exist. */
 export function deleteMemory(ctx: StoreContext, agentId: string, id: string): Promise<boolean> {
   return ctx.op('deleteMemory', () => {
     validateAgentId(agentId);
@@ -169,8 +172,7 @@ export function deleteMemory(ctx: StoreContext, agentId: string, id: string): Pr
       if (row === undefined) return false;
       ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
       deleteTags(ctx, row.rid, agentId, toRecord(row).tags);
-      deleteFts(ctx, row.rid, row.has_cjk === 1);
-      deleteVector(ctx, row.rid);
+      unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
       return true;
     });
   });

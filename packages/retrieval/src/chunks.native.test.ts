@@ -1,0 +1,112 @@
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildInjection } from './injection.js';
+import { createRetriever } from './retriever.js';
+import { createToolHandler } from './tools.js';
+
+const embedder = createDeterministicEmbedder();
+const stores: SqliteMemoryStore[] = [];
+
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+});
+
+/** A store with one long session summary (chunked) and a short fact, every chunk embedded. */
+async function seeded(): Promise<{ store: SqliteMemoryStore; content: string; phrase: string }> {
+  const store = createSqliteMemoryStore({ path: ':memory:', embedding: embedder.profile });
+  stores.push(store);
+  const phrase = 'the quarterly invoice for the greenhouse heaters was paid twice';
+  const paragraphs = Array.from({ length: 14 }, (_, i) => {
+    const body = `Week ${i}: the planning call covered staffing, the roadmap and the customer backlog in detail.`;
+    const filler = ' Notes were taken and shared with everyone on the distribution list afterwards.'.repeat(
+      4,
+    );
+    return i === 10 ? `${body} Finance noticed that ${phrase}.${filler}` : `${body}${filler}`;
+  });
+  const content = paragraphs.join('\n\n');
+  await store.insertMemory({ id: 'summary', agentId: 'a', kind: 'episodic', content });
+  await store.insertMemory({
+    agentId: 'a',
+    kind: 'fact',
+    content: 'The office plants are watered on Mondays',
+  });
+  for (;;) {
+    const pending = await store.listPendingEmbeddings({ limit: 16 });
+    if (pending.length === 0) break;
+    const vectors = await embedder.embed(pending.map((p) => p.content));
+    await store.commitEmbeddings(
+      pending.map((p, i) => ({
+        id: p.id,
+        revision: p.revision,
+        state: 'ready' as const,
+        vector: vectors[i] as Float32Array,
+        ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+      })),
+    );
+  }
+  return { store, content, phrase };
+}
+
+describe('long memories through retrieval', () => {
+  it('the explanation names the matching chunk; its offsets slice the content to the matched window', async () => {
+    const { store, content, phrase } = await seeded();
+    const retriever = createRetriever({ store, embedder });
+    const response = await retriever.search('a', 'greenhouse heaters invoice paid twice', { limit: 3 });
+    const top = response.results[0];
+    expect(top?.record.id).toBe('summary');
+    const chunk = top?.explanation.chunk;
+    expect(chunk).toBeDefined();
+    const window = content.slice(chunk?.start, chunk?.end);
+    expect(window).toContain(phrase);
+    expect(window.length).toBeLessThanOrEqual(1000);
+    expect(chunk?.index).toBeGreaterThan(0);
+    // A memory within the budget names no chunk: its whole content is the match.
+    const plants = await retriever.search('a', 'office plants watered', { limit: 1 });
+    expect(plants.results[0]?.record.content).toBe('The office plants are watered on Mondays');
+    expect(plants.results[0]?.explanation).not.toHaveProperty('chunk');
+  });
+
+  it('memory_search shows the window and memory_get returns exactly that window, bounded', async () => {
+    const { store, content, phrase } = await seeded();
+    const handler = createToolHandler({ store, retriever: createRetriever({ store, embedder }), embedder });
+    const found = await handler.execute(
+      'memory_search',
+      { query: 'greenhouse heaters invoice', maxChars: 4000 },
+      { agentId: 'a' },
+    );
+    const pointer = /\(memory_get (memory\/summary#\d+-\d+)\)/u.exec(found.text)?.[1];
+    expect(pointer).toBeDefined();
+    expect(found.text).toContain('greenhouse heaters');
+    const [start, end] = (pointer ?? '').split('#')[1]?.split('-').map(Number) ?? [];
+    const got = await handler.execute('memory_get', { pointer, maxChars: 8000 }, { agentId: 'a' });
+    expect(got.ok).toBe(true);
+    expect(got.text).toContain(content.slice(start, end));
+    expect(got.text).toContain(phrase);
+    expect(got.text.length).toBeLessThan(content.length);
+    const small = await handler.execute('memory_get', { pointer, maxChars: 300 }, { agentId: 'a' });
+    expect(small.text.length).toBeLessThanOrEqual(300);
+    // Another agent, or a range past the content, reads nothing.
+    expect((await handler.execute('memory_get', { pointer }, { agentId: 'b' })).ok).toBe(false);
+    const past = await handler.execute(
+      'memory_get',
+      { pointer: 'memory/summary#0-999999' },
+      { agentId: 'a' },
+    );
+    expect(past.ok).toBe(false);
+  });
+
+  it('context injection recalls the matching window of a long memory, not its beginning', async () => {
+    const { store } = await seeded();
+    const injection = await buildInjection({
+      store,
+      retriever: createRetriever({ store, embedder }),
+      agentId: 'a',
+      query: 'greenhouse heaters invoice paid twice',
+      budgetTokens: 2000,
+    });
+    expect(injection.recall).toContain('greenhouse heaters');
+    expect(injection.recall).toContain('(memory_get memory/summary#');
+    expect(injection.recall).not.toContain('Week 0:');
+  });
+});

@@ -1,0 +1,384 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CHUNK_BUDGET, chunkSpans } from './chunking.js';
+import { openDatabase, type SqliteDatabase } from './native.js';
+import { sha256Hex } from './normalize.js';
+import { META_TABLE_SQL, MIGRATIONS, vectorTableSql } from './schema.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+const profile = { id: 'emb', dimensions: 4 };
+let dir: string;
+let path: string;
+let store: SqliteMemoryStore;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-chunks-'));
+  path = join(dir, 'chunks.db');
+  store = createSqliteMemoryStore({ path, embedding: profile });
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A long memory: paragraphs about harmless topics, with a distinctive phrase in paragraph `at`. */
+function longContent(paragraphs: number, at: number, phrase: string): string {
+  return Array.from({ length: paragraphs }, (_, i) => {
+    const body = `Paragraph ${i} is a plain account of the weekly garden club meeting, the weather and the snacks.`;
+    const filler = ' The members talked at length about tomatoes, compost and the new fence.'.repeat(5);
+    return i === at ? `${body} Then ${phrase} came up.${filler}` : `${body}${filler}`;
+  }).join('\n\n');
+}
+
+const vec = (...xs: number[]): Float32Array => new Float32Array(xs);
+
+/** A 12-paragraph long memory whose phrase lies in chunk `index` only (not in a neighbour's overlap). */
+function phraseInChunk(phrase: string, index: number): string {
+  for (let at = 0; at < 12; at += 1) {
+    const content = longContent(12, at, phrase);
+    const where = chunkSpans(content).filter((s) => content.slice(s.start, s.end).includes(phrase));
+    if (where.length === 1 && where[0]?.index === index) return content;
+  }
+  throw new Error('no placement puts the phrase in that chunk alone');
+}
+
+/** A distinct unit vector per chunk index. */
+function chunkVector(index: number): Float32Array {
+  const a = (index + 1) * 0.37;
+  return vec(Math.cos(a), Math.sin(a), 0.1 * index, 1);
+}
+
+function raw(): SqliteDatabase {
+  return openDatabase(path);
+}
+
+function count(db: SqliteDatabase, sql: string, ...params: unknown[]): number {
+  return (db.prepare(sql).get(...params) as { n: number }).n;
+}
+
+/** Embeds every pending item as a drain would, one chunk vector each; returns the items it embedded. */
+async function drainAll(s: SqliteMemoryStore): Promise<{ id: string; chunk?: number }[]> {
+  const done: { id: string; chunk?: number }[] = [];
+  for (;;) {
+    const pending = await s.listPendingEmbeddings({ limit: 7 });
+    if (pending.length === 0) return done;
+    await s.commitEmbeddings(
+      pending.map((p) => ({
+        id: p.id,
+        revision: p.revision,
+        state: 'ready' as const,
+        vector: chunkVector(p.chunk ?? 0),
+        ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+      })),
+    );
+    for (const p of pending) done.push({ id: p.id, ...(p.chunk === undefined ? {} : { chunk: p.chunk }) });
+  }
+}
+
+describe('chunked long memories', () => {
+  it('finds a long memory by a phrase in its 5th chunk and names that chunk by offsets', async () => {
+    const content = phraseInChunk('the zeppelin hangar lease', 4);
+    const fifth = chunkSpans(content)[4];
+    expect(fifth).toBeDefined();
+    await store.insertMemories([
+      { id: 'long', agentId: 'a', kind: 'fact', content },
+      { id: 'short', agentId: 'a', kind: 'fact', content: 'the garden club meets on tuesdays' },
+    ]);
+    const found = await store.searchLexical({ agentId: 'a', terms: ['zeppelin', 'hangar'], limit: 5 });
+    expect(found.hits.map((h) => h.id)).toEqual(['long']);
+    const chunk = found.hits[0]?.chunk;
+    expect(chunk).toEqual(fifth);
+    expect(content.slice(chunk?.start, chunk?.end)).toContain('the zeppelin hangar lease');
+    // A short memory is one chunk: no window is named, the whole content is the match.
+    const garden = await store.searchLexical({ agentId: 'a', terms: ['tuesdays'], limit: 5 });
+    expect(garden.hits).toEqual([{ id: 'short', revision: 1, score: expect.any(Number) }]);
+  });
+
+  it('scores a long memory by its best chunk: a focused chunk outranks scattered mentions', async () => {
+    await store.insertMemories([
+      { id: 'long', agentId: 'a', kind: 'fact', content: longContent(10, 8, 'quartz quartz quartz') },
+      { id: 'other', agentId: 'a', kind: 'fact', content: longContent(10, 2, 'grey gravel') },
+    ]);
+    const found = await store.searchLexical({ agentId: 'a', terms: ['quartz'], limit: 5 });
+    expect(found.hits.map((h) => h.id)).toEqual(['long']);
+    expect(found.hits[0]?.chunk?.index).toBeGreaterThan(0);
+  });
+
+  it('the drain embeds every chunk exactly once and the memory becomes ready when all are', async () => {
+    const content = longContent(12, 3, 'nothing special');
+    const n = chunkSpans(content).length;
+    await store.insertMemories([
+      { id: 'long', agentId: 'a', kind: 'fact', content, vector: vec(1, 0, 0, 0) },
+      { id: 'short', agentId: 'a', kind: 'fact', content: 'short one' },
+    ]);
+    // The whole-text vector of a long memory is not stored: its chunks are embedded instead.
+    expect(await store.getMemory('a', 'long')).toMatchObject({ embeddingState: 'pending' });
+    const first = await store.listPendingEmbeddings({ limit: 3 });
+    expect(first.map((p) => [p.id, p.chunk])).toEqual([
+      ['long', 0],
+      ['long', 1],
+      ['long', 2],
+    ]);
+    expect(first[1]?.content).toBe(content.slice(chunkSpans(content)[1]?.start, chunkSpans(content)[1]?.end));
+    const embedded = await drainAll(store);
+    expect(embedded).toEqual([
+      ...Array.from({ length: n }, (_, i) => ({ id: 'long', chunk: i })),
+      { id: 'short' },
+    ]);
+    expect(await store.getMemory('a', 'long')).toMatchObject({
+      embeddingState: 'ready',
+      embeddingFingerprint: 'emb:4',
+    });
+    expect(await store.listPendingEmbeddings({ limit: 10 })).toEqual([]);
+    const db = raw();
+    try {
+      expect(count(db, 'SELECT count(*) AS n FROM memories_vec')).toBe(n + 1);
+      expect(count(db, 'SELECT count(*) AS n FROM memory_chunks WHERE vec = 1')).toBe(n);
+    } finally {
+      db.close();
+    }
+    // The vector arm finds the memory by its nearest chunk and names it.
+    const hits = await store.searchVector({ agentId: 'a', vector: chunkVector(5), k: 2 });
+    expect(hits[0]).toMatchObject({ id: 'long', chunk: chunkSpans(content)[5] });
+    expect(hits[0]?.similarity).toBeCloseTo(1, 5);
+  });
+
+  it('a partly embedded memory stays pending; a chunk error makes it error and only open chunks return', async () => {
+    const content = longContent(8, 1, 'x');
+    await store.insertMemories([{ id: 'long', agentId: 'a', kind: 'fact', content }]);
+    const pending = await store.listPendingEmbeddings({ limit: 100 });
+    const [p0, p1] = pending;
+    expect(
+      await store.commitEmbeddings([
+        { id: 'long', revision: 1, chunk: 0, state: 'ready', vector: chunkVector(0) },
+        { id: 'long', revision: 1, chunk: 1, state: 'error' },
+      ]),
+    ).toEqual({ ready: 1, error: 1, ftsOnly: 0, stale: 0 });
+    expect(p0?.chunk).toBe(0);
+    expect(p1?.chunk).toBe(1);
+    expect(await store.getMemory('a', 'long')).toMatchObject({
+      embeddingState: 'error',
+      embeddingAttempts: 1,
+    });
+    const retry = await store.listPendingEmbeddings({ limit: 100, retryErrorsBelowAttempts: 3 });
+    expect(retry.map((p) => p.chunk)).toEqual(pending.slice(1).map((p) => p.chunk));
+    // Orphan pruning keeps the finished chunk's vector of a memory that is not ready yet.
+    expect(await store.pruneOrphanedVectors('a')).toEqual({ pruned: 0 });
+    // An outcome without a chunk for a chunked memory, or for a chunk it does not have, changes nothing.
+    expect(
+      await store.commitEmbeddings([
+        { id: 'long', revision: 1, state: 'ready', vector: chunkVector(0) },
+        { id: 'long', revision: 1, chunk: 99, state: 'ready', vector: chunkVector(0) },
+      ]),
+    ).toEqual({ ready: 0, error: 0, ftsOnly: 0, stale: 2 });
+  });
+
+  it('delete removes chunk rows, chunk FTS rows and chunk vectors; archive and supersede hide them', async () => {
+    const content = longContent(10, 7, 'the brass telescope');
+    await store.insertMemories([
+      { id: 'gone', agentId: 'a', kind: 'fact', content },
+      { id: 'kept', agentId: 'a', kind: 'fact', content: longContent(10, 2, 'the copper kettle') },
+      { id: 'old', agentId: 'a', kind: 'fact', content: longContent(10, 4, 'the silver spoon') },
+    ]);
+    await drainAll(store);
+    const n = chunkSpans(content).length;
+    const before = raw();
+    const words0 = count(before, 'SELECT count(*) AS n FROM memories_fts_words');
+    const vec0 = count(before, 'SELECT count(*) AS n FROM memories_vec');
+    before.close();
+    expect(await store.deleteMemory('a', 'gone')).toBe(true);
+    const after = raw();
+    try {
+      expect(
+        count(
+          after,
+          "SELECT count(*) AS n FROM memory_chunks c JOIN memories m ON m.rid = c.rid WHERE m.id = 'gone'",
+        ),
+      ).toBe(0);
+      expect(count(after, 'SELECT count(*) AS n FROM memory_chunks')).toBe(
+        chunkSpans(longContent(10, 2, 'the copper kettle')).length +
+          chunkSpans(longContent(10, 4, 'the silver spoon')).length,
+      );
+      expect(count(after, 'SELECT count(*) AS n FROM memories_fts_words')).toBe(words0 - n);
+      expect(count(after, 'SELECT count(*) AS n FROM memories_vec')).toBe(vec0 - n);
+    } finally {
+      after.close();
+    }
+    expect((await store.searchLexical({ agentId: 'a', terms: ['telescope'], limit: 5 })).hits).toEqual([]);
+    const kettle = async (): Promise<string[]> =>
+      (await store.searchLexical({ agentId: 'a', terms: ['kettle'], limit: 5 })).hits.map((h) => h.id);
+    expect(await kettle()).toEqual(['kept']);
+    await store.archiveMemory('a', 'kept');
+    expect(await kettle()).toEqual([]);
+    // The vector arm's hits are revalidated: an archived row is not returned.
+    expect((await store.revalidate('a', [{ id: 'kept' }, { id: 'old' }])).map((r) => r.id)).toEqual(['old']);
+    await store.supersedeMemory('a', 'old', 1, {
+      agentId: 'a',
+      kind: 'fact',
+      content: 'the silver spoon is lost',
+    });
+    const spoon = await store.searchLexical({ agentId: 'a', terms: ['spoon'], limit: 5 });
+    expect(spoon.hits.map((h) => h.id)).not.toContain('old');
+    expect(spoon.hits).toHaveLength(1);
+    // Pruning keeps the hidden rows' chunks: they come back when the row is restored.
+    expect(await store.pruneOrphanedVectors()).toEqual({ pruned: 0 });
+  });
+
+  it('a content update re-chunks: old chunk rows and vectors go, the new chunks are pending', async () => {
+    await store.insertMemories([
+      { id: 'm', agentId: 'a', kind: 'fact', content: longContent(12, 9, 'the old phrase') },
+    ]);
+    await drainAll(store);
+    const updated = await store.updateMemory('a', 'm', 1, {
+      content: longContent(4, 1, 'the new lighthouse'),
+    });
+    expect(updated.embeddingState).toBe('pending');
+    const db = raw();
+    try {
+      expect(count(db, 'SELECT count(*) AS n FROM memory_chunks')).toBe(
+        chunkSpans(longContent(4, 1, 'x')).length,
+      );
+      expect(count(db, 'SELECT count(*) AS n FROM memories_vec')).toBe(0);
+    } finally {
+      db.close();
+    }
+    expect((await store.searchLexical({ agentId: 'a', terms: ['lighthouse'], limit: 5 })).hits[0]?.id).toBe(
+      'm',
+    );
+    expect((await store.searchLexical({ agentId: 'a', terms: ['phrase'], limit: 5 })).hits).toEqual([]);
+    // Shrinking to within the budget makes it one unchunked row again.
+    await store.updateMemory('a', 'm', 2, { content: 'now short' });
+    const db2 = raw();
+    try {
+      expect(count(db2, 'SELECT count(*) AS n FROM memory_chunks')).toBe(0);
+    } finally {
+      db2.close();
+    }
+    expect(await store.listPendingEmbeddings({ limit: 10 })).toMatchObject([
+      { id: 'm', content: 'now short' },
+    ]);
+  });
+
+  it('integrity repair re-queues a memory with a missing chunk vector and re-indexes a missing chunk FTS row', async () => {
+    const content = phraseInChunk('the lost anchor', 5);
+    await store.insertMemories([{ id: 'm', agentId: 'a', kind: 'fact', content }]);
+    await drainAll(store);
+    store.close();
+    const w = openDatabase(path);
+    try {
+      // Damage: the vector of chunk 3 and the word-index row of chunk 5 vanish.
+      w.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(BigInt(1 + 3 * 2 ** 40));
+      w.prepare('DELETE FROM memories_fts_words WHERE rowid = ?').run(1 + 5 * 2 ** 40);
+    } finally {
+      w.close();
+    }
+    store = createSqliteMemoryStore({ path, embedding: profile });
+    expect((await store.searchLexical({ agentId: 'a', terms: ['lost anchor'], limit: 5 })).hits).toEqual([]);
+    expect(await store.repairEmbeddingIntegrity('a')).toEqual({ repaired: 2 });
+    expect(await store.getMemory('a', 'm')).toMatchObject({ embeddingState: 'pending' });
+    const pending = await store.listPendingEmbeddings({ limit: 10 });
+    expect(pending.map((p) => [p.id, p.chunk])).toEqual([['m', 3]]);
+    expect(await drainAll(store)).toEqual([{ id: 'm', chunk: 3 }]);
+    expect(await store.getMemory('a', 'm')).toMatchObject({ embeddingState: 'ready' });
+    expect(
+      (await store.searchLexical({ agentId: 'a', terms: ['lost anchor'], limit: 5 })).hits[0]?.chunk?.index,
+    ).toBe(chunkSpans(content).findIndex((s) => content.slice(s.start, s.end).includes('the lost anchor')));
+  });
+
+  it('orphan pruning removes the chunk FTS rows and vectors of a vanished memory', async () => {
+    const content = longContent(10, 5, 'the driftwood');
+    await store.insertMemories([{ id: 'm', agentId: 'a', kind: 'fact', content }]);
+    await drainAll(store);
+    const n = chunkSpans(content).length;
+    store.close();
+    const w = openDatabase(path);
+    try {
+      w.prepare("DELETE FROM memories WHERE id = 'm'").run();
+    } finally {
+      w.close();
+    }
+    store = createSqliteMemoryStore({ path, embedding: profile });
+    expect(await store.pruneOrphanedVectors('a')).toEqual({ pruned: 2 * n });
+    const db = raw();
+    try {
+      expect(count(db, 'SELECT count(*) AS n FROM memories_vec')).toBe(0);
+      expect(count(db, 'SELECT count(*) AS n FROM memories_fts_words')).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('migration to chunked storage', () => {
+  /**
+   * Writes a file as schema version 3 did: whole-content FTS rows and vectors keyed by the memory's rid (the
+   * rows are written at version 2, then the version-3 step builds its BM25 index from them).
+   */
+  function writeVersion3(file: string, rows: { id: string; content: string; vector: Float32Array }[]): void {
+    const db = openDatabase(file);
+    try {
+      db.exec(META_TABLE_SQL);
+      for (const m of MIGRATIONS) if (m.version <= 2) m.up(db, undefined as never);
+      db.exec(vectorTableSql(profile.dimensions));
+      const meta = db.prepare('INSERT INTO meta(key, value) VALUES (?, ?)');
+      meta.run('schema_version', '3');
+      meta.run('embedding_fingerprint', 'emb:4');
+      const token = `a${sha256Hex('a').slice(0, 16)}x`;
+      for (const [i, r] of rows.entries()) {
+        const rid = i + 1;
+        db.prepare(
+          `INSERT INTO memories(rid, id, agent_id, kind, content, content_hash, importance, confidence, created_at,
+             updated_at, embedding_state, embedding_fingerprint) VALUES (?, ?, 'a', 'fact', ?, ?, 0.5, 1, 1, 1, 'ready', 'emb:4')`,
+        ).run(rid, r.id, r.content, `h${rid}`);
+        db.prepare('INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)').run(
+          rid,
+          token,
+          r.content,
+        );
+        db.prepare('INSERT INTO memories_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)').run(
+          BigInt(rid),
+          'a',
+          r.vector,
+        );
+      }
+      for (const m of MIGRATIONS) if (m.version === 3) m.up(db, undefined as never);
+    } finally {
+      db.close();
+    }
+  }
+
+  it('carries a version-3 file forward: short vectors stay valid, long memories are chunked and pending', async () => {
+    const file = join(dir, 'v3.db');
+    const content = longContent(12, 6, 'the walrus ballet');
+    expect(content.length).toBeGreaterThan(CHUNK_BUDGET);
+    writeVersion3(file, [
+      { id: 'short', content: 'a short fact about ferns', vector: vec(0, 1, 0, 0) },
+      { id: 'long', content, vector: vec(1, 0, 0, 0) },
+    ]);
+    const migrated = createSqliteMemoryStore({ path: file, embedding: profile });
+    try {
+      expect(migrated.info.schemaVersion).toBe(4);
+      expect(await migrated.getMemory('a', 'short')).toMatchObject({ embeddingState: 'ready' });
+      expect(await migrated.getMemory('a', 'long')).toMatchObject({ embeddingState: 'pending' });
+      // The short memory's vector is still found; the long memory's whole-text vector is gone.
+      expect(
+        (await migrated.searchVector({ agentId: 'a', vector: vec(0, 1, 0, 0), k: 5 })).map((h) => h.id),
+      ).toEqual(['short']);
+      const hits = (await migrated.searchLexical({ agentId: 'a', terms: ['walrus'], limit: 5 })).hits;
+      expect(hits.map((h) => h.id)).toEqual(['long']);
+      expect(content.slice(hits[0]?.chunk?.start, hits[0]?.chunk?.end)).toContain('the walrus ballet');
+      expect((await migrated.searchLexical({ agentId: 'a', terms: ['ferns'], limit: 5 })).hits[0]?.id).toBe(
+        'short',
+      );
+      const pending = await migrated.listPendingEmbeddings({ limit: 100 });
+      expect(pending.map((p) => p.chunk)).toEqual(chunkSpans(content).map((s) => s.index));
+      expect(await migrated.pruneOrphanedVectors()).toEqual({ pruned: 0 });
+      expect(await migrated.repairEmbeddingIntegrity('a')).toEqual({ repaired: 0 });
+    } finally {
+      migrated.close();
+    }
+  });
+});
