@@ -356,14 +356,14 @@ describe('engram over a database file', () => {
       file,
       [
         {
-          sessionId: 's1',
+          sessionId: 'flaky-queue',
           seq: 1,
           type: 'message',
           role: 'user',
           content: 'Fix the flaky test in src/queue/worker.ts',
         },
         {
-          sessionId: 's1',
+          sessionId: 'flaky-queue',
           seq: 2,
           type: 'tool_call',
           role: 'assistant',
@@ -372,7 +372,7 @@ describe('engram over a database file', () => {
           metadata: { path: 'src/queue/worker.ts' },
         },
         {
-          sessionId: 's1',
+          sessionId: 'flaky-queue',
           seq: 3,
           type: 'tool_result',
           role: 'tool',
@@ -385,9 +385,9 @@ describe('engram over a database file', () => {
     );
     const first = await runCli(['ingest', file, '--db', db, '--agent', 'coder'], dir);
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain('coder / s1: 3 events appended, 0 already stored, 3 memories');
+    expect(first.stdout).toContain('coder / flaky-queue: 3 events appended, 0 already stored, 3 memories');
     const second = await runCli(['ingest', file, '--db', db, '--agent', 'coder'], dir);
-    expect(second.stdout).toContain('coder / s1: 0 events appended, 3 already stored, 0 memories');
+    expect(second.stdout).toContain('coder / flaky-queue: 0 events appended, 3 already stored, 0 memories');
 
     const drained = await runCli(['drain', '--db', db], dir);
     expect(drained.code).toBe(0);
@@ -396,7 +396,7 @@ describe('engram over a database file', () => {
     );
     expect(drained.stderr).toContain('embedding: 3/3');
 
-    const events = await runCli(['get', 'session/s1#2-3', '--db', db, '--agent', 'coder'], dir);
+    const events = await runCli(['get', 'session/flaky-queue#2-3', '--db', db, '--agent', 'coder'], dir);
     expect(events.code).toBe(0);
     expect(events.stdout).toContain('#2 assistant tool_call read_file');
     expect(events.stdout).toContain('"path":"src/queue/worker.ts"');
@@ -407,7 +407,7 @@ describe('engram over a database file', () => {
       dir,
     );
     const hit = (JSON.parse(byFile.stdout) as { results: { id: string; pointer: string }[] }).results[0];
-    expect(hit?.pointer).toBe('session/s1#2');
+    expect(hit?.pointer).toBe('session/flaky-queue#2');
     const memory = await runCli(['get', hit?.id ?? '', '--db', db, '--agent', 'coder'], dir);
     expect(memory.code).toBe(0);
     expect(memory.stdout).toMatch(/^id\s+/);

@@ -2,8 +2,9 @@
  * Output formatting of the CLI: result lists with explanations, execution lines, the health table, the
  * diagnostics summary and the progress bar. Pure functions from data to text; a missing sample is an em dash.
  */
+
+import type { DiagnosticsSnapshot, DistributionSummary, HealthDto } from '@engram/contracts';
 import { checkTimestamp } from '@engram/contracts';
-import type { DiagnosticsSnapshot, DistributionSummary, HealthDto } from '@engram/diagnostics';
 import type { RetrievalExecution, RetrievalExplanation, RetrievalResult } from '@engram/retrieval';
 import type { EventRecord, MemoryRecord } from '@engram/store';
 

@@ -1,13 +1,5 @@
-// The health DTO a collector's snapshot feeds, re-exported from `@engram/contracts` for convenience.
-export type {
-  AgentDiagnostics,
-  DiagnosticsSnapshot,
-  DiagnosticsSnapshotAll,
-  DistributionSummary,
-  HealthDto,
-  ProcessDiagnostics,
-  StoreHealthDto,
-} from '@engram/contracts';
+// The types of what a collector produces (the rest of the DTO's types are in `@engram/contracts`).
+export type { DiagnosticsSnapshot, HealthDto } from '@engram/contracts';
 export {
   createEmptySnapshot,
   createHealthDto,

@@ -1,54 +1,31 @@
 import { readFileSync } from 'node:fs';
-import {
-  ADMISSION_DECISIONS,
-  CANDIDATE_ARMS,
-  CIRCUIT_STATES,
-  DEGRADATION_CAUSES,
-  DRAIN_TRANSITIONS,
-  diagnosticsSnapshotSchema,
-  distributionSchema,
-  EMBEDDING_STATES,
-  EXTRACTION_DECISIONS,
-  EXTRACTION_OUTCOMES,
-  LIFECYCLES,
-  MAINTENANCE_STEPS,
-  MEMORY_KINDS,
-  PHASE_OUTCOMES,
-  PROVIDER_KINDS,
-  PROVIDER_RACES,
-  RETRIEVAL_ARMS,
-  RETRIEVAL_OUTCOMES,
-  RETRIEVAL_PURPOSES,
-  RETRIEVAL_STAGES,
-  STATEMENT_KINDS,
-  storeHealthDtoSchema,
-  VECTOR_WARMUP_OUTCOMES,
-} from '@engram/contracts';
+// Every closed enum and the schemas, from the one place they are declared.
+import * as contracts from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 
 /** Placeholder of each closed enum when its keys are collapsed in a path. */
 const PLACEHOLDERS = new Map<string, string>([
-  [RETRIEVAL_PURPOSES.join(), '<purpose>'],
-  [RETRIEVAL_STAGES.join(), '<stage>'],
-  [RETRIEVAL_OUTCOMES.join(), '<retrievalOutcome>'],
-  [DEGRADATION_CAUSES.join(), '<degradation>'],
-  [CANDIDATE_ARMS.join(), '<arm>'],
-  [RETRIEVAL_ARMS.join(), '<retrievalArm>'],
-  [CIRCUIT_STATES.join(), '<circuitState>'],
-  [EXTRACTION_OUTCOMES.join(), '<extractionOutcome>'],
-  [EXTRACTION_DECISIONS.join(), '<decision>'],
-  [DRAIN_TRANSITIONS.join(), '<transition>'],
-  [PHASE_OUTCOMES.join(), '<phaseOutcome>'],
-  [MAINTENANCE_STEPS.join(), '<step>'],
-  [PROVIDER_KINDS.join(), '<providerKind>'],
-  [ADMISSION_DECISIONS.join(), '<admission>'],
-  [PROVIDER_RACES.join(), '<race>'],
-  [VECTOR_WARMUP_OUTCOMES.join(), '<warmup>'],
-  [STATEMENT_KINDS.join(), '<statementKind>'],
-  [MEMORY_KINDS.join(), '<kind>'],
-  [LIFECYCLES.join(), '<lifecycle>'],
-  [EMBEDDING_STATES.join(), '<embeddingState>'],
+  [contracts.RETRIEVAL_PURPOSES.join(), '<purpose>'],
+  [contracts.RETRIEVAL_STAGES.join(), '<stage>'],
+  [contracts.RETRIEVAL_OUTCOMES.join(), '<retrievalOutcome>'],
+  [contracts.DEGRADATION_CAUSES.join(), '<degradation>'],
+  [contracts.CANDIDATE_ARMS.join(), '<arm>'],
+  [contracts.RETRIEVAL_ARMS.join(), '<retrievalArm>'],
+  [contracts.CIRCUIT_STATES.join(), '<circuitState>'],
+  [contracts.EXTRACTION_OUTCOMES.join(), '<extractionOutcome>'],
+  [contracts.EXTRACTION_DECISIONS.join(), '<decision>'],
+  [contracts.DRAIN_TRANSITIONS.join(), '<transition>'],
+  [contracts.PHASE_OUTCOMES.join(), '<phaseOutcome>'],
+  [contracts.MAINTENANCE_STEPS.join(), '<step>'],
+  [contracts.PROVIDER_KINDS.join(), '<providerKind>'],
+  [contracts.ADMISSION_DECISIONS.join(), '<admission>'],
+  [contracts.PROVIDER_RACES.join(), '<race>'],
+  [contracts.VECTOR_WARMUP_OUTCOMES.join(), '<warmup>'],
+  [contracts.STATEMENT_KINDS.join(), '<statementKind>'],
+  [contracts.MEMORY_KINDS.join(), '<kind>'],
+  [contracts.LIFECYCLES.join(), '<lifecycle>'],
+  [contracts.EMBEDDING_STATES.join(), '<embeddingState>'],
 ]);
 
 /** The slice of zod 4's runtime definitions this walker reads. */
@@ -68,7 +45,7 @@ function defOf(schema: z.ZodType): SchemaDef {
 
 /** Every leaf path of a schema with its type; distributions are one leaf; enum keys collapse to placeholders. */
 function leafPaths(schema: z.ZodType, prefix: string, out: Map<string, string>): Map<string, string> {
-  if (schema === distributionSchema) {
+  if (schema === contracts.distributionSchema) {
     out.set(prefix, 'distribution');
     return out;
   }
@@ -145,8 +122,8 @@ describe('metrics.md, the metric dictionary', () => {
   const markdown = readFileSync(new URL('../metrics.md', import.meta.url), 'utf8');
   const rows = dictionary(markdown);
   const schemaPaths = new Map([
-    ...leafPaths(diagnosticsSnapshotSchema, '', new Map()),
-    ...leafPaths(storeHealthDtoSchema, 'store', new Map()),
+    ...leafPaths(contracts.diagnosticsSnapshotSchema, '', new Map()),
+    ...leafPaths(contracts.storeHealthDtoSchema, 'store', new Map()),
   ]);
 
   it('documents every schema path, and nothing the schema lacks, each exactly once', () => {

@@ -14,7 +14,7 @@ import {
   PHASE_OUTCOMES,
   type PhaseOutcome,
 } from '@engram/contracts';
-import { type CollectorState, isCount, type MaintenanceState, setOf } from './state.js';
+import { type CollectorState, type ExtractionState, isCount, type MaintenanceState, setOf } from './state.js';
 
 const EXTRACTION_OUTCOME_SET = setOf(EXTRACTION_OUTCOMES);
 const PHASE_OUTCOME_SET = setOf(PHASE_OUTCOMES);
@@ -28,15 +28,8 @@ export function recordExtraction(state: CollectorState, report: ExtractionReport
   if (agent === undefined) return;
   let part = agent.extraction;
   if (part === undefined) {
-    part = {
-      chunks: 0,
-      outcomes: fillRecord(EXTRACTION_OUTCOMES, zero),
-      decisions: fillRecord(EXTRACTION_DECISIONS, zero),
-      candidates: 0,
-      invalidOutputs: 0,
-      conflicts: 0,
-      duration: state.newRing(),
-    };
+    const { duration: _empty, ...counters } = createEmptyAgentDiagnostics().extraction;
+    part = { ...(counters as Omit<ExtractionState, 'duration'>), duration: state.newRing() };
     agent.extraction = part;
   }
   part.chunks += 1;

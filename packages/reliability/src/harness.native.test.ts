@@ -3,12 +3,14 @@
  * broken on purpose through a second raw connection), and the fault-injecting driver sees the statements of a
  * store write inside its transaction, so the crash suite's kill points land where it says they do.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore } from '@engram/store';
 import { openDatabase } from '@engram/store/raw';
+import { embedAllPending } from '@engram/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFaultDriver, describeStatement, type StatementEvent } from './fault-driver.js';
 import { CONSISTENT, consistencyProblems, inspectDatabase } from './harness.js';
@@ -211,20 +213,7 @@ describe('the consistency inspection covers the chunks of long memories', () => 
         .join('\n')
         .concat(' 数据库连接池');
       await store.insertMemory({ id: 'long', agentId: 'a', kind: 'fact', content });
-      for (;;) {
-        const pending = await store.listPendingEmbeddings({ limit: 8 });
-        if (pending.length === 0) break;
-        const vectors = await embedder.embed(pending.map((p) => p.content));
-        await store.commitEmbeddings(
-          pending.map((p, i) => ({
-            id: p.id,
-            revision: p.revision,
-            state: 'ready' as const,
-            vector: vectors[i] as Float32Array,
-            ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
-          })),
-        );
-      }
+      await embedAllPending(store, embedder, 8);
       expect(await store.getMemory('a', 'long')).toMatchObject({ embeddingState: 'ready' });
     } finally {
       store.close();

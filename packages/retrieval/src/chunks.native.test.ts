@@ -1,5 +1,6 @@
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { embedAllPending } from '@engram/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildInjection } from './injection.js';
 import { createRetriever } from './retriever.js';
@@ -31,20 +32,7 @@ async function seeded(): Promise<{ store: SqliteMemoryStore; content: string; ph
     kind: 'fact',
     content: 'The office plants are watered on Mondays',
   });
-  for (;;) {
-    const pending = await store.listPendingEmbeddings({ limit: 16 });
-    if (pending.length === 0) break;
-    const vectors = await embedder.embed(pending.map((p) => p.content));
-    await store.commitEmbeddings(
-      pending.map((p, i) => ({
-        id: p.id,
-        revision: p.revision,
-        state: 'ready' as const,
-        vector: vectors[i] as Float32Array,
-        ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
-      })),
-    );
-  }
+  await embedAllPending(store, embedder, 16);
   return { store, content, phrase };
 }
 

@@ -5,6 +5,8 @@
 
 export type { ChromiumLaunchOptions } from './chromium.js';
 export { CHROMIUM_PATH, chromiumLaunchOptions } from './chromium.js';
+export type { BatchEmbedder, PendingEmbeddingStore, PendingItem } from './embed-pending.js';
+export { embedAllPending } from './embed-pending.js';
 export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
