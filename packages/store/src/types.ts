@@ -2,6 +2,9 @@
  * The data model and the async store port of Engram. The closed enums (kinds, lifecycles, embedding states,
  * event types) come from `@engram/contracts`.
  *
+ * Slightly over 400 lines on purpose: the port is one contract (records, queries, and the slices every
+ * adapter implements), read as a whole by anyone writing a second store.
+ *
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
