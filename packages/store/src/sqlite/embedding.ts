@@ -60,19 +60,23 @@ export function listPendingEmbeddings(
          ORDER BY m.rid, c.idx LIMIT @limit`,
       )
       .all<Key>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
+    // Their rows in one read (never one statement per item), each row once however many chunks it gives.
     const rows = new Map<number, Row>();
-    const read = ctx.stmt(
-      'read',
-      'SELECT id, agent_id, content, revision, embedding_attempts FROM memories WHERE rid = ?',
-    );
+    if (keys.length > 0) {
+      const distinct = [...new Set(keys.map((k) => k.rid))];
+      const read = ctx
+        .stmt(
+          'read',
+          `SELECT rid, id, agent_id, content, revision, embedding_attempts FROM memories
+           WHERE rid IN (SELECT value FROM json_each(?))`,
+        )
+        .all<Row & { rid: number }>(JSON.stringify(distinct));
+      for (const r of read) rows.set(r.rid, r);
+    }
     const out: PendingEmbedding[] = [];
     for (const k of keys) {
-      let r = rows.get(k.rid);
-      if (r === undefined) {
-        r = read.get<Row>(k.rid);
-        if (r === undefined) continue;
-        rows.set(k.rid, r);
-      }
+      const r = rows.get(k.rid);
+      if (r === undefined) continue;
       out.push({
         id: r.id,
         agentId: r.agent_id,
