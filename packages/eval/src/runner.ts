@@ -151,30 +151,21 @@ export async function loadFixture(
     const shortVectors = await source.vectors(short.map((row) => row.content));
     const byRow = new Map(short.map((row, i) => [row, shortVectors[i] as Float32Array]));
     const rows: NewMemory[] = slice.map((row) => {
-      const vector = byRow.get(row);
-      if (vector === undefined) {
-        return {
-          id: row.id,
-          agentId: row.agentId,
-          kind: row.kind,
-          content: row.content,
-          importance: row.importance,
-          createdAt: row.createdAt ?? options.createdAt,
-        };
-      }
-      // A text without features embeds to the zero vector, which cannot be cosine-compared: such a row
-      // stays without a vector (lexical search still finds it).
-      const zero = isZeroVector(vector);
-      if (zero) withoutVector += 1;
-      return {
+      const fields = {
         id: row.id,
         agentId: row.agentId,
         kind: row.kind,
         content: row.content,
         importance: row.importance,
         createdAt: row.createdAt ?? options.createdAt,
-        ...(zero ? {} : { vector }),
       };
+      const vector = byRow.get(row);
+      if (vector === undefined) return fields;
+      // A text without features embeds to the zero vector, which cannot be cosine-compared: such a row
+      // stays without a vector (lexical search still finds it).
+      const zero = isZeroVector(vector);
+      if (zero) withoutVector += 1;
+      return zero ? fields : { ...fields, vector };
     });
     await store.insertMemories(rows);
     batches += 1;

@@ -46,26 +46,15 @@ export interface RetrievalResult {
 }
 
 /** Per-arm evidence of one candidate (the arm-specific fields of its explanation). */
-export interface CandidateEvidence {
-  readonly lexicalRank?: number;
-  readonly lexicalScore?: number;
-  readonly vectorRank?: number;
-  readonly similarity?: number;
-  readonly chunk?: ChunkSpan;
-}
+export type CandidateEvidence = Pick<
+  RetrievalExplanation,
+  'lexicalRank' | 'lexicalScore' | 'vectorRank' | 'similarity' | 'chunk'
+>;
 
-/** The fusion's figures for one candidate. */
-export interface FusionTerms {
-  readonly arms: readonly RetrievalArm[];
+/** The fusion's figures for one candidate (the rest of its explanation; `vectorWeight` always computed). */
+export type FusionTerms = Omit<RetrievalExplanation, keyof CandidateEvidence | 'vectorWeight'> & {
   readonly vectorWeight: number;
-  readonly rrf: number;
-  readonly relevance: number;
-  readonly agreement?: number;
-  readonly trust?: number;
-  readonly importance: number;
-  readonly recency: number;
-  readonly final: number;
-}
+};
 
 /**
  * The explanation of one result: the evidence each arm gave (a field an arm did not give is absent, never
