@@ -146,6 +146,52 @@ describe('chunked long memories', () => {
     expect(hits[0]?.similarity).toBeCloseTo(1, 5);
   });
 
+  it('long memories whose chunks crowd the nearest neighbours do not starve the vector arm of memories', async () => {
+    const longs = Array.from({ length: 5 }, (_, i) => ({
+      id: `long${i}`,
+      agentId: 'a',
+      kind: 'fact' as const,
+      content: longContent(12, i, `topic ${i}`),
+    }));
+    const shorts = Array.from({ length: 10 }, (_, i) => ({
+      id: `short${i}`,
+      agentId: 'a',
+      kind: 'fact' as const,
+      content: `short note ${i}`,
+    }));
+    await store.insertMemories([...longs, ...shorts]);
+    const chunksPerLong = chunkSpans(longs[0]?.content ?? '').length;
+    expect(chunksPerLong * 5).toBeGreaterThan(4 * 8);
+    // Every chunk of a long memory is nearer the query than any short memory.
+    for (;;) {
+      const pending = await store.listPendingEmbeddings({ limit: 50 });
+      if (pending.length === 0) break;
+      await store.commitEmbeddings(
+        pending.map((p) => ({
+          id: p.id,
+          revision: p.revision,
+          state: 'ready' as const,
+          vector:
+            p.chunk === undefined
+              ? vec(1, 1 + 0.1 * Number(p.id.slice(5)), 0, 0)
+              : vec(1, 0.01 * p.chunk, 0.001 * Number(p.id.slice(4)), 0),
+          ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+        })),
+      );
+    }
+    const hits = await store.searchVector({ agentId: 'a', vector: vec(1, 0, 0, 0), k: 8 });
+    expect(hits.map((h) => h.id)).toEqual([
+      'long0',
+      'long1',
+      'long2',
+      'long3',
+      'long4',
+      'short0',
+      'short1',
+      'short2',
+    ]);
+  });
+
   it('a partly embedded memory stays pending; a chunk error makes it error and only open chunks return', async () => {
     const content = longContent(8, 1, 'x');
     await store.insertMemories([{ id: 'long', agentId: 'a', kind: 'fact', content }]);

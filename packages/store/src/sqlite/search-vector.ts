@@ -29,23 +29,33 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
     const k = validateLimit(query.k, 'k', 1000);
     // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
-    // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks).
+    // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks). When the
+    // nearest chunks crowd into fewer than k memories (long memories have many chunks) and the index has
+    // more, it asks again with a wider net, so chunking never starves the arm of candidates.
     const chunked = agentHasChunks(ctx, agentId);
-    const kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
-    type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
+    let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+    type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number; got: number };
     let rows: Row[];
     try {
-      rows = ctx
-        .stmt(
-          'vector',
-          `SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
-           FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent) knn
-           CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
-           WHERE m.agent_id = @agent
-           GROUP BY m.rid
-           ORDER BY distance, m.id LIMIT @k`,
-        )
-        .all<Row>({ v: vector, k, kk, agent: agentId });
+      for (;;) {
+        rows = ctx
+          .stmt(
+            'vector',
+            `WITH knn AS MATERIALIZED (
+               SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent
+             )
+             SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid,
+                    m.chunk_count AS chunks, (SELECT count(*) FROM knn) AS got
+             FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
+             WHERE m.agent_id = @agent
+             GROUP BY m.rid
+             ORDER BY distance, m.id LIMIT @k`,
+          )
+          .all<Row>({ v: vector, k, kk, agent: agentId });
+        const got = rows[0]?.got ?? 0;
+        if (!chunked || rows.length >= k || got < kk || kk >= MAX_KNN) break;
+        kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
+      }
     } catch (err) {
       ctx.emitWarmup('failed');
       throw err;
