@@ -212,24 +212,38 @@ describe('calibrated fusion (the default)', () => {
     expect(rrf.slice(0, 10).filter((id) => lexicalOnly.slice(0, 10).includes(id)).length).toBeLessThan(9);
   });
 
-  it('rewards agreement: a row both arms rank high rises above the lexical first', () => {
+  it('rewards agreement: a row both arms rank high rises above a lexical first it barely trails', () => {
     const lexical = lexicalArm(20);
-    // The vector arm agrees on the lexical top ten and ranks r004, then r001, first.
-    const order = ['r004', 'r001', 'r002', 'r003', 'r000', 'r005', 'r006', 'r007', 'r008', 'r009'];
+    // The lexical arm hardly separates r000 and r001; the vector arm agrees on the order of the top ten
+    // except that it puts r001 first.
+    lexical.set('r001', { rank: 2, score: 9.9 });
+    const order = ['r001', 'r000', 'r002', 'r003', 'r004', 'r005', 'r006', 'r007', 'r008', 'r009'];
     const vector = order.map((id, i) => ({ id, similarity: 0.8 - 0.03 * i }));
     const candidates = join(lexical, vector);
-    expect(calibrate(candidates, 10).agreement).toBe(1);
+    // Average overlap: no agreement at depth 1, full agreement at depths 2–10.
+    expect(calibrate(candidates, 10).agreement).toBeCloseTo(0.9, 12);
     const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
-    // Min-max over each arm: r001 has 0.6·0.884 + 0.4·0.889 ≈ 0.886, r000 has 0.6·1 + 0.4·0.556 ≈ 0.822 and
-    // r004, the vector arm's first, 0.6·0.602 + 0.4·1 ≈ 0.761.
     const lexMin = 10 * 0.9 ** 19;
+    const trust = 0.9 ** 1.5;
     expect(fused[0]?.record.id).toBe('r001');
-    expect(fused[0]?.explanation.agreement).toBe(1);
+    expect(fused[0]?.explanation.agreement).toBeCloseTo(0.9, 12);
     expect(fused[0]?.explanation.relevance).toBeCloseTo(
-      (0.6 * (9 - lexMin)) / (10 - lexMin) + (0.4 * (0.77 - 0.53)) / (0.8 - 0.53),
+      (0.7 * (9.9 - lexMin)) / (10 - lexMin) + 0.3 * trust,
       12,
     );
     expect(fused[1]?.record.id).toBe('r000');
+  });
+
+  it('keeps the lexical first when the arms find the same rows but disagree on which comes first', () => {
+    const lexical = lexicalArm(20);
+    // The vector arm's top ten is the lexical top ten in reverse: the same set, the opposite order.
+    const order = Array.from({ length: 10 }, (_, i) => `r${String(9 - i).padStart(3, '0')}`);
+    const vector = order.map((id, i) => ({ id, similarity: 0.8 - 0.03 * i }));
+    const candidates = join(lexical, vector);
+    // A set overlap would call this full agreement; the average overlap counts the order.
+    expect(calibrate(candidates, 10).agreement).toBeLessThan(0.5);
+    const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW).map((r) => r.record.id);
+    expect(fused.slice(0, 3)).toEqual(['r000', 'r001', 'r002']);
   });
 
   it('lets a vector arm alone rank when the lexical arm found nothing', () => {
@@ -240,7 +254,7 @@ describe('calibrated fusion (the default)', () => {
     const fused = fuseCandidates(join(new Map(), vector), DEFAULT_FUSION_WEIGHTS, NOW);
     expect(fused.map((r) => r.record.id)).toEqual(['b', 'a']);
     expect(fused[0]?.explanation.agreement).toBe(1);
-    expect(fused[0]?.explanation.relevance).toBeCloseTo(0.4, 12);
+    expect(fused[0]?.explanation.relevance).toBeCloseTo(1 - DEFAULT_FUSION_WEIGHTS.alpha, 12);
   });
 
   it('puts rows only a disagreeing vector arm found after every lexical row, in vector order', () => {
