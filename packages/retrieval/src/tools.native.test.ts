@@ -192,14 +192,14 @@ describe('memory_search, memory_get and skills over a real store', () => {
     expect(fact.data).toMatchObject({ action: 'remembered' });
     const result = await handler.execute('memory_search', { query: 'orders deploy' }, ctx);
     expect(result.ok).toBe(true);
-    const data = result.data as {
-      results: { id: string; kind: string; score: number; content: string; pointer?: string }[];
-    };
+    const data = result.data;
+    if (data === undefined || !('results' in data)) throw new Error('memory_search gave no results field');
     expect(data.results.map((r) => r.kind).sort()).toEqual(['event', 'fact']);
     const event = data.results.find((r) => r.kind === 'event');
     expect(event?.pointer).toBe('session/s1#2-3');
     expect(event?.content).toContain('Rolled back the orders deploy');
-    expect(data.results.find((r) => r.kind === 'fact')?.id).toBe((fact.data as { id: string }).id);
+    const factId = fact.data !== undefined && 'id' in fact.data ? fact.data.id : null;
+    expect(data.results.find((r) => r.kind === 'fact')?.id).toBe(factId);
     expect(data.results.every((r) => r.score > 0)).toBe(true);
   });
 
