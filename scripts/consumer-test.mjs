@@ -355,7 +355,7 @@ step('closed the store');
 `;
 
 // The script the CLI phase runs: the installed `engram` bin, through npx, as an MCP server for the SDK client.
-const MCP_SCRIPT = String.raw`
+const MCP_SCRIPT = `
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
