@@ -31,7 +31,13 @@ export type IngestStore = Pick<
  */
 export type ExtractionStore = Pick<
   MemoryStore,
-  'getMemory' | 'findByContentHash' | 'insertMemory' | 'updateMemory' | 'supersedeMemory' | 'setLifecycle'
+  | 'getMemory'
+  | 'findByContentHash'
+  | 'insertMemory'
+  | 'insertUniqueMemory'
+  | 'updateMemory'
+  | 'supersedeMemory'
+  | 'setLifecycle'
 >;
 
 /**
