@@ -772,7 +772,8 @@ describe('filters on the vector arm', () => {
     const text = 'Quarterly access review for the data platform';
     // Eight untagged rows with the same words, hence the same vector (their punctuation differs, which the
     // embedder ignores: exact duplicates would be stored once).
-    for (const variant of ['', '!', '?', ';', ',', '!!', '??', ';;']) await add(store, 'a', `${text}${variant}`);
+    for (const variant of ['', '!', '?', ';', ',', '!!', '??', ';;'])
+      await add(store, 'a', `${text}${variant}`);
     const tagged = await add(store, 'a', `${text} owners`, { tags: ['file:docs/review.md'] });
     const small = {
       store,

@@ -188,10 +188,10 @@ CREATE TABLE IF NOT EXISTS skills (
 ];
 
 /** The rows the uniqueness rule covers: active rows of every kind but `event`. */
-export const ACTIVE_CONTENT_WHERE = "lifecycle = 'active' AND kind <> 'event'";
+export const ACTIVE_CONTENT_WHERE: string = "lifecycle = 'active' AND kind <> 'event'";
 
 /** The partial unique index behind the exact-duplicate rule (schema version 5). */
-export const ACTIVE_CONTENT_INDEX_SQL = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_content
+export const ACTIVE_CONTENT_INDEX_SQL: string = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_content
   ON memories(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE}`;
 
 /**

@@ -367,7 +367,10 @@ export interface MemoryLifecycleSlice {
 export interface MemoryEmbeddingSlice {
   readonly embeddingProfile: EmbeddingProfile | null;
   listPendingEmbeddings(options: ListPendingOptions): Promise<readonly PendingEmbedding[]>;
-  /** One transaction; a row whose revision changed (or that is gone) is counted `stale` and left untouched. */
+  /**
+   * One transaction; a row whose revision changed (or that is gone), or that no longer waits for an embedding
+   * (a concurrent commit settled it), is counted `stale` and left untouched: the counts are the transitions made.
+   */
   commitEmbeddings(outcomes: readonly EmbeddingOutcome[]): Promise<EmbeddingCommitResult>;
   countEmbeddingBacklog(): Promise<EmbeddingBacklog>;
 }
