@@ -822,6 +822,10 @@ describe('agent ids the store refuses, over a real store', () => {
     ['300 characters', 'a'.repeat(300)],
     ['a NUL byte', 'agent\u0000one'],
     ['a lone surrogate', 'agent\ud800one'],
+    // Look-alikes of the stored `agent`: refused, never silently a second (empty) agent.
+    ['a trailing space', 'agent '],
+    ['a leading space', ' agent'],
+    ['a decomposed (NFD) accent', 'age\u0301nt'],
   ];
 
   it.each(refused)(

@@ -307,6 +307,8 @@ describe('tool calls with an agent id the store refuses', () => {
     ['300 characters', 'a'.repeat(300), 'tooLong'],
     ['a NUL byte', 'agent\u0000one', 'controlCharacter'],
     ['a lone surrogate', 'agent\ud800one', 'loneSurrogate'],
+    ['a trailing space (a look-alike)', 'agent ', 'surroundingWhitespace'],
+    ['a decomposed accent (a look-alike)', 'age\u0301nt', 'notNormalized'],
   ])('%s: a typed INVALID_INPUT error, and nothing is written', async (_label, agentId, problem) => {
     const store = openStore();
     const handler = tools(store);
