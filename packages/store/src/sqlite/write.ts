@@ -146,6 +146,7 @@ export function recordAccess(
   at?: number,
 ): Promise<void> {
   return ctx.op('recordAccess', () => {
+    ctx.assertWritable('recordAccess');
     validateAgentId(agentId);
     if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
     if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
