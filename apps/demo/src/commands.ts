@@ -1,6 +1,7 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, health, serve, mcp. */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
@@ -11,6 +12,7 @@ import {
   formatEvents,
   formatExecution,
   formatHealth,
+  formatIntegrity,
   formatMemory,
   formatResults,
   pointerOf,
@@ -50,30 +52,55 @@ function width(io: CliIo): number {
   return io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
 }
 
+/** How a command opens its database: read-only or for writing, and whether it creates a missing store. */
+interface OpenMode {
+  /** `read`: a read-only connection that never creates, converts, migrates or waits for a writer. */
+  readonly access: 'read' | 'write';
+  /** Creates a store when the file is missing or empty (remember, ingest, mcp); otherwise `--create` does. */
+  readonly creates?: boolean;
+  /** Starts loading the embedder's model at once (a command that will embed later: the MCP server). */
+  readonly warm?: boolean;
+}
+
+/** True when a file with content is at `path` (a missing or empty file holds no store). */
+function hasContent(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Opens the database for one command. Commands that only read (search, get, drain, maintain, health, serve)
- * refuse a missing file instead of creating an empty one behind a mistyped `--db`. The embedder's model loads
- * on the first search, tool call or drain (never for get, health or serve); `warm` starts loading it at once,
- * for a command that will embed later (the MCP server, while its client connects).
+ * Opens the database for one command. Commands that only read (search, get, health, serve) open it with access
+ * `read`: a read-only connection that never waits for a writer and never creates, converts or migrates the
+ * file. A missing or empty file is refused (instead of becoming an empty store behind a mistyped `--db`)
+ * unless the command creates stores (remember, ingest, mcp) or `--create` is given; then it opens for writing
+ * once to create the store. The store refuses a file that is not an Engram store, leaving it byte-identical.
+ * The embedder's model loads on the first search, tool call or drain (never for get, health or serve).
  */
 async function withEngram<T>(
   io: CliIo,
-  target: { readonly db: string; readonly keyFile?: string },
+  target: { readonly db: string; readonly keyFile?: string; readonly create?: boolean },
   run: (engram: Engram) => Promise<T>,
-  options: { readonly create?: boolean; readonly warm?: boolean } = {},
+  mode: OpenMode,
 ): Promise<T> {
   const { db } = target;
-  if (options.create !== true && !existsSync(db)) {
+  const fresh = !hasContent(db);
+  if (fresh && mode.creates !== true && target.create !== true) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
-      `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,
+      existsSync(db)
+        ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`
+        : `no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create)`,
     );
   }
   const key = await loadEncryptionKey(target.keyFile, io.env);
   const engram = await openEngram({
     dbPath: db,
     env: io.env,
-    warm: options.warm === true,
+    warm: mode.warm === true,
+    access: fresh ? 'write' : mode.access,
     ...(key === undefined ? {} : { encryptionKey: key }),
   });
   try {
@@ -118,79 +145,89 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
       out(io, result.text);
       return EXIT.ok;
     },
-    { create: true },
+    { access: 'write', creates: true },
   );
 }
 
 async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const response = await engram.retriever.search(c.agent, c.query, {
-      limit: c.limit,
-      ...(c.tags.length === 0 ? {} : { tags: c.tags }),
-    });
-    const { execution, results } = response;
-    if (execution.outcome === 'emptyQuery') {
-      io.stderr.write(
-        `engram search: the query has no searchable terms\nRun 'engram search --help' for usage.\n`,
-      );
-      return EXIT.usage;
-    }
-    if (execution.outcome !== 'completed') {
-      const cause = execution.degradations[0];
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_STORE_FAILED',
-        `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
-      );
-    }
-    if (c.json) {
-      outJson(io, {
-        agent: c.agent,
-        execution,
-        results: results.map((r) => ({
-          id: r.record.id,
-          kind: r.record.kind,
-          content: r.record.content,
-          tags: r.record.tags,
-          pointer: pointerOf(r.record),
-          createdAt: r.record.createdAt,
-          score: r.score,
-          explanation: r.explanation,
-        })),
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const response = await engram.retriever.search(c.agent, c.query, {
+        limit: c.limit,
+        ...(c.tags.length === 0 ? {} : { tags: c.tags }),
       });
-    } else {
-      out(
-        io,
-        `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
-      );
-      out(io, formatResults(results, { explain: c.explain, width: width(io) }));
-    }
-    return EXIT.ok;
-  });
+      const { execution, results } = response;
+      if (execution.outcome === 'emptyQuery') {
+        io.stderr.write(
+          `engram search: the query has no searchable terms\nRun 'engram search --help' for usage.\n`,
+        );
+        return EXIT.usage;
+      }
+      if (execution.outcome !== 'completed') {
+        const cause = execution.degradations[0];
+        throw new EngramDemoError(
+          'ENGRAM_DEMO_STORE_FAILED',
+          `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
+        );
+      }
+      if (c.json) {
+        outJson(io, {
+          agent: c.agent,
+          execution,
+          results: results.map((r) => ({
+            id: r.record.id,
+            kind: r.record.kind,
+            content: r.record.content,
+            tags: r.record.tags,
+            pointer: pointerOf(r.record),
+            createdAt: r.record.createdAt,
+            score: r.score,
+            explanation: r.explanation,
+          })),
+        });
+      } else {
+        out(
+          io,
+          `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
+        );
+        out(io, formatResults(results, { explain: c.explain, width: width(io) }));
+      }
+      return EXIT.ok;
+    },
+    { access: 'read' },
+  );
 }
 
 async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    if (c.target.kind === 'id') {
-      const record = await engram.store.getMemory(c.agent, c.target.id);
-      if (record === null) {
-        throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      if (c.target.kind === 'id') {
+        const record = await engram.store.getMemory(c.agent, c.target.id);
+        if (record === null) {
+          throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+        }
+        if (c.json) outJson(io, record);
+        else out(io, formatMemory(record));
+        return EXIT.ok;
       }
-      if (c.json) outJson(io, record);
-      else out(io, formatMemory(record));
+      const { sessionId, from, to } = c.target;
+      const events = await engram.store.readEvents(c.agent, sessionId, from, to);
+      if (events.length === 0) {
+        throw new EngramDemoError(
+          'ENGRAM_DEMO_NOT_FOUND',
+          `no archived events at that pointer for agent ${c.agent}`,
+        );
+      }
+      if (c.json) outJson(io, events);
+      else out(io, formatEvents(events));
       return EXIT.ok;
-    }
-    const { sessionId, from, to } = c.target;
-    const events = await engram.store.readEvents(c.agent, sessionId, from, to);
-    if (events.length === 0) {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_NOT_FOUND',
-        `no archived events at that pointer for agent ${c.agent}`,
-      );
-    }
-    if (c.json) outJson(io, events);
-    else out(io, formatEvents(events));
-    return EXIT.ok;
-  });
+    },
+    { access: 'read' },
+  );
 }
 
 /**
@@ -261,70 +298,111 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
       if (totals.memories > 0) out(io, "Run 'engram drain' to embed them (keyword search works already).");
       return EXIT.ok;
     },
-    { create: true },
+    { access: 'write', creates: true },
   );
 }
 
 async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const progress = createProgress(io.stderr, 'embedding');
-    const summary = await engram
-      .drain({
-        ...(c.agent === null ? {} : { agentId: c.agent }),
-        onProgress: (d, t) => progress.update(d, t),
-      })
-      .finally(() => progress.finish());
-    out(
-      io,
-      `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
-    );
-    return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
-  });
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const progress = createProgress(io.stderr, 'embedding');
+      const summary = await engram
+        .drain({
+          ...(c.agent === null ? {} : { agentId: c.agent }),
+          onProgress: (d, t) => progress.update(d, t),
+        })
+        .finally(() => progress.finish());
+      out(
+        io,
+        `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
+      );
+      return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
+    },
+    { access: 'write' },
+  );
 }
 
 async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const agents = c.agent === null ? await engram.listAgents() : [c.agent];
-    if (agents.length === 0) {
-      out(io, 'No agents in this database yet; nothing to maintain.');
-      return EXIT.ok;
-    }
-    let failed = false;
-    for (const agent of agents) {
-      const result = await engram.maintain(agent, { force: c.force });
-      if (
-        result.report !== null &&
-        (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
-      ) {
-        failed = true;
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const agents = c.agent === null ? await engram.listAgents() : [c.agent];
+      if (agents.length === 0) {
+        out(io, 'No agents in this database yet; nothing to maintain.');
+        return EXIT.ok;
       }
-      out(io, formatPass(agent, result, engram.modelLabel !== null));
-    }
-    if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
-    return failed ? EXIT.failure : EXIT.ok;
-  });
+      let failed = false;
+      for (const agent of agents) {
+        const result = await engram.maintain(agent, { force: c.force });
+        if (
+          result.report !== null &&
+          (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
+        ) {
+          failed = true;
+        }
+        out(io, formatPass(agent, result, engram.modelLabel !== null));
+      }
+      if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
+      return failed ? EXIT.failure : EXIT.ok;
+    },
+    { access: 'write' },
+  );
 }
 
+/**
+ * `engram health`: runs the file's integrity check (`PRAGMA quick_check`), then prints the counts and the
+ * check. Exits 1 when the check failed — also when the damage keeps the counts from being read at all.
+ */
 async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const dto = await engram.health(c.agent);
-    if (c.json) outJson(io, dto);
-    else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
-    return EXIT.ok;
-  });
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const integrity = await engram.store.checkIntegrity();
+      const failed = integrity.state === 'failed';
+      let dto: HealthDto;
+      try {
+        dto = await engram.health(c.agent);
+      } catch (error) {
+        if (!failed) throw error;
+        if (c.json) outJson(io, { integrity });
+        else out(io, formatIntegrity(integrity));
+        throw error;
+      }
+      if (c.json) outJson(io, dto);
+      else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
+      if (failed) io.stderr.write(`engram health: ${INTEGRITY_FAILED}\n`);
+      return failed ? EXIT.failure : EXIT.ok;
+    },
+    { access: 'read' },
+  );
 }
+
+/** What a failed integrity check means for the user, on stderr. */
+const INTEGRITY_FAILED =
+  'the database file failed its integrity check: writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
 
 async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
-    if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
-    out(io, `Health page: ${server.url}`);
-    out(io, `Health JSON: ${server.url}api/health`);
-    io.stderr.write('Press Ctrl+C to stop.\n');
-    await io.stopSignal;
-    await server.close();
-    return EXIT.ok;
-  });
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      // Checked once at start, so the page shows the file's integrity (the check only reads).
+      await engram.store.checkIntegrity();
+      const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
+      if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
+      out(io, `Health page: ${server.url}`);
+      out(io, `Health JSON: ${server.url}api/health`);
+      io.stderr.write('Press Ctrl+C to stop.\n');
+      await io.stopSignal;
+      await server.close();
+      return EXIT.ok;
+    },
+    { access: 'read' },
+  );
 }
 
 async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<number> {
@@ -345,7 +423,9 @@ async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<num
       });
       return EXIT.ok;
     },
-    { create: true, warm: true },
+    // The tools may write (memory_remember, skill_write), so the server opens for writing; the store still
+    // refuses a file that is not an Engram store before writing anything to it.
+    { access: 'write', creates: true, warm: true },
   );
 }
 

@@ -114,6 +114,12 @@ describe('access read', () => {
       const writer = createSqliteMemoryStore({ path, busyTimeoutMs: 200 });
       open.push(writer);
       expect(await writer.listMemories('alice', { limit: 10 })).toHaveLength(3);
+      // An access write (advisory) does not wait for the busy timeout — 10 minutes here — behind the writer.
+      const patient = createSqliteMemoryStore({ path, busyTimeoutMs: 600_000 });
+      open.push(patient);
+      expect(await rejected(patient.recordAccess('alice', ['id-1']))).toMatchObject({
+        code: 'ENGRAM_STORE_BUSY',
+      });
       // Its writes queue on the busy timeout like any writer's.
       expect(
         await rejected(writer.insertMemory({ agentId: 'alice', kind: 'fact', content: 'later' })),

@@ -61,6 +61,8 @@ export interface StoreContextInit {
   readonly encrypted: boolean;
   /** `read`: a read-only connection, every write refused. */
   readonly access: StoreAccess;
+  /** The connection's busy timeout in milliseconds. */
+  readonly busyTimeoutMs: number;
 }
 
 /** The shared state of one open store. */
@@ -72,6 +74,7 @@ export class StoreContext {
   readonly limits: ValidationLimits;
   readonly encrypted: boolean;
   readonly access: StoreAccess;
+  readonly busyTimeoutMs: number;
   /** The last integrity check of this file in this process (`notChecked` until one ran). */
   integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
   /** Prepared statements by SQL text. */
@@ -97,6 +100,7 @@ export class StoreContext {
     this.limits = init.limits;
     this.encrypted = init.encrypted;
     this.access = init.access;
+    this.busyTimeoutMs = init.busyTimeoutMs;
     this.#vectorKey = init.vectorKey;
   }
 

@@ -46,6 +46,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     vectorKey,
     encrypted: config.encryption !== undefined,
     access,
+    busyTimeoutMs,
   });
   ctx.bm25 = resolveBm25(config.lexical);
   let opened: MigrationResult;

@@ -153,13 +153,20 @@ export function recordAccess(
     for (const id of ids) validateId(id, 'ids entry');
     const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
     if (ids.length === 0) return;
-    ctx
-      .stmt(
-        'write',
-        `UPDATE memories SET last_accessed_at = ?, access_count = access_count + 1
+    // Access times are advisory: behind another writer the update is refused at once (`ENGRAM_STORE_BUSY`)
+    // instead of holding the process for the busy timeout.
+    ctx.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET last_accessed_at = ?, access_count = access_count + 1
          WHERE agent_id = ? AND id IN (SELECT DISTINCT value FROM json_each(?))`,
-      )
-      .run(when, agentId, JSON.stringify(ids));
+        )
+        .run(when, agentId, JSON.stringify(ids));
+    } finally {
+      ctx.db.exec(`PRAGMA busy_timeout = ${ctx.busyTimeoutMs}`);
+    }
   });
 }
 
