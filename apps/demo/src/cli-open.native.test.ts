@@ -9,7 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SCHEMA_VERSION } from '@engram/store';
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createSqliteMemoryStore, SCHEMA_VERSION } from '@engram/store';
 import { openDatabase } from '@engram/store/raw';
 import { type ChildRun, runNode } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +163,60 @@ describe('read commands', () => {
     expect(run.stderr).toMatch(
       /older than this store's .* open it once for writing .*\(ENGRAM_STORE_SCHEMA_TOO_OLD\)\n$/,
     );
+    expect(sha256(path)).toBe(before);
+  });
+});
+
+/** Flips `flips` seeded random bits in the middle third of the file's pages (page 1, the header, is spared). */
+function flipBits(path: string, seed: number, flips: number): void {
+  const bytes = readFileSync(path);
+  const pageSize = bytes.readUInt16BE(16);
+  const pages = bytes.length / pageSize;
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 4294967296;
+  };
+  for (let i = 0; i < flips; i += 1) {
+    const page = Math.floor(pages / 3) + Math.floor(next() * (pages / 3));
+    const at = page * pageSize + Math.floor(next() * pageSize);
+    bytes[at] = (bytes[at] ?? 0) ^ (1 << Math.floor(next() * 8));
+  }
+  writeFileSync(path, bytes);
+}
+
+describe('a damaged file', () => {
+  it('refuses remember with the corruption error and how to recover; health reports the failure and exits 1', async () => {
+    const path = join(dir, 'damaged.db');
+    const store = createSqliteMemoryStore({ path, embedding: createDeterministicEmbedder().profile });
+    for (let i = 0; i < 300; i += 1) {
+      await store.insertMemory({
+        agentId: 'default',
+        kind: 'fact',
+        content: `fact ${i}: the deploy of service ${i} listens on port ${8000 + i}. ${'Some padding words. '.repeat(20)}`,
+      });
+    }
+    store.close();
+    flipBits(path, 0x5eed, 200);
+    const raw = openDatabase(path, { loadVectorExtension: false });
+    expect(raw.prepare('PRAGMA quick_check(1)').get()).not.toEqual({ quick_check: 'ok' });
+    raw.close();
+    const before = sha256(path);
+
+    const remember = await cli(['remember', 'One more fact.', '--db', path]);
+    expect(remember.code).toBe(1);
+    expect(remember.stderr).toMatch(/^engram remember: the database file failed its integrity check/);
+    expect(remember.stderr).toContain('ENGRAM_STORE_CORRUPT');
+    expect(remember.stderr).toContain('.recover');
+    expect(remember.stderr).toContain('restore a backup');
+
+    const health = await cli(['health', '--db', path]);
+    expect(health.code).toBe(1);
+    expect(health.stdout).toMatch(/integrity FAILED \(checked \d{4}-/);
+    expect(health.stderr).toContain('ENGRAM_STORE_CORRUPT');
+    const json = await cli(['health', '--db', path, '--json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ integrity: { state: 'failed' } });
     expect(sha256(path)).toBe(before);
   });
 });

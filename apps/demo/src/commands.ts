@@ -60,7 +60,13 @@ interface OpenMode {
   readonly creates?: boolean;
   /** Starts loading the embedder's model at once (a command that will embed later: the MCP server). */
   readonly warm?: boolean;
+  /** The command writes: a file that failed its integrity check at open is refused before it runs. */
+  readonly writes?: boolean;
 }
+
+/** What a failed integrity check means for the user. */
+const INTEGRITY_FAILED =
+  'the database file failed its integrity check (ENGRAM_STORE_CORRUPT): writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
 
 /** True when a file with content is at `path` (a missing or empty file holds no store). */
 function hasContent(path: string): boolean {
@@ -104,6 +110,9 @@ async function withEngram<T>(
     ...(key === undefined ? {} : { encryptionKey: key }),
   });
   try {
+    if (mode.writes === true && engram.store.integrity.state === 'failed') {
+      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+    }
     return await run(engram);
   } finally {
     await engram.close();
@@ -145,7 +154,7 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
       out(io, result.text);
       return EXIT.ok;
     },
-    { access: 'write', creates: true },
+    { access: 'write', creates: true, writes: true },
   );
 }
 
@@ -298,7 +307,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
       if (totals.memories > 0) out(io, "Run 'engram drain' to embed them (keyword search works already).");
       return EXIT.ok;
     },
-    { access: 'write', creates: true },
+    { access: 'write', creates: true, writes: true },
   );
 }
 
@@ -320,7 +329,7 @@ async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise
       );
       return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
     },
-    { access: 'write' },
+    { access: 'write', writes: true },
   );
 }
 
@@ -348,7 +357,7 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
       if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
       return failed ? EXIT.failure : EXIT.ok;
     },
-    { access: 'write' },
+    { access: 'write', writes: true },
   );
 }
 
@@ -368,9 +377,10 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
         dto = await engram.health(c.agent);
       } catch (error) {
         if (!failed) throw error;
+        // The damage keeps the counts from being read: the failed check is the report.
         if (c.json) outJson(io, { integrity });
         else out(io, formatIntegrity(integrity));
-        throw error;
+        throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED, { cause: error });
       }
       if (c.json) outJson(io, dto);
       else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
@@ -380,10 +390,6 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
     { access: 'read' },
   );
 }
-
-/** What a failed integrity check means for the user, on stderr. */
-const INTEGRITY_FAILED =
-  'the database file failed its integrity check: writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
 
 async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
   return withEngram(

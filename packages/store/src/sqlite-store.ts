@@ -107,6 +107,15 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.#ctx.access;
   }
 
+  /**
+   * The file's last integrity check in this process: `ok`, `failed` (every write is refused with
+   * `ENGRAM_STORE_CORRUPT`) or `notChecked`, and when it ran. See `checkIntegrity`.
+   */
+  get integrity(): IntegrityResult {
+    const { state, checkedAt } = this.#ctx.integrity;
+    return { state, checkedAt };
+  }
+
   /** True when the store was opened with `encryption`. */
   get encrypted(): boolean {
     return this.#ctx.encrypted;
