@@ -384,8 +384,8 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
       }
       if (c.json) outJson(io, dto);
       else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
-      if (failed) io.stderr.write(`engram health: ${INTEGRITY_FAILED}\n`);
-      return failed ? EXIT.failure : EXIT.ok;
+      if (failed) throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+      return EXIT.ok;
     },
     { access: 'read' },
   );
