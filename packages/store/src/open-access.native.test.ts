@@ -336,6 +336,34 @@ describe('integrity', () => {
 });
 
 describe('misleading errors', () => {
+  it('a read-only directory: a read open that cannot create the WAL files says so plainly (injected code)', async () => {
+    const path = await populated('ro-dir.db', 1);
+    const Base = loadDefaultDriver();
+    // What SQLite reports when a WAL file's -wal/-shm companions are missing and the directory is read-only
+    // (CI runs as root, which no permission stops, so the driver reports it).
+    const Denied = class extends (Base as unknown as new (
+      f: string,
+      o?: SqliteDriverOptions,
+    ) => SqliteDatabase) {
+      constructor(file: string, options?: SqliteDriverOptions) {
+        super(file, options);
+        if (options?.readonly === true) {
+          this.close();
+          throw Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' });
+        }
+      }
+    } as unknown as typeof Base;
+    const before = sha256(path);
+    const err = caught(() => createSqliteMemoryStore({ path, access: 'read', driver: Denied }));
+    expect(err).toMatchObject({ code: 'ENGRAM_STORE_IO' });
+    expect((err as Error).message).toContain('WAL mode');
+    expect((err as Error).message).toContain('read-only directory');
+    expect((err as Error).message).not.toContain('unable to open');
+    expect(sha256(path)).toBe(before);
+    // The same driver opens it for writing: only the read-only connection was refused.
+    createSqliteMemoryStore({ path, driver: Denied }).close();
+  });
+
   it('a full disk (SQLITE_FULL, via max_page_count) says the disk is full', async () => {
     const Base = loadDefaultDriver();
     // A driver whose every connection may grow the file by a few pages only: the disk is "full" at once.
