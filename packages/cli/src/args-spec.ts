@@ -33,9 +33,11 @@ export const DEFAULT_SEARCH_LIMIT = 5;
 
 /**
  * A validated invocation of one subcommand. `keyFile` (from `--key-file`, any command) is the file holding
- * the database's encryption key; the key itself never appears on the command line.
+ * the database's encryption key; the key itself never appears on the command line. `create` (from `--create`,
+ * the commands that do not create a store by themselves) creates an empty store when the file is missing or
+ * empty.
  */
-export type Command = CommandVariant & { readonly keyFile?: string };
+export type Command = CommandVariant & { readonly keyFile?: string; readonly create?: boolean };
 
 /** The invocations without the options every command shares. */
 type CommandVariant =
@@ -138,6 +140,10 @@ const keyFileOption: OptionSpec = {
   value: 'file',
   description: 'file holding the encryption key of an encrypted database (or set ENGRAM_KEY)',
 };
+const createOption: OptionSpec = {
+  type: 'boolean',
+  description: 'create an empty store when the file is missing or empty (otherwise that is an error)',
+};
 const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
 const jsonOption = (shape: string): OptionSpec => ({ type: 'boolean', description: `print JSON: ${shape}` });
 const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
@@ -189,6 +195,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       limit: {
         type: 'string',
@@ -222,6 +229,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       json: { type: 'boolean', description: 'print JSON' },
       help: helpOption,
@@ -252,6 +260,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       agent: agentOption('only this agent (default: all agents)'),
       json: jsonOption('the summary { embedder, rows, ready, error, ftsOnly, stale, backlog, outcome, … }'),
       help: helpOption,
@@ -264,6 +273,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
       force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
       json: jsonOption(
@@ -282,6 +292,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       agent: agentOption('only this agent (default: all agents)'),
       json: { type: 'boolean', description: 'print the health DTO { store, runtime } as JSON' },
       help: helpOption,
@@ -294,6 +305,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      create: createOption,
       port: {
         type: 'string',
         value: 'n',

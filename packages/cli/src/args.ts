@@ -207,7 +207,8 @@ export function parseCommandLine(argv: readonly string[], cwd: string): ParsedCo
   if (wantsHelp(rest)) return { ok: true, kind: 'help', text: commandHelp(first) };
   try {
     const raw = readArguments(SPECS[first], rest);
-    const command = build(first, raw, cwd);
+    const built = build(first, raw, cwd);
+    const command = bool(raw, 'create') ? { ...built, create: true } : built;
     const keyFile = str(raw, 'key-file');
     if (keyFile === undefined) return { ok: true, kind: 'run', command };
     check(fileSchema, keyFile, '--key-file');

@@ -16,7 +16,12 @@ export const SERVE_SCOPE_NOTE =
   "Note: store counts cover the whole file; runtime figures (searches, drains, latencies) cover only this serve process, not other processes using the file. For a running MCP server's figures, start it with 'engram mcp --health-port <n>'.";
 
 export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+    // Checked once at start, so the page shows the file's integrity (the check only reads).
+    await engram.store.checkIntegrity();
     const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
     if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
     out(io, `Health page: ${server.url}`);
@@ -26,7 +31,9 @@ export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): 
     await io.stopSignal;
     await server.close();
     return EXIT.ok;
-  });
+  },
+    { access: 'read' },
+  );
 }
 
 /** The MCP server's resources, read from the open file. */
@@ -70,6 +77,8 @@ export async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Prom
       }
       return EXIT.ok;
     },
-    { create: true, warm: true },
+    // The tools may write (memory_remember, skill_write), so the server opens for writing; the store still
+    // refuses a file that is not an Engram store before writing anything to it.
+    { access: 'write', creates: true, warm: true },
   );
 }

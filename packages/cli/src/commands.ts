@@ -1,8 +1,9 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, health, serve, mcp. */
 import { readFile } from 'node:fs/promises';
+import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
-import { EXIT, out, outJson, width, withEngram } from './command-support.js';
+import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
 import { mcp, serve } from './commands-serve.js';
 import type { Engram } from './composition.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
@@ -11,6 +12,7 @@ import {
   formatEvents,
   formatExecution,
   formatHealth,
+  formatIntegrity,
   formatMemory,
   formatResults,
   pointerOf,
@@ -64,7 +66,7 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
       else out(io, result.text);
       return EXIT.ok;
     },
-    { create: true },
+    { access: 'write', creates: true, writes: true },
   );
 }
 
@@ -112,7 +114,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       out(io, formatResults(results, { explain: c.explain, width: width(io) }));
     }
     return EXIT.ok;
-  });
+  }, { access: 'read' });
 }
 
 /**
@@ -162,7 +164,7 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
     if (c.json) outJson(io, events);
     else out(io, formatEvents(events));
     return EXIT.ok;
-  });
+  }, { access: 'read' });
 }
 
 /**
@@ -247,7 +249,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
       if (totals.memories > 0) out(io, "Run 'engram drain' to embed them (keyword search works already).");
       return EXIT.ok;
     },
-    { create: true },
+    { access: 'write', creates: true, writes: true },
   );
 }
 
@@ -267,7 +269,7 @@ async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise
         `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
       );
     return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
-  });
+  }, { access: 'write', writes: true });
 }
 
 async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): Promise<number> {
@@ -294,16 +296,37 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
     if (c.json) outJson(io, { model: engram.modelLabel, agents: reports });
     else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
     return failed ? EXIT.failure : EXIT.ok;
-  });
+  }, { access: 'write', writes: true });
 }
 
+/**
+ * `engram health`: runs the file's integrity check (`PRAGMA quick_check`), then prints the counts and the
+ * check. Exits 1 when the check failed — also when the damage keeps the counts from being read at all.
+ */
 async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const dto = await engram.health(c.agent);
-    if (c.json) outJson(io, dto);
-    else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
-    return EXIT.ok;
-  });
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const integrity = await engram.store.checkIntegrity();
+      const failed = integrity.state === 'failed';
+      let dto: HealthDto;
+      try {
+        dto = await engram.health(c.agent);
+      } catch (error) {
+        if (!failed) throw error;
+        // The damage keeps the counts from being read: the failed check is the report.
+        if (c.json) outJson(io, { integrity });
+        else out(io, formatIntegrity(integrity));
+        throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED, { cause: error });
+      }
+      if (c.json) outJson(io, dto);
+      else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
+      if (failed) throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+      return EXIT.ok;
+    },
+    { access: 'read' },
+  );
 }
 
 export { EXIT } from './command-support.js';

@@ -70,6 +70,12 @@ export interface EngramConfig {
    * It is handed to the store only; never logged, printed or put in an error.
    */
   readonly encryptionKey?: string | Uint8Array;
+  /**
+   * `read`: the store opens read-only — nothing is created, converted or migrated, no write lock is taken, and
+   * writes (remember, ingest, drain …) reject with `ENGRAM_STORE_READ_ONLY`. `write` (default): the store may
+   * create the file, migrate it and write.
+   */
+  readonly access?: 'read' | 'write';
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run stops early). */
@@ -144,17 +150,21 @@ function openStore(
   embedding: EmbedderProfile | undefined,
   collector: DiagnosticsCollector,
   key: string | Uint8Array | undefined,
+  access: 'read' | 'write',
 ): SqliteMemoryStore {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-  } catch (error) {
-    throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
-      cause: error,
-    });
+  if (access === 'write') {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
+        cause: error,
+      });
+    }
   }
   try {
     return createSqliteMemoryStore({
       path,
+      access,
       // Omitted for an existing file: the store adopts the profile the file records.
       ...(embedding === undefined
         ? {}
@@ -185,6 +195,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   // Throws ENGRAM_PROVIDER_CONFIG naming the variable (never its value) when the environment is invalid.
   const provider = configFromEnv(env);
   const requested = config.embedder ?? embedderChoiceFromEnv(env);
+  const access = config.access ?? 'write';
   const collector = createDiagnosticsCollector();
 
   let gateway: ProviderGateway | null = null;
@@ -208,7 +219,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   let store: SqliteMemoryStore;
   let choice: EmbedderChoice;
   if (hasDatabase(config.dbPath)) {
-    store = openStore(config.dbPath, undefined, collector, config.encryptionKey);
+    store = openStore(config.dbPath, undefined, collector, config.encryptionKey, access);
     try {
       choice = chooseEmbedder({ recorded: store.embeddingProfile, requested, remote });
     } catch (error) {
@@ -218,7 +229,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   } else {
     choice = chooseEmbedder({ recorded: 'new', requested, remote });
     const profile = choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
-    store = openStore(config.dbPath, profile ?? undefined, collector, config.encryptionKey);
+    store = openStore(config.dbPath, profile ?? undefined, collector, config.encryptionKey, access);
   }
 
   let drainEmbedder: EmbedderPort;
@@ -319,9 +330,10 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   async function health(agentId: string | null): Promise<HealthDto> {
     const answer = await store.health(agentId ?? undefined);
     if (!answer.ok) {
+      const damaged = answer.integrity?.state === 'failed' ? '; the file failed its integrity check' : '';
       throw new EngramDemoError(
         'ENGRAM_DEMO_STORE_FAILED',
-        `the store cannot report its health (${answer.code})`,
+        `the store cannot report its health (${answer.code})${damaged}`,
       );
     }
     return createHealthDto(

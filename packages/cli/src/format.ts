@@ -304,9 +304,23 @@ export function formatStoreHealth(dto: HealthDto): string {
   }
   return [
     `  memories ${formatCount(s.totals.memories)} · events ${formatCount(s.totals.events)} · facts ${formatCount(s.totals.facts)} · skills ${formatCount(s.totals.skills)}`,
+    formatIntegrity(s.integrity),
     '',
     renderTable(['kind', 'rows', 'lifecycle', 'rows', 'embedding', 'rows'], rows),
   ].join('\n');
+}
+
+/** The integrity line: `  integrity ok (checked 2026-…Z)`, `FAILED …`, or `not checked`. */
+export function formatIntegrity(
+  integrity: { readonly state: string; readonly checkedAt: number | null } | undefined,
+): string {
+  const when =
+    integrity?.checkedAt === null || integrity?.checkedAt === undefined
+      ? ''
+      : ` (checked ${new Date(integrity.checkedAt).toISOString()})`;
+  if (integrity === undefined || integrity.state === 'notChecked') return '  integrity not checked';
+  if (integrity.state === 'ok') return `  integrity ok${when}`;
+  return `  integrity FAILED${when}: writes are refused`;
 }
 
 /** The whole `engram health` table. */

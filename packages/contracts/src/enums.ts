@@ -40,6 +40,14 @@ export const EMBEDDING_STATES = ['pending', 'ready', 'error', 'ftsOnly'] as cons
 /** An embedding state. */
 export type EmbeddingState = (typeof EMBEDDING_STATES)[number];
 
+/**
+ * The outcome of a store file's integrity check (`PRAGMA quick_check`): `ok`, `failed` (writes are refused),
+ * or `notChecked` (no check ran in this process, e.g. a read-only open or a file above the check's size bound).
+ */
+export const INTEGRITY_STATES = ['ok', 'failed', 'notChecked'] as const;
+/** An integrity-check outcome. */
+export type IntegrityState = (typeof INTEGRITY_STATES)[number];
+
 /** Event types of the archival log. */
 export const EVENT_TYPES = ['message', 'tool_call', 'tool_result'] as const;
 /** An event type. */

@@ -8,6 +8,7 @@ export type {
   EventType,
   ExtractionDecision,
   ExtractionOutcome,
+  IntegrityState,
   Lifecycle,
   MaintenanceStep,
   MemoryKind,
@@ -32,6 +33,7 @@ export {
   EVENT_TYPES,
   EXTRACTION_DECISIONS,
   EXTRACTION_OUTCOMES,
+  INTEGRITY_STATES,
   LIFECYCLES,
   MAINTENANCE_STEPS,
   MEMORY_KINDS,
@@ -86,6 +88,7 @@ export type {
   QueryEmbeddingCircuitDiagnostics,
   RetrievalPurposeDiagnostics,
   StoreHealthDto,
+  StoreIntegrityDto,
   StoreStatementDiagnostics,
   VectorStoreGauges,
 } from './health-dto/types.js';

@@ -63,13 +63,21 @@ function fill(value: unknown, path: string): unknown {
 
 const state = { searches: 25 };
 
-function storeHealth(memories: number, pending: number): StoreHealthDto {
+/** A failed integrity check, as a store that found its file damaged reports it. */
+const FAILED_CHECK = { state: 'failed', checkedAt: 1_700_000_000_000 } as const;
+
+function storeHealth(
+  memories: number,
+  pending: number,
+  integrity?: StoreHealthDto['integrity'],
+): StoreHealthDto {
   const empty = createHealthDto(
     {
       totals: { memories, events: 0, facts: 0, skills: 0 },
       byKind: {},
       byLifecycle: {},
       byEmbeddingState: { pending, ready: memories - pending },
+      ...(integrity === undefined ? {} : { integrity }),
     } as unknown as StoreHealthDto,
     createEmptySnapshot(),
   );
@@ -126,7 +134,7 @@ function dtoFor(agentId: string | null): HealthDto {
       },
     },
   };
-  return createHealthDto(agentId === SECOND ? storeHealth(4, 0) : storeHealth(10, 2), filled);
+  return createHealthDto(agentId === SECOND ? storeHealth(4, 0) : storeHealth(10, 2, FAILED_CHECK), filled);
 }
 
 const en_ = createFormatter('en', createTranslator('en'));
@@ -229,6 +237,12 @@ describe('the health page in Chromium', () => {
     expect(snapshot.agent.retrieval.search.operations).toBe(25);
     expect(await page.locator('[data-metric="store.totals.memories"]').textContent()).toBe(en_.count(10));
     expect(await page.locator('[data-metric="store.byEmbeddingState.pending"]').textContent()).toBe('2');
+    // The file's integrity check: its outcome and when it ran; a store that reports none shows "not checked".
+    expect(await page.locator('[data-integrity]').getAttribute('data-integrity')).toBe('failed');
+    expect(await page.locator('[data-integrity]').textContent()).toBe(en['integrity.failed']);
+    expect(await page.locator('[data-integrity-checked-at]').textContent()).toBe(
+      en_.dateTime(FAILED_CHECK.checkedAt),
+    );
     expect(
       await page.locator('[data-metric="runtime.agent.maintenance.heavy.denials.challenge"]').textContent(),
     ).toBe('1');
@@ -330,6 +344,8 @@ describe('the health page in Chromium', () => {
     await healthResponse(zhPage, () => zhPage.goto(`${server.url}?agent=${SECOND}`));
     expect(await zhPage.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
     expect(await zhPage.locator('[data-metric="store.totals.memories"]').textContent()).toBe('4');
+    expect(await zhPage.locator('[data-integrity]').getAttribute('data-integrity')).toBe('notChecked');
+    expect(await zhPage.locator('[data-integrity]').textContent()).toBe(zhCN['integrity.notChecked']);
 
     expect(errors).toEqual([]);
     await zhContext.close();

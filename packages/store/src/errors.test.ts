@@ -79,6 +79,21 @@ describe('classifySqliteError', () => {
     expect(missing('no such table: memories')).toBe('ENGRAM_STORE_UNKNOWN');
   });
 
+  it('says what an I/O failure is: a full disk, a read-only file or directory, WAL files it cannot create', () => {
+    const message = (code: string): string => classifySqliteError(driverError(code), 'open').message;
+    expect(message('SQLITE_FULL')).toContain('the disk is full');
+    expect(message('SQLITE_IOERR_WRITE')).toContain('I/O error');
+    expect(message('SQLITE_READONLY')).toContain('read-only');
+    expect(message('SQLITE_READONLY_DIRECTORY')).toContain('-wal and -shm files');
+    for (const code of ['SQLITE_CANTOPEN', 'SQLITE_READONLY_CANTINIT', 'SQLITE_READONLY_DIRECTORY']) {
+      expect(message(code)).toContain('WAL mode');
+      expect(message(code)).toContain('read-only directory');
+    }
+    // A damaged file's error says how to recover it.
+    expect(message('SQLITE_CORRUPT')).toContain('.recover');
+    expect(message('SQLITE_CORRUPT')).toContain('backup');
+  });
+
   it('passes store errors through and maps unknown values to UNKNOWN', () => {
     const own = new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'x');
     expect(classifySqliteError(own)).toBe(own);

@@ -13,6 +13,9 @@ export const ENGRAM_STORE_ERROR_CODES = [
   'ENGRAM_STORE_BUSY',
   'ENGRAM_STORE_FINGERPRINT_MISMATCH',
   'ENGRAM_STORE_SCHEMA_TOO_NEW',
+  'ENGRAM_STORE_SCHEMA_TOO_OLD',
+  'ENGRAM_STORE_NOT_ENGRAM',
+  'ENGRAM_STORE_READ_ONLY',
   'ENGRAM_STORE_VECTOR_DIMENSIONS',
   'ENGRAM_STORE_VECTOR_INVALID',
   'ENGRAM_STORE_VECTOR_UNAVAILABLE',
@@ -85,10 +88,30 @@ function isFullTextFailure(code: string, err: unknown): boolean {
   return typeof message === 'string' && FULL_TEXT_FAILURE.test(message);
 }
 
+/** How to recover a damaged file: the words every corruption error ends with. */
+export const RECOVERY_HINT =
+  'recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
+
+/**
+ * Why a file could not be opened or written, by SQLite's (extended) code: a read-only file or directory, a WAL
+ * file whose `-wal`/`-shm` companions are missing and cannot be created, or a file that cannot be opened.
+ */
+function cannotWrite(code: string): string {
+  if (
+    code === 'SQLITE_READONLY_CANTINIT' ||
+    code === 'SQLITE_READONLY_DIRECTORY' ||
+    code === 'SQLITE_CANTOPEN'
+  ) {
+    return 'the database file cannot be opened: it is in WAL mode and its -wal and -shm files are missing and cannot be created here (a read-only directory?), or the file or its directory is not accessible; open it once where it can be written, or make the directory writable';
+  }
+  return 'the database file or its directory is read-only (or not accessible to this user)';
+}
+
 /**
  * Maps a driver (SQLite) error to an `EngramStoreError`: busy/locked → `ENGRAM_STORE_BUSY` (retryable),
- * constraint → `ENGRAM_STORE_CONFLICT`, corrupt/not-a-database → `ENGRAM_STORE_CORRUPT`, I/O, full disk,
- * cannot-open, read-only → `ENGRAM_STORE_IO`, a damaged or missing full-text index (a corrupt virtual table, a
+ * constraint → `ENGRAM_STORE_CONFLICT`, corrupt/not-a-database → `ENGRAM_STORE_CORRUPT` (the message says how
+ * to recover), I/O, full disk, cannot-open, read-only → `ENGRAM_STORE_IO` (the message says which: a full disk,
+ * a read-only file or directory, WAL companions that cannot be created), a damaged or missing full-text index (a corrupt virtual table, a
  * missing FTS5 module or index table) → `ENGRAM_STORE_FTS_UNAVAILABLE`, anything else → `ENGRAM_STORE_UNKNOWN`. A store error passes
  * through unchanged. `operation` names the store method (a fixed identifier, never user text).
  */
@@ -118,6 +141,11 @@ export function classifySqliteError(err: unknown, operation = 'operation'): Engr
         opts,
       );
     case 'SQLITE_CORRUPT':
+      return new EngramStoreError(
+        'ENGRAM_STORE_CORRUPT',
+        `store ${operation} failed: the database file is corrupt; ${RECOVERY_HINT}`,
+        opts,
+      );
     case 'SQLITE_NOTADB':
     case 'SQLITE_FORMAT':
       return new EngramStoreError(
@@ -125,11 +153,17 @@ export function classifySqliteError(err: unknown, operation = 'operation'): Engr
         `store ${operation} failed: the database file is corrupt, not a database, or encrypted (open it with its key)`,
         opts,
       );
-    case 'SQLITE_IOERR':
     case 'SQLITE_FULL':
-    case 'SQLITE_CANTOPEN':
+      return new EngramStoreError(
+        'ENGRAM_STORE_IO',
+        `store ${operation} failed: the disk is full (or the database reached its size limit); free space and retry`,
+        opts,
+      );
     case 'SQLITE_READONLY':
+    case 'SQLITE_CANTOPEN':
     case 'SQLITE_PERM':
+      return new EngramStoreError('ENGRAM_STORE_IO', `store ${operation} failed: ${cannotWrite(code)}`, opts);
+    case 'SQLITE_IOERR':
     case 'SQLITE_NOLFS':
     case 'SQLITE_AUTH':
       return new EngramStoreError('ENGRAM_STORE_IO', `store ${operation} failed: database I/O error`, opts);

@@ -235,6 +235,8 @@ describe('health', () => {
         byKind: { event: 0, fact: 0, semantic: 0, episodic: 0, reflection: 0, persona: 0, skill: 0 },
         byLifecycle: { active: 0, archived: 0, superseded: 0, conflicted: 0 },
         byEmbeddingState: { pending: 0, ready: 0, error: 0, ftsOnly: 0 },
+        // An in-memory store is never checked.
+        integrity: { state: 'notChecked', checkedAt: null },
       },
     });
   });
@@ -258,6 +260,7 @@ describe('health', () => {
         byKind: { event: 0, fact: 2, semantic: 1, episodic: 1, reflection: 0, persona: 0, skill: 0 },
         byLifecycle: { active: 3, archived: 1, superseded: 0, conflicted: 0 },
         byEmbeddingState: { pending: 3, ready: 0, error: 0, ftsOnly: 1 },
+        integrity: { state: 'notChecked', checkedAt: null },
       },
     });
     const alice = await store.health('alice');

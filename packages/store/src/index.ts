@@ -11,12 +11,14 @@ export type { EngramStoreErrorCode, EngramStoreErrorOptions } from './errors.js'
 export { ENGRAM_STORE_ERROR_CODES, EngramStoreError, isEngramStoreError } from './errors.js';
 export type { EncryptionCipher, NativeCapability, NativeCapabilityReport, SqliteDriver } from './native.js';
 export { checkNativeCapabilities } from './native.js';
-export { SCHEMA_VERSION } from './schema.js';
+export { ENGRAM_APPLICATION_ID, SCHEMA_VERSION } from './schema.js';
 export type {
+  IntegrityResult,
   RepairEmbeddingIntegrityOptions,
   SqliteMemoryStoreConfig,
   SqliteMemoryStoreInfo,
   SqliteStoreEncryption,
+  StoreAccess,
 } from './sqlite-store.js';
 export { createSqliteMemoryStore, embeddingFingerprint, SqliteMemoryStore } from './sqlite-store.js';
 export type {

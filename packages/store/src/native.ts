@@ -4,7 +4,7 @@
  * package's pure parts can be imported where no binding exists.
  */
 import { createRequire } from 'node:module';
-import { EngramStoreError } from './errors.js';
+import { classifySqliteError, EngramStoreError } from './errors.js';
 
 const require = createRequire(import.meta.url);
 
@@ -45,6 +45,8 @@ export interface OpenDatabaseOptions {
   readonly driver?: SqliteDriver;
   /** Busy timeout in milliseconds (default 5000). */
   readonly busyTimeoutMs?: number;
+  /** Open a read-only connection to an existing file (default false: read-write, created when missing). */
+  readonly readonly?: boolean;
   /** Load sqlite-vec (default true). */
   readonly loadVectorExtension?: boolean;
   /** Path of the sqlite-vec loadable extension; `sqliteVec.getLoadablePath()` by default. */
@@ -205,11 +207,14 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
     options.driver ?? (options.encryption === undefined ? loadDefaultDriver() : loadCipherDriver());
   let db: SqliteDatabase;
   try {
-    db = new Driver(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    db = new Driver(path, {
+      timeout: options.busyTimeoutMs ?? 5000,
+      ...(options.readonly === true ? { readonly: true, fileMustExist: true } : {}),
+    });
   } catch (cause) {
     const code = (cause as { code?: unknown } | null)?.code;
     if (typeof code === 'string' && code.startsWith('SQLITE_')) {
-      throw new EngramStoreError('ENGRAM_STORE_IO', 'the database file could not be opened', { cause });
+      throw classifySqliteError(cause, 'open');
     }
     throw new EngramStoreError(
       'ENGRAM_STORE_NATIVE_UNAVAILABLE',

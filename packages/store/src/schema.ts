@@ -234,6 +234,13 @@ export function vectorTableSql(dimensions: number): string {
   return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine)`;
 }
 
+/**
+ * The SQLite `application_id` of an Engram store: the bytes `Engr` (0x456e6772) at offset 68 of the file
+ * header, set when a file is created and when an older file is migrated. Files from before it are recognised by
+ * their `meta` table's `schema_version` row; any other SQLite file is refused untouched.
+ */
+export const ENGRAM_APPLICATION_ID = 0x456e6772;
+
 /** The meta table (created before any migration runs). */
 export const META_TABLE_SQL =
   'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID';

@@ -10,11 +10,12 @@ import type {
   RepairEmbeddingIntegrityOptions,
   SqliteMemoryStoreConfig,
   SqliteMemoryStoreInfo,
+  StoreAccess,
 } from './sqlite/config.js';
-import type { StoreContext } from './sqlite/context.js';
+import type { IntegrityResult, StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
-import { type HealthResult, health, listAgents } from './sqlite/health.js';
+import { checkIntegrity, type HealthResult, health, listAgents } from './sqlite/health.js';
 import * as integrity from './sqlite/integrity.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
@@ -57,7 +58,9 @@ export type {
   SqliteMemoryStoreConfig,
   SqliteMemoryStoreInfo,
   SqliteStoreEncryption,
+  StoreAccess,
 } from './sqlite/config.js';
+export type { IntegrityResult } from './sqlite/context.js';
 export { embeddingFingerprint } from './sqlite/migrate.js';
 export { LIKE_MATCH_SCORE } from './sqlite/search-lexical.js';
 
@@ -98,6 +101,20 @@ export class SqliteMemoryStore implements MemoryStore {
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#ctx.closed;
+  }
+
+  /** How the store was opened: `read` (read-only connection, writes refused) or `write`. */
+  get access(): StoreAccess {
+    return this.#ctx.access;
+  }
+
+  /**
+   * The file's last integrity check in this process: `ok`, `failed` (every write is refused with
+   * `ENGRAM_STORE_CORRUPT`) or `notChecked`, and when it ran. See `checkIntegrity`.
+   */
+  get integrity(): IntegrityResult {
+    const { state, checkedAt } = this.#ctx.integrity;
+    return { state, checkedAt };
   }
 
   /** True when the store was opened with `encryption`. */
@@ -270,6 +287,15 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   // ---------------------------------------------------------------- health slice (sqlite/health.ts)
+
+  /**
+   * Runs the file's integrity check now (`PRAGMA quick_check`; O(file size)) and records it: `health` reports
+   * it, and after `failed` every write rejects with `ENGRAM_STORE_CORRUPT` saying how to recover. A write open
+   * runs it by itself for files up to 256 MiB.
+   */
+  checkIntegrity(): Promise<IntegrityResult> {
+    return checkIntegrity(this.#ctx);
+  }
 
   health(agentId?: string): Promise<HealthResult> {
     return health(this.#ctx, agentId);

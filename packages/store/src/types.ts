@@ -8,7 +8,14 @@
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
-import type { EmbeddingState, EventType, Lifecycle, MemoryKind, StoreHealthDto } from '@engram/contracts';
+import type {
+  EmbeddingState,
+  EventType,
+  Lifecycle,
+  MemoryKind,
+  StoreHealthDto,
+  StoreIntegrityDto,
+} from '@engram/contracts';
 import type { EngramStoreErrorCode } from './errors.js';
 
 export type {
@@ -414,11 +421,14 @@ export interface SkillSlice {
 
 /** Counts for the health page; never throws (returns `{ ok: false }` when the store is unusable). */
 export interface MemoryHealthSlice {
-  health(
-    agentId?: string,
-  ): Promise<
+  health(agentId?: string): Promise<
     | { readonly ok: true; readonly health: StoreHealth }
-    | { readonly ok: false; readonly code: EngramStoreErrorCode }
+    | {
+        readonly ok: false;
+        readonly code: EngramStoreErrorCode;
+        /** The file's last integrity check, when the store checks (a damaged file often cannot be counted). */
+        readonly integrity?: StoreIntegrityDto;
+      }
   >;
   /** Distinct agents with at least one memory or event. */
   listAgents(): Promise<readonly string[]>;

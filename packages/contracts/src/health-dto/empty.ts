@@ -201,6 +201,9 @@ export function createHealthDto(store: StoreHealthDto, runtime: DiagnosticsSnaps
       byKind: fillRecord(MEMORY_KINDS, (k) => store.byKind[k] ?? 0),
       byLifecycle: fillRecord(LIFECYCLES, (k) => store.byLifecycle[k] ?? 0),
       byEmbeddingState: fillRecord(EMBEDDING_STATES, (k) => store.byEmbeddingState[k] ?? 0),
+      ...(store.integrity === undefined
+        ? {}
+        : { integrity: { state: store.integrity.state, checkedAt: store.integrity.checkedAt } }),
     },
     runtime,
   };

@@ -12,6 +12,7 @@ import {
   EMBEDDING_STATES,
   EXTRACTION_DECISIONS,
   EXTRACTION_OUTCOMES,
+  INTEGRITY_STATES,
   LIFECYCLES,
   MAINTENANCE_STEPS,
   MEMORY_KINDS,
@@ -203,6 +204,7 @@ export const storeHealthDtoSchema: z.ZodType<StoreHealthDto> = z.strictObject({
   byKind: z.record(z.enum(MEMORY_KINDS), integerCount),
   byLifecycle: z.record(z.enum(LIFECYCLES), integerCount),
   byEmbeddingState: z.record(z.enum(EMBEDDING_STATES), integerCount),
+  integrity: z.strictObject({ state: z.enum(INTEGRITY_STATES), checkedAt: nullableTimestamp }).optional(),
 });
 
 /** Strict schema of {@link HealthDto}. */

@@ -12,6 +12,7 @@ import type {
   EmbeddingState,
   ExtractionDecision,
   ExtractionOutcome,
+  IntegrityState,
   Lifecycle,
   MaintenanceStep,
   MemoryKind,
@@ -210,6 +211,17 @@ export interface StoreHealthDto {
   readonly byKind: Readonly<Record<MemoryKind, number>>;
   readonly byLifecycle: Readonly<Record<Lifecycle, number>>;
   readonly byEmbeddingState: Readonly<Record<EmbeddingState, number>>;
+  /**
+   * The file's last integrity check (`PRAGMA quick_check`) in the reporting process: its outcome and when it
+   * ran (epoch ms, null when it did not). Absent from a store that does not check.
+   */
+  readonly integrity?: StoreIntegrityDto | undefined;
+}
+
+/** An integrity check's outcome as the health DTO carries it. */
+export interface StoreIntegrityDto {
+  readonly state: IntegrityState;
+  readonly checkedAt: number | null;
 }
 
 /** The health DTO: `{ store, runtime }`. */

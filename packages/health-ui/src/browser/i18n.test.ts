@@ -27,6 +27,7 @@ const ENUM_LABEL_PREFIXES: Readonly<Record<string, readonly string[]>> = {
   kind: enums.MEMORY_KINDS,
   lifecycle: enums.LIFECYCLES,
   embeddingState: enums.EMBEDDING_STATES,
+  integrity: enums.INTEGRITY_STATES,
   extractionOutcome: enums.EXTRACTION_OUTCOMES,
   decision: enums.EXTRACTION_DECISIONS,
   transition: enums.DRAIN_TRANSITIONS,

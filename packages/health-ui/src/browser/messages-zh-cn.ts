@@ -56,6 +56,11 @@ export const zhCN: MessageTable = {
   'store.byKind': '按类型',
   'store.byLifecycle': '按生命周期',
   'store.byEmbeddingState': '嵌入状态',
+  'store.integrity': '完整性检查',
+  'store.integrity.never': '本进程中尚未运行',
+  'integrity.ok': '正常',
+  'integrity.failed': '失败：拒绝写入',
+  'integrity.notChecked': '未检查',
 
   'retrieval.operations': '调用次数',
   'retrieval.latency': '各阶段延迟',

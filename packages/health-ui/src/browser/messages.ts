@@ -62,6 +62,11 @@ export const en = {
   'store.byKind': 'By kind',
   'store.byLifecycle': 'By lifecycle',
   'store.byEmbeddingState': 'Embedding state',
+  'store.integrity': 'Integrity check',
+  'store.integrity.never': 'never run in this process',
+  'integrity.ok': 'OK',
+  'integrity.failed': 'Failed: writes refused',
+  'integrity.notChecked': 'Not checked',
 
   'retrieval.operations': 'Calls',
   'retrieval.latency': 'Latency per stage',

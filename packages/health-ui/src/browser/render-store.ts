@@ -1,9 +1,11 @@
-/** The store section: row totals, memories by kind, lifecycle and embedding state. */
+/** The store section: row totals, the file's integrity check, memories by kind, lifecycle and embedding state. */
 import type { HealthDto } from '@engram/contracts';
 import { meter, type ShareSegment, shareBar, swatch } from './charts.js';
 import {
   EMBEDDING_STATES,
   type EmbeddingState,
+  INTEGRITY_STATES,
+  type IntegrityState,
   LIFECYCLES,
   type Lifecycle,
   MEMORY_KINDS,
@@ -30,6 +32,43 @@ const EMBEDDING_STATE_TONES: Readonly<Record<EmbeddingState, string>> = {
   ftsOnly: 'tone-2',
   error: 'tone-bad',
 };
+
+/** Each integrity outcome's colour. */
+const INTEGRITY_TONES: Readonly<Record<IntegrityState, string>> = {
+  ok: 'tone-ok',
+  failed: 'tone-bad',
+  notChecked: 'tone-muted',
+};
+
+/**
+ * The integrity stat: the last check's outcome (`not checked` when the store reports none) and when it ran.
+ * A failed check means the file refuses writes until it is recovered.
+ */
+function integrityStat(dto: HealthDto, ctx: RenderContext): HTMLElement {
+  const { t, fmt } = ctx;
+  const reported = dto.store.integrity;
+  const state: IntegrityState =
+    reported !== undefined && (INTEGRITY_STATES as readonly string[]).includes(reported.state)
+      ? reported.state
+      : 'notChecked';
+  return el(
+    'div',
+    { class: 'stat' },
+    el('div', { class: 'stat-label' }, t('store.integrity')),
+    el(
+      'div',
+      { class: `stat-value ${INTEGRITY_TONES[state]}`, 'data-integrity': state },
+      label(t, 'integrity', state),
+    ),
+    el(
+      'div',
+      { class: 'stat-label', 'data-integrity-checked-at': '' },
+      reported?.checkedAt === null || reported?.checkedAt === undefined
+        ? t('store.integrity.never')
+        : fmt.dateTime(reported.checkedAt),
+    ),
+  );
+}
 
 function shareList<K extends string>(
   t: Translate,
@@ -112,7 +151,7 @@ export function renderStore(dto: HealthDto, ctx: RenderContext): HTMLElement {
     'store',
     t('section.store'),
     t('section.store.hint'),
-    el('div', { class: 'stats' }, ...totals),
+    el('div', { class: 'stats' }, ...totals, integrityStat(dto, ctx)),
     el(
       'div',
       { class: 'grid grid-3' },

@@ -18,6 +18,14 @@ export interface SqliteMemoryStoreConfig {
    * recorded one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`; changing it is an explicit `resetEmbeddings`.
    */
   readonly embedding?: EmbeddingProfile | null;
+  /**
+   * How the file is opened. `write` (the default): the file is created when missing or empty, migrated when
+   * older, and every slice works. `read`: a read-only connection — nothing is ever created, converted or
+   * migrated, no write lock is taken, and every write rejects with `ENGRAM_STORE_READ_ONLY`; a missing or
+   * empty file is `ENGRAM_STORE_NOT_ENGRAM`, a file of an older schema `ENGRAM_STORE_SCHEMA_TOO_OLD`. Either
+   * way a file that is not an Engram store is refused before anything is written.
+   */
+  readonly access?: StoreAccess;
   /** SQLite busy timeout, default 5000 ms. */
   readonly busyTimeoutMs?: number;
   /** Maximum content length in UTF-16 code units, default 65,536. */
@@ -45,6 +53,9 @@ export interface SqliteMemoryStoreConfig {
    */
   readonly lexical?: { readonly k1?: number; readonly b?: number };
 }
+
+/** How a store file is opened: `read` (a read-only connection) or `write`. */
+export type StoreAccess = 'read' | 'write';
 
 /** Encryption settings of a store: the passphrase and the cipher. The key is never logged or put in an error. */
 export interface SqliteStoreEncryption {
@@ -87,6 +98,7 @@ const keyValueSchema = z.union([
 const configSchema = z.object({
   path: z.string().min(1),
   embedding: profileSchema.nullable().optional(),
+  access: z.enum(['read', 'write']).optional(),
   busyTimeoutMs: z.number().int().min(0).max(600_000).optional(),
   maxContentLength: z.number().int().min(1).max(10_000_000).optional(),
   now: fnSchema.optional(),

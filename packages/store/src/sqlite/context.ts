@@ -4,13 +4,14 @@
  * vector lease). One context per open store; the slices are functions of it.
  */
 
-import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
-import { classifySqliteError, EngramStoreError } from '../errors.js';
+import type { IntegrityState, StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
+import { classifySqliteError, EngramStoreError, RECOVERY_HINT } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { EmbeddingProfile } from '../types.js';
 import type { ValidationLimits } from '../validate.js';
+import type { StoreAccess } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
 
 /** A prepared statement that reports each execution to the store's observer. */
@@ -43,6 +44,12 @@ export class CountedStatement {
 
 const AGENT_TOKEN_CACHE_MAX = 4096;
 
+/** The outcome of the file's last integrity check (`PRAGMA quick_check`), and when it ran (epoch ms). */
+export interface IntegrityResult {
+  readonly state: IntegrityState;
+  readonly checkedAt: number | null;
+}
+
 /** What a context is built from (see `openStoreContext`). */
 export interface StoreContextInit {
   readonly db: SqliteDatabase;
@@ -52,6 +59,10 @@ export interface StoreContextInit {
   readonly limits: ValidationLimits;
   readonly vectorKey: string;
   readonly encrypted: boolean;
+  /** `read`: a read-only connection, every write refused. */
+  readonly access: StoreAccess;
+  /** The connection's busy timeout in milliseconds. */
+  readonly busyTimeoutMs: number;
 }
 
 /** The shared state of one open store. */
@@ -62,6 +73,10 @@ export class StoreContext {
   readonly idFactory: () => string;
   readonly limits: ValidationLimits;
   readonly encrypted: boolean;
+  readonly access: StoreAccess;
+  readonly busyTimeoutMs: number;
+  /** The last integrity check of this file in this process (`notChecked` until one ran). */
+  integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
   /** Prepared statements by SQL text. */
   readonly statements: Map<string, CountedStatement> = new Map();
   readonly #agentTokens = new Map<string, string>();
@@ -84,6 +99,8 @@ export class StoreContext {
     this.idFactory = init.idFactory;
     this.limits = init.limits;
     this.encrypted = init.encrypted;
+    this.access = init.access;
+    this.busyTimeoutMs = init.busyTimeoutMs;
     this.#vectorKey = init.vectorKey;
   }
 
@@ -120,8 +137,28 @@ export class StoreContext {
     return stmt;
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. */
+  /**
+   * Throws when this store must not write: opened with access `read` (`ENGRAM_STORE_READ_ONLY`), or its file
+   * failed the integrity check (`ENGRAM_STORE_CORRUPT`, saying how to recover).
+   */
+  assertWritable(operation: string): void {
+    if (this.access === 'read') {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_READ_ONLY',
+        `store ${operation} failed: the store was opened with access 'read' (open it with access 'write' to change it)`,
+      );
+    }
+    if (this.integrity.state === 'failed') {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_CORRUPT',
+        `store ${operation} refused: the database file failed its integrity check, and writing could damage it further; ${RECOVERY_HINT}`,
+      );
+    }
+  }
+
+  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. Refused when not writable. */
   tx<T>(fn: () => T): T {
+    this.assertWritable('write');
     this.stmt('meta', 'BEGIN IMMEDIATE').run();
     try {
       const result = fn();

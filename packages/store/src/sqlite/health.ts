@@ -13,19 +13,28 @@ import {
 import { classifySqliteError, type EngramStoreErrorCode } from '../errors.js';
 import type { StoreHealth } from '../types.js';
 import { validateAgentId } from '../validate.js';
-import type { StoreContext } from './context.js';
+import type { IntegrityResult, StoreContext } from './context.js';
+import { quickCheck } from './quick-check.js';
 
 /** The health result: counts, or the store error code that prevented them. */
 export type HealthResult =
   | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: EngramStoreErrorCode };
+  | { readonly ok: false; readonly code: EngramStoreErrorCode; readonly integrity?: IntegrityResult };
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
 
+/** Runs the file's integrity check now (`PRAGMA quick_check`, whatever the file's size) and records it. */
+export function checkIntegrity(ctx: StoreContext): Promise<IntegrityResult> {
+  return ctx.op('checkIntegrity', () => {
+    const { state, checkedAt } = quickCheck(ctx);
+    return { state, checkedAt };
+  });
+}
+
 /**
- * Zero-filled counts by kind, lifecycle and embedding state. Totals: `memories` = all rows, `events` = rows of
+ * Zero-filled counts by kind, lifecycle and embedding state, and the last integrity check. Totals: `memories` = all rows, `events` = rows of
  * the event log, `facts` = active `fact` rows, `skills` = skills. Never rejects.
  */
 export function health(ctx: StoreContext, agentId?: string): Promise<HealthResult> {
@@ -59,10 +68,21 @@ export function health(ctx: StoreContext, agentId?: string): Promise<HealthResul
       ctx.stmt('read', `SELECT count(*) AS n FROM skills ${where}`).get<{ n: number }>(params)?.n ?? 0;
     return Promise.resolve({
       ok: true,
-      health: { totals: { memories, events, facts, skills }, byKind, byLifecycle, byEmbeddingState },
+      health: {
+        totals: { memories, events, facts, skills },
+        byKind,
+        byLifecycle,
+        byEmbeddingState,
+        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
+      },
     });
   } catch (err) {
-    return Promise.resolve({ ok: false, code: classifySqliteError(err, 'health').code });
+    const code = classifySqliteError(err, 'health').code;
+    const { state, checkedAt } = ctx.integrity;
+    // A damaged file often cannot be counted: the failed check is the answer then.
+    return Promise.resolve(
+      state === 'failed' ? { ok: false, code, integrity: { state, checkedAt } } : { ok: false, code },
+    );
   }
 }
 

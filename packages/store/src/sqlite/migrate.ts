@@ -4,6 +4,7 @@
  */
 import { EngramStoreError } from '../errors.js';
 import {
+  ENGRAM_APPLICATION_ID,
   META_TABLE_SQL,
   MIGRATIONS,
   SCHEMA_VERSION,
@@ -53,22 +54,60 @@ export interface MigrationResult {
 }
 
 /**
- * Brings the database to `SCHEMA_VERSION` in one transaction and binds the embedder profile: `undefined` adopts
- * the recorded one; a different one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`.
+ * The binding of an up-to-date file, read with plain reads and no lock: the recorded embedder profile checked
+ * against `embedding` (`undefined` adopts it; another one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`). Returns null
+ * when a write is needed (a meta row to add, an unstamped file, the vector table to create); a read-only open
+ * never writes, so it binds what is there (a file without a recorded profile has no vector index).
+ */
+export function readBinding(
+  ctx: StoreContext,
+  embedding: EmbeddingProfile | null | undefined,
+  writable: boolean,
+  stamped: boolean,
+): MigrationResult | null {
+  const rows = ctx
+    .stmt(
+      'meta',
+      "SELECT key, value FROM meta WHERE key IN ('tokenizer', 'created_at', 'embedding_fingerprint')",
+    )
+    .all<{ key: string; value: string }>();
+  const meta = new Map(rows.map((r) => [r.key, r.value]));
+  const storedFp = meta.get('embedding_fingerprint');
+  if (writable && (!stamped || storedFp === undefined || !meta.has('tokenizer') || !meta.has('created_at'))) {
+    return null;
+  }
+  const recorded = storedFp === undefined ? null : parseFingerprint(storedFp);
+  if (embedding !== undefined && embeddingFingerprint(embedding) !== embeddingFingerprint(recorded)) {
+    throw mismatch();
+  }
+  if (writable && recorded !== null) {
+    const hasVec = ctx
+      .stmt('meta', "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'")
+      .get<{ x: number }>();
+    if (hasVec === undefined) return null;
+  }
+  return {
+    profile: recorded === null ? null : { id: recorded.id, dimensions: recorded.dimensions },
+    fingerprint: embeddingFingerprint(recorded),
+    schemaVersion: SCHEMA_VERSION,
+  };
+}
+
+function mismatch(): EngramStoreError {
+  return new EngramStoreError(
+    'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    'the database was created with another embedder profile; call resetEmbeddings to re-index',
+  );
+}
+
+/**
+ * Brings the database to `SCHEMA_VERSION` in one `BEGIN IMMEDIATE` transaction, stamps the Engram application
+ * id and binds the embedder profile: `undefined` adopts the recorded one; a different one is
+ * `ENGRAM_STORE_FINGERPRINT_MISMATCH`. The caller identified the file first (`identify.ts`); the version is
+ * read again under the lock, so two processes creating one file migrate it once.
  */
 export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | undefined): MigrationResult {
   const db = ctx.db;
-  const hasMeta =
-    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
-  ctx.count('meta');
-  if (hasMeta) {
-    const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
-      | { value: string }
-      | undefined;
-    ctx.count('meta');
-    const stored = row === undefined ? 0 : Number(row.value);
-    if (stored > SCHEMA_VERSION) throw tooNew(stored);
-  }
   return ctx.tx(() => {
     db.exec(META_TABLE_SQL);
     const getMeta = (key: string): string | undefined =>
@@ -78,6 +117,8 @@ export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | 
       throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded schema version is malformed');
     }
     if (current > SCHEMA_VERSION) throw tooNew(current);
+    db.exec(`PRAGMA application_id = ${ENGRAM_APPLICATION_ID}`);
+    ctx.count('meta');
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
       migration.up(db, ctx);
@@ -94,12 +135,7 @@ export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | 
     } else if (embedding === undefined) {
       profile = parseFingerprint(storedFp);
     } else {
-      if (embeddingFingerprint(embedding) !== storedFp) {
-        throw new EngramStoreError(
-          'ENGRAM_STORE_FINGERPRINT_MISMATCH',
-          'the database was created with another embedder profile; call resetEmbeddings to re-index',
-        );
-      }
+      if (embeddingFingerprint(embedding) !== storedFp) throw mismatch();
       profile = embedding;
     }
     if (profile !== null) {

@@ -9,32 +9,34 @@ import { noopStoreObserver } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
+import { SCHEMA_VERSION } from '../schema.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
-import { checkConfig, keyBytes, type SqliteMemoryStoreConfig } from './config.js';
+import { checkConfig, keyBytes, type SqliteMemoryStoreConfig, type StoreAccess } from './config.js';
 import { StoreContext } from './context.js';
-import { type MigrationResult, migrate } from './migrate.js';
+import { fileState, identify, notEngram, refuseForeignHeader } from './identify.js';
+import { type MigrationResult, migrate, readBinding } from './migrate.js';
+import { checksAtOpen, quickCheck } from './quick-check.js';
 import { vectorRegistryKey } from './registry.js';
 
-/** Opens the database of `config` and returns its migrated context; throws `EngramStoreError`. */
+/**
+ * Opens the database of `config` and returns its context; throws `EngramStoreError`. The file is identified
+ * with plain reads before anything is written (a foreign, damaged or too-new file is refused byte-identical);
+ * only then does a write open switch to WAL, and it takes the write lock only when a migration or a binding
+ * must be written. A read open uses a read-only connection and writes nothing at all.
+ */
 export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext {
   checkConfig(config);
+  const access = config.access ?? 'write';
   const maxContentLength = config.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
   const memory = config.path === ':memory:' || config.path === '';
   if (config.encryption !== undefined && (memory || config.path.startsWith('file:'))) {
     throw invalidInput('encryption needs a plain file path (not :memory: or a file: URI)');
   }
+  if (access === 'read' && memory) throw invalidInput('access read needs a database file (not :memory:)');
   const vectorKey = vectorRegistryKey(memory ? null : resolve(config.path));
-  if (!memory && !config.path.startsWith('file:')) {
-    try {
-      mkdirSync(dirname(resolve(config.path)), { recursive: true });
-    } catch (cause) {
-      throw new EngramStoreError('ENGRAM_STORE_IO', 'the database directory could not be created', {
-        cause,
-      });
-    }
-  }
+  if (!memory && !config.path.startsWith('file:')) prepareFile(resolve(config.path), access, config);
   const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
-  const db = openConnection(config, busyTimeoutMs);
+  const db = openConnection(config, busyTimeoutMs, access === 'read');
   const ctx = new StoreContext({
     db,
     observer: config.observer ?? noopStoreObserver,
@@ -43,15 +45,39 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     limits: { maxContentLength },
     vectorKey,
     encrypted: config.encryption !== undefined,
+    access,
+    busyTimeoutMs,
   });
   ctx.bm25 = resolveBm25(config.lexical);
   let opened: MigrationResult;
   try {
-    if (!memory) db.exec('PRAGMA journal_mode = WAL');
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
-    db.exec('PRAGMA synchronous = NORMAL');
-    opened = migrate(ctx, config.embedding);
+    const identity = identify(db);
+    ctx.count('meta');
+    if (access === 'read') {
+      if (identity.kind === 'new') throw notEngram('the database is empty (a read never creates a store)');
+      if (identity.version < SCHEMA_VERSION) throw tooOld(identity.version);
+      opened = readBinding(ctx, config.embedding, false, identity.stamped) as MigrationResult;
+    } else {
+      // A damaged file is neither converted nor migrated: it opens for reading and refuses every write.
+      const checked = identity.kind === 'engram' && !memory && checksAtOpen(resolve(config.path));
+      if (checked && quickCheck(ctx).state === 'failed') {
+        // Throws: a damaged file of an older schema is not migrated.
+        if (identity.version < SCHEMA_VERSION) ctx.assertWritable('open');
+        opened = readBinding(ctx, config.embedding, false, identity.stamped) as MigrationResult;
+      } else {
+        if (!memory) useWal(db);
+        db.exec('PRAGMA synchronous = NORMAL');
+        const current =
+          identity.kind === 'engram' && identity.version === SCHEMA_VERSION
+            ? readBinding(ctx, config.embedding, true, identity.stamped)
+            : null;
+        opened = current ?? migrate(ctx, config.embedding);
+        // A file created just now is checked too, so its health says `ok` from the start.
+        if (!checked && !memory && identity.kind === 'new') quickCheck(ctx);
+      }
+    }
   } catch (err) {
     try {
       db.close();
@@ -65,12 +91,52 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   return ctx;
 }
 
+/**
+ * Before the driver opens a file path: a read needs a file with content (`ENGRAM_STORE_NOT_ENGRAM` otherwise);
+ * a write creates the parent directories of a missing file. A plain SQLite file whose header names another
+ * application is refused here, before any connection (so not even a `-wal` file appears).
+ */
+function prepareFile(path: string, access: StoreAccess, config: SqliteMemoryStoreConfig): void {
+  const state = fileState(path);
+  if (access === 'read' && state !== 'present') {
+    throw notEngram(`the file is ${state} (a read never creates a store)`);
+  }
+  if (state === 'present' && config.encryption === undefined) refuseForeignHeader(path);
+  if (state !== 'missing') return;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (cause) {
+    throw new EngramStoreError('ENGRAM_STORE_IO', 'the database directory could not be created', {
+      cause,
+    });
+  }
+}
+
+/** Switches a write connection to WAL, unless the file is in WAL mode already (then nothing is written). */
+function useWal(db: SqliteDatabase): void {
+  const mode = (db.prepare('PRAGMA journal_mode').get() as { journal_mode?: string } | undefined)
+    ?.journal_mode;
+  if (mode !== 'wal') db.exec('PRAGMA journal_mode = WAL');
+}
+
+function tooOld(version: number): EngramStoreError {
+  return new EngramStoreError(
+    'ENGRAM_STORE_SCHEMA_TOO_OLD',
+    `the database schema version ${version} is older than this store's (${SCHEMA_VERSION}) and a read never migrates; open it once for writing to upgrade it`,
+  );
+}
+
 /** The driver open; the key bytes are zero-filled as soon as the driver has them. */
-function openConnection(config: SqliteMemoryStoreConfig, busyTimeoutMs: number): SqliteDatabase {
+function openConnection(
+  config: SqliteMemoryStoreConfig,
+  busyTimeoutMs: number,
+  readonly: boolean,
+): SqliteDatabase {
   const key = config.encryption === undefined ? undefined : keyBytes(config.encryption.key);
   try {
     return openDatabase(config.path, {
       busyTimeoutMs,
+      ...(readonly ? { readonly: true } : {}),
       ...(config.driver === undefined ? {} : { driver: config.driver }),
       ...(config.vectorExtensionPath === undefined
         ? {}

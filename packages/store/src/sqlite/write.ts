@@ -162,19 +162,27 @@ export function recordAccess(
   at?: number,
 ): Promise<void> {
   return ctx.op('recordAccess', () => {
+    ctx.assertWritable('recordAccess');
     validateAgentId(agentId);
     if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
     if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
     for (const id of ids) validateId(id, 'ids entry');
     const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
     if (ids.length === 0) return;
-    ctx
-      .stmt(
-        'write',
-        `UPDATE memories SET last_accessed_at = ?, access_count = access_count + 1
+    // Access times are advisory: behind another writer the update is refused at once (`ENGRAM_STORE_BUSY`)
+    // instead of holding the process for the busy timeout.
+    ctx.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET last_accessed_at = ?, access_count = access_count + 1
          WHERE agent_id = ? AND id IN (SELECT DISTINCT value FROM json_each(?))`,
-      )
-      .run(when, agentId, JSON.stringify(ids));
+        )
+        .run(when, agentId, JSON.stringify(ids));
+    } finally {
+      ctx.db.exec(`PRAGMA busy_timeout = ${ctx.busyTimeoutMs}`);
+    }
   });
 }
 
