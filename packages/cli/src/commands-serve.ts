@@ -20,18 +20,18 @@ export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): 
     io,
     c,
     async (engram) => {
-    // Checked once at start, so the page shows the file's integrity (the check only reads).
-    await engram.store.checkIntegrity();
-    const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
-    if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
-    out(io, `Health page: ${server.url}`);
-    out(io, `Health JSON: ${server.url}api/health`);
-    out(io, SERVE_SCOPE_NOTE);
-    io.stderr.write('Press Ctrl+C to stop.\n');
-    await io.stopSignal;
-    await server.close();
-    return EXIT.ok;
-  },
+      // Checked once at start, so the page shows the file's integrity (the check only reads).
+      await engram.store.checkIntegrity();
+      const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
+      if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
+      out(io, `Health page: ${server.url}`);
+      out(io, `Health JSON: ${server.url}api/health`);
+      out(io, SERVE_SCOPE_NOTE);
+      io.stderr.write('Press Ctrl+C to stop.\n');
+      await io.stopSignal;
+      await server.close();
+      return EXIT.ok;
+    },
     { access: 'read' },
   );
 }

@@ -71,50 +71,55 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
 }
 
 async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const response = await engram.retriever.search(c.agent, c.query, {
-      limit: c.limit,
-      ...(c.tags.length === 0 ? {} : { tags: c.tags }),
-    });
-    const { execution, results } = response;
-    if (execution.outcome === 'emptyQuery') {
-      io.stderr.write(
-        `engram search: the query has no searchable terms\nRun 'engram search --help' for usage.\n`,
-      );
-      return EXIT.usage;
-    }
-    if (execution.outcome !== 'completed') {
-      const cause = execution.degradations[0];
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_STORE_FAILED',
-        `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
-      );
-    }
-    if (results.length === 0) await listOtherAgents(io, engram, c);
-    if (c.json) {
-      outJson(io, {
-        agent: c.agent,
-        execution,
-        results: results.map((r) => ({
-          id: r.record.id,
-          kind: r.record.kind,
-          content: r.record.content,
-          tags: r.record.tags,
-          pointer: pointerOf(r.record),
-          createdAt: r.record.createdAt,
-          score: r.score,
-          explanation: r.explanation,
-        })),
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const response = await engram.retriever.search(c.agent, c.query, {
+        limit: c.limit,
+        ...(c.tags.length === 0 ? {} : { tags: c.tags }),
       });
-    } else {
-      out(
-        io,
-        `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
-      );
-      out(io, formatResults(results, { explain: c.explain, width: width(io) }));
-    }
-    return EXIT.ok;
-  }, { access: 'read' });
+      const { execution, results } = response;
+      if (execution.outcome === 'emptyQuery') {
+        io.stderr.write(
+          `engram search: the query has no searchable terms\nRun 'engram search --help' for usage.\n`,
+        );
+        return EXIT.usage;
+      }
+      if (execution.outcome !== 'completed') {
+        const cause = execution.degradations[0];
+        throw new EngramDemoError(
+          'ENGRAM_DEMO_STORE_FAILED',
+          `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
+        );
+      }
+      if (results.length === 0) await listOtherAgents(io, engram, c);
+      if (c.json) {
+        outJson(io, {
+          agent: c.agent,
+          execution,
+          results: results.map((r) => ({
+            id: r.record.id,
+            kind: r.record.kind,
+            content: r.record.content,
+            tags: r.record.tags,
+            pointer: pointerOf(r.record),
+            createdAt: r.record.createdAt,
+            score: r.score,
+            explanation: r.explanation,
+          })),
+        });
+      } else {
+        out(
+          io,
+          `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
+        );
+        out(io, formatResults(results, { explain: c.explain, width: width(io) }));
+      }
+      return EXIT.ok;
+    },
+    { access: 'read' },
+  );
 }
 
 /**
@@ -141,30 +146,35 @@ async function listOtherAgents(
 }
 
 async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    if (c.target.kind === 'id') {
-      const record = await engram.store.getMemory(c.agent, c.target.id);
-      if (record === null) {
-        await listOtherAgents(io, engram, c);
-        throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      if (c.target.kind === 'id') {
+        const record = await engram.store.getMemory(c.agent, c.target.id);
+        if (record === null) {
+          await listOtherAgents(io, engram, c);
+          throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+        }
+        if (c.json) outJson(io, record);
+        else out(io, formatMemory(record));
+        return EXIT.ok;
       }
-      if (c.json) outJson(io, record);
-      else out(io, formatMemory(record));
+      const { sessionId, from, to } = c.target;
+      const events = await engram.store.readEvents(c.agent, sessionId, from, to);
+      if (events.length === 0) {
+        await listOtherAgents(io, engram, c);
+        throw new EngramDemoError(
+          'ENGRAM_DEMO_NOT_FOUND',
+          `no archived events at that pointer for agent ${c.agent}`,
+        );
+      }
+      if (c.json) outJson(io, events);
+      else out(io, formatEvents(events));
       return EXIT.ok;
-    }
-    const { sessionId, from, to } = c.target;
-    const events = await engram.store.readEvents(c.agent, sessionId, from, to);
-    if (events.length === 0) {
-      await listOtherAgents(io, engram, c);
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_NOT_FOUND',
-        `no archived events at that pointer for agent ${c.agent}`,
-      );
-    }
-    if (c.json) outJson(io, events);
-    else out(io, formatEvents(events));
-    return EXIT.ok;
-  }, { access: 'read' });
+    },
+    { access: 'read' },
+  );
 }
 
 /**
@@ -254,49 +264,59 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
 }
 
 async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const progress = createProgress(io.stderr, 'embedding');
-    const summary = await engram
-      .drain({
-        ...(c.agent === null ? {} : { agentId: c.agent }),
-        onProgress: (d, t) => progress.update(d, t),
-      })
-      .finally(() => progress.finish());
-    if (c.json) outJson(io, { embedder: engram.embedderLabel, ...summary });
-    else
-      out(
-        io,
-        `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
-      );
-    return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
-  }, { access: 'write', writes: true });
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const progress = createProgress(io.stderr, 'embedding');
+      const summary = await engram
+        .drain({
+          ...(c.agent === null ? {} : { agentId: c.agent }),
+          onProgress: (d, t) => progress.update(d, t),
+        })
+        .finally(() => progress.finish());
+      if (c.json) outJson(io, { embedder: engram.embedderLabel, ...summary });
+      else
+        out(
+          io,
+          `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
+        );
+      return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
+    },
+    { access: 'write', writes: true },
+  );
 }
 
 async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const agents = c.agent === null ? await engram.listAgents() : [c.agent];
-    if (agents.length === 0) {
-      if (c.json) outJson(io, { model: engram.modelLabel, agents: [] });
-      else out(io, 'No agents in this database yet; nothing to maintain.');
-      return EXIT.ok;
-    }
-    let failed = false;
-    const reports: { agent: string; report: MaintenancePassResult['report'] }[] = [];
-    for (const agent of agents) {
-      const result = await engram.maintain(agent, { force: c.force });
-      if (
-        result.report !== null &&
-        (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
-      ) {
-        failed = true;
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const agents = c.agent === null ? await engram.listAgents() : [c.agent];
+      if (agents.length === 0) {
+        if (c.json) outJson(io, { model: engram.modelLabel, agents: [] });
+        else out(io, 'No agents in this database yet; nothing to maintain.');
+        return EXIT.ok;
       }
-      reports.push({ agent, report: result.report });
-      if (!c.json) out(io, formatPass(agent, result, engram.modelLabel !== null));
-    }
-    if (c.json) outJson(io, { model: engram.modelLabel, agents: reports });
-    else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
-    return failed ? EXIT.failure : EXIT.ok;
-  }, { access: 'write', writes: true });
+      let failed = false;
+      const reports: { agent: string; report: MaintenancePassResult['report'] }[] = [];
+      for (const agent of agents) {
+        const result = await engram.maintain(agent, { force: c.force });
+        if (
+          result.report !== null &&
+          (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
+        ) {
+          failed = true;
+        }
+        reports.push({ agent, report: result.report });
+        if (!c.json) out(io, formatPass(agent, result, engram.modelLabel !== null));
+      }
+      if (c.json) outJson(io, { model: engram.modelLabel, agents: reports });
+      else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
+      return failed ? EXIT.failure : EXIT.ok;
+    },
+    { access: 'write', writes: true },
+  );
 }
 
 /**

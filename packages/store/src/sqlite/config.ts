@@ -5,6 +5,7 @@
 import type { StoreObserver } from '@engram/contracts';
 import { z } from 'zod';
 import { invalidInput } from '../errors.js';
+import type { ForgetMode } from '../facts-types.js';
 import type { EncryptionCipher, SqliteDriver } from '../native.js';
 import type { EmbeddingProfile } from '../types.js';
 
@@ -52,6 +53,13 @@ export interface SqliteMemoryStoreConfig {
    * re-index.
    */
   readonly lexical?: { readonly k1?: number; readonly b?: number };
+  /**
+   * What forgetting a memory (`forgetMemory`, `deleteAll`) does. `erase` (default): the row, its index
+   * entries, vectors and the text its history kept are removed; a tombstone with who, when and why stays.
+   * `keep`: the row stays with its content, archived and marked forgotten (`forgottenAt`), never returned by
+   * search; events and skills stay too.
+   */
+  readonly forget?: ForgetMode;
 }
 
 /** How a store file is opened: `read` (a read-only connection) or `write`. */
@@ -109,6 +117,7 @@ const configSchema = z.object({
   lexical: z
     .object({ k1: z.number().min(0).max(10).optional(), b: z.number().min(0).max(1).optional() })
     .optional(),
+  forget: z.enum(['erase', 'keep']).optional(),
   encryption: z
     .object({
       key: keyValueSchema,

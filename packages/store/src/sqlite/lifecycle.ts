@@ -6,6 +6,7 @@ import { invalidInput } from '../errors.js';
 import type { Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
+import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
@@ -49,17 +50,24 @@ export function supersedeMemory(
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
       const id = prepared.id ?? newId(ctx);
-      const superseded = casLifecycle(ctx, row, 'superseded', id, now);
+      let superseded = casLifecycle(ctx, row, 'superseded', id, now);
       const inserted = insertPrepared(ctx, { ...prepared, id }, now);
-      if (inserted.created) return { superseded, replacement: inserted.record };
-      // The replacement was already stored as another active row: that row is the successor.
-      ctx
-        .stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?')
-        .run(inserted.record.id, row.rid);
-      return {
-        superseded: { ...superseded, supersededBy: inserted.record.id },
-        replacement: inserted.record,
-      };
+      if (!inserted.created) {
+        // The replacement was already stored as another active row: that row is the successor.
+        ctx
+          .stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?')
+          .run(inserted.record.id, row.rid);
+        superseded = { ...superseded, supersededBy: inserted.record.id };
+      }
+      recordHistory(ctx, {
+        agentId,
+        memoryId: oldId,
+        action: 'superseded',
+        at: now,
+        revision: superseded.revision,
+        relatedId: inserted.record.id,
+      });
+      return { superseded, replacement: inserted.record };
     });
   });
 }

@@ -85,6 +85,7 @@ export function assertNoActiveDuplicate(
 export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): InsertedMemory {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
+  const validFrom = p.validFrom ?? createdAt;
   const hash = contentHash(p.content);
   const spans = chunkSpans(p.content);
   const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
@@ -96,9 +97,10 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     .stmt(
       'write',
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count)
+        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
+        user_id, metadata, valid_from)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks)
+        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)
        ON CONFLICT(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`,
     )
     .run({
@@ -119,6 +121,9 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       cjk: cjk ? 1 : 0,
       likeText: likeText(p.content),
       chunks: spans.length,
+      user: p.userId,
+      metadata: p.metadataJson,
+      validFrom,
     });
   if (info.changes === 0) {
     // A caller-chosen id that is taken stays a conflict, as without the duplicate.
@@ -157,6 +162,11 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     embeddingState: state,
     embeddingFingerprint: fingerprint,
     embeddingAttempts: 0,
+    userId: p.userId,
+    metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
+    validFrom,
+    validTo: null,
+    forgottenAt: null,
   };
   return { record, created: true };
 }
@@ -198,13 +208,16 @@ export function casLifecycle(
   now: number,
 ): MemoryRecord {
   if (lifecycle === 'active') assertNoActiveDuplicate(ctx, row.agent_id, row.kind, row.content_hash, row.rid);
+  // Superseding closes the fact's validity at the supersede time; reactivating it opens it again.
+  const validTo =
+    lifecycle === 'superseded' ? (row.valid_to ?? now) : lifecycle === 'active' ? null : row.valid_to;
   const info = ctx
     .stmt(
       'write',
-      `UPDATE memories SET lifecycle = ?, superseded_by = ?, revision = revision + 1, updated_at = ?
-       WHERE rid = ? AND revision = ?`,
+      `UPDATE memories SET lifecycle = ?, superseded_by = ?, revision = revision + 1, updated_at = ?,
+         valid_to = ? WHERE rid = ? AND revision = ?`,
     )
-    .run(lifecycle, supersededBy, now, row.rid, row.revision);
+    .run(lifecycle, supersededBy, now, validTo, row.rid, row.revision);
   if (info.changes !== 1) {
     throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
   }
@@ -214,5 +227,6 @@ export function casLifecycle(
     superseded_by: supersededBy,
     revision: row.revision + 1,
     updated_at: now,
+    valid_to: validTo,
   });
 }

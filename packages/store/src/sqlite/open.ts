@@ -49,6 +49,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     busyTimeoutMs,
   });
   ctx.bm25 = resolveBm25(config.lexical);
+  ctx.forgetMode = config.forget ?? 'erase';
   let opened: MigrationResult;
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);

@@ -18,6 +18,7 @@ import {
 } from '../validate.js';
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
+import { recordHistory } from './history.js';
 import {
   assertNoActiveDuplicate,
   insertPrepared,
@@ -90,6 +91,14 @@ export function updateMemory(
         confidence: p.confidence ?? row.confidence,
         lifecycle: p.lifecycle ?? row.lifecycle,
         tags: p.tags === undefined ? row.tags : JSON.stringify(p.tags),
+        metadata: p.metadataJson ?? row.metadata,
+        // A lifecycle move closes (superseded) or reopens (active) the fact's validity, as `setLifecycle` does.
+        valid_to:
+          p.lifecycle === 'superseded'
+            ? (row.valid_to ?? now)
+            : p.lifecycle === 'active'
+              ? null
+              : row.valid_to,
         revision: row.revision + 1,
         updated_at: now,
       };
@@ -113,7 +122,8 @@ export function updateMemory(
           `UPDATE memories SET kind = @kind, content = @content, content_hash = @hash, importance = @importance,
              confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
              updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
-             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks
+             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks,
+             metadata = @metadata, valid_to = @validTo
            WHERE rid = @rid AND revision = @expected`,
         )
         .run({
@@ -132,6 +142,8 @@ export function updateMemory(
           cjk: next.has_cjk,
           likeText: next.like_text,
           chunks: next.chunk_count,
+          metadata: next.metadata,
+          validTo: next.valid_to,
           rid: row.rid,
           expected: expectedRevision,
         });
@@ -141,6 +153,15 @@ export function updateMemory(
       if (contentChanged) {
         unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
         indexContent(ctx, row.rid, agentId, next.content);
+        // The lineage keeps the text this update replaced (erased again if the memory is forgotten).
+        recordHistory(ctx, {
+          agentId,
+          memoryId: id,
+          action: 'updated',
+          at: now,
+          revision: next.revision,
+          content: row.content,
+        });
       }
       if (p.tags !== undefined) {
         const newTags = p.tags;
