@@ -13,7 +13,7 @@
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
 //      each step;
-//   4. CLI phase, in the same project: `npx engram mcp` (the bin of the installed @engram/cli tarball) is
+//   4. CLI phase, in the same project: `npx @engram/cli mcp` (the bin of the installed @engram/cli tarball) is
 //      driven over stdio by the official MCP SDK client (`@modelcontextprotocol/sdk` 1.x from npm): it lists the
 //      tools with their titles and hints, remembers a fact, finds it by `memory_search` with structured
 //      content, and reads the core memory resource; `npx engram remember|search --json` answer parseably;
@@ -370,7 +370,8 @@ const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 
 const transport = new StdioClientTransport({
   command: npx,
-  args: ['--no', 'engram', 'mcp', '--db', db, '--agent', 'consumer'],
+  // As a user's MCP client configuration runs it: npx @engram/cli mcp --db F (--no: never download).
+  args: ['--no', '@engram/cli', 'mcp', '--db', db, '--agent', 'consumer'],
   env,
   stderr: 'inherit',
 });
@@ -384,7 +385,7 @@ try {
   assert.equal(search?.title, 'Search memory');
   assert.equal(search?.annotations?.readOnlyHint, true);
   assert.ok(tools.some((tool) => tool.name === 'memory_remember'));
-  step('npx engram mcp answered the MCP SDK client: ' + tools.length + ' tools with titles and hints');
+  step('npx @engram/cli mcp answered the MCP SDK client: ' + tools.length + ' tools with titles and hints');
 
   const remembered = await client.callTool({
     name: 'memory_remember',
@@ -497,7 +498,7 @@ async function main() {
     if (consumer.code !== 0) fail(`consumer.mjs exited ${consumer.code}`);
 
     writeFileSync(join(project, 'mcp.mjs'), MCP_SCRIPT);
-    log('running mcp.mjs (npx engram mcp, driven by the MCP SDK client) …');
+    log('running mcp.mjs (npx @engram/cli mcp, driven by the MCP SDK client) …');
     const mcp = await run(process.execPath, ['mcp.mjs'], { cwd: project, echo: true });
     if (mcp.code !== 0) fail(`mcp.mjs exited ${mcp.code}`);
     log('PASSED: the packed packages install with npm and work together in a fresh project');
