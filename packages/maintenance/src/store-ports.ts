@@ -61,6 +61,7 @@ export type MaintenanceStore = Pick<
   | 'updateMemory'
   | 'archiveMemory'
   | 'supersedeMemory'
+  | 'mergeMemories'
   | 'setLifecycle'
 > &
   IntegrityRepairSlice;

@@ -42,8 +42,10 @@ import type {
   MemoryPatch,
   MemoryRecord,
   MemoryStore,
+  MergeSource,
   NewMemory,
   PendingEmbedding,
+  RevalidateOptions,
   RevalidationCandidate,
   SkillInput,
   SkillRecord,
@@ -138,8 +140,9 @@ export class SqliteMemoryStore implements MemoryStore {
   revalidate(
     agentId: string,
     candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]> {
-    return read.revalidate(this.#ctx, agentId, candidates);
+    return read.revalidate(this.#ctx, agentId, candidates, options);
   }
 
   // ---------------------------------------------------------------- write slice (sqlite/write.ts)
@@ -180,6 +183,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
     return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  }
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
   }
 
   // ---------------------------------------------------------------- embedding slice (sqlite/embedding.ts)

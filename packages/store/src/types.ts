@@ -47,6 +47,10 @@ export interface MemoryRecord {
   readonly seqFrom: number | null;
   readonly seqTo: number | null;
   readonly createdAt: number;
+  /**
+   * When the row was last written (inserted, imported, updated or moved). A row inserted with a past
+   * `createdAt` (imported history) records its write time here, never earlier than `createdAt`.
+   */
   readonly updatedAt: number;
   readonly lastAccessedAt: number | null;
   readonly accessCount: number;
@@ -117,6 +121,8 @@ export interface LexicalQuery {
   readonly kinds?: readonly MemoryKind[];
   /** Every tag must be present (exact match). */
   readonly tags?: readonly string[];
+  /** Also match `archived` rows (default: `active` rows only). */
+  readonly includeArchived?: boolean;
 }
 
 /** One lexical hit; `score` is higher-is-better (`any` mode: the BM25 score; `all` mode: negated FTS5 bm25, summed over the indexes used). */
@@ -171,6 +177,18 @@ export interface RevalidationCandidate {
   readonly revision?: number;
 }
 
+/** Options of `revalidate`. */
+export interface RevalidateOptions {
+  /** Also return `archived` rows (default: `active` rows only). */
+  readonly includeArchived?: boolean;
+}
+
+/** One source of a merge: a row and the revision the caller read. */
+export interface MergeSource {
+  readonly id: string;
+  readonly expectedRevision: number;
+}
+
 /** A row waiting for its embedding. */
 export interface PendingEmbedding {
   readonly id: string;
@@ -211,6 +229,8 @@ export interface ListPendingOptions {
   readonly limit: number;
   /** Also return `error` rows with fewer than this many attempts (bounded retry). Default 0: none. */
   readonly retryErrorsBelowAttempts?: number;
+  /** Only these rows (at most 1,000 ids), e.g. the rows a maintenance pass just wrote. */
+  readonly ids?: readonly string[];
 }
 
 /** Backlog of rows still `pending`. */
@@ -304,8 +324,15 @@ export interface MemoryReadSlice {
   searchLexical(query: LexicalQuery): Promise<LexicalResult>;
   /** k-NN inside the agent's partition; throws `ENGRAM_STORE_VECTOR_UNAVAILABLE` when the store has no embedder profile. */
   searchVector(query: VectorQuery): Promise<readonly VectorHit[]>;
-  /** Authoritative re-read: only rows of this agent that are `active` and, where given, of the expected revision. Order follows the input. */
-  revalidate(agentId: string, candidates: readonly RevalidationCandidate[]): Promise<readonly MemoryRecord[]>;
+  /**
+   * Authoritative re-read: only rows of this agent that are `active` (or `archived` too with
+   * `includeArchived`) and, where given, of the expected revision. Order follows the input.
+   */
+  revalidate(
+    agentId: string,
+    candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
+  ): Promise<readonly MemoryRecord[]>;
 }
 
 /** Writing rows. Every write validates first and changes nothing on bad input. */
@@ -342,6 +369,16 @@ export interface MemoryLifecycleSlice {
     expectedRevision: number,
     lifecycle: Lifecycle,
   ): Promise<MemoryRecord>;
+  /**
+   * Folds two or more rows into one: inserts `merged` and marks every source `superseded` by it (with
+   * `supersededBy`), compare-and-set on each source's revision, all in one transaction. A source that changed
+   * or is gone writes nothing at all.
+   */
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }>;
 }
 
 /** The drain's view: pending rows, revision-checked commits, backlog. */

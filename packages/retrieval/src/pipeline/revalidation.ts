@@ -10,6 +10,11 @@ import {
 } from './state.js';
 import { searchVector, vectorFailed } from './vector.js';
 
+/** The revalidation options of a call that asked for archived rows too (none otherwise). */
+function archivedToo(state: CallState): [] | [{ readonly includeArchived: true }] {
+  return state.call.includeArchived ? [{ includeArchived: true }] : [];
+}
+
 /** Reads the current rows of every candidate not yet checked; a missing or inactive row is recorded as null. */
 async function revalidate(ctx: PipelineContext, state: CallState): Promise<void> {
   const { checked } = state;
@@ -22,6 +27,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
     ctx.store.revalidate(
       state.agentId,
       [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
+      ...archivedToo(state),
     ),
   );
   for (const row of rows) checked.set(row.id, row);
@@ -34,6 +40,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
       ctx.store.revalidate(
         state.agentId,
         stale.map((id) => ({ id })),
+        ...archivedToo(state),
       ),
     );
     for (const row of current) checked.set(row.id, row);

@@ -18,6 +18,8 @@ export interface RetrieveOptions {
   readonly kinds?: readonly MemoryKind[];
   /** Exact tags every result must carry, e.g. `file:src/a.ts`, `tool:bash` (at most 16). */
   readonly tags?: readonly string[];
+  /** Also return `archived` rows (archived by decay or by a challenge); default false: active rows only. */
+  readonly includeArchived?: boolean;
   /** Cancels the call: the answer is `cancelled` with no results. */
   readonly signal?: AbortSignal;
 }
@@ -27,6 +29,7 @@ export interface ValidatedCall {
   readonly limit: number;
   readonly kinds: readonly MemoryKind[];
   readonly tags: readonly string[];
+  readonly includeArchived: boolean;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -57,7 +60,15 @@ export function validateCall(
   const tags = validateTags(o.tags);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
     throw invalidInput('signal must be an AbortSignal.');
-  return { limit: Math.min(rawLimit, MAX_LIMIT), kinds, tags, signal: o.signal };
+  if (o.includeArchived !== undefined && typeof o.includeArchived !== 'boolean')
+    throw invalidInput('includeArchived must be a boolean.');
+  return {
+    limit: Math.min(rawLimit, MAX_LIMIT),
+    kinds,
+    tags,
+    includeArchived: o.includeArchived === true,
+    signal: o.signal,
+  };
 }
 
 function validateKinds(kinds: unknown): readonly MemoryKind[] {

@@ -3,7 +3,7 @@
  * stay in place; search filters on `active`.
  */
 import { invalidInput } from '../errors.js';
-import type { Lifecycle, MemoryRecord, NewMemory } from '../types.js';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
 import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './memory-rows.js';
@@ -68,6 +68,37 @@ export function setLifecycle(
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
       return casLifecycle(ctx, row, lifecycle, row.superseded_by, now);
+    });
+  });
+}
+
+/** Inserts the merged row and supersedes every source by it, compare-and-set on each, in one transaction. */
+export function mergeMemories(
+  ctx: StoreContext,
+  agentId: string,
+  sources: readonly MergeSource[],
+  merged: NewMemory,
+): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+  return ctx.op('mergeMemories', () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
+    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
+    const seen = new Set<string>();
+    for (const [i, s] of sources.entries()) {
+      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
+      validateId(s.id, `sources[${i}].id`);
+      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
+      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
+      seen.add(s.id);
+    }
+    const prepared = prepareInsert(ctx, merged, 'merged');
+    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
+      const inserted = insertPrepared(ctx, prepared, now);
+      const superseded = rows.map((row) => casLifecycle(ctx, row, 'superseded', inserted.id, now));
+      return { superseded, merged: inserted };
     });
   });
 }

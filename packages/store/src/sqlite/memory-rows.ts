@@ -43,6 +43,9 @@ function newId(ctx: StoreContext): string {
 export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): MemoryRecord {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
+  // `updatedAt` is when the row was written: a backdated insert (imported history) records its import time
+  // here, so decay can age it from the import rather than from its original timestamp.
+  const updatedAt = Math.max(createdAt, now);
   const hash = contentHash(p.content);
   const spans = chunkSpans(p.content);
   const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
@@ -56,7 +59,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks)`,
+        @createdAt, @updatedAt, @state, @fp, @cjk, @likeText, @chunks)`,
     )
     .run({
       id,
@@ -71,6 +74,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       seqFrom: p.seqFrom,
       seqTo: p.seqTo,
       createdAt,
+      updatedAt,
       state,
       fp: fingerprint,
       cjk: cjk ? 1 : 0,
@@ -94,7 +98,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     seqFrom: p.seqFrom,
     seqTo: p.seqTo,
     createdAt,
-    updatedAt: createdAt,
+    updatedAt,
     lastAccessedAt: null,
     accessCount: 0,
     revision: 1,

@@ -5,7 +5,12 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate } from '../types.js';
+import type {
+  ListMemoriesOptions,
+  MemoryRecord,
+  RevalidateOptions,
+  RevalidationCandidate,
+} from '../types.js';
 import {
   validateAgentId,
   validateId,
@@ -91,9 +96,13 @@ export function revalidate(
   ctx: StoreContext,
   agentId: string,
   candidates: readonly RevalidationCandidate[],
+  options?: RevalidateOptions,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('revalidate', () => {
     validateAgentId(agentId);
+    if (options !== undefined && (typeof options !== 'object' || options === null)) {
+      throw invalidInput('options must be an object');
+    }
     if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
     if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
     if (candidates.length === 0) return [];
@@ -114,9 +123,13 @@ export function revalidate(
         // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
         // the agent's rows by the list instead walks every active row of the agent (linear in its size).
         `SELECT m.* FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = ? AND m.lifecycle = 'active'`,
+         WHERE m.agent_id = ? AND m.lifecycle IN ('active', ?)`,
       )
-      .all<MemoryRow>(JSON.stringify(ids), agentId);
+      .all<MemoryRow>(
+        JSON.stringify(ids),
+        agentId,
+        options?.includeArchived === true ? 'archived' : 'active',
+      );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: MemoryRecord[] = [];
     const emitted = new Set<string>();

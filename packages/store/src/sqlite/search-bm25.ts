@@ -40,7 +40,7 @@ function bm25Sql(phrases: number): string {
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
       m.chunk_count AS chunks
     FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
-    WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle = 'active'
+    WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle IN ('active', @archived)
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
         SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
@@ -55,7 +55,14 @@ function bm25Sql(phrases: number): string {
 export function searchBm25(
   ctx: StoreContext,
   plan: Bm25Plan,
-  filter: { readonly agentId: string; readonly kinds: string; readonly tags: string; readonly limit: number },
+  filter: {
+    readonly agentId: string;
+    readonly kinds: string;
+    readonly tags: string;
+    readonly limit: number;
+    /** `archived` to match archived rows too, `active` otherwise. */
+    readonly archived: 'active' | 'archived';
+  },
 ): LexicalHit[] {
   if (plan.terms.length === 0) return [];
   const stats = ctx
@@ -87,6 +94,7 @@ export function searchBm25(
     kinds: filter.kinds,
     tags: filter.tags,
     limit: filter.limit,
+    archived: filter.archived,
   };
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);
