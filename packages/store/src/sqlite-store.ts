@@ -14,7 +14,9 @@ import type {
 import type { StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
+import { exportRecords } from './sqlite/export.js';
 import { type HealthResult, health, listAgents } from './sqlite/health.js';
+import { importRecords } from './sqlite/import.js';
 import * as integrity from './sqlite/integrity.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
@@ -24,6 +26,7 @@ import { searchLexical } from './sqlite/search-lexical.js';
 import { searchVector } from './sqlite/search-vector.js';
 import * as skills from './sqlite/skills.js';
 import * as write from './sqlite/write.js';
+import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
   AppendEventsResult,
   EmbeddingBacklog,
@@ -273,6 +276,28 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   getSkill(agentId: string, name: string): Promise<SkillRecord | null> {
     return skills.getSkill(this.#ctx, agentId, name);
+  }
+
+  // ---------------------------------------------------------------- transfer (sqlite/export.ts, import.ts)
+
+  /**
+   * Streams the file's records (or one agent's) in the export format of `transfer.ts`: a header, memories,
+   * events, cursors, skills, an end record. One page of rows is held at a time.
+   */
+  exportRecords(options?: ExportOptions): AsyncIterable<ExportRecord> {
+    return exportRecords(this.#ctx, options);
+  }
+
+  /**
+   * Imports an export stream: validated, batched (one transaction per batch), idempotent (a stored record
+   * with the same values is left alone, one with other values is a conflict and is kept as stored). Derived
+   * rows are recomputed; vectors are kept only when the export's embedder profile is the store's.
+   */
+  importRecords(
+    records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
+    options?: ImportOptions,
+  ): Promise<ImportSummary> {
+    return importRecords(this.#ctx, records, options);
   }
 
   // ---------------------------------------------------------------- health slice (sqlite/health.ts)
