@@ -5,6 +5,16 @@
  * Async methods, synchronous inside; every write is one transaction; every driver error is classified.
  */
 import { classifySqliteError, isEngramStoreError } from './errors.js';
+import type {
+  ConflictLink,
+  ConflictResolution,
+  ConflictState,
+  DeleteAllResult,
+  ForgetMode,
+  ForgetOptions,
+  ForgetResult,
+  MemoryHistory,
+} from './facts-types.js';
 import { TOKENIZER_DESCRIPTION } from './schema.js';
 import type {
   RepairEmbeddingIntegrityOptions,
@@ -15,7 +25,9 @@ import type { StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
 import { exportRecords } from './sqlite/export.js';
+import * as facts from './sqlite/facts.js';
 import { type HealthResult, health, listAgents } from './sqlite/health.js';
+import { history } from './sqlite/history.js';
 import { importRecords } from './sqlite/import.js';
 import * as integrity from './sqlite/integrity.js';
 import * as lifecycle from './sqlite/lifecycle.js';
@@ -52,6 +64,7 @@ import type {
   RevalidationCandidate,
   SkillInput,
   SkillRecord,
+  TimeScope,
   VectorHit,
   VectorQuery,
 } from './types.js';
@@ -193,6 +206,39 @@ export class SqliteMemoryStore implements MemoryStore {
     merged: NewMemory,
   ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
     return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
+  }
+
+  // ---------------------------------------------------------------- facts slice (sqlite/facts.ts, history.ts)
+
+  /** The forget setting this store was opened with. */
+  get forgetMode(): ForgetMode {
+    return this.#ctx.forgetMode;
+  }
+  history(agentId: string, id: string): Promise<MemoryHistory> {
+    return history(this.#ctx, agentId, id);
+  }
+  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult> {
+    return facts.forgetMemory(this.#ctx, agentId, id, options);
+  }
+  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult> {
+    return facts.deleteAll(this.#ctx, agentId, options);
+  }
+  linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean> {
+    return facts.linkConflict(this.#ctx, agentId, olderId, newerId, reason);
+  }
+  listConflicts(
+    agentId: string,
+    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
+  ): Promise<readonly ConflictLink[]> {
+    return facts.listConflicts(this.#ctx, agentId, options);
+  }
+  resolveConflict(
+    agentId: string,
+    olderId: string,
+    newerId: string,
+    resolution: ConflictResolution,
+  ): Promise<ConflictLink> {
+    return facts.resolveConflict(this.#ctx, agentId, olderId, newerId, resolution);
   }
 
   // ---------------------------------------------------------------- embedding slice (sqlite/embedding.ts)

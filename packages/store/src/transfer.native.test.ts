@@ -74,6 +74,20 @@ async function populate(s: SqliteMemoryStore): Promise<void> {
     content: '東京の天気は晴れです',
     tags: ['lang:ja'],
   });
+  // Scopes, metadata and validity (the columns added by schema 6) travel like every other column.
+  const scoped = await s.insertMemory({
+    agentId: 'a',
+    kind: 'fact',
+    content: 'The API listens on port 9090',
+    userId: 'u1',
+    sessionId: 'run-7',
+    metadata: { source: 'chat', priority: 2, nested: { ok: true } },
+    validFrom: 900_000,
+  });
+  const older = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'The API listens on port 8080' });
+  await s.linkConflict('a', older.id, scoped.id, 'number');
+  const gone = await s.insertMemory({ agentId: 'a', kind: 'semantic', content: 'a note to forget' });
+  await s.forgetMemory('a', gone.id, { reason: 'asked by the user' });
   const long = await s.insertMemory({
     agentId: 'a',
     kind: 'semantic',
@@ -158,6 +172,8 @@ function dump(path: string): Record<string, unknown[]> {
       events: all('SELECT * FROM events ORDER BY agent_id, session_id, seq'),
       session_cursors: all('SELECT * FROM session_cursors ORDER BY agent_id, session_id'),
       skills: all('SELECT * FROM skills ORDER BY agent_id, name'),
+      memory_links: all('SELECT * FROM memory_links ORDER BY agent_id, older_id, newer_id'),
+      memory_history: all('SELECT * FROM memory_history ORDER BY seq').map(({ seq: _seq, ...rest }) => rest),
       meta: all("SELECT * FROM meta WHERE key <> 'created_at' ORDER BY key"),
     };
   } finally {
@@ -185,15 +201,15 @@ describe('export and import', () => {
     expect(records[0]).toMatchObject({ type: 'header', formatVersion: 1, embedder: profile, vectors: true });
     expect(records.at(-1)).toEqual({
       type: 'end',
-      counts: { memories: 12, events: 2, cursors: 1, skills: 2 },
+      counts: { memories: 14, events: 2, cursors: 1, skills: 2, links: 1, history: 6 },
     });
     const target = storeAt('target.db');
     const summary = await target.importRecords(records);
     expect(summary).toEqual({
-      imported: { memories: 12, events: 2, cursors: 1, skills: 2 },
-      unchanged: { memories: 0, events: 0, cursors: 0, skills: 0 },
-      conflicts: { memories: 0, events: 0, cursors: 0, skills: 0 },
-      vectorsImported: 7,
+      imported: { memories: 14, events: 2, cursors: 1, skills: 2, links: 1, history: 6 },
+      unchanged: { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 },
+      conflicts: { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 },
+      vectorsImported: 9,
     });
     source.close();
     target.close();
@@ -215,8 +231,15 @@ describe('export and import', () => {
     const before = dump(join(dir, 'target.db'));
     const again = storeAt('target.db');
     const second = await again.importRecords(records);
-    expect(second.imported).toEqual({ memories: 0, events: 0, cursors: 0, skills: 0 });
-    expect(second.unchanged).toEqual({ memories: 12, events: 2, cursors: 1, skills: 2 });
+    expect(second.imported).toEqual({ memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 });
+    expect(second.unchanged).toEqual({
+      memories: 14,
+      events: 2,
+      cursors: 1,
+      skills: 2,
+      links: 1,
+      history: 6,
+    });
     const [first] = await again.listMemories('a', { limit: 1 });
     await again.updateMemory('a', first?.id ?? '', first?.revision ?? 1, { importance: 0.99 });
     const third = await again.importRecords(records);
@@ -266,7 +289,7 @@ describe('export and import', () => {
       expect(String((err as Error).message)).not.toContain('SECRET');
     }
     const done = await target.importRecords(records);
-    expect(done.imported.memories + done.unchanged.memories).toBe(12);
+    expect(done.imported.memories + done.unchanged.memories).toBe(14);
   });
 
   it('exports and imports a file made by the schema-4 store', async () => {
@@ -293,7 +316,7 @@ describe('export and import', () => {
     expect(records[0]).toMatchObject({ type: 'header', embedder: null });
     const target = storeAt('fresh.db', null);
     const summary = await target.importRecords(records);
-    expect(summary.imported).toEqual({ memories: 1, events: 1, cursors: 0, skills: 0 });
+    expect(summary.imported).toEqual({ memories: 1, events: 1, cursors: 0, skills: 0, links: 0, history: 0 });
     expect(await target.getMemory('a', 'old-1')).toMatchObject({
       content: 'The API listens on port 8080',
       tags: ['topic:api'],

@@ -41,6 +41,10 @@ export interface ExportCounts {
   readonly events: number;
   readonly cursors: number;
   readonly skills: number;
+  /** Links between memories (a conflict between two facts). */
+  readonly links: number;
+  /** History entries of memories (updates, supersessions, tombstones). */
+  readonly history: number;
 }
 
 /** One record of an export stream. */
@@ -55,6 +59,8 @@ export type ExportRecord =
   | { readonly type: 'event'; readonly row: ExportRow }
   | { readonly type: 'cursor'; readonly row: ExportRow }
   | { readonly type: 'skill'; readonly row: ExportRow }
+  | { readonly type: 'link'; readonly row: ExportRow }
+  | { readonly type: 'history'; readonly row: ExportRow }
   | { readonly type: 'end'; readonly counts: ExportCounts };
 
 /** Options of an export. */
@@ -91,6 +97,8 @@ const counts = z
     events: z.number().int().min(0),
     cursors: z.number().int().min(0),
     skills: z.number().int().min(0),
+    links: z.number().int().min(0),
+    history: z.number().int().min(0),
   })
   .strict();
 const recordSchema = z.discriminatedUnion('type', [
@@ -118,6 +126,8 @@ const recordSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('event'), row }).strict(),
   z.object({ type: z.literal('cursor'), row }).strict(),
   z.object({ type: z.literal('skill'), row }).strict(),
+  z.object({ type: z.literal('link'), row }).strict(),
+  z.object({ type: z.literal('history'), row }).strict(),
   z.object({ type: z.literal('end'), counts }).strict(),
 ]);
 

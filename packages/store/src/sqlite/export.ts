@@ -24,6 +24,72 @@ export const DERIVED_MEMORY_COLUMNS: ReadonlySet<string> = new Set([
 /** Columns of `events` that an import recomputes. */
 export const DERIVED_EVENT_COLUMNS: ReadonlySet<string> = new Set(['content_hash']);
 
+/** A table exported row by row as it is stored (besides `memories`). */
+export interface PlainTable {
+  readonly type: 'event' | 'cursor' | 'skill' | 'link' | 'history';
+  readonly count: keyof ExportCounts;
+  readonly table: string;
+  /** The columns that identify a row (an import looks it up by them); empty: every exported column. */
+  readonly key: readonly string[];
+  /** The order of the export (a unique key), used for paging. */
+  readonly order: readonly string[];
+  /** Columns recomputed or assigned by an import, never exported. */
+  readonly derived: ReadonlySet<string>;
+}
+
+/** The plain tables, in export order (history last: it refers to memories and links). */
+export const PLAIN_TABLES: readonly PlainTable[] = [
+  {
+    type: 'event',
+    count: 'events',
+    table: 'events',
+    key: ['agent_id', 'session_id', 'seq'],
+    order: ['agent_id', 'session_id', 'seq'],
+    derived: DERIVED_EVENT_COLUMNS,
+  },
+  {
+    type: 'cursor',
+    count: 'cursors',
+    table: 'session_cursors',
+    key: ['agent_id', 'session_id'],
+    order: ['agent_id', 'session_id'],
+    derived: new Set(),
+  },
+  {
+    type: 'skill',
+    count: 'skills',
+    table: 'skills',
+    key: ['agent_id', 'name'],
+    order: ['agent_id', 'name'],
+    derived: new Set(),
+  },
+  {
+    type: 'link',
+    count: 'links',
+    table: 'memory_links',
+    key: ['agent_id', 'older_id', 'newer_id', 'kind'],
+    order: ['agent_id', 'older_id', 'newer_id', 'kind'],
+    derived: new Set(),
+  },
+  {
+    type: 'history',
+    count: 'history',
+    table: 'memory_history',
+    key: [],
+    order: ['seq'],
+    derived: new Set(['seq']),
+  },
+];
+
+/** True when the file has the table (a table added by a later schema may be absent from an older file). */
+export function tableExists(ctx: StoreContext, table: string): boolean {
+  return (
+    ctx
+      .stmt('meta', "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get<{ x: number }>(table) !== undefined
+  );
+}
+
 /** Runs one synchronous read of an export: closed check, and every driver error classified. */
 function read<T>(ctx: StoreContext, fn: () => T): T {
   if (ctx.closed)
@@ -94,7 +160,7 @@ export async function* exportRecords(
     agentId,
     vectors: withVectors,
   };
-  const counts = { memories: 0, events: 0, cursors: 0, skills: 0 };
+  const counts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
   const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
   const agentParam = agentId === null ? {} : { agent: agentId };
 
@@ -120,51 +186,31 @@ export async function* exportRecords(
     }
   }
 
-  // Events, cursors and skills page by their rowid or key, in storage order.
-  const tables: readonly { type: 'event' | 'skill'; table: string; derived: ReadonlySet<string> }[] = [
-    { type: 'event', table: 'events', derived: DERIVED_EVENT_COLUMNS },
-    { type: 'skill', table: 'skills', derived: new Set() },
-  ];
-  for (const t of tables) {
-    let afterRow = 0;
+  // The other tables, each paged by its key in key order.
+  for (const t of PLAIN_TABLES) {
+    if (!read(ctx, () => tableExists(ctx, t.table))) continue;
+    const order = t.order.join(', ');
+    const after = `(${order}) > (${t.order.map((_, i) => `@k${i}`).join(', ')})`;
+    let last: Record<string, unknown> | undefined;
     for (;;) {
+      const cond = [last === undefined ? '' : after, agentId === null ? '' : 'agent_id = @agent'].filter(
+        (c) => c !== '',
+      );
+      const where = cond.length === 0 ? '' : `WHERE ${cond.join(' AND ')}`;
+      const keys: Record<string, unknown> = {};
+      t.order.forEach((col, i) => {
+        if (last !== undefined) keys[`k${i}`] = last[col];
+      });
       const page = read(ctx, () =>
         ctx
-          .stmt(
-            'read',
-            `SELECT rowid AS _rowid, * FROM ${t.table} WHERE rowid > @after ${agentCond} ORDER BY rowid LIMIT ${PAGE}`,
-          )
-          .all<Record<string, unknown>>({ after: afterRow, ...agentParam }),
+          .stmt('read', `SELECT * FROM ${t.table} ${where} ORDER BY ${order} LIMIT ${PAGE}`)
+          .all<Record<string, unknown>>({ ...keys, ...agentParam }),
       );
       if (page.length === 0) break;
-      afterRow = Number(page[page.length - 1]?._rowid);
+      last = page[page.length - 1];
       for (const raw of page) {
-        const row = read(ctx, () => exportRow(raw, t.derived));
-        if (t.type === 'event') counts.events += 1;
-        else counts.skills += 1;
-        yield { type: t.type, row };
-      }
-    }
-    if (t.type === 'event') {
-      // Cursors after the events they point into (a WITHOUT ROWID table: keyset on its key).
-      let key: [string, string] = ['', ''];
-      for (;;) {
-        const page = read(ctx, () =>
-          ctx
-            .stmt(
-              'read',
-              `SELECT * FROM session_cursors WHERE (agent_id, session_id) > (@a, @s) ${agentCond}
-               ORDER BY agent_id, session_id LIMIT ${PAGE}`,
-            )
-            .all<Record<string, unknown>>({ a: key[0], s: key[1], ...agentParam }),
-        );
-        if (page.length === 0) break;
-        const last = page[page.length - 1];
-        key = [String(last?.agent_id), String(last?.session_id)];
-        for (const raw of page) {
-          counts.cursors += 1;
-          yield { type: 'cursor', row: read(ctx, () => exportRow(raw, new Set())) };
-        }
+        counts[t.count] += 1;
+        yield { type: t.type, row: read(ctx, () => exportRow(raw, t.derived)) } as ExportRecord;
       }
     }
   }

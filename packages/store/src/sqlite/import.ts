@@ -37,7 +37,7 @@ import {
 } from '../validate.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
-import { DERIVED_EVENT_COLUMNS, DERIVED_MEMORY_COLUMNS } from './export.js';
+import { DERIVED_MEMORY_COLUMNS, PLAIN_TABLES, type PlainTable, tableExists } from './export.js';
 import { writeTags, writeVector } from './mirrors.js';
 
 /** Records per transaction. */
@@ -45,15 +45,18 @@ const BATCH = 256;
 /** Columns an import may recompute, so a difference there is no conflict. */
 const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
 
-type Counts = { memories: number; events: number; cursors: number; skills: number };
+type Counts = { -readonly [K in keyof ExportCounts]: number };
 type Body = Exclude<ExportRecord, ExportHeader | { type: 'end' }>;
-const zero = (): Counts => ({ memories: 0, events: 0, cursors: 0, skills: 0 });
+const zero = (): Counts => ({ memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 });
 const KEY: Record<Body['type'], keyof Counts> = {
   memory: 'memories',
   event: 'events',
   cursor: 'cursors',
   skill: 'skills',
+  link: 'links',
+  history: 'history',
 };
+const TABLES: ReadonlyMap<string, PlainTable> = new Map(PLAIN_TABLES.map((t) => [t.type, t]));
 
 function columnsOf(ctx: StoreContext, table: string): ReadonlySet<string> {
   const rows = ctx.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
@@ -89,17 +92,14 @@ class Importer {
   readonly seen: Counts = zero();
   vectorsImported = 0;
   readonly #ctx: StoreContext;
-  readonly #columns: Record<'memories' | 'events' | 'session_cursors' | 'skills', ReadonlySet<string>>;
+  readonly #columns = new Map<string, ReadonlySet<string>>();
   readonly #vectors: boolean;
 
   constructor(ctx: StoreContext, header: ExportHeader) {
     this.#ctx = ctx;
-    this.#columns = {
-      memories: columnsOf(ctx, 'memories'),
-      events: columnsOf(ctx, 'events'),
-      session_cursors: columnsOf(ctx, 'session_cursors'),
-      skills: columnsOf(ctx, 'skills'),
-    };
+    for (const table of ['memories', ...PLAIN_TABLES.map((t) => t.table)]) {
+      if (tableExists(ctx, table)) this.#columns.set(table, columnsOf(ctx, table));
+    }
     const p = ctx.profile;
     this.#vectors =
       header.vectors &&
@@ -110,11 +110,9 @@ class Importer {
   }
 
   /** Checks that every column is one this store has; a null in an unknown column is dropped. */
-  #known(
-    table: 'memories' | 'events' | 'session_cursors' | 'skills',
-    row: ExportRow,
-  ): Record<string, string | number | null> {
-    const columns = this.#columns[table];
+  #known(table: string, row: ExportRow): Record<string, string | number | null> {
+    const columns = this.#columns.get(table);
+    if (columns === undefined) throw invalidInput('the export has rows of a table this store does not have');
     const out: Record<string, string | number | null> = {};
     for (const [key, value] of Object.entries(row)) {
       if (columns.has(key)) out[key] = value;
@@ -132,14 +130,7 @@ class Importer {
 
   apply(record: Body): void {
     this.seen[KEY[record.type]] += 1;
-    const outcome =
-      record.type === 'memory'
-        ? this.#memory(record.row, record.vectors)
-        : record.type === 'event'
-          ? this.#event(record.row)
-          : record.type === 'cursor'
-            ? this.#cursor(record.row)
-            : this.#skill(record.row);
+    const outcome = record.type === 'memory' ? this.#memory(record.row, record.vectors) : this.#plain(record);
     this[outcome][KEY[record.type]] += 1;
   }
 
@@ -238,59 +229,73 @@ class Importer {
     return 'imported';
   }
 
-  #event(input: ExportRow): 'imported' | 'unchanged' | 'conflicts' {
-    const ctx = this.#ctx;
-    for (const key of DERIVED_EVENT_COLUMNS)
-      if (key in input) throw invalidInput('an event record carries a derived column');
-    const row = this.#known('events', input);
-    const agentId = validateAgentId(row.agent_id, 'event.agent_id');
-    const sessionId = validateAgentId(row.session_id, 'event.session_id');
-    const seq = validateInteger(row.seq, 'event.seq', 1);
-    const content = validateContent(row.content, ctx.limits, 'event.content', true);
-    validateTimestamp(row.created_at, 'event.created_at');
-    if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
-    try {
-      const meta: unknown = JSON.parse(String(row.metadata ?? '{}'));
-      if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) throw new Error('not an object');
-    } catch {
-      throw invalidInput('event.metadata is not a JSON object');
+  /** One row of a plain table: validated, looked up by its key, inserted when absent. */
+  #plain(record: Exclude<Body, { type: 'memory' }>): 'imported' | 'unchanged' | 'conflicts' {
+    const t = TABLES.get(record.type);
+    if (t === undefined) throw invalidInput('unknown record type');
+    for (const key of t.derived)
+      if (key in record.row) throw invalidInput(`a ${record.type} record carries a derived column`);
+    const row = this.#known(t.table, record.row);
+    validateAgentId(row.agent_id, `${record.type}.agent_id`);
+    const extra = this.#check(record.type, row);
+    const key = t.key.length > 0 ? t.key : Object.keys(row);
+    for (const k of key) if (!(k in row)) throw invalidInput(`a ${record.type} record lacks its key`);
+    const where = key.map((k) => (row[k] === null ? `${k} IS NULL` : `${k} = @${k}`)).join(' AND ');
+    const params = Object.fromEntries(key.filter((k) => row[k] !== null).map((k) => [k, row[k]]));
+    const stored = this.#ctx
+      .stmt('read', `SELECT * FROM ${t.table} WHERE ${where} LIMIT 1`)
+      .get<Record<string, unknown>>(params);
+    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
+    this.#insert(t.table, { ...row, ...extra });
+    return 'imported';
+  }
+
+  /** Checks of one record type beyond the table's constraints; returns the derived columns to write. */
+  #check(
+    type: Exclude<Body, { type: 'memory' }>['type'],
+    row: Record<string, string | number | null>,
+  ): Record<string, unknown> {
+    const limits = this.#ctx.limits;
+    switch (type) {
+      case 'event': {
+        validateAgentId(row.session_id, 'event.session_id');
+        validateInteger(row.seq, 'event.seq', 1);
+        const content = validateContent(row.content, limits, 'event.content', true);
+        validateTimestamp(row.created_at, 'event.created_at');
+        if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
+        try {
+          const meta: unknown = JSON.parse(String(row.metadata ?? '{}'));
+          if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+            throw new Error('not an object');
+        } catch {
+          throw invalidInput('event.metadata is not a JSON object');
+        }
+        return { content_hash: contentHash(content) };
+      }
+      case 'cursor':
+        validateAgentId(row.session_id, 'cursor.session_id');
+        validateInteger(row.cursor, 'cursor.cursor', 0);
+        validateTimestamp(row.updated_at, 'cursor.updated_at');
+        return {};
+      case 'skill':
+        validateSkillName(row.name);
+        validateContent(row.content, limits, 'skill.content');
+        if (typeof row.description !== 'string') throw invalidInput('skill.description must be a string');
+        validateTimestamp(row.created_at, 'skill.created_at');
+        validateTimestamp(row.updated_at, 'skill.updated_at');
+        return {};
+      case 'link':
+        validateId(row.older_id, 'link.older_id');
+        validateId(row.newer_id, 'link.newer_id');
+        validateTimestamp(row.created_at, 'link.created_at');
+        return {};
+      case 'history':
+        validateId(row.memory_id, 'history.memory_id');
+        validateTimestamp(row.at, 'history.at');
+        if (row.content !== null && row.content !== undefined)
+          validateContent(row.content, limits, 'history.content', true);
+        return {};
     }
-    const stored = ctx
-      .stmt('read', 'SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq = ?')
-      .get<Record<string, unknown>>(agentId, sessionId, seq);
-    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
-    this.#insert('events', { ...row, content_hash: contentHash(content) });
-    return 'imported';
-  }
-
-  #cursor(input: ExportRow): 'imported' | 'unchanged' | 'conflicts' {
-    const row = this.#known('session_cursors', input);
-    const agentId = validateAgentId(row.agent_id, 'cursor.agent_id');
-    const sessionId = validateAgentId(row.session_id, 'cursor.session_id');
-    validateInteger(row.cursor, 'cursor.cursor', 0);
-    validateTimestamp(row.updated_at, 'cursor.updated_at');
-    const stored = this.#ctx
-      .stmt('read', 'SELECT * FROM session_cursors WHERE agent_id = ? AND session_id = ?')
-      .get<Record<string, unknown>>(agentId, sessionId);
-    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
-    this.#insert('session_cursors', row);
-    return 'imported';
-  }
-
-  #skill(input: ExportRow): 'imported' | 'unchanged' | 'conflicts' {
-    const row = this.#known('skills', input);
-    const agentId = validateAgentId(row.agent_id, 'skill.agent_id');
-    const name = validateSkillName(row.name);
-    validateContent(row.content, this.#ctx.limits, 'skill.content');
-    if (typeof row.description !== 'string') throw invalidInput('skill.description must be a string');
-    validateTimestamp(row.created_at, 'skill.created_at');
-    validateTimestamp(row.updated_at, 'skill.updated_at');
-    const stored = this.#ctx
-      .stmt('read', 'SELECT * FROM skills WHERE agent_id = ? AND name = ?')
-      .get<Record<string, unknown>>(agentId, name);
-    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
-    this.#insert('skills', row);
-    return 'imported';
   }
 }
 

@@ -20,7 +20,15 @@ import {
   validateLimit,
 } from '../validate.js';
 import type { StoreContext } from './context.js';
-import { kindsFilter, tagsFilter } from './filters.js';
+import {
+  FILTER_SQL,
+  filterParams,
+  includeArchived,
+  kindsFilter,
+  TIME_SQL,
+  tagsFilter,
+  timeParams,
+} from './filters.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
@@ -51,6 +59,7 @@ export function listMemories(
     const tags = tagsFilter(options.tags);
     const limit = validateLimit(options.limit, 'limit', 10_000, 100);
     const afterId = options.afterId === undefined ? '' : validateId(options.afterId, 'afterId');
+    const scope = filterParams(options.filter);
     const rows = ctx
       .stmt(
         'read',
@@ -60,9 +69,10 @@ export function listMemories(
            AND m.lifecycle IN (SELECT value FROM json_each(@lifecycles))
            AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
              SELECT 1 FROM memory_tags t WHERE t.agent_id = m.agent_id AND t.tag = j.value AND t.rid = m.rid))
+           AND ${FILTER_SQL}
          ORDER BY m.id LIMIT @limit`,
       )
-      .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit });
+      .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit, ...scope });
     return rows.map((r) => toRecord(r));
   });
 }
@@ -91,7 +101,10 @@ export function findByContentHash(
   });
 }
 
-/** Re-reads candidates: only this agent's `active` rows, of the expected revision where given, in input order. */
+/**
+ * Re-reads candidates: only this agent's rows in the time scope (default: `active`), of the expected revision
+ * where given, in input order.
+ */
 export function revalidate(
   ctx: StoreContext,
   agentId: string,
@@ -100,9 +113,7 @@ export function revalidate(
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('revalidate', () => {
     validateAgentId(agentId);
-    if (options !== undefined && (typeof options !== 'object' || options === null)) {
-      throw invalidInput('options must be an object');
-    }
+    const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
     if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
     if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
     if (candidates.length === 0) return [];
@@ -122,14 +133,10 @@ export function revalidate(
         'read',
         // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
         // the agent's rows by the list instead walks every active row of the agent (linear in its size).
-        `SELECT m.* FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = ? AND m.lifecycle IN ('active', ?)`,
+        `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
+         WHERE m.agent_id = @agent AND ${TIME_SQL}`,
       )
-      .all<MemoryRow>(
-        JSON.stringify(ids),
-        agentId,
-        options?.includeArchived === true ? 'archived' : 'active',
-      );
+      .all<MemoryRow>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: MemoryRecord[] = [];
     const emitted = new Set<string>();
