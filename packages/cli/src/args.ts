@@ -152,7 +152,24 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
     case 'drain':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw) };
     case 'maintain':
-      return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), force: bool(raw, 'force') };
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: optionalAgent(raw),
+        force: bool(raw, 'force'),
+        dryRun: bool(raw, 'dry-run'),
+        json: bool(raw, 'json'),
+      };
+    case 'export':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: optionalAgent(raw),
+        vectors: bool(raw, 'vectors'),
+        json: bool(raw, 'json'),
+      };
+    case 'import':
+      return { name, db: dbOf(raw, cwd, DEFAULT_DB), json: bool(raw, 'json') };
     case 'health':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), json: bool(raw, 'json') };
     case 'serve':

@@ -1,9 +1,10 @@
-/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, health, serve, mcp. */
+/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
+import type { EmbedderChoice } from './embedder-choice.js';
 import { loadEncryptionKey } from './encryption-key.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
 import { parseLocatedEvents } from './events-file.js';
@@ -20,6 +21,7 @@ import { createMemoryMcpServer, runMcpOverStdio } from './mcp.js';
 import { createProgress } from './progress.js';
 import { serveHealthPage } from './serve.js';
 import { printable } from './terminal-text.js';
+import { exportCommand, importCommand, maintainNotes } from './transfer-commands.js';
 
 /** Exit codes: success, runtime failure, invalid arguments. */
 export const EXIT: { readonly ok: 0; readonly failure: 1; readonly usage: 2 } = {
@@ -36,13 +38,13 @@ export const NO_MODEL_NOTE =
   'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
 
 /** Prints text for people: every control character but line feeds and tabs becomes `?`. */
-function out(io: CliIo, text: string): void {
+export function out(io: CliIo, text: string): void {
   const safe = printable(text, 'lines');
   io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
 }
 
 /** Prints JSON for programs, as `JSON.stringify` escapes it. */
-function outJson(io: CliIo, value: unknown): void {
+export function outJson(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
@@ -56,11 +58,11 @@ function width(io: CliIo): number {
  * on the first search, tool call or drain (never for get, health or serve); `warm` starts loading it at once,
  * for a command that will embed later (the MCP server, while its client connects).
  */
-async function withEngram<T>(
+export async function withEngram<T>(
   io: CliIo,
   target: { readonly db: string; readonly keyFile?: string },
   run: (engram: Engram) => Promise<T>,
-  options: { readonly create?: boolean; readonly warm?: boolean } = {},
+  options: { readonly create?: boolean; readonly warm?: boolean; readonly embedder?: EmbedderChoice } = {},
 ): Promise<T> {
   const { db } = target;
   if (options.create !== true && !existsSync(db)) {
@@ -74,6 +76,7 @@ async function withEngram<T>(
     dbPath: db,
     env: io.env,
     warm: options.warm === true,
+    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     ...(key === undefined ? {} : { encryptionKey: key }),
   });
   try {
@@ -286,21 +289,37 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
   return withEngram(io, c, async (engram) => {
     const agents = c.agent === null ? await engram.listAgents() : [c.agent];
     if (agents.length === 0) {
-      out(io, 'No agents in this database yet; nothing to maintain.');
+      if (c.json) outJson(io, []);
+      else out(io, 'No agents in this database yet; nothing to maintain.');
       return EXIT.ok;
     }
     let failed = false;
+    const passes: unknown[] = [];
     for (const agent of agents) {
-      const result = await engram.maintain(agent, { force: c.force });
+      const result = await engram.maintain(agent, { force: c.force, dryRun: c.dryRun });
       if (
         result.report !== null &&
         (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
       ) {
         failed = true;
       }
+      const notes = maintainNotes(agent, result);
+      for (const warning of notes.warnings) io.stderr.write(printable(`warning: ${warning}\n`, 'lines'));
+      if (c.json) {
+        passes.push({
+          agentId: agent,
+          skipped: result.skipped,
+          report: result.report,
+          details: result.details ?? null,
+        });
+        continue;
+      }
       out(io, formatPass(agent, result, engram.modelLabel !== null));
+      for (const line of notes.lines) out(io, `  ${line}`);
     }
-    if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
+    if (c.json) outJson(io, passes);
+    else if (c.dryRun) out(io, 'Dry run: nothing was changed.');
+    else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
     return failed ? EXIT.failure : EXIT.ok;
   });
 }
@@ -364,6 +383,10 @@ export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }
       return drain(io, command);
     case 'maintain':
       return maintain(io, command);
+    case 'export':
+      return exportCommand(io, command);
+    case 'import':
+      return importCommand(io, command);
     case 'health':
       return health(io, command);
     case 'serve':
