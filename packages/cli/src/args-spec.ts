@@ -58,6 +58,8 @@ type CommandVariant =
       readonly tags: readonly string[];
       readonly explain: boolean;
       readonly json: boolean;
+      /** Present (true) only with `--include-archived`. */
+      readonly includeArchived?: true;
     }
   | {
       readonly name: 'get';
@@ -200,6 +202,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       },
       explain: { type: 'boolean', description: 'show which arms found each result, with ranks and scores' },
       json: { type: 'boolean', description: 'print the results as JSON' },
+      'include-archived': {
+        type: 'boolean',
+        description: 'also search memories archived by maintenance (decay or a resolved challenge)',
+      },
       help: helpOption,
     },
     examples: [

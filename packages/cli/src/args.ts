@@ -129,6 +129,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         tags: list(raw, 'tag').map((tag) => check(tagSchema, tag, '--tag')),
         explain: bool(raw, 'explain'),
         json: bool(raw, 'json'),
+        ...(bool(raw, 'include-archived') ? { includeArchived: true as const } : {}),
       };
     }
     case 'get':

@@ -130,6 +130,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
     const response = await engram.retriever.search(c.agent, c.query, {
       limit: c.limit,
       ...(c.tags.length === 0 ? {} : { tags: c.tags }),
+      ...(c.includeArchived === true ? { includeArchived: true } : {}),
     });
     const { execution, results } = response;
     if (execution.outcome === 'emptyQuery') {

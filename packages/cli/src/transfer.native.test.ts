@@ -137,5 +137,10 @@ describe('engram maintain', () => {
       ['coder', 0],
       ['old', 150],
     ]);
+    // Archived is not gone: an exact search finds the note again on request.
+    const plain = await engram('search "old note number 7" --db e.db --agent old --json');
+    expect(JSON.parse(plain.stdout).results).toEqual([]);
+    const archived = await engram('search "old note number 7" --db e.db --agent old --include-archived');
+    expect(archived.stdout).toContain('an old note number 7');
   });
 });
