@@ -52,6 +52,8 @@ export interface IntegrityRepairSlice {
  * The slice of the store maintenance passes need.
  *
  * Contract: async; lifecycle moves with an expected revision are compare-and-set; a conflict changes nothing.
+ * `listConflicts` and `resolveConflict` are optional: with them, the `challenge` step also settles the open
+ * contradiction links between facts.
  */
 export type MaintenanceStore = Pick<
   MemoryStore,
@@ -64,6 +66,7 @@ export type MaintenanceStore = Pick<
   | 'mergeMemories'
   | 'setLifecycle'
 > &
+  Partial<Pick<MemoryStore, 'listConflicts' | 'resolveConflict'>> &
   IntegrityRepairSlice;
 
 /** One neighbour returned by the retriever. */

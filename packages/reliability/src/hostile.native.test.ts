@@ -280,6 +280,16 @@ function expectAcceptedAsGiven(record: MemoryRecord, given: Record<string, unkno
   expect(record.embeddingState).toBe(given.vector === undefined ? 'pending' : 'ready');
 }
 
+/** Replaces a generated `{ pick: n }` id with the n-th id stored so far (of any agent). */
+function withPickedId(args: unknown): unknown {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const id = (args as { id?: unknown }).id;
+  if (typeof id !== 'object' || id === null || !('pick' in id)) return args;
+  const ids = [...owner.keys()];
+  const picked = ids.length === 0 ? 'none' : ids[(id as { pick: number }).pick % ids.length];
+  return { ...args, id: picked };
+}
+
 function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? '';
@@ -617,6 +627,30 @@ describe('hostile and malformed input through the public entry points', () => {
         },
         { requiredKeys: ['pointer'] },
       ),
+      // `id`: an index into the ids stored so far (any agent's: another agent's must never be found), or junk.
+      memory_update: fc.record(
+        {
+          id: fc.oneof(
+            fc.nat().map((n) => ({ pick: n })),
+            shortText,
+            wrongType,
+          ),
+          content: fc.oneof(storableText, hostileText, wrongType),
+          reason: optional(fc.oneof(shortStorable, shortText, wrongType)),
+        },
+        { requiredKeys: ['id'] },
+      ),
+      memory_forget: fc.record(
+        {
+          id: fc.oneof(
+            fc.nat().map((n) => ({ pick: n })),
+            shortText,
+            wrongType,
+          ),
+          reason: optional(fc.oneof(shortStorable, hostileText, wrongType)),
+        },
+        { requiredKeys: [] },
+      ),
       skill_write: fc.record(
         {
           name: fc.oneof(fc.constantFrom('deploy', 'fix-tests', SHARED_SKILL), shortText, wrongType),
@@ -669,7 +703,8 @@ describe('hostile and malformed input through the public entry points', () => {
             }),
           },
         ),
-        async ({ name, agentId, args }) => {
+        async ({ name, agentId, args: generated }) => {
+          const args = withPickedId(generated);
           noteHuge(args);
           let result: { ok: boolean; text: string };
           try {
@@ -693,6 +728,18 @@ describe('hostile and malformed input through the public entry points', () => {
             return;
           }
           tally('ok', Number(/^(\d+) memor/.exec(result.text)?.[1] ?? 0));
+          // A correction adds the new version; a forget erases the memory and its earlier versions.
+          const updated = /^Updated: \S+ (\S+) is current; (\S+) is superseded/.exec(result.text);
+          if (updated?.[1] !== undefined && updated[2] !== undefined) {
+            expect(owner.get(updated[2]), 'corrected another agent’s memory').toBe(agentId);
+            owner.set(updated[1], agentId as string);
+            bump(memoryCount, agentId as string);
+          }
+          const forgot = /^Forgot memory (\S+?)(?: and (\d+) earlier versions?)?\./.exec(result.text);
+          if (forgot?.[1] !== undefined) {
+            expect(owner.get(forgot[1]), 'forgot another agent’s memory').toBe(agentId);
+            bump(memoryCount, agentId as string, -(1 + Number(forgot[2] ?? 0)));
+          }
           const remembered = /^Remembered as fact (\S+)\./.exec(result.text);
           if (remembered?.[1] !== undefined) {
             const record = await store.getMemory(agentId as string, remembered[1]);

@@ -15,6 +15,8 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
       kinds: call.kinds,
       ...(call.tags.length > 0 ? { tags: call.tags } : {}),
       ...(call.includeArchived ? { includeArchived: true } : {}),
+      ...(call.filter === null ? {} : { filter: call.filter.given }),
+      time: call.time,
     }),
   );
   lexical.budget = budget;

@@ -1,4 +1,5 @@
-import type { MemoryKind, MemoryRecord } from '@engram/store';
+import { matchesMemoryFilter } from '@engram/contracts';
+import type { MemoryKind, MemoryRecord, RevalidateOptions } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
   type ArmState,
@@ -10,9 +11,9 @@ import {
 } from './state.js';
 import { searchVector, vectorFailed } from './vector.js';
 
-/** The revalidation options of a call that asked for archived rows too (none otherwise). */
-function archivedToo(state: CallState): [] | [{ readonly includeArchived: true }] {
-  return state.call.includeArchived ? [{ includeArchived: true }] : [];
+/** The revalidation options of a call: its time scope, and archived rows too when it asked for them. */
+function revalidateOptions(state: CallState): RevalidateOptions {
+  return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
 }
 
 /** Reads the current rows of every candidate not yet checked; a missing or inactive row is recorded as null. */
@@ -27,7 +28,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
     ctx.store.revalidate(
       state.agentId,
       [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
-      ...archivedToo(state),
+      revalidateOptions(state),
     ),
   );
   for (const row of rows) checked.set(row.id, row);
@@ -40,7 +41,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
       ctx.store.revalidate(
         state.agentId,
         stale.map((id) => ({ id })),
-        ...archivedToo(state),
+        revalidateOptions(state),
       ),
     );
     for (const row of current) checked.set(row.id, row);
@@ -49,7 +50,12 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
 }
 
 function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryRecord): boolean {
-  return kinds.has(record.kind) && state.call.tags.every((tag) => record.tags.includes(tag));
+  const { filter, tags } = state.call;
+  return (
+    kinds.has(record.kind) &&
+    tags.every((tag) => record.tags.includes(tag)) &&
+    (filter === null || matchesMemoryFilter(filter.checked, record))
+  );
 }
 
 /** The lexical candidates still active at the revision they were found at, and passing the filters. */

@@ -80,6 +80,13 @@ export function updateMemory(
         lifecycle: p.lifecycle ?? row.lifecycle,
         tags: p.tags === undefined ? row.tags : JSON.stringify(p.tags),
         metadata: p.metadataJson ?? row.metadata,
+        // A lifecycle move closes (superseded) or reopens (active) the fact's validity, as `setLifecycle` does.
+        valid_to:
+          p.lifecycle === 'superseded'
+            ? (row.valid_to ?? now)
+            : p.lifecycle === 'active'
+              ? null
+              : row.valid_to,
         revision: row.revision + 1,
         updated_at: now,
       };
@@ -100,7 +107,7 @@ export function updateMemory(
              confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
              updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
              embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks,
-             metadata = @metadata
+             metadata = @metadata, valid_to = @validTo
            WHERE rid = @rid AND revision = @expected`,
         )
         .run({
@@ -120,6 +127,7 @@ export function updateMemory(
           likeText: next.like_text,
           chunks: next.chunk_count,
           metadata: next.metadata,
+          validTo: next.valid_to,
           rid: row.rid,
           expected: expectedRevision,
         });
