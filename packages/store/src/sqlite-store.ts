@@ -64,7 +64,6 @@ import type {
   RevalidationCandidate,
   SkillInput,
   SkillRecord,
-  TimeScope,
   VectorHit,
   VectorQuery,
 } from './types.js';
