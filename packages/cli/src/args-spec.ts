@@ -13,6 +13,8 @@ export const COMMAND_NAMES = [
   'ingest',
   'drain',
   'maintain',
+  'export',
+  'import',
   'health',
   'serve',
   'mcp',
@@ -61,6 +63,8 @@ type CommandVariant =
       readonly json: boolean;
       /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
       readonly agentDefaulted?: true;
+      /** Present (true) only with `--include-archived`. */
+      readonly includeArchived?: true;
     }
   | {
       readonly name: 'get';
@@ -87,8 +91,17 @@ type CommandVariant =
       readonly db: string;
       readonly agent: string | null;
       readonly force: boolean;
+      readonly dryRun: boolean;
       readonly json: boolean;
     }
+  | {
+      readonly name: 'export';
+      readonly db: string;
+      readonly agent: string | null;
+      readonly vectors: boolean;
+      readonly json: boolean;
+    }
+  | { readonly name: 'import'; readonly db: string; readonly json: boolean }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
   | {
@@ -210,6 +223,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       },
       explain: { type: 'boolean', description: 'show which arms found each result, with ranks and scores' },
       json: { type: 'boolean', description: 'print the results as JSON' },
+      'include-archived': {
+        type: 'boolean',
+        description: 'also search memories archived by maintenance (decay or a resolved challenge)',
+      },
       help: helpOption,
     },
     examples: [
@@ -276,6 +293,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
       force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
+      'dry-run': {
+        type: 'boolean',
+        description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
+      },
       json: jsonOption(
         '{ model, agents: [{ agent, report }] } (report null when a pass was already running)',
       ),
@@ -283,8 +304,47 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
     details: [
       'The heavy phase (challenge, merge, reflection, persona) needs ENGRAM_OPENAI_CHAT_MODEL and a base URL or API key.',
+      'A pass that archives many rows, or stops its scan before the end, says so on stderr.',
     ],
-    examples: ['engram maintain', 'engram maintain --agent coder --force'],
+    examples: ['engram maintain', 'engram maintain --agent coder --force', 'engram maintain --dry-run'],
+  },
+  export: {
+    summary: 'Write every memory, event, cursor and skill (all agents, or one) as JSON Lines to stdout.',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      agent: agentOption('only this agent (default: every agent)'),
+      vectors: { type: 'boolean', description: "include each memory's vectors with the embedder profile" },
+      json: { type: 'boolean', description: 'print a JSON summary on stderr when done' },
+      help: helpOption,
+    },
+    details: [
+      'The first line is a header (format version, schema version, embedder profile); the last one counts the records.',
+      'Progress goes to stderr; stdout carries the records only.',
+    ],
+    examples: [
+      'engram export --db a.db > memories.jsonl',
+      'engram export --agent coder --vectors > coder.jsonl',
+    ],
+  },
+  import: {
+    summary: 'Read an export (JSON Lines) from stdin into a database; importing twice changes nothing.',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      json: { type: 'boolean', description: 'print the summary as JSON' },
+      help: helpOption,
+    },
+    details: [
+      "A new file adopts the export's embedder when this CLI has it, so exported vectors are kept.",
+      'A record already stored with other values is a conflict: it is counted and left as stored.',
+    ],
+    examples: [
+      'engram import --db b.db < memories.jsonl',
+      'engram export --db a.db | engram import --db b.db',
+    ],
   },
   health: {
     summary: "Print store counts and this process's diagnostics (a table, or the health DTO as JSON).",

@@ -136,6 +136,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         explain: bool(raw, 'explain'),
         json: bool(raw, 'json'),
         ...agentDefaulted(raw),
+        ...(bool(raw, 'include-archived') ? { includeArchived: true as const } : {}),
       };
     }
     case 'get':
@@ -166,8 +167,19 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: optionalAgent(raw),
         force: bool(raw, 'force'),
+        dryRun: bool(raw, 'dry-run'),
         json: bool(raw, 'json'),
       };
+    case 'export':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: optionalAgent(raw),
+        vectors: bool(raw, 'vectors'),
+        json: bool(raw, 'json'),
+      };
+    case 'import':
+      return { name, db: dbOf(raw, cwd, DEFAULT_DB), json: bool(raw, 'json') };
     case 'health':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), json: bool(raw, 'json') };
     case 'serve':

@@ -1,6 +1,7 @@
 /** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
 import { existsSync, statSync } from 'node:fs';
 import { type Engram, openEngram } from './composition.js';
+import type { EmbedderChoice } from './embedder-choice.js';
 import { loadEncryptionKey } from './encryption-key.js';
 import { EngramDemoError } from './errors.js';
 import type { CliIo } from './io.js';
@@ -38,6 +39,8 @@ export interface OpenMode {
   readonly warm?: boolean;
   /** The command writes: a file that failed its integrity check at open is refused before it runs. */
   readonly writes?: boolean;
+  /** The embedder a new file is created with (import adopts the export's); an existing file keeps its own. */
+  readonly embedder?: EmbedderChoice;
 }
 
 /** What a failed integrity check means for the user. */
@@ -83,6 +86,7 @@ export async function withEngram<T>(
     env: io.env,
     warm: mode.warm === true,
     access: fresh ? 'write' : mode.access,
+    ...(mode.embedder === undefined ? {} : { embedder: mode.embedder }),
     ...(key === undefined ? {} : { encryptionKey: key }),
   });
   try {

@@ -1,4 +1,4 @@
-/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, health, serve, mcp. */
+/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
 import { readFile } from 'node:fs/promises';
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult } from '@engram/maintenance';
@@ -20,6 +20,7 @@ import {
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';
+import { exportCommand, importCommand, maintainNotes } from './transfer-commands.js';
 
 /** Most agent ids listed when a command without --agent finds nothing. */
 const MAX_LISTED_AGENTS = 20;
@@ -78,6 +79,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       const response = await engram.retriever.search(c.agent, c.query, {
         limit: c.limit,
         ...(c.tags.length === 0 ? {} : { tags: c.tags }),
+        ...(c.includeArchived === true ? { includeArchived: true } : {}),
       });
       const { execution, results } = response;
       if (execution.outcome === 'emptyQuery') {
@@ -294,28 +296,41 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
     async (engram) => {
       const agents = c.agent === null ? await engram.listAgents() : [c.agent];
       if (agents.length === 0) {
-        if (c.json) outJson(io, { model: engram.modelLabel, agents: [] });
+        if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: [] });
         else out(io, 'No agents in this database yet; nothing to maintain.');
         return EXIT.ok;
       }
       let failed = false;
-      const reports: { agent: string; report: MaintenancePassResult['report'] }[] = [];
+      const passes: unknown[] = [];
       for (const agent of agents) {
-        const result = await engram.maintain(agent, { force: c.force });
+        const result = await engram.maintain(agent, { force: c.force, dryRun: c.dryRun });
         if (
           result.report !== null &&
           (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
         ) {
           failed = true;
         }
-        reports.push({ agent, report: result.report });
-        if (!c.json) out(io, formatPass(agent, result, engram.modelLabel !== null));
+        const notes = maintainNotes(agent, result);
+        for (const warning of notes.warnings) io.stderr.write(printable(`warning: ${warning}\n`, 'lines'));
+        if (c.json) {
+          passes.push({
+            agent,
+            skipped: result.skipped,
+            report: result.report,
+            details: result.details ?? null,
+          });
+          continue;
+        }
+        out(io, formatPass(agent, result, engram.modelLabel !== null));
+        for (const line of notes.lines) out(io, `  ${line}`);
       }
-      if (c.json) outJson(io, { model: engram.modelLabel, agents: reports });
+      if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: passes });
+      else if (c.dryRun) out(io, 'Dry run: nothing was changed.');
       else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
       return failed ? EXIT.failure : EXIT.ok;
     },
-    { access: 'write', writes: true },
+    // A dry run changes nothing: it opens the file read-only.
+    c.dryRun ? { access: 'read' } : { access: 'write', writes: true },
   );
 }
 
@@ -366,6 +381,10 @@ export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }
       return drain(io, command);
     case 'maintain':
       return maintain(io, command);
+    case 'export':
+      return exportCommand(io, command);
+    case 'import':
+      return importCommand(io, command);
     case 'health':
       return health(io, command);
     case 'serve':

@@ -120,7 +120,10 @@ export interface Engram {
   /** Embeds pending rows until none are left (or a run stops early), reporting progress. */
   drain(options?: { readonly agentId?: string; readonly onProgress?: DrainProgress }): Promise<DrainSummary>;
   /** One maintenance pass for an agent. */
-  maintain(agentId: string, options?: { readonly force?: boolean }): Promise<MaintenancePassResult>;
+  maintain(
+    agentId: string,
+    options?: { readonly force?: boolean; readonly dryRun?: boolean },
+  ): Promise<MaintenancePassResult>;
   /** Runs extraction over archived events (recorded as `skipped` without a model). */
   extract(events: readonly EventRecord[]): Promise<ExtractionResult | null>;
   /** The health DTO of one agent, or of every agent when null. */
@@ -275,18 +278,20 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   };
   const ingestor = createEventIngestor({ store });
   const extractor = createExtractor({ store, retriever, model, observer: collector.maintenanceObserver });
-  const runner = createMaintenanceRunner({
-    store,
-    retriever,
-    model,
-    observer: collector.maintenanceObserver,
-  });
   let progress: DrainProgress | undefined;
   const drainer: EmbeddingDrain = createEmbeddingDrain({
     store,
     embedder: drainEmbedder,
     observer: collector.maintenanceObserver,
     onProgress: (done, total) => progress?.(done, total),
+  });
+  // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
+  const runner = createMaintenanceRunner({
+    store,
+    retriever,
+    model,
+    drain: drainer,
+    observer: collector.maintenanceObserver,
   });
   let closed = false;
 
@@ -377,7 +382,11 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     warmUp,
     modelLabel: model === null ? null : (provider.chat?.model ?? model.id),
     drain,
-    maintain: (agentId, options = {}) => runner.run(agentId, options.force === true ? { force: true } : {}),
+    maintain: (agentId, options = {}) =>
+      runner.run(agentId, {
+        ...(options.force === true ? { force: true } : {}),
+        ...(options.dryRun === true ? { dryRun: true } : {}),
+      }),
     extract,
     health,
     listAgents: () => store.listAgents(),

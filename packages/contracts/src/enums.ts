@@ -138,6 +138,21 @@ export const MAINTENANCE_STEPS = ['challenge', 'merge', 'reflection', 'persona']
 /** A heavy-phase step. */
 export type MaintenanceStep = (typeof MAINTENANCE_STEPS)[number];
 
+/**
+ * The names of the structured answers a model is asked for (the model port's `jsonSchema.name`): candidates
+ * and decisions of extraction, then the heavy maintenance steps. `@engram/maintenance` documents each shape.
+ */
+export const MODEL_OUTPUT_SCHEMAS = [
+  'memory_candidates',
+  'memory_decision',
+  'memory_challenge',
+  'memory_merge',
+  'memory_reflection',
+  'memory_persona',
+] as const;
+/** One model-output schema name. */
+export type ModelOutputSchema = (typeof MODEL_OUTPUT_SCHEMAS)[number];
+
 /** Outcomes of a maintenance phase. `gated`: the heavy phase's cool-down had not elapsed. */
 export const PHASE_OUTCOMES = ['completed', 'skipped', 'gated', 'failed', 'cancelled'] as const;
 /** A phase outcome. */

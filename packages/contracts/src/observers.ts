@@ -14,6 +14,7 @@ import type {
   ExtractionDecision,
   ExtractionOutcome,
   MaintenanceStep,
+  ModelOutputSchema,
   PhaseOutcome,
   ProviderKind,
   ProviderRace,
@@ -153,6 +154,8 @@ export interface MaintenancePassReport {
     readonly steps: Readonly<Record<MaintenanceStep, PhaseOutcome>>;
     /** Model answers rejected by validation in this pass. */
     readonly invalidOutputs?: number;
+    /** The rejected answers by the schema they were asked for (absent when none was rejected). */
+    readonly invalidBySchema?: Readonly<Partial<Record<ModelOutputSchema, number>>>;
     /** Compare-and-set conflicts met by heavy steps (the write was skipped, never retried blindly). */
     readonly conflicts?: number;
   };

@@ -228,6 +228,27 @@ describe('recording background work', () => {
     expect(agent.maintenance.heavy.steps.reflection.skipped).toBe(1);
     expect(agent.maintenance.duration.max).toBe(900);
   });
+
+  it('counts invalid model answers by schema name, ignoring any other key', () => {
+    const collector = createDiagnosticsCollector();
+    const pass = maintenancePass('a1');
+    const withSchemas = {
+      ...pass,
+      heavy: { ...pass.heavy, invalidBySchema: { memory_merge: 1, memory_persona: 1, 'SECRET-NAME': 5 } },
+    } as MaintenancePassReport;
+    collector.maintenanceObserver.onMaintenancePass?.(withSchemas);
+    collector.maintenanceObserver.onMaintenancePass?.(withSchemas);
+    const snapshot = parse(collector.snapshot('a1'));
+    expect(snapshot.agent.maintenance.heavy.invalidBySchema).toEqual({
+      memory_candidates: 0,
+      memory_decision: 0,
+      memory_challenge: 0,
+      memory_merge: 2,
+      memory_reflection: 0,
+      memory_persona: 2,
+    });
+    expect(JSON.stringify(snapshot)).not.toContain('SECRET');
+  });
 });
 
 describe('zero-filled snapshots', () => {

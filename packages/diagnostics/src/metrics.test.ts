@@ -18,6 +18,7 @@ const PLACEHOLDERS = new Map<string, string>([
   [contracts.DRAIN_TRANSITIONS.join(), '<transition>'],
   [contracts.PHASE_OUTCOMES.join(), '<phaseOutcome>'],
   [contracts.MAINTENANCE_STEPS.join(), '<step>'],
+  [contracts.MODEL_OUTPUT_SCHEMAS.join(), '<schema>'],
   [contracts.PROVIDER_KINDS.join(), '<providerKind>'],
   [contracts.ADMISSION_DECISIONS.join(), '<admission>'],
   [contracts.PROVIDER_RACES.join(), '<race>'],

@@ -11,6 +11,7 @@ import {
   fillRecord,
   MAINTENANCE_STEPS,
   type MaintenancePassReport,
+  MODEL_OUTPUT_SCHEMAS,
   PHASE_OUTCOMES,
   type PhaseOutcome,
 } from '@engram/contracts';
@@ -103,6 +104,14 @@ export function recordMaintenancePass(state: CollectorState, report: Maintenance
   const { invalidOutputs, conflicts } = report.heavy;
   if (invalidOutputs !== undefined) heavy.invalidOutputs += state.amount(invalidOutputs);
   if (conflicts !== undefined) heavy.conflicts += state.amount(conflicts);
+  // Invalid answers by schema name: only the closed list of names is counted, never another key.
+  const bySchema = report.heavy.invalidBySchema as Readonly<Record<string, unknown>> | undefined;
+  if (bySchema !== undefined && bySchema !== null) {
+    for (const schema of MODEL_OUTPUT_SCHEMAS) {
+      const n = bySchema[schema];
+      if (n !== undefined) heavy.invalidBySchema[schema] += state.amount(n);
+    }
+  }
   const denials = report.heavy.denials as Readonly<Record<string, unknown>> | undefined;
   const steps = report.heavy.steps as Readonly<Record<string, unknown>> | undefined;
   for (const step of MAINTENANCE_STEPS) {

@@ -11,13 +11,24 @@ export interface DecayConfig {
   readonly minAgeMs: number;
   /** Kinds never archived by decay (default: `fact`, `persona`, `skill` — the core layer and managed records). */
   readonly exemptKinds?: readonly MemoryKind[];
+  /**
+   * Where a row's age starts. `stored` (default): the latest of its creation, its last write in this store
+   * (`updatedAt` — an import or ingestion of old history writes it at import time) and its last access, so
+   * history imported with old timestamps ages from its import. `created`: the later of creation and last
+   * access only, so imported history keeps its original age.
+   */
+  readonly ageFrom?: DecayAgeFrom;
 }
+
+/** Where decay starts counting a row's age (see {@link DecayConfig.ageFrom}). */
+export type DecayAgeFrom = 'stored' | 'created';
 
 /** The default decay settings. */
 export const DEFAULT_DECAY: Required<DecayConfig> = Object.freeze({
   floor: 0.05,
   minAgeMs: 14 * 24 * 60 * 60 * 1000,
   exemptKinds: Object.freeze(['fact', 'persona', 'skill'] as MemoryKind[]),
+  ageFrom: 'stored',
 });
 
 /**
@@ -30,28 +41,34 @@ export function decayScore(ageMs: number, importance: number): number {
   return 0.5 ** (age / (DECAY_BASE_HALF_LIFE_MS * (1 + imp)));
 }
 
-/** The age used for decay: time since the later of creation and last access. */
+/** What decay reads of a row. */
+export interface DecayRow {
+  readonly kind: MemoryKind;
+  readonly importance: number;
+  readonly createdAt: number;
+  /** The row's last write in this store (an import writes it); ignored with `ageFrom: 'created'`. */
+  readonly updatedAt?: number;
+  readonly lastAccessedAt: number | null;
+}
+
+/**
+ * The age used for decay: time since the latest of creation, last access and (with `ageFrom: 'stored'`, the
+ * default) the row's last write in this store.
+ */
 export function decayAgeMs(
   now: number,
-  row: { readonly createdAt: number; readonly lastAccessedAt: number | null },
+  row: Omit<DecayRow, 'kind' | 'importance'>,
+  ageFrom: DecayAgeFrom = 'stored',
 ): number {
-  return now - Math.max(row.createdAt, row.lastAccessedAt ?? 0);
+  const stored = ageFrom === 'stored' ? (row.updatedAt ?? 0) : 0;
+  return now - Math.max(row.createdAt, row.lastAccessedAt ?? 0, stored);
 }
 
 /** Whether a row should be archived by decay now. */
-export function shouldArchiveByDecay(
-  now: number,
-  row: {
-    readonly kind: MemoryKind;
-    readonly importance: number;
-    readonly createdAt: number;
-    readonly lastAccessedAt: number | null;
-  },
-  config: DecayConfig,
-): boolean {
+export function shouldArchiveByDecay(now: number, row: DecayRow, config: DecayConfig): boolean {
   const exempt = config.exemptKinds ?? DEFAULT_DECAY.exemptKinds;
   if (exempt.includes(row.kind)) return false;
-  const age = decayAgeMs(now, row);
+  const age = decayAgeMs(now, row, config.ageFrom ?? DEFAULT_DECAY.ageFrom);
   if (age < config.minAgeMs) return false;
   return decayScore(age, row.importance) < config.floor;
 }

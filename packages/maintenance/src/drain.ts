@@ -29,6 +29,8 @@ export interface DrainRunOptions {
   readonly agentId?: string;
   /** Overrides `maxBatchesPerRun`. */
   readonly maxBatches?: number;
+  /** Only these rows (at most 1,000), e.g. the rows a maintenance pass just wrote. */
+  readonly ids?: readonly string[];
   readonly signal?: AbortSignal;
 }
 
@@ -217,7 +219,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
       if (onProgress !== undefined) {
         const start = await store.countEmbeddingBacklog();
         const pending = agentId === undefined ? start.total : (start.byAgent[agentId] ?? 0);
-        total = Math.min(pending, maxBatches * batchSize);
+        total = Math.min(pending, maxBatches * batchSize, options.ids?.length ?? Number.POSITIVE_INFINITY);
         safeNotify(() => onProgress(0, total));
       }
       while (batches < maxBatches) {
@@ -227,6 +229,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
         }
         const listed = await store.listPendingEmbeddings({
           ...(agentId === undefined ? {} : { agentId }),
+          ...(options.ids === undefined ? {} : { ids: options.ids }),
           limit: batchSize,
           ...(retrying ? { retryErrorsBelowAttempts: maxAttempts } : {}),
         });

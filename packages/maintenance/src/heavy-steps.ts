@@ -1,5 +1,5 @@
 /**
- * The heavy maintenance phase, one step per model task: challenge (settle a contradiction), merge (fold two
+ * The heavy maintenance phase, one step per model task: challenge (settle a contradiction), merge (fold
  * near-duplicates into one row), reflection (higher-level insights) and persona (a reviewed summary). Each
  * step reserves its model call from the pass budget, validates the answer, and writes by compare-and-set.
  * The challenge step also settles the open contradiction links between facts.
@@ -17,7 +17,9 @@ import { errorCodeOf, isRevisionConflict } from './errors.js';
 import { callModel, type ModelCallResult } from './model-call.js';
 import {
   challengeOutputSchema,
+  type InvalidModelOutput,
   MODEL_OUTPUT_SCHEMA_NAMES,
+  type ModelOutputSchemaName,
   mergeOutputSchema,
   personaOutputSchema,
   reflectionOutputSchema,
@@ -26,6 +28,9 @@ import type { ModelMessage, ModelPort } from './ports.js';
 import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
 import { estimateMessagesTokens } from './tokens.js';
+
+/** Most rows one merge folds together (the source and its qualifying neighbours). */
+const MERGE_GROUP_MAX = 5;
 
 /** Tag that marks a persona draft needing review. */
 export const REVIEW_NEEDED_TAG = 'review:needed';
@@ -37,7 +42,14 @@ export interface StepContext {
   readonly budget: PassBudget;
   readonly signal: AbortSignal | undefined;
   counters: { invalidOutputs: number; conflicts: number };
+  /** Invalid answers of this pass: schema, field and issue (bounded; never content). */
+  readonly invalid: InvalidModelOutput[];
+  /** Ids of the rows this pass inserted (merged rows, reflections, personas), to embed before it ends. */
+  readonly written: string[];
 }
+
+/** At most this many invalid answers are described in one pass result (all are counted). */
+export const MAX_INVALID_DESCRIBED = 16;
 
 /** Stops a step as `failed` or `cancelled` (a model failure, an invalid answer, an abort). */
 export class StepFailed extends Error {
@@ -124,7 +136,7 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     ctx: StepContext,
     step: MaintenanceStep,
     schema: z.ZodType<T>,
-    name: string,
+    name: ModelOutputSchemaName,
     messages: readonly ModelMessage[],
   ): Promise<T | null> {
     if (ctx.signal?.aborted === true) throw new StepFailed('cancelled');
@@ -134,7 +146,12 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       maxOutputTokens,
     });
     if (answer.ok) return answer.value;
-    if (answer.reason === 'invalid') ctx.counters.invalidOutputs += 1;
+    if (answer.reason === 'invalid') {
+      ctx.counters.invalidOutputs += 1;
+      if (ctx.invalid.length < MAX_INVALID_DESCRIBED) {
+        ctx.invalid.push({ schema: name, path: answer.path, issue: answer.issue });
+      }
+    }
     throw new StepFailed(answer.reason === 'aborted' ? 'cancelled' : 'failed');
   }
 
@@ -265,9 +282,10 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
         kinds: [source.kind],
         signal: ctx.signal,
       });
-      const other = hits
+      // Every neighbour that qualifies joins the group: three near-duplicates fold into one row at once.
+      const others = hits
         .map((h) => h.record)
-        .find(
+        .filter(
           (r) =>
             r.id !== source.id &&
             !used.has(r.id) &&
@@ -276,39 +294,46 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
             r.lifecycle === 'active' &&
             textSimilarity(r.content, source.content) >= similarityFloor &&
             mayMerge(r.content, source.content),
-        );
-      if (other === undefined) continue;
-      used.add(source.id);
-      used.add(other.id);
+        )
+        .filter((r, i, all) => all.findIndex((o) => o.id === r.id) === i)
+        .slice(0, MERGE_GROUP_MAX - 1);
+      if (others.length === 0) continue;
+      const group = [source, ...others];
+      for (const r of group) used.add(r.id);
       asked = true;
+      // The rows as `{ a, b, c … }`: a pair reads `{ a, b }`.
+      const shown: Record<string, string> = {};
+      group.forEach((r, i) => {
+        shown[String.fromCharCode(97 + i)] = r.content;
+      });
       const verdict = await ask(ctx, 'merge', mergeOutputSchema, MODEL_OUTPUT_SCHEMA_NAMES.merge, [
         {
           role: 'system',
           content:
-            'Two memories of an agent look alike. Return JSON {"merge","content"}: merge true with one sentence that keeps every detail of both when they say the same thing; merge false (content null) otherwise.',
+            'Some memories of an agent look alike. Return JSON {"merge","content"}: merge true with one sentence that keeps every detail of all of them when they say the same thing; merge false (content null) otherwise.',
         },
-        { role: 'user', content: JSON.stringify({ a: source.content, b: other.content }) },
+        { role: 'user', content: JSON.stringify(shown) },
       ]);
       if (verdict === null) break;
       if (!verdict.merge || verdict.content === null) continue;
       const merged = verdict.content;
-      // Supersede the first (one compare-and-set transaction), then retire the second; a conflict on the
-      // second leaves it active (its text is in the merged row too, so nothing is lost). When the merged text
-      // is the second's own, the second is superseded first: while it is active, the merged row would be its
-      // exact duplicate, which the store never stores twice.
-      const [first, second] = contentHash(merged) === other.contentHash ? [other, source] : [source, other];
-      const superseded = await cas(ctx, () =>
-        store.supersedeMemory(ctx.agentId, first.id, first.revision, {
-          agentId: ctx.agentId,
-          kind: source.kind,
-          content: merged,
-          importance: Math.max(source.importance, other.importance),
-          confidence: Math.min(source.confidence, other.confidence),
-          tags: ['source:merge'],
-        }),
-      );
-      if (superseded)
-        await cas(ctx, () => store.setLifecycle(ctx.agentId, second.id, second.revision, 'superseded'));
+      // One transaction: the merged row is inserted and every source is superseded by it (lineage on each),
+      // compare-and-set on each source; if any changed meanwhile nothing is written (decided next pass).
+      await cas(ctx, async () => {
+        const result = await store.mergeMemories(
+          ctx.agentId,
+          group.map((r) => ({ id: r.id, expectedRevision: r.revision })),
+          {
+            agentId: ctx.agentId,
+            kind: source.kind,
+            content: merged,
+            importance: Math.max(...group.map((r) => r.importance)),
+            confidence: Math.min(...group.map((r) => r.confidence)),
+            tags: ['source:merge'],
+          },
+        );
+        ctx.written.push(result.merged.id);
+      });
     }
     return asked ? 'completed' : 'skipped';
   }
@@ -347,7 +372,7 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     if (answer === null) return 'completed';
     const now = clock.now();
     for (const r of answer.reflections) {
-      await store.insertMemory({
+      const row = await store.insertMemory({
         agentId: ctx.agentId,
         kind: 'reflection',
         content: r.content,
@@ -355,6 +380,7 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
         tags: ['source:reflection'],
         createdAt: now,
       });
+      ctx.written.push(row.id);
     }
     remember(reflectionWatermark, ctx.agentId, now);
     return 'completed';
@@ -394,15 +420,16 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     if (draft !== undefined && samePersona(draft.content, next)) return 'completed';
     const change = current === undefined ? 1 : 1 - textSimilarity(current.content, next);
     if (current !== undefined && change <= reviewThreshold) {
-      await cas(ctx, () =>
-        store.supersedeMemory(ctx.agentId, current.id, current.revision, {
+      await cas(ctx, async () => {
+        const { replacement } = await store.supersedeMemory(ctx.agentId, current.id, current.revision, {
           agentId: ctx.agentId,
           kind: 'persona',
           content: next,
           importance: current.importance,
           tags: ['source:persona'],
-        }),
-      );
+        });
+        ctx.written.push(replacement.id);
+      });
       return 'completed';
     }
     // Too big a change (or a first persona): a draft that needs review; an older draft is replaced.
@@ -413,8 +440,13 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       importance: 0.5,
       tags: ['source:persona', REVIEW_NEEDED_TAG],
     };
-    if (draft === undefined) await store.insertMemory(row);
-    else await cas(ctx, () => store.supersedeMemory(ctx.agentId, draft.id, draft.revision, row));
+    if (draft === undefined) ctx.written.push((await store.insertMemory(row)).id);
+    else
+      await cas(ctx, async () => {
+        ctx.written.push(
+          (await store.supersedeMemory(ctx.agentId, draft.id, draft.revision, row)).replacement.id,
+        );
+      });
     return 'completed';
   }
 

@@ -5,7 +5,7 @@
  */
 
 export type { Clock } from './clock.js';
-export type { DecayConfig } from './decay.js';
+export type { DecayAgeFrom, DecayConfig } from './decay.js';
 export type {
   DrainRunOptions,
   DrainRunOutcome,
@@ -36,15 +36,16 @@ export type {
   IngestResult,
 } from './ingest.js';
 export { createEventIngestor } from './ingest.js';
+export type { MaintenanceRunner, MaintenanceRunnerConfig } from './maintenance.js';
+export { createMaintenanceRunner } from './maintenance.js';
+export type { InvalidModelOutput, ModelOutputFailure, ModelOutputSchemaName } from './model-output.js';
+export { MODEL_OUTPUT_SCHEMA_NAMES } from './model-output.js';
 export type {
+  MaintenancePassDetails,
   MaintenancePassOptions,
   MaintenancePassResult,
-  MaintenanceRunner,
-  MaintenanceRunnerConfig,
-} from './maintenance.js';
-export { createMaintenanceRunner } from './maintenance.js';
-export type { ModelOutputSchemaName } from './model-output.js';
-export { MODEL_OUTPUT_SCHEMA_NAMES } from './model-output.js';
+  PlannedArchive,
+} from './pass-types.js';
 export type { EmbedderPort, ModelMessage, ModelPort } from './ports.js';
 export type { MaintenanceScheduler, MaintenanceSchedulerConfig } from './scheduler.js';
 export { createMaintenanceScheduler } from './scheduler.js';

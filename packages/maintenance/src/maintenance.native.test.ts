@@ -63,7 +63,7 @@ describe('maintenance passes over a real store', () => {
       store,
       clock: time.clock,
       observer: { onMaintenancePass: (r) => reports.push(r) },
-      decay: { floor: 0.05, minAgeMs: 14 * DAY },
+      decay: { floor: 0.05, minAgeMs: 14 * DAY, ageFrom: 'created' },
     });
     const result = await runner.run('a');
     expect(result.skipped).toBeNull();

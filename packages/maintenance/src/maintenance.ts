@@ -3,6 +3,7 @@ import {
   type MaintenancePassReport,
   type MaintenanceStep,
   MEMORY_KINDS,
+  type ModelOutputSchema,
   noopMaintenanceObserver,
   type PhaseOutcome,
 } from '@engram/contracts';
@@ -13,9 +14,17 @@ import {
   resolvePassBudgetLimits,
 } from './budget.js';
 import { type Clock, systemClock } from './clock.js';
-import { DEFAULT_DECAY, type DecayConfig, shouldArchiveByDecay } from './decay.js';
+import { DEFAULT_DECAY, type DecayConfig, decayAgeMs, decayScore, shouldArchiveByDecay } from './decay.js';
+import type { EmbeddingDrain } from './drain.js';
 import { checkIdArgument, EngramMaintenanceError } from './errors.js';
 import { cas, createHeavySteps, type StepContext, StepFailed } from './heavy-steps.js';
+import type { InvalidModelOutput } from './model-output.js';
+import type {
+  MaintenancePassDetails,
+  MaintenancePassOptions,
+  MaintenancePassResult,
+  PlannedArchive,
+} from './pass-types.js';
 import type { ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DecisionRetriever, MaintenanceStore } from './store-ports.js';
@@ -29,6 +38,11 @@ export interface MaintenanceRunnerConfig {
   readonly retriever?: DecisionRetriever | null;
   /** Without a model the heavy phase is `skipped`. */
   readonly model?: ModelPort | null;
+  /**
+   * Embeds the rows the heavy phase wrote (merged rows, reflections, personas) before the pass ends, so they
+   * are found by vector at once. Without it they stay `pending` until the next drain.
+   */
+  readonly drain?: Pick<EmbeddingDrain, 'run'> | null;
   readonly observer?: MaintenanceObserver;
   readonly clock?: Clock;
   /** Partial limits over {@link DEFAULT_PASS_BUDGET}: one budget per pass. */
@@ -65,17 +79,12 @@ export interface MaintenanceRunnerConfig {
   readonly maxOutputTokens?: number;
 }
 
-/** Options of one pass. */
-export interface MaintenancePassOptions {
-  readonly signal?: AbortSignal;
-  /** Run the heavy phase even inside its cool-down. */
-  readonly force?: boolean;
-}
-
-/** The answer of one pass: its report, or `busy` when a pass for the agent was already running (nothing done). */
-export type MaintenancePassResult =
-  | { readonly skipped: 'busy'; readonly report: null }
-  | { readonly skipped: null; readonly report: MaintenancePassReport };
+export type {
+  MaintenancePassDetails,
+  MaintenancePassOptions,
+  MaintenancePassResult,
+  PlannedArchive,
+} from './pass-types.js';
 
 /**
  * Maintenance passes: a cheap phase (integrity repair, archive by decay, prune orphaned index entries) and,
@@ -102,6 +111,13 @@ function nonNegative(name: string, value: number): number {
   return value;
 }
 
+/** Invalid answers counted by schema name (the closed set of `MODEL_OUTPUT_SCHEMA_NAMES`). */
+function countBySchema(invalid: readonly InvalidModelOutput[]): Partial<Record<ModelOutputSchema, number>> {
+  const out: Partial<Record<ModelOutputSchema, number>> = {};
+  for (const i of invalid) out[i.schema] = (out[i.schema] ?? 0) + 1;
+  return out;
+}
+
 /** Creates a maintenance runner. */
 export function createMaintenanceRunner(config: MaintenanceRunnerConfig): MaintenanceRunner {
   const store = config.store;
@@ -116,7 +132,15 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     floor: nonNegative('decay.floor', config.decay?.floor ?? DEFAULT_DECAY.floor),
     minAgeMs: nonNegative('decay.minAgeMs', config.decay?.minAgeMs ?? DEFAULT_DECAY.minAgeMs),
     exemptKinds: config.decay?.exemptKinds ?? DEFAULT_DECAY.exemptKinds,
+    ageFrom: config.decay?.ageFrom ?? DEFAULT_DECAY.ageFrom,
   };
+  if (decay.ageFrom !== 'stored' && decay.ageFrom !== 'created') {
+    throw new EngramMaintenanceError(
+      'ENGRAM_MAINTENANCE_INVALID_CONFIG',
+      'Invalid maintenance setting: decay.ageFrom.',
+    );
+  }
+  const drain = config.drain ?? null;
   const decayKinds = MEMORY_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
   const maxScan = nonNegative('maxScanPerPass', config.maxScanPerPass ?? 2000);
 
@@ -139,18 +163,25 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     agentId: string,
     signal: AbortSignal | undefined,
     counters: { conflicts: number },
+    plan: PlannedArchive[] | null,
+    archive: { archived: number; scanned: number; complete: boolean },
   ) {
+    const dryRun = plan !== null;
     let repaired = 0;
     let archived = 0;
     let pruned = 0;
-    if (store.repairEmbeddingIntegrity !== undefined) {
+    if (!dryRun && store.repairEmbeddingIntegrity !== undefined) {
       repaired = (await store.repairEmbeddingIntegrity(agentId)).repaired;
     }
     const now = clock.now();
     let scanned = 0;
-    let afterId = scanCursor.get(agentId);
+    const startCursor = scanCursor.get(agentId);
+    let afterId = startCursor;
     let wrapped = false;
-    while (scanned < maxScan && decayKinds.length > 0) {
+    // The scan is complete once it has seen every row of the agent once: it reached the end of the rows
+    // having started at the beginning, or wrapped around back to where it started.
+    let complete = decayKinds.length === 0;
+    scan: while (scanned < maxScan && decayKinds.length > 0) {
       if (signal?.aborted === true) throw new StepFailed('cancelled');
       const page = await store.listMemories(agentId, {
         kinds: decayKinds,
@@ -159,24 +190,45 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         ...(afterId === undefined ? {} : { afterId }),
       });
       if (page.length === 0) {
-        // End of the agent's rows: next pass starts from the beginning.
-        scanCursor.delete(agentId);
-        if (afterId === undefined || wrapped) break;
+        // End of the agent's rows: the next pass starts from the beginning.
+        if (!dryRun) scanCursor.delete(agentId);
+        if (startCursor === undefined || wrapped) {
+          complete = true;
+          break;
+        }
+        // Rows before the cursor are still unseen by this pass: wrap around once.
         afterId = undefined;
         wrapped = true;
         continue;
       }
       for (const row of page) {
-        if (shouldArchiveByDecay(now, row, decay)) {
-          if (await cas({ counters }, () => store.archiveMemory(agentId, row.id, row.revision)))
-            archived += 1;
+        if (wrapped && startCursor !== undefined && row.id > startCursor) {
+          complete = true;
+          break scan;
+        }
+        scanned += 1;
+        afterId = row.id;
+        if (!dryRun) remember(scanCursor, agentId, row.id);
+        if (!shouldArchiveByDecay(now, row, decay)) continue;
+        if (plan !== null) {
+          const age = decayAgeMs(now, row, decay.ageFrom);
+          plan.push({
+            id: row.id,
+            kind: row.kind,
+            importance: row.importance,
+            ageDays: Math.floor(age / (24 * HOUR)),
+            score: decayScore(age, row.importance),
+          });
+          archived += 1;
+        } else if (await cas({ counters }, () => store.archiveMemory(agentId, row.id, row.revision))) {
+          archived += 1;
         }
       }
-      scanned += page.length;
-      afterId = page[page.length - 1]?.id;
-      if (afterId !== undefined) remember(scanCursor, agentId, afterId);
     }
-    if (store.pruneOrphanedVectors !== undefined) {
+    archive.archived = archived;
+    archive.scanned = scanned;
+    archive.complete = complete;
+    if (!dryRun && store.pruneOrphanedVectors !== undefined) {
       pruned = (await store.pruneOrphanedVectors(agentId)).pruned;
     }
     return { repaired, archived, pruned };
@@ -196,15 +248,21 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     maxOutputTokens: config.maxOutputTokens,
   });
 
-  async function pass(agentId: string, options: MaintenancePassOptions): Promise<MaintenancePassReport> {
+  async function pass(
+    agentId: string,
+    options: MaintenancePassOptions,
+  ): Promise<{ report: MaintenancePassReport; details: MaintenancePassDetails }> {
     const signal = options.signal;
+    const dryRun = options.dryRun === true;
     const started = clock.now();
     const counters = { invalidOutputs: 0, conflicts: 0 };
+    const plan: PlannedArchive[] | null = dryRun ? [] : null;
+    const archive = { archived: 0, scanned: 0, complete: false };
     let cheapOutcome: PhaseOutcome = 'completed';
     let cheap = { repaired: 0, archived: 0, pruned: 0 };
     try {
       // Archive conflicts are benign (the row changed: it is fresh) and are not reported.
-      cheap = await cheapPhase(agentId, signal, { conflicts: 0 });
+      cheap = await cheapPhase(agentId, signal, { conflicts: 0 }, plan, archive);
     } catch (error) {
       cheapOutcome = error instanceof StepFailed || signal?.aborted === true ? 'cancelled' : 'failed';
     }
@@ -215,10 +273,12 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       reflection: 'skipped',
       persona: 'skipped',
     };
+    const invalid: InvalidModelOutput[] = [];
+    const written: string[] = [];
     let heavyOutcome: PhaseOutcome;
     const state = heavyState.get(agentId);
     const now = clock.now();
-    if (model === null) {
+    if (model === null || dryRun) {
       heavyOutcome = 'skipped';
     } else if (cheapOutcome === 'cancelled' || signal?.aborted === true) {
       heavyOutcome = 'cancelled';
@@ -230,7 +290,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       heavyOutcome = 'gated';
     } else {
       heavyOutcome = 'completed';
-      const ctx: StepContext = { agentId, model, budget, signal, counters };
+      const ctx: StepContext = { agentId, model, budget, signal, counters, invalid, written };
       const aborted = (): boolean => signal?.aborted === true;
       for (const [step, runStep] of STEPS) {
         if (aborted()) {
@@ -251,8 +311,9 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         remember(heavyState, agentId, { at: clock.now(), failed: heavyOutcome === 'failed' });
       }
     }
+    const embedded = await embedWritten(agentId, written, signal);
     const spent = budget.snapshot();
-    return {
+    const report: MaintenancePassReport = {
       agentId,
       durationMs: Math.max(0, clock.now() - started),
       cheap: { outcome: cheapOutcome, ...cheap },
@@ -264,8 +325,44 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         steps,
         invalidOutputs: counters.invalidOutputs,
         conflicts: counters.conflicts,
+        ...(invalid.length === 0 ? {} : { invalidBySchema: countBySchema(invalid) }),
       },
     };
+    return {
+      report,
+      details: {
+        dryRun,
+        archive,
+        plan: plan ?? [],
+        written: { rows: written.length, ...embedded },
+        invalidOutputs: invalid,
+      },
+    };
+  }
+
+  /** Embeds the rows the heavy phase wrote, in this pass; returns how many are embedded and still pending. */
+  async function embedWritten(
+    agentId: string,
+    ids: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<{ embedded: number; pending: number }> {
+    if (ids.length === 0) return { embedded: 0, pending: 0 };
+    if (drain !== null && signal?.aborted !== true) {
+      try {
+        await drain.run({ agentId, ids, ...(signal === undefined ? {} : { signal }) });
+      } catch {
+        // the rows stay pending for the next drain; counted below
+      }
+    }
+    let embedded = 0;
+    let pending = 0;
+    for (const id of ids) {
+      const row = await store.getMemory(agentId, id);
+      if (row === null) continue;
+      if (row.embeddingState === 'ready') embedded += 1;
+      else if (row.embeddingState === 'pending') pending += 1;
+    }
+    return { embedded, pending };
   }
 
   return {
@@ -274,9 +371,9 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       if (running.has(agentId)) return { skipped: 'busy', report: null };
       running.add(agentId);
       try {
-        const report = await pass(agentId, options);
-        safeNotify(() => observer.onMaintenancePass?.(report));
-        return { skipped: null, report };
+        const { report, details } = await pass(agentId, options);
+        if (!details.dryRun) safeNotify(() => observer.onMaintenancePass?.(report));
+        return { skipped: null, report, details };
       } finally {
         running.delete(agentId);
       }

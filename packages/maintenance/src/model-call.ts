@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import { errorCodeOf } from './errors.js';
-import { jsonSchemaOf, parseModelOutput } from './model-output.js';
+import { checkModelOutput, jsonSchemaOf, type ModelOutputFailure } from './model-output.js';
 import type { ModelMessage, ModelPort } from './ports.js';
 
 /** The settled result of one structured model call. */
 export type ModelCallResult<T> =
   | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly reason: 'invalid' }
+  | ({ readonly ok: false; readonly reason: 'invalid' } & ModelOutputFailure)
   | { readonly ok: false; readonly reason: 'aborted' }
   | { readonly ok: false; readonly reason: 'error'; readonly code: string };
 
@@ -32,7 +32,9 @@ export async function callModel<T>(
     return { ok: false, reason: 'error', code: errorCodeOf(error) ?? 'UNKNOWN' };
   }
   if (options.signal?.aborted === true) return { ok: false, reason: 'aborted' };
-  if (typeof text !== 'string') return { ok: false, reason: 'invalid' };
-  const parsed = parseModelOutput(schema, text);
-  return parsed.ok ? { ok: true, value: parsed.value } : { ok: false, reason: 'invalid' };
+  if (typeof text !== 'string') return { ok: false, reason: 'invalid', path: '', issue: 'not_text' };
+  const checked = checkModelOutput(schema, text);
+  return checked.ok
+    ? { ok: true, value: checked.value }
+    : { ok: false, reason: 'invalid', path: checked.path, issue: checked.issue };
 }

@@ -1,4 +1,4 @@
-import { EXTRACTION_DECISIONS } from '@engram/contracts';
+import { EXTRACTION_DECISIONS, type ModelOutputSchema } from '@engram/contracts';
 import { z } from 'zod';
 
 /**
@@ -103,15 +103,52 @@ const FENCE = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/i;
 
 /** Parses and validates a model's text: JSON (optionally inside one Markdown code fence), then the zod schema. */
 export function parseModelOutput<T>(schema: z.ZodType<T>, text: string): ModelOutputResult<T> {
+  const checked = checkModelOutput(schema, text);
+  return checked.ok ? checked : { ok: false };
+}
+
+/**
+ * Where a model answer failed validation, never what it said: `path` is the failing field as dotted schema
+ * keys and array indices (`memories.0.kind`; empty for the whole answer), `issue` is `not_json` for text
+ * that is not JSON, else the validator's issue code (`invalid_type`, `invalid_value`, `too_big`,
+ * `unrecognized_keys` …).
+ */
+export interface ModelOutputFailure {
+  readonly path: string;
+  readonly issue: string;
+}
+
+/** An invalid model answer in a pass result: the schema it was asked for and where it failed. */
+export interface InvalidModelOutput extends ModelOutputFailure {
+  readonly schema: ModelOutputSchema;
+}
+
+/** A path segment of our own schemas (a key or an index); anything else is masked. */
+const SAFE_SEGMENT = /^(?:[A-Za-z][A-Za-z0-9_]{0,39}|\d{1,4})$/;
+
+/** Like {@link parseModelOutput}, and on failure says which field failed and how (no content). */
+export function checkModelOutput<T>(
+  schema: z.ZodType<T>,
+  text: string,
+): { readonly ok: true; readonly value: T } | ({ readonly ok: false } & ModelOutputFailure) {
   const fenced = FENCE.exec(text);
   let raw: unknown;
   try {
     raw = JSON.parse(fenced?.[1] ?? text);
   } catch {
-    return { ok: false };
+    return { ok: false, path: '', issue: 'not_json' };
   }
   const parsed = schema.safeParse(raw);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false };
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const first = parsed.error.issues[0];
+  const path = (first?.path ?? [])
+    .map((segment) => {
+      const text = typeof segment === 'symbol' ? '' : String(segment);
+      return SAFE_SEGMENT.test(text) ? text : '?';
+    })
+    .join('.');
+  const issue = typeof first?.code === 'string' && /^[a-z_]{1,40}$/.test(first.code) ? first.code : 'invalid';
+  return { ok: false, path, issue };
 }
 
 /** A decision checked against the neighbours it may reference. */

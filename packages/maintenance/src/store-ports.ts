@@ -70,6 +70,7 @@ export type MaintenanceStore = Pick<
   | 'updateMemory'
   | 'archiveMemory'
   | 'supersedeMemory'
+  | 'mergeMemories'
   | 'setLifecycle'
 > &
   Partial<Pick<MemoryStore, 'listConflicts' | 'resolveConflict'>> &

@@ -35,6 +35,16 @@ export type {
 } from './sqlite-store.js';
 export { createSqliteMemoryStore, embeddingFingerprint, SqliteMemoryStore } from './sqlite-store.js';
 export type {
+  ExportCounts,
+  ExportHeader,
+  ExportOptions,
+  ExportRecord,
+  ExportRow,
+  ImportOptions,
+  ImportSummary,
+} from './transfer.js';
+export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, formatExportLine, parseExportLine } from './transfer.js';
+export type {
   AppendEventsResult,
   EmbeddingBacklog,
   EmbeddingCommitResult,
@@ -65,10 +75,12 @@ export type {
   MemoryRecord,
   MemoryStore,
   MemoryWriteSlice,
+  MergeSource,
   MetadataCondition,
   MetadataScalar,
   NewMemory,
   PendingEmbedding,
+  RevalidateOptions,
   RevalidationCandidate,
   SkillInput,
   SkillRecord,

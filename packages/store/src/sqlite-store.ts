@@ -25,9 +25,11 @@ import type {
 import type { IntegrityResult, StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
+import { exportRecords } from './sqlite/export.js';
 import * as facts from './sqlite/facts.js';
 import { checkIntegrity, type HealthResult, health, listAgents } from './sqlite/health.js';
 import { history } from './sqlite/history.js';
+import { importRecords } from './sqlite/import.js';
 import * as integrity from './sqlite/integrity.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
@@ -37,6 +39,7 @@ import { searchLexical } from './sqlite/search-lexical.js';
 import { searchVector } from './sqlite/search-vector.js';
 import * as skills from './sqlite/skills.js';
 import * as write from './sqlite/write.js';
+import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
   AppendEventsResult,
   EmbeddingBacklog,
@@ -56,12 +59,13 @@ import type {
   MemoryPatch,
   MemoryRecord,
   MemoryStore,
+  MergeSource,
   NewMemory,
   PendingEmbedding,
+  RevalidateOptions,
   RevalidationCandidate,
   SkillInput,
   SkillRecord,
-  TimeScope,
   VectorHit,
   VectorQuery,
 } from './types.js';
@@ -169,9 +173,9 @@ export class SqliteMemoryStore implements MemoryStore {
   revalidate(
     agentId: string,
     candidates: readonly RevalidationCandidate[],
-    time?: TimeScope,
+    options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]> {
-    return read.revalidate(this.#ctx, agentId, candidates, time);
+    return read.revalidate(this.#ctx, agentId, candidates, options);
   }
 
   // ---------------------------------------------------------------- write slice (sqlite/write.ts)
@@ -215,6 +219,13 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
     return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  }
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
   }
 
   // ---------------------------------------------------------------- facts slice (sqlite/facts.ts, history.ts)
@@ -331,6 +342,28 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   getSkill(agentId: string, name: string): Promise<SkillRecord | null> {
     return skills.getSkill(this.#ctx, agentId, name);
+  }
+
+  // ---------------------------------------------------------------- transfer (sqlite/export.ts, import.ts)
+
+  /**
+   * Streams the file's records (or one agent's) in the export format of `transfer.ts`: a header, memories,
+   * events, cursors, skills, an end record. One page of rows is held at a time.
+   */
+  exportRecords(options?: ExportOptions): AsyncIterable<ExportRecord> {
+    return exportRecords(this.#ctx, options);
+  }
+
+  /**
+   * Imports an export stream: validated, batched (one transaction per batch), idempotent (a stored record
+   * with the same values is left alone, one with other values is a conflict and is kept as stored). Derived
+   * rows are recomputed; vectors are kept only when the export's embedder profile is the store's.
+   */
+  importRecords(
+    records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
+    options?: ImportOptions,
+  ): Promise<ImportSummary> {
+    return importRecords(this.#ctx, records, options);
   }
 
   // ---------------------------------------------------------------- health slice (sqlite/health.ts)

@@ -59,6 +59,10 @@ export interface MemoryRecord {
   readonly seqFrom: number | null;
   readonly seqTo: number | null;
   readonly createdAt: number;
+  /**
+   * When the row was last written (inserted, imported, updated or moved). A row inserted with a past
+   * `createdAt` (imported history) records its write time here, never earlier than `createdAt`.
+   */
   readonly updatedAt: number;
   readonly lastAccessedAt: number | null;
   readonly accessCount: number;
@@ -159,6 +163,8 @@ export interface LexicalQuery {
   readonly kinds?: readonly MemoryKind[];
   /** Every tag must be present (exact match). */
   readonly tags?: readonly string[];
+  /** Also match `archived` rows (default: `active` rows only). */
+  readonly includeArchived?: boolean;
   /** Scope and metadata filter, applied inside the candidate query. */
   readonly filter?: MemoryFilter;
   /** Which version of the facts to search (default: current rows). */
@@ -227,6 +233,18 @@ export interface RevalidationCandidate {
   readonly revision?: number;
 }
 
+/** Options of `revalidate`: a time scope, and whether archived rows count. */
+export interface RevalidateOptions extends TimeScope {
+  /** Also return `archived` rows (default: `active` rows only). */
+  readonly includeArchived?: boolean;
+}
+
+/** One source of a merge: a row and the revision the caller read. */
+export interface MergeSource {
+  readonly id: string;
+  readonly expectedRevision: number;
+}
+
 /** A row waiting for its embedding. */
 export interface PendingEmbedding {
   readonly id: string;
@@ -267,6 +285,8 @@ export interface ListPendingOptions {
   readonly limit: number;
   /** Also return `error` rows with fewer than this many attempts (bounded retry). Default 0: none. */
   readonly retryErrorsBelowAttempts?: number;
+  /** Only these rows (at most 1,000 ids), e.g. the rows a maintenance pass just wrote. */
+  readonly ids?: readonly string[];
 }
 
 /** Backlog of rows still `pending`. */
@@ -362,12 +382,13 @@ export interface MemoryReadSlice {
   searchVector(query: VectorQuery): Promise<readonly VectorHit[]>;
   /**
    * Authoritative re-read: only rows of this agent that are `active` (or, with a time scope, valid at `asOf`
-   * or superseded) and, where given, of the expected revision. Order follows the input.
+   * or superseded; `archived` too with `includeArchived`) and, where given, of the expected revision. Order
+   * follows the input.
    */
   revalidate(
     agentId: string,
     candidates: readonly RevalidationCandidate[],
-    time?: TimeScope,
+    options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]>;
 }
 
@@ -424,6 +445,16 @@ export interface MemoryLifecycleSlice {
     expectedRevision: number,
     lifecycle: Lifecycle,
   ): Promise<MemoryRecord>;
+  /**
+   * Folds two or more rows into one: inserts `merged` and marks every source `superseded` by it (with
+   * `supersededBy`), compare-and-set on each source's revision, all in one transaction. A source that changed
+   * or is gone writes nothing at all.
+   */
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }>;
 }
 
 /** The drain's view: pending rows, revision-checked commits, backlog. */

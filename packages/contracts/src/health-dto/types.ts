@@ -16,6 +16,7 @@ import type {
   Lifecycle,
   MaintenanceStep,
   MemoryKind,
+  ModelOutputSchema,
   PhaseOutcome,
   ProviderKind,
   ProviderRace,
@@ -83,6 +84,8 @@ export interface MaintenanceDiagnostics {
     readonly modelCalls: number;
     readonly inputTokens: number;
     readonly invalidOutputs: number;
+    /** Invalid model answers by the schema they were asked for. */
+    readonly invalidBySchema: Readonly<Record<ModelOutputSchema, number>>;
     readonly conflicts: number;
     readonly denials: Readonly<Record<MaintenanceStep, number>>;
     readonly steps: Readonly<Record<MaintenanceStep, Readonly<Record<PhaseOutcome, number>>>>;

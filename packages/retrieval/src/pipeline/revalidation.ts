@@ -1,5 +1,5 @@
 import { matchesMemoryFilter } from '@engram/contracts';
-import type { MemoryKind, MemoryRecord } from '@engram/store';
+import type { MemoryKind, MemoryRecord, RevalidateOptions } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
   type ArmState,
@@ -10,6 +10,11 @@ import {
   type ValidCandidate,
 } from './state.js';
 import { searchVector, vectorFailed } from './vector.js';
+
+/** The revalidation options of a call: its time scope, and archived rows too when it asked for them. */
+function revalidateOptions(state: CallState): RevalidateOptions {
+  return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
+}
 
 /** Reads the current rows of every candidate not yet checked; a missing or inactive row is recorded as null. */
 async function revalidate(ctx: PipelineContext, state: CallState): Promise<void> {
@@ -23,7 +28,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
     ctx.store.revalidate(
       state.agentId,
       [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
-      state.call.time,
+      revalidateOptions(state),
     ),
   );
   for (const row of rows) checked.set(row.id, row);
@@ -36,7 +41,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
       ctx.store.revalidate(
         state.agentId,
         stale.map((id) => ({ id })),
-        state.call.time,
+        revalidateOptions(state),
       ),
     );
     for (const row of current) checked.set(row.id, row);

@@ -26,6 +26,8 @@ export interface RetrieveOptions {
   readonly kinds?: readonly MemoryKind[];
   /** Exact tags every result must carry, e.g. `file:src/a.ts`, `tool:bash` (at most 16). */
   readonly tags?: readonly string[];
+  /** Also return `archived` rows (archived by decay or by a challenge); default false: active rows only. */
+  readonly includeArchived?: boolean;
   /** Cancels the call: the answer is `cancelled` with no results. */
   readonly signal?: AbortSignal;
   /** User and session scopes and metadata conditions every result must pass (applied inside both arms). */
@@ -41,6 +43,7 @@ export interface ValidatedCall {
   readonly limit: number;
   readonly kinds: readonly MemoryKind[];
   readonly tags: readonly string[];
+  readonly includeArchived: boolean;
   readonly signal: AbortSignal | undefined;
   /** The caller's filter as given (the store checks it again) and its checked form; null without one. */
   readonly filter: { readonly given: MemoryFilter; readonly checked: NormalisedFilter } | null;
@@ -96,7 +99,17 @@ export function validateCall(
   }
   const time: TimeScope =
     o.asOf !== undefined ? { asOf: o.asOf } : o.includeHistory === true ? { includeHistory: true } : {};
-  return { limit: Math.min(rawLimit, MAX_LIMIT), kinds, tags, signal: o.signal, filter, time };
+  if (o.includeArchived !== undefined && typeof o.includeArchived !== 'boolean')
+    throw invalidInput('includeArchived must be a boolean.');
+  return {
+    limit: Math.min(rawLimit, MAX_LIMIT),
+    kinds,
+    tags,
+    includeArchived: o.includeArchived === true,
+    signal: o.signal,
+    filter,
+    time,
+  };
 }
 
 function validateKinds(kinds: unknown): readonly MemoryKind[] {

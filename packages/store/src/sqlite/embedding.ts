@@ -36,6 +36,13 @@ export function listPendingEmbeddings(
         ? 0
         : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
     const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
+    let ids: string | null = null;
+    if (options.ids !== undefined) {
+      if (!Array.isArray(options.ids)) throw invalidInput('ids must be an array');
+      if (options.ids.length > 1000) throw invalidInput('at most 1,000 ids');
+      ids = JSON.stringify([...new Set(options.ids.map((id) => validateId(id, 'ids entry')))]);
+    }
+    const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';
     const stateCond =
       below > 0
         ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
@@ -56,10 +63,15 @@ export function listPendingEmbeddings(
         `SELECT m.rid, c.idx, c.start_at, c.end_at
          FROM memories m LEFT JOIN memory_chunks c
            ON m.chunk_count > 1 AND c.agent_id = m.agent_id AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
-         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} ${idCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
          ORDER BY m.rid, c.idx LIMIT @limit`,
       )
-      .all<Key>({ limit, ...(agentId === null ? {} : { agent: agentId }), ...(below > 0 ? { below } : {}) });
+      .all<Key>({
+        limit,
+        ...(agentId === null ? {} : { agent: agentId }),
+        ...(below > 0 ? { below } : {}),
+        ...(ids === null ? {} : { ids }),
+      });
     // Their rows in one read (never one statement per item), each row once however many chunks it gives.
     const rows = new Map<number, Row>();
     if (keys.length > 0) {

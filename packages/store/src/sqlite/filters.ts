@@ -73,25 +73,37 @@ export function filterRestricts(filter: MemoryFilter | undefined): boolean {
  * lifecycle: no scope given to the vector arm).
  */
 export const TIME_SQL = `(CASE @tMode
-    WHEN 0 THEN m.lifecycle = 'active'
-    WHEN 1 THEN m.lifecycle IN ('active','superseded') AND m.forgotten_at IS NULL
+    WHEN 0 THEN m.lifecycle IN ('active', @tArchived)
+    WHEN 1 THEN m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL
       AND m.valid_from <= @tAsOf AND (m.valid_to IS NULL OR m.valid_to > @tAsOf)
-    WHEN 2 THEN m.lifecycle IN ('active','superseded') AND m.forgotten_at IS NULL
+    WHEN 2 THEN m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL
     ELSE 1 END)`;
+
+/**
+ * The `@tArchived` parameter of {@link TIME_SQL}: `archived` when archived rows count too, else `active`
+ * again (so the list holds current rows only). A non-boolean is invalid input.
+ */
+export function includeArchived(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw invalidInput('includeArchived must be a boolean');
+  return value === true;
+}
 
 /** The parameters of {@link TIME_SQL}; `undefined` is `fallback` (0: current rows, 3: any lifecycle). */
 export function timeParams(
   time: TimeScope | undefined,
   fallback: 0 | 3 = 0,
-): { tMode: number; tAsOf: number | null } {
-  if (time === undefined) return { tMode: fallback, tAsOf: null };
+  archived = false,
+): { tMode: number; tAsOf: number | null; tArchived: 'active' | 'archived' } {
+  const tArchived = archived ? 'archived' : 'active';
+  if (time === undefined) return { tMode: fallback, tAsOf: null, tArchived };
   if (typeof time !== 'object' || time === null) throw invalidInput('time must be an object');
   if (time.includeHistory !== undefined && typeof time.includeHistory !== 'boolean') {
     throw invalidInput('time.includeHistory must be a boolean');
   }
   if (time.asOf !== undefined) {
     const asOf = validateTimestamp(time.asOf, 'time.asOf');
-    return { tMode: 1, tAsOf: asOf };
+    return { tMode: 1, tAsOf: asOf, tArchived };
   }
-  return { tMode: time.includeHistory === true ? 2 : 0, tAsOf: null };
+  return { tMode: time.includeHistory === true ? 2 : 0, tAsOf: null, tArchived };
 }

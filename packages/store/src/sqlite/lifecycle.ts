@@ -3,7 +3,7 @@
  * stay in place; search filters on `active`.
  */
 import { invalidInput } from '../errors.js';
-import type { Lifecycle, MemoryRecord, NewMemory } from '../types.js';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
@@ -89,6 +89,56 @@ export function setLifecycle(
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
       return casLifecycle(ctx, row, lifecycle, row.superseded_by, now);
+    });
+  });
+}
+
+/** Inserts the merged row and supersedes every source by it, compare-and-set on each, in one transaction. */
+export function mergeMemories(
+  ctx: StoreContext,
+  agentId: string,
+  sources: readonly MergeSource[],
+  merged: NewMemory,
+): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+  return ctx.op('mergeMemories', () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
+    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
+    const seen = new Set<string>();
+    for (const [i, s] of sources.entries()) {
+      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
+      validateId(s.id, `sources[${i}].id`);
+      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
+      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
+      seen.add(s.id);
+    }
+    const prepared = prepareInsert(ctx, merged, 'merged');
+    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
+      // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      let superseded = rows.map((row) => casLifecycle(ctx, row, 'superseded', id, now));
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
+      const successor = inserted.record.id;
+      if (!inserted.created) {
+        // The merged text was already stored as another active row: that row is the successor.
+        const relink = ctx.stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?');
+        for (const row of rows) relink.run(successor, row.rid);
+        superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
+      }
+      for (const done of superseded) {
+        recordHistory(ctx, {
+          agentId,
+          memoryId: done.id,
+          action: 'superseded',
+          at: now,
+          revision: done.revision,
+          relatedId: successor,
+        });
+      }
+      return { superseded, merged: inserted.record };
     });
   });
 }

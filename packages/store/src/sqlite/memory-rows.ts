@@ -85,6 +85,9 @@ export function assertNoActiveDuplicate(
 export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): InsertedMemory {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
+  // `updatedAt` is when the row was written: a backdated insert (imported history) records its import time
+  // here, so decay can age it from the import rather than from its original timestamp.
+  const updatedAt = Math.max(createdAt, now);
   const validFrom = p.validFrom ?? createdAt;
   const hash = contentHash(p.content);
   const spans = chunkSpans(p.content);
@@ -100,7 +103,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
         user_id, metadata, valid_from)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)
+        @createdAt, @updatedAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)
        ON CONFLICT(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`,
     )
     .run({
@@ -116,6 +119,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       seqFrom: p.seqFrom,
       seqTo: p.seqTo,
       createdAt,
+      updatedAt,
       state,
       fp: fingerprint,
       cjk: cjk ? 1 : 0,
@@ -153,7 +157,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     seqFrom: p.seqFrom,
     seqTo: p.seqTo,
     createdAt,
-    updatedAt: createdAt,
+    updatedAt,
     lastAccessedAt: null,
     accessCount: 0,
     revision: 1,

@@ -5,7 +5,12 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate, TimeScope } from '../types.js';
+import type {
+  ListMemoriesOptions,
+  MemoryRecord,
+  RevalidateOptions,
+  RevalidationCandidate,
+} from '../types.js';
 import {
   validateAgentId,
   validateId,
@@ -15,7 +20,15 @@ import {
   validateLimit,
 } from '../validate.js';
 import type { StoreContext } from './context.js';
-import { FILTER_SQL, filterParams, kindsFilter, TIME_SQL, tagsFilter, timeParams } from './filters.js';
+import {
+  FILTER_SQL,
+  filterParams,
+  includeArchived,
+  kindsFilter,
+  TIME_SQL,
+  tagsFilter,
+  timeParams,
+} from './filters.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
@@ -96,11 +109,11 @@ export function revalidate(
   ctx: StoreContext,
   agentId: string,
   candidates: readonly RevalidationCandidate[],
-  time?: TimeScope,
+  options?: RevalidateOptions,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('revalidate', () => {
     validateAgentId(agentId);
-    const scope = timeParams(time);
+    const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
     if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
     if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
     if (candidates.length === 0) return [];

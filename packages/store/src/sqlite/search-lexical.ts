@@ -13,7 +13,15 @@ import type { LexicalHit, LexicalQuery, LexicalResult } from '../types.js';
 import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
-import { FILTER_SQL, filterParams, kindsFilter, TIME_SQL, tagsFilter, timeParams } from './filters.js';
+import {
+  FILTER_SQL,
+  filterParams,
+  includeArchived,
+  kindsFilter,
+  TIME_SQL,
+  tagsFilter,
+  timeParams,
+} from './filters.js';
 import { searchBm25 } from './search-bm25.js';
 
 /** The span of the chunk an FTS row matched (for a chunked memory). */
@@ -74,7 +82,10 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
     const limit = validateLimit(query.limit, 'limit', 1000, 50);
     const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
     const tags = tagsFilter(query.tags);
-    const scope = { ...filterParams(query.filter), ...timeParams(query.time) };
+    const scope = {
+      ...filterParams(query.filter),
+      ...timeParams(query.time, 0, includeArchived(query.includeArchived)),
+    };
     const mode = query.mode ?? 'any';
     if (mode === 'any') {
       const bm25 = planBm25Query(query.terms);
