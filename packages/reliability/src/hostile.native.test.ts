@@ -5,6 +5,9 @@
  * what the fuzzer writes — never comes back; an exact duplicate of an active row is never stored twice (the
  * insert gives the existing row back); look-alike agent ids (surrounding whitespace, NFD) are refused, never
  * silently a second agent.
+ *
+ * Longer than 400 lines on purpose: every property shares one fuzzed store and its ledger (owners, counts, the
+ * victim's canaries), which the last test checks as a whole.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
