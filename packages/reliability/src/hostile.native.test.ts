@@ -679,6 +679,7 @@ describe('hostile and malformed input through the public entry points', () => {
           limit: optional(mostly(fc.integer({ min: 1, max: 25 }))),
           maxChars: optional(mostly(fc.integer({ min: 200, max: 20_000 }))),
           file: optional(fc.oneof(shortText, wrongType)),
+          history: optional(fc.oneof(fc.boolean(), wrongType)),
           extra: optional(shortText),
         },
         { requiredKeys: ['query'] },

@@ -125,6 +125,7 @@ const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args,
   const response = await retriever.search(ctx.agentId, args.query, {
     limit: args.limit,
     ...(args.file === undefined ? {} : { tags: [`file:${args.file}`] }),
+    ...(args.history === true ? { includeHistory: true } : {}),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   const { execution, results } = response;
