@@ -107,7 +107,7 @@ describe('engram export | engram import', () => {
     const unknown = await engram('export --db c.db --agent nobody');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('agents in this file: coder, old');
-    const cut = await engram('export --db c.db | head -n 3 | node "' + CLI + '" import --db cut.db');
+    const cut = await engram(`export --db c.db | head -n 3 | node "${CLI}" import --db cut.db`);
     expect(cut.code).not.toBe(0);
     expect(cut.stderr).toContain('truncated');
   });

@@ -234,6 +234,12 @@ async function writeVersion4WithDuplicates(file: string): Promise<Record<string,
   const db = openDatabase(file, { loadVectorExtension: false });
   try {
     db.exec('DROP INDEX memories_active_content');
+    // What version 6 added.
+    db.exec(`DROP INDEX memories_agent_user; DROP INDEX memories_agent_session;
+      DROP INDEX memories_agent_superseded_by; DROP TABLE memory_links; DROP TABLE memory_history;`);
+    for (const column of ['user_id', 'metadata', 'valid_from', 'valid_to', 'forgotten_at']) {
+      db.exec(`ALTER TABLE memories DROP COLUMN ${column}`);
+    }
     db.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
     db.prepare("UPDATE memories SET lifecycle = 'active' WHERE id IN (?, ?)").run(ids.late, ids.early);
   } finally {
@@ -258,8 +264,8 @@ describe('schema v4 → v5', () => {
 
     clock = 9_000;
     const store = openStore(file);
-    expect(SCHEMA_VERSION).toBe(5);
-    expect(store.info.schemaVersion).toBe(5);
+    expect(SCHEMA_VERSION).toBe(6);
+    expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const byId = async (key: string) =>
       store.getMemory(key === 'other-agent' ? 'b' : 'a', ids[key] as string);
     // The earliest (created first; on a tie, inserted first) stays; the others point at it. Nothing is deleted.

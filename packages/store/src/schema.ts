@@ -236,6 +236,7 @@ CREATE TABLE IF NOT EXISTS memory_history (
   content TEXT
 );
 CREATE INDEX IF NOT EXISTS memory_history_memory ON memory_history(agent_id, memory_id, seq);
+CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, related_id) WHERE related_id IS NOT NULL;
 `);
     },
   },

@@ -1,6 +1,9 @@
 /**
  * Input validation of the store, run before anything is written. Every failure is an
  * `ENGRAM_STORE_INVALID_INPUT` (or a vector code) whose message names the field, never its value.
+ *
+ * Slightly over 400 lines on purpose: every input rule of the store (ids, content, tags, vectors, metadata,
+ * events, skills) sits in one file, so that one message style and one serialisation of JSON values serve all.
  */
 import {
   type AgentIdFormProblem,

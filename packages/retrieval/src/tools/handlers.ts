@@ -1,5 +1,4 @@
 import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
 import {
   type ContradictionReason,
   canMergeFacts,
@@ -149,6 +148,7 @@ const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args,
   const response = await retriever.search(ctx.agentId, args.query, {
     limit: args.limit,
     ...(args.file === undefined ? {} : { tags: [`file:${args.file}`] }),
+    ...(args.history === true ? { includeHistory: true } : {}),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   const { execution, results } = response;
