@@ -48,6 +48,7 @@ type CommandVariant =
       readonly agent: string;
       readonly content: string;
       readonly topic: string | null;
+      readonly json: boolean;
     }
   | {
       readonly name: 'search';
@@ -58,6 +59,8 @@ type CommandVariant =
       readonly tags: readonly string[];
       readonly explain: boolean;
       readonly json: boolean;
+      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
+      readonly agentDefaulted?: true;
     }
   | {
       readonly name: 'get';
@@ -67,6 +70,8 @@ type CommandVariant =
         | { readonly kind: 'id'; readonly id: string }
         | ({ readonly kind: 'pointer' } & ArchivePointer);
       readonly json: boolean;
+      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
+      readonly agentDefaulted?: true;
     }
   | {
       readonly name: 'ingest';
@@ -74,12 +79,25 @@ type CommandVariant =
       readonly agent: string;
       readonly file: string;
       readonly session: string | null;
+      readonly json: boolean;
     }
-  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null }
-  | { readonly name: 'maintain'; readonly db: string; readonly agent: string | null; readonly force: boolean }
+  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null; readonly json: boolean }
+  | {
+      readonly name: 'maintain';
+      readonly db: string;
+      readonly agent: string | null;
+      readonly force: boolean;
+      readonly json: boolean;
+    }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
-  | { readonly name: 'mcp'; readonly db: string; readonly agent: string };
+  | {
+      readonly name: 'mcp';
+      readonly db: string;
+      readonly agent: string;
+      /** Port of the health page of the server's own process (`--health-port`), or null for none. */
+      readonly healthPort: number | null;
+    };
 
 /** What the command line asks for. */
 export type ParsedCommandLine =
@@ -127,6 +145,7 @@ const createOption: OptionSpec = {
   description: 'create an empty store when the file is missing or empty (otherwise that is an error)',
 };
 const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
+const jsonOption = (shape: string): OptionSpec => ({ type: 'boolean', description: `print JSON: ${shape}` });
 const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
 
 /** The spec of every subcommand. */
@@ -162,6 +181,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
+      json: jsonOption('{ agent, ok, id, action, text }'),
       help: helpOption,
     },
     examples: [
@@ -224,6 +244,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
+      json: jsonOption('{ sessions: [{ agent, session, appended, skipped, memories }], totals }'),
       help: helpOption,
     },
     details: [
@@ -241,9 +262,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption('only this agent (default: all agents)'),
+      json: jsonOption('the summary { embedder, rows, ready, error, ftsOnly, stale, backlog, outcome, … }'),
       help: helpOption,
     },
-    examples: ['engram drain', 'engram drain --agent coder'],
+    examples: ['engram drain', 'engram drain --agent coder', 'engram drain --json | jq .backlog'],
   },
   maintain: {
     summary: 'Run a maintenance pass (cheap phase; heavy phase when a model is configured).',
@@ -254,6 +276,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
       force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
+      json: jsonOption(
+        '{ model, agents: [{ agent, report }] } (report null when a pass was already running)',
+      ),
       help: helpOption,
     },
     details: [
@@ -275,7 +300,8 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: ['engram health', 'engram health --agent coder --json'],
   },
   serve: {
-    summary: 'Serve the health page and /api/health for a database on 127.0.0.1.',
+    summary:
+      'Serve the health page and /api/health for a database on 127.0.0.1 (runtime figures: this process only).',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
@@ -291,19 +317,29 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
   },
   mcp: {
-    summary: 'Run a Model Context Protocol server over stdio exposing the memory tools.',
+    summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption(`agent id the tools act for (default ${DEFAULT_AGENT})`),
+      'health-port': {
+        type: 'string',
+        value: 'n',
+        description:
+          "also serve the health page of this server's own process on 127.0.0.1:n (0 = any free port)",
+      },
       help: helpOption,
     },
     details: [
-      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list.',
+      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list (titles, hints, structured results).',
+      'Resources: engram://core (the core memory block) and engram://skills/<name> (one per skill).',
       'stdout carries protocol messages only; logs go to stderr.',
     ],
-    examples: ['engram mcp --agent coder --db ~/.engram/memory.db'],
+    examples: [
+      'engram mcp --agent coder --db ~/.engram/memory.db',
+      'npx @engram/cli mcp --db memory.db --health-port 4320',
+    ],
   },
 };
 

@@ -1,0 +1,96 @@
+/** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
+import { existsSync, statSync } from 'node:fs';
+import { type Engram, openEngram } from './composition.js';
+import { loadEncryptionKey } from './encryption-key.js';
+import { EngramDemoError } from './errors.js';
+import type { CliIo } from './io.js';
+import { printable } from './terminal-text.js';
+
+/** Exit codes: success, runtime failure, invalid arguments. */
+export const EXIT: { readonly ok: 0; readonly failure: 1; readonly usage: 2 } = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+};
+
+/** Prints text for people: every control character but line feeds and tabs becomes `?`. */
+export function out(io: CliIo, text: string): void {
+  const safe = printable(text, 'lines');
+  io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+}
+
+/** Prints JSON for programs, as `JSON.stringify` escapes it. */
+export function outJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function width(io: CliIo): number {
+  return io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
+}
+
+/** How a command opens its database: read-only or for writing, and whether it creates a missing store. */
+export interface OpenMode {
+  /** `read`: a read-only connection that never creates, converts, migrates or waits for a writer. */
+  readonly access: 'read' | 'write';
+  /** Creates a store when the file is missing or empty (remember, ingest, mcp); otherwise `--create` does. */
+  readonly creates?: boolean;
+  /** Starts loading the embedder's model at once (a command that will embed later: the MCP server). */
+  readonly warm?: boolean;
+  /** The command writes: a file that failed its integrity check at open is refused before it runs. */
+  readonly writes?: boolean;
+}
+
+/** What a failed integrity check means for the user. */
+export const INTEGRITY_FAILED =
+  'the database file failed its integrity check (ENGRAM_STORE_CORRUPT): writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
+
+/** True when a file with content is at `path` (a missing or empty file holds no store). */
+function hasContent(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens the database for one command. Commands that only read (search, get, health, serve) open it with access
+ * `read`: a read-only connection that never waits for a writer and never creates, converts or migrates the
+ * file. A missing or empty file is refused (instead of becoming an empty store behind a mistyped `--db`)
+ * unless the command creates stores (remember, ingest, mcp) or `--create` is given; then it opens for writing
+ * once to create the store. The store refuses a file that is not an Engram store, leaving it byte-identical.
+ * The embedder's model loads on the first search, tool call or drain (never for get, health or serve).
+ */
+export async function withEngram<T>(
+  io: CliIo,
+  target: { readonly db: string; readonly keyFile?: string; readonly create?: boolean },
+  run: (engram: Engram) => Promise<T>,
+  mode: OpenMode,
+): Promise<T> {
+  const { db } = target;
+  const fresh = !hasContent(db);
+  if (fresh && mode.creates !== true && target.create !== true) {
+    throw new EngramDemoError(
+      'ENGRAM_DEMO_NOT_FOUND',
+      existsSync(db)
+        ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`
+        : `no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create)`,
+    );
+  }
+  const key = await loadEncryptionKey(target.keyFile, io.env);
+  const engram = await openEngram({
+    dbPath: db,
+    env: io.env,
+    warm: mode.warm === true,
+    access: fresh ? 'write' : mode.access,
+    ...(key === undefined ? {} : { encryptionKey: key }),
+  });
+  try {
+    if (mode.writes === true && engram.store.integrity.state === 'failed') {
+      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+    }
+    return await run(engram);
+  } finally {
+    await engram.close();
+  }
+}
