@@ -103,14 +103,20 @@ describe('files that are not Engram stores', () => {
     ],
   ];
   for (const [what, make, message] of cases) {
-    it(`${what}: health, search, get and remember refuse it with a typed error, byte-identical`, async () => {
+    it(`${what}: health, search, get, remember and mcp refuse it with a typed error, byte-identical`, async () => {
       const path = await make();
       const before = sha256(path);
       const runs = [
         ['health', '--db', path],
         ['search', 'release', '--db', path],
         ['get', 'some-id', '--db', path],
-        ...(what === 'an empty file' ? [] : [['remember', 'Something new.', '--db', path]]),
+        // remember and mcp (which may write) create a store in an empty file; any other file they refuse too.
+        ...(what === 'an empty file'
+          ? []
+          : [
+              ['remember', 'Something new.', '--db', path],
+              ['mcp', '--db', path],
+            ]),
       ];
       for (const args of runs) {
         const run = await cli(args);

@@ -11,6 +11,7 @@ import {
   formatExecution,
   formatExplanation,
   formatHealth,
+  formatIntegrity,
   formatMemory,
   formatMs,
   formatResults,
@@ -236,6 +237,20 @@ describe('diagnostics and health', () => {
     expect(text).toContain('memories 51 · events 44 · facts 7 · skills 0');
     expect(text).toMatch(/event\s+44\s+active\s+51\s+pending\s+0/);
     expect(text).toContain('Runtime diagnostics (this process only)');
+  });
+});
+
+describe('integrity line', () => {
+  it('says ok or FAILED with when the check ran, or that it did not run', () => {
+    const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+    expect(formatIntegrity({ state: 'ok', checkedAt: at })).toBe(
+      '  integrity ok (checked 2026-01-02T03:04:05.000Z)',
+    );
+    expect(formatIntegrity({ state: 'failed', checkedAt: at })).toBe(
+      '  integrity FAILED (checked 2026-01-02T03:04:05.000Z): writes are refused',
+    );
+    expect(formatIntegrity({ state: 'notChecked', checkedAt: null })).toBe('  integrity not checked');
+    expect(formatIntegrity(undefined)).toBe('  integrity not checked');
   });
 });
 

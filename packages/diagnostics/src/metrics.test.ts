@@ -27,6 +27,7 @@ const PLACEHOLDERS = new Map<string, string>([
   [contracts.MEMORY_KINDS.join(), '<kind>'],
   [contracts.LIFECYCLES.join(), '<lifecycle>'],
   [contracts.EMBEDDING_STATES.join(), '<embeddingState>'],
+  [contracts.INTEGRITY_STATES.join(), '<integrityState>'],
 ]);
 
 /** The slice of zod 4's runtime definitions this walker reads. */
@@ -66,6 +67,15 @@ function leafPaths(schema: z.ZodType, prefix: string, out: Map<string, string>):
     case 'nullable':
       out.set(prefix, `nullable ${defOf(def.innerType as z.ZodType).type}`);
       return out;
+    // An optional part (the store's integrity check): its leaves are documented like any other.
+    case 'optional':
+      return leafPaths(def.innerType as z.ZodType, prefix, out);
+    case 'enum': {
+      const placeholder = PLACEHOLDERS.get(Object.keys(def.entries ?? {}).join());
+      if (placeholder === undefined) throw new Error(`no placeholder for the enum at ${prefix}`);
+      out.set(prefix, `enum ${placeholder}`);
+      return out;
+    }
     case 'literal':
       out.set(prefix, `literal ${String(def.values?.[0])}`);
       return out;

@@ -14,8 +14,8 @@ import { openDatabase } from '@engram/store/raw';
 import { runNode } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-/** The built CLI of this repository (the app sits above this package's layer): `pnpm build` first. */
-const CLI = fileURLToPath(new URL('../../../apps/demo/dist/cli.js', import.meta.url));
+/** The built CLI of this repository (the CLI sits above this package's layer): `pnpm build` first. */
+const CLI = fileURLToPath(new URL('../../cli/dist/cli.js', import.meta.url));
 
 let dir: string;
 

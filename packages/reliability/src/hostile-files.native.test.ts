@@ -23,8 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suiteSeed } from './harness.js';
 import { damage, damageFile, foreignFile, writeForeignFile } from './hostile-file-arbitraries.js';
 
-/** The built CLI of this repository (the app sits above this package's layer): `pnpm build` first. */
-const CLI = fileURLToPath(new URL('../../../apps/demo/dist/cli.js', import.meta.url));
+/** The built CLI of this repository (the CLI sits above this package's layer): `pnpm build` first. */
+const CLI = fileURLToPath(new URL('../../cli/dist/cli.js', import.meta.url));
 const SEED = suiteSeed(0xf11e_5eed);
 const RUNS = { foreign: 12, damaged: 10 };
 /** A typed failure line: the command, a message, the error code in parentheses. */

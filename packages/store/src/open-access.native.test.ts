@@ -102,6 +102,26 @@ describe('access read', () => {
     expect(sha256(path)).toBe(before);
   });
 
+  it('opens an encrypted file read-only with its key, and writes nothing', async () => {
+    const path = join(dir, 'sealed.db');
+    const key = 'correct horse battery staple';
+    const writer = createSqliteMemoryStore({ path, embedding: null, encryption: { key } });
+    await writer.insertMemory({ agentId: 'alice', kind: 'fact', content: 'sealed fact' });
+    writer.close();
+    const before = sha256(path);
+    const reader = createSqliteMemoryStore({ path, access: 'read', encryption: { key } });
+    open.push(reader);
+    expect(reader.encrypted).toBe(true);
+    expect((await reader.listMemories('alice', { limit: 5 })).map((m) => m.content)).toEqual(['sealed fact']);
+    expect(
+      await rejected(reader.insertMemory({ agentId: 'alice', kind: 'fact', content: 'x' })),
+    ).toMatchObject({
+      code: 'ENGRAM_STORE_READ_ONLY',
+    });
+    reader.close();
+    expect(sha256(path)).toBe(before);
+  });
+
   it('never waits for a writer: a read open and a write open of an up-to-date file pass a held write lock', async () => {
     const path = await populated('locked.db', 3);
     const lock = raw(path);

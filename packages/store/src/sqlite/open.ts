@@ -1,6 +1,8 @@
 /**
- * Opening a store: configuration check, directory creation, the driver open (encrypted or not), the
- * connection pragmas, the migration and the vector lease. Returns the connection context the slices use.
+ * Opening a store: configuration check, the file's presence (a read needs one; a write creates its directory),
+ * the driver open (read-only or not, encrypted or not), the file's identification before anything is written,
+ * then for a write open the integrity check, the WAL switch and the migration when one is needed; the vector
+ * lease. Returns the connection context the slices use.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
