@@ -53,6 +53,7 @@ const LAYERS = {
   '@engram/retrieval': 2,
   '@engram/maintenance': 3,
   '@engram/eval': 4,
+  '@engram/memory': 4,
   '@engram/reliability': 5,
   '@engram/demo': 6,
 };

@@ -1,0 +1,378 @@
+/**
+ * `createMemory`: Engram in one object. It composes the store, the retriever, the maintenance package and the
+ * diagnostics collector (through `engine.ts`) and does the embedding for the caller: small writes are embedded
+ * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
+ */
+import type { MaintenancePassResult } from '@engram/maintenance';
+import { CHUNK_BUDGET, type MemoryRecord } from '@engram/store';
+import { type Engine, openEngine } from './engine.js';
+import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
+import { agentOf, checkMessages, checkOptions, checkSession, checkText, toItem } from './items.js';
+import type {
+  AddResult,
+  ChatMessage,
+  IngestSummary,
+  Memory,
+  MemoryChange,
+  MemoryConfig,
+  SearchHit,
+} from './types.js';
+import { appendMessages, extractMessages, writeTexts } from './writes.js';
+
+/** Rows per listing page when deleting or tracing history. */
+const PAGE = 1000;
+
+/** The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. */
+function backgroundDrain(engine: Engine): {
+  kick(): void;
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+} {
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let failure: unknown = null;
+  const kick = (): void => {
+    if (stopped) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const totals = await engine.drain();
+        if (totals.rows === 0) break;
+      } while (again && !stopped);
+    })()
+      .catch((error: unknown) => {
+        failure = error;
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+  return {
+    kick,
+    async flush() {
+      kick();
+      while (running !== null) await running;
+      if (failure !== null) {
+        const error = failure;
+        failure = null;
+        throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'the background embedding drain failed', {
+          cause: error,
+        });
+      }
+    },
+    async stop() {
+      stopped = true;
+      while (running !== null) await running;
+    },
+  };
+}
+
+/**
+ * Embeds the given rows now, in one embedder call, when each is one chunk long; a longer row, or any row when
+ * the embedder fails, stays pending for the background drain. Returns the rows as they are afterwards.
+ */
+async function embedNow(engine: Engine, rows: readonly MemoryRecord[]): Promise<readonly MemoryRecord[]> {
+  const short = rows.filter((r) => r.embeddingState === 'pending' && r.content.length <= CHUNK_BUDGET);
+  if (short.length === 0) return rows;
+  await engine.warmUp();
+  let vectors: Float32Array[];
+  try {
+    vectors = await engine.embedder.embed(short.map((r) => r.content));
+  } catch {
+    return rows;
+  }
+  if (vectors.length !== short.length) return rows;
+  await engine.store.commitEmbeddings(
+    short.map((r, i) => ({
+      id: r.id,
+      revision: r.revision,
+      state: 'ready',
+      vector: vectors[i] as Float32Array,
+    })),
+  );
+  return Promise.all(rows.map(async (r) => (await engine.store.getMemory(r.agentId, r.id)) ?? r));
+}
+
+/** Every version of `id`, oldest first; throws NOT_FOUND when there is no such memory. */
+async function lineage(engine: Engine, agentId: string, id: string): Promise<readonly MemoryRecord[]> {
+  const start = await engine.store.getMemory(agentId, id);
+  if (start === null) throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
+  const bySuccessor = new Map<string, MemoryRecord>();
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await engine.store.listMemories(agentId, {
+      lifecycles: ['superseded'],
+      limit: PAGE,
+      ...(afterId === undefined ? {} : { afterId }),
+    });
+    for (const row of page) if (row.supersededBy !== null) bySuccessor.set(row.supersededBy, row);
+    const last = page[page.length - 1];
+    if (page.length < PAGE || last === undefined) break;
+    afterId = last.id;
+  }
+  const chain: MemoryRecord[] = [start];
+  const seen = new Set([start.id]);
+  for (
+    let prev = bySuccessor.get(start.id);
+    prev !== undefined && !seen.has(prev.id);
+    prev = bySuccessor.get(prev.id)
+  ) {
+    chain.unshift(prev);
+    seen.add(prev.id);
+  }
+  for (let next = chain[chain.length - 1]?.supersededBy ?? null; next !== null && !seen.has(next); ) {
+    const row = await engine.store.getMemory(agentId, next);
+    if (row === null) break;
+    chain.push(row);
+    seen.add(row.id);
+    next = row.supersededBy;
+  }
+  return chain;
+}
+
+/** Translates a store conflict into the facade's own code; anything else passes through. */
+function conflictOr(error: unknown): unknown {
+  return engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT'
+    ? new EngramMemoryError('ENGRAM_MEMORY_CONFLICT', 'the memory changed concurrently; read it again', {
+        cause: error,
+      })
+    : error;
+}
+
+/**
+ * Opens (or creates) the memory file at `config.path`. Throws a typed error when the options are invalid, the
+ * file cannot be opened, or it records another embedder than the one given.
+ */
+export async function createMemory(config: MemoryConfig): Promise<Memory> {
+  if (typeof config !== 'object' || config === null) throw invalidInput('config must be an object');
+  if (typeof config.path !== 'string' || config.path.trim() === '')
+    throw invalidInput('path must be a file path');
+  const defaultAgent = agentOf(config, 'default');
+  const engine = openEngine({
+    path: config.path,
+    ...(config.embedder === undefined ? {} : { embedder: config.embedder }),
+    ...(config.model === undefined ? {} : { model: config.model }),
+    ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
+  });
+  const drain = backgroundDrain(engine);
+  let closed = false;
+  const open = (): Engine => {
+    if (closed) throw new EngramMemoryError('ENGRAM_MEMORY_CLOSED', 'the memory is closed');
+    return engine;
+  };
+  // Rows left pending by an earlier process are embedded in the background.
+  if ((await engine.store.countEmbeddingBacklog()).total > 0) drain.kick();
+
+  async function addMessages(
+    messages: readonly ChatMessage[],
+    agentId: string,
+    sessionId: string,
+  ): Promise<AddResult> {
+    const e = open();
+    const logged = await appendMessages(e, agentId, sessionId, messages);
+    if (!e.hasModel) {
+      const added = await embedNow(e, logged.rows);
+      return { added: added.map(toItem), unchanged: [], events: logged.appended };
+    }
+    const extracted = await extractMessages(e, agentId, sessionId, logged);
+    const added = await embedNow(e, [...logged.rows, ...extracted.rows]);
+    return {
+      added: added.map(toItem),
+      unchanged: [],
+      events: logged.appended,
+      ...(extracted.errorCode === undefined ? {} : { extractionError: extracted.errorCode }),
+    };
+  }
+
+  const memory: Memory = {
+    agentId: defaultAgent,
+
+    async add(input, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const sessionId = checkSession(o.sessionId);
+      if (Array.isArray(input)) return addMessages(checkMessages(input), agentId, sessionId);
+      const text = checkText(input, 'text');
+      const written = await writeTexts(open(), agentId, [text], {
+        kind: o.kind ?? 'fact',
+        importance: o.importance ?? 0.7,
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+      });
+      const added = await embedNow(engine, written.added);
+      return { added: added.map(toItem), unchanged: written.unchanged.map(toItem), events: 0 };
+    },
+
+    async search(query, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      checkText(query, 'query');
+      const { results, execution } = await open().retriever.search(agentId, query, {
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.signal === undefined ? {} : { signal: o.signal }),
+      });
+      if (execution.outcome === 'emptyQuery') return [];
+      if (execution.outcome !== 'completed') {
+        throw new EngramMemoryError('ENGRAM_MEMORY_SEARCH_FAILED', `search ${execution.outcome}`);
+      }
+      return results.map(
+        (r): SearchHit => ({ ...toItem(r.record), score: r.score, explanation: r.explanation }),
+      );
+    },
+
+    async get(id, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const row = await open().store.getMemory(agentId, checkText(id, 'id'));
+      return row === null ? null : toItem(row);
+    },
+
+    async update(id, change, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      checkText(id, 'id');
+      const patch: MemoryChange =
+        typeof change === 'string' ? { content: change } : checkOptions(change, 'change');
+      if (patch.content !== undefined) checkText(patch.content, 'change.content');
+      if (patch.content === undefined && patch.tags === undefined && patch.importance === undefined) {
+        throw invalidInput('change names nothing to change');
+      }
+      const e = open();
+      const row = await e.store.getMemory(agentId, id);
+      if (row === null || row.lifecycle !== 'active') {
+        throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no current memory with that id');
+      }
+      try {
+        if (patch.content === undefined || patch.content === row.content) {
+          const updated = await e.store.updateMemory(agentId, id, row.revision, {
+            ...(patch.tags === undefined ? {} : { tags: patch.tags }),
+            ...(patch.importance === undefined ? {} : { importance: patch.importance }),
+          });
+          return toItem(updated);
+        }
+        const { replacement } = await e.store.supersedeMemory(agentId, id, row.revision, {
+          agentId,
+          kind: row.kind,
+          content: patch.content,
+          importance: patch.importance ?? row.importance,
+          confidence: row.confidence,
+          tags: patch.tags ?? row.tags,
+          ...(row.sessionId === null ? {} : { sessionId: row.sessionId }),
+        });
+        const [embedded] = await embedNow(e, [replacement]);
+        return toItem(embedded ?? replacement);
+      } catch (error) {
+        throw conflictOr(error);
+      }
+    },
+
+    async delete(id, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      checkText(id, 'id');
+      const e = open();
+      if ((await e.store.getMemory(agentId, id)) === null) return false;
+      const versions = await lineage(e, agentId, id);
+      // The memory and every earlier version: their text is gone, not just hidden.
+      const index = versions.findIndex((v) => v.id === id);
+      for (const version of versions.slice(0, index + 1)) await e.store.deleteMemory(agentId, version.id);
+      return true;
+    },
+
+    async deleteAll(options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const e = open();
+      let deleted = 0;
+      for (;;) {
+        const page = await e.store.listMemories(agentId, {
+          lifecycles: ['active', 'archived', 'superseded', 'conflicted'],
+          limit: PAGE,
+        });
+        for (const row of page) if (await e.store.deleteMemory(agentId, row.id)) deleted += 1;
+        if (page.length < PAGE) return deleted;
+      }
+    },
+
+    async history(id, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      return (await lineage(open(), agentId, checkText(id, 'id'))).map(toItem);
+    },
+
+    async list(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const rows = await open().store.listMemories(agentId, {
+        ...(o.includeInactive === true
+          ? { lifecycles: ['active', 'archived', 'superseded', 'conflicted'] }
+          : {}),
+        ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.afterId === undefined ? {} : { afterId: o.afterId }),
+      });
+      return rows.map(toItem);
+    },
+
+    async ingest(input, options): Promise<IngestSummary> {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const sessionId = checkSession(o.sessionId);
+      if (!Array.isArray(input)) throw invalidInput('ingest takes an array of texts or of messages');
+      const e = open();
+      let added: number;
+      let unchanged: number;
+      if (input.length === 0) {
+        added = 0;
+        unchanged = 0;
+      } else if (input.every((x) => typeof x === 'string')) {
+        for (const [i, text] of input.entries()) checkText(text, `texts[${i}]`);
+        const written = await writeTexts(e, agentId, input as readonly string[], {
+          kind: 'fact',
+          importance: 0.7,
+        });
+        added = written.added.length;
+        unchanged = written.unchanged.length;
+      } else {
+        const messages = checkMessages(input);
+        const logged = await appendMessages(e, agentId, sessionId, messages, { rows: false });
+        added = logged.appended;
+        unchanged = messages.length - logged.appended;
+      }
+      drain.kick();
+      const backlog = await e.store.countEmbeddingBacklog();
+      return { added, unchanged, pending: backlog.byAgent[agentId] ?? 0 };
+    },
+
+    async maintain(options): Promise<MaintenancePassResult> {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const e = open();
+      const result = await e.runner.run(agentId, o.force === true ? { force: true } : {});
+      // What the pass wrote (merged rows) is embedded before it resolves.
+      await e.drain(agentId);
+      return result;
+    },
+
+    async health(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = o.agentId === null ? null : agentOf(o, defaultAgent);
+      return open().health(agentId);
+    },
+
+    async flush() {
+      open();
+      await drain.flush();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await drain.stop();
+      await engine.close();
+    },
+  };
+  return memory;
+}

@@ -1,0 +1,164 @@
+/** The public shapes of the facade: what `createMemory` takes and what a {@link Memory} returns. */
+import type { HealthDto } from '@engram/diagnostics';
+import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
+import type { RetrievalExplanation } from '@engram/retrieval';
+import type { Lifecycle, MemoryKind } from '@engram/store';
+import type { EmbedderOption } from './engine.js';
+
+/** Options of {@link createMemory}. */
+export interface MemoryConfig {
+  /** Path of the SQLite file (created with its directory when missing). */
+  readonly path: string;
+  /**
+   * The embedder of a new file: `'use'` (default, offline USE-lite, English), `'deterministic'` (offline,
+   * reproducible, for tests) or an embedder object. An existing file keeps the embedder it records: omit this,
+   * or pass the same one (another one is `ENGRAM_MEMORY_EMBEDDER_MISMATCH`).
+   */
+  readonly embedder?: EmbedderOption;
+  /** A chat model: `add(messages)` then extracts memories with it, and `maintain` runs its model steps. */
+  readonly model?: ModelPort;
+  /** The agent every call acts for unless it names another (default `'default'`). */
+  readonly agentId?: string;
+  /** The SQLCipher key of an encrypted file; never logged or put in an error. */
+  readonly encryptionKey?: string | Uint8Array;
+}
+
+/** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */
+export interface Scope {
+  readonly agentId?: string;
+}
+
+/** One memory as the facade returns it. Timestamps are epoch milliseconds. */
+export interface MemoryItem {
+  readonly id: string;
+  readonly agentId: string;
+  readonly kind: MemoryKind;
+  readonly content: string;
+  readonly tags: readonly string[];
+  /** 0..1. */
+  readonly importance: number;
+  /** `active`; `superseded` for an old version (see `history`); `archived`; `conflicted`. */
+  readonly lifecycle: Lifecycle;
+  /** The newer version of a superseded memory. */
+  readonly supersededBy: string | null;
+  /** The session a memory came from (messages, extraction), else null. */
+  readonly sessionId: string | null;
+  /** True once its vector is stored (search finds it by meaning); false while it waits for the drain. */
+  readonly embedded: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** One search result: the memory, its score and why it ranks where it does. */
+export interface SearchHit extends MemoryItem {
+  readonly score: number;
+  readonly explanation: RetrievalExplanation;
+}
+
+/** One chat message. */
+export interface ChatMessage {
+  readonly role: 'user' | 'assistant' | 'system' | 'tool';
+  readonly content: string;
+}
+
+/** Options of {@link Memory.add}. */
+export interface AddOptions extends Scope {
+  /** The session messages are logged under (default `'default'`). */
+  readonly sessionId?: string;
+  /** Kind of a text memory (default `'fact'`). */
+  readonly kind?: 'fact' | 'semantic' | 'episodic';
+  /** `prefix:value` tags of a text memory. */
+  readonly tags?: readonly string[];
+  /** 0..1 (default 0.7 for a text memory). */
+  readonly importance?: number;
+}
+
+/** The answer of {@link Memory.add}. */
+export interface AddResult {
+  /** Memories written by this call (embedded already unless longer than one chunk or the embedder failed). */
+  readonly added: readonly MemoryItem[];
+  /** Memories already stored with the same text (nothing was written for them). */
+  readonly unchanged: readonly MemoryItem[];
+  /** Messages appended to the session's log (repeats of the log's tail are skipped). */
+  readonly events: number;
+  /** When a model is configured and extraction failed: its error code (the messages are kept). */
+  readonly extractionError?: string;
+}
+
+/** Options of {@link Memory.search}. */
+export interface SearchOptions extends Scope {
+  /** Results wanted (default 10, at most 100). */
+  readonly limit?: number;
+  /** Kinds to search (default every recallable kind). */
+  readonly kinds?: readonly MemoryKind[];
+  /** Exact tags every result must carry. */
+  readonly tags?: readonly string[];
+  readonly signal?: AbortSignal;
+}
+
+/** A change of {@link Memory.update}: new text (a new version, the old one kept in history), tags, importance. */
+export interface MemoryChange {
+  readonly content?: string;
+  readonly tags?: readonly string[];
+  readonly importance?: number;
+}
+
+/** Options of {@link Memory.list}. */
+export interface ListOptions extends Scope {
+  readonly kinds?: readonly MemoryKind[];
+  readonly tags?: readonly string[];
+  /** Also list archived, superseded and conflicted memories. */
+  readonly includeInactive?: boolean;
+  /** Default 100, at most 10,000. */
+  readonly limit?: number;
+  /** Keyset pagination: memories after this id, in id order. */
+  readonly afterId?: string;
+}
+
+/** Options of {@link Memory.ingest}. */
+export interface IngestOptions extends Scope {
+  /** The session messages are logged under (default `'default'`). */
+  readonly sessionId?: string;
+}
+
+/** The answer of {@link Memory.ingest}. */
+export interface IngestSummary {
+  /** Memories written (texts) or messages logged and ingested. */
+  readonly added: number;
+  /** Texts already stored, or messages already at the log's tail. */
+  readonly unchanged: number;
+  /** Rows waiting for the background drain right after the call (`flush()` waits for it). */
+  readonly pending: number;
+}
+
+/** Long-term memory in one object. Every method validates first: bad input is a typed error and changes nothing. */
+export interface Memory {
+  /** The agent calls act for by default. */
+  readonly agentId: string;
+  /** Remembers a text (deduplicated) or a conversation (extracted with the model, else logged as given). */
+  add(input: string | readonly ChatMessage[], options?: AddOptions): Promise<AddResult>;
+  /** Hybrid search (words and meaning), best first, each hit explained. */
+  search(query: string, options?: SearchOptions): Promise<readonly SearchHit[]>;
+  /** One memory by id (any lifecycle), or null. */
+  get(id: string, options?: Scope): Promise<MemoryItem | null>;
+  /** Changes a memory; new text makes a new version (returned) and keeps the old one in its history. */
+  update(id: string, change: string | MemoryChange, options?: Scope): Promise<MemoryItem>;
+  /** Deletes a memory and its earlier versions; false when there was none. */
+  delete(id: string, options?: Scope): Promise<boolean>;
+  /** Deletes every memory of the agent; resolves to how many were deleted. */
+  deleteAll(options?: Scope): Promise<number>;
+  /** Every version of a memory, oldest first (the current one last). */
+  history(id: string, options?: Scope): Promise<readonly MemoryItem[]>;
+  /** The agent's memories in id order (active ones unless `includeInactive`). */
+  list(options?: ListOptions): Promise<readonly MemoryItem[]>;
+  /** Bulk write: stored at once (found by words), embedded in the background; `flush()` waits. */
+  ingest(input: readonly string[] | readonly ChatMessage[], options?: IngestOptions): Promise<IngestSummary>;
+  /** One maintenance pass (decay, merges, archival; model steps with a model), its output embedded. */
+  maintain(options?: Scope & { readonly force?: boolean }): Promise<MaintenancePassResult>;
+  /** Health counts and runtime figures (numbers and enum keys only) for the agent, or every agent. */
+  health(options?: { readonly agentId?: string | null }): Promise<HealthDto>;
+  /** Waits until the background drain has embedded every pending row (or stopped making progress). */
+  flush(): Promise<void>;
+  /** Stops the background drain after its current batch and closes the file (idempotent). */
+  close(): Promise<void>;
+}
