@@ -12,7 +12,7 @@
 //      `engines` range admits this Node, and better-sqlite3 installs or compiles as it would for a user);
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
-//      each step;
+//      each step; then runs the `@engram/memory` README's five-line example as the README shows it;
 //   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
 //
 // ENGRAM_CONSUMER_PHASE=health runs the health phase only (no better-sqlite3 install: seconds, not minutes).
@@ -432,6 +432,19 @@ async function main() {
       },
     );
     if (consumer.code !== 0) fail(`consumer.mjs exited ${consumer.code}`);
+
+    // The facade's README example, exactly as the README shows it, with the default (USE-lite) embedder.
+    const readme = readFileSync(join(root, 'packages', 'memory', 'README.md'), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    if (example === undefined) fail('packages/memory/README.md has no TypeScript example');
+    writeFileSync(join(project, 'example.mjs'), example);
+    log('running the @engram/memory README example (example.mjs) …');
+    const five = await run(process.execPath, ['example.mjs'], { cwd: project, echo: true });
+    if (five.code !== 0) fail(`example.mjs exited ${five.code}`);
+    if (five.output !== 'The API server listens on port 8080.\n') {
+      fail('example.mjs did not print the remembered fact');
+    }
+    log('the README example printed the remembered fact');
     log('PASSED: the packed packages install with npm and work together in a fresh project');
   } finally {
     if (process.env.ENGRAM_KEEP_CONSUMER === '1') log(`kept ${work}`);

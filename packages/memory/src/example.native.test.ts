@@ -20,9 +20,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The first TypeScript block of the README. */
-async function readmeExample(): Promise<string> {
-  const readme = await readFile(join(packageDir, 'README.md'), 'utf8');
+/** The first TypeScript block of a README. */
+async function readmeExample(path = join(packageDir, 'README.md')): Promise<string> {
+  const readme = await readFile(path, 'utf8');
   const block = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   if (block === undefined) throw new Error('the README has no TypeScript block');
   return block;
@@ -38,6 +38,11 @@ describe('the README example', () => {
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe('The API server listens on port 8080.\n');
     expect(run.code).toBe(0);
+  });
+
+  it('is the first thing the repository README shows', async () => {
+    const root = await readmeExample(join(packageDir, '..', '..', 'README.md'));
+    expect(root).toBe(await readmeExample());
   });
 });
 
