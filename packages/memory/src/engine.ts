@@ -72,8 +72,8 @@ export interface Engine {
   readonly hasModel: boolean;
   /** Loads the embedder's model once; never rejects (a failed load leaves search lexical-only). */
   warmUp(): Promise<void>;
-  /** Embeds pending rows (one agent's, or all) until none are left or a run makes no progress. */
-  drain(agentId?: string): Promise<DrainTotals>;
+  /** Embeds pending rows (one agent's, or all) until none are left, a run makes no progress, or `signal` aborts. */
+  drain(options?: { readonly agentId?: string; readonly signal?: AbortSignal }): Promise<DrainTotals>;
   /** The health DTO of one agent, or of every agent when null. */
   health(agentId: string | null): Promise<HealthDto>;
   /** Closes the store (idempotent). */
@@ -237,12 +237,19 @@ export function openEngine(config: EngineConfig): Engine {
   const observer = collector.maintenanceObserver;
   const drainer: EmbeddingDrain = createEmbeddingDrain({ store, embedder: drainEmbedder, observer });
 
-  async function drain(agentId?: string): Promise<DrainTotals> {
+  async function drain(
+    options: { readonly agentId?: string; readonly signal?: AbortSignal } = {},
+  ): Promise<DrainTotals> {
+    const { agentId, signal } = options;
     await warmUp();
     const totals = { rows: 0, ready: 0, error: 0 };
     let backlog: number | null = null;
     for (;;) {
-      const result = await drainer.run(agentId === undefined ? {} : { agentId });
+      if (signal?.aborted === true) break;
+      const result = await drainer.run({
+        ...(agentId === undefined ? {} : { agentId }),
+        ...(signal === undefined ? {} : { signal }),
+      });
       totals.rows += result.rows;
       totals.ready += result.transitions.ready;
       totals.error += result.transitions.error;

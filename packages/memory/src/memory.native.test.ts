@@ -159,3 +159,25 @@ describe('bulk ingestion', () => {
     }
   });
 });
+
+describe('maintain and health', () => {
+  it('a pass runs for the agent, and health reports counts without any memory text', async () => {
+    const memory = await fresh({ agentId: 'ops' });
+    try {
+      await memory.add('The on-call rotation changes every Monday');
+      await memory.add([{ role: 'user', content: 'Page me only for severity one incidents' }]);
+      const pass = await memory.maintain();
+      expect(pass.skipped).toBeNull();
+      expect(pass.report?.agentId).toBe('ops');
+      // Without a model the heavy phase (merges, reflections) does not run.
+      expect(pass.report?.heavy.modelCalls).toBe(0);
+      const health = await memory.health();
+      expect(health.store.totals).toMatchObject({ memories: 2, facts: 1, events: 1 });
+      const text = JSON.stringify(health);
+      expect(text).not.toContain('on-call');
+      expect(text).not.toContain('severity');
+    } finally {
+      await memory.close();
+    }
+  });
+});

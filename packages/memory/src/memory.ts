@@ -31,6 +31,7 @@ function backgroundDrain(engine: Engine): {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
+  const stopping = new AbortController();
   let failure: unknown = null;
   const kick = (): void => {
     if (stopped) return;
@@ -41,7 +42,7 @@ function backgroundDrain(engine: Engine): {
     running = (async () => {
       do {
         again = false;
-        const totals = await engine.drain();
+        const totals = await engine.drain({ signal: stopping.signal });
         if (totals.rows === 0) break;
       } while (again && !stopped);
     })()
@@ -67,6 +68,7 @@ function backgroundDrain(engine: Engine): {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       while (running !== null) await running;
     },
   };
@@ -352,7 +354,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const e = open();
       const result = await e.runner.run(agentId, o.force === true ? { force: true } : {});
       // What the pass wrote (merged rows) is embedded before it resolves.
-      await e.drain(agentId);
+      await e.drain({ agentId });
       return result;
     },
 
