@@ -4,7 +4,8 @@
  * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
  */
 import type { MaintenancePassResult } from '@engram/maintenance';
-import { CHUNK_BUDGET, type MemoryRecord } from '@engram/store';
+import { backgroundDrain, embedNow, lineage, PAGE } from './background.js';
+import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';
 import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
 import { agentOf, checkMessages, checkOptions, checkSession, checkText, toItem } from './items.js';
@@ -18,124 +19,6 @@ import type {
   SearchHit,
 } from './types.js';
 import { appendMessages, extractMessages, writeTexts } from './writes.js';
-
-/** Rows per listing page when deleting or tracing history. */
-const PAGE = 1000;
-
-/** The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. */
-function backgroundDrain(engine: Engine): {
-  kick(): void;
-  flush(): Promise<void>;
-  stop(): Promise<void>;
-} {
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-  const stopping = new AbortController();
-  let failure: unknown = null;
-  const kick = (): void => {
-    if (stopped) return;
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        const totals = await engine.drain({ signal: stopping.signal });
-        if (totals.rows === 0) break;
-      } while (again && !stopped);
-    })()
-      .catch((error: unknown) => {
-        failure = error;
-      })
-      .finally(() => {
-        running = null;
-      });
-  };
-  return {
-    kick,
-    async flush() {
-      kick();
-      while (running !== null) await running;
-      if (failure !== null) {
-        const error = failure;
-        failure = null;
-        throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'the background embedding drain failed', {
-          cause: error,
-        });
-      }
-    },
-    async stop() {
-      stopped = true;
-      stopping.abort();
-      while (running !== null) await running;
-    },
-  };
-}
-
-/**
- * Embeds the given rows now, in one embedder call, when each is one chunk long; a longer row, or any row when
- * the embedder fails, stays pending for the background drain. Returns the rows as they are afterwards.
- */
-async function embedNow(engine: Engine, rows: readonly MemoryRecord[]): Promise<readonly MemoryRecord[]> {
-  const short = rows.filter((r) => r.embeddingState === 'pending' && r.content.length <= CHUNK_BUDGET);
-  if (short.length === 0) return rows;
-  await engine.warmUp();
-  let vectors: Float32Array[];
-  try {
-    vectors = await engine.embedder.embed(short.map((r) => r.content));
-  } catch {
-    return rows;
-  }
-  if (vectors.length !== short.length) return rows;
-  await engine.store.commitEmbeddings(
-    short.map((r, i) => ({
-      id: r.id,
-      revision: r.revision,
-      state: 'ready',
-      vector: vectors[i] as Float32Array,
-    })),
-  );
-  return Promise.all(rows.map(async (r) => (await engine.store.getMemory(r.agentId, r.id)) ?? r));
-}
-
-/** Every version of `id`, oldest first; throws NOT_FOUND when there is no such memory. */
-async function lineage(engine: Engine, agentId: string, id: string): Promise<readonly MemoryRecord[]> {
-  const start = await engine.store.getMemory(agentId, id);
-  if (start === null) throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
-  const bySuccessor = new Map<string, MemoryRecord>();
-  let afterId: string | undefined;
-  for (;;) {
-    const page = await engine.store.listMemories(agentId, {
-      lifecycles: ['superseded'],
-      limit: PAGE,
-      ...(afterId === undefined ? {} : { afterId }),
-    });
-    for (const row of page) if (row.supersededBy !== null) bySuccessor.set(row.supersededBy, row);
-    const last = page[page.length - 1];
-    if (page.length < PAGE || last === undefined) break;
-    afterId = last.id;
-  }
-  const chain: MemoryRecord[] = [start];
-  const seen = new Set([start.id]);
-  for (
-    let prev = bySuccessor.get(start.id);
-    prev !== undefined && !seen.has(prev.id);
-    prev = bySuccessor.get(prev.id)
-  ) {
-    chain.unshift(prev);
-    seen.add(prev.id);
-  }
-  for (let next = chain[chain.length - 1]?.supersededBy ?? null; next !== null && !seen.has(next); ) {
-    const row = await engine.store.getMemory(agentId, next);
-    if (row === null) break;
-    chain.push(row);
-    seen.add(row.id);
-    next = row.supersededBy;
-  }
-  return chain;
-}
 
 /** Translates a store conflict into the facade's own code; anything else passes through. */
 function conflictOr(error: unknown): unknown {
@@ -362,6 +245,33 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options');
       const agentId = o.agentId === null ? null : agentOf(o, defaultAgent);
       return open().health(agentId);
+    },
+
+    async context(query, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      if (query !== null) checkText(query, 'query');
+      return buildContext(open(), agentId, query, o);
+    },
+
+    toolDefinitions: ALL_TOOL_DEFINITIONS,
+
+    async callTool(name, args, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      if (typeof name !== 'string') throw invalidInput('name must be a string');
+      const corrections = {
+        update: (id: string, content: string, agent: string) =>
+          memory.update(id, content, { agentId: agent }),
+        forget: (id: string, agent: string) => memory.delete(id, { agentId: agent }),
+      };
+      return callTool(open(), corrections, name, args, agentId, o.signal);
+    },
+
+    async messages(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      return sessionMessages(open(), agentId, checkSession(o.sessionId), o.limit ?? 1000);
     },
 
     async flush() {

@@ -131,6 +131,54 @@ export interface IngestSummary {
   readonly pending: number;
 }
 
+/** The context to put before a model call. */
+export interface MemoryContext {
+  /** The agent's facts: byte-identical while they are unchanged, so a prompt prefix cache keeps hitting. */
+  readonly core: string;
+  /** Memories recalled for the query, facts of the core block left out ('' without a query or results). */
+  readonly recall: string;
+  /** Estimated tokens of each block. */
+  readonly tokens: { readonly core: number; readonly recall: number; readonly total: number };
+}
+
+/** Options of {@link Memory.context}. */
+export interface ContextOptions extends Scope {
+  /** Token budget of both blocks (default 2,000; the core block takes at most 60%). */
+  readonly budgetTokens?: number;
+  /** Most recalled memories (default 8). */
+  readonly recallLimit?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** The answer of a model tool call: text for the model; `ok: false` for bad arguments or a failure. */
+export interface ToolResult {
+  readonly ok: boolean;
+  readonly text: string;
+}
+
+/** A model-facing tool: its name, what it does, and its input as JSON Schema. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** A message of a session's log. */
+export interface LoggedMessage {
+  readonly seq: number;
+  readonly role: ChatMessage['role'];
+  readonly content: string;
+  readonly createdAt: number;
+}
+
+/** Options of {@link Memory.messages}. */
+export interface MessagesOptions extends Scope {
+  /** Default `'default'`. */
+  readonly sessionId?: string;
+  /** The last this many events of the session (default 1,000, at most 10,000). */
+  readonly limit?: number;
+}
+
 /** Long-term memory in one object. Every method validates first: bad input is a typed error and changes nothing. */
 export interface Memory {
   /** The agent calls act for by default. */
@@ -157,6 +205,18 @@ export interface Memory {
   maintain(options?: Scope & { readonly force?: boolean }): Promise<MaintenancePassResult>;
   /** Health counts and runtime figures (numbers and enum keys only) for the agent, or every agent. */
   health(options?: { readonly agentId?: string | null }): Promise<HealthDto>;
+  /** The core block and the recall block for `query` (null: the core block only), within a token budget. */
+  context(query: string | null, options?: ContextOptions): Promise<MemoryContext>;
+  /** The model-facing tools (JSON Schema inputs): search, remember, get, update, forget and the skills. */
+  readonly toolDefinitions: readonly ToolSpec[];
+  /** Runs one model tool call; bad arguments are `ok: false` with a short explanation, never a throw. */
+  callTool(
+    name: string,
+    args: unknown,
+    options?: Scope & { readonly signal?: AbortSignal },
+  ): Promise<ToolResult>;
+  /** A session's logged messages, in order. */
+  messages(options?: MessagesOptions): Promise<readonly LoggedMessage[]>;
   /** Waits until the background drain has embedded every pending row (or stopped making progress). */
   flush(): Promise<void>;
   /** Stops the background drain after its current batch and closes the file (idempotent). */

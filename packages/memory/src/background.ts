@@ -1,0 +1,128 @@
+/**
+ * The facade's embedding and lineage helpers: the background drain, inline embedding of small writes, and the
+ * versions of a memory.
+ */
+import { CHUNK_BUDGET, type MemoryRecord } from '@engram/store';
+import type { Engine } from './engine.js';
+import { EngramMemoryError } from './errors.js';
+
+/** Rows per listing page when deleting or tracing history. */
+export const PAGE = 1000;
+
+/** The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. */
+export function backgroundDrain(engine: Engine): {
+  kick(): void;
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+} {
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  const stopping = new AbortController();
+  let failure: unknown = null;
+  const kick = (): void => {
+    if (stopped) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const totals = await engine.drain({ signal: stopping.signal });
+        if (totals.rows === 0) break;
+      } while (again && !stopped);
+    })()
+      .catch((error: unknown) => {
+        failure = error;
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+  return {
+    kick,
+    async flush() {
+      kick();
+      while (running !== null) await running;
+      if (failure !== null) {
+        const error = failure;
+        failure = null;
+        throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'the background embedding drain failed', {
+          cause: error,
+        });
+      }
+    },
+    async stop() {
+      stopped = true;
+      stopping.abort();
+      while (running !== null) await running;
+    },
+  };
+}
+
+/**
+ * Embeds the given rows now, in one embedder call, when each is one chunk long; a longer row, or any row when
+ * the embedder fails, stays pending for the background drain. Returns the rows as they are afterwards.
+ */
+export async function embedNow(
+  engine: Engine,
+  rows: readonly MemoryRecord[],
+): Promise<readonly MemoryRecord[]> {
+  const short = rows.filter((r) => r.embeddingState === 'pending' && r.content.length <= CHUNK_BUDGET);
+  if (short.length === 0) return rows;
+  await engine.warmUp();
+  let vectors: Float32Array[];
+  try {
+    vectors = await engine.embedder.embed(short.map((r) => r.content));
+  } catch {
+    return rows;
+  }
+  if (vectors.length !== short.length) return rows;
+  await engine.store.commitEmbeddings(
+    short.map((r, i) => ({
+      id: r.id,
+      revision: r.revision,
+      state: 'ready',
+      vector: vectors[i] as Float32Array,
+    })),
+  );
+  return Promise.all(rows.map(async (r) => (await engine.store.getMemory(r.agentId, r.id)) ?? r));
+}
+
+/** Every version of `id`, oldest first; throws NOT_FOUND when there is no such memory. */
+export async function lineage(engine: Engine, agentId: string, id: string): Promise<readonly MemoryRecord[]> {
+  const start = await engine.store.getMemory(agentId, id);
+  if (start === null) throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
+  const bySuccessor = new Map<string, MemoryRecord>();
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await engine.store.listMemories(agentId, {
+      lifecycles: ['superseded'],
+      limit: PAGE,
+      ...(afterId === undefined ? {} : { afterId }),
+    });
+    for (const row of page) if (row.supersededBy !== null) bySuccessor.set(row.supersededBy, row);
+    const last = page[page.length - 1];
+    if (page.length < PAGE || last === undefined) break;
+    afterId = last.id;
+  }
+  const chain: MemoryRecord[] = [start];
+  const seen = new Set([start.id]);
+  for (
+    let prev = bySuccessor.get(start.id);
+    prev !== undefined && !seen.has(prev.id);
+    prev = bySuccessor.get(prev.id)
+  ) {
+    chain.unshift(prev);
+    seen.add(prev.id);
+  }
+  for (let next = chain[chain.length - 1]?.supersededBy ?? null; next !== null && !seen.has(next); ) {
+    const row = await engine.store.getMemory(agentId, next);
+    if (row === null) break;
+    chain.push(row);
+    seen.add(row.id);
+    next = row.supersededBy;
+  }
+  return chain;
+}
