@@ -55,6 +55,8 @@ const LAYERS = {
   '@engram/eval': 4,
   '@engram/memory': 4,
   '@engram/reliability': 5,
+  '@engram/ai-sdk': 5,
+  '@engram/langchain': 5,
   '@engram/cli': 6,
   '@engram/demo': 7,
 };
