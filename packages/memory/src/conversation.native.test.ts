@@ -103,6 +103,15 @@ describe('messages', () => {
       expect((await memory.messages({ sessionId: 'chat-1', limit: 1 })).map((m) => m.content)).toEqual([
         'book a table',
       ]);
+      // Appended as given: the same message twice in a row is two messages.
+      await memory.add([{ role: 'user', content: 'book a table' }], {
+        sessionId: 'chat-1',
+        skipLogged: false,
+      });
+      expect((await memory.messages({ sessionId: 'chat-1' })).map((m) => m.content).slice(-2)).toEqual([
+        'book a table',
+        'book a table',
+      ]);
     } finally {
       await memory.close();
     }

@@ -36,6 +36,8 @@ describe('update, history, delete', () => {
       expect(current.embedded).toBe(true);
       const hits = await memory.search('API port');
       expect(hits.map((h) => h.content)).toEqual(['The API listens on port 9090']);
+      expect((await memory.list()).map((m) => m.content)).toEqual(['The API listens on port 9090']);
+      expect(await memory.list({ includeInactive: true })).toHaveLength(2);
       const versions = await memory.history(old);
       expect(versions.map((v) => [v.content, v.lifecycle])).toEqual([
         ['The API listens on port 8080', 'superseded'],

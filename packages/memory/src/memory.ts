@@ -57,9 +57,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     messages: readonly ChatMessage[],
     agentId: string,
     sessionId: string,
+    skipLogged: boolean,
   ): Promise<AddResult> {
     const e = open();
-    const logged = await appendMessages(e, agentId, sessionId, messages);
+    const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged });
     if (!e.hasModel) {
       const added = await embedNow(e, logged.rows);
       return { added: added.map(toItem), unchanged: [], events: logged.appended };
@@ -81,7 +82,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options');
       const agentId = agentOf(o, defaultAgent);
       const sessionId = checkSession(o.sessionId);
-      if (Array.isArray(input)) return addMessages(checkMessages(input), agentId, sessionId);
+      if (Array.isArray(input)) {
+        return addMessages(checkMessages(input), agentId, sessionId, o.skipLogged !== false);
+      }
       const text = checkText(input, 'text');
       const written = await writeTexts(open(), agentId, [text], {
         kind: o.kind ?? 'fact',
@@ -190,9 +193,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options');
       const agentId = agentOf(o, defaultAgent);
       const rows = await open().store.listMemories(agentId, {
-        ...(o.includeInactive === true
-          ? { lifecycles: ['active', 'archived', 'superseded', 'conflicted'] }
-          : {}),
+        lifecycles:
+          o.includeInactive === true ? ['active', 'archived', 'superseded', 'conflicted'] : ['active'],
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
         ...(o.tags === undefined ? {} : { tags: o.tags }),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
@@ -222,7 +224,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         unchanged = written.unchanged.length;
       } else {
         const messages = checkMessages(input);
-        const logged = await appendMessages(e, agentId, sessionId, messages, { rows: false });
+        const logged = await appendMessages(e, agentId, sessionId, messages, {
+          rows: false,
+          skipLogged: true,
+        });
         added = logged.appended;
         unchanged = messages.length - logged.appended;
       }

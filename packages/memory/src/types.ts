@@ -65,6 +65,11 @@ export interface ChatMessage {
 export interface AddOptions extends Scope {
   /** The session messages are logged under (default `'default'`). */
   readonly sessionId?: string;
+  /**
+   * Skip the messages the session's log already ends with (default true: a chat that resends its whole history
+   * is logged once). False appends every message as given (a message history that adds one at a time).
+   */
+  readonly skipLogged?: boolean;
   /** Kind of a text memory (default `'fact'`). */
   readonly kind?: 'fact' | 'semantic' | 'episodic';
   /** `prefix:value` tags of a text memory. */

@@ -76,13 +76,13 @@ export async function appendMessages(
   agentId: string,
   sessionId: string,
   messages: readonly ChatMessage[],
-  options: { readonly rows: boolean } = { rows: true },
+  options: { readonly rows: boolean; readonly skipLogged: boolean } = { rows: true, skipLogged: true },
 ): Promise<LoggedMessages> {
   const { store, ingestor } = engine;
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
   const tail =
-    lastSeq === 0
+    lastSeq === 0 || !options.skipLogged
       ? []
       : await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - messages.length + 1), lastSeq);
   const skip = overlapWithTail(
