@@ -528,9 +528,11 @@ describe('engram mcp', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(
         [
+          'memory_forget',
           'memory_get',
           'memory_remember',
           'memory_search',
+          'memory_update',
           'skill_delete',
           'skill_list',
           'skill_write',

@@ -132,6 +132,25 @@ export type {
   WithDeadlineOptions,
 } from './rules/deadline.js';
 export { backgroundTimers, createDeadline, systemTimers, withDeadline } from './rules/deadline.js';
+export type {
+  MemoryFilter,
+  MemoryFilterProblem,
+  MetadataCondition,
+  MetadataScalar,
+  NormalisedCondition,
+  NormalisedFilter,
+} from './rules/memory-filter.js';
+export {
+  checkMemoryFilter,
+  MAX_FILTER_STRING_LENGTH,
+  MAX_IN_VALUES,
+  MAX_METADATA_CONDITIONS,
+  MAX_METADATA_PATH_DEPTH,
+  MEMORY_FILTER_PROBLEMS,
+  METADATA_KEY_PATTERN,
+  matchesMemoryFilter,
+  metadataPath,
+} from './rules/memory-filter.js';
 export type { ArchivePointer } from './rules/pointer.js';
 export {
   ARCHIVE_POINTER_PATTERN,

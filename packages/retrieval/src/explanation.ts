@@ -1,6 +1,16 @@
 import type { RetrievalArm } from '@engram/contracts';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 
+/**
+ * An open contradiction: the result and the facts in `with` state different values for the same subject.
+ * `newer`: the result is the more recent statement (likely current); `older`: a newer fact contradicts it
+ * (likely outdated). Maintenance resolves it (or leaves both marked when it has no model).
+ */
+export interface RetrievalConflict {
+  readonly status: 'newer' | 'older';
+  readonly with: readonly string[];
+}
+
 /** Why a result is where it is. */
 export interface RetrievalExplanation {
   /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
@@ -35,6 +45,8 @@ export interface RetrievalExplanation {
    * `content.slice(start, end)` is the window to show. Absent for a memory that is one chunk.
    */
   readonly chunk?: ChunkSpan;
+  /** Set when the result is one side of an open contradiction with another current fact. */
+  readonly conflict?: RetrievalConflict;
 }
 
 /** One fused result. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canMergeFacts, cosineSimilarity, tokenJaccard } from './fact-merge.js';
+import { canMergeFacts, contradiction, cosineSimilarity, tokenJaccard } from './fact-merge.js';
 
 describe('canMergeFacts', () => {
   it('keeps facts that differ in a number apart', () => {
@@ -91,5 +91,26 @@ describe('similarity measures', () => {
     expect(cosineSimilarity(a, b)).toBeCloseTo(Math.SQRT1_2, 6);
     expect(cosineSimilarity(a, new Float32Array(3))).toBe(0);
     expect(cosineSimilarity(a, new Float32Array(2))).toBe(0);
+  });
+});
+
+describe('contradiction', () => {
+  it('links facts on the same subject that differ in a value', () => {
+    expect(contradiction('the API listens on port 8080', 'the API listens on port 9090')).toBe('number');
+    expect(contradiction('Use pnpm for installs', "Don't use pnpm for installs")).toBe('negation');
+    expect(contradiction('The user prefers English replies', 'The user prefers Spanish replies')).toBe(
+      'entity',
+    );
+    expect(contradiction('The config lives in src/a.ts', 'The config lives in src/b.ts')).toBe('entity');
+  });
+
+  it('never links facts about different subjects, near duplicates or CJK text', () => {
+    expect(
+      contradiction('the web API listens on port 8080', 'the admin API listens on port 9090'),
+    ).toBeNull();
+    expect(contradiction('the API listens on port 8080', 'the API listens on port 8080.')).toBeNull();
+    expect(contradiction('the API listens on port 8080', 'the database backs up at 3 am')).toBeNull();
+    expect(contradiction('port 8080', 'port 9090')).toBeNull();
+    expect(contradiction('API 端口是 8080', 'API 端口是 9090')).toBeNull();
   });
 });

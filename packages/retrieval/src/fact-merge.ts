@@ -178,6 +178,46 @@ export function canMergeFacts(a: string, b: string): FactMergeVerdict {
   return { ok: true };
 }
 
+/** What makes two facts contradict: the value that differs (see {@link contradiction}). */
+export type ContradictionReason = FactMergeBlock;
+
+function subjectWords(text: string): string[] {
+  const entities = new Set<string>();
+  // A path or identifier names one thing: none of its words is part of the subject.
+  for (const entity of entitiesOf(text)) {
+    for (const m of entity.matchAll(LATIN_WORD)) entities.add(m[0]);
+  }
+  const words: string[] = [];
+  for (const m of text.toLowerCase().matchAll(LATIN_WORD)) {
+    const word = m[0];
+    if (/\d/.test(word) || NUMBER_WORDS.has(word) || NEGATION_WORDS.has(word) || word.endsWith("n't"))
+      continue;
+    if (entities.has(word)) continue;
+    words.push(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
+  }
+  return words;
+}
+
+/**
+ * Whether a new fact contradicts an existing one: they say something about the same subject — the same words
+ * once the values (numbers, negations, named entities, paths and identifiers) are set aside, at least two of
+ * them — and differ in one of those values ("the API listens on port 8080" / "… 9090"; "use pnpm" / "don't
+ * use pnpm"). Facts about another subject ("the web API listens on port 8080" / "the admin API listens on port
+ * 9090") never contradict. Text with CJK is never judged (no reliable subject without word boundaries): a
+ * missed contradiction keeps two facts, a wrong one would retire a fact. Returns the reason, or null.
+ */
+export function contradiction(existing: string, incoming: string): ContradictionReason | null {
+  const x = normalise(existing);
+  const y = normalise(incoming);
+  if (hasCjk(x) || hasCjk(y)) return null;
+  const verdict = canMergeFacts(x, y);
+  if (verdict.ok) return null;
+  const a = subjectWords(x);
+  const b = subjectWords(y);
+  if (a.length < 2 || !sameSet(a, b)) return null;
+  return verdict.reason;
+}
+
 /** Tokens for {@link tokenJaccard}: lower-cased words with a plural `s` stripped, and CJK character bigrams. */
 export function similarityTokens(text: string): Set<string> {
   const tokens = new Set<string>();

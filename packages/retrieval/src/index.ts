@@ -6,12 +6,15 @@
 
 // The retriever.
 export type { CircuitSnapshot, RetrievalExecution, RetrievalObserver } from '@engram/contracts';
+// Corrections (the same function as `memory_update`).
+export type { Correction, CorrectionOptions } from './corrections.js';
+export { correctMemory } from './corrections.js';
 export type { DedupeOutcome, ToolResultDeduper, ToolResultDeduperConfig } from './dedupe.js';
 export { createToolResultDeduper } from './dedupe.js';
 // Errors.
 export type { EngramRetrievalErrorCode } from './errors.js';
 export { ENGRAM_RETRIEVAL_ERROR_CODES, EngramRetrievalError, isEngramRetrievalError } from './errors.js';
-export type { RetrievalExplanation, RetrievalResult } from './explanation.js';
+export type { RetrievalConflict, RetrievalExplanation, RetrievalResult } from './explanation.js';
 // The fact-merge guard (maintenance merges facts by the same rule as `memory_remember`).
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
 export { canMergeFacts } from './fact-merge.js';
@@ -23,7 +26,13 @@ export { buildInjection } from './injection.js';
 export type { KeywordExtraction, KeywordKind } from './keywords.js';
 export { extractKeywords } from './keywords.js';
 // Ports the caller provides.
-export type { InjectionStore, QueryEmbedder, RetrievalStore, ToolStore } from './ports.js';
+export type {
+  CorrectionStore,
+  InjectionStore,
+  QueryEmbedder,
+  RetrievalStore,
+  ToolStore,
+} from './ports.js';
 export type {
   RetrievalArms,
   RetrievalResponse,

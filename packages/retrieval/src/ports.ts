@@ -8,9 +8,13 @@ import type { MemoryStore } from '@engram/store';
  * (vector arm) with a cause classified by the error's code. A port whose full-text index is unavailable rejects
  * `searchLexical` with the code `ENGRAM_STORE_FTS_UNAVAILABLE`: the call then degrades to vector-only
  * (`ftsUnavailable`). `searchVector` must search one agent's partition only and
- * `revalidate` must return only that agent's `active` rows of the expected revision.
+ * `revalidate` must return only that agent's rows in the time scope it is given (`active` ones by default) of
+ * the expected revision.
  *
- * Two members are optional. `embeddingProfile` (read once per call): `null` means the store has no vector
+ * Three members are optional. `listConflicts` (read after fusion, never on failure paths): open contradiction
+ * links of the results, shown in their explanations; absent or failing, explanations carry no conflict.
+ *
+ * `embeddingProfile` (read once per call): `null` means the store has no vector
  * index, so the query is not embedded at all (`vectorCold`); a profile whose id or dimensions differ from the
  * embedder's also skips the embedding (`vectorCold`), and a query vector of another length than the store's is
  * never searched (`embeddingError`); absent, the embedder's own profile is trusted. `recordAccess` is called
@@ -18,7 +22,7 @@ import type { MemoryStore } from '@engram/store';
  * with the ids it returned; its rejection is swallowed — access times are advisory.
  */
 export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'> &
-  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess'>>;
+  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts'>>;
 
 /**
  * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.
@@ -35,11 +39,17 @@ export type ToolStore = Pick<
   | 'findByContentHash'
   | 'listMemories'
   | 'updateMemory'
+  | 'supersedeMemory'
+  | 'forgetMemory'
+  | 'linkConflict'
   | 'readEvents'
   | 'writeSkill'
   | 'deleteSkill'
   | 'listSkills'
 >;
+
+/** The slice of the store that corrections need (see {@link correctMemory}). */
+export type CorrectionStore = Pick<MemoryStore, 'getMemory' | 'supersedeMemory'>;
 
 /** The slice of the store that context injection needs (the agent's active facts). */
 export type InjectionStore = Pick<MemoryStore, 'listMemories'>;

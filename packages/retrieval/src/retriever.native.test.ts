@@ -766,7 +766,7 @@ describe('access tracking', () => {
 });
 
 describe('filters on the vector arm', () => {
-  it('finds a tagged row ranked below more than a budget of untagged ones by refilling, and says when capped', async () => {
+  it('finds a tagged row ranked below more than a budget of untagged ones: the tag applies inside the k-NN', async () => {
     const store = openStore();
     const text = 'Quarterly access review for the data platform';
     for (let i = 0; i < 8; i += 1) await add(store, 'a', text);
@@ -778,14 +778,34 @@ describe('filters on the vector arm', () => {
       candidateBudget: 2,
       refillTarget: 1,
     } as const;
-    const refilled = await createRetriever({ ...small, refillMaxBudget: 16 }).search('a', text, {
-      tags: ['file:docs/review.md'],
-    });
-    expect(ids(refilled)).toEqual([tagged.id]);
+    for (const refillMaxBudget of [16, 4]) {
+      const found = await createRetriever({ ...small, refillMaxBudget }).search('a', text, {
+        tags: ['file:docs/review.md'],
+      });
+      expect(ids(found)).toEqual([tagged.id]);
+      expect(found.execution.degradations).toEqual([]);
+    }
+  });
+
+  it('finds a current row ranked below more than a budget of archived ones by refilling, and says when capped', async () => {
+    const store = openStore();
+    const text = 'Quarterly access review for the data platform';
+    for (let i = 0; i < 8; i += 1) {
+      const row = await add(store, 'a', text);
+      await store.archiveMemory('a', row.id);
+    }
+    const current = await add(store, 'a', `${text} owners`);
+    const small = {
+      store,
+      embedder,
+      arms: { lexical: false, vector: true },
+      candidateBudget: 2,
+      refillTarget: 1,
+    } as const;
+    const refilled = await createRetriever({ ...small, refillMaxBudget: 16 }).search('a', text);
+    expect(ids(refilled)).toEqual([current.id]);
     expect(refilled.execution.degradations).toEqual([]);
-    const capped = await createRetriever({ ...small, refillMaxBudget: 4 }).search('a', text, {
-      tags: ['file:docs/review.md'],
-    });
+    const capped = await createRetriever({ ...small, refillMaxBudget: 4 }).search('a', text);
     expect(ids(capped)).toEqual([]);
     expect(capped.execution.degradations).toEqual(['candidateBudgetExhausted']);
   });

@@ -9,6 +9,7 @@ import { type CircuitBreaker, createCircuitBreaker } from './circuit.js';
 import type { RetrievalResult } from './explanation.js';
 import { defaultDefer, recordAccess } from './pipeline/access.js';
 import { assemblyStage } from './pipeline/assembly.js';
+import { conflictStage } from './pipeline/conflicts.js';
 import { keywordStage } from './pipeline/lexical.js';
 import { awaitQueryEmbedding, createQueryEmbeddingGuard } from './pipeline/query-embedding.js';
 import { ExecutionRecorder } from './pipeline/recorder.js';
@@ -87,8 +88,9 @@ async function runPipeline(ctx: PipelineContext, state: CallState): Promise<void
   await vectorStage(ctx, state);
   // 4. Authoritative revalidation, filtering, and refill of starved arms, up to the hard cap.
   await revalidationStage(ctx, state);
-  // 5. Fusion and explanation.
+  // 5. Fusion and explanation, 6. open contradictions marked in the explanations.
   assemblyStage(ctx, state);
+  await conflictStage(ctx, state);
 }
 
 /**

@@ -34,6 +34,12 @@ describe('tool definitions', () => {
         additionalProperties: false,
       },
       memory_get: { required: ['pointer'], properties: ['pointer', 'maxChars'], additionalProperties: false },
+      memory_update: {
+        required: ['id', 'content'],
+        properties: ['id', 'content', 'reason'],
+        additionalProperties: false,
+      },
+      memory_forget: { required: ['id'], properties: ['id', 'reason'], additionalProperties: false },
       skill_write: {
         required: ['name', 'description', 'content'],
         properties: ['name', 'description', 'content'],
@@ -158,7 +164,7 @@ describe('parseToolArguments', () => {
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) {
       expect(parsed.text).toBe(
-        'Unknown tool. Available tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list.',
+        'Unknown tool. Available tools: memory_search, memory_remember, memory_get, memory_update, memory_forget, skill_write, skill_delete, skill_list.',
       );
     }
   });

@@ -82,8 +82,8 @@ function resolveToolSettings(config: ToolHandlerConfig): ToolSettings {
 }
 
 /**
- * Creates the tool handler for `memory_search`, `memory_remember`, `memory_get`, `skill_write`,
- * `skill_delete` and `skill_list`, returning bounded text for the model.
+ * Creates the tool handler for `memory_search`, `memory_remember`, `memory_get`, `memory_update`,
+ * `memory_forget`, `skill_write`, `skill_delete` and `skill_list`, returning bounded text for the model.
  */
 export function createToolHandler(config: ToolHandlerConfig): ToolHandler {
   const settings = resolveToolSettings(config);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_BUDGET, chunkSpans } from './chunking.js';
 import { openDatabase, type SqliteDatabase } from './native.js';
 import { sha256Hex } from './normalize.js';
-import { META_TABLE_SQL, MIGRATIONS, vectorTableSql } from './schema.js';
+import { META_TABLE_SQL, MIGRATIONS, SCHEMA_VERSION, vectorTableSql } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 const profile = { id: 'emb', dimensions: 4 };
@@ -360,7 +360,7 @@ describe('migration to chunked storage', () => {
     ]);
     const migrated = createSqliteMemoryStore({ path: file, embedding: profile });
     try {
-      expect(migrated.info.schemaVersion).toBe(4);
+      expect(migrated.info.schemaVersion).toBe(SCHEMA_VERSION);
       expect(await migrated.getMemory('a', 'short')).toMatchObject({ embeddingState: 'ready' });
       expect(await migrated.getMemory('a', 'long')).toMatchObject({ embeddingState: 'pending' });
       // The short memory's vector is still found; the long memory's whole-text vector is gone.

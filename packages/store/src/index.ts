@@ -9,6 +9,19 @@ export type { ChunkSpan } from './chunking.js';
 export { CHUNK_BUDGET, CHUNK_OVERLAP } from './chunking.js';
 export type { EngramStoreErrorCode, EngramStoreErrorOptions } from './errors.js';
 export { ENGRAM_STORE_ERROR_CODES, EngramStoreError, isEngramStoreError } from './errors.js';
+export type {
+  ConflictLink,
+  ConflictResolution,
+  ConflictState,
+  DeleteAllResult,
+  ForgetMode,
+  ForgetOptions,
+  ForgetResult,
+  MemoryFactsSlice,
+  MemoryHistory,
+  MemoryHistoryAction,
+  MemoryHistoryEntry,
+} from './facts-types.js';
 export type { EncryptionCipher, NativeCapability, NativeCapabilityReport, SqliteDriver } from './native.js';
 export { checkNativeCapabilities } from './native.js';
 export { SCHEMA_VERSION } from './schema.js';
@@ -39,6 +52,7 @@ export type {
   ListMemoriesOptions,
   ListPendingOptions,
   MemoryEmbeddingSlice,
+  MemoryFilter,
   MemoryHealthSlice,
   MemoryIntegritySlice,
   MemoryKind,
@@ -48,6 +62,8 @@ export type {
   MemoryRecord,
   MemoryStore,
   MemoryWriteSlice,
+  MetadataCondition,
+  MetadataScalar,
   NewMemory,
   PendingEmbedding,
   RevalidationCandidate,
@@ -58,8 +74,9 @@ export type {
   StoreHealth,
   StoreObserver,
   TermMode,
+  TimeScope,
   VectorHit,
   VectorQuery,
   VectorWarmupOutcome,
 } from './types.js';
-export { DEFAULT_MAX_CONTENT_LENGTH } from './validate.js';
+export { DEFAULT_MAX_CONTENT_LENGTH, MAX_METADATA_CHARS } from './validate.js';

@@ -128,13 +128,19 @@ describe('opening a file database', () => {
       raw.exec('DROP TABLE memory_chunks');
       raw.exec('ALTER TABLE memories DROP COLUMN chunk_count');
       raw.exec('DROP TABLE lexical_postings; DROP TABLE lexical_docs; DROP TABLE lexical_stats;');
+      // What version 6 added.
+      raw.exec(`DROP INDEX memories_agent_user; DROP INDEX memories_agent_session;
+        DROP INDEX memories_agent_superseded_by; DROP TABLE memory_links; DROP TABLE memory_history;`);
+      for (const column of ['user_id', 'metadata', 'valid_from', 'valid_to', 'forgotten_at']) {
+        raw.exec(`ALTER TABLE memories DROP COLUMN ${column}`);
+      }
       raw.prepare("UPDATE meta SET value = '1' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(6);
     const store = openStore({ path, embedding: null });
-    expect(store.info.schemaVersion).toBe(4);
+    expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
     expect(found.paths.like).toBe(true);
     expect(found.hits.map((h) => h.id).sort()).toEqual(['kangxi', 'plain']);
@@ -143,7 +149,7 @@ describe('opening a file database', () => {
     const check = openDatabase(path, { loadVectorExtension: false });
     try {
       expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
-        value: '4',
+        value: String(SCHEMA_VERSION),
       });
       // Only a CJK row whose NFKC form differs carries a LIKE text.
       expect(check.prepare('SELECT id, like_text FROM memories ORDER BY id').all()).toEqual([

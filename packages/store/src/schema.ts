@@ -23,7 +23,11 @@ export interface Migration {
   up(db: SqliteDatabase, ctx: StoreContext): void;
 }
 
-/** The migrations, in order; the last version is the store's schema version. */
+/**
+ * The migrations, in increasing version order; the last version is the store's schema version. Versions are
+ * assigned ahead of time, so the list may have a gap (4 then 6): a file at a version inside the gap runs the
+ * migrations above it.
+ */
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -172,6 +176,56 @@ CREATE TABLE IF NOT EXISTS skills (
       db.exec('ALTER TABLE memories ADD COLUMN chunk_count INTEGER NOT NULL DEFAULT 1');
       db.exec(CHUNK_TABLE_SQL);
       chunkExistingMemories(db, ctx);
+    },
+  },
+  {
+    // Scopes, metadata and time: a user scope (`user_id`; the session scope is the existing `session_id`),
+    // free-form JSON `metadata`, the validity interval of a fact (`valid_from`, `valid_to`: null while it is
+    // current) and `forgotten_at` for rows forgotten with their content kept. Existing rows become valid from
+    // their creation; a superseded row stops being valid at its last update (the supersede time). The
+    // `memory_links` table holds contradictions between facts; `memory_history` the lineage of a memory
+    // (updates with the text they replaced, supersedes, forget tombstones with who, when and why).
+    version: 6,
+    up(db: SqliteDatabase): void {
+      db.exec(`
+ALTER TABLE memories ADD COLUMN user_id TEXT;
+ALTER TABLE memories ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE memories ADD COLUMN valid_from INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN valid_to INTEGER;
+ALTER TABLE memories ADD COLUMN forgotten_at INTEGER;
+UPDATE memories SET valid_from = created_at;
+UPDATE memories SET valid_to = updated_at WHERE lifecycle = 'superseded';
+CREATE INDEX IF NOT EXISTS memories_agent_user ON memories(agent_id, user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_agent_session ON memories(agent_id, session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_agent_superseded_by ON memories(agent_id, superseded_by) WHERE superseded_by IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS memory_links (
+  agent_id TEXT NOT NULL,
+  older_id TEXT NOT NULL,
+  newer_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('conflict')),
+  state TEXT NOT NULL CHECK (state IN ('open','resolved','dismissed')),
+  reason TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  resolved_at INTEGER,
+  PRIMARY KEY (agent_id, older_id, newer_id, kind)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_links_newer ON memory_links(agent_id, newer_id);
+
+CREATE TABLE IF NOT EXISTS memory_history (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  agent_id TEXT NOT NULL,
+  memory_id TEXT NOT NULL,
+  action TEXT NOT NULL CHECK (action IN ('updated','superseded','forgotten','conflictLinked','conflictResolved')),
+  at INTEGER NOT NULL,
+  revision INTEGER,
+  actor TEXT,
+  reason TEXT,
+  related_id TEXT,
+  content TEXT
+);
+CREATE INDEX IF NOT EXISTS memory_history_memory ON memory_history(agent_id, memory_id, seq);
+`);
     },
   },
 ];

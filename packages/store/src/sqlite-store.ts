@@ -5,6 +5,16 @@
  * Async methods, synchronous inside; every write is one transaction; every driver error is classified.
  */
 import { classifySqliteError, isEngramStoreError } from './errors.js';
+import type {
+  ConflictLink,
+  ConflictResolution,
+  ConflictState,
+  DeleteAllResult,
+  ForgetMode,
+  ForgetOptions,
+  ForgetResult,
+  MemoryHistory,
+} from './facts-types.js';
 import { TOKENIZER_DESCRIPTION } from './schema.js';
 import type {
   RepairEmbeddingIntegrityOptions,
@@ -14,7 +24,9 @@ import type {
 import type { StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
+import * as facts from './sqlite/facts.js';
 import { type HealthResult, health, listAgents } from './sqlite/health.js';
+import { history } from './sqlite/history.js';
 import * as integrity from './sqlite/integrity.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
@@ -47,6 +59,7 @@ import type {
   RevalidationCandidate,
   SkillInput,
   SkillRecord,
+  TimeScope,
   VectorHit,
   VectorQuery,
 } from './types.js';
@@ -138,8 +151,9 @@ export class SqliteMemoryStore implements MemoryStore {
   revalidate(
     agentId: string,
     candidates: readonly RevalidationCandidate[],
+    time?: TimeScope,
   ): Promise<readonly MemoryRecord[]> {
-    return read.revalidate(this.#ctx, agentId, candidates);
+    return read.revalidate(this.#ctx, agentId, candidates, time);
   }
 
   // ---------------------------------------------------------------- write slice (sqlite/write.ts)
@@ -180,6 +194,39 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
     return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  }
+
+  // ---------------------------------------------------------------- facts slice (sqlite/facts.ts, history.ts)
+
+  /** The forget setting this store was opened with. */
+  get forgetMode(): ForgetMode {
+    return this.#ctx.forgetMode;
+  }
+  history(agentId: string, id: string): Promise<MemoryHistory> {
+    return history(this.#ctx, agentId, id);
+  }
+  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult> {
+    return facts.forgetMemory(this.#ctx, agentId, id, options);
+  }
+  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult> {
+    return facts.deleteAll(this.#ctx, agentId, options);
+  }
+  linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean> {
+    return facts.linkConflict(this.#ctx, agentId, olderId, newerId, reason);
+  }
+  listConflicts(
+    agentId: string,
+    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
+  ): Promise<readonly ConflictLink[]> {
+    return facts.listConflicts(this.#ctx, agentId, options);
+  }
+  resolveConflict(
+    agentId: string,
+    olderId: string,
+    newerId: string,
+    resolution: ConflictResolution,
+  ): Promise<ConflictLink> {
+    return facts.resolveConflict(this.#ctx, agentId, olderId, newerId, resolution);
   }
 
   // ---------------------------------------------------------------- embedding slice (sqlite/embedding.ts)

@@ -8,14 +8,25 @@
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
-import type { EmbeddingState, EventType, Lifecycle, MemoryKind, StoreHealthDto } from '@engram/contracts';
+import type {
+  EmbeddingState,
+  EventType,
+  Lifecycle,
+  MemoryFilter,
+  MemoryKind,
+  StoreHealthDto,
+} from '@engram/contracts';
 import type { EngramStoreErrorCode } from './errors.js';
+import type { MemoryFactsSlice } from './facts-types.js';
 
 export type {
   EmbeddingState,
   EventType,
   Lifecycle,
+  MemoryFilter,
   MemoryKind,
+  MetadataCondition,
+  MetadataScalar,
   StatementKind,
   StoreObserver,
   VectorWarmupOutcome,
@@ -59,6 +70,16 @@ export interface MemoryRecord {
   readonly embeddingFingerprint: string | null;
   /** How many times embedding this row failed (bounded retries). */
   readonly embeddingAttempts: number;
+  /** The user scope, or null. (`sessionId` is the session scope.) */
+  readonly userId: string | null;
+  /** Free-form JSON metadata (an object; `{}` when none). */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Since when the memory holds (defaults to its creation). */
+  readonly validFrom: number;
+  /** Until when it held: set when it is superseded or forgotten; null while current. */
+  readonly validTo: number | null;
+  /** When it was forgotten with its content kept (`forget: 'keep'`); null otherwise. */
+  readonly forgottenAt: number | null;
 }
 
 /** Input of a new memory. Optional fields get defaults (importance 0.5, confidence 1, no tags). */
@@ -78,6 +99,12 @@ export interface NewMemory {
   readonly createdAt?: number;
   /** A vector to store in the same transaction (the row is then `ready`); must match the store's dimensions. */
   readonly vector?: Float32Array;
+  /** The user scope. */
+  readonly userId?: string;
+  /** Free-form JSON metadata: a plain object, at most `MAX_METADATA_CHARS` once serialised. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Since when the fact holds; defaults to `createdAt`. */
+  readonly validFrom?: number;
 }
 
 /** Fields an update may change. Changing `content` resets the row to `pending` and drops its vector. */
@@ -88,6 +115,18 @@ export interface MemoryPatch {
   readonly confidence?: number;
   readonly tags?: readonly string[];
   readonly lifecycle?: Lifecycle;
+  /** Replaces the metadata. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Which version of the facts a search or revalidation sees. Default: current rows only (`active`). `asOf`: the
+ * rows valid at that time (current or since superseded, never forgotten). `includeHistory`: current and
+ * superseded rows alike.
+ */
+export interface TimeScope {
+  readonly asOf?: number;
+  readonly includeHistory?: boolean;
 }
 
 /** Filters for listing rows of one agent. */
@@ -100,6 +139,8 @@ export interface ListMemoriesOptions {
   readonly limit?: number;
   /** Keyset pagination: rows strictly after this id in id order. */
   readonly afterId?: string;
+  /** Scope and metadata filter. */
+  readonly filter?: MemoryFilter;
 }
 
 /** How query terms combine in lexical search. */
@@ -117,6 +158,10 @@ export interface LexicalQuery {
   readonly kinds?: readonly MemoryKind[];
   /** Every tag must be present (exact match). */
   readonly tags?: readonly string[];
+  /** Scope and metadata filter, applied inside the candidate query. */
+  readonly filter?: MemoryFilter;
+  /** Which version of the facts to search (default: current rows). */
+  readonly time?: TimeScope;
 }
 
 /** One lexical hit; `score` is higher-is-better (`any` mode: the BM25 score; `all` mode: negated FTS5 bm25, summed over the indexes used). */
@@ -154,6 +199,16 @@ export interface VectorQuery {
   readonly vector: Float32Array;
   /** k of the k-NN. At most 1,000. */
   readonly k: number;
+  /**
+   * Kind, scope and metadata filters (every one given must hold). With any of them the store over-fetches
+   * neighbours and refills until it has `k` passing rows or has looked at all of the agent's vectors, so a
+   * selective filter never starves the top k.
+   */
+  readonly kinds?: readonly MemoryKind[];
+  readonly tags?: readonly string[];
+  readonly filter?: MemoryFilter;
+  /** Which version of the facts to search (default: every row with a vector, as revalidation decides). */
+  readonly time?: TimeScope;
 }
 
 /** One vector hit; `distance` is cosine distance (0..2), `similarity` = 1 − distance. */
@@ -304,8 +359,15 @@ export interface MemoryReadSlice {
   searchLexical(query: LexicalQuery): Promise<LexicalResult>;
   /** k-NN inside the agent's partition; throws `ENGRAM_STORE_VECTOR_UNAVAILABLE` when the store has no embedder profile. */
   searchVector(query: VectorQuery): Promise<readonly VectorHit[]>;
-  /** Authoritative re-read: only rows of this agent that are `active` and, where given, of the expected revision. Order follows the input. */
-  revalidate(agentId: string, candidates: readonly RevalidationCandidate[]): Promise<readonly MemoryRecord[]>;
+  /**
+   * Authoritative re-read: only rows of this agent that are `active` (or, with a time scope, valid at `asOf`
+   * or superseded) and, where given, of the expected revision. Order follows the input.
+   */
+  revalidate(
+    agentId: string,
+    candidates: readonly RevalidationCandidate[],
+    time?: TimeScope,
+  ): Promise<readonly MemoryRecord[]>;
 }
 
 /** Writing rows. Every write validates first and changes nothing on bad input. */
@@ -425,4 +487,5 @@ export interface MemoryStore
     EventLogSlice,
     SkillSlice,
     MemoryHealthSlice,
-    MemoryIntegritySlice {}
+    MemoryIntegritySlice,
+    MemoryFactsSlice {}

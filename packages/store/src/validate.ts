@@ -26,6 +26,8 @@ import type { EventInput, MemoryPatch, NewMemory, SkillInput } from './types.js'
 
 /** Default maximum content length, in UTF-16 code units. */
 export const DEFAULT_MAX_CONTENT_LENGTH = 65_536;
+/** Longest serialised metadata of a memory (UTF-16 units of its JSON). */
+export const MAX_METADATA_CHARS = 16_384;
 /** A skill name: letter or digit, then up to 63 of letters, digits, `_`, `-`. */
 export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
 
@@ -198,6 +200,10 @@ export interface PreparedMemory {
   readonly seqTo: number | null;
   readonly createdAt: number | undefined;
   readonly vector: Float32Array | undefined;
+  readonly userId: string | null;
+  /** The metadata as JSON with sorted keys. */
+  readonly metadataJson: string;
+  readonly validFrom: number | undefined;
 }
 
 /** Validates a `NewMemory` and applies defaults (importance 0.5, confidence 1, no tags). */
@@ -231,6 +237,10 @@ export function prepareNewMemory(
       `invalid vector: ${field}.vector must be a Float32Array`,
     );
   }
+  const userId = input.userId === undefined ? null : validateAgentId(input.userId, `${field}.userId`);
+  const metadataJson = memoryMetadataJson(input.metadata, `${field}.metadata`);
+  const validFrom =
+    input.validFrom === undefined ? undefined : validateTimestamp(input.validFrom, `${field}.validFrom`);
   return {
     id,
     agentId,
@@ -244,6 +254,9 @@ export function prepareNewMemory(
     seqTo,
     createdAt,
     vector: input.vector,
+    userId,
+    metadataJson,
+    validFrom,
   };
 }
 
@@ -255,6 +268,7 @@ export interface PreparedPatch {
   readonly confidence?: number;
   readonly tags?: readonly string[];
   readonly lifecycle?: Lifecycle;
+  readonly metadataJson?: string;
 }
 
 /** Validates a `MemoryPatch`. */
@@ -267,6 +281,7 @@ export function preparePatch(patch: MemoryPatch, limits: ValidationLimits): Prep
     confidence?: number;
     tags?: readonly string[];
     lifecycle?: Lifecycle;
+    metadataJson?: string;
   } = {};
   if (patch.content !== undefined) out.content = validateContent(patch.content, limits, 'patch.content');
   if (patch.kind !== undefined) out.kind = validateKind(patch.kind, 'patch.kind');
@@ -274,6 +289,7 @@ export function preparePatch(patch: MemoryPatch, limits: ValidationLimits): Prep
   if (patch.confidence !== undefined) out.confidence = validateUnit(patch.confidence, 'patch.confidence');
   if (patch.tags !== undefined) out.tags = validateTags(patch.tags, 'patch.tags');
   if (patch.lifecycle !== undefined) out.lifecycle = validateLifecycle(patch.lifecycle, 'patch.lifecycle');
+  if (patch.metadata !== undefined) out.metadataJson = memoryMetadataJson(patch.metadata, 'patch.metadata');
   return out;
 }
 
@@ -288,27 +304,28 @@ export interface PreparedEvent {
   readonly createdAt: number | undefined;
 }
 
-function stableStringify(value: unknown, depth: number): string {
-  if (depth > 64) throw invalidInput('event metadata is nested too deeply');
+function stableStringify(value: unknown, depth: number, field = 'event metadata'): string {
+  if (depth > 64) throw invalidInput(`${field} is nested too deeply`);
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalidInput('event metadata contains a non-finite number');
+    if (!Number.isFinite(value)) throw invalidInput(`${field} contains a non-finite number`);
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map((v) => stableStringify(v ?? null, depth + 1)).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((v) => stableStringify(v ?? null, depth + 1, field)).join(',')}]`;
   if (typeof value === 'object') {
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw invalidInput('event metadata must be plain JSON');
+    if (proto !== Object.prototype && proto !== null) throw invalidInput(`${field} must be plain JSON`);
     const keys = Object.keys(value).sort();
     const parts: string[] = [];
     for (const key of keys) {
       const v = (value as Record<string, unknown>)[key];
       if (v === undefined) continue;
-      parts.push(`${JSON.stringify(key)}:${stableStringify(v, depth + 1)}`);
+      parts.push(`${JSON.stringify(key)}:${stableStringify(v, depth + 1, field)}`);
     }
     return `{${parts.join(',')}}`;
   }
-  throw invalidInput('event metadata must be JSON-serialisable');
+  throw invalidInput(`${field} must be JSON-serialisable`);
 }
 
 /** Serialises a metadata object as JSON with sorted keys (so identical metadata compares equal). */
@@ -325,6 +342,31 @@ export function stableMetadataJson(
   if (json.length > limits.maxContentLength) throw invalidInput(`${field} is larger than the content cap`);
   if (!isWellFormedText(json)) throw invalidInput(`${field} contains a lone surrogate`);
   return json;
+}
+
+/**
+ * A memory's metadata as JSON with sorted keys: a plain object of JSON values (finite numbers, no lone
+ * surrogates), at most {@link MAX_METADATA_CHARS} once serialised and 16 levels deep; `{}` when omitted.
+ */
+export function memoryMetadataJson(value: unknown, field: string): string {
+  if (value === undefined) return '{}';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidInput(`${field} must be an object`);
+  }
+  if (depthOf(value, 0) > 16) throw invalidInput(`${field} is nested more than 16 levels deep`);
+  const json = stableStringify(value, 0, field);
+  if (json.length > MAX_METADATA_CHARS) {
+    throw invalidInput(`${field} is larger than ${MAX_METADATA_CHARS} characters`);
+  }
+  if (!isWellFormedText(json)) throw invalidInput(`${field} contains a lone surrogate`);
+  return json;
+}
+
+function depthOf(value: unknown, depth: number): number {
+  if (depth > 16 || typeof value !== 'object' || value === null) return depth;
+  let max = depth;
+  for (const v of Object.values(value)) max = Math.max(max, depthOf(v, depth + 1));
+  return max;
 }
 
 /** Validates one event of an append. Event content may be empty (a tool call without text) but is capped. */

@@ -15,6 +15,11 @@ export interface FreshMemoryFields {
   readonly embeddingState: 'ready';
   readonly embeddingFingerprint: null;
   readonly embeddingAttempts: 0;
+  readonly userId: null;
+  readonly metadata: Readonly<Record<string, never>>;
+  readonly validFrom: 0;
+  readonly validTo: null;
+  readonly forgottenAt: null;
 }
 
 export const FRESH_MEMORY_FIELDS: FreshMemoryFields = Object.freeze({
@@ -28,4 +33,9 @@ export const FRESH_MEMORY_FIELDS: FreshMemoryFields = Object.freeze({
   embeddingState: 'ready',
   embeddingFingerprint: null,
   embeddingAttempts: 0,
+  userId: null,
+  metadata: Object.freeze({}),
+  validFrom: 0,
+  validTo: null,
+  forgottenAt: null,
 });

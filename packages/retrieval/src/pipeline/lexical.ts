@@ -14,6 +14,8 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
       limit: budget,
       kinds: call.kinds,
       ...(call.tags.length > 0 ? { tags: call.tags } : {}),
+      ...(call.filter === null ? {} : { filter: call.filter.given }),
+      time: call.time,
     }),
   );
   lexical.budget = budget;

@@ -1,3 +1,4 @@
+import { matchesMemoryFilter } from '@engram/contracts';
 import type { MemoryKind, MemoryRecord } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
@@ -22,6 +23,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
     ctx.store.revalidate(
       state.agentId,
       [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
+      state.call.time,
     ),
   );
   for (const row of rows) checked.set(row.id, row);
@@ -34,6 +36,7 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
       ctx.store.revalidate(
         state.agentId,
         stale.map((id) => ({ id })),
+        state.call.time,
       ),
     );
     for (const row of current) checked.set(row.id, row);
@@ -42,7 +45,12 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
 }
 
 function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryRecord): boolean {
-  return kinds.has(record.kind) && state.call.tags.every((tag) => record.tags.includes(tag));
+  const { filter, tags } = state.call;
+  return (
+    kinds.has(record.kind) &&
+    tags.every((tag) => record.tags.includes(tag)) &&
+    (filter === null || matchesMemoryFilter(filter.checked, record))
+  );
 }
 
 /** The lexical candidates still active at the revision they were found at, and passing the filters. */

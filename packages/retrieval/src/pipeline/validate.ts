@@ -1,12 +1,17 @@
 import {
   checkAgentId,
+  checkMemoryFilter,
   checkTag,
+  checkTimestamp,
   MEMORY_KINDS,
+  type MemoryFilter,
   type MemoryKind,
+  type NormalisedFilter,
   RECALLABLE_KINDS,
   RETRIEVAL_PURPOSES,
   type RetrievalPurpose,
 } from '@engram/contracts';
+import type { TimeScope } from '@engram/store';
 import { EngramRetrievalError } from '../errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_TAG_FILTERS } from './settings.js';
 
@@ -20,6 +25,12 @@ export interface RetrieveOptions {
   readonly tags?: readonly string[];
   /** Cancels the call: the answer is `cancelled` with no results. */
   readonly signal?: AbortSignal;
+  /** User and session scopes and metadata conditions every result must pass (applied inside both arms). */
+  readonly filter?: MemoryFilter;
+  /** The facts valid at this time (epoch ms) instead of the current ones: superseded facts that held then. */
+  readonly asOf?: number;
+  /** Current and superseded facts alike (ignored with `asOf`). */
+  readonly includeHistory?: boolean;
 }
 
 /** A call's options after validation, with defaults applied. */
@@ -28,6 +39,10 @@ export interface ValidatedCall {
   readonly kinds: readonly MemoryKind[];
   readonly tags: readonly string[];
   readonly signal: AbortSignal | undefined;
+  /** The caller's filter as given (the store checks it again) and its checked form; null without one. */
+  readonly filter: { readonly given: MemoryFilter; readonly checked: NormalisedFilter } | null;
+  /** The time scope the arms and revalidation use. */
+  readonly time: TimeScope;
 }
 
 function invalidInput(message: string): EngramRetrievalError {
@@ -57,7 +72,20 @@ export function validateCall(
   const tags = validateTags(o.tags);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
     throw invalidInput('signal must be an AbortSignal.');
-  return { limit: Math.min(rawLimit, MAX_LIMIT), kinds, tags, signal: o.signal };
+  let filter: ValidatedCall['filter'] = null;
+  if (o.filter !== undefined) {
+    const checked = checkMemoryFilter(o.filter);
+    if (!checked.ok) throw invalidInput(`filter is invalid (${checked.problem}).`);
+    filter = { given: o.filter, checked: checked.filter };
+  }
+  if (o.asOf !== undefined && checkTimestamp(o.asOf) !== null)
+    throw invalidInput('asOf must be epoch milliseconds.');
+  if (o.includeHistory !== undefined && typeof o.includeHistory !== 'boolean') {
+    throw invalidInput('includeHistory must be a boolean.');
+  }
+  const time: TimeScope =
+    o.asOf !== undefined ? { asOf: o.asOf } : o.includeHistory === true ? { includeHistory: true } : {};
+  return { limit: Math.min(rawLimit, MAX_LIMIT), kinds, tags, signal: o.signal, filter, time };
 }
 
 function validateKinds(kinds: unknown): readonly MemoryKind[] {

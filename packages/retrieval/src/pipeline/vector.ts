@@ -9,8 +9,28 @@ import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCa
 export async function searchVector(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
   const { settings } = ctx;
   const { vector } = state;
+  const { call } = state;
+  // Filters and the time scope apply inside the k-NN, so the arm's budget is spent on rows that can pass. A
+  // plain current-facts search keeps the unfiltered k-NN (revalidation drops what is not current).
+  const filtered =
+    call.filter !== null ||
+    call.tags.length > 0 ||
+    call.time.asOf !== undefined ||
+    call.time.includeHistory === true;
   const raw = await storeCall(() =>
-    ctx.store.searchVector({ agentId: state.agentId, vector: state.queryVector as Float32Array, k: budget }),
+    ctx.store.searchVector({
+      agentId: state.agentId,
+      vector: state.queryVector as Float32Array,
+      k: budget,
+      ...(filtered
+        ? {
+            kinds: call.kinds,
+            ...(call.tags.length > 0 ? { tags: call.tags } : {}),
+            ...(call.filter === null ? {} : { filter: call.filter.given }),
+            time: call.time,
+          }
+        : {}),
+    }),
   );
   vector.budget = budget;
   if (settings.vectorEvidence !== false) {

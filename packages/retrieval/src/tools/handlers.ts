@@ -1,9 +1,17 @@
 import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
-import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } from '../fact-merge.js';
+import {
+  type ContradictionReason,
+  canMergeFacts,
+  contradiction,
+  cosineSimilarity,
+  type FactMergeBlock,
+  tokenJaccard,
+} from '../fact-merge.js';
 import type { QueryEmbedder, ToolStore } from '../ports.js';
 import type { Retriever } from '../retriever.js';
 import { errorCode } from '../store-errors.js';
+import { forget, update } from './corrections.js';
 import { clip, renderEvents, renderSearch, renderSkills, renderWindow } from './render.js';
 import type { MemoryToolName, ToolArgs, ToolCallOf } from './schema.js';
 import { parseMemoryWindow } from './window.js';
@@ -235,6 +243,28 @@ const remember = async (
       ...(canAttach ? { vector: own } : {}),
     }),
   );
+  // A current fact on the same subject with another value: both are kept and linked as conflicting.
+  const contradicted: { id: string; reason: ContradictionReason }[] = [];
+  for (const record of candidates) {
+    const reason = contradiction(record.content, content);
+    if (reason !== null) contradicted.push({ id: record.id, reason });
+  }
+  const linked: typeof contradicted = [];
+  for (const c of contradicted) {
+    try {
+      await store.linkConflict(ctx.agentId, c.id, inserted.id, c.reason);
+      linked.push(c);
+    } catch {
+      // The fact is stored; a link that could not be written (the other fact vanished) is not an error.
+    }
+  }
+  if (linked.length > 0) {
+    const list = linked.map((c) => `${c.id} (different ${c.reason})`).join(', ');
+    return {
+      ok: true,
+      text: `Remembered as fact ${inserted.id}. It contradicts fact ${list} on the same subject: both are kept and marked conflicting, this one as the newer. Use memory_update or memory_forget to settle it now; otherwise maintenance resolves it.`,
+    };
+  }
   const separate =
     blocked === undefined
       ? ''
@@ -300,6 +330,8 @@ const TOOL_HANDLERS: { readonly [K in MemoryToolName]: ToolHandlerFunction<K> } 
   memory_search: search,
   memory_remember: (deps, args, ctx) => remember(deps, args, ctx, 0),
   memory_get: get,
+  memory_update: update,
+  memory_forget: forget,
   skill_write: skillWrite,
   skill_delete: skillDelete,
   skill_list: skillList,

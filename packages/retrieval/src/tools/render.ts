@@ -40,9 +40,16 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
     // the window.
     const pointer =
       memoryPointer(r.record) ?? (chunk === undefined ? null : formatMemoryWindow(r.record.id, chunk));
+    const conflict = r.explanation.conflict;
+    const note =
+      conflict === undefined
+        ? ''
+        : conflict.status === 'older'
+          ? ` [conflicting: contradicted by newer fact ${conflict.with.join(', ')}]`
+          : ` [current: contradicts older fact ${conflict.with.join(', ')}]`;
     return {
       prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}] `,
-      suffix: pointer === null ? '\n' : ` (memory_get ${pointer})\n`,
+      suffix: `${note}${pointer === null ? '' : ` (memory_get ${pointer})`}\n`,
       content: resultText(r.record, chunk),
     };
   });

@@ -8,6 +8,8 @@ export const MEMORY_TOOL_NAMES = [
   'memory_search',
   'memory_remember',
   'memory_get',
+  'memory_update',
+  'memory_forget',
   'skill_write',
   'skill_delete',
   'skill_list',
@@ -33,6 +35,9 @@ export const MAX_ARGUMENT_CHARS = 200_000;
 const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
 
+const memoryIdField = z.string().min(1).max(128).regex(NO_CONTROL);
+const reasonField = z.string().min(1).max(500).regex(NO_CONTROL);
+
 const maxCharsField = (fallback: number) =>
   z.int().min(200).max(SEARCH_MAX_CHARS.max).default(fallback).describe('Most characters of the answer.');
 
@@ -54,6 +59,19 @@ export interface MemoryRememberArgs {
 export interface MemoryGetArgs {
   readonly pointer: string;
   readonly maxChars: number;
+}
+
+/** `memory_update`'s validated arguments. */
+export interface MemoryUpdateArgs {
+  readonly id: string;
+  readonly content: string;
+  readonly reason?: string | undefined;
+}
+
+/** `memory_forget`'s validated arguments. */
+export interface MemoryForgetArgs {
+  readonly id: string;
+  readonly reason?: string | undefined;
 }
 
 /** `skill_write`'s validated arguments. */
@@ -78,6 +96,8 @@ export interface ToolArgs {
   readonly memory_search: MemorySearchArgs;
   readonly memory_remember: MemoryRememberArgs;
   readonly memory_get: MemoryGetArgs;
+  readonly memory_update: MemoryUpdateArgs;
+  readonly memory_forget: MemoryForgetArgs;
   readonly skill_write: SkillWriteArgs;
   readonly skill_delete: SkillDeleteArgs;
   readonly skill_list: SkillListArgs;
@@ -146,6 +166,23 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
           'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
         ),
       maxChars: maxCharsField(8000),
+    }),
+  },
+  memory_update: {
+    description:
+      'Correct a memory: the given text replaces it from now on. The old version is kept in its history (superseded, no longer returned by search). Use the id shown by memory_search.',
+    input: z.strictObject({
+      id: memoryIdField.describe('The id of the memory to correct (from memory_search).'),
+      content: z.string().min(1).max(4000).describe('The corrected fact, stated on its own.'),
+      reason: reasonField.optional().describe('Why it changed, in a few words.'),
+    }),
+  },
+  memory_forget: {
+    description:
+      'Forget a memory (and the earlier versions it replaced) for good, e.g. when the user asks. A tombstone records when and why; the content is erased unless the store keeps it.',
+    input: z.strictObject({
+      id: memoryIdField.describe('The id of the memory to forget (from memory_search).'),
+      reason: reasonField.optional().describe('Why it is forgotten, in a few words.'),
     }),
   },
   skill_write: {

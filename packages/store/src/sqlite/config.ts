@@ -5,6 +5,7 @@
 import type { StoreObserver } from '@engram/contracts';
 import { z } from 'zod';
 import { invalidInput } from '../errors.js';
+import type { ForgetMode } from '../facts-types.js';
 import type { EncryptionCipher, SqliteDriver } from '../native.js';
 import type { EmbeddingProfile } from '../types.js';
 
@@ -44,6 +45,13 @@ export interface SqliteMemoryStoreConfig {
    * re-index.
    */
   readonly lexical?: { readonly k1?: number; readonly b?: number };
+  /**
+   * What forgetting a memory (`forgetMemory`, `deleteAll`) does. `erase` (default): the row, its index
+   * entries, vectors and the text its history kept are removed; a tombstone with who, when and why stays.
+   * `keep`: the row stays with its content, archived and marked forgotten (`forgottenAt`), never returned by
+   * search; events and skills stay too.
+   */
+  readonly forget?: ForgetMode;
 }
 
 /** Encryption settings of a store: the passphrase and the cipher. The key is never logged or put in an error. */
@@ -97,6 +105,7 @@ const configSchema = z.object({
   lexical: z
     .object({ k1: z.number().min(0).max(10).optional(), b: z.number().min(0).max(1).optional() })
     .optional(),
+  forget: z.enum(['erase', 'keep']).optional(),
   encryption: z
     .object({
       key: keyValueSchema,

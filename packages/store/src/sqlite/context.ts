@@ -6,6 +6,7 @@
 
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError } from '../errors.js';
+import type { ForgetMode } from '../facts-types.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
@@ -70,6 +71,8 @@ export class StoreContext {
   #fingerprint = 'none';
   /** The schema version the migration left the file at. */
   schemaVersion = 0;
+  /** What forgetting does (set at open from the configuration; see `ForgetMode`). */
+  forgetMode: ForgetMode = 'erase';
   /** BM25 settings of the lexical search (set at open from the configuration). */
   bm25: Bm25Settings = DEFAULT_BM25;
   /** True once `close()` ran. */

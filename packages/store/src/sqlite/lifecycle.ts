@@ -6,6 +6,7 @@ import { invalidInput } from '../errors.js';
 import type { Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
+import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './memory-rows.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
@@ -46,6 +47,14 @@ export function supersedeMemory(
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
       const inserted = insertPrepared(ctx, prepared, now);
       const superseded = casLifecycle(ctx, row, 'superseded', inserted.id, now);
+      recordHistory(ctx, {
+        agentId,
+        memoryId: oldId,
+        action: 'superseded',
+        at: now,
+        revision: superseded.revision,
+        relatedId: inserted.id,
+      });
       return { superseded, replacement: inserted };
     });
   });

@@ -43,6 +43,7 @@ function newId(ctx: StoreContext): string {
 export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): MemoryRecord {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
+  const validFrom = p.validFrom ?? createdAt;
   const hash = contentHash(p.content);
   const spans = chunkSpans(p.content);
   const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
@@ -54,9 +55,10 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     .stmt(
       'write',
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count)
+        seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
+        user_id, metadata, valid_from)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks)`,
+        @createdAt, @createdAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)`,
     )
     .run({
       id,
@@ -76,6 +78,9 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       cjk: cjk ? 1 : 0,
       likeText: likeText(p.content),
       chunks: spans.length,
+      user: p.userId,
+      metadata: p.metadataJson,
+      validFrom,
     });
   const rid = Number(info.lastInsertRowid);
   writeTags(ctx, rid, p.agentId, p.tags);
@@ -103,6 +108,11 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     embeddingState: state,
     embeddingFingerprint: fingerprint,
     embeddingAttempts: 0,
+    userId: p.userId,
+    metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
+    validFrom,
+    validTo: null,
+    forgottenAt: null,
   };
 }
 
@@ -139,13 +149,16 @@ export function casLifecycle(
   supersededBy: string | null,
   now: number,
 ): MemoryRecord {
+  // Superseding closes the fact's validity at the supersede time; reactivating it opens it again.
+  const validTo =
+    lifecycle === 'superseded' ? (row.valid_to ?? now) : lifecycle === 'active' ? null : row.valid_to;
   const info = ctx
     .stmt(
       'write',
-      `UPDATE memories SET lifecycle = ?, superseded_by = ?, revision = revision + 1, updated_at = ?
-       WHERE rid = ? AND revision = ?`,
+      `UPDATE memories SET lifecycle = ?, superseded_by = ?, revision = revision + 1, updated_at = ?,
+         valid_to = ? WHERE rid = ? AND revision = ?`,
     )
-    .run(lifecycle, supersededBy, now, row.rid, row.revision);
+    .run(lifecycle, supersededBy, now, validTo, row.rid, row.revision);
   if (info.changes !== 1) {
     throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
   }
@@ -155,5 +168,6 @@ export function casLifecycle(
     superseded_by: supersededBy,
     revision: row.revision + 1,
     updated_at: now,
+    valid_to: validTo,
   });
 }

@@ -45,6 +45,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     encrypted: config.encryption !== undefined,
   });
   ctx.bm25 = resolveBm25(config.lexical);
+  ctx.forgetMode = config.forget ?? 'erase';
   let opened: MigrationResult;
   try {
     if (!memory) db.exec('PRAGMA journal_mode = WAL');

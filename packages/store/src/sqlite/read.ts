@@ -5,7 +5,7 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate } from '../types.js';
+import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate, TimeScope } from '../types.js';
 import {
   validateAgentId,
   validateId,
@@ -15,7 +15,7 @@ import {
   validateLimit,
 } from '../validate.js';
 import type { StoreContext } from './context.js';
-import { kindsFilter, tagsFilter } from './filters.js';
+import { FILTER_SQL, filterParams, kindsFilter, TIME_SQL, tagsFilter, timeParams } from './filters.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
@@ -46,6 +46,7 @@ export function listMemories(
     const tags = tagsFilter(options.tags);
     const limit = validateLimit(options.limit, 'limit', 10_000, 100);
     const afterId = options.afterId === undefined ? '' : validateId(options.afterId, 'afterId');
+    const scope = filterParams(options.filter);
     const rows = ctx
       .stmt(
         'read',
@@ -55,9 +56,10 @@ export function listMemories(
            AND m.lifecycle IN (SELECT value FROM json_each(@lifecycles))
            AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
              SELECT 1 FROM memory_tags t WHERE t.agent_id = m.agent_id AND t.tag = j.value AND t.rid = m.rid))
+           AND ${FILTER_SQL}
          ORDER BY m.id LIMIT @limit`,
       )
-      .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit });
+      .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit, ...scope });
     return rows.map((r) => toRecord(r));
   });
 }
@@ -86,14 +88,19 @@ export function findByContentHash(
   });
 }
 
-/** Re-reads candidates: only this agent's `active` rows, of the expected revision where given, in input order. */
+/**
+ * Re-reads candidates: only this agent's rows in the time scope (default: `active`), of the expected revision
+ * where given, in input order.
+ */
 export function revalidate(
   ctx: StoreContext,
   agentId: string,
   candidates: readonly RevalidationCandidate[],
+  time?: TimeScope,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('revalidate', () => {
     validateAgentId(agentId);
+    const scope = timeParams(time);
     if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
     if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
     if (candidates.length === 0) return [];
@@ -113,10 +120,10 @@ export function revalidate(
         'read',
         // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
         // the agent's rows by the list instead walks every active row of the agent (linear in its size).
-        `SELECT m.* FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = ? AND m.lifecycle = 'active'`,
+        `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
+         WHERE m.agent_id = @agent AND ${TIME_SQL}`,
       )
-      .all<MemoryRow>(JSON.stringify(ids), agentId);
+      .all<MemoryRow>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: MemoryRecord[] = [];
     const emitted = new Set<string>();

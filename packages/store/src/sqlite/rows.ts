@@ -45,6 +45,12 @@ export interface MemoryRow {
   like_text: string | null;
   /** Number of chunks (1: the content fits the chunk budget and has no chunk rows). */
   chunk_count: number;
+  user_id: string | null;
+  /** JSON object with sorted keys. */
+  metadata: string;
+  valid_from: number;
+  valid_to: number | null;
+  forgotten_at: number | null;
 }
 
 /** A row of `events`. */
@@ -70,13 +76,21 @@ export interface SkillRow {
   updated_at: number;
 }
 
-/** The record of a memory row; a malformed tag list is `ENGRAM_STORE_CORRUPT`. */
+/** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
 export function toRecord(row: MemoryRow): MemoryRecord {
   let tags: string[];
   try {
     tags = tagsJsonSchema.parse(JSON.parse(row.tags));
   } catch (cause) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list is not valid JSON', { cause });
+  }
+  let metadata: Record<string, unknown>;
+  try {
+    metadata = metadataJsonSchema.parse(JSON.parse(row.metadata));
+  } catch (cause) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored memory metadata is not valid JSON', {
+      cause,
+    });
   }
   return {
     id: row.id,
@@ -100,6 +114,11 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     embeddingState: row.embedding_state as EmbeddingState,
     embeddingFingerprint: row.embedding_fingerprint,
     embeddingAttempts: row.embedding_attempts,
+    userId: row.user_id,
+    metadata,
+    validFrom: row.valid_from,
+    validTo: row.valid_to,
+    forgottenAt: row.forgotten_at,
   };
 }
 

@@ -8,6 +8,7 @@ import { buildMatch } from '../lexical-plan.js';
 import type { LexicalHit } from '../types.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
+import { FILTER_SQL, TIME_SQL } from './filters.js';
 
 /** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
 const FREE = -1;
@@ -40,7 +41,7 @@ function bm25Sql(phrases: number): string {
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
       m.chunk_count AS chunks
     FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
-    WHERE h.cand = 1 AND m.agent_id = @agent AND m.lifecycle = 'active'
+    WHERE h.cand = 1 AND m.agent_id = @agent AND ${TIME_SQL} AND ${FILTER_SQL}
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
         SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
@@ -55,7 +56,14 @@ function bm25Sql(phrases: number): string {
 export function searchBm25(
   ctx: StoreContext,
   plan: Bm25Plan,
-  filter: { readonly agentId: string; readonly kinds: string; readonly tags: string; readonly limit: number },
+  filter: {
+    readonly agentId: string;
+    readonly kinds: string;
+    readonly tags: string;
+    readonly limit: number;
+    /** The parameters of `FILTER_SQL` and `TIME_SQL`. */
+    readonly scope: Readonly<Record<string, unknown>>;
+  },
 ): LexicalHit[] {
   if (plan.terms.length === 0) return [];
   const stats = ctx
@@ -87,6 +95,7 @@ export function searchBm25(
     kinds: filter.kinds,
     tags: filter.tags,
     limit: filter.limit,
+    ...filter.scope,
   };
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);

@@ -13,7 +13,7 @@ import type { LexicalHit, LexicalQuery, LexicalResult } from '../types.js';
 import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
-import { kindsFilter, tagsFilter } from './filters.js';
+import { FILTER_SQL, filterParams, kindsFilter, TIME_SQL, tagsFilter, timeParams } from './filters.js';
 import { searchBm25 } from './search-bm25.js';
 
 /** The span of the chunk an FTS row matched (for a chunked memory). */
@@ -39,7 +39,7 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
       SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score, f.rowid AS key, m.rid AS rid,
         m.chunk_count AS chunks
       FROM ${t} f CROSS JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
-      WHERE ${t} MATCH @match AND m.agent_id = @agent AND m.lifecycle = 'active'
+      WHERE ${t} MATCH @match AND m.agent_id = @agent AND ${TIME_SQL} AND ${FILTER_SQL}
         AND m.kind IN (SELECT value FROM json_each(@kinds))
         AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
           SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
@@ -55,7 +55,7 @@ function likeSql(): string {
   return `SELECT m.id AS id, m.revision AS revision,
         (SELECT count(*) FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\') AS hits
       FROM memories m
-      WHERE m.agent_id = @agent AND m.has_cjk = 1 AND m.lifecycle = 'active'
+      WHERE m.agent_id = @agent AND m.has_cjk = 1 AND ${TIME_SQL} AND ${FILTER_SQL}
         AND m.kind IN (SELECT value FROM json_each(@kinds))
         AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
           SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
@@ -74,10 +74,11 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
     const limit = validateLimit(query.limit, 'limit', 1000, 50);
     const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
     const tags = tagsFilter(query.tags);
+    const scope = { ...filterParams(query.filter), ...timeParams(query.time) };
     const mode = query.mode ?? 'any';
     if (mode === 'any') {
       const bm25 = planBm25Query(query.terms);
-      const hits = searchBm25(ctx, bm25, { agentId, kinds, tags, limit });
+      const hits = searchBm25(ctx, bm25, { agentId, kinds, tags, limit, scope });
       return {
         hits,
         paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
@@ -116,7 +117,7 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
         }
       }
     };
-    const common = { agent: agentId, kinds, tags, limit };
+    const common = { agent: agentId, kinds, tags, limit, ...scope };
     const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
     if (wordsMatch !== null) {
       const sql = ftsSql('words', trigramMatch !== null, paths.like);

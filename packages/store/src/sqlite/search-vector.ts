@@ -1,20 +1,38 @@
 /**
- * The vector arm of the read slice: k-NN inside the agent's sqlite-vec partition.
+ * The vector arm of the read slice: k-NN inside the agent's sqlite-vec partition, with filters applied inside
+ * the candidate query (over-fetch and refill, then an exact scan) so that a filter never starves the top k.
  */
+import { MEMORY_KINDS } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from '../errors.js';
 import type { VectorHit, VectorQuery } from '../types.js';
 import { validateAgentId, validateLimit, validateVector } from '../validate.js';
 import { agentHasChunks, CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
+import {
+  FILTER_SQL,
+  filterParams,
+  filterRestricts,
+  kindsFilter,
+  TIME_SQL,
+  tagsFilter,
+  timeParams,
+} from './filters.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
 /** sqlite-vec's largest k. */
 const MAX_KNN = 4096;
+/** How many more neighbours each round of a filtered search asks for. */
+const FILTER_OVERSAMPLING = 4;
+
+/** The rows a k-NN round found, grouped by memory: nearest chunk first. */
+type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
 
 /**
  * k-NN in the agent's vector partition; cosine distance, similarity = 1 − distance; nearest first. A chunked
- * memory is as near as its nearest chunk, which the hit names.
+ * memory is as near as its nearest chunk, which the hit names. With kind, tag, scope, metadata or time
+ * filters, the nearest rows passing them: the index is asked for more neighbours (×4 per round) until `k`
+ * pass or the partition is exhausted, and past sqlite-vec's largest k the passing rows are scanned exactly.
  */
 export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<readonly VectorHit[]> {
   return ctx.op('searchVector', () => {
@@ -28,24 +46,28 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     }
     const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
     const k = validateLimit(query.k, 'k', 1000);
+    const restricted =
+      query.kinds !== undefined ||
+      (query.tags !== undefined && query.tags.length > 0) ||
+      filterRestricts(query.filter) ||
+      query.time !== undefined;
+    const scope = restricted
+      ? {
+          kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
+          tags: tagsFilter(query.tags),
+          ...filterParams(query.filter),
+          ...timeParams(query.time, 3),
+        }
+      : null;
     // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
     // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks).
     const chunked = agentHasChunks(ctx, agentId);
-    const kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
-    type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
     let rows: Row[];
     try {
-      rows = ctx
-        .stmt(
-          'vector',
-          `SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
-           FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent) knn
-           CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
-           WHERE m.agent_id = @agent
-           GROUP BY m.rid
-           ORDER BY distance, m.id LIMIT @k`,
-        )
-        .all<Row>({ v: vector, k, kk, agent: agentId });
+      rows =
+        scope === null
+          ? nearest(ctx, agentId, vector, k, chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k)
+          : nearestPassing(ctx, agentId, vector, k, chunked, scope);
     } catch (err) {
       ctx.emitWarmup('failed');
       throw err;
@@ -65,4 +87,84 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     }
     return hits;
   });
+}
+
+/** The unfiltered k-NN: one statement. */
+function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: number, kk: number): Row[] {
+  return ctx
+    .stmt(
+      'vector',
+      `SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
+       FROM (SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent) knn
+       CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
+       WHERE m.agent_id = @agent
+       GROUP BY m.rid
+       ORDER BY distance, m.id LIMIT @k`,
+    )
+    .all<Row>({ v: vector, k, kk, agent: agentId });
+}
+
+const PASSING_WHERE = `m.agent_id = @agent
+  AND (@kinds IS NULL OR m.kind IN (SELECT value FROM json_each(@kinds)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
+    SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
+  AND ${TIME_SQL} AND ${FILTER_SQL}`;
+
+/** Filtered k-NN: over-fetch and refill, then an exact scan of the passing rows when the index's k runs out. */
+function nearestPassing(
+  ctx: StoreContext,
+  agentId: string,
+  vector: Float32Array,
+  k: number,
+  chunked: boolean,
+  scope: Readonly<Record<string, unknown>>,
+): Row[] {
+  let kk = Math.min(k * FILTER_OVERSAMPLING * (chunked ? CHUNK_OVERSAMPLING : 1), MAX_KNN);
+  for (;;) {
+    const rows = ctx
+      .stmt(
+        'vector',
+        `WITH knn AS MATERIALIZED (
+           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent)
+         SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
+           (SELECT count(*) FROM knn) AS raw
+         FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
+         WHERE ${PASSING_WHERE}
+         GROUP BY m.rid
+         ORDER BY distance, m.id LIMIT @k`,
+      )
+      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...scope });
+    if (rows.length >= k) return rows;
+    // Fewer passing rows than k: either the partition has no more neighbours, or more must be looked at.
+    const raw =
+      rows[0]?.raw ??
+      ctx
+        .stmt(
+          'vector',
+          'SELECT count(*) AS n FROM (SELECT rowid FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent)',
+        )
+        .get<{ n: number }>({ v: vector, kk, agent: agentId })?.n ??
+      0;
+    if (raw < kk) return rows;
+    if (kk >= MAX_KNN) break;
+    kk = Math.min(kk * FILTER_OVERSAMPLING, MAX_KNN);
+  }
+  // Exact scan: the distance of every vector of every passing row (the filter bounds the work).
+  return ctx
+    .stmt(
+      'vector',
+      `WITH keys(rid, key) AS (
+         SELECT m.rid, m.rid FROM memories m WHERE m.chunk_count <= 1 AND ${PASSING_WHERE}
+         UNION ALL
+         SELECT m.rid, m.rid + c.idx * ${CHUNK_KEY_SPAN} FROM memories m
+         CROSS JOIN memory_chunks c ON c.agent_id = m.agent_id AND c.rid = m.rid
+         WHERE m.chunk_count > 1 AND ${PASSING_WHERE})
+       SELECT m.id AS id, min(vec_distance_cosine(v.embedding, @v)) AS distance, keys.key AS key, m.rid AS rid,
+         m.chunk_count AS chunks
+       FROM keys CROSS JOIN memories_vec v ON v.rowid = keys.key
+       CROSS JOIN memories m ON m.rid = keys.rid
+       GROUP BY m.rid
+       ORDER BY distance, m.id LIMIT @k`,
+    )
+    .all<Row>({ v: vector, k, agent: agentId, ...scope });
 }

@@ -17,6 +17,7 @@ import {
 } from '../validate.js';
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
+import { recordHistory } from './history.js';
 import { insertPrepared, prepareInsert, rowForWrite, selectRow } from './memory-rows.js';
 import { deleteTags, writeTags } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
@@ -78,6 +79,7 @@ export function updateMemory(
         confidence: p.confidence ?? row.confidence,
         lifecycle: p.lifecycle ?? row.lifecycle,
         tags: p.tags === undefined ? row.tags : JSON.stringify(p.tags),
+        metadata: p.metadataJson ?? row.metadata,
         revision: row.revision + 1,
         updated_at: now,
       };
@@ -97,7 +99,8 @@ export function updateMemory(
           `UPDATE memories SET kind = @kind, content = @content, content_hash = @hash, importance = @importance,
              confidence = @confidence, tags = @tags, lifecycle = @lifecycle, revision = @revision,
              updated_at = @updatedAt, embedding_state = @state, embedding_fingerprint = @fp,
-             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks
+             embedding_attempts = @attempts, has_cjk = @cjk, like_text = @likeText, chunk_count = @chunks,
+             metadata = @metadata
            WHERE rid = @rid AND revision = @expected`,
         )
         .run({
@@ -116,6 +119,7 @@ export function updateMemory(
           cjk: next.has_cjk,
           likeText: next.like_text,
           chunks: next.chunk_count,
+          metadata: next.metadata,
           rid: row.rid,
           expected: expectedRevision,
         });
@@ -125,6 +129,15 @@ export function updateMemory(
       if (contentChanged) {
         unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
         indexContent(ctx, row.rid, agentId, next.content);
+        // The lineage keeps the text this update replaced (erased again if the memory is forgotten).
+        recordHistory(ctx, {
+          agentId,
+          memoryId: id,
+          action: 'updated',
+          at: now,
+          revision: next.revision,
+          content: row.content,
+        });
       }
       if (p.tags !== undefined) {
         const newTags = p.tags;

@@ -1,0 +1,75 @@
+/**
+ * Corrections: replacing what a memory says with a corrected version, keeping the old one in its lineage. The
+ * model-facing `memory_update` and an application's own `update` run the same function; forgetting, deleting
+ * an agent's memories and reading a memory's history are store calls (`forgetMemory`, `deleteAll`, `history`).
+ */
+import { checkAgentId, checkMemoryId } from '@engram/contracts';
+import type { MemoryRecord, NewMemory } from '@engram/store';
+import { EngramRetrievalError } from './errors.js';
+import type { CorrectionStore } from './ports.js';
+import { errorCode } from './store-errors.js';
+
+/** Options of {@link correctMemory}. */
+export interface CorrectionOptions {
+  /** Since when the corrected fact holds (epoch ms); default the store's clock. */
+  readonly validFrom?: number;
+  /** Replaces the metadata (default: the old version's). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** The outcome of a correction: the closed old version and the current one. */
+export interface Correction {
+  readonly superseded: MemoryRecord;
+  readonly replacement: MemoryRecord;
+}
+
+function invalid(message: string): EngramRetrievalError {
+  return new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', message);
+}
+
+/**
+ * Corrects a current memory: the new content supersedes it (the old version is closed at the correction time
+ * and kept in its history; search returns the new one). The replacement keeps the kind, tags, scopes,
+ * metadata, importance and confidence. Compare-and-set with one retry on a concurrent change.
+ *
+ * Resolves null when the agent has no such current memory (unknown, superseded, archived or forgotten).
+ * Throws `EngramRetrievalError` for a bad agent id, id or content (nothing is read); a store failure rejects
+ * with the store's `EngramStoreError` (a bad replacement, e.g. content over the store's cap, is
+ * `ENGRAM_STORE_INVALID_INPUT`).
+ */
+export async function correctMemory(
+  store: CorrectionStore,
+  agentId: string,
+  id: string,
+  content: string,
+  options: CorrectionOptions = {},
+): Promise<Correction | null> {
+  const agentProblem = checkAgentId(agentId);
+  if (agentProblem !== null) throw invalid(`agentId is invalid (${agentProblem}).`);
+  const idProblem = checkMemoryId(id);
+  if (idProblem !== null) throw invalid(`id is invalid (${idProblem}).`);
+  if (typeof content !== 'string' || content.trim() === '')
+    throw invalid('content must be a non-empty string.');
+  for (let attempt = 0; ; attempt += 1) {
+    const current = await store.getMemory(agentId, id);
+    if (current === null || current.lifecycle !== 'active') return null;
+    const replacement: NewMemory = {
+      agentId,
+      kind: current.kind,
+      content: content.trim(),
+      importance: current.importance,
+      confidence: current.confidence,
+      tags: current.tags,
+      metadata: options.metadata ?? current.metadata,
+      ...(current.userId === null ? {} : { userId: current.userId }),
+      ...(current.sessionId === null ? {} : { sessionId: current.sessionId }),
+      ...(options.validFrom === undefined ? {} : { validFrom: options.validFrom }),
+    };
+    try {
+      return await store.supersedeMemory(agentId, id, current.revision, replacement);
+    } catch (error) {
+      if (attempt === 0 && errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
+      throw error;
+    }
+  }
+}
