@@ -1,13 +1,9 @@
 /**
- * The facade's embedding and lineage helpers: the background drain, inline embedding of small writes, and the
- * versions of a memory.
+ * The facade's embedding helpers: the background drain and inline embedding of small writes.
  */
 import { CHUNK_BUDGET, type MemoryRecord } from '@engram/store';
 import type { Engine } from './engine.js';
 import { EngramMemoryError } from './errors.js';
-
-/** Rows per listing page when deleting or tracing history. */
-export const PAGE = 1000;
 
 /** The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. */
 export function backgroundDrain(engine: Engine): {
@@ -88,41 +84,4 @@ export async function embedNow(
     })),
   );
   return Promise.all(rows.map(async (r) => (await engine.store.getMemory(r.agentId, r.id)) ?? r));
-}
-
-/** Every version of `id`, oldest first; throws NOT_FOUND when there is no such memory. */
-export async function lineage(engine: Engine, agentId: string, id: string): Promise<readonly MemoryRecord[]> {
-  const start = await engine.store.getMemory(agentId, id);
-  if (start === null) throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
-  const bySuccessor = new Map<string, MemoryRecord>();
-  let afterId: string | undefined;
-  for (;;) {
-    const page = await engine.store.listMemories(agentId, {
-      lifecycles: ['superseded'],
-      limit: PAGE,
-      ...(afterId === undefined ? {} : { afterId }),
-    });
-    for (const row of page) if (row.supersededBy !== null) bySuccessor.set(row.supersededBy, row);
-    const last = page[page.length - 1];
-    if (page.length < PAGE || last === undefined) break;
-    afterId = last.id;
-  }
-  const chain: MemoryRecord[] = [start];
-  const seen = new Set([start.id]);
-  for (
-    let prev = bySuccessor.get(start.id);
-    prev !== undefined && !seen.has(prev.id);
-    prev = bySuccessor.get(prev.id)
-  ) {
-    chain.unshift(prev);
-    seen.add(prev.id);
-  }
-  for (let next = chain[chain.length - 1]?.supersededBy ?? null; next !== null && !seen.has(next); ) {
-    const row = await engine.store.getMemory(agentId, next);
-    if (row === null) break;
-    chain.push(row);
-    seen.add(row.id);
-    next = row.supersededBy;
-  }
-  return chain;
 }

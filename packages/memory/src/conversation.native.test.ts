@@ -72,10 +72,8 @@ describe('tools', () => {
       expect((await memory.callTool('memory_forget', { id: current?.id })).ok).toBe(true);
       expect(await memory.list()).toEqual([]);
       const bad = await memory.callTool('memory_update', { id: 'x' });
-      expect(bad).toEqual({
-        ok: false,
-        text: 'Invalid arguments for memory_update: "content" must be a non-empty string.',
-      });
+      expect(bad.ok).toBe(false);
+      expect(bad.text).toMatch(/^Invalid arguments for memory_update/);
       expect((await memory.callTool('memory_forget', { id: 'no-such' })).ok).toBe(false);
     } finally {
       await memory.close();

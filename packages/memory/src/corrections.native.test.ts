@@ -64,7 +64,9 @@ describe('update, history, delete', () => {
       expect(await memory.get(old)).toBeNull();
       expect(await memory.search('staging database')).toEqual([]);
       expect(await memory.delete(current.id)).toBe(false);
-      expect(await codeOf(memory.history(current.id))).toBe('ENGRAM_MEMORY_NOT_FOUND');
+      // Forgotten versions are gone from the history (their tombstones stay in the store); an unknown id is not found.
+      expect(await memory.history(current.id)).toEqual([]);
+      expect(await codeOf(memory.history('never-stored'))).toBe('ENGRAM_MEMORY_NOT_FOUND');
       expect((await memory.list()).map((m) => m.content)).toEqual(['Keep this one']);
       expect(await memory.deleteAll()).toBe(1);
       expect(await memory.list({ includeInactive: true })).toEqual([]);

@@ -181,3 +181,44 @@ describe('maintain and health', () => {
     }
   });
 });
+
+describe('scopes, metadata and time', () => {
+  it('a filter on user and metadata narrows search and list; asOf finds what held then', async () => {
+    const memory = await fresh();
+    try {
+      await memory.add('Prefers window seats on flights', {
+        userId: 'ann',
+        metadata: { topic: 'travel', rank: 2 },
+      });
+      await memory.add('Prefers aisle seats on flights', {
+        userId: 'bo',
+        metadata: { topic: 'travel', rank: 5 },
+      });
+      await memory.add('Prefers green tea', { userId: 'ann', metadata: { topic: 'food' } });
+      const ann = await memory.search('seats on flights', { filter: { userId: 'ann' } });
+      expect(ann.map((h) => h.content)).toEqual(['Prefers window seats on flights']);
+      expect(ann[0]?.metadata).toEqual({ topic: 'travel', rank: 2 });
+      const ranked = await memory.search('prefers', {
+        filter: { metadata: [{ key: 'rank', op: 'range', gte: 3 }] },
+      });
+      expect(ranked.map((h) => h.userId)).toEqual(['bo']);
+      const food = await memory.list({ filter: { metadata: [{ key: 'topic', op: 'eq', value: 'food' }] } });
+      expect(food.map((m) => m.content)).toEqual(['Prefers green tea']);
+
+      const [tea] = food;
+      const before = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const coffee = await memory.update(tea?.id ?? '', 'Prefers black coffee');
+      expect(coffee.userId).toBe('ann');
+      expect(coffee.metadata).toEqual({ topic: 'food' });
+      expect((await memory.search('prefers tea coffee')).map((h) => h.content)).not.toContain(
+        'Prefers green tea',
+      );
+      const then = await memory.search('prefers tea coffee', { asOf: before });
+      expect(then.map((h) => h.content)).toContain('Prefers green tea');
+      expect(then.map((h) => h.content)).not.toContain('Prefers black coffee');
+    } finally {
+      await memory.close();
+    }
+  });
+});

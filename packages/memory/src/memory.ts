@@ -4,7 +4,8 @@
  * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
  */
 import type { MaintenancePassResult } from '@engram/maintenance';
-import { backgroundDrain, embedNow, lineage, PAGE } from './background.js';
+import { correctMemory } from '@engram/retrieval';
+import { backgroundDrain, embedNow } from './background.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';
 import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
@@ -90,6 +91,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         kind: o.kind ?? 'fact',
         importance: o.importance ?? 0.7,
         ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.userId === undefined ? {} : { userId: o.userId }),
+        ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
       });
       const added = await embedNow(engine, written.added);
       return { added: added.map(toItem), unchanged: written.unchanged.map(toItem), events: 0 };
@@ -104,6 +107,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
         ...(o.tags === undefined ? {} : { tags: o.tags }),
         ...(o.signal === undefined ? {} : { signal: o.signal }),
+        ...(o.filter === undefined ? {} : { filter: o.filter }),
+        ...(o.asOf === undefined ? {} : { asOf: o.asOf }),
+        ...(o.includeHistory === undefined ? {} : { includeHistory: o.includeHistory }),
       });
       if (execution.outcome === 'emptyQuery') return [];
       if (execution.outcome !== 'completed') {
@@ -126,67 +132,83 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const patch: MemoryChange =
         typeof change === 'string' ? { content: change } : checkOptions(change, 'change');
       if (patch.content !== undefined) checkText(patch.content, 'change.content');
-      if (patch.content === undefined && patch.tags === undefined && patch.importance === undefined) {
+      if (
+        patch.content === undefined &&
+        patch.tags === undefined &&
+        patch.importance === undefined &&
+        patch.metadata === undefined
+      ) {
         throw invalidInput('change names nothing to change');
       }
       const e = open();
-      const row = await e.store.getMemory(agentId, id);
-      if (row === null || row.lifecycle !== 'active') {
-        throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no current memory with that id');
-      }
       try {
-        if (patch.content === undefined || patch.content === row.content) {
-          const updated = await e.store.updateMemory(agentId, id, row.revision, {
+        let row = await e.store.getMemory(agentId, id);
+        if (
+          row !== null &&
+          row.lifecycle === 'active' &&
+          patch.content !== undefined &&
+          patch.content !== row.content
+        ) {
+          // New text: a new version supersedes the memory (the old one stays in its history).
+          const corrected = await correctMemory(e.store, agentId, id, patch.content, {
+            ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+          });
+          row = corrected?.replacement ?? null;
+        }
+        if (row === null || row.lifecycle !== 'active') {
+          throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no current memory with that id');
+        }
+        if (
+          patch.tags !== undefined ||
+          patch.importance !== undefined ||
+          (patch.metadata !== undefined && row.id === id)
+        ) {
+          row = await e.store.updateMemory(agentId, row.id, row.revision, {
             ...(patch.tags === undefined ? {} : { tags: patch.tags }),
             ...(patch.importance === undefined ? {} : { importance: patch.importance }),
+            ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
           });
-          return toItem(updated);
         }
-        const { replacement } = await e.store.supersedeMemory(agentId, id, row.revision, {
-          agentId,
-          kind: row.kind,
-          content: patch.content,
-          importance: patch.importance ?? row.importance,
-          confidence: row.confidence,
-          tags: patch.tags ?? row.tags,
-          ...(row.sessionId === null ? {} : { sessionId: row.sessionId }),
-        });
-        const [embedded] = await embedNow(e, [replacement]);
-        return toItem(embedded ?? replacement);
+        const [embedded] = await embedNow(e, [row]);
+        return toItem(embedded ?? row);
       } catch (error) {
         throw conflictOr(error);
       }
     },
 
     async delete(id, options) {
-      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
       checkText(id, 'id');
-      const e = open();
-      if ((await e.store.getMemory(agentId, id)) === null) return false;
-      const versions = await lineage(e, agentId, id);
-      // The memory and every earlier version: their text is gone, not just hidden.
-      const index = versions.findIndex((v) => v.id === id);
-      for (const version of versions.slice(0, index + 1)) await e.store.deleteMemory(agentId, version.id);
-      return true;
+      try {
+        // The memory and the versions it replaced; a tombstone records who, when and why.
+        await open().store.forgetMemory(agentId, id, {
+          actor: o.actor ?? 'caller',
+          ...(o.reason === undefined ? {} : { reason: o.reason }),
+        });
+        return true;
+      } catch (error) {
+        if (engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') return false;
+        throw error;
+      }
     },
 
     async deleteAll(options) {
       const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
-      const e = open();
-      let deleted = 0;
-      for (;;) {
-        const page = await e.store.listMemories(agentId, {
-          lifecycles: ['active', 'archived', 'superseded', 'conflicted'],
-          limit: PAGE,
-        });
-        for (const row of page) if (await e.store.deleteMemory(agentId, row.id)) deleted += 1;
-        if (page.length < PAGE) return deleted;
-      }
+      return (await open().store.deleteAll(agentId, { actor: 'caller' })).memories;
     },
 
     async history(id, options) {
       const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
-      return (await lineage(open(), agentId, checkText(id, 'id'))).map(toItem);
+      const history = await open().store.history(agentId, checkText(id, 'id'));
+      if (history.entries.length === 0 && history.records.length === 0) {
+        throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
+      }
+      const byId = new Map(history.records.map((r) => [r.id, r]));
+      return history.chain.flatMap((chainId) => {
+        const row = byId.get(chainId);
+        return row === undefined ? [] : [toItem(row)];
+      });
     },
 
     async list(options) {
@@ -197,6 +219,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
           o.includeInactive === true ? ['active', 'archived', 'superseded', 'conflicted'] : ['active'],
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
         ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.filter === undefined ? {} : { filter: o.filter }),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.afterId === undefined ? {} : { afterId: o.afterId }),
       });
@@ -265,12 +288,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options');
       const agentId = agentOf(o, defaultAgent);
       if (typeof name !== 'string') throw invalidInput('name must be a string');
-      const corrections = {
-        update: (id: string, content: string, agent: string) =>
-          memory.update(id, content, { agentId: agent }),
-        forget: (id: string, agent: string) => memory.delete(id, { agentId: agent }),
-      };
-      return callTool(open(), corrections, name, args, agentId, o.signal);
+      return callTool(open(), name, args, agentId, o.signal);
     },
 
     async messages(options) {

@@ -2,7 +2,7 @@
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
 import type { RetrievalExplanation } from '@engram/retrieval';
-import type { Lifecycle, MemoryKind } from '@engram/store';
+import type { Lifecycle, MemoryFilter, MemoryKind } from '@engram/store';
 import type { EmbedderOption } from './engine.js';
 
 /** Options of {@link createMemory}. */
@@ -41,8 +41,16 @@ export interface MemoryItem {
   readonly lifecycle: Lifecycle;
   /** The newer version of a superseded memory. */
   readonly supersededBy: string | null;
-  /** The session a memory came from (messages, extraction), else null. */
+  /** The session (run) scope: the session a memory came from (messages, extraction), else null. */
   readonly sessionId: string | null;
+  /** The user scope, else null. */
+  readonly userId: string | null;
+  /** Free-form JSON metadata (`{}` when none). */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Since when it holds. */
+  readonly validFrom: number;
+  /** Until when it held (set once superseded); null while current. */
+  readonly validTo: number | null;
   /** True once its vector is stored (search finds it by meaning); false while it waits for the drain. */
   readonly embedded: boolean;
   readonly createdAt: number;
@@ -76,6 +84,10 @@ export interface AddOptions extends Scope {
   readonly tags?: readonly string[];
   /** 0..1 (default 0.7 for a text memory). */
   readonly importance?: number;
+  /** The user scope of a text memory. */
+  readonly userId?: string;
+  /** Free-form JSON metadata of a text memory (a plain object). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 /** The answer of {@link Memory.add}. */
@@ -98,6 +110,12 @@ export interface SearchOptions extends Scope {
   readonly kinds?: readonly MemoryKind[];
   /** Exact tags every result must carry. */
   readonly tags?: readonly string[];
+  /** User and session scopes and metadata conditions (`eq`, `in`, `range`, `exists`, `absent`) every result passes. */
+  readonly filter?: MemoryFilter;
+  /** The facts that held at this time (epoch ms) instead of the current ones. */
+  readonly asOf?: number;
+  /** Current and superseded facts alike. */
+  readonly includeHistory?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -106,12 +124,23 @@ export interface MemoryChange {
   readonly content?: string;
   readonly tags?: readonly string[];
   readonly importance?: number;
+  /** Replaces the metadata. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of {@link Memory.delete}: who forgets and why, kept in the tombstone. */
+export interface ForgetOptions extends Scope {
+  /** Default `'caller'`. */
+  readonly actor?: string;
+  readonly reason?: string;
 }
 
 /** Options of {@link Memory.list}. */
 export interface ListOptions extends Scope {
   readonly kinds?: readonly MemoryKind[];
   readonly tags?: readonly string[];
+  /** User and session scopes and metadata conditions. */
+  readonly filter?: MemoryFilter;
   /** Also list archived, superseded and conflicted memories. */
   readonly includeInactive?: boolean;
   /** Default 100, at most 10,000. */
@@ -196,11 +225,11 @@ export interface Memory {
   get(id: string, options?: Scope): Promise<MemoryItem | null>;
   /** Changes a memory; new text makes a new version (returned) and keeps the old one in its history. */
   update(id: string, change: string | MemoryChange, options?: Scope): Promise<MemoryItem>;
-  /** Deletes a memory and its earlier versions; false when there was none. */
-  delete(id: string, options?: Scope): Promise<boolean>;
-  /** Deletes every memory of the agent; resolves to how many were deleted. */
+  /** Forgets a memory and its earlier versions (a tombstone keeps who, when and why); false when there was none. */
+  delete(id: string, options?: ForgetOptions): Promise<boolean>;
+  /** Forgets every memory of the agent (and its events and skills); resolves to how many memories. */
   deleteAll(options?: Scope): Promise<number>;
-  /** Every version of a memory, oldest first (the current one last). */
+  /** Every stored version of a memory, oldest first (the current one last); forgotten versions are gone. */
   history(id: string, options?: Scope): Promise<readonly MemoryItem[]>;
   /** The agent's memories in id order (active ones unless `includeInactive`). */
   list(options?: ListOptions): Promise<readonly MemoryItem[]>;

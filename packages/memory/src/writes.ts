@@ -14,6 +14,8 @@ export interface TextShape {
   readonly kind: 'fact' | 'semantic' | 'episodic';
   readonly importance: number;
   readonly tags?: readonly string[];
+  readonly userId?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -48,6 +50,8 @@ export async function writeTexts(
       content,
       importance: shape.importance,
       ...(shape.tags === undefined ? {} : { tags: shape.tags }),
+      ...(shape.userId === undefined ? {} : { userId: shape.userId }),
+      ...(shape.metadata === undefined ? {} : { metadata: shape.metadata }),
     });
   }
   const added: MemoryRecord[] = [];
