@@ -12,7 +12,8 @@
 //      `engines` range admits this Node, and better-sqlite3 installs or compiles as it would for a user);
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
-//      each step; then runs the `@engram/memory` README's five-line example as the README shows it;
+//      each step; then runs the `@engram/memory` README's five-line example as the README shows it, and the
+//      examples/ai-sdk-chat and examples/langchain-rag scripts with `ai` and `@langchain/core` from npm;
 //   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
 //
 // ENGRAM_CONSUMER_PHASE=health runs the health phase only (no better-sqlite3 install: seconds, not minutes).
@@ -350,6 +351,14 @@ await store.close();
 step('closed the store');
 `;
 
+// The framework packages installed from npm beside the packed adapters (the adapters' peer ranges).
+const FRAMEWORKS = ['ai@^6.0.0', '@langchain/core@^1.0.0'];
+// The examples run from the installed packages, and a line each must print.
+const EXAMPLES = [
+  { dir: 'ai-sdk-chat', file: 'chat.mjs', expect: "From memory: The user's favourite editor is Helix." },
+  { dir: 'langchain-rag', file: 'rag.mjs', expect: 'According to the runbook: To roll back a deploy' },
+];
+
 async function main() {
   const packages = publishedPackages();
   if (packages.length === 0) fail('no published packages found under packages/');
@@ -415,6 +424,8 @@ async function main() {
         '--foreground-scripts',
         '--engine-strict',
         ...tarballs,
+        // The frameworks the adapters plug into, from npm, beside the packed adapters.
+        ...FRAMEWORKS,
       ],
       { cwd: project, heartbeat: 'npm install' },
     );
@@ -445,6 +456,21 @@ async function main() {
       fail('example.mjs did not print the remembered fact');
     }
     log('the README example printed the remembered fact');
+
+    // The adapters' examples, as the repository ships them, with their scripted models.
+    for (const example of EXAMPLES) {
+      writeFileSync(
+        join(project, example.file),
+        readFileSync(join(root, 'examples', example.dir, example.file)),
+      );
+      log(`running examples/${example.dir}/${example.file} …`);
+      const env = { ...process.env };
+      delete env.ENGRAM_OPENAI_BASE_URL;
+      const ran = await run(process.execPath, [example.file], { cwd: project, echo: true, env });
+      if (ran.code !== 0) fail(`${example.file} exited ${ran.code}`);
+      if (!ran.output.includes(example.expect)) fail(`${example.file} did not answer from its memory`);
+    }
+    log('the ai-sdk-chat and langchain-rag examples answered from their memories');
     log('PASSED: the packed packages install with npm and work together in a fresh project');
   } finally {
     if (process.env.ENGRAM_KEEP_CONSUMER === '1') log(`kept ${work}`);
