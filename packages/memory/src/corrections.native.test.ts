@@ -143,3 +143,27 @@ describe('close', () => {
     }
   });
 });
+
+describe('contradictions', () => {
+  it('a fact that contradicts a current one is kept, linked, and explained; an unrelated near-duplicate is not', async () => {
+    const memory = await createMemory({ path: join(dir, 'conflict.db'), embedder: 'deterministic' });
+    try {
+      const first = await memory.add('The API listens on port 8080');
+      await memory.add('The admin console listens on port 9000');
+      const second = await memory.add('The API listens on port 9090');
+      const firstId = first.added[0]?.id ?? '';
+      expect(second.conflicts).toEqual([{ id: firstId, reason: 'number' }]);
+      const hits = await memory.search('API port');
+      const newer = hits.find((h) => h.content === 'The API listens on port 9090');
+      expect(newer?.explanation.conflict).toEqual({ status: 'newer', with: [firstId] });
+      // Another subject with another value is neither linked nor retired.
+      expect((await memory.list()).map((m) => m.content).sort()).toEqual([
+        'The API listens on port 8080',
+        'The API listens on port 9090',
+        'The admin console listens on port 9000',
+      ]);
+    } finally {
+      await memory.close();
+    }
+  });
+});

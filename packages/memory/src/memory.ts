@@ -19,7 +19,7 @@ import type {
   MemoryConfig,
   SearchHit,
 } from './types.js';
-import { appendMessages, extractMessages, writeTexts } from './writes.js';
+import { appendMessages, extractMessages, linkContradictions, writeTexts } from './writes.js';
 
 /** Translates a store conflict into the facade's own code; anything else passes through. */
 function conflictOr(error: unknown): unknown {
@@ -95,7 +95,14 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
       });
       const added = await embedNow(engine, written.added);
-      return { added: added.map(toItem), unchanged: written.unchanged.map(toItem), events: 0 };
+      const fact = added[0];
+      const conflicts = fact?.kind === 'fact' ? await linkContradictions(engine, fact) : [];
+      return {
+        added: added.map(toItem),
+        unchanged: written.unchanged.map(toItem),
+        events: 0,
+        ...(conflicts.length === 0 ? {} : { conflicts }),
+      };
     },
 
     async search(query, options) {

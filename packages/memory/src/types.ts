@@ -100,6 +100,11 @@ export interface AddResult {
   readonly events: number;
   /** When a model is configured and extraction failed: its error code (the messages are kept). */
   readonly extractionError?: string;
+  /**
+   * Current facts the new fact contradicts (same subject, another value: "port 8080" / "port 9090"): both are
+   * kept and linked as conflicting — search explains it — until `update`, `delete` or maintenance settles it.
+   */
+  readonly conflicts?: readonly { readonly id: string; readonly reason: string }[];
 }
 
 /** Options of {@link Memory.search}. */

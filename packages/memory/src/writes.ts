@@ -1,6 +1,7 @@
 /** The facade's writes: deduplicated texts, messages appended to a session's log, extraction over them. */
 import { contentHash } from '@engram/contracts';
 import type { ExtractionTurn } from '@engram/maintenance';
+import { contradiction } from '@engram/retrieval';
 import type { EventInput, MemoryRecord, NewMemory } from '@engram/store';
 import type { Engine } from './engine.js';
 import { overlapWithTail } from './items.js';
@@ -144,4 +145,35 @@ export async function extractMessages(
     if (row !== null && row.lifecycle === 'active' && !rows.some((r) => r.id === row.id)) rows.push(row);
   }
   return result.errorCode === undefined ? { rows } : { rows, errorCode: result.errorCode };
+}
+
+/** A current fact that a new one contradicts (same subject, another value). */
+export interface ConflictNote {
+  /** The older fact. */
+  readonly id: string;
+  /** What differs: `number`, `negation` or `entity`. */
+  readonly reason: string;
+}
+
+/**
+ * Links a new fact to the current facts it contradicts — the same subject with another value, by the rule
+ * `memory_remember` uses — so both stay, marked conflicting, until a correction or maintenance settles it.
+ */
+export async function linkContradictions(
+  engine: Engine,
+  fact: MemoryRecord,
+): Promise<readonly ConflictNote[]> {
+  const neighbours = await engine.retriever.decision(fact.agentId, fact.content, {
+    kinds: ['fact'],
+    limit: 5,
+  });
+  const linked: ConflictNote[] = [];
+  for (const { record } of neighbours.results) {
+    if (record.id === fact.id) continue;
+    const reason = contradiction(record.content, fact.content);
+    if (reason === null) continue;
+    await engine.store.linkConflict(fact.agentId, record.id, fact.id, reason);
+    linked.push({ id: record.id, reason });
+  }
+  return linked;
 }
