@@ -2,9 +2,13 @@
  * The heavy maintenance phase, one step per model task: challenge (settle a contradiction), merge (fold two
  * near-duplicates into one row), reflection (higher-level insights) and persona (a reviewed summary). Each
  * step reserves its model call from the pass budget, validates the answer, and writes by compare-and-set.
+ * The challenge step also settles the open contradiction links between facts.
+ *
+ * Slightly over 400 lines on purpose: the steps share one closure (the budgeted, validated model call and the
+ * runner's per-agent state), which splitting would have to thread through every step.
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
-import { normalizeContent } from '@engram/contracts';
+import { contentHash, normalizeContent } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import type { PassBudget, PassBudgetLimits } from './budget.js';
@@ -134,12 +138,70 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     throw new StepFailed(answer.reason === 'aborted' ? 'cancelled' : 'failed');
   }
 
+  /**
+   * Settles the open contradiction links between facts (linked when a fact contradicting a current one was
+   * remembered): the model says which holds; the other is superseded by it (closed now, kept in its history),
+   * or both stay current. A link whose side is no longer current is dismissed without a model call. Returns
+   * false when the budget ran out.
+   */
+  async function settleLinks(ctx: StepContext): Promise<boolean> {
+    const { listConflicts, resolveConflict } = store;
+    if (listConflicts === undefined || resolveConflict === undefined) return true;
+    const links = await listConflicts.call(store, ctx.agentId, {
+      state: 'open',
+      limit: Math.max(1, limits.stepCalls.challenge * 2),
+    });
+    for (const link of links) {
+      const [older, newer] = await Promise.all([
+        store.getMemory(ctx.agentId, link.olderId),
+        store.getMemory(ctx.agentId, link.newerId),
+      ]);
+      const settle = (resolution: Parameters<typeof resolveConflict>[3]) =>
+        cas(ctx, () =>
+          resolveConflict.call(store, ctx.agentId, link.olderId, link.newerId, {
+            ...resolution,
+            actor: 'maintenance',
+          }),
+        );
+      if (older?.lifecycle !== 'active' || newer?.lifecycle !== 'active') {
+        await settle({ outcome: 'dismiss', reason: 'no longer current' });
+        continue;
+      }
+      const verdict = await ask(
+        ctx,
+        'challenge',
+        challengeOutputSchema,
+        MODEL_OUTPUT_SCHEMA_NAMES.challenge,
+        [
+          {
+            role: 'system',
+            content:
+              'Two facts an agent remembered say different things about the same subject. Return JSON {"verdict"}: "keepExisting" when the older (existing) one is still right, "keepChallenger" when the newer challenger replaces it, "keepBoth" when both can be true.',
+          },
+          { role: 'user', content: JSON.stringify({ existing: older.content, challenger: newer.content }) },
+        ],
+      );
+      if (verdict === null) return false;
+      if (verdict.verdict === 'keepBoth') await settle({ outcome: 'dismiss', reason: 'both hold' });
+      else {
+        const keepId = verdict.verdict === 'keepChallenger' ? newer.id : older.id;
+        await settle({ outcome: 'supersede', keepId, reason: 'contradiction resolved' });
+      }
+    }
+    return true;
+  }
+
   async function challengeStep(ctx: StepContext): Promise<PhaseOutcome> {
     const conflicted = await store.listMemories(ctx.agentId, {
       lifecycles: ['conflicted'],
       limit: Math.max(1, limits.stepCalls.challenge * 2),
     });
-    if (conflicted.length === 0) return 'skipped';
+    const openLinks =
+      store.listConflicts === undefined
+        ? 0
+        : (await store.listConflicts(ctx.agentId, { state: 'open', limit: 1 })).length;
+    if (conflicted.length === 0 && openLinks === 0) return 'skipped';
+    if (!(await settleLinks(ctx))) return 'completed';
     for (const existing of conflicted) {
       const challengers = await store.listMemories(ctx.agentId, {
         lifecycles: ['active'],
@@ -231,9 +293,12 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       if (!verdict.merge || verdict.content === null) continue;
       const merged = verdict.content;
       // Supersede the first (one compare-and-set transaction), then retire the second; a conflict on the
-      // second leaves it active (its text is in the merged row too, so nothing is lost).
-      const first = await cas(ctx, () =>
-        store.supersedeMemory(ctx.agentId, source.id, source.revision, {
+      // second leaves it active (its text is in the merged row too, so nothing is lost). When the merged text
+      // is the second's own, the second is superseded first: while it is active, the merged row would be its
+      // exact duplicate, which the store never stores twice.
+      const [first, second] = contentHash(merged) === other.contentHash ? [other, source] : [source, other];
+      const superseded = await cas(ctx, () =>
+        store.supersedeMemory(ctx.agentId, first.id, first.revision, {
           agentId: ctx.agentId,
           kind: source.kind,
           content: merged,
@@ -242,8 +307,8 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
           tags: ['source:merge'],
         }),
       );
-      if (first)
-        await cas(ctx, () => store.setLifecycle(ctx.agentId, other.id, other.revision, 'superseded'));
+      if (superseded)
+        await cas(ctx, () => store.setLifecycle(ctx.agentId, second.id, second.revision, 'superseded'));
     }
     return asked ? 'completed' : 'skipped';
   }

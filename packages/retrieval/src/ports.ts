@@ -11,8 +11,9 @@ import type { MemoryStore } from '@engram/store';
  * `revalidate` must return only that agent's rows in the time scope it is given (`active` ones by default) of
  * the expected revision.
  *
- * Three members are optional. `listConflicts` (read after fusion, never on failure paths): open contradiction
- * links of the results, shown in their explanations; absent or failing, explanations carry no conflict.
+ * Three members are optional. `listConflicts` (read after fusion, one call when the results include facts, never
+ * on failure paths): open contradiction links of the results, shown in their explanations; absent or failing,
+ * explanations carry no conflict.
  *
  * `embeddingProfile` (read once per call): `null` means the store has no vector
  * index, so the query is not embedded at all (`vectorCold`); a profile whose id or dimensions differ from the
@@ -34,7 +35,7 @@ export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' 
 export type ToolStore = Pick<
   MemoryStore,
   | 'embeddingProfile'
-  | 'insertMemory'
+  | 'insertUniqueMemory'
   | 'getMemory'
   | 'findByContentHash'
   | 'listMemories'

@@ -91,7 +91,12 @@ describe('scopes and metadata', () => {
       { id: 'm4', metadata: { project: { name: 'engram' } } },
     ];
     for (const r of rows) {
-      await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'notes about the build', ...r });
+      await store.insertMemory({
+        agentId: 'a',
+        kind: 'fact',
+        content: `notes about the build (${r.id})`,
+        ...r,
+      });
     }
     const ids = async (filter: object): Promise<string[]> =>
       (await store.searchLexical({ agentId: 'a', terms: ['build'], limit: 10, filter })).hits
@@ -397,5 +402,21 @@ describe('contradiction links', () => {
     expect((await store.getMemory('a', x.id))?.lifecycle).toBe('active');
     expect((await store.getMemory('a', y.id))?.lifecycle).toBe('active');
     expect(await store.listConflicts('a', { state: 'open' })).toEqual([]);
+  });
+});
+
+describe('validity through updateMemory', () => {
+  it('a lifecycle patch to superseded closes the fact, back to active reopens it', async () => {
+    const store = openStore();
+    const m = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'the office is in Lyon' });
+    clock = 7000;
+    const closed = await store.updateMemory('a', m.id, m.revision, { lifecycle: 'superseded' });
+    expect(closed).toMatchObject({ lifecycle: 'superseded', validTo: 7000 });
+    const asOf = (t: number) =>
+      store.searchLexical({ agentId: 'a', terms: ['office'], limit: 5, time: { asOf: t } });
+    expect((await asOf(6999)).hits.map((h) => h.id)).toEqual([m.id]);
+    expect((await asOf(7000)).hits).toEqual([]);
+    const reopened = await store.updateMemory('a', m.id, closed.revision, { lifecycle: 'active' });
+    expect(reopened.validTo).toBeNull();
   });
 });

@@ -44,6 +44,7 @@ export type {
   EventRecord,
   EventType,
   IngestBatch,
+  InsertedMemory,
   LexicalHit,
   LexicalPaths,
   LexicalQuery,

@@ -8,8 +8,10 @@ import type { CallState, PipelineContext } from './state.js';
  */
 export async function conflictStage(ctx: PipelineContext, state: CallState): Promise<void> {
   const { store } = ctx;
-  if (store.listConflicts === undefined || state.results.length === 0) return;
-  const ids = state.results.map((r) => r.record.id);
+  if (store.listConflicts === undefined) return;
+  // Only facts are linked: a search that found none reads nothing more.
+  const ids = state.results.filter((r) => r.record.kind === 'fact').map((r) => r.record.id);
+  if (ids.length === 0) return;
   let links: Awaited<ReturnType<NonNullable<typeof store.listConflicts>>>;
   try {
     links = await store.listConflicts(state.agentId, { ids, state: 'open' });

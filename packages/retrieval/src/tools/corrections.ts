@@ -65,6 +65,9 @@ export const forget: ToolHandlerFunction<'memory_forget'> = async (
     if (errorCode(error) === 'ENGRAM_STORE_NOT_FOUND') {
       return { ok: false, text: 'memory_forget: no memory with that id.' };
     }
+    if (errorCode(error) === 'ENGRAM_STORE_INVALID_INPUT') {
+      return { ok: false, text: 'Invalid arguments for memory_forget: "id" or "reason" is not storable.' };
+    }
     throw failure('memory_forget', error);
   }
 };

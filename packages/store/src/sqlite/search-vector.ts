@@ -46,19 +46,19 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     }
     const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
     const k = validateLimit(query.k, 'k', 1000);
+    // Every filter is checked, given or not restrictive (a bad one is refused, never ignored).
+    const params = {
+      kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
+      tags: tagsFilter(query.tags),
+      ...filterParams(query.filter),
+      ...timeParams(query.time, 3),
+    };
     const restricted =
       query.kinds !== undefined ||
-      (query.tags !== undefined && query.tags.length > 0) ||
+      params.tags !== '[]' ||
       filterRestricts(query.filter) ||
       query.time !== undefined;
-    const scope = restricted
-      ? {
-          kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
-          tags: tagsFilter(query.tags),
-          ...filterParams(query.filter),
-          ...timeParams(query.time, 3),
-        }
-      : null;
+    const scope = restricted ? params : null;
     // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
     // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks).
     const chunked = agentHasChunks(ctx, agentId);
