@@ -53,7 +53,10 @@ const LAYERS = {
   '@engram/retrieval': 2,
   '@engram/maintenance': 3,
   '@engram/eval': 4,
+  '@engram/memory': 4,
   '@engram/reliability': 5,
+  '@engram/ai-sdk': 5,
+  '@engram/langchain': 5,
   '@engram/cli': 6,
   '@engram/demo': 7,
 };

@@ -12,7 +12,8 @@
 //      `engines` range admits this Node, and better-sqlite3 installs or compiles as it would for a user);
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
-//      each step;
+//      each step; then runs the `@engram/memory` README's five-line example as the README shows it, and the
+//      examples/ai-sdk-chat and examples/langchain-rag scripts with `ai` and `@langchain/core` from npm;
 //   4. CLI phase, in the same project: `npx @engram/cli mcp` (the bin of the installed @engram/cli tarball) is
 //      driven over stdio by the official MCP SDK client (`@modelcontextprotocol/sdk` 1.x from npm): it lists the
 //      tools with their titles and hints, remembers a fact, finds it by `memory_search` with structured
@@ -354,6 +355,14 @@ await store.close();
 step('closed the store');
 `;
 
+// The framework packages installed from npm beside the packed adapters (the adapters' peer ranges).
+const FRAMEWORKS = ['ai@^6.0.0', '@langchain/core@^1.0.0'];
+// The examples run from the installed packages, and a line each must print.
+const EXAMPLES = [
+  { dir: 'ai-sdk-chat', file: 'chat.mjs', expect: "From memory: The user's favourite editor is Helix." },
+  { dir: 'langchain-rag', file: 'rag.mjs', expect: 'According to the runbook: To roll back a deploy' },
+];
+
 // The script the CLI phase runs: the installed `engram` bin, through npx, as an MCP server for the SDK client.
 const MCP_SCRIPT = `
 import assert from 'node:assert/strict';
@@ -477,6 +486,8 @@ async function main() {
         '--foreground-scripts',
         '--engine-strict',
         ...tarballs,
+        // The frameworks the adapters plug into, from npm, beside the packed adapters.
+        ...FRAMEWORKS,
         // The official MCP client the CLI phase drives `npx engram mcp` with.
         '@modelcontextprotocol/sdk@^1',
       ],
@@ -496,6 +507,34 @@ async function main() {
       },
     );
     if (consumer.code !== 0) fail(`consumer.mjs exited ${consumer.code}`);
+
+    // The facade's README example, exactly as the README shows it, with the default (USE-lite) embedder.
+    const readme = readFileSync(join(root, 'packages', 'memory', 'README.md'), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    if (example === undefined) fail('packages/memory/README.md has no TypeScript example');
+    writeFileSync(join(project, 'example.mjs'), example);
+    log('running the @engram/memory README example (example.mjs) …');
+    const five = await run(process.execPath, ['example.mjs'], { cwd: project, echo: true });
+    if (five.code !== 0) fail(`example.mjs exited ${five.code}`);
+    if (five.output !== 'The API server listens on port 8080.\n') {
+      fail('example.mjs did not print the remembered fact');
+    }
+    log('the README example printed the remembered fact');
+
+    // The adapters' examples, as the repository ships them, with their scripted models.
+    for (const example of EXAMPLES) {
+      writeFileSync(
+        join(project, example.file),
+        readFileSync(join(root, 'examples', example.dir, example.file)),
+      );
+      log(`running examples/${example.dir}/${example.file} …`);
+      const env = { ...process.env };
+      delete env.ENGRAM_OPENAI_BASE_URL;
+      const ran = await run(process.execPath, [example.file], { cwd: project, echo: true, env });
+      if (ran.code !== 0) fail(`${example.file} exited ${ran.code}`);
+      if (!ran.output.includes(example.expect)) fail(`${example.file} did not answer from its memory`);
+    }
+    log('the ai-sdk-chat and langchain-rag examples answered from their memories');
 
     writeFileSync(join(project, 'mcp.mjs'), MCP_SCRIPT);
     log('running mcp.mjs (npx @engram/cli mcp, driven by the MCP SDK client) …');

@@ -31,6 +31,7 @@ import {
   type ModelPort,
   type ProviderGateway,
 } from '@engram/maintenance';
+import { englishQueries, gatedRetriever } from '@engram/memory/compose';
 import {
   configFromEnv,
   createOpenAICompatibleChatModel,
@@ -47,7 +48,6 @@ import {
   profileLabel,
 } from './embedder-choice.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
-import { englishQueries, gatedRetriever } from './query-side.js';
 
 /** Construction of {@link openEngram}. */
 export interface EngramConfig {

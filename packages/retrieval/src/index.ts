@@ -17,7 +17,7 @@ export { ENGRAM_RETRIEVAL_ERROR_CODES, EngramRetrievalError, isEngramRetrievalEr
 export type { RetrievalConflict, RetrievalExplanation, RetrievalResult } from './explanation.js';
 // The fact-merge guard (maintenance merges facts by the same rule as `memory_remember`).
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
-export { canMergeFacts } from './fact-merge.js';
+export { canMergeFacts, contradiction } from './fact-merge.js';
 export type { FusionCalibration, FusionMethod, FusionWeights, VectorEvidence } from './fusion.js';
 // Context injection and tool-result deduplication.
 export type { Injection, InjectionInput } from './injection.js';

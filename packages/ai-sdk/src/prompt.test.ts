@@ -1,0 +1,44 @@
+/** Where the memory goes in a prompt and what is recorded of it. */
+import { describe, expect, it } from 'vitest';
+import { conversationOf, latestUserText, type Prompt, replyOf, withMemory } from './prompt.js';
+
+const prompt: Prompt = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: [{ type: 'text', text: 'first question' }] },
+  { role: 'assistant', content: [{ type: 'text', text: 'first answer' }] },
+  { role: 'user', content: [{ type: 'text', text: 'second question' }] },
+];
+
+describe('withMemory', () => {
+  it('puts the core block first and the recall block in front of the latest user text, nothing else moved', () => {
+    const out = withMemory(prompt, '# Core\n- fact', '# Recall\n- memory');
+    expect(out[0]).toEqual({ role: 'system', content: '# Core\n- fact' });
+    expect(out.slice(1, 4)).toEqual(prompt.slice(0, 3));
+    expect(out[4]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: '# Recall\n- memory' },
+        { type: 'text', text: 'second question' },
+      ],
+    });
+    expect(withMemory(prompt, '', '')).toEqual(prompt);
+  });
+});
+
+describe('what is recorded', () => {
+  it('keeps user, assistant and tool messages as text, never the system prompt', () => {
+    expect(latestUserText(prompt)).toBe('second question');
+    expect(conversationOf(prompt)).toEqual([
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+      { role: 'user', content: 'second question' },
+    ]);
+    expect(
+      replyOf([
+        { type: 'text', text: 'Let me check.' },
+        { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: '{"query":"x"}' },
+      ]),
+    ).toEqual({ role: 'assistant', content: 'Let me check.\n[tool call memory_search] {"query":"x"}' });
+    expect(replyOf([])).toBeNull();
+  });
+});

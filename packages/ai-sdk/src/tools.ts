@@ -1,0 +1,36 @@
+/**
+ * `engramTools`: the memory tools as AI SDK tools for `generateText({ tools })` — `memory_search`,
+ * `memory_remember`, `memory_get`, `memory_update`, `memory_forget` and the skills. Their input schemas are the
+ * JSON Schemas the memory offers every model (one definition, also served over MCP); each call is validated and
+ * run by the memory, and answers the model with short text.
+ */
+import type { Memory } from '@engram/memory';
+import { jsonSchema, type Tool, tool } from 'ai';
+
+/** Options of {@link engramTools}. */
+export interface EngramToolsOptions {
+  /** The agent the tools act for (default: the memory's). */
+  readonly agentId?: string;
+}
+
+/** Creates the tools, keyed by name. */
+export function engramTools(
+  memory: Memory,
+  options: EngramToolsOptions = {},
+): Record<string, Tool<unknown, string>> {
+  const tools: Record<string, Tool<unknown, string>> = {};
+  for (const spec of memory.toolDefinitions) {
+    tools[spec.name] = tool<unknown, string>({
+      description: spec.description,
+      inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+      execute: async (input, { abortSignal }) => {
+        const result = await memory.callTool(spec.name, input, {
+          ...(options.agentId === undefined ? {} : { agentId: options.agentId }),
+          ...(abortSignal === undefined ? {} : { signal: abortSignal }),
+        });
+        return result.text;
+      },
+    });
+  }
+  return tools;
+}

@@ -1,0 +1,117 @@
+/**
+ * What framework adapters build on, over a real file: the context blocks (the core block stays byte-identical
+ * while the facts do), the model-facing tools including corrections, and a session's logged messages.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemory } from './memory.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engram-memory-conversation-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('context', () => {
+  it('gives a core block that stays byte-identical until a fact changes, and a recall block per query', async () => {
+    const memory = await createMemory({ path: join(dir, 'context.db'), embedder: 'deterministic' });
+    try {
+      await memory.add('The user prefers answers in French');
+      await memory.add([
+        { role: 'user', content: 'The staging server was rebooted after the kernel update' },
+      ]);
+      const first = await memory.context('what happened to the staging server?');
+      const second = await memory.context('something else entirely: kernel');
+      expect(first.core).toContain('The user prefers answers in French');
+      expect(second.core).toBe(first.core);
+      expect(first.recall).toContain('staging server was rebooted');
+      expect((await memory.context(null)).recall).toBe('');
+      await memory.add('The user lives in Lyon');
+      expect((await memory.context(null)).core).not.toBe(first.core);
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
+describe('tools', () => {
+  it('offers search, remember, get, update, forget and the skills, and runs them for the agent', async () => {
+    const memory = await createMemory({
+      path: join(dir, 'tools.db'),
+      embedder: 'deterministic',
+      agentId: 'bot',
+    });
+    try {
+      expect(memory.toolDefinitions.map((t) => t.name)).toEqual(
+        expect.arrayContaining([
+          'memory_search',
+          'memory_remember',
+          'memory_update',
+          'memory_forget',
+          'skill_write',
+        ]),
+      );
+      const remembered = await memory.callTool('memory_remember', {
+        content: 'Releases are tagged on Thursdays',
+      });
+      expect(remembered.ok).toBe(true);
+      const [fact] = await memory.list();
+      const updated = await memory.callTool('memory_update', {
+        id: fact?.id,
+        content: 'Releases are tagged on Fridays',
+      });
+      expect(updated.ok).toBe(true);
+      const found = await memory.callTool('memory_search', { query: 'when are releases tagged?' });
+      expect(found.text).toContain('Fridays');
+      expect(found.text).not.toContain('Thursdays');
+      const [current] = await memory.list();
+      expect((await memory.callTool('memory_forget', { id: current?.id })).ok).toBe(true);
+      expect(await memory.list()).toEqual([]);
+      const bad = await memory.callTool('memory_update', { id: 'x' });
+      expect(bad.ok).toBe(false);
+      expect(bad.text).toMatch(/^Invalid arguments for memory_update/);
+      expect((await memory.callTool('memory_forget', { id: 'no-such' })).ok).toBe(false);
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
+describe('messages', () => {
+  it('reads a session back in order, each message once however often the history was resent', async () => {
+    const memory = await createMemory({ path: join(dir, 'messages.db'), embedder: 'deterministic' });
+    try {
+      const history = [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'hi, how can I help?' },
+      ] as const;
+      await memory.add(history, { sessionId: 'chat-1' });
+      await memory.add([...history, { role: 'user', content: 'book a table' }], { sessionId: 'chat-1' });
+      const logged = await memory.messages({ sessionId: 'chat-1' });
+      expect(logged.map((m) => [m.seq, m.role, m.content])).toEqual([
+        [1, 'user', 'hello'],
+        [2, 'assistant', 'hi, how can I help?'],
+        [3, 'user', 'book a table'],
+      ]);
+      expect(await memory.messages({ sessionId: 'other' })).toEqual([]);
+      expect((await memory.messages({ sessionId: 'chat-1', limit: 1 })).map((m) => m.content)).toEqual([
+        'book a table',
+      ]);
+      // Appended as given: the same message twice in a row is two messages.
+      await memory.add([{ role: 'user', content: 'book a table' }], {
+        sessionId: 'chat-1',
+        skipLogged: false,
+      });
+      expect((await memory.messages({ sessionId: 'chat-1' })).map((m) => m.content).slice(-2)).toEqual([
+        'book a table',
+        'book a table',
+      ]);
+    } finally {
+      await memory.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * What framework adapters build on: the context blocks to put before a model call, the model-facing memory
+ * tools, and a session's logged messages.
+ */
+import type { ToolCallResult } from '@engram/retrieval';
+import { buildInjection, MEMORY_TOOL_DEFINITIONS } from '@engram/retrieval';
+import type { Engine } from './engine.js';
+import { invalidInput } from './errors.js';
+import type { LoggedMessage, MemoryContext, ToolSpec } from './types.js';
+
+/** Every tool a model is offered (search, remember, get, update, forget, the skills), as the retrieval package defines them. */
+export const ALL_TOOL_DEFINITIONS: readonly ToolSpec[] = MEMORY_TOOL_DEFINITIONS;
+
+/** Runs one model tool call; bad arguments and failures are `ok: false` with a short text (no content). */
+export function callTool(
+  engine: Engine,
+  name: string,
+  args: unknown,
+  agentId: string,
+  signal: AbortSignal | undefined,
+): Promise<ToolCallResult> {
+  return engine.tools.execute(name, args, { agentId, ...(signal === undefined ? {} : { signal }) });
+}
+
+/** The core block (the agent's facts, byte-identical while they are unchanged) and the recall block for `query`. */
+export async function buildContext(
+  engine: Engine,
+  agentId: string,
+  query: string | null,
+  options: { readonly budgetTokens?: number; readonly recallLimit?: number; readonly signal?: AbortSignal },
+): Promise<MemoryContext> {
+  const injection = await buildInjection({
+    store: engine.store,
+    retriever: engine.retriever,
+    agentId,
+    ...(query === null ? {} : { query }),
+    ...(options.budgetTokens === undefined ? {} : { budgetTokens: options.budgetTokens }),
+    ...(options.recallLimit === undefined ? {} : { recallLimit: options.recallLimit }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  return { core: injection.core, recall: injection.recall, tokens: injection.tokens };
+}
+
+/** The session's logged messages in order (the last `limit` of them). */
+export async function sessionMessages(
+  engine: Engine,
+  agentId: string,
+  sessionId: string,
+  limit: number,
+): Promise<readonly LoggedMessage[]> {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw invalidInput('limit must be an integer from 1 to 10000');
+  }
+  const session = (await engine.store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
+  if (session === undefined) return [];
+  const events = await engine.store.readEvents(
+    agentId,
+    sessionId,
+    Math.max(1, session.lastSeq - limit + 1),
+    session.lastSeq,
+  );
+  return events
+    .filter((e) => e.type === 'message')
+    .map((e) => ({
+      seq: e.seq,
+      role: e.role as LoggedMessage['role'],
+      content: e.content,
+      createdAt: e.createdAt,
+    }));
+}

@@ -1,0 +1,101 @@
+/** Input checks of the facade (a caller's mistake is a typed error before anything is read) and row mapping. */
+import { checkAgentId } from '@engram/contracts';
+import type { MemoryRecord } from '@engram/store';
+import { invalidInput } from './errors.js';
+import type { ChatMessage, MemoryItem } from './types.js';
+
+/** The facade's view of a stored row. */
+export function toItem(record: MemoryRecord): MemoryItem {
+  return {
+    id: record.id,
+    agentId: record.agentId,
+    kind: record.kind,
+    content: record.content,
+    tags: record.tags,
+    importance: record.importance,
+    lifecycle: record.lifecycle,
+    supersededBy: record.supersededBy,
+    sessionId: record.sessionId,
+    userId: record.userId,
+    metadata: record.metadata,
+    validFrom: record.validFrom,
+    validTo: record.validTo,
+    embedded: record.embeddingState === 'ready',
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** An options argument: undefined or a plain object. */
+export function checkOptions<T extends object>(options: T | undefined, name: string): Partial<T> {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalidInput(`${name} must be an object`);
+  }
+  return options;
+}
+
+/** The agent a call acts for: the one it names, else the memory's; the store's agent-id rule applies. */
+export function agentOf(options: { readonly agentId?: unknown } | undefined, fallback: string): string {
+  const agentId = options?.agentId ?? fallback;
+  const problem = checkAgentId(agentId);
+  if (problem !== null) throw invalidInput(`agentId is invalid (${problem})`);
+  return agentId as string;
+}
+
+/** A non-empty string argument (ids, queries, texts). */
+export function checkText(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw invalidInput(`${name} must be a string`);
+  if (value.trim() === '') throw invalidInput(`${name} is empty`);
+  return value;
+}
+
+/** A session id: a non-empty string of at most 256 characters without control characters. */
+export function checkSession(value: unknown): string {
+  if (value === undefined) return 'default';
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 256 || /\p{Cc}/u.test(value)) {
+    throw invalidInput('sessionId must be a non-empty string of at most 256 characters');
+  }
+  return value;
+}
+
+const ROLES: ReadonlySet<string> = new Set(['user', 'assistant', 'system', 'tool']);
+
+/** A list of chat messages: each `{ role, content }` with a known role and string content. */
+export function checkMessages(value: readonly unknown[]): readonly ChatMessage[] {
+  if (value.length === 0) throw invalidInput('messages is empty');
+  value.forEach((message, i) => {
+    if (typeof message !== 'object' || message === null)
+      throw invalidInput(`messages[${i}] must be an object`);
+    const { role, content } = message as { role?: unknown; content?: unknown };
+    if (typeof role !== 'string' || !ROLES.has(role)) {
+      throw invalidInput(`messages[${i}].role must be user, assistant, system or tool`);
+    }
+    if (typeof content !== 'string') throw invalidInput(`messages[${i}].content must be a string`);
+  });
+  return value as readonly ChatMessage[];
+}
+
+/**
+ * How many of `incoming`'s first messages repeat the end of the stored log — a chat application that sends the
+ * whole conversation every turn appends only what is new. The longest overlap wins.
+ */
+export function overlapWithTail(
+  tail: readonly { readonly role: string; readonly content: string }[],
+  incoming: readonly ChatMessage[],
+): number {
+  for (let k = Math.min(tail.length, incoming.length); k > 0; k -= 1) {
+    let same = true;
+    for (let i = 0; i < k && same; i += 1) {
+      const stored = tail[tail.length - k + i];
+      const next = incoming[i];
+      same =
+        stored !== undefined &&
+        next !== undefined &&
+        stored.role === next.role &&
+        stored.content === next.content;
+    }
+    if (same) return k;
+  }
+  return 0;
+}

@@ -1,0 +1,320 @@
+/**
+ * `createMemory`: Engram in one object. It composes the store, the retriever, the maintenance package and the
+ * diagnostics collector (through `engine.ts`) and does the embedding for the caller: small writes are embedded
+ * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
+ */
+import type { MaintenancePassResult } from '@engram/maintenance';
+import { correctMemory } from '@engram/retrieval';
+import { backgroundDrain, embedNow } from './background.js';
+import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
+import { type Engine, openEngine } from './engine.js';
+import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
+import { agentOf, checkMessages, checkOptions, checkSession, checkText, toItem } from './items.js';
+import type {
+  AddResult,
+  ChatMessage,
+  IngestSummary,
+  Memory,
+  MemoryChange,
+  MemoryConfig,
+  SearchHit,
+} from './types.js';
+import { appendMessages, extractMessages, linkContradictions, writeTexts } from './writes.js';
+
+/** Translates a store conflict into the facade's own code; anything else passes through. */
+function conflictOr(error: unknown): unknown {
+  return engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT'
+    ? new EngramMemoryError('ENGRAM_MEMORY_CONFLICT', 'the memory changed concurrently; read it again', {
+        cause: error,
+      })
+    : error;
+}
+
+/**
+ * Opens (or creates) the memory file at `config.path`. Throws a typed error when the options are invalid, the
+ * file cannot be opened, or it records another embedder than the one given.
+ */
+export async function createMemory(config: MemoryConfig): Promise<Memory> {
+  if (typeof config !== 'object' || config === null) throw invalidInput('config must be an object');
+  if (typeof config.path !== 'string' || config.path.trim() === '')
+    throw invalidInput('path must be a file path');
+  const defaultAgent = agentOf(config, 'default');
+  const engine = openEngine({
+    path: config.path,
+    ...(config.embedder === undefined ? {} : { embedder: config.embedder }),
+    ...(config.model === undefined ? {} : { model: config.model }),
+    ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
+  });
+  const drain = backgroundDrain(engine);
+  let closed = false;
+  const open = (): Engine => {
+    if (closed) throw new EngramMemoryError('ENGRAM_MEMORY_CLOSED', 'the memory is closed');
+    return engine;
+  };
+  // Rows left pending by an earlier process are embedded in the background.
+  if ((await engine.store.countEmbeddingBacklog()).total > 0) drain.kick();
+
+  async function addMessages(
+    messages: readonly ChatMessage[],
+    agentId: string,
+    sessionId: string,
+    skipLogged: boolean,
+  ): Promise<AddResult> {
+    const e = open();
+    const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged });
+    if (!e.hasModel) {
+      const added = await embedNow(e, logged.rows);
+      return { added: added.map(toItem), unchanged: [], events: logged.appended };
+    }
+    const extracted = await extractMessages(e, agentId, sessionId, logged);
+    const added = await embedNow(e, [...logged.rows, ...extracted.rows]);
+    return {
+      added: added.map(toItem),
+      unchanged: [],
+      events: logged.appended,
+      ...(extracted.errorCode === undefined ? {} : { extractionError: extracted.errorCode }),
+    };
+  }
+
+  const memory: Memory = {
+    agentId: defaultAgent,
+
+    async add(input, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const sessionId = checkSession(o.sessionId);
+      if (Array.isArray(input)) {
+        return addMessages(checkMessages(input), agentId, sessionId, o.skipLogged !== false);
+      }
+      const text = checkText(input, 'text');
+      const written = await writeTexts(open(), agentId, [text], {
+        kind: o.kind ?? 'fact',
+        importance: o.importance ?? 0.7,
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.userId === undefined ? {} : { userId: o.userId }),
+        ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
+      });
+      const added = await embedNow(engine, written.added);
+      const fact = added[0];
+      const conflicts = fact?.kind === 'fact' ? await linkContradictions(engine, fact) : [];
+      return {
+        added: added.map(toItem),
+        unchanged: written.unchanged.map(toItem),
+        events: 0,
+        ...(conflicts.length === 0 ? {} : { conflicts }),
+      };
+    },
+
+    async search(query, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      checkText(query, 'query');
+      const { results, execution } = await open().retriever.search(agentId, query, {
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.signal === undefined ? {} : { signal: o.signal }),
+        ...(o.filter === undefined ? {} : { filter: o.filter }),
+        ...(o.asOf === undefined ? {} : { asOf: o.asOf }),
+        ...(o.includeHistory === undefined ? {} : { includeHistory: o.includeHistory }),
+      });
+      if (execution.outcome === 'emptyQuery') return [];
+      if (execution.outcome !== 'completed') {
+        throw new EngramMemoryError('ENGRAM_MEMORY_SEARCH_FAILED', `search ${execution.outcome}`);
+      }
+      return results.map(
+        (r): SearchHit => ({ ...toItem(r.record), score: r.score, explanation: r.explanation }),
+      );
+    },
+
+    async get(id, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const row = await open().store.getMemory(agentId, checkText(id, 'id'));
+      return row === null ? null : toItem(row);
+    },
+
+    async update(id, change, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      checkText(id, 'id');
+      const patch: MemoryChange =
+        typeof change === 'string' ? { content: change } : checkOptions(change, 'change');
+      if (patch.content !== undefined) checkText(patch.content, 'change.content');
+      if (
+        patch.content === undefined &&
+        patch.tags === undefined &&
+        patch.importance === undefined &&
+        patch.metadata === undefined
+      ) {
+        throw invalidInput('change names nothing to change');
+      }
+      const e = open();
+      try {
+        let row = await e.store.getMemory(agentId, id);
+        if (
+          row !== null &&
+          row.lifecycle === 'active' &&
+          patch.content !== undefined &&
+          patch.content !== row.content
+        ) {
+          // New text: a new version supersedes the memory (the old one stays in its history).
+          const corrected = await correctMemory(e.store, agentId, id, patch.content, {
+            ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+          });
+          row = corrected?.replacement ?? null;
+        }
+        if (row === null || row.lifecycle !== 'active') {
+          throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no current memory with that id');
+        }
+        if (
+          patch.tags !== undefined ||
+          patch.importance !== undefined ||
+          (patch.metadata !== undefined && row.id === id)
+        ) {
+          row = await e.store.updateMemory(agentId, row.id, row.revision, {
+            ...(patch.tags === undefined ? {} : { tags: patch.tags }),
+            ...(patch.importance === undefined ? {} : { importance: patch.importance }),
+            ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+          });
+        }
+        const [embedded] = await embedNow(e, [row]);
+        return toItem(embedded ?? row);
+      } catch (error) {
+        throw conflictOr(error);
+      }
+    },
+
+    async delete(id, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      checkText(id, 'id');
+      try {
+        // The memory and the versions it replaced; a tombstone records who, when and why.
+        await open().store.forgetMemory(agentId, id, {
+          actor: o.actor ?? 'caller',
+          ...(o.reason === undefined ? {} : { reason: o.reason }),
+        });
+        return true;
+      } catch (error) {
+        if (engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') return false;
+        throw error;
+      }
+    },
+
+    async deleteAll(options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      return (await open().store.deleteAll(agentId, { actor: 'caller' })).memories;
+    },
+
+    async history(id, options) {
+      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const history = await open().store.history(agentId, checkText(id, 'id'));
+      if (history.entries.length === 0 && history.records.length === 0) {
+        throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
+      }
+      const byId = new Map(history.records.map((r) => [r.id, r]));
+      return history.chain.flatMap((chainId) => {
+        const row = byId.get(chainId);
+        return row === undefined ? [] : [toItem(row)];
+      });
+    },
+
+    async list(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const rows = await open().store.listMemories(agentId, {
+        lifecycles:
+          o.includeInactive === true ? ['active', 'archived', 'superseded', 'conflicted'] : ['active'],
+        ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
+        ...(o.tags === undefined ? {} : { tags: o.tags }),
+        ...(o.filter === undefined ? {} : { filter: o.filter }),
+        ...(o.limit === undefined ? {} : { limit: o.limit }),
+        ...(o.afterId === undefined ? {} : { afterId: o.afterId }),
+      });
+      return rows.map(toItem);
+    },
+
+    async ingest(input, options): Promise<IngestSummary> {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const sessionId = checkSession(o.sessionId);
+      if (!Array.isArray(input)) throw invalidInput('ingest takes an array of texts or of messages');
+      const e = open();
+      let added: number;
+      let unchanged: number;
+      if (input.length === 0) {
+        added = 0;
+        unchanged = 0;
+      } else if (input.every((x) => typeof x === 'string')) {
+        for (const [i, text] of input.entries()) checkText(text, `texts[${i}]`);
+        const written = await writeTexts(e, agentId, input as readonly string[], {
+          kind: 'fact',
+          importance: 0.7,
+        });
+        added = written.added.length;
+        unchanged = written.unchanged.length;
+      } else {
+        const messages = checkMessages(input);
+        const logged = await appendMessages(e, agentId, sessionId, messages, {
+          rows: false,
+          skipLogged: true,
+        });
+        added = logged.appended;
+        unchanged = messages.length - logged.appended;
+      }
+      drain.kick();
+      const backlog = await e.store.countEmbeddingBacklog();
+      return { added, unchanged, pending: backlog.byAgent[agentId] ?? 0 };
+    },
+
+    async maintain(options): Promise<MaintenancePassResult> {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      const e = open();
+      const result = await e.runner.run(agentId, o.force === true ? { force: true } : {});
+      // What the pass wrote (merged rows) is embedded before it resolves.
+      await e.drain({ agentId });
+      return result;
+    },
+
+    async health(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = o.agentId === null ? null : agentOf(o, defaultAgent);
+      return open().health(agentId);
+    },
+
+    async context(query, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      if (query !== null) checkText(query, 'query');
+      return buildContext(open(), agentId, query, o);
+    },
+
+    toolDefinitions: ALL_TOOL_DEFINITIONS,
+
+    async callTool(name, args, options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      if (typeof name !== 'string') throw invalidInput('name must be a string');
+      return callTool(open(), name, args, agentId, o.signal);
+    },
+
+    async messages(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      return sessionMessages(open(), agentId, checkSession(o.sessionId), o.limit ?? 1000);
+    },
+
+    async flush() {
+      open();
+      await drain.flush();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await drain.stop();
+      await engine.close();
+    },
+  };
+  return memory;
+}

@@ -1,0 +1,263 @@
+/** The public shapes of the facade: what `createMemory` takes and what a {@link Memory} returns. */
+import type { HealthDto } from '@engram/diagnostics';
+import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
+import type { RetrievalExplanation } from '@engram/retrieval';
+import type { Lifecycle, MemoryFilter, MemoryKind } from '@engram/store';
+import type { EmbedderOption } from './engine.js';
+
+/** Options of {@link createMemory}. */
+export interface MemoryConfig {
+  /** Path of the SQLite file (created with its directory when missing). */
+  readonly path: string;
+  /**
+   * The embedder of a new file: `'use'` (default, offline USE-lite, English), `'deterministic'` (offline,
+   * reproducible, for tests) or an embedder object. An existing file keeps the embedder it records: omit this,
+   * or pass the same one (another one is `ENGRAM_MEMORY_EMBEDDER_MISMATCH`).
+   */
+  readonly embedder?: EmbedderOption;
+  /** A chat model: `add(messages)` then extracts memories with it, and `maintain` runs its model steps. */
+  readonly model?: ModelPort;
+  /** The agent every call acts for unless it names another (default `'default'`). */
+  readonly agentId?: string;
+  /** The SQLCipher key of an encrypted file; never logged or put in an error. */
+  readonly encryptionKey?: string | Uint8Array;
+}
+
+/** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */
+export interface Scope {
+  readonly agentId?: string;
+}
+
+/** One memory as the facade returns it. Timestamps are epoch milliseconds. */
+export interface MemoryItem {
+  readonly id: string;
+  readonly agentId: string;
+  readonly kind: MemoryKind;
+  readonly content: string;
+  readonly tags: readonly string[];
+  /** 0..1. */
+  readonly importance: number;
+  /** `active`; `superseded` for an old version (see `history`); `archived`; `conflicted`. */
+  readonly lifecycle: Lifecycle;
+  /** The newer version of a superseded memory. */
+  readonly supersededBy: string | null;
+  /** The session (run) scope: the session a memory came from (messages, extraction), else null. */
+  readonly sessionId: string | null;
+  /** The user scope, else null. */
+  readonly userId: string | null;
+  /** Free-form JSON metadata (`{}` when none). */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Since when it holds. */
+  readonly validFrom: number;
+  /** Until when it held (set once superseded); null while current. */
+  readonly validTo: number | null;
+  /** True once its vector is stored (search finds it by meaning); false while it waits for the drain. */
+  readonly embedded: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** One search result: the memory, its score and why it ranks where it does. */
+export interface SearchHit extends MemoryItem {
+  readonly score: number;
+  readonly explanation: RetrievalExplanation;
+}
+
+/** One chat message. */
+export interface ChatMessage {
+  readonly role: 'user' | 'assistant' | 'system' | 'tool';
+  readonly content: string;
+}
+
+/** Options of {@link Memory.add}. */
+export interface AddOptions extends Scope {
+  /** The session messages are logged under (default `'default'`). */
+  readonly sessionId?: string;
+  /**
+   * Skip the messages the session's log already ends with (default true: a chat that resends its whole history
+   * is logged once). False appends every message as given (a message history that adds one at a time).
+   */
+  readonly skipLogged?: boolean;
+  /** Kind of a text memory (default `'fact'`). */
+  readonly kind?: 'fact' | 'semantic' | 'episodic';
+  /** `prefix:value` tags of a text memory. */
+  readonly tags?: readonly string[];
+  /** 0..1 (default 0.7 for a text memory). */
+  readonly importance?: number;
+  /** The user scope of a text memory. */
+  readonly userId?: string;
+  /** Free-form JSON metadata of a text memory (a plain object). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** The answer of {@link Memory.add}. */
+export interface AddResult {
+  /** Memories written by this call (embedded already unless longer than one chunk or the embedder failed). */
+  readonly added: readonly MemoryItem[];
+  /** Memories already stored with the same text (nothing was written for them). */
+  readonly unchanged: readonly MemoryItem[];
+  /** Messages appended to the session's log (repeats of the log's tail are skipped). */
+  readonly events: number;
+  /** When a model is configured and extraction failed: its error code (the messages are kept). */
+  readonly extractionError?: string;
+  /**
+   * Current facts the new fact contradicts (same subject, another value: "port 8080" / "port 9090"): both are
+   * kept and linked as conflicting — search explains it — until `update`, `delete` or maintenance settles it.
+   */
+  readonly conflicts?: readonly { readonly id: string; readonly reason: string }[];
+}
+
+/** Options of {@link Memory.search}. */
+export interface SearchOptions extends Scope {
+  /** Results wanted (default 10, at most 100). */
+  readonly limit?: number;
+  /** Kinds to search (default every recallable kind). */
+  readonly kinds?: readonly MemoryKind[];
+  /** Exact tags every result must carry. */
+  readonly tags?: readonly string[];
+  /** User and session scopes and metadata conditions (`eq`, `in`, `range`, `exists`, `absent`) every result passes. */
+  readonly filter?: MemoryFilter;
+  /** The facts that held at this time (epoch ms) instead of the current ones. */
+  readonly asOf?: number;
+  /** Current and superseded facts alike. */
+  readonly includeHistory?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** A change of {@link Memory.update}: new text (a new version, the old one kept in history), tags, importance. */
+export interface MemoryChange {
+  readonly content?: string;
+  readonly tags?: readonly string[];
+  readonly importance?: number;
+  /** Replaces the metadata. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of {@link Memory.delete}: who forgets and why, kept in the tombstone. */
+export interface ForgetOptions extends Scope {
+  /** Default `'caller'`. */
+  readonly actor?: string;
+  readonly reason?: string;
+}
+
+/** Options of {@link Memory.list}. */
+export interface ListOptions extends Scope {
+  readonly kinds?: readonly MemoryKind[];
+  readonly tags?: readonly string[];
+  /** User and session scopes and metadata conditions. */
+  readonly filter?: MemoryFilter;
+  /** Also list archived, superseded and conflicted memories. */
+  readonly includeInactive?: boolean;
+  /** Default 100, at most 10,000. */
+  readonly limit?: number;
+  /** Keyset pagination: memories after this id, in id order. */
+  readonly afterId?: string;
+}
+
+/** Options of {@link Memory.ingest}. */
+export interface IngestOptions extends Scope {
+  /** The session messages are logged under (default `'default'`). */
+  readonly sessionId?: string;
+}
+
+/** The answer of {@link Memory.ingest}. */
+export interface IngestSummary {
+  /** Memories written (texts) or messages logged and ingested. */
+  readonly added: number;
+  /** Texts already stored, or messages already at the log's tail. */
+  readonly unchanged: number;
+  /** Rows waiting for the background drain right after the call (`flush()` waits for it). */
+  readonly pending: number;
+}
+
+/** The context to put before a model call. */
+export interface MemoryContext {
+  /** The agent's facts: byte-identical while they are unchanged, so a prompt prefix cache keeps hitting. */
+  readonly core: string;
+  /** Memories recalled for the query, facts of the core block left out ('' without a query or results). */
+  readonly recall: string;
+  /** Estimated tokens of each block. */
+  readonly tokens: { readonly core: number; readonly recall: number; readonly total: number };
+}
+
+/** Options of {@link Memory.context}. */
+export interface ContextOptions extends Scope {
+  /** Token budget of both blocks (default 2,000; the core block takes at most 60%). */
+  readonly budgetTokens?: number;
+  /** Most recalled memories (default 8). */
+  readonly recallLimit?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** The answer of a model tool call: text for the model; `ok: false` for bad arguments or a failure. */
+export interface ToolResult {
+  readonly ok: boolean;
+  readonly text: string;
+}
+
+/** A model-facing tool: its name, what it does, and its input as JSON Schema. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** A message of a session's log. */
+export interface LoggedMessage {
+  readonly seq: number;
+  readonly role: ChatMessage['role'];
+  readonly content: string;
+  readonly createdAt: number;
+}
+
+/** Options of {@link Memory.messages}. */
+export interface MessagesOptions extends Scope {
+  /** Default `'default'`. */
+  readonly sessionId?: string;
+  /** The last this many events of the session (default 1,000, at most 10,000). */
+  readonly limit?: number;
+}
+
+/** Long-term memory in one object. Every method validates first: bad input is a typed error and changes nothing. */
+export interface Memory {
+  /** The agent calls act for by default. */
+  readonly agentId: string;
+  /** Remembers a text (deduplicated) or a conversation (extracted with the model, else logged as given). */
+  add(input: string | readonly ChatMessage[], options?: AddOptions): Promise<AddResult>;
+  /** Hybrid search (words and meaning), best first, each hit explained. */
+  search(query: string, options?: SearchOptions): Promise<readonly SearchHit[]>;
+  /** One memory by id (any lifecycle), or null. */
+  get(id: string, options?: Scope): Promise<MemoryItem | null>;
+  /** Changes a memory; new text makes a new version (returned) and keeps the old one in its history. */
+  update(id: string, change: string | MemoryChange, options?: Scope): Promise<MemoryItem>;
+  /** Forgets a memory and its earlier versions (a tombstone keeps who, when and why); false when there was none. */
+  delete(id: string, options?: ForgetOptions): Promise<boolean>;
+  /** Forgets every memory of the agent (and its events and skills); resolves to how many memories. */
+  deleteAll(options?: Scope): Promise<number>;
+  /** Every stored version of a memory, oldest first (the current one last); forgotten versions are gone. */
+  history(id: string, options?: Scope): Promise<readonly MemoryItem[]>;
+  /** The agent's memories in id order (active ones unless `includeInactive`). */
+  list(options?: ListOptions): Promise<readonly MemoryItem[]>;
+  /** Bulk write: stored at once (found by words), embedded in the background; `flush()` waits. */
+  ingest(input: readonly string[] | readonly ChatMessage[], options?: IngestOptions): Promise<IngestSummary>;
+  /** One maintenance pass (decay, merges, archival; model steps with a model), its output embedded. */
+  maintain(options?: Scope & { readonly force?: boolean }): Promise<MaintenancePassResult>;
+  /** Health counts and runtime figures (numbers and enum keys only) for the agent, or every agent. */
+  health(options?: { readonly agentId?: string | null }): Promise<HealthDto>;
+  /** The core block and the recall block for `query` (null: the core block only), within a token budget. */
+  context(query: string | null, options?: ContextOptions): Promise<MemoryContext>;
+  /** The model-facing tools (JSON Schema inputs): search, remember, get, update, forget and the skills. */
+  readonly toolDefinitions: readonly ToolSpec[];
+  /** Runs one model tool call; bad arguments are `ok: false` with a short explanation, never a throw. */
+  callTool(
+    name: string,
+    args: unknown,
+    options?: Scope & { readonly signal?: AbortSignal },
+  ): Promise<ToolResult>;
+  /** A session's logged messages, in order. */
+  messages(options?: MessagesOptions): Promise<readonly LoggedMessage[]>;
+  /** Waits until the background drain has embedded every pending row (or stopped making progress). */
+  flush(): Promise<void>;
+  /** Stops the background drain after its current batch and closes the file (idempotent). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,179 @@
+/** The facade's writes: deduplicated texts, messages appended to a session's log, extraction over them. */
+import { contentHash } from '@engram/contracts';
+import type { ExtractionTurn } from '@engram/maintenance';
+import { contradiction } from '@engram/retrieval';
+import type { EventInput, MemoryRecord, NewMemory } from '@engram/store';
+import type { Engine } from './engine.js';
+import { overlapWithTail } from './items.js';
+import type { ChatMessage } from './types.js';
+
+/** Rows per insert transaction of a bulk write. */
+const INSERT_BATCH = 500;
+
+/** How a text is stored. */
+export interface TextShape {
+  readonly kind: 'fact' | 'semantic' | 'episodic';
+  readonly importance: number;
+  readonly tags?: readonly string[];
+  readonly userId?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Stores texts the agent does not hold yet: a text whose normalised form (case, width, spacing) matches a
+ * current memory of the agent, or an earlier text of the same call, is not written again. All of a batch or
+ * none of it.
+ */
+export async function writeTexts(
+  engine: Engine,
+  agentId: string,
+  texts: readonly string[],
+  shape: TextShape,
+): Promise<{ readonly added: readonly MemoryRecord[]; readonly unchanged: readonly MemoryRecord[] }> {
+  const unchanged: MemoryRecord[] = [];
+  const fresh: NewMemory[] = [];
+  const seen = new Set<string>();
+  for (const raw of texts) {
+    const content = raw.trim();
+    const hash = contentHash(content);
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    const existing = (await engine.store.findByContentHash(agentId, hash)).find(
+      (r) => r.lifecycle === 'active',
+    );
+    if (existing !== undefined) {
+      unchanged.push(existing);
+      continue;
+    }
+    fresh.push({
+      agentId,
+      kind: shape.kind,
+      content,
+      importance: shape.importance,
+      ...(shape.tags === undefined ? {} : { tags: shape.tags }),
+      ...(shape.userId === undefined ? {} : { userId: shape.userId }),
+      ...(shape.metadata === undefined ? {} : { metadata: shape.metadata }),
+    });
+  }
+  const added: MemoryRecord[] = [];
+  for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
+    added.push(...(await engine.store.insertMemories(fresh.slice(i, i + INSERT_BATCH))));
+  }
+  return { added, unchanged };
+}
+
+/** Messages appended to a session's log. */
+export interface LoggedMessages {
+  /** How many were appended (the rest repeated the log's tail). */
+  readonly appended: number;
+  /** The appended messages and their sequence numbers. */
+  readonly messages: readonly { readonly seq: number; readonly message: ChatMessage }[];
+  /** The `event` memories ingested from them (only when asked for). */
+  readonly rows: readonly MemoryRecord[];
+}
+
+/**
+ * Appends messages to the session's event log — skipping those that repeat the log's tail, so a chat that sends
+ * its whole history every turn logs each message once — and ingests them as `event` memories.
+ */
+export async function appendMessages(
+  engine: Engine,
+  agentId: string,
+  sessionId: string,
+  messages: readonly ChatMessage[],
+  options: { readonly rows: boolean; readonly skipLogged: boolean } = { rows: true, skipLogged: true },
+): Promise<LoggedMessages> {
+  const { store, ingestor } = engine;
+  const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
+  const lastSeq = session?.lastSeq ?? 0;
+  const tail =
+    lastSeq === 0 || !options.skipLogged
+      ? []
+      : await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - messages.length + 1), lastSeq);
+  const skip = overlapWithTail(
+    tail.filter((e) => e.type === 'message'),
+    messages,
+  );
+  const appended = messages.slice(skip).map((message, i) => ({ seq: lastSeq + 1 + i, message }));
+  if (appended.length === 0) return { appended: 0, messages: [], rows: [] };
+  const events: EventInput[] = appended.map(({ seq, message }) => ({
+    seq,
+    type: 'message',
+    role: message.role,
+    content: message.content,
+  }));
+  const result = await ingestor.appendAndIngest(agentId, sessionId, events);
+  let more = result.ingest.more;
+  while (more) more = (await ingestor.ingest(agentId, sessionId)).more;
+  if (!options.rows) return { appended: result.appended, messages: appended, rows: [] };
+  const rows: MemoryRecord[] = [];
+  for (const { seq } of appended) {
+    const found = await store.listMemories(agentId, {
+      kinds: ['event'],
+      tags: [`seq:${seq}-${seq}`],
+      limit: 100,
+    });
+    rows.push(...found.filter((r) => r.sessionId === sessionId));
+  }
+  return { appended: result.appended, messages: appended, rows };
+}
+
+/** Extraction over the appended messages with the configured model: the rows it wrote, or its error code. */
+export async function extractMessages(
+  engine: Engine,
+  agentId: string,
+  sessionId: string,
+  logged: LoggedMessages,
+): Promise<{ readonly rows: readonly MemoryRecord[]; readonly errorCode?: string }> {
+  const turns: ExtractionTurn[] = logged.messages
+    .filter(({ message }) => message.content.trim() !== '')
+    .map(({ message }) => ({ role: message.role, content: message.content }));
+  const first = logged.messages[0];
+  const last = logged.messages[logged.messages.length - 1];
+  if (turns.length === 0 || first === undefined || last === undefined) return { rows: [] };
+  const result = await engine.extractor.extract({
+    agentId,
+    sessionId,
+    turns,
+    seqFrom: first.seq,
+    seqTo: last.seq,
+  });
+  const rows: MemoryRecord[] = [];
+  for (const applied of result.applied) {
+    if (applied.id === null) continue;
+    const row = await engine.store.getMemory(agentId, applied.id);
+    if (row !== null && row.lifecycle === 'active' && !rows.some((r) => r.id === row.id)) rows.push(row);
+  }
+  return result.errorCode === undefined ? { rows } : { rows, errorCode: result.errorCode };
+}
+
+/** A current fact that a new one contradicts (same subject, another value). */
+export interface ConflictNote {
+  /** The older fact. */
+  readonly id: string;
+  /** What differs: `number`, `negation` or `entity`. */
+  readonly reason: string;
+}
+
+/**
+ * Links a new fact to the current facts it contradicts — the same subject with another value, by the rule
+ * `memory_remember` uses — so both stay, marked conflicting, until a correction or maintenance settles it.
+ */
+export async function linkContradictions(
+  engine: Engine,
+  fact: MemoryRecord,
+): Promise<readonly ConflictNote[]> {
+  const neighbours = await engine.retriever.decision(fact.agentId, fact.content, {
+    kinds: ['fact'],
+    limit: 5,
+  });
+  const linked: ConflictNote[] = [];
+  for (const { record } of neighbours.results) {
+    if (record.id === fact.id) continue;
+    const reason = contradiction(record.content, fact.content);
+    if (reason === null) continue;
+    await engine.store.linkConflict(fact.agentId, record.id, fact.id, reason);
+    linked.push({ id: record.id, reason });
+  }
+  return linked;
+}
