@@ -55,27 +55,77 @@ export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
-const INSERT_POSTINGS =
-  'INSERT INTO lexical_postings(agent_id, term, rid, tf) SELECT ?, key, ?, value FROM json_each(?)';
-const INSERT_DOC = 'INSERT INTO lexical_docs(rid, agent_id, length) VALUES (?, ?, ?)';
-const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (?, 1, ?)
-  ON CONFLICT(agent_id) DO UPDATE SET docs = docs + 1, total_length = total_length + excluded.total_length`;
+const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
+const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length)
+  SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`;
+// `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
+const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
+  SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
+  ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
+
+type Posting = [agentId: string, term: string, rid: number, tf: number];
+
+function comparePostings(x: Posting, y: Posting): number {
+  if (x[0] !== y[0]) return x[0] < y[0] ? -1 : 1;
+  if (x[1] !== y[1]) return x[1] < y[1] ? -1 : 1;
+  return x[2] - y[2];
+}
 
 /**
- * Indexes one unit's text (NFKC, the BM25 tokenizer) under `rid`. The unit must not be indexed yet. With
- * `stats` false the agent's statistics are left to the caller (a bulk rebuild recomputes them once).
+ * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
+ * writes them with a constant number of statements before it commits (`flush`): one multi-row insert of all
+ * postings (sorted by key, so the B-tree is written in order), one of the unit lengths, one upsert of the
+ * statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores are
+ * unchanged.
  */
-export function indexLexicalUnit(
-  run: RunSql,
-  rid: number,
-  agentId: string,
-  text: string,
-  stats = true,
-): void {
-  const { tf, length } = termFrequencies(text);
-  if (tf.size > 0) run(INSERT_POSTINGS, agentId, rid, JSON.stringify(Object.fromEntries(tf)));
-  run(INSERT_DOC, rid, agentId, length);
-  if (stats) run(ADD_STATS, agentId, length);
+export class LexicalBatch {
+  #postings: Posting[] = [];
+  #docs: [rid: number, agentId: string, length: number][] = [];
+  #stats = new Map<string, [docs: number, totalLength: number]>();
+
+  /** Units waiting to be written. */
+  get size(): number {
+    return this.#docs.length;
+  }
+
+  /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
+  add(rid: number, agentId: string, text: string): void {
+    const { tf, length } = termFrequencies(text);
+    for (const [term, n] of tf) this.#postings.push([agentId, term, rid, n]);
+    this.#docs.push([rid, agentId, length]);
+    const s = this.#stats.get(agentId);
+    if (s === undefined) this.#stats.set(agentId, [1, length]);
+    else {
+      s[0] += 1;
+      s[1] += length;
+    }
+  }
+
+  /** Forgets the waiting units (their transaction rolled back). */
+  clear(): void {
+    this.#postings = [];
+    this.#docs = [];
+    this.#stats.clear();
+  }
+
+  /**
+   * Writes the waiting units: at most three statements, none when nothing waits. With `stats` false the
+   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
+   */
+  flush(run: RunSql, stats = true): void {
+    if (this.#docs.length === 0) return;
+    const postings = this.#postings;
+    const docs = this.#docs;
+    const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
+    this.clear();
+    if (postings.length > 0) {
+      postings.sort(comparePostings);
+      run(INSERT_POSTINGS, JSON.stringify(postings));
+    }
+    run(INSERT_DOCS, JSON.stringify(docs));
+    if (stats) run(ADD_STATS, JSON.stringify(agents));
+  }
 }
 
 /** Recomputes every agent's statistics from the indexed units. */

@@ -6,7 +6,7 @@
 
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError } from '../errors.js';
-import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
+import { type Bm25Settings, DEFAULT_BM25, LexicalBatch } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { EmbeddingProfile } from '../types.js';
@@ -70,6 +70,8 @@ export class StoreContext {
   #fingerprint = 'none';
   /** The schema version the migration left the file at. */
   schemaVersion = 0;
+  /** BM25 units indexed by the open transaction, written just before it commits (see `flushLexical`). */
+  readonly lexical: LexicalBatch = new LexicalBatch();
   /** BM25 settings of the lexical search (set at open from the configuration). */
   bm25: Bm25Settings = DEFAULT_BM25;
   /** True once `close()` ran. */
@@ -120,14 +122,24 @@ export class StoreContext {
     return stmt;
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. */
+  /** Writes the BM25 units the open transaction indexed so far (a constant number of statements). */
+  flushLexical(): void {
+    this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
+  }
+
+  /**
+   * Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. The BM25 units the transaction
+   * indexed are written before it commits, so they commit or roll back with it.
+   */
   tx<T>(fn: () => T): T {
     this.stmt('meta', 'BEGIN IMMEDIATE').run();
     try {
       const result = fn();
+      this.flushLexical();
       this.stmt('meta', 'COMMIT').run();
       return result;
     } catch (err) {
+      this.lexical.clear();
       if (this.db.inTransaction) {
         try {
           this.stmt('meta', 'ROLLBACK').run();
