@@ -360,7 +360,7 @@ describe('migration to chunked storage', () => {
     ]);
     const migrated = createSqliteMemoryStore({ path: file, embedding: profile });
     try {
-      expect(migrated.info.schemaVersion).toBe(4);
+      expect(migrated.info.schemaVersion).toBe(7);
       expect(await migrated.getMemory('a', 'short')).toMatchObject({ embeddingState: 'ready' });
       expect(await migrated.getMemory('a', 'long')).toMatchObject({ embeddingState: 'pending' });
       // The short memory's vector is still found; the long memory's whole-text vector is gone.

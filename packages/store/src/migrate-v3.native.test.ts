@@ -63,10 +63,10 @@ describe('schema v2 → v3', () => {
     ).run();
     db.close();
 
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(7);
     const store = createSqliteMemoryStore({ path, embedding: null });
     open.push(store);
-    expect(store.info.schemaVersion).toBe(4);
+    expect(store.info.schemaVersion).toBe(7);
     expect((await store.getMemory('a', 'a-2'))?.content).toBe('note 2 about the deploy pipeline');
     const words = await store.searchLexical({ agentId: 'a', terms: ['deploying', 'pipelines'], limit: 10 });
     expect(words.hits.map((h) => h.id).sort()).toEqual(['a-1', 'a-2', 'a-3']);
@@ -94,7 +94,7 @@ describe('schema v2 → v3', () => {
 
     const store = createSqliteMemoryStore({ path, embedding: null });
     open.push(store);
-    expect(store.info.schemaVersion).toBe(4);
+    expect(store.info.schemaVersion).toBe(7);
     const found = await store.searchLexical({ agentId: 'big', terms: ['74321', 'checklist'], limit: 5 });
     expect(found.hits[0]?.id).toBe('big-74321');
     expect((await store.searchLexical({ agentId: 'big', terms: ['zebra'], limit: 5 })).hits).toEqual([]);

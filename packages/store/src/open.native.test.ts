@@ -132,9 +132,9 @@ describe('opening a file database', () => {
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(7);
     const store = openStore({ path, embedding: null });
-    expect(store.info.schemaVersion).toBe(4);
+    expect(store.info.schemaVersion).toBe(7);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
     expect(found.paths.like).toBe(true);
     expect(found.hits.map((h) => h.id).sort()).toEqual(['kangxi', 'plain']);
@@ -143,7 +143,7 @@ describe('opening a file database', () => {
     const check = openDatabase(path, { loadVectorExtension: false });
     try {
       expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({
-        value: '4',
+        value: '7',
       });
       // Only a CJK row whose NFKC form differs carries a LIKE text.
       expect(check.prepare('SELECT id, like_text FROM memories ORDER BY id').all()).toEqual([
