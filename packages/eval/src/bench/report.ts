@@ -75,7 +75,12 @@ export interface BenchReport {
   readonly oneAgent10k?: BenchScenarioReport;
   readonly oneAgent100k?: BenchScenarioReport;
   readonly hundredAgents?: BenchScenarioReport;
-  readonly diagnostics: { readonly nsPerRecord: number; readonly records: number };
+  /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
+  readonly diagnostics: {
+    readonly nsPerRecord: number;
+    readonly wallNsPerRecord?: number;
+    readonly records: number;
+  };
 }
 
 const STAGE_COLUMNS: readonly (readonly [string, string])[] = [
@@ -157,6 +162,6 @@ export function formatBenchTable(report: BenchReport): string {
     'p50 per stage (ms): Engram pipeline stages vs the raw statements',
     ...table(stageHeader, stageRows),
     '',
-    `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns per recorded retrieval (${report.diagnostics.records} records)`,
+    `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,
   ].join('\n');
 }
