@@ -4,15 +4,25 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
-import { type BenchReport, type BenchScenarioReport, formatBenchTable } from './report.js';
+import {
+  type BenchReport,
+  type BenchScenarioName,
+  type BenchScenarioReport,
+  formatBenchTable,
+} from './report.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 
 const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--out <report.json>]
 
 Side-by-side performance benchmark (not part of pnpm test):
-  oneAgent10k    one agent, min(size, 10,000) rows
-  oneAgent100k   one agent, size rows (only when size ≥ 100,000)
-  hundredAgents  100 agents × min(size / 10, 10,000) rows each, in one file
+  oneAgent10k         one agent, min(size, 10,000) rows
+  oneAgent100k        one agent, size rows (only when size ≥ 100,000)
+  hundredAgents       100 agents × min(size / 10, 10,000) rows each, in one file
+  oneAgent384d        one agent, size rows, 384-d vectors
+  oneAgent1536d       one agent, size rows, 1536-d vectors
+  hundredAgents1536d  100 agents × min(size / 100, 10,000) rows each, 1536-d vectors
+The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
+orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most 20 queried agents.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
@@ -61,31 +71,41 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${line}\n`);
   };
 
-  const plans: {
-    name: 'oneAgent10k' | 'oneAgent100k' | 'hundredAgents';
-    agents: number;
-    rowsPerAgent: number;
-  }[] = [{ name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000) }];
-  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size });
-  plans.push({
-    name: 'hundredAgents',
-    agents: 100,
-    rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
-  });
+  const plans: { name: BenchScenarioName; agents: number; rowsPerAgent: number; dimensions: number }[] = [
+    { name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000), dimensions: 128 },
+  ];
+  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size, dimensions: 128 });
+  plans.push(
+    {
+      name: 'hundredAgents',
+      agents: 100,
+      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
+      dimensions: 128,
+    },
+    { name: 'oneAgent384d', agents: 1, rowsPerAgent: size, dimensions: 384 },
+    { name: 'oneAgent1536d', agents: 1, rowsPerAgent: size, dimensions: 1536 },
+    {
+      name: 'hundredAgents1536d',
+      agents: 100,
+      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 100), 10_000)),
+      dimensions: 1536,
+    },
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
-  const results: Partial<Record<(typeof plans)[number]['name'], BenchScenarioReport>> = {};
+  const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
       const oramaQueries = Math.min(queries, oramaQueriesArg ?? (plan.rowsPerAgent > 50_000 ? 200 : queries));
       log(
-        `[${plan.name}] ${plan.agents} agent(s) × ${plan.rowsPerAgent} rows = ${rows} rows, ${queries} queries`,
+        `[${plan.name}] ${plan.agents} agent(s) × ${plan.rowsPerAgent} rows = ${rows} rows, ${plan.dimensions}-d, ${queries} queries`,
       );
       results[plan.name] = await runScenario({
         name: plan.name,
         agents: plan.agents,
         rowsPerAgent: plan.rowsPerAgent,
+        dimensions: plan.dimensions,
         queries,
         oramaQueries,
         oramaMaxAgents: 20,
