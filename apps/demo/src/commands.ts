@@ -16,9 +16,7 @@ import {
   pointerOf,
 } from './format.js';
 import type { CliIo } from './io.js';
-import { createMemoryMcpServer, runMcpOverStdio } from './mcp.js';
 import { createProgress } from './progress.js';
-import { serveHealthPage } from './serve.js';
 import { printable } from './terminal-text.js';
 
 /** Exit codes: success, runtime failure, invalid arguments. */
@@ -316,6 +314,8 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
 
 async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
   return withEngram(io, c, async (engram) => {
+    // Loaded here, not at start: a one-shot command never pays for the health page's modules.
+    const { serveHealthPage } = await import('./serve.js');
     const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
     if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
     out(io, `Health page: ${server.url}`);
@@ -332,6 +332,8 @@ async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<num
     io,
     c,
     async (engram) => {
+      // Loaded here, not at start: the MCP SDK (and its JSON-schema validator) is the CLI's heaviest import.
+      const { createMemoryMcpServer, runMcpOverStdio } = await import('./mcp.js');
       const server = createMemoryMcpServer(engram.tools, c.agent);
       io.stderr.write(
         printable(
