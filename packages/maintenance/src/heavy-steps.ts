@@ -4,7 +4,7 @@
  * step reserves its model call from the pass budget, validates the answer, and writes by compare-and-set.
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
-import { normalizeContent } from '@engram/contracts';
+import { contentHash, normalizeContent } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import type { PassBudget, PassBudgetLimits } from './budget.js';
@@ -231,9 +231,12 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       if (!verdict.merge || verdict.content === null) continue;
       const merged = verdict.content;
       // Supersede the first (one compare-and-set transaction), then retire the second; a conflict on the
-      // second leaves it active (its text is in the merged row too, so nothing is lost).
-      const first = await cas(ctx, () =>
-        store.supersedeMemory(ctx.agentId, source.id, source.revision, {
+      // second leaves it active (its text is in the merged row too, so nothing is lost). When the merged text
+      // is the second's own, the second is superseded first: while it is active, the merged row would be its
+      // exact duplicate, which the store never stores twice.
+      const [first, second] = contentHash(merged) === other.contentHash ? [other, source] : [source, other];
+      const superseded = await cas(ctx, () =>
+        store.supersedeMemory(ctx.agentId, first.id, first.revision, {
           agentId: ctx.agentId,
           kind: source.kind,
           content: merged,
@@ -242,8 +245,8 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
           tags: ['source:merge'],
         }),
       );
-      if (first)
-        await cas(ctx, () => store.setLifecycle(ctx.agentId, other.id, other.revision, 'superseded'));
+      if (superseded)
+        await cas(ctx, () => store.setLifecycle(ctx.agentId, second.id, second.revision, 'superseded'));
     }
     return asked ? 'completed' : 'skipped';
   }

@@ -31,6 +31,7 @@ export type {
   EventRecord,
   EventType,
   IngestBatch,
+  InsertedMemory,
   LexicalHit,
   LexicalPaths,
   LexicalQuery,

@@ -1,6 +1,9 @@
 import {
+  type AgentIdFormProblem,
   checkAgentId,
+  checkAgentIdForm,
   checkTag,
+  type IdentifierProblem,
   MEMORY_KINDS,
   type MemoryKind,
   RECALLABLE_KINDS,
@@ -30,6 +33,14 @@ export interface ValidatedCall {
   readonly signal: AbortSignal | undefined;
 }
 
+/**
+ * The problem with an agent id by the contracts' rules (the store's own): well formed, and in normal form (NFC,
+ * no surrounding whitespace), so a look-alike spelling is refused rather than silently a second agent.
+ */
+export function agentIdProblem(value: unknown): IdentifierProblem | AgentIdFormProblem | null {
+  return checkAgentId(value) ?? checkAgentIdForm(value);
+}
+
 function invalidInput(message: string): EngramRetrievalError {
   return new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', message);
 }
@@ -44,8 +55,8 @@ export function validateCall(
   if (!(RETRIEVAL_PURPOSES as readonly string[]).includes(purpose))
     throw invalidInput('Unknown retrieval purpose.');
   // The store's own agent-id rule, checked before anything is read: a caller mistake is never a store error.
-  const agentIdProblem = checkAgentId(agentId);
-  if (agentIdProblem !== null) throw invalidInput(`agentId is invalid (${agentIdProblem}).`);
+  const problem = agentIdProblem(agentId);
+  if (problem !== null) throw invalidInput(`agentId is invalid (${problem}).`);
   if (typeof query !== 'string') throw invalidInput('query must be a string.');
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw invalidInput('options must be an object.');

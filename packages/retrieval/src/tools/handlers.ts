@@ -1,5 +1,4 @@
 import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
 import { canMergeFacts, cosineSimilarity, type FactMergeBlock, tokenJaccard } from '../fact-merge.js';
 import type { QueryEmbedder, ToolStore } from '../ports.js';
 import type { Retriever } from '../retriever.js';
@@ -149,16 +148,16 @@ const remember = async (
   if (content === '')
     return { ok: false, text: 'Invalid arguments for memory_remember: "content" is empty.' };
   const hash = contentHash(content);
+  const alreadyRemembered = (id: string): ToolCallResult => ({
+    ok: true,
+    text: `Already remembered as fact ${id}; nothing stored (exact duplicate).`,
+  });
+  // A fast path only: the store's insert is what guarantees an exact duplicate is never stored twice.
   const existing = await fromStore('memory_remember', () =>
     store.findByContentHash(ctx.agentId, hash, 'fact'),
   );
   const duplicate = existing.find((r) => r.lifecycle === 'active');
-  if (duplicate !== undefined) {
-    return {
-      ok: true,
-      text: `Already remembered as fact ${duplicate.id}; nothing stored (exact duplicate).`,
-    };
-  }
+  if (duplicate !== undefined) return alreadyRemembered(duplicate.id);
 
   const neighbours = await retriever.decision(ctx.agentId, content, {
     kinds: ['fact'],
@@ -168,6 +167,9 @@ const remember = async (
   if (neighbours.execution.outcome === 'cancelled')
     return { ok: false, text: 'memory_remember was cancelled.' };
   const candidates = neighbours.results.map((r) => r.record);
+  // Stored meanwhile by a concurrent call: still an exact duplicate, not a merge.
+  const stored = candidates.find((c) => c.contentHash === hash);
+  if (stored !== undefined) return alreadyRemembered(stored.id);
   const vectors = await embedBounded(deps, [content, ...candidates.map((c) => c.content)], ctx.signal);
   if (ctx.signal?.aborted === true) return { ok: false, text: 'memory_remember was cancelled.' };
   const own = vectors?.[0];
@@ -203,7 +205,9 @@ const remember = async (
         text: `Merged into existing fact ${merged.id} (similarity ${similarity.toFixed(2)}); it now reads as given.`,
       };
     } catch (error) {
-      if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT' && attempt === 0) {
+      // A revision conflict, or the text became another fact meanwhile (a second active duplicate is refused).
+      const code = errorCode(error);
+      if ((code === 'ENGRAM_STORE_REVISION_CONFLICT' || code === 'ENGRAM_STORE_CONFLICT') && attempt === 0) {
         return remember(deps, args, ctx, 1);
       }
       if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
@@ -225,8 +229,8 @@ const remember = async (
     profile.id === embedder.profile.id &&
     profile.dimensions === embedder.profile.dimensions &&
     own.length === profile.dimensions;
-  const inserted: MemoryRecord = await fromStore('memory_remember', () =>
-    store.insertMemory({
+  const inserted = await fromStore('memory_remember', () =>
+    store.insertUniqueMemory({
       agentId: ctx.agentId,
       kind: 'fact',
       content,
@@ -235,11 +239,12 @@ const remember = async (
       ...(canAttach ? { vector: own } : {}),
     }),
   );
+  if (!inserted.created) return alreadyRemembered(inserted.record.id);
   const separate =
     blocked === undefined
       ? ''
       : ` Kept separate from similar fact ${blocked.id}: they differ in a ${blocked.reason}.`;
-  return { ok: true, text: `Remembered as fact ${inserted.id}.${separate}` };
+  return { ok: true, text: `Remembered as fact ${inserted.record.id}.${separate}` };
 };
 
 const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {

@@ -6,7 +6,7 @@ import { invalidInput } from '../errors.js';
 import type { Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
-import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './memory-rows.js';
+import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
 export function archiveMemory(
@@ -27,7 +27,10 @@ export function archiveMemory(
   });
 }
 
-/** Inserts the replacement and marks the old row `superseded` (with `supersededBy`), in one transaction. */
+/**
+ * Marks the old row `superseded` and inserts the replacement, in one transaction; `supersededBy` names the
+ * replacement, or the active exact duplicate of it that was already stored (then nothing new is inserted).
+ */
 export function supersedeMemory(
   ctx: StoreContext,
   agentId: string,
@@ -44,9 +47,19 @@ export function supersedeMemory(
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
-      const inserted = insertPrepared(ctx, prepared, now);
-      const superseded = casLifecycle(ctx, row, 'superseded', inserted.id, now);
-      return { superseded, replacement: inserted };
+      // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      const superseded = casLifecycle(ctx, row, 'superseded', id, now);
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
+      if (inserted.created) return { superseded, replacement: inserted.record };
+      // The replacement was already stored as another active row: that row is the successor.
+      ctx
+        .stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?')
+        .run(inserted.record.id, row.rid);
+      return {
+        superseded: { ...superseded, supersededBy: inserted.record.id },
+        replacement: inserted.record,
+      };
     });
   });
 }
