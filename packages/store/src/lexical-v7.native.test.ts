@@ -167,3 +167,37 @@ describe('batched BM25 index writes', () => {
     }
   });
 });
+
+describe('BM25 search joins only the best units to their memories', () => {
+  it('returns the same best memories as the unfiltered ranking when a filter drops every unit above the cut', async () => {
+    const store = openStore(join(dir, 'cut.db'));
+    // 24 semantic rows repeat the word more often (they score higher) than 12 fact rows.
+    await store.insertMemories([
+      ...Array.from({ length: 24 }, (_, i) => ({
+        id: `s${i}`,
+        agentId: 'a',
+        kind: 'semantic' as const,
+        content: `walrus walrus walrus note ${i} ${'filler '.repeat(i % 5)}`,
+      })),
+      ...Array.from({ length: 12 }, (_, i) => ({
+        id: `f${i}`,
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `walrus fact ${i} ${'padding '.repeat(i % 7)}`,
+      })),
+    ]);
+    const all = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit: 100 });
+    expect(all.hits).toHaveLength(36);
+    expect(all.hits.slice(0, 24).every((h) => h.id.startsWith('s'))).toBe(true);
+    const facts = all.hits.filter((h) => h.id.startsWith('f'));
+    for (const limit of [1, 3, 12, 20]) {
+      const only = await store.searchLexical({ agentId: 'a', terms: ['walrus'], kinds: ['fact'], limit });
+      expect(only.hits).toEqual(facts.slice(0, limit));
+    }
+    // Without a filter the best units are the answer at once, the same as a larger limit's prefix.
+    for (const limit of [1, 5, 24, 30]) {
+      const top = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit });
+      expect(top.hits).toEqual(all.hits.slice(0, limit));
+    }
+  });
+});
