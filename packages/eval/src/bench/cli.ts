@@ -113,6 +113,22 @@ async function main(argv: readonly string[]): Promise<number> {
         dir,
         log,
       });
+      // Each finished scenario is written at once, so a long run that is stopped keeps what it measured.
+      const partial: BenchReport = {
+        version: 1,
+        size,
+        machine: {
+          cpus: cpus().length,
+          node: process.version,
+          platform: `${process.platform}-${process.arch}`,
+        },
+        ...results,
+        diagnostics: { nsPerRecord: Number.NaN, records: 0 },
+      };
+      writeJsonFile(reportPath, partial);
+      log(formatBenchTable(partial));
+      // Release the scenario's memory (Orama's indexes) before the next one measures its own.
+      (globalThis as { gc?: () => void }).gc?.();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -130,7 +130,9 @@ describe('formatBenchTable', () => {
     expect(lines[2]).toMatch(
       /^oneAgent10k\s+10000\s+12000\s+48000\s+0\.25\s+3\.00\s+6\.00\s+1\.50\s+4\.00\s+2\.00\s+0\.990\s+—\s+2\.00/,
     );
-    expect(lines[7]).toMatch(/^oneAgent10k\s+1\.00\s+—\s+1\.50\s+—\s+—\s+3\.00\s+0\.50\s+1\.00\s+—\/—\s+—\/—$/);
+    expect(lines[7]).toMatch(
+      /^oneAgent10k\s+1\.00\s+—\s+1\.50\s+—\s+—\s+3\.00\s+0\.50\s+1\.00\s+—\/—\s+—\/—$/,
+    );
     expect(lines[9]).toBe('diagnostics record path: 812 ns CPU per recorded retrieval (1000000 records)');
   });
 });
