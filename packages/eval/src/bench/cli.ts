@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
 import {
+  BENCH_SCENARIOS,
   type BenchReport,
   type BenchScenarioName,
   type BenchScenarioReport,
@@ -12,7 +13,7 @@ import {
 } from './report.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 
-const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--out <report.json>]
+const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
 
 Side-by-side performance benchmark (not part of pnpm test):
   oneAgent10k         one agent, min(size, 10,000) rows
@@ -29,6 +30,7 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
   --size <n>            default 10000
   --queries <n>         timed queries per scenario (default 400)
   --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
+  --only <names>        run only these scenarios (comma-separated names from the list above)
   --out <file>          default <repository root>/test-results/bench/report.json`;
 
 function positiveInt(value: string | true | undefined, fallback: number, name: string): number {
@@ -42,7 +44,7 @@ function positiveInt(value: string | true | undefined, fallback: number, name: s
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
-    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'out'] },
+    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'only', 'out'] },
     USAGE,
   );
   if (!args.ok) return args.exitCode;
@@ -92,6 +94,18 @@ async function main(argv: readonly string[]): Promise<number> {
     },
   );
 
+  const only = args.flags.get('only');
+  if (only !== undefined) {
+    const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
+    const known = new Set<string>(BENCH_SCENARIOS);
+    if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
+      process.stderr.write(`--only takes scenario names from: ${BENCH_SCENARIOS.join(', ')}\n${USAGE}\n`);
+      return 2;
+    }
+    for (let i = plans.length - 1; i >= 0; i -= 1) {
+      if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
   const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   try {
