@@ -4,8 +4,7 @@ import type { Command } from './args-spec.js';
 import { EXIT, out, withEngram } from './command-support.js';
 import type { Engram } from './composition.js';
 import type { CliIo } from './io.js';
-import { createMemoryMcpServer, type McpMemorySource, runMcpOverStdio } from './mcp.js';
-import { serveHealthPage } from './serve.js';
+import type { McpMemorySource } from './mcp.js';
 import { printable } from './terminal-text.js';
 
 /**
@@ -20,6 +19,8 @@ export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): 
     io,
     c,
     async (engram) => {
+      // Loaded here, not at start: a one-shot command never pays for the health page's modules.
+      const { serveHealthPage } = await import('./serve.js');
       // Checked once at start, so the page shows the file's integrity (the check only reads).
       await engram.store.checkIntegrity();
       const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
@@ -50,6 +51,9 @@ export async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Prom
     io,
     c,
     async (engram) => {
+      // Loaded here, not at start: the MCP SDK (and its JSON-schema validator) is the CLI's heaviest import.
+      const { createMemoryMcpServer, runMcpOverStdio } = await import('./mcp.js');
+      const { serveHealthPage } = await import('./serve.js');
       const server = createMemoryMcpServer(engram.tools, c.agent, { memory: mcpMemorySource(engram) });
       io.stderr.write(
         printable(

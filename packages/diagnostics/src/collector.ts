@@ -115,11 +115,21 @@ export class MemoryDiagnosticsCollector implements DiagnosticsCollector {
     });
     this.#state = state;
     // Isolation: a diagnostics failure is counted, never surfaced to the producer.
+    // One- and two-argument wrappers: a rest parameter would allocate an array on every record.
     const guard =
-      <A extends unknown[]>(record: (...args: A) => void): ((...args: A) => void) =>
-      (...args: A): void => {
+      <A>(record: (a: A) => void): ((a: A) => void) =>
+      (a: A): void => {
         try {
-          record(...args);
+          record(a);
+        } catch {
+          state.observerFailures += 1;
+        }
+      };
+    const guard2 =
+      <A, B>(record: (a: A, b: B) => void): ((a: A, b: B) => void) =>
+      (a: A, b: B): void => {
+        try {
+          record(a, b);
         } catch {
           state.observerFailures += 1;
         }
@@ -137,8 +147,8 @@ export class MemoryDiagnosticsCollector implements DiagnosticsCollector {
     });
     this.providerObserver = Object.freeze({
       onQueue: guard((gauge: ProviderQueueReport) => recordProviderQueue(state, gauge)),
-      onAdmission: guard((kind: ProviderKind, decision: unknown) => recordAdmission(state, kind, decision)),
-      onRace: guard((kind: ProviderKind, race: unknown) => recordRace(state, kind, race)),
+      onAdmission: guard2((kind: ProviderKind, decision: unknown) => recordAdmission(state, kind, decision)),
+      onRace: guard2((kind: ProviderKind, race: unknown) => recordRace(state, kind, race)),
     });
     this.storeObserver = Object.freeze({
       onStatement: guard((kind: unknown) => recordStatement(state, kind)),
@@ -166,7 +176,10 @@ export class MemoryDiagnosticsCollector implements DiagnosticsCollector {
   /** See {@link DiagnosticsCollector.listAgents}. */
   listAgents(): readonly string[] {
     this.#state.sweep(this.#state.now());
-    return [...this.#state.agents.keys()].reverse();
+    return this.#state
+      .byRecency()
+      .reverse()
+      .map(([agentId]) => agentId);
   }
 
   /** See {@link DiagnosticsCollector.cleanup}. */

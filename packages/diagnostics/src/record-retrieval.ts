@@ -1,6 +1,7 @@
 /** The retrieval recorder: one execution record per call, and the query-embedding circuit's reports. */
 import {
   CANDIDATE_ARMS,
+  type CandidateArm,
   CIRCUIT_STATES,
   type CircuitSnapshot,
   DEGRADATION_CAUSES,
@@ -12,13 +13,19 @@ import {
   RETRIEVAL_STAGES,
   type RetrievalArm,
   type RetrievalExecution,
+  type RetrievalStage,
 } from '@engram/contracts';
+import type { BoundedNumberRing } from './ring.js';
 import { type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 
 const PURPOSE_SET = setOf(RETRIEVAL_PURPOSES);
 const OUTCOME_SET = setOf(RETRIEVAL_OUTCOMES);
-const DEGRADATION_SET = setOf(DEGRADATION_CAUSES);
-const ARM_SET = setOf(RETRIEVAL_ARMS);
+/** Enum member → position: one lookup both checks a value and gives its bit. */
+function indexOf(keys: readonly string[]): ReadonlyMap<unknown, number> {
+  return new Map<unknown, number>(keys.map((k, i) => [k, i]));
+}
+const DEGRADATION_INDEX = indexOf(DEGRADATION_CAUSES);
+const ARM_INDEX = indexOf(RETRIEVAL_ARMS);
 const CIRCUIT_SET = setOf(CIRCUIT_STATES);
 const zero = (): number => 0;
 
@@ -30,7 +37,27 @@ function newPurposeState(): PurposeState {
     arms: fillRecord(RETRIEVAL_ARMS, zero),
     latency: {},
     candidates: {},
+    latencyRings: RETRIEVAL_STAGES.map(() => undefined),
+    candidateRings: CANDIDATE_ARMS.map(() => undefined),
   };
+}
+
+/** Pushes `value` into the ring at `index` of `rings` (mirrored under `key` in `keyed`), created on first use. */
+function pushAt(
+  state: CollectorState,
+  rings: (BoundedNumberRing | undefined)[],
+  keyed: Record<string, BoundedNumberRing | undefined>,
+  index: number,
+  key: string,
+  value: unknown,
+): void {
+  let ring = rings[index];
+  if (ring === undefined) {
+    ring = state.newRing();
+    rings[index] = ring;
+    keyed[key] = ring;
+  }
+  if (!ring.push(value as number)) state.recordsRejected += 1;
 }
 
 /** Records one settled retrieval call; unknown enum values and invalid agent ids are counted and dropped. */
@@ -53,9 +80,14 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
     ? execution.degradations
     : [];
   let seen = 0;
-  for (const cause of degradations) {
-    if (!state.known(DEGRADATION_SET, cause)) continue;
-    const bit = 1 << DEGRADATION_CAUSES.indexOf(cause as DegradationCause);
+  for (let i = 0; i < degradations.length; i += 1) {
+    const cause = degradations[i];
+    const index = DEGRADATION_INDEX.get(cause);
+    if (index === undefined) {
+      state.recordsRejected += 1;
+      continue;
+    }
+    const bit = 1 << index;
     if ((seen & bit) !== 0) continue;
     seen |= bit;
     part.degradations[cause as DegradationCause] += 1;
@@ -65,9 +97,14 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
   const arms: unknown = execution.arms;
   if (Array.isArray(arms)) {
     let seenArms = 0;
-    for (const arm of arms as readonly unknown[]) {
-      if (!state.known(ARM_SET, arm)) continue;
-      const bit = 1 << RETRIEVAL_ARMS.indexOf(arm as RetrievalArm);
+    for (let i = 0; i < arms.length; i += 1) {
+      const arm: unknown = arms[i];
+      const index = ARM_INDEX.get(arm);
+      if (index === undefined) {
+        state.recordsRejected += 1;
+        continue;
+      }
+      const bit = 1 << index;
       if ((seenArms & bit) !== 0) continue;
       seenArms |= bit;
       part.arms[arm as RetrievalArm] += 1;
@@ -76,21 +113,63 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
     state.recordsRejected += 1;
   }
 
-  const latencies = execution.latencies as Readonly<Record<string, unknown>> | undefined;
-  if (latencies !== undefined && latencies !== null) {
-    for (const stage of RETRIEVAL_STAGES) {
-      const value = latencies[stage];
-      // A stage that did not run is absent, never 0.
-      if (value !== undefined) state.push(state.ring(part.latency, stage), value);
-    }
+  const latencies = execution.latencies;
+  if (latencies !== undefined && latencies !== null) recordLatencies(state, part, latencies);
+  const candidates = execution.candidates;
+  if (candidates !== undefined && candidates !== null) recordCandidates(state, part, candidates);
+}
+
+// The record path reads each stage and candidate key by name (a keyed read with a varying key is several
+// times slower); the checks below fail to compile when an enum gains a member that is not read here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const STAGES_READ: Same<
+  RetrievalStage,
+  'keyword' | 'queryEmbedding' | 'vector' | 'authoritativeRevalidation' | 'assembly' | 'total'
+> = true;
+const ARMS_READ: Same<CandidateArm, 'fts' | 'vector' | 'selected'> = true;
+void STAGES_READ;
+void ARMS_READ;
+const S = (stage: RetrievalStage): number => RETRIEVAL_STAGES.indexOf(stage);
+const C = (arm: CandidateArm): number => CANDIDATE_ARMS.indexOf(arm);
+const [S_KEYWORD, S_EMBED, S_VECTOR, S_REVALIDATE, S_ASSEMBLY, S_TOTAL] = [
+  S('keyword'),
+  S('queryEmbedding'),
+  S('vector'),
+  S('authoritativeRevalidation'),
+  S('assembly'),
+  S('total'),
+] as const;
+const [C_FTS, C_VECTOR, C_SELECTED] = [C('fts'), C('vector'), C('selected')] as const;
+
+function recordLatencies(
+  state: CollectorState,
+  part: PurposeState,
+  l: RetrievalExecution['latencies'],
+): void {
+  const rings = part.latencyRings;
+  const keyed = part.latency as Record<string, BoundedNumberRing | undefined>;
+  // A stage that did not run is absent, never 0.
+  if (l.keyword !== undefined) pushAt(state, rings, keyed, S_KEYWORD, 'keyword', l.keyword);
+  if (l.queryEmbedding !== undefined)
+    pushAt(state, rings, keyed, S_EMBED, 'queryEmbedding', l.queryEmbedding);
+  if (l.vector !== undefined) pushAt(state, rings, keyed, S_VECTOR, 'vector', l.vector);
+  if (l.authoritativeRevalidation !== undefined) {
+    pushAt(state, rings, keyed, S_REVALIDATE, 'authoritativeRevalidation', l.authoritativeRevalidation);
   }
-  const candidates = execution.candidates as unknown as Readonly<Record<string, unknown>> | undefined;
-  if (candidates !== undefined && candidates !== null) {
-    for (const arm of CANDIDATE_ARMS) {
-      const value = candidates[arm];
-      if (value !== undefined) state.push(state.ring(part.candidates, arm), value);
-    }
-  }
+  if (l.assembly !== undefined) pushAt(state, rings, keyed, S_ASSEMBLY, 'assembly', l.assembly);
+  if (l.total !== undefined) pushAt(state, rings, keyed, S_TOTAL, 'total', l.total);
+}
+
+function recordCandidates(
+  state: CollectorState,
+  part: PurposeState,
+  c: RetrievalExecution['candidates'],
+): void {
+  const rings = part.candidateRings;
+  const keyed = part.candidates as Record<string, BoundedNumberRing | undefined>;
+  if (c.fts !== undefined) pushAt(state, rings, keyed, C_FTS, 'fts', c.fts);
+  if (c.vector !== undefined) pushAt(state, rings, keyed, C_VECTOR, 'vector', c.vector);
+  if (c.selected !== undefined) pushAt(state, rings, keyed, C_SELECTED, 'selected', c.selected);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */

@@ -27,16 +27,16 @@ export class BoundedNumberRing {
 
   /** Records one sample; returns false (and counts it as rejected) for a non-finite, negative or non-number value. */
   push(value: number): boolean {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    // `value >= 0` is false for NaN; the order of the tests puts the common case first.
+    if (!(value >= 0) || value === Number.POSITIVE_INFINITY || typeof value !== 'number') {
       this.#rejected += 1;
       return false;
     }
-    if (this.#samples.length < this.capacity) {
-      this.#samples.push(value);
-    } else {
-      this.#samples[this.#next] = value;
-    }
-    this.#next = (this.#next + 1) % this.capacity;
+    const next = this.#next;
+    // Until the ring is full, `next` is its length: the sample is appended.
+    if (next === this.#samples.length) this.#samples.push(value);
+    else this.#samples[next] = value;
+    this.#next = next + 1 === this.capacity ? 0 : next + 1;
     this.#count += 1;
     return true;
   }

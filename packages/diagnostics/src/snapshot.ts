@@ -109,7 +109,8 @@ export function buildSnapshot(state: CollectorState, agentId: string | undefined
 export function buildSnapshotAll(state: CollectorState): DiagnosticsSnapshotAll {
   const now = state.now();
   state.sweep(now);
-  const agents = [...state.agents.entries()]
+  const agents = state
+    .byRecency()
     .reverse()
     .map(([agentId, agent]) => ({ agentId, agent: agentPart([agent]) }));
   return { schemaVersion: DIAGNOSTICS_SCHEMA_VERSION, generatedAt: now, agents, process: processPart(state) };

@@ -31,6 +31,12 @@ type PurposeDto = AgentDto['retrieval'][RetrievalPurpose];
 export type PurposeState = Omit<StateOf<PurposeDto>, 'latency' | 'candidates'> & {
   readonly latency: Partial<StateOf<PurposeDto['latency']>>;
   readonly candidates: Partial<StateOf<PurposeDto['candidates']>>;
+  /**
+   * The same rings as `latency` and `candidates`, by position in `RETRIEVAL_STAGES` and `CANDIDATE_ARMS`:
+   * the record path indexes an array instead of looking a key up (the snapshot reads the keyed fields).
+   */
+  readonly latencyRings: (BoundedNumberRing | undefined)[];
+  readonly candidateRings: (BoundedNumberRing | undefined)[];
 };
 /** Extraction state of one agent. */
 export type ExtractionState = StateOf<AgentDto['extraction']>;
@@ -43,6 +49,8 @@ export type MaintenanceState = StateOf<AgentDto['maintenance']>;
 export interface AgentState {
   readonly firstSeenAt: number;
   lastSeenAt: number;
+  /** Recency: the collector's touch counter when the agent was last touched (higher is more recent). */
+  stamp: number;
   readonly retrieval: Partial<Record<RetrievalPurpose, PurposeState>>;
   extraction?: ExtractionState;
   embedding?: EmbeddingDrainState;
@@ -72,12 +80,14 @@ export function setOf(keys: readonly string[]): ReadonlySet<unknown> {
 
 /**
  * The whole mutable state of one collector and the bounded-table operations on it. The record path is
- * O(1) per value, never sorts and never sweeps, except to make room when the agent table is full.
+ * O(1) per value, never sorts and never sweeps, except to make room when the agent table is full (a scan of
+ * at most `maxAgents` entries, once per new agent).
  */
 export class CollectorState {
   readonly settings: CollectorSettings;
-  /** Insertion order is recency order: the first entry is the least recently used agent. */
+  /** The tracked agents; their recency is their `stamp` (see `byRecency`), so a touch moves no entry. */
   readonly agents: Map<string, AgentState> = new Map();
+  #tick = 0;
   readonly process: ProcessState;
   agentsEvicted = 0;
   agentsExpired = 0;
@@ -135,30 +145,39 @@ export class CollectorState {
     return ring;
   }
 
-  /** Moves the agent to the most-recent end, creating (and making room for) it when new. */
+  /**
+   * Makes the agent the most recent, creating (and making room for) it when new. A tracked agent was
+   * validated when it was created, so the common case is one map read: no validation, no reordering.
+   */
   touch(agentId: unknown): AgentState | undefined {
+    const now = this.now();
+    const known = typeof agentId === 'string' ? this.agents.get(agentId) : undefined;
+    if (known !== undefined && now - known.lastSeenAt < this.settings.agentTtlMs) {
+      known.lastSeenAt = now;
+      this.#tick += 1;
+      known.stamp = this.#tick;
+      return known;
+    }
     if (checkAgentId(agentId) !== null) {
       this.recordsRejected += 1;
       return undefined;
     }
     const id = agentId as string;
-    const now = this.now();
-    let state = this.agents.get(id);
-    if (state !== undefined) {
-      this.agents.delete(id);
+    if (known !== undefined) {
       // An agent idle past its TTL starts afresh; this checks only the touched entry (no sweep).
-      if (now - state.lastSeenAt >= this.settings.agentTtlMs) {
-        this.agentsExpired += 1;
-        state = undefined;
-      }
+      this.agents.delete(id);
+      this.agentsExpired += 1;
     }
-    if (state === undefined) {
-      if (this.agents.size >= this.settings.maxAgents) this.#makeRoom(now);
-      state = { firstSeenAt: now, lastSeenAt: now, retrieval: {} };
-    }
-    state.lastSeenAt = now;
+    if (this.agents.size >= this.settings.maxAgents) this.#makeRoom(now);
+    this.#tick += 1;
+    const state: AgentState = { firstSeenAt: now, lastSeenAt: now, stamp: this.#tick, retrieval: {} };
     this.agents.set(id, state);
     return state;
+  }
+
+  /** The tracked agents, least recently used first (sorts: snapshot time only). */
+  byRecency(): [string, AgentState][] {
+    return [...this.agents.entries()].sort((a, b) => a[1].stamp - b[1].stamp);
   }
 
   /** Drops agents idle for the TTL; returns how many. */
@@ -177,9 +196,16 @@ export class CollectorState {
   #makeRoom(now: number): void {
     this.sweep(now);
     while (this.agents.size >= this.settings.maxAgents) {
-      const oldest = this.agents.keys().next();
-      if (oldest.done === true) return;
-      this.agents.delete(oldest.value);
+      let oldest: string | undefined;
+      let oldestStamp = Number.POSITIVE_INFINITY;
+      for (const [agentId, state] of this.agents) {
+        if (state.stamp < oldestStamp) {
+          oldestStamp = state.stamp;
+          oldest = agentId;
+        }
+      }
+      if (oldest === undefined) return;
+      this.agents.delete(oldest);
       this.agentsEvicted += 1;
     }
   }

@@ -4,8 +4,9 @@
  * every agent's rows in its statistics).
  *
  * Tables (schema v3): `lexical_postings(agent_id, term, rid, tf)` — one row per distinct term of an indexed
- * unit; `lexical_docs(rid, agent_id, length)` — the unit's length in tokens; `lexical_stats(agent_id, docs,
- * total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
+ * unit; `lexical_docs(rid, agent_id, length, terms)` — the unit's length in tokens and (schema v7) the JSON
+ * array of its distinct terms, by which its postings are removed, so the postings need no second index on
+ * `rid`; `lexical_stats(agent_id, docs, total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
  * rowid); a longer memory split into chunks indexes each chunk as its own unit.
  *
  * The score of a unit d for query terms q is Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl)), with
@@ -41,7 +42,8 @@ CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
 CREATE TABLE IF NOT EXISTS lexical_docs (
   rid INTEGER PRIMARY KEY,
   agent_id TEXT NOT NULL,
-  length INTEGER NOT NULL
+  length INTEGER NOT NULL,
+  terms TEXT
 );
 CREATE TABLE IF NOT EXISTS lexical_stats (
   agent_id TEXT PRIMARY KEY,
@@ -50,32 +52,101 @@ CREATE TABLE IF NOT EXISTS lexical_stats (
 ) WITHOUT ROWID;
 `;
 
+/**
+ * Schema v7: each unit's distinct terms are kept with its length (`terms`, created with the table since v7,
+ * added here to an older file), and the postings' index on `rid` goes: it cost a second B-tree insert per
+ * posting. Units indexed before get their terms from their postings, through that index, before it goes.
+ */
+export function addLexicalTerms(db: {
+  exec(sql: string): unknown;
+  prepare(sql: string): { all(): unknown[] };
+}): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_docs')").all() as {
+    name: string;
+  }[];
+  if (!columns.some((c) => c.name === 'terms')) db.exec('ALTER TABLE lexical_docs ADD COLUMN terms TEXT');
+  db.exec(`UPDATE lexical_docs SET terms = (
+      SELECT json_group_array(p.term) FROM lexical_postings p WHERE p.rid = lexical_docs.rid)
+    WHERE terms IS NULL;
+    DROP INDEX IF EXISTS lexical_postings_rid;`);
+}
+
 /** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
 export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
-const INSERT_POSTINGS =
-  'INSERT INTO lexical_postings(agent_id, term, rid, tf) SELECT ?, key, ?, value FROM json_each(?)';
-const INSERT_DOC = 'INSERT INTO lexical_docs(rid, agent_id, length) VALUES (?, ?, ?)';
-const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (?, 1, ?)
-  ON CONFLICT(agent_id) DO UPDATE SET docs = docs + 1, total_length = total_length + excluded.total_length`;
+const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
+const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
+// `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
+const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
+  SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
+  ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
+
+type Posting = [agentId: string, term: string, rid: number, tf: number];
+
+function comparePostings(x: Posting, y: Posting): number {
+  if (x[0] !== y[0]) return x[0] < y[0] ? -1 : 1;
+  if (x[1] !== y[1]) return x[1] < y[1] ? -1 : 1;
+  return x[2] - y[2];
+}
 
 /**
- * Indexes one unit's text (NFKC, the BM25 tokenizer) under `rid`. The unit must not be indexed yet. With
- * `stats` false the agent's statistics are left to the caller (a bulk rebuild recomputes them once).
+ * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
+ * writes them with a constant number of statements before it commits (`flush`): one multi-row insert of all
+ * postings (sorted by key, so the B-tree is written in order), one of the unit lengths, one upsert of the
+ * statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores are
+ * unchanged.
  */
-export function indexLexicalUnit(
-  run: RunSql,
-  rid: number,
-  agentId: string,
-  text: string,
-  stats = true,
-): void {
-  const { tf, length } = termFrequencies(text);
-  if (tf.size > 0) run(INSERT_POSTINGS, agentId, rid, JSON.stringify(Object.fromEntries(tf)));
-  run(INSERT_DOC, rid, agentId, length);
-  if (stats) run(ADD_STATS, agentId, length);
+export class LexicalBatch {
+  #postings: Posting[] = [];
+  #docs: [rid: number, agentId: string, length: number, terms: string[]][] = [];
+  #stats = new Map<string, [docs: number, totalLength: number]>();
+
+  /** Units waiting to be written. */
+  get size(): number {
+    return this.#docs.length;
+  }
+
+  /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
+  add(rid: number, agentId: string, text: string): void {
+    const { tf, length } = termFrequencies(text);
+    for (const [term, n] of tf) this.#postings.push([agentId, term, rid, n]);
+    this.#docs.push([rid, agentId, length, [...tf.keys()]]);
+    const s = this.#stats.get(agentId);
+    if (s === undefined) this.#stats.set(agentId, [1, length]);
+    else {
+      s[0] += 1;
+      s[1] += length;
+    }
+  }
+
+  /** Forgets the waiting units (their transaction rolled back). */
+  clear(): void {
+    this.#postings = [];
+    this.#docs = [];
+    this.#stats.clear();
+  }
+
+  /**
+   * Writes the waiting units: at most three statements, none when nothing waits. With `stats` false the
+   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
+   */
+  flush(run: RunSql, stats = true): void {
+    if (this.#docs.length === 0) return;
+    const postings = this.#postings;
+    const docs = this.#docs;
+    const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
+    this.clear();
+    if (postings.length > 0) {
+      postings.sort(comparePostings);
+      run(INSERT_POSTINGS, JSON.stringify(postings));
+    }
+    run(INSERT_DOCS, JSON.stringify(docs));
+    if (stats) run(ADD_STATS, JSON.stringify(agents));
+  }
 }
 
 /** Recomputes every agent's statistics from the indexed units. */
@@ -83,13 +154,26 @@ export const REBUILD_LEXICAL_STATS = `DELETE FROM lexical_stats;
 INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT agent_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id;`;
 
-/** Removes one unit's postings and statistics (nothing when it is not indexed). */
+/**
+ * Removes one unit's postings and statistics (nothing when it is not indexed): its postings by their keys,
+ * from the terms its length row lists. Postings without a length row (only a damaged file has them) are found
+ * by a scan.
+ */
 export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {
-  const doc = get<{ agent_id: string; length: number }>(
-    'SELECT agent_id, length FROM lexical_docs WHERE rid = ?',
+  const doc = get<{ agent_id: string; length: number; terms: string | null }>(
+    'SELECT agent_id, length, terms FROM lexical_docs WHERE rid = ?',
     rid,
   );
-  run('DELETE FROM lexical_postings WHERE rid = ?', rid);
+  if (doc === undefined || doc.terms === null) {
+    run('DELETE FROM lexical_postings WHERE rid = ?', rid);
+  } else {
+    run(
+      'DELETE FROM lexical_postings WHERE agent_id = ? AND term IN (SELECT value FROM json_each(?)) AND rid = ?',
+      doc.agent_id,
+      doc.terms,
+      rid,
+    );
+  }
   if (doc === undefined) return;
   run('DELETE FROM lexical_docs WHERE rid = ?', rid);
   run(

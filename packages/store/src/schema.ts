@@ -3,7 +3,7 @@
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
 
-import { indexLexicalUnit, LEXICAL_INDEX_DDL, REBUILD_LEXICAL_STATS } from './lexical-index.js';
+import { addLexicalTerms, LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
@@ -151,14 +151,16 @@ CREATE TABLE IF NOT EXISTS skills (
       const read = db.prepare(
         'SELECT rid, agent_id, content FROM memories WHERE rid > ? ORDER BY rid LIMIT 1000',
       );
+      const batch = new LexicalBatch();
       let after = 0;
       for (;;) {
         const rows = read.all(after) as { rid: number; agent_id: string; content: string }[];
         if (rows.length === 0) break;
         for (const row of rows) {
-          indexLexicalUnit(run, row.rid, row.agent_id, row.content.normalize('NFKC'), false);
+          batch.add(row.rid, row.agent_id, row.content.normalize('NFKC'));
           after = row.rid;
         }
+        batch.flush(run, false);
       }
       db.exec(REBUILD_LEXICAL_STATS);
       db.prepare(
@@ -238,6 +240,14 @@ CREATE TABLE IF NOT EXISTS memory_history (
 CREATE INDEX IF NOT EXISTS memory_history_memory ON memory_history(agent_id, memory_id, seq);
 CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, related_id) WHERE related_id IS NOT NULL;
 `);
+    },
+  },
+  {
+    // The BM25 index keeps each unit's distinct terms with its length, so its postings are removed by key and
+    // need no index on `rid`, which cost a second B-tree insert per posting (see `lexical-index.ts`).
+    version: 7,
+    up(db: SqliteDatabase): void {
+      addLexicalTerms(db);
     },
   },
 ];

@@ -4,21 +4,33 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
-import { type BenchReport, type BenchScenarioReport, formatBenchTable } from './report.js';
+import {
+  BENCH_SCENARIOS,
+  type BenchReport,
+  type BenchScenarioName,
+  type BenchScenarioReport,
+  formatBenchTable,
+} from './report.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 
-const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--out <report.json>]
+const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
 
 Side-by-side performance benchmark (not part of pnpm test):
-  oneAgent10k    one agent, min(size, 10,000) rows
-  oneAgent100k   one agent, size rows (only when size ≥ 100,000)
-  hundredAgents  100 agents × min(size / 10, 10,000) rows each, in one file
+  oneAgent10k         one agent, min(size, 10,000) rows
+  oneAgent100k        one agent, size rows (only when size ≥ 100,000)
+  hundredAgents       100 agents × min(size / 10, 10,000) rows each, in one file
+  oneAgent384d        one agent, size rows, 384-d vectors
+  oneAgent1536d       one agent, size rows, 1536-d vectors
+  hundredAgents1536d  100 agents × min(size / 100, 10,000) rows each, 1536-d vectors
+The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
+orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most 20 queried agents.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
   --size <n>            default 10000
   --queries <n>         timed queries per scenario (default 400)
   --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
+  --only <names>        run only these scenarios (comma-separated names from the list above)
   --out <file>          default <repository root>/test-results/bench/report.json`;
 
 function positiveInt(value: string | true | undefined, fallback: number, name: string): number {
@@ -32,7 +44,7 @@ function positiveInt(value: string | true | undefined, fallback: number, name: s
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
-    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'out'] },
+    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'only', 'out'] },
     USAGE,
   );
   if (!args.ok) return args.exitCode;
@@ -61,31 +73,53 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${line}\n`);
   };
 
-  const plans: {
-    name: 'oneAgent10k' | 'oneAgent100k' | 'hundredAgents';
-    agents: number;
-    rowsPerAgent: number;
-  }[] = [{ name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000) }];
-  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size });
-  plans.push({
-    name: 'hundredAgents',
-    agents: 100,
-    rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
-  });
+  const plans: { name: BenchScenarioName; agents: number; rowsPerAgent: number; dimensions: number }[] = [
+    { name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000), dimensions: 128 },
+  ];
+  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size, dimensions: 128 });
+  plans.push(
+    {
+      name: 'hundredAgents',
+      agents: 100,
+      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
+      dimensions: 128,
+    },
+    { name: 'oneAgent384d', agents: 1, rowsPerAgent: size, dimensions: 384 },
+    { name: 'oneAgent1536d', agents: 1, rowsPerAgent: size, dimensions: 1536 },
+    {
+      name: 'hundredAgents1536d',
+      agents: 100,
+      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 100), 10_000)),
+      dimensions: 1536,
+    },
+  );
 
+  const only = args.flags.get('only');
+  if (only !== undefined) {
+    const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
+    const known = new Set<string>(BENCH_SCENARIOS);
+    if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
+      process.stderr.write(`--only takes scenario names from: ${BENCH_SCENARIOS.join(', ')}\n${USAGE}\n`);
+      return 2;
+    }
+    for (let i = plans.length - 1; i >= 0; i -= 1) {
+      if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
-  const results: Partial<Record<(typeof plans)[number]['name'], BenchScenarioReport>> = {};
+  const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
       const oramaQueries = Math.min(queries, oramaQueriesArg ?? (plan.rowsPerAgent > 50_000 ? 200 : queries));
       log(
-        `[${plan.name}] ${plan.agents} agent(s) × ${plan.rowsPerAgent} rows = ${rows} rows, ${queries} queries`,
+        `[${plan.name}] ${plan.agents} agent(s) × ${plan.rowsPerAgent} rows = ${rows} rows, ${plan.dimensions}-d, ${queries} queries`,
       );
       results[plan.name] = await runScenario({
         name: plan.name,
         agents: plan.agents,
         rowsPerAgent: plan.rowsPerAgent,
+        dimensions: plan.dimensions,
         queries,
         oramaQueries,
         oramaMaxAgents: 20,
@@ -93,6 +127,22 @@ async function main(argv: readonly string[]): Promise<number> {
         dir,
         log,
       });
+      // Each finished scenario is written at once, so a long run that is stopped keeps what it measured.
+      const partial: BenchReport = {
+        version: 1,
+        size,
+        machine: {
+          cpus: cpus().length,
+          node: process.version,
+          platform: `${process.platform}-${process.arch}`,
+        },
+        ...results,
+        diagnostics: { nsPerRecord: Number.NaN, records: 0 },
+      };
+      writeJsonFile(reportPath, partial);
+      log(formatBenchTable(partial));
+      // Release the scenario's memory (Orama's indexes) before the next one measures its own.
+      (globalThis as { gc?: () => void }).gc?.();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

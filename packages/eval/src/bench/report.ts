@@ -1,10 +1,20 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
 
 /** Scenario names, in run order. */
-export const BENCH_SCENARIOS: readonly ['oneAgent10k', 'oneAgent100k', 'hundredAgents'] = [
+export const BENCH_SCENARIOS: readonly [
   'oneAgent10k',
   'oneAgent100k',
   'hundredAgents',
+  'oneAgent384d',
+  'oneAgent1536d',
+  'hundredAgents1536d',
+] = [
+  'oneAgent10k',
+  'oneAgent100k',
+  'hundredAgents',
+  'oneAgent384d',
+  'oneAgent1536d',
+  'hundredAgents1536d',
 ] as const;
 /** One scenario name. */
 export type BenchScenarioName = (typeof BENCH_SCENARIOS)[number];
@@ -32,6 +42,14 @@ export interface BenchQuery {
   readonly queries: number;
   /** p50 of each pipeline stage as the retriever reports it (`keyword` includes the FTS arm). */
   readonly stagesP50Ms: Readonly<Record<string, number>>;
+  /**
+   * CPU time per query (this process, `process.cpuUsage`), Engram and raw: what a query costs whatever else
+   * the machine runs (absent in older reports).
+   */
+  readonly cpuP50Ms?: number;
+  readonly cpuP95Ms?: number;
+  readonly rawCpuP50Ms?: number;
+  readonly rawCpuP95Ms?: number;
   /** p50 of the raw FTS5 MATCH (with keyword extraction) and of the raw vec0 k-NN (with the query embedding). */
   readonly rawFtsP50Ms: number;
   readonly rawVectorP50Ms: number;
@@ -55,13 +73,35 @@ export interface BenchOrama {
   /** Rows Orama indexed (all the scenario's rows, or the queried agents' rows; see `note`). */
   readonly rowsIndexed: number;
   readonly rowsPerSec: number;
+  /** Orama's memory: what the process gained from indexing and after the queries (MiB, deltas). */
+  readonly memory?: {
+    readonly rssAfterIndexMB: number;
+    readonly heapAfterIndexMB: number;
+    readonly rssAfterQueriesMB: number;
+    readonly heapAfterQueriesMB: number;
+    /** Heap bytes per indexed row. */
+    readonly heapBytesPerRow: number;
+  };
   readonly note?: string;
+}
+
+/** Engram's memory (process RSS and JS heap, MiB) and database size (bytes per row, raw baseline beside). */
+export interface BenchMemory {
+  readonly rssAfterIngestMB: number;
+  readonly heapAfterIngestMB: number;
+  readonly rssAfterQueriesMB: number;
+  readonly heapAfterQueriesMB: number;
+  readonly bytesPerRow: number;
+  readonly rawBytesPerRow: number;
 }
 
 /** One scenario's figures. */
 export interface BenchScenarioReport {
   readonly agents: number;
   readonly rows: number;
+  /** Vector dimensions (absent in older reports: 128). */
+  readonly dimensions?: number;
+  readonly memory?: BenchMemory;
   readonly ingest: BenchIngest;
   readonly query: BenchQuery;
   readonly orama: BenchOrama;
@@ -75,7 +115,15 @@ export interface BenchReport {
   readonly oneAgent10k?: BenchScenarioReport;
   readonly oneAgent100k?: BenchScenarioReport;
   readonly hundredAgents?: BenchScenarioReport;
-  readonly diagnostics: { readonly nsPerRecord: number; readonly records: number };
+  readonly oneAgent384d?: BenchScenarioReport;
+  readonly oneAgent1536d?: BenchScenarioReport;
+  readonly hundredAgents1536d?: BenchScenarioReport;
+  /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
+  readonly diagnostics: {
+    readonly nsPerRecord: number;
+    readonly wallNsPerRecord?: number;
+    readonly records: number;
+  };
 }
 
 const STAGE_COLUMNS: readonly (readonly [string, string])[] = [
@@ -139,7 +187,14 @@ export function formatBenchTable(report: BenchReport): string {
       n(s.orama.recallAt5, 3),
     ]);
   }
-  const stageHeader = ['scenario', ...STAGE_COLUMNS.map(([, label]) => label), 'raw fts', 'raw vector'];
+  const stageHeader = [
+    'scenario',
+    ...STAGE_COLUMNS.map(([, label]) => label),
+    'raw fts',
+    'raw vector',
+    'cpu p50/p95',
+    'raw cpu p50/p95',
+  ];
   const stageRows: string[][] = [];
   for (const name of BENCH_SCENARIOS) {
     const s = report[name];
@@ -149,6 +204,41 @@ export function formatBenchTable(report: BenchReport): string {
       ...STAGE_COLUMNS.map(([stage]) => n(s.query.stagesP50Ms[stage] ?? Number.NaN, 2)),
       n(s.query.rawFtsP50Ms, 2),
       n(s.query.rawVectorP50Ms, 2),
+      `${n(s.query.cpuP50Ms ?? Number.NaN, 2)}/${n(s.query.cpuP95Ms ?? Number.NaN, 2)}`,
+      `${n(s.query.rawCpuP50Ms ?? Number.NaN, 2)}/${n(s.query.rawCpuP95Ms ?? Number.NaN, 2)}`,
+    ]);
+  }
+  const memoryHeader = [
+    'scenario',
+    'dims',
+    'rss ingest',
+    'heap ingest',
+    'rss queries',
+    'heap queries',
+    'bytes/row',
+    'raw bytes/row',
+    'orama +rss',
+    'orama +heap',
+    'orama B/row',
+  ];
+  const memoryRows: string[][] = [];
+  for (const name of BENCH_SCENARIOS) {
+    const s = report[name];
+    if (s === undefined || s.memory === undefined) continue;
+    const m = s.memory;
+    const o = s.orama.memory;
+    memoryRows.push([
+      name,
+      String(s.dimensions ?? 128),
+      n(m.rssAfterIngestMB, 0),
+      n(m.heapAfterIngestMB, 0),
+      n(m.rssAfterQueriesMB, 0),
+      n(m.heapAfterQueriesMB, 0),
+      n(m.bytesPerRow, 0),
+      n(m.rawBytesPerRow, 0),
+      n(o?.rssAfterQueriesMB ?? Number.NaN, 0),
+      n(o?.heapAfterQueriesMB ?? Number.NaN, 0),
+      n(o?.heapBytesPerRow ?? Number.NaN, 0),
     ]);
   }
   return [
@@ -156,7 +246,14 @@ export function formatBenchTable(report: BenchReport): string {
     '',
     'p50 per stage (ms): Engram pipeline stages vs the raw statements',
     ...table(stageHeader, stageRows),
+    ...(memoryRows.length === 0
+      ? []
+      : [
+          '',
+          'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
+          ...table(memoryHeader, memoryRows),
+        ]),
     '',
-    `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns per recorded retrieval (${report.diagnostics.records} records)`,
+    `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,
   ].join('\n');
 }

@@ -7,7 +7,7 @@ import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';
 import type { BenchScenarioReport } from './report.js';
-import { type BenchQuery, benchQueries, percentile, rowText } from './workload.js';
+import { type BenchQuery, benchQueries, percentile, rowText, widenVector } from './workload.js';
 
 /** How one scenario is run. */
 export interface ScenarioConfig {
@@ -21,6 +21,8 @@ export interface ScenarioConfig {
   /** Orama indexes the rows of at most this many agents (one Orama database per agent). */
   readonly oramaMaxAgents: number;
   readonly batchSize: number;
+  /** Vector dimensions: 128 (the deterministic embedder's own) or a multiple, widened by `widenVector`. */
+  readonly dimensions: number;
   /** Directory for the scenario's two SQLite files. */
   readonly dir: string;
   readonly log: (line: string) => void;
@@ -65,6 +67,23 @@ function openRaw(path: string, dimensions: number): SqliteDatabase {
   return db;
 }
 
+const MB = 1024 * 1024;
+
+/** Heap and RSS now, in MiB, after a full collection when the process exposes one (`node --expose-gc`). */
+function memoryNow(): { readonly rssMB: number; readonly heapMB: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rssMB: m.rss / MB, heapMB: m.heapUsed / MB };
+}
+
+/** The logical size of a database in bytes (its pages, the WAL's committed pages included). */
+function databaseBytes(db: SqliteDatabase): number {
+  const row = db
+    .prepare('SELECT p.page_count * s.page_size AS bytes FROM pragma_page_count() p, pragma_page_size() s')
+    .get() as { bytes: number };
+  return row.bytes;
+}
+
 function recallAt5(ranked: readonly string[], target: string): number {
   return ranked.slice(0, 5).includes(target) ? 1 : 0;
 }
@@ -72,11 +91,17 @@ function recallAt5(ranked: readonly string[], target: string): number {
 /** Runs one scenario: ingest (Engram and raw, batch by batch), timed queries (Engram, raw, Orama). */
 export async function runScenario(config: ScenarioConfig): Promise<BenchScenarioReport> {
   const { log } = config;
-  const embedder = createDeterministicEmbedder();
-  const dimensions = embedder.profile.dimensions;
+  const base = createDeterministicEmbedder();
+  const dimensions = config.dimensions;
+  const vectorOf = (text: string): Float32Array => widenVector(base.embedSync(text), dimensions);
+  const embedder = {
+    profile: { id: dimensions === 128 ? base.profile.id : `${base.profile.id}-wide`, dimensions },
+    embed: (texts: readonly string[]): Promise<Float32Array[]> => Promise.resolve(texts.map(vectorOf)),
+  };
   const totalRows = config.agents * config.rowsPerAgent;
+  const engramPath = join(config.dir, `${config.name}-engram.sqlite`);
   const store = createSqliteMemoryStore({
-    path: join(config.dir, `${config.name}-engram.sqlite`),
+    path: engramPath,
     embedding: { id: embedder.profile.id, dimensions },
     now: () => NOW,
   });
@@ -98,7 +123,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         for (let j = start; j < end; j += 1) {
           const index = a * config.rowsPerAgent + j;
           const text = rowText(index);
-          batch.push({ index, agent: a, text, vector: embedder.embedSync(text) });
+          batch.push({ index, agent: a, text, vector: vectorOf(text) });
         }
         const memories: NewMemory[] = batch.map((r) => ({
           id: `r${r.index}`,
@@ -128,6 +153,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         }
       }
     }
+    const afterIngest = memoryNow();
     const engramRowsPerSec = totalRows / (engramMs / 1000);
     const rawRowsPerSec = totalRows / (rawMs / 1000);
     log(
@@ -153,10 +179,18 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       trackAccess: false,
     });
     const stageSamples = new Map<RetrievalStage, number[]>(RETRIEVAL_STAGES.map((stage) => [stage, []]));
+    const cpuMs = (since: NodeJS.CpuUsage): number => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000;
+    };
+    const engramCpuMs: number[] = [];
+    const rawCpuMs: number[] = [];
     const engramOnce = async (q: BenchQuery, record: boolean): Promise<{ ms: number; ranked: string[] }> => {
+      const cpu = process.cpuUsage();
       const t = process.hrtime.bigint();
       const response = await retriever.search(agentId(agentOf(q)), q.text, { limit: 10 });
       const ms = elapsedMs(t);
+      if (record) engramCpuMs.push(cpuMs(cpu));
       if (response.execution.outcome !== 'completed') {
         throw new Error(`benchmark query ended ${response.execution.outcome}`);
       }
@@ -177,6 +211,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     const rawFtsMs: number[] = [];
     const rawVectorMs: number[] = [];
     const rawOnce = (q: BenchQuery, record: boolean): number => {
+      const cpu = process.cpuUsage();
       const t = process.hrtime.bigint();
       const a = agentOf(q);
       const plan = planLexicalQuery(extractKeywords(q.text).terms, 'any');
@@ -184,9 +219,10 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         ftsSelect.all(`agent : ${quoteFts(rawAgentToken(a))} AND content : (${plan.wordsExpr})`);
       }
       const afterFts = process.hrtime.bigint();
-      vecSelect.all(embedder.embedSync(q.text), agentId(a));
+      vecSelect.all(vectorOf(q.text), agentId(a));
       const end = process.hrtime.bigint();
       if (record) {
+        rawCpuMs.push(cpuMs(cpu));
         rawFtsMs.push(Number(afterFts - t) / 1e6);
         rawVectorMs.push(Number(end - afterFts) / 1e6);
       }
@@ -218,6 +254,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         log(`[${config.name}] queries ${i + 1}/${queries.length} (engram and raw)`);
       }
     }
+    const afterQueries = memoryNow();
     const engramRecall = queries.map((q, i) => recallAt5(engramRanked[i] ?? [], `r${q.target}`));
     const p50 = percentile(engramMsList, 0.5);
     const p95 = percentile(engramMsList, 0.95);
@@ -230,6 +267,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       .map((q, i) => [q, i] as const)
       .filter(([q]) => oramaAgents.includes(agentOf(q)))
       .slice(0, config.oramaQueries);
+    const beforeOrama = memoryNow();
     const oramaDbs = new Map<number, Awaited<ReturnType<typeof createOramaDb>>>();
     let oramaIndexMs = 0;
     let oramaRows = 0;
@@ -240,7 +278,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         for (let j = start; j < Math.min(start + config.batchSize, config.rowsPerAgent); j += 1) {
           const index = a * config.rowsPerAgent + j;
           const text = rowText(index);
-          docs.push({ id: `r${index}`, content: text, embedding: Array.from(embedder.embedSync(text)) });
+          docs.push({ id: `r${index}`, content: text, embedding: Array.from(vectorOf(text)) });
         }
         const t = process.hrtime.bigint();
         await insertMultiple(db, docs, docs.length);
@@ -261,13 +299,14 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       const result = await search(db, {
         mode: 'hybrid',
         term: q.text,
-        vector: { value: Array.from(embedder.embedSync(q.text)), property: 'embedding' },
+        vector: { value: Array.from(vectorOf(q.text)), property: 'embedding' },
         similarity: SIMILARITY_THRESHOLD,
         limit: 10,
       });
       const ms = elapsedMs(t);
       return { ms, ranked: result.hits.map((h) => h.id) };
     };
+    const afterOramaIndex = memoryNow();
     for (const [q] of oramaQueryIdx.slice(0, WARMUP_QUERIES)) await oramaOnce(q);
     const oramaMsList: number[] = [];
     const oramaRecall: number[] = [];
@@ -283,15 +322,32 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         log(`[${config.name}] orama queries ${oramaMsList.length}/${oramaQueryIdx.length}`);
       }
     }
+    const afterOramaQueries = memoryNow();
     const engramSameP50 = percentile(engramOnSame, 0.5);
     const engramSameP95 = percentile(engramOnSame, 0.95);
     const oramaP50 = percentile(oramaMsList, 0.5);
     const oramaP95 = percentile(oramaMsList, 0.95);
     const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+    const sizer = openDatabase(engramPath);
+    let engramBytes: number;
+    try {
+      engramBytes = databaseBytes(sizer);
+    } finally {
+      sizer.close();
+    }
 
     return {
       agents: config.agents,
       rows: totalRows,
+      dimensions,
+      memory: {
+        rssAfterIngestMB: afterIngest.rssMB,
+        heapAfterIngestMB: afterIngest.heapMB,
+        rssAfterQueriesMB: afterQueries.rssMB,
+        heapAfterQueriesMB: afterQueries.heapMB,
+        bytesPerRow: engramBytes / totalRows,
+        rawBytesPerRow: databaseBytes(raw) / totalRows,
+      },
       ingest: {
         rowsPerSec: engramRowsPerSec,
         ratioToRaw: engramRowsPerSec / rawRowsPerSec,
@@ -310,6 +366,10 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         stagesP50Ms: Object.fromEntries(
           [...stageSamples].map(([stage, samples]) => [stage, percentile(samples, 0.5)]),
         ) as Record<RetrievalStage, number>,
+        cpuP50Ms: percentile(engramCpuMs, 0.5),
+        cpuP95Ms: percentile(engramCpuMs, 0.95),
+        rawCpuP50Ms: percentile(rawCpuMs, 0.5),
+        rawCpuP95Ms: percentile(rawCpuMs, 0.95),
         rawFtsP50Ms: percentile(rawFtsMs, 0.5),
         rawVectorP50Ms: percentile(rawVectorMs, 0.5),
       },
@@ -325,6 +385,13 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         queries: oramaMsList.length,
         rowsIndexed: oramaRows,
         rowsPerSec: oramaRows / (oramaIndexMs / 1000),
+        memory: {
+          rssAfterIndexMB: afterOramaIndex.rssMB - beforeOrama.rssMB,
+          heapAfterIndexMB: afterOramaIndex.heapMB - beforeOrama.heapMB,
+          rssAfterQueriesMB: afterOramaQueries.rssMB - beforeOrama.rssMB,
+          heapAfterQueriesMB: afterOramaQueries.heapMB - beforeOrama.heapMB,
+          heapBytesPerRow: ((afterOramaIndex.heapMB - beforeOrama.heapMB) * MB) / Math.max(1, oramaRows),
+        },
         ...(oramaAgents.length < config.agents
           ? {
               note: `Orama indexed the ${oramaAgents.length} queried agent(s) of ${config.agents}, one in-memory database per agent; Engram searched all agents in one file.`,
@@ -344,9 +411,14 @@ async function createOramaDb(dimensions: number) {
   });
 }
 
-/** Measures the diagnostics record path: nanoseconds per `onRetrieval` over `records` calls across 64 agents. */
+/**
+ * Measures the diagnostics record path: nanoseconds per `onRetrieval` over `records` calls across 64 agents,
+ * as CPU time of this process (`process.cpuUsage`; what the record path costs, even on a shared machine whose
+ * other processes stretch the wall clock) and as wall time.
+ */
 export function measureDiagnostics(records: number): {
   readonly nsPerRecord: number;
+  readonly wallNsPerRecord: number;
   readonly records: number;
 } {
   const collector = createDiagnosticsCollector({ now: () => NOW });
@@ -373,10 +445,16 @@ export function measureDiagnostics(records: number): {
   const observer = collector.retrievalObserver;
   const warm = Math.min(records, 100_000);
   for (let i = 0; i < warm; i += 1) observer.onRetrieval(executions[i & 63] as RetrievalExecution);
+  const cpu = process.cpuUsage();
   const t = process.hrtime.bigint();
   for (let i = 0; i < records; i += 1) observer.onRetrieval(executions[i & 63] as RetrievalExecution);
   const ns = Number(process.hrtime.bigint() - t);
+  const used = process.cpuUsage(cpu);
   // A snapshot proves the records landed (and keeps the loop from being optimised away).
   if (collector.listAgents().length === 0) throw new Error('the collector recorded nothing');
-  return { nsPerRecord: ns / records, records };
+  return {
+    nsPerRecord: ((used.user + used.system) * 1000) / records,
+    wallNsPerRecord: ns / records,
+    records,
+  };
 }

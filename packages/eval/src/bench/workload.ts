@@ -158,3 +158,39 @@ export function percentile(samples: readonly number[], p: number): number {
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
   return sorted[index] as number;
 }
+
+/**
+ * Widens a 128-d unit vector to `dimensions` (a multiple of 128) without changing any cosine similarity:
+ * block k of the result is the orthonormal Walsh–Hadamard transform of the input with fixed pseudo-random
+ * signs (a different sign pattern per block), scaled by 1/√blocks. Each block preserves dot products, so the
+ * wide vectors rank exactly as the 128-d ones, while every coordinate mixes all inputs (as in a real embedding,
+ * no coordinate is a copy of another). It lets the benchmark measure 384-d and 1536-d search at real sizes
+ * with the deterministic embedder.
+ */
+export function widenVector(vector: Float32Array, dimensions: number): Float32Array {
+  const n = vector.length;
+  if (n !== 128 || dimensions % n !== 0 || dimensions < n) {
+    throw new Error('widenVector takes a 128-d vector and a multiple of 128');
+  }
+  if (dimensions === n) return vector;
+  const blocks = dimensions / n;
+  const out = new Float32Array(dimensions);
+  const work = new Float64Array(n);
+  const scale = 1 / Math.sqrt(n * blocks);
+  for (let k = 0; k < blocks; k += 1) {
+    const random = mulberry32(mix(WORKLOAD_SEED ^ 0x3a7d, k));
+    for (let i = 0; i < n; i += 1) work[i] = random() < 0.5 ? -(vector[i] as number) : (vector[i] as number);
+    for (let h = 1; h < n; h *= 2) {
+      for (let i = 0; i < n; i += h * 2) {
+        for (let j = i; j < i + h; j += 1) {
+          const a = work[j] as number;
+          const b = work[j + h] as number;
+          work[j] = a + b;
+          work[j + h] = a - b;
+        }
+      }
+    }
+    for (let i = 0; i < n; i += 1) out[k * n + i] = (work[i] as number) * scale;
+  }
+  return out;
+}

@@ -7,7 +7,7 @@
 import type { IntegrityState, StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, RECOVERY_HINT } from '../errors.js';
 import type { ForgetMode } from '../facts-types.js';
-import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
+import { type Bm25Settings, DEFAULT_BM25, LexicalBatch } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { EmbeddingProfile } from '../types.js';
@@ -88,6 +88,8 @@ export class StoreContext {
   schemaVersion = 0;
   /** What forgetting does (set at open from the configuration; see `ForgetMode`). */
   forgetMode: ForgetMode = 'erase';
+  /** BM25 units indexed by the open transaction, written just before it commits (see `flushLexical`). */
+  readonly lexical: LexicalBatch = new LexicalBatch();
   /** BM25 settings of the lexical search (set at open from the configuration). */
   bm25: Bm25Settings = DEFAULT_BM25;
   /** True once `close()` ran. */
@@ -159,15 +161,25 @@ export class StoreContext {
     }
   }
 
-  /** Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. Refused when not writable. */
+  /** Writes the BM25 units the open transaction indexed so far (a constant number of statements). */
+  flushLexical(): void {
+    this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
+  }
+
+  /**
+   * Runs `fn` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws. Refused when not writable. The
+   * BM25 units the transaction indexed are written before it commits, so they commit or roll back with it.
+   */
   tx<T>(fn: () => T): T {
     this.assertWritable('write');
     this.stmt('meta', 'BEGIN IMMEDIATE').run();
     try {
       const result = fn();
+      this.flushLexical();
       this.stmt('meta', 'COMMIT').run();
       return result;
     } catch (err) {
+      this.lexical.clear();
       if (this.db.inTransaction) {
         try {
           this.stmt('meta', 'ROLLBACK').run();

@@ -3,16 +3,21 @@
  * the trigram index for CJK text, the BM25 index), the vector row and the tag rows.
  */
 import { hasCjk } from '@engram/contracts';
-import { indexLexicalUnit, unindexLexicalUnit } from '../lexical-index.js';
+import { unindexLexicalUnit } from '../lexical-index.js';
 import type { StoreContext } from './context.js';
 
-/** Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). */
+/**
+ * Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). The rows are written
+ * with the rest of the transaction's units just before it commits (`StoreContext.tx`).
+ */
 export function writeLexical(ctx: StoreContext, rid: number, agentId: string, text: string): void {
-  indexLexicalUnit((sql, ...params) => ctx.stmt('fts', sql).run(...params), rid, agentId, text);
+  ctx.lexical.add(rid, agentId, text);
 }
 
 /** Removes a row from the BM25 index. */
 export function deleteLexical(ctx: StoreContext, rid: number): void {
+  // A unit indexed earlier in this transaction must be written before it can be removed.
+  ctx.flushLexical();
   unindexLexicalUnit(
     (sql, ...params) => ctx.stmt('fts', sql).run(...params),
     (sql, ...params) => ctx.stmt('fts', sql).get(...params),

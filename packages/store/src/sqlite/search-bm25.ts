@@ -10,6 +10,9 @@ import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { FILTER_SQL, TIME_SQL } from './filters.js';
 
+/** Units kept per wanted memory before the join to the memories (chunks of one memory are several units). */
+const CUT_FACTOR = 2;
+
 /** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
 const FREE = -1;
 const SCORE_ONLY = -2;
@@ -32,16 +35,18 @@ function bm25Sql(phrases: number): string {
       SELECT p.rid, w.idf, w.grp, p.tf FROM w
       CROSS JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
       WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}),
-    hits(rid, score, cand) AS (
+    hits(rid, score, cand) AS MATERIALIZED (
       SELECT post.rid,
         sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * d.length / @avgdl))),
         max(post.grp <> ${SCORE_ONLY})
       FROM post CROSS JOIN lexical_docs d ON d.rid = post.rid
-      GROUP BY post.rid)
+      GROUP BY post.rid),
+    cut(score) AS (SELECT score FROM hits WHERE cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @cutAt)
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
-      m.chunk_count AS chunks
+      m.chunk_count AS chunks, (SELECT count(*) FROM cut) AS cut
     FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
-    WHERE h.cand = 1 AND m.agent_id = @agent AND ${TIME_SQL} AND ${FILTER_SQL}
+    WHERE h.cand = 1 AND h.score >= coalesce((SELECT score FROM cut), -1.0)
+      AND m.agent_id = @agent AND ${TIME_SQL} AND ${FILTER_SQL}
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
         SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
@@ -100,18 +105,31 @@ export function searchBm25(
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);
   });
-  type Row = { id: string; revision: number; score: number; key: number; rid: number; chunks: number };
-  return ctx
-    .stmt('fts', bm25Sql(plan.phrases.length))
-    .all<Row>(params)
-    .map((r) => {
-      const span =
-        r.chunks > 1 ? chunkSpan(ctx, filter.agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
-      return {
-        id: r.id,
-        revision: r.revision,
-        score: r.score,
-        ...(span === undefined ? {} : { chunk: span }),
-      };
-    });
+  type Row = {
+    id: string;
+    revision: number;
+    score: number;
+    key: number;
+    rid: number;
+    chunks: number;
+    cut: number;
+  };
+  const stmt = ctx.stmt('fts', bm25Sql(plan.phrases.length));
+  // Only the units scoring at least the (CUT_FACTOR · limit)-th best score are joined to their memories and
+  // filtered: when `limit` memories pass, they are exactly the best `limit` (every better memory has a unit
+  // above the cut, ties included). When fewer pass and the cut dropped units, the query runs again without it.
+  let rows = stmt.all<Row>({ ...params, cutAt: CUT_FACTOR * filter.limit - 1 });
+  if (rows.length < filter.limit && (rows.length === 0 || rows[0]?.cut === 1)) {
+    rows = stmt.all<Row>({ ...params, cutAt: Number.MAX_SAFE_INTEGER });
+  }
+  return rows.map((r) => {
+    const span =
+      r.chunks > 1 ? chunkSpan(ctx, filter.agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
+    return {
+      id: r.id,
+      revision: r.revision,
+      score: r.score,
+      ...(span === undefined ? {} : { chunk: span }),
+    };
+  });
 }

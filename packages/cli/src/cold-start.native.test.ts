@@ -1,0 +1,69 @@
+/**
+ * Cold start: a one-shot command loads only what it uses. The MCP SDK (with its JSON-schema validator) and the
+ * health page are loaded by the commands that serve them, never by `search` or `remember`, whose time to the
+ * first result is mostly module loading. Counted in modules, never in time.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runNode } from '@engram/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+// A module hook that reports every module URL the child loads on stderr.
+const HOOK = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(
+  "export async function load(url, context, next) { process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));`;
+
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('ENGRAM_OPENAI_') && key !== 'NODE_OPTIONS') env[key] = value;
+  }
+  env.NO_COLOR = '1';
+  env.ENGRAM_EMBEDDER = 'deterministic';
+  return env;
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engram-cold-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function loadedBy(args: readonly string[]): Promise<string[]> {
+  const run = await runNode(CLI, args, {
+    cwd: dir,
+    env: { ...childEnv(), NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(HOOK)}` },
+  });
+  expect(run.code).toBe(0);
+  return run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('LOADED '))
+    .map((line) => line.slice('LOADED '.length));
+}
+
+describe('a one-shot command loads only what it uses', () => {
+  it('search and remember never load the MCP SDK or the health page', async () => {
+    const db = join(dir, 'cold.db');
+    const remember = await loadedBy(['remember', 'the deploy pipeline runs on fridays', '--db', db]);
+    const search = await loadedBy(['search', 'deploy pipeline', '--db', db]);
+    for (const loaded of [remember, search]) {
+      // The hook saw the CLI itself and the store: it really reports what the child loads.
+      expect(loaded.some((url) => url.endsWith('/dist/cli.js'))).toBe(true);
+      expect(loaded.some((url) => url.includes('/store/dist/'))).toBe(true);
+      expect(loaded.filter((url) => url.includes('@modelcontextprotocol'))).toEqual([]);
+      expect(loaded.filter((url) => url.includes('zod-to-json-schema'))).toEqual([]);
+      expect(loaded.filter((url) => url.includes('/health-ui/'))).toEqual([]);
+      expect(loaded.filter((url) => url.endsWith('/dist/mcp.js') || url.endsWith('/dist/serve.js'))).toEqual(
+        [],
+      );
+    }
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * Schema v4 → v7 (the BM25 index keeps each unit's terms; the postings lose their index on `rid`) and the
+ * batched index writes: a file made by schema 4 opens with the same hits and the same scores, bit for bit, and
+ * every later edit removes exactly the postings it should; a rolled-back batch leaves nothing behind.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from './native.js';
+import { SCHEMA_VERSION } from './schema.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+let dir: string;
+const open: SqliteMemoryStore[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-v7-'));
+});
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const WORDS = [
+  'deploy',
+  'pipeline',
+  'walrus',
+  'ferns',
+  'cache',
+  'token',
+  'retry',
+  'budget',
+  'schema',
+  'index',
+];
+
+function content(i: number): string {
+  const w = (k: number): string => WORDS[(i * 7 + k * 3) % WORDS.length] as string;
+  return `note ${i} ${w(0)} ${w(1)} ${w(1)} ${w(2)} ${i % 3 === 0 ? '数据库连接池' : 'plain'} ${w(i % 4)}`;
+}
+
+const QUERIES: readonly (readonly string[])[] = [
+  ['deploy', 'walrus'],
+  ['pipeline'],
+  ['cache', 'retry', 'budget'],
+  ['连接', 'schema'],
+  ['src/deploy/pipeline.ts'],
+];
+
+async function searchAll(store: SqliteMemoryStore): Promise<string> {
+  const out: unknown[] = [];
+  for (const terms of QUERIES) {
+    const r = await store.searchLexical({ agentId: 'a', terms, limit: 50 });
+    out.push(r.hits.map((h) => [h.id, h.score]));
+  }
+  return JSON.stringify(out);
+}
+
+function openStore(path: string): SqliteMemoryStore {
+  const store = createSqliteMemoryStore({ path, embedding: null });
+  open.push(store);
+  return store;
+}
+
+function closeAll(): void {
+  for (const s of open.splice(0)) s.close();
+}
+
+describe('schema v4 → v7', () => {
+  it('carries a version-4 file forward with identical BM25 hits and scores, then edits it cleanly', async () => {
+    const path = join(dir, 'v4.db');
+    const first = openStore(path);
+    await first.insertMemories(
+      Array.from({ length: 60 }, (_, i) => ({
+        id: `m${i}`,
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: content(i),
+      })),
+    );
+    await first.insertMemory({ id: 'other', agentId: 'b', kind: 'fact', content: 'deploy walrus elsewhere' });
+    const before = await searchAll(first);
+    expect(JSON.parse(before).flat().length).toBeGreaterThan(40);
+    closeAll();
+    // Turn the file back into what version 4 wrote: no terms column, the postings' index on rid, version 4.
+    const raw = openDatabase(path, { loadVectorExtension: false });
+    try {
+      raw.exec('ALTER TABLE lexical_docs DROP COLUMN terms');
+      raw.exec('CREATE INDEX lexical_postings_rid ON lexical_postings(rid)');
+      raw.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
+    } finally {
+      raw.close();
+    }
+
+    const store = openStore(path);
+    expect(SCHEMA_VERSION).toBe(7);
+    expect(store.info.schemaVersion).toBe(7);
+    expect(await searchAll(store)).toBe(before);
+
+    // Edits after the migration remove exactly the old postings: content change, delete.
+    const m5 = await store.getMemory('a', 'm5');
+    await store.updateMemory('a', 'm5', m5?.revision ?? 0, { content: 'only zebra words now' });
+    expect(await store.deleteMemory('a', 'm6')).toBe(true);
+    const zebra = await store.searchLexical({ agentId: 'a', terms: ['zebra'], limit: 5 });
+    expect(zebra.hits.map((h) => h.id)).toEqual(['m5']);
+    expect(await store.pruneOrphanedVectors()).toEqual({ pruned: 0 });
+    closeAll();
+
+    const check = openDatabase(path, { loadVectorExtension: false });
+    try {
+      expect(
+        check.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'lexical_postings_rid'").get(),
+      ).toEqual({ n: 0 });
+      // Every unit lists exactly its postings' terms; no posting is left without its unit.
+      expect(
+        check
+          .prepare(
+            `SELECT count(*) AS n FROM lexical_docs d
+             WHERE d.terms IS NULL OR json_array_length(d.terms) <> (SELECT count(*) FROM lexical_postings p WHERE p.rid = d.rid)`,
+          )
+          .get(),
+      ).toEqual({ n: 0 });
+      expect(
+        check
+          .prepare(
+            'SELECT count(*) AS n FROM lexical_postings p WHERE NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = p.rid)',
+          )
+          .get(),
+      ).toEqual({ n: 0 });
+      expect(check.prepare("SELECT docs FROM lexical_stats WHERE agent_id = 'a'").get()).toEqual({
+        docs: 59,
+      });
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe('batched BM25 index writes', () => {
+  it('a batch that fails inside its transaction leaves no postings, lengths or statistics behind', async () => {
+    const store = openStore(join(dir, 'rollback.db'));
+    await store.insertMemory({ id: 'taken', agentId: 'a', kind: 'fact', content: 'first walrus' });
+    await expect(
+      store.insertMemories([
+        { id: 'new', agentId: 'a', kind: 'fact', content: 'zebra crossing' },
+        { id: 'taken', agentId: 'a', kind: 'fact', content: 'zebra again' },
+      ]),
+    ).rejects.toMatchObject({ name: 'EngramStoreError' });
+    await store.insertMemory({ id: 'later', agentId: 'a', kind: 'fact', content: 'ordinary words' });
+    expect((await store.searchLexical({ agentId: 'a', terms: ['zebra'], limit: 5 })).hits).toEqual([]);
+    closeAll();
+    const check = openDatabase(join(dir, 'rollback.db'), { loadVectorExtension: false });
+    try {
+      expect(check.prepare("SELECT count(*) AS n FROM lexical_postings WHERE term = 'zebra'").get()).toEqual({
+        n: 0,
+      });
+      expect(
+        check.prepare("SELECT docs, total_length FROM lexical_stats WHERE agent_id = 'a'").get(),
+      ).toEqual({
+        docs: 2,
+        total_length: 4,
+      });
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe('BM25 search joins only the best units to their memories', () => {
+  it('returns the same best memories as the unfiltered ranking when a filter drops every unit above the cut', async () => {
+    const store = openStore(join(dir, 'cut.db'));
+    // 24 semantic rows repeat the word more often (they score higher) than 12 fact rows.
+    await store.insertMemories([
+      ...Array.from({ length: 24 }, (_, i) => ({
+        id: `s${i}`,
+        agentId: 'a',
+        kind: 'semantic' as const,
+        content: `walrus walrus walrus note ${i} ${'filler '.repeat(i % 5)}`,
+      })),
+      ...Array.from({ length: 12 }, (_, i) => ({
+        id: `f${i}`,
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `walrus fact ${i} ${'padding '.repeat(i % 7)}`,
+      })),
+    ]);
+    const all = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit: 100 });
+    expect(all.hits).toHaveLength(36);
+    expect(all.hits.slice(0, 24).every((h) => h.id.startsWith('s'))).toBe(true);
+    const facts = all.hits.filter((h) => h.id.startsWith('f'));
+    for (const limit of [1, 3, 12, 20]) {
+      const only = await store.searchLexical({ agentId: 'a', terms: ['walrus'], kinds: ['fact'], limit });
+      expect(only.hits).toEqual(facts.slice(0, limit));
+    }
+    // Without a filter the best units are the answer at once, the same as a larger limit's prefix.
+    for (const limit of [1, 5, 24, 30]) {
+      const top = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit });
+      expect(top.hits).toEqual(all.hits.slice(0, limit));
+    }
+  });
+});
