@@ -13,7 +13,11 @@
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
 //      each step;
-//   4. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
+//   4. CLI phase, in the same project: `npx @engram/cli mcp` (the bin of the installed @engram/cli tarball) is
+//      driven over stdio by the official MCP SDK client (`@modelcontextprotocol/sdk` 1.x from npm): it lists the
+//      tools with their titles and hints, remembers a fact, finds it by `memory_search` with structured
+//      content, and reads the core memory resource; `npx engram remember|search --json` answer parseably;
+//   5. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
 //
 // ENGRAM_CONSUMER_PHASE=health runs the health phase only (no better-sqlite3 install: seconds, not minutes).
 //
@@ -350,6 +354,64 @@ await store.close();
 step('closed the store');
 `;
 
+// The script the CLI phase runs: the installed `engram` bin, through npx, as an MCP server for the SDK client.
+const MCP_SCRIPT = `
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const step = (message) => console.log('  ✓ ' + message);
+const db = join(mkdtempSync(join(process.cwd(), 'mcp-')), 'memory.db');
+const env = { ...process.env, ENGRAM_EMBEDDER: 'deterministic' };
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+
+const transport = new StdioClientTransport({
+  command: npx,
+  // As a user's MCP client configuration runs it: npx @engram/cli mcp --db F (--no: never download).
+  args: ['--no', '@engram/cli', 'mcp', '--db', db, '--agent', 'consumer'],
+  env,
+  stderr: 'inherit',
+});
+const client = new Client({ name: 'engram-consumer', version: '0.0.0' });
+await client.connect(transport);
+try {
+  assert.equal(client.getServerVersion()?.name, 'engram');
+  assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: false });
+  const { tools } = await client.listTools();
+  const search = tools.find((tool) => tool.name === 'memory_search');
+  assert.equal(search?.title, 'Search memory');
+  assert.equal(search?.annotations?.readOnlyHint, true);
+  assert.ok(tools.some((tool) => tool.name === 'memory_remember'));
+  step('npx @engram/cli mcp answered the MCP SDK client: ' + tools.length + ' tools with titles and hints');
+
+  const remembered = await client.callTool({
+    name: 'memory_remember',
+    arguments: { content: 'The billing service retries webhooks three times.' },
+  });
+  assert.equal(remembered.isError, false);
+  assert.equal(remembered.structuredContent.action, 'remembered');
+  const found = await client.callTool({ name: 'memory_search', arguments: { query: 'billing webhooks' } });
+  assert.equal(found.isError, false);
+  assert.equal(found.structuredContent.results[0]?.id, remembered.structuredContent.id);
+  assert.match(found.content[0].text, /billing service retries webhooks/);
+  const core = await client.readResource({ uri: 'engram://core' });
+  assert.match(core.contents[0].text, /billing service retries webhooks/);
+  step('memory_remember, then memory_search found it (structuredContent), and engram://core lists it');
+} finally {
+  await client.close();
+}
+
+const run = (args) => JSON.parse(execFileSync(npx, ['--no', 'engram', ...args, '--db', db, '--json'], { env, encoding: 'utf8' }));
+const again = run(['remember', 'The billing service retries webhooks three times.', '--agent', 'consumer']);
+assert.equal(again.action, 'duplicate');
+const searched = run(['search', 'webhooks', '--agent', 'consumer']);
+assert.equal(searched.results.length, 1);
+step('npx engram remember|search --json printed parseable JSON');
+`;
+
 async function main() {
   const packages = publishedPackages();
   if (packages.length === 0) fail('no published packages found under packages/');
@@ -415,6 +477,8 @@ async function main() {
         '--foreground-scripts',
         '--engine-strict',
         ...tarballs,
+        // The official MCP client the CLI phase drives `npx engram mcp` with.
+        '@modelcontextprotocol/sdk@^1',
       ],
       { cwd: project, heartbeat: 'npm install' },
     );
@@ -432,6 +496,11 @@ async function main() {
       },
     );
     if (consumer.code !== 0) fail(`consumer.mjs exited ${consumer.code}`);
+
+    writeFileSync(join(project, 'mcp.mjs'), MCP_SCRIPT);
+    log('running mcp.mjs (npx @engram/cli mcp, driven by the MCP SDK client) …');
+    const mcp = await run(process.execPath, ['mcp.mjs'], { cwd: project, echo: true });
+    if (mcp.code !== 0) fail(`mcp.mjs exited ${mcp.code}`);
     log('PASSED: the packed packages install with npm and work together in a fresh project');
   } finally {
     if (process.env.ENGRAM_KEEP_CONSUMER === '1') log(`kept ${work}`);

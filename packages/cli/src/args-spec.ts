@@ -48,6 +48,7 @@ type CommandVariant =
       readonly agent: string;
       readonly content: string;
       readonly topic: string | null;
+      readonly json: boolean;
     }
   | {
       readonly name: 'search';
@@ -60,6 +61,8 @@ type CommandVariant =
       readonly json: boolean;
       /** Present (true) only with `--include-archived`. */
       readonly includeArchived?: true;
+      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
+      readonly agentDefaulted?: true;
     }
   | {
       readonly name: 'get';
@@ -69,6 +72,8 @@ type CommandVariant =
         | { readonly kind: 'id'; readonly id: string }
         | ({ readonly kind: 'pointer' } & ArchivePointer);
       readonly json: boolean;
+      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
+      readonly agentDefaulted?: true;
     }
   | {
       readonly name: 'ingest';
@@ -76,15 +81,17 @@ type CommandVariant =
       readonly agent: string;
       readonly file: string;
       readonly session: string | null;
+      readonly json: boolean;
     }
-  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null }
+  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | {
       readonly name: 'maintain';
       readonly db: string;
       readonly agent: string | null;
       readonly force: boolean;
-      readonly dryRun: boolean;
       readonly json: boolean;
+      /** Present (true) only with `--dry-run`. */
+      readonly dryRun?: true;
     }
   | {
       readonly name: 'export';
@@ -96,7 +103,13 @@ type CommandVariant =
   | { readonly name: 'import'; readonly db: string; readonly json: boolean }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
-  | { readonly name: 'mcp'; readonly db: string; readonly agent: string };
+  | {
+      readonly name: 'mcp';
+      readonly db: string;
+      readonly agent: string;
+      /** Port of the health page of the server's own process (`--health-port`), or null for none. */
+      readonly healthPort: number | null;
+    };
 
 /** What the command line asks for. */
 export type ParsedCommandLine =
@@ -140,6 +153,7 @@ const keyFileOption: OptionSpec = {
   description: 'file holding the encryption key of an encrypted database (or set ENGRAM_KEY)',
 };
 const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
+const jsonOption = (shape: string): OptionSpec => ({ type: 'boolean', description: `print JSON: ${shape}` });
 const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
 
 /** The spec of every subcommand. */
@@ -175,6 +189,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
+      json: jsonOption('{ agent, ok, id, action, text }'),
       help: helpOption,
     },
     examples: [
@@ -239,6 +254,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
+      json: jsonOption('{ sessions: [{ agent, session, appended, skipped, memories }], totals }'),
       help: helpOption,
     },
     details: [
@@ -255,9 +271,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption('only this agent (default: all agents)'),
+      json: jsonOption('the summary { embedder, rows, ready, error, ftsOnly, stale, backlog, outcome, … }'),
       help: helpOption,
     },
-    examples: ['engram drain', 'engram drain --agent coder'],
+    examples: ['engram drain', 'engram drain --agent coder', 'engram drain --json | jq .backlog'],
   },
   maintain: {
     summary: 'Run a maintenance pass (cheap phase; heavy phase when a model is configured).',
@@ -271,7 +288,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
         type: 'boolean',
         description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
       },
-      json: { type: 'boolean', description: 'print each pass as JSON (report and details)' },
+      json: jsonOption(
+        '{ model, agents: [{ agent, report, details }] } (report null when a pass was already running)',
+      ),
       help: helpOption,
     },
     details: [
@@ -352,13 +371,23 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption(`agent id the tools act for (default ${DEFAULT_AGENT})`),
+      'health-port': {
+        type: 'string',
+        value: 'n',
+        description:
+          "also serve the health page of this server's own process on 127.0.0.1:n (0 = any free port)",
+      },
       help: helpOption,
     },
     details: [
-      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list.',
+      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list (titles, hints, structured results).',
+      'Resources: engram://core (the core memory block) and engram://skills/<name> (one per skill).',
       'stdout carries protocol messages only; logs go to stderr.',
     ],
-    examples: ['engram mcp --agent coder --db ~/.engram/memory.db'],
+    examples: [
+      'engram mcp --agent coder --db ~/.engram/memory.db',
+      'npx @engram/cli mcp --db memory.db --health-port 4320',
+    ],
   },
 };
 

@@ -24,7 +24,7 @@ function identifierMessage(problem: IdentifierProblem, max: number): string {
     case 'blank':
       return 'must not be empty';
     case 'tooLong':
-      return `must be at most ${max} characters`;
+      return `must be at most ${max} character${max === 1 ? '' : 's'}`;
     case 'controlCharacter':
       return 'must not contain control characters';
     case 'loneSurrogate':
@@ -85,7 +85,7 @@ export const textSchema = (max: number): z.ZodType<string, string> =>
   z
     .string()
     .refine((v) => v.trim() !== '', { error: 'must not be empty' })
-    .refine((v) => v.length <= max, { error: `must be at most ${max} characters` });
+    .refine((v) => v.length <= max, { error: `must be at most ${max} character${max === 1 ? '' : 's'}` });
 /** A `prefix:value` tag, as the store accepts it. */
 export const tagSchema: z.ZodType<string, string> = z
   .string()

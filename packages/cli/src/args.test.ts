@@ -75,16 +75,42 @@ describe('parseCommandLine: defaults', () => {
       tags: [],
       explain: false,
       json: false,
+      agentDefaulted: true,
     });
-    expect(run(['drain'])).toEqual({ name: 'drain', db: '/work/project/.engram/engram.db', agent: null });
+    expect(run(['drain'])).toEqual({
+      name: 'drain',
+      db: '/work/project/.engram/engram.db',
+      agent: null,
+      json: false,
+    });
     expect(run(['health', '--json'])).toEqual({
       name: 'health',
       db: '/work/project/.engram/engram.db',
       agent: null,
       json: true,
     });
-    expect(run(['mcp'])).toEqual({ name: 'mcp', db: '/work/project/.engram/engram.db', agent: 'default' });
+    expect(run(['mcp'])).toEqual({
+      name: 'mcp',
+      db: '/work/project/.engram/engram.db',
+      agent: 'default',
+      healthPort: null,
+    });
     expect(run(['maintain', '--force'])).toMatchObject({ agent: null, force: true });
+  });
+
+  it('reads --json on every command a script reads, --health-port of mcp, and whether --agent was given', () => {
+    expect(run(['remember', 'x', '--json'])).toMatchObject({ name: 'remember', json: true });
+    expect(run(['remember', 'x'])).toMatchObject({ json: false });
+    expect(run(['ingest', 'e.jsonl', '--json'])).toMatchObject({ name: 'ingest', json: true });
+    expect(run(['drain', '--json'])).toMatchObject({ name: 'drain', json: true });
+    expect(run(['maintain', '--json'])).toMatchObject({ name: 'maintain', json: true, force: false });
+    expect(run(['mcp', '--health-port', '4320'])).toMatchObject({ name: 'mcp', healthPort: 4320 });
+    expect(run(['mcp', '--health-port', '0'])).toMatchObject({ healthPort: 0 });
+    expect(failure(['mcp', '--health-port', '70000']).message).toBe(
+      'engram mcp: --health-port must be an integer from 0 to 65535',
+    );
+    expect(run(['search', 'x', '--agent', 'coder'])).not.toHaveProperty('agentDefaulted');
+    expect(run(['get', 'session/s1#1-2'])).toMatchObject({ agentDefaulted: true });
   });
 
   it('resolves --db against the working directory and keeps absolute paths', () => {

@@ -75,6 +75,11 @@ function agentOf(raw: RawArguments): string {
   return agent === undefined ? DEFAULT_AGENT : check(agentSchema, agent, '--agent');
 }
 
+/** `{ agentDefaulted: true }` when `--agent` was not given. */
+function agentDefaulted(raw: RawArguments): { readonly agentDefaulted?: true } {
+  return str(raw, 'agent') === undefined ? { agentDefaulted: true } : {};
+}
+
 function optionalAgent(raw: RawArguments): string | null {
   const agent = str(raw, 'agent');
   return agent === undefined ? null : check(agentSchema, agent, '--agent');
@@ -86,9 +91,9 @@ function dbOf(raw: RawArguments, cwd: string, fallback: string): string {
   return resolveDbPath(cwd, db, fallback);
 }
 
-function portOf(raw: RawArguments): number {
-  const port = str(raw, 'port');
-  return port === undefined ? DEFAULT_PORT : check(portSchema, port, '--port');
+function portOf(raw: RawArguments, option: 'port' | 'health-port' = 'port'): number {
+  const port = str(raw, option);
+  return port === undefined ? DEFAULT_PORT : check(portSchema, port, `--${option}`);
 }
 
 function targetOf(text: string): Extract<Command, { name: 'get' }>['target'] {
@@ -116,6 +121,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         agent: agentOf(raw),
         content: check(textSchema(4000), text, '<content>'),
         topic: topic === undefined ? null : check(textSchema(64), topic, '--topic'),
+        json: bool(raw, 'json'),
       };
     }
     case 'search': {
@@ -130,6 +136,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         explain: bool(raw, 'explain'),
         json: bool(raw, 'json'),
         ...(bool(raw, 'include-archived') ? { includeArchived: true as const } : {}),
+        ...agentDefaulted(raw),
       };
     }
     case 'get':
@@ -139,6 +146,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         agent: agentOf(raw),
         target: targetOf(text),
         json: bool(raw, 'json'),
+        ...agentDefaulted(raw),
       };
     case 'ingest': {
       const session = str(raw, 'session');
@@ -148,18 +156,19 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         agent: agentOf(raw),
         file: resolveDbPath(cwd, check(fileSchema, text, '<events.jsonl>'), text),
         session: session === undefined ? null : check(agentSchema, session, '--session'),
+        json: bool(raw, 'json'),
       };
     }
     case 'drain':
-      return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw) };
+      return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), json: bool(raw, 'json') };
     case 'maintain':
       return {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: optionalAgent(raw),
         force: bool(raw, 'force'),
-        dryRun: bool(raw, 'dry-run'),
         json: bool(raw, 'json'),
+        ...(bool(raw, 'dry-run') ? { dryRun: true as const } : {}),
       };
     case 'export':
       return {
@@ -176,7 +185,12 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
     case 'serve':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), port: portOf(raw) };
     case 'mcp':
-      return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: agentOf(raw) };
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        healthPort: str(raw, 'health-port') === undefined ? null : portOf(raw, 'health-port'),
+      };
   }
 }
 

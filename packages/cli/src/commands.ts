@@ -1,11 +1,10 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
-import { type Engram, openEngram } from './composition.js';
-import type { EmbedderChoice } from './embedder-choice.js';
-import { loadEncryptionKey } from './encryption-key.js';
+import { EXIT, out, outJson, width, withEngram } from './command-support.js';
+import { mcp, serve } from './commands-serve.js';
+import type { Engram } from './composition.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
 import { parseLocatedEvents } from './events-file.js';
 import {
@@ -17,74 +16,18 @@ import {
   pointerOf,
 } from './format.js';
 import type { CliIo } from './io.js';
-import { createMemoryMcpServer, runMcpOverStdio } from './mcp.js';
 import { createProgress } from './progress.js';
-import { serveHealthPage } from './serve.js';
 import { printable } from './terminal-text.js';
 import { exportCommand, importCommand, maintainNotes } from './transfer-commands.js';
 
-/** Exit codes: success, runtime failure, invalid arguments. */
-export const EXIT: { readonly ok: 0; readonly failure: 1; readonly usage: 2 } = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-};
-
+/** Most agent ids listed when a command without --agent finds nothing. */
+const MAX_LISTED_AGENTS = 20;
 /** Events appended per store call when ingesting a file. */
 const APPEND_CHUNK = 1000;
 
 /** Text shown when the heavy phase is skipped for want of a model. */
 export const NO_MODEL_NOTE =
   'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
-
-/** Prints text for people: every control character but line feeds and tabs becomes `?`. */
-export function out(io: CliIo, text: string): void {
-  const safe = printable(text, 'lines');
-  io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
-}
-
-/** Prints JSON for programs, as `JSON.stringify` escapes it. */
-export function outJson(io: CliIo, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-function width(io: CliIo): number {
-  return io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
-}
-
-/**
- * Opens the database for one command. Commands that only read (search, get, drain, maintain, health, serve)
- * refuse a missing file instead of creating an empty one behind a mistyped `--db`. The embedder's model loads
- * on the first search, tool call or drain (never for get, health or serve); `warm` starts loading it at once,
- * for a command that will embed later (the MCP server, while its client connects).
- */
-export async function withEngram<T>(
-  io: CliIo,
-  target: { readonly db: string; readonly keyFile?: string },
-  run: (engram: Engram) => Promise<T>,
-  options: { readonly create?: boolean; readonly warm?: boolean; readonly embedder?: EmbedderChoice } = {},
-): Promise<T> {
-  const { db } = target;
-  if (options.create !== true && !existsSync(db)) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_NOT_FOUND',
-      `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,
-    );
-  }
-  const key = await loadEncryptionKey(target.keyFile, io.env);
-  const engram = await openEngram({
-    dbPath: db,
-    env: io.env,
-    warm: options.warm === true,
-    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
-    ...(key === undefined ? {} : { encryptionKey: key }),
-  });
-  try {
-    return await run(engram);
-  } finally {
-    await engram.close();
-  }
-}
 
 /** One line summarising a maintenance pass. */
 export function formatPass(agentId: string, result: MaintenancePassResult, hasModel: boolean): string {
@@ -118,7 +61,8 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
         { agentId: c.agent },
       );
       if (!result.ok) throw new EngramDemoError('ENGRAM_DEMO_TOOL_FAILED', result.text);
-      out(io, result.text);
+      if (c.json) outJson(io, { agent: c.agent, ...result.data, ok: result.ok, text: result.text });
+      else out(io, result.text);
       return EXIT.ok;
     },
     { create: true },
@@ -146,6 +90,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
         `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
       );
     }
+    if (results.length === 0) await listOtherAgents(io, engram, c);
     if (c.json) {
       outJson(io, {
         agent: c.agent,
@@ -172,11 +117,35 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
   });
 }
 
+/**
+ * When a command run without `--agent` finds nothing, the user may have meant another agent: says on stderr
+ * (stdout stays the answer) which agents the file has, when it has others.
+ */
+async function listOtherAgents(
+  io: CliIo,
+  engram: Engram,
+  c: { readonly agent: string; readonly agentDefaulted?: true },
+): Promise<void> {
+  if (c.agentDefaulted !== true) return;
+  const agents = await engram.listAgents();
+  // Nothing to point at when the default agent is the only one (or there is none).
+  if (!agents.some((agent) => agent !== c.agent)) return;
+  const shown = agents.slice(0, MAX_LISTED_AGENTS).join(', ');
+  const more = agents.length > MAX_LISTED_AGENTS ? ` and ${agents.length - MAX_LISTED_AGENTS} more` : '';
+  io.stderr.write(
+    printable(
+      `Nothing found for agent ${c.agent} (the default; no --agent given). Agents in this database: ${shown}${more}. Pick one with --agent <id>.\n`,
+      'lines',
+    ),
+  );
+}
+
 async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<number> {
   return withEngram(io, c, async (engram) => {
     if (c.target.kind === 'id') {
       const record = await engram.store.getMemory(c.agent, c.target.id);
       if (record === null) {
+        await listOtherAgents(io, engram, c);
         throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
       }
       if (c.json) outJson(io, record);
@@ -186,6 +155,7 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
     const { sessionId, from, to } = c.target;
     const events = await engram.store.readEvents(c.agent, sessionId, from, to);
     if (events.length === 0) {
+      await listOtherAgents(io, engram, c);
       throw new EngramDemoError(
         'ENGRAM_DEMO_NOT_FOUND',
         `no archived events at that pointer for agent ${c.agent}`,
@@ -229,6 +199,13 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
     c,
     async (engram) => {
       const totals = { appended: 0, skipped: 0, memories: 0 };
+      const perSession: {
+        agent: string;
+        session: string;
+        appended: number;
+        skipped: number;
+        memories: number;
+      }[] = [];
       for (const session of sessions) {
         let appended = 0;
         let skipped = 0;
@@ -253,10 +230,17 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
         totals.appended += appended;
         totals.skipped += skipped;
         totals.memories += memories;
-        out(
-          io,
-          `${session.agentId} / ${session.sessionId}: ${appended} events appended, ${skipped} already stored, ${memories} memories`,
-        );
+        perSession.push({ agent: session.agentId, session: session.sessionId, appended, skipped, memories });
+        if (!c.json) {
+          out(
+            io,
+            `${session.agentId} / ${session.sessionId}: ${appended} events appended, ${skipped} already stored, ${memories} memories`,
+          );
+        }
+      }
+      if (c.json) {
+        outJson(io, { sessions: perSession, totals: { sessions: sessions.length, ...totals } });
+        return EXIT.ok;
       }
       out(
         io,
@@ -278,10 +262,12 @@ async function drain(io: CliIo, c: Extract<Command, { name: 'drain' }>): Promise
         onProgress: (d, t) => progress.update(d, t),
       })
       .finally(() => progress.finish());
-    out(
-      io,
-      `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
-    );
+    if (c.json) outJson(io, { embedder: engram.embedderLabel, ...summary });
+    else
+      out(
+        io,
+        `Drained ${summary.rows} rows in ${summary.batches} batch${summary.batches === 1 ? '' : 'es'} with ${engram.embedderLabel}: ready ${summary.ready}, error ${summary.error}, ftsOnly ${summary.ftsOnly}, stale ${summary.stale} · backlog ${summary.backlog ?? '—'} · ${summary.outcome}`,
+      );
     return summary.outcome === 'completed' ? EXIT.ok : EXIT.failure;
   });
 }
@@ -290,14 +276,14 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
   return withEngram(io, c, async (engram) => {
     const agents = c.agent === null ? await engram.listAgents() : [c.agent];
     if (agents.length === 0) {
-      if (c.json) outJson(io, []);
+      if (c.json) outJson(io, { model: engram.modelLabel, agents: [] });
       else out(io, 'No agents in this database yet; nothing to maintain.');
       return EXIT.ok;
     }
     let failed = false;
-    const passes: unknown[] = [];
+    const reports: { agent: string; report: MaintenancePassResult['report']; details: unknown }[] = [];
     for (const agent of agents) {
-      const result = await engram.maintain(agent, { force: c.force, dryRun: c.dryRun });
+      const result = await engram.maintain(agent, { force: c.force, dryRun: c.dryRun === true });
       if (
         result.report !== null &&
         (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
@@ -306,20 +292,13 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
       }
       const notes = maintainNotes(agent, result);
       for (const warning of notes.warnings) io.stderr.write(printable(`warning: ${warning}\n`, 'lines'));
-      if (c.json) {
-        passes.push({
-          agentId: agent,
-          skipped: result.skipped,
-          report: result.report,
-          details: result.details ?? null,
-        });
-        continue;
-      }
+      reports.push({ agent, report: result.report, details: result.details ?? null });
+      if (c.json) continue;
       out(io, formatPass(agent, result, engram.modelLabel !== null));
       for (const line of notes.lines) out(io, `  ${line}`);
     }
-    if (c.json) outJson(io, passes);
-    else if (c.dryRun) out(io, 'Dry run: nothing was changed.');
+    if (c.json) outJson(io, { model: engram.modelLabel, agents: reports });
+    else if (c.dryRun === true) out(io, 'Dry run: nothing was changed.');
     else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
     return failed ? EXIT.failure : EXIT.ok;
   });
@@ -334,40 +313,7 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
   });
 }
 
-async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
-  return withEngram(io, c, async (engram) => {
-    const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
-    if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
-    out(io, `Health page: ${server.url}`);
-    out(io, `Health JSON: ${server.url}api/health`);
-    io.stderr.write('Press Ctrl+C to stop.\n');
-    await io.stopSignal;
-    await server.close();
-    return EXIT.ok;
-  });
-}
-
-async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<number> {
-  return withEngram(
-    io,
-    c,
-    async (engram) => {
-      const server = createMemoryMcpServer(engram.tools, c.agent);
-      io.stderr.write(
-        printable(
-          `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
-          'lines',
-        ),
-      );
-      await runMcpOverStdio(server, io.stopSignal, {
-        ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
-        ...(io.stdoutStream === undefined ? {} : { stdout: io.stdoutStream }),
-      });
-      return EXIT.ok;
-    },
-    { create: true, warm: true },
-  );
-}
+export { EXIT } from './command-support.js';
 
 /** Runs one parsed subcommand other than `demo`; resolves with the exit code. */
 export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }>): Promise<number> {

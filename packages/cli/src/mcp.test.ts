@@ -46,3 +46,95 @@ describe('the MCP server version', () => {
     expect(mcpServerInfo(pathToFileURL(file))).toEqual({ name: 'engram', version: '3.1.4-next.2' });
   });
 });
+
+describe('the MCP tool list and answers', () => {
+  /** One known tool and one the server's table does not know, answering with a terminal escape in them. */
+  const handler: ToolHandler = {
+    definitions: [
+      { name: 'memory_search', description: 'Search.', inputSchema: { type: 'object', properties: {} } },
+      {
+        name: 'memory_teleport' as 'memory_search',
+        description: 'A tool added later.',
+        inputSchema: { type: 'object', properties: {} },
+      },
+    ],
+    execute: (name) =>
+      Promise.resolve(
+        name === 'memory_search'
+          ? {
+              ok: true,
+              text: '1 memory:\n\u001b]52;c;evil\u0007x',
+              data: {
+                results: [
+                  {
+                    id: 'm1',
+                    kind: 'fact',
+                    createdAt: '2026-01-01T00:00:00.000Z',
+                    score: 1,
+                    content: 'a\u001b[31mb',
+                  },
+                ],
+                lexicalOnly: true,
+              },
+            }
+          : { ok: false, text: 'memory_teleport failed.' },
+      ),
+  };
+
+  async function connected(): Promise<{ client: Client; close: () => Promise<void> }> {
+    const server = createMemoryMcpServer(handler, 'coder');
+    const client = new Client({ name: 'engram-test', version: '0.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    return {
+      client,
+      close: async () => {
+        await client.close();
+        await server.close();
+      },
+    };
+  }
+
+  it('gives a tool it does not know a title and the most cautious hints, never read-only', async () => {
+    const { client, close } = await connected();
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((t) => t.name === 'memory_teleport')).toMatchObject({
+        title: 'Memory teleport',
+        annotations: {
+          readOnlyHint: false,
+          destructiveHint: true,
+          idempotentHint: false,
+          openWorldHint: false,
+        },
+        outputSchema: { type: 'object', required: ['ok', 'text'] },
+      });
+      expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false });
+      expect(client.getServerCapabilities()?.resources).toBeUndefined();
+    } finally {
+      await close();
+    }
+  });
+
+  it('makes text and structured content safe for a terminal, and reports a failure in both', async () => {
+    const { client, close } = await connected();
+    try {
+      await client.listTools();
+      const found = await client.callTool({ name: 'memory_search', arguments: {} });
+      expect(found.content).toEqual([{ type: 'text', text: '1 memory:\n?]52;c;evil?x' }]);
+      expect(found.structuredContent).toEqual({
+        ok: true,
+        text: '1 memory:\n?]52;c;evil?x',
+        results: [
+          { id: 'm1', kind: 'fact', createdAt: '2026-01-01T00:00:00.000Z', score: 1, content: 'a?[31mb' },
+        ],
+        lexicalOnly: true,
+      });
+      const failed = await client.callTool({ name: 'memory_teleport', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(failed.structuredContent).toEqual({ ok: false, text: 'memory_teleport failed.' });
+    } finally {
+      await close();
+    }
+  });
+});

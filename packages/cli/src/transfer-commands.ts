@@ -9,7 +9,7 @@ import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import { type ExportRecord, formatExportLine, type ImportSummary, parseExportLine } from '@engram/store';
 import type { Command } from './args-spec.js';
-import { EXIT, out, outJson, withEngram } from './commands.js';
+import { EXIT, out, outJson, withEngram } from './command-support.js';
 import { BUILT_IN_PROFILES, type EmbedderChoice } from './embedder-choice.js';
 import { EngramDemoError } from './errors.js';
 import type { CliIo, TextSink } from './io.js';

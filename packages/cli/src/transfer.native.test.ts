@@ -129,11 +129,10 @@ describe('engram maintain', () => {
     const run = await engram('maintain --db e.db --json');
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('warning: agent old: archived 150 rows in one pass');
-    const passes = JSON.parse(run.stdout) as {
-      agentId: string;
-      details: { archive: { archived: number } };
-    }[];
-    expect(passes.map((p) => [p.agentId, p.details.archive.archived])).toEqual([
+    const passes = (
+      JSON.parse(run.stdout) as { agents: { agent: string; details: { archive: { archived: number } } }[] }
+    ).agents;
+    expect(passes.map((p) => [p.agent, p.details.archive.archived])).toEqual([
       ['coder', 0],
       ['old', 150],
     ]);

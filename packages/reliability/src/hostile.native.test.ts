@@ -706,7 +706,7 @@ describe('hostile and malformed input through the public entry points', () => {
         async ({ name, agentId, args: generated }) => {
           const args = withPickedId(generated);
           noteHuge(args);
-          let result: { ok: boolean; text: string };
+          let result: { ok: boolean; text: string; data?: unknown };
           try {
             result = await tools.execute(name, args, { agentId: agentId as string });
           } catch (err) {
@@ -718,6 +718,8 @@ describe('hostile and malformed input through the public entry points', () => {
           // The victim's canaries never show up, unless the call itself named one (an echoed skill name).
           const named = (typeof args === 'string' ? args : safeJson(args)).includes(CANARY);
           if (!named) expect(result.text).not.toContain(CANARY);
+          // The same answer as fields (an MCP client's structuredContent) keeps agents apart just as well.
+          if (!named) expect(safeJson(result.data ?? null)).not.toContain(CANARY);
           if (!result.ok) {
             // Failures never echo content or queries; skill tools echo only the (pattern-checked) skill name.
             if (!name.startsWith('skill_')) expect(result.text).not.toContain(LEAK_MARKER);

@@ -51,5 +51,7 @@ export type {
   ToolDefinition,
   ToolHandler,
   ToolHandlerConfig,
+  ToolResultData,
+  ToolSearchHit,
 } from './tools.js';
 export { createToolHandler, MEMORY_TOOL_DEFINITIONS, MEMORY_TOOL_NAMES } from './tools.js';

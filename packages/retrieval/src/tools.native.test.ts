@@ -62,6 +62,7 @@ describe('memory_remember over a real store', () => {
     expect(again).toEqual({
       ok: true,
       text: `Already remembered as fact ${stored?.id}; nothing stored (exact duplicate).`,
+      data: { id: stored?.id, action: 'duplicate' },
     });
 
     const near = await handler.execute(
@@ -175,7 +176,37 @@ describe('memory_search, memory_get and skills over a real store', () => {
     );
     expect(filtered.text).toMatch(/^1 memory:\n1\. \[event /);
     const none = await handler.execute('memory_search', { query: 'kubernetes' }, ctx);
-    expect(none).toEqual({ ok: true, text: 'No memories found.' });
+    expect(none).toEqual({
+      ok: true,
+      text: 'No memories found.',
+      data: { results: [], lexicalOnly: false },
+    });
+  });
+
+  it('gives the same answer as fields: ids, kinds, scores, the matching window and its pointer', async () => {
+    const store = openStore();
+    const handler = tools(store);
+    await store.insertMemory({
+      agentId: 'a',
+      kind: 'event',
+      content: 'Rolled back the orders deploy after the migration locked the table',
+      sessionId: 's1',
+      seqFrom: 2,
+      seqTo: 3,
+    });
+    const fact = await handler.execute('memory_remember', { content: 'Orders deploys run at night' }, ctx);
+    expect(fact.data).toMatchObject({ action: 'remembered' });
+    const result = await handler.execute('memory_search', { query: 'orders deploy' }, ctx);
+    expect(result.ok).toBe(true);
+    const data = result.data;
+    if (data === undefined || !('results' in data)) throw new Error('memory_search gave no results field');
+    expect(data.results.map((r) => r.kind).sort()).toEqual(['event', 'fact']);
+    const event = data.results.find((r) => r.kind === 'event');
+    expect(event?.pointer).toBe('session/s1#2-3');
+    expect(event?.content).toContain('Rolled back the orders deploy');
+    const factId = fact.data !== undefined && 'id' in fact.data ? fact.data.id : null;
+    expect(data.results.find((r) => r.kind === 'fact')?.id).toBe(factId);
+    expect(data.results.every((r) => r.score > 0)).toBe(true);
   });
 
   it('says when the answer is keyword-only and fails typed when the store is unusable', async () => {
@@ -242,10 +273,12 @@ describe('memory_search, memory_get and skills over a real store', () => {
     expect(await handler.execute('skill_write', skill, ctx)).toEqual({
       ok: true,
       text: 'Skill "release-check" created.',
+      data: { skill: 'release-check', action: 'created' },
     });
     expect(await handler.execute('skill_write', { ...skill, content: '1. tag' }, ctx)).toEqual({
       ok: true,
       text: 'Skill "release-check" replaced.',
+      data: { skill: 'release-check', action: 'replaced' },
     });
     await handler.execute(
       'skill_write',
@@ -255,14 +288,22 @@ describe('memory_search, memory_get and skills over a real store', () => {
     expect(await handler.execute('skill_list', {}, ctx)).toEqual({
       ok: true,
       text: '2 skills:\n- a_first: Sorted first.\n- release-check: Before tagging a release.\n',
+      data: {
+        skills: [
+          { name: 'a_first', description: 'Sorted first.' },
+          { name: 'release-check', description: 'Before tagging a release.' },
+        ],
+      },
     });
     expect(await handler.execute('skill_list', {}, { agentId: 'b' })).toEqual({
       ok: true,
       text: 'No skills yet.',
+      data: { skills: [] },
     });
     expect(await handler.execute('skill_delete', { name: 'release-check' }, ctx)).toEqual({
       ok: true,
       text: 'Skill "release-check" deleted.',
+      data: { skill: 'release-check', action: 'deleted' },
     });
     expect(await handler.execute('skill_delete', { name: 'release-check' }, ctx)).toEqual({
       ok: false,

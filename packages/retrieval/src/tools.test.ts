@@ -99,6 +99,11 @@ describe('parseToolArguments', () => {
       ],
       [
         'memory_search',
+        { query: '' },
+        'Invalid arguments for memory_search: "query" must be at least 1 character.',
+      ],
+      [
+        'memory_search',
         { query: 'a', limit: 0 },
         'Invalid arguments for memory_search: "limit" must be at least 1.',
       ],

@@ -11,7 +11,12 @@ import {
 } from './tools/handlers.js';
 import { MEMORY_TOOL_DEFINITIONS, parseToolArguments, type ToolDefinition } from './tools/schema.js';
 
-export type { ToolCallContext, ToolCallResult } from './tools/handlers.js';
+export type {
+  ToolCallContext,
+  ToolCallResult,
+  ToolResultData,
+  ToolSearchHit,
+} from './tools/handlers.js';
 export { MAX_POINTER_EVENTS, TOPIC_TAG_PREFIX } from './tools/handlers.js';
 export type {
   MemoryToolCall,

@@ -12,7 +12,7 @@ import type { QueryEmbedder, ToolStore } from '../ports.js';
 import type { Retriever } from '../retriever.js';
 import { errorCode } from '../store-errors.js';
 import { forget, update } from './corrections.js';
-import { clip, renderEvents, renderSearch, renderSkills, renderWindow } from './render.js';
+import { clip, renderEvents, renderSearch, renderSkills, renderWindow, searchHits } from './render.js';
 import type { MemoryToolName, ToolArgs, ToolCallOf } from './schema.js';
 import { parseMemoryWindow } from './window.js';
 
@@ -27,11 +27,34 @@ export interface ToolCallContext {
   readonly signal?: AbortSignal;
 }
 
-/** Text for the model; `ok: false` for bad arguments or a failure, with a short typed explanation. */
+/**
+ * Text for the model; `ok: false` for bad arguments or a failure, with a short typed explanation. `data` is the
+ * same answer as fields, for clients that read them (an MCP server's `structuredContent`): `memory_search`
+ * gives its results, `memory_remember` what it did, the skill tools the skills they touched.
+ */
 export interface ToolCallResult {
   readonly ok: boolean;
   readonly text: string;
+  readonly data?: ToolResultData;
 }
+
+/** One `memory_search` result as fields: the shown text is the matching window, cut to the answer's room. */
+export interface ToolSearchHit {
+  readonly id: string;
+  readonly kind: string;
+  readonly createdAt: string;
+  readonly score: number;
+  readonly content: string;
+  /** The pointer to read more with `memory_get`, when there is more. */
+  readonly pointer?: string;
+}
+
+/** The fields of a successful answer (one shape per tool; see {@link ToolCallResult}). */
+export type ToolResultData =
+  | { readonly results: readonly ToolSearchHit[]; readonly lexicalOnly: boolean }
+  | { readonly id: string; readonly action: 'remembered' | 'merged' | 'duplicate' }
+  | { readonly skills: readonly { readonly name: string; readonly description: string }[] }
+  | { readonly skill: string; readonly action: 'created' | 'replaced' | 'deleted' };
 
 /** The resolved numeric settings of the tool handler. */
 export interface ToolSettings {
@@ -142,8 +165,14 @@ const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args,
   const note = lexicalOnly
     ? ` (keyword search only${embeddingCause === undefined ? '' : `: ${embeddingCause}`})`
     : '';
-  if (results.length === 0) return { ok: true, text: `No memories found${note}.` };
-  return { ok: true, text: renderSearch(results, args.maxChars, note) };
+  if (results.length === 0) {
+    return { ok: true, text: `No memories found${note}.`, data: { results: [], lexicalOnly } };
+  }
+  return {
+    ok: true,
+    text: renderSearch(results, args.maxChars, note),
+    data: { results: searchHits(results, args.maxChars), lexicalOnly },
+  };
 };
 
 const remember = async (
@@ -165,6 +194,7 @@ const remember = async (
     return {
       ok: true,
       text: `Already remembered as fact ${duplicate.id}; nothing stored (exact duplicate).`,
+      data: { id: duplicate.id, action: 'duplicate' },
     };
   }
 
@@ -209,6 +239,7 @@ const remember = async (
       return {
         ok: true,
         text: `Merged into existing fact ${merged.id} (similarity ${similarity.toFixed(2)}); it now reads as given.`,
+        data: { id: merged.id, action: 'merged' },
       };
     } catch (error) {
       if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT' && attempt === 0) {
@@ -269,7 +300,11 @@ const remember = async (
     blocked === undefined
       ? ''
       : ` Kept separate from similar fact ${blocked.id}: they differ in a ${blocked.reason}.`;
-  return { ok: true, text: `Remembered as fact ${inserted.id}.${separate}` };
+  return {
+    ok: true,
+    text: `Remembered as fact ${inserted.id}.${separate}`,
+    data: { id: inserted.id, action: 'remembered' },
+  };
 };
 
 const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
@@ -309,20 +344,22 @@ const skillWrite: ToolHandlerFunction<'skill_write'> = async ({ store }, args, c
       content: args.content,
     }),
   );
-  return { ok: true, text: `Skill "${args.name}" ${created ? 'created' : 'replaced'}.` };
+  const action = created ? 'created' : 'replaced';
+  return { ok: true, text: `Skill "${args.name}" ${action}.`, data: { skill: args.name, action } };
 };
 
 const skillDelete: ToolHandlerFunction<'skill_delete'> = async ({ store }, args, ctx) => {
   const deleted = await fromStore('skill_delete', () => store.deleteSkill(ctx.agentId, args.name));
   return deleted
-    ? { ok: true, text: `Skill "${args.name}" deleted.` }
+    ? { ok: true, text: `Skill "${args.name}" deleted.`, data: { skill: args.name, action: 'deleted' } }
     : { ok: false, text: `skill_delete: no skill named "${args.name}".` };
 };
 
 const skillList: ToolHandlerFunction<'skill_list'> = async ({ store }, args, ctx) => {
   const skills = await fromStore('skill_list', () => store.listSkills(ctx.agentId));
-  if (skills.length === 0) return { ok: true, text: 'No skills yet.' };
-  return { ok: true, text: renderSkills(skills, args.maxChars) };
+  const data = { skills: skills.map((s) => ({ name: s.name, description: s.description })) };
+  if (skills.length === 0) return { ok: true, text: 'No skills yet.', data };
+  return { ok: true, text: renderSkills(skills, args.maxChars), data };
 };
 
 /** One handler per tool; a tool without a handler fails the typecheck. */

@@ -2,6 +2,7 @@ import type { MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import { memoryPointer } from '../injection.js';
 import type { ToolStore } from '../ports.js';
+import type { ToolSearchHit } from './handlers.js';
 import { formatMemoryWindow, resultText } from './window.js';
 
 type ArchivedEvent = Awaited<ReturnType<ToolStore['readEvents']>>[number];
@@ -64,6 +65,27 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
     out += `${meta.prefix}${oneLine(meta.content, room)}${meta.suffix}`;
   }
   return bounded(out, maxChars);
+}
+
+/**
+ * `memory_search`'s results as fields: each result's matching window on one line, the answer's `maxChars`
+ * shared evenly, with the pointer `renderSearch` shows.
+ */
+export function searchHits(results: readonly RetrievalResult[], maxChars: number): ToolSearchHit[] {
+  const room = Math.max(20, Math.floor(maxChars / Math.max(1, results.length)));
+  return results.map((r) => {
+    const chunk = r.explanation.chunk;
+    const pointer =
+      memoryPointer(r.record) ?? (chunk === undefined ? null : formatMemoryWindow(r.record.id, chunk));
+    return {
+      id: r.record.id,
+      kind: r.record.kind,
+      createdAt: new Date(r.record.createdAt).toISOString(),
+      score: r.score,
+      content: oneLine(resultText(r.record, chunk), room),
+      ...(pointer === null ? {} : { pointer }),
+    };
+  });
 }
 
 /** `memory_get`'s answer for a window of a long memory, within `maxChars`. */

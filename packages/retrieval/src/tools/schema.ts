@@ -249,6 +249,12 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
+/** A length or value bound as said aloud: `1 character`, `2000 characters`, `25`. */
+function bound(limit: number | bigint, origin: string): string {
+  if (origin !== 'string') return String(limit);
+  return `${String(limit)} character${Number(limit) === 1 ? '' : 's'}`;
+}
+
 function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
   const path = issue.path.length === 0 ? 'arguments' : clip(issue.path.map(String).join('.'), 64);
   switch (issue.code) {
@@ -259,9 +265,9 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
           ? 'arguments must be a JSON object'
           : `"${path}" must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
     case 'too_small':
-      return `"${path}" must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : ''}`;
+      return `"${path}" must be at least ${bound(issue.minimum, issue.origin)}`;
     case 'too_big':
-      return `"${path}" must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : ''}`;
+      return `"${path}" must be at most ${bound(issue.maximum, issue.origin)}`;
     case 'invalid_format':
       return `"${path}" has an invalid format`;
     case 'unrecognized_keys':

@@ -1,0 +1,75 @@
+/** The long-running subcommands: `serve` (the health page of a file) and `mcp` (the MCP server over stdio). */
+import { buildInjection } from '@engram/retrieval';
+import type { Command } from './args-spec.js';
+import { EXIT, out, withEngram } from './command-support.js';
+import type { Engram } from './composition.js';
+import type { CliIo } from './io.js';
+import { createMemoryMcpServer, type McpMemorySource, runMcpOverStdio } from './mcp.js';
+import { serveHealthPage } from './serve.js';
+import { printable } from './terminal-text.js';
+
+/**
+ * What `engram serve` says about its figures: store counts are read from the file, runtime figures are kept in
+ * memory by each process, so this page's runtime section counts only what this serve process did.
+ */
+export const SERVE_SCOPE_NOTE =
+  "Note: store counts cover the whole file; runtime figures (searches, drains, latencies) cover only this serve process, not other processes using the file. For a running MCP server's figures, start it with 'engram mcp --health-port <n>'.";
+
+export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
+  return withEngram(io, c, async (engram) => {
+    const { server, fellBackFrom } = await serveHealthPage(engram, c.port);
+    if (fellBackFrom !== null) out(io, `Port ${fellBackFrom} is taken; using ${server.port} instead.`);
+    out(io, `Health page: ${server.url}`);
+    out(io, `Health JSON: ${server.url}api/health`);
+    out(io, SERVE_SCOPE_NOTE);
+    io.stderr.write('Press Ctrl+C to stop.\n');
+    await io.stopSignal;
+    await server.close();
+    return EXIT.ok;
+  });
+}
+
+/** The MCP server's resources, read from the open file. */
+function mcpMemorySource(engram: Engram): McpMemorySource {
+  return {
+    coreBlock: async (agentId) => (await buildInjection({ store: engram.store, agentId })).core,
+    listSkills: (agentId) => engram.store.listSkills(agentId),
+    getSkill: (agentId, name) => engram.store.getSkill(agentId, name),
+  };
+}
+
+export async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Promise<number> {
+  return withEngram(
+    io,
+    c,
+    async (engram) => {
+      const server = createMemoryMcpServer(engram.tools, c.agent, { memory: mcpMemorySource(engram) });
+      io.stderr.write(
+        printable(
+          `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
+          'lines',
+        ),
+      );
+      // The health page of this process: its runtime figures are the MCP server's own. stdout is the
+      // protocol's, so the address goes to stderr.
+      const page = c.healthPort === null ? null : await serveHealthPage(engram, c.healthPort);
+      if (page !== null) {
+        const { server: http, fellBackFrom } = page;
+        const fellBack = fellBackFrom === null ? '' : ` (port ${fellBackFrom} is taken)`;
+        io.stderr.write(
+          `engram mcp: health page of this server's process at ${http.url}${fellBack}; JSON at ${http.url}api/health\n`,
+        );
+      }
+      try {
+        await runMcpOverStdio(server, io.stopSignal, {
+          ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
+          ...(io.stdoutStream === undefined ? {} : { stdout: io.stdoutStream }),
+        });
+      } finally {
+        await page?.server.close();
+      }
+      return EXIT.ok;
+    },
+    { create: true, warm: true },
+  );
+}
