@@ -1,4 +1,4 @@
-import { contentHash, estimateTokens } from '@engram/contracts';
+import { contentHash, estimateTokens, hasCjk } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ describe('memory_remember over a real store', () => {
       // Same subject, another value: kept apart and linked as a contradiction (Latin text); CJK text has no
       // reliable subject, so it is only kept apart.
       expect(second.text).toMatch(
-        /\p{Script=Han}/u.test(a)
+        hasCjk(a)
           ? new RegExp(
               `^Remembered as fact \\S+\\. Kept separate from similar fact \\S+: they differ in a ${reason}\\.$`,
             )
