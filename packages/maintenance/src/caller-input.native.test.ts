@@ -23,6 +23,10 @@ const BAD_IDS: readonly [string, string][] = [
   ['a NUL byte', 'agent\u0000'],
   ['a lone surrogate', 'agent\ud800'],
   ['blank', '   '],
+  // Look-alikes of `agent`: refused, never silently a second agent.
+  ['a trailing space', 'agent '],
+  ['a leading no-break space', '\u00a0agent'],
+  ['a decomposed (NFD) accent', 'age\u0301nt'],
 ];
 
 async function codeOf(run: () => Promise<unknown>): Promise<string | undefined> {

@@ -3,7 +3,7 @@
  * prompts, model output, vectors or provider error text. The underlying error, when there is one, is kept as
  * `cause` only.
  */
-import { checkAgentId } from '@engram/contracts';
+import { checkAgentId, checkAgentIdForm } from '@engram/contracts';
 
 /** Stable error codes of background memory work. */
 export const ENGRAM_MAINTENANCE_ERROR_CODES = [
@@ -76,12 +76,12 @@ export function isRevisionConflict(value: unknown): boolean {
 }
 
 /**
- * Checks an agent id or a session id a caller passed, by the contracts rule the store enforces. A caller's
- * mistake is an `ENGRAM_MAINTENANCE_INVALID_INPUT` naming the argument and the problem, never the value, and
- * is thrown before anything is read or written.
+ * Checks an agent id or a session id a caller passed, by the contracts rules the store enforces: well formed and
+ * in normal form (NFC, no surrounding whitespace). A caller's mistake is an `ENGRAM_MAINTENANCE_INVALID_INPUT`
+ * naming the argument and the problem, never the value, and is thrown before anything is read or written.
  */
 export function checkIdArgument(value: unknown, argument: 'agentId' | 'sessionId'): void {
-  const problem = checkAgentId(value);
+  const problem = checkAgentId(value) ?? checkAgentIdForm(value);
   if (problem !== null) {
     throw new EngramMaintenanceError('ENGRAM_MAINTENANCE_INVALID_INPUT', `Invalid ${argument}: ${problem}.`);
   }

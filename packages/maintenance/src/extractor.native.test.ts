@@ -251,6 +251,29 @@ describe('extraction over a real store and retriever', () => {
     expect(model.calls).toHaveLength(1);
   });
 
+  it('an ADD whose exact duplicate was stored meanwhile (a concurrent writer) stores nothing and counts as NOOP', async () => {
+    const { store, retriever } = await setup();
+    const text = 'The nightly export lands in the reports bucket';
+    // The neighbour query answers (no neighbour), then a concurrent writer stores the same text.
+    const racing = {
+      async decision(...args: Parameters<typeof retriever.decision>) {
+        const answer = await retriever.decision(...args);
+        await store.insertMemory({ agentId: 'agent', kind: 'fact', content: text });
+        return answer;
+      },
+    };
+    const model = createScriptedModel();
+    model.push('memory_candidates', candidates([{ content: text }]));
+    const result = await createExtractor({ store, retriever: racing, model }).extract({
+      agentId: 'agent',
+      turns: TURNS,
+    });
+    expect(result.report).toMatchObject({ outcome: 'completed', decisions: { NOOP: 1, ADD: 0 } });
+    expect(result.applied).toEqual([{ decision: 'NOOP', id: null, targetId: null }]);
+    const rows = await store.listMemories('agent', { kinds: ['fact'], limit: 100 });
+    expect(rows.filter((r) => r.content === text)).toHaveLength(1);
+  });
+
   it('bounds the model call by the gateway deadline and the caller signal; neither writes anything', async () => {
     const { store, retriever } = await setup();
     const before = await store.listMemories('agent', { limit: 100 });

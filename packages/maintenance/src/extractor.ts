@@ -239,8 +239,10 @@ export function createExtractor(config: ExtractorConfig): Extractor {
       case 'NOOP':
         return { decision: 'NOOP', id: null, targetId: null };
       case 'ADD': {
-        const row = await store.insertMemory(newRow(chunk, plan.candidate, d.content));
-        return { decision: 'ADD', id: row.id, targetId: null };
+        // An exact duplicate stored since the decision (a concurrent writer) makes it a NOOP after all.
+        const added = await store.insertUniqueMemory(newRow(chunk, plan.candidate, d.content));
+        if (!added.created) return { decision: 'NOOP', id: null, targetId: null };
+        return { decision: 'ADD', id: added.record.id, targetId: null };
       }
       case 'UPDATE': {
         const target = plan.neighbours.get(d.targetId);

@@ -5,7 +5,8 @@ import { abortedError, EngramMaintenanceError } from './errors.js';
  * The slice of the store the embedding drain needs (the consumer owns the port).
  *
  * Contract: async; may reject with an `EngramStoreError`. `commitEmbeddings` is one transaction that checks
- * each row's revision and counts a changed (or vanished) row `stale` without touching it.
+ * each row's revision and counts a changed (or vanished) row, or one a concurrent drain already settled, `stale`
+ * without touching it, so the counts are the transitions it made.
  */
 export type DrainStore = Pick<
   MemoryStore,
@@ -31,7 +32,13 @@ export type IngestStore = Pick<
  */
 export type ExtractionStore = Pick<
   MemoryStore,
-  'getMemory' | 'findByContentHash' | 'insertMemory' | 'updateMemory' | 'supersedeMemory' | 'setLifecycle'
+  | 'getMemory'
+  | 'findByContentHash'
+  | 'insertMemory'
+  | 'insertUniqueMemory'
+  | 'updateMemory'
+  | 'supersedeMemory'
+  | 'setLifecycle'
 >;
 
 /**

@@ -371,3 +371,18 @@ export function codeOf(err: unknown): string {
     ? code
     : `non-store:${(err as { name?: unknown } | null)?.name ?? typeof err}`;
 }
+
+/** The agent the concurrent-writes children write as. */
+export const WRITES_AGENT = 'shared-agent';
+
+/**
+ * `count` distinct facts from `seed`: random words, each fact with its own number, so no two are near
+ * duplicates the remember tool could merge (facts that differ in a number are kept apart).
+ */
+export function factsFor(seed: number, count: number): string[] {
+  const prng = createPrng(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const words = Array.from({ length: 5 }, () => prng.pick(VOCABULARY));
+    return `Fact ${i + 1}: the ${words.join(' ')} setting is ${1000 + i}`;
+  });
+}

@@ -56,7 +56,7 @@ beforeAll(async () => {
     const rows = Array.from({ length: ROWS_PER_AGENT }, (_, i) => ({
       agentId,
       kind: 'fact' as const,
-      content: `release note ${i % 7} about the deploy pipeline and cache`,
+      content: `release note ${i} about the deploy pipeline and cache`,
       ...(i % 4 === 3 ? {} : { userId: USERS[i % 3] as string }),
       ...(i % 3 === 1 ? { sessionId: SESSIONS[i % 2] as string } : {}),
       metadata: metadataFor(i),

@@ -110,6 +110,19 @@ describe('memory_update and memory_forget', () => {
     expect(then.results.map((r) => r.record.content)).toEqual(['the staging database is Postgres 14']);
     const all = await retriever.search('a', 'staging database Postgres', { includeHistory: true });
     expect(all.results.map((r) => r.record.id).sort()).toEqual([oldId, newId].sort());
+    // The model sees the current fact, or asks for the history and sees the old one marked.
+    const current = await tools.execute('memory_search', { query: 'staging database' }, ctx);
+    expect(current.text).toContain('Postgres 16');
+    expect(current.text).not.toContain('Postgres 14');
+    const withHistory = await tools.execute(
+      'memory_search',
+      { query: 'staging database', history: true },
+      ctx,
+    );
+    expect(withHistory.text).toContain(
+      `id:${oldId}] the staging database is Postgres 14 [superseded by ${newId}]`,
+    );
+    expect(withHistory.text).toContain(`id:${newId}] the staging database is Postgres 16\n`);
     const history = await store.history('a', newId);
     expect(history.chain).toEqual([oldId, newId]);
     expect(history.entries.map((e) => e.action)).toEqual(['created', 'created', 'superseded']);

@@ -1,12 +1,7 @@
-import {
-  checkAgentId,
-  estimateTokens,
-  formatArchivePointer,
-  type RetrievalExecution,
-  tokenUnits,
-} from '@engram/contracts';
+import { estimateTokens, formatArchivePointer, type RetrievalExecution, tokenUnits } from '@engram/contracts';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
+import { agentIdProblem } from './pipeline/validate.js';
 import type { InjectionStore } from './ports.js';
 import type { Retriever } from './retriever.js';
 import { formatMemoryWindow, resultText } from './tools/window.js';
@@ -157,12 +152,9 @@ async function listActiveFacts(store: InjectionStore, agentId: string): Promise<
  * failed recall only leaves the recall block empty.
  */
 export async function buildInjection(input: InjectionInput): Promise<Injection> {
-  const agentIdProblem = checkAgentId(input.agentId);
-  if (agentIdProblem !== null) {
-    throw new EngramRetrievalError(
-      'ENGRAM_RETRIEVAL_INVALID_INPUT',
-      `agentId is invalid (${agentIdProblem}).`,
-    );
+  const problem = agentIdProblem(input.agentId);
+  if (problem !== null) {
+    throw new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', `agentId is invalid (${problem}).`);
   }
   const budget = input.budgetTokens ?? 2000;
   const coreBudget = Math.min(budget, input.coreBudgetTokens ?? Math.floor(budget * 0.6));

@@ -35,7 +35,7 @@ export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' 
 export type ToolStore = Pick<
   MemoryStore,
   | 'embeddingProfile'
-  | 'insertMemory'
+  | 'insertUniqueMemory'
   | 'getMemory'
   | 'findByContentHash'
   | 'listMemories'

@@ -202,17 +202,18 @@ describe('hybrid retrieval over a real store', () => {
   it('never returns a deleted, superseded or archived row, even while its vector still exists', async () => {
     const store = openStore();
     const text = 'Nightly backup of the billing database runs at 02:00';
-    const active = await add(store, 'a', text);
+    // One at a time: an exact duplicate of an active row is never stored twice.
     const archived = await add(store, 'a', text);
-    const superseded = await add(store, 'a', text);
-    const deleted = await add(store, 'a', text);
     await store.archiveMemory('a', archived.id);
+    const superseded = await add(store, 'a', text);
     const { replacement } = await store.supersedeMemory('a', superseded.id, superseded.revision, {
       agentId: 'a',
       kind: 'semantic',
       content: 'Billing backups moved to a weekly schedule',
     });
+    const deleted = await add(store, 'a', text);
     await store.deleteMemory('a', deleted.id);
+    const active = await add(store, 'a', text);
     const [queryVector] = await embedder.embed([text]);
     const knn = await store.searchVector({ agentId: 'a', vector: queryVector as Float32Array, k: 10 });
     // The archived and superseded rows' vectors are still in the index …
@@ -769,7 +770,10 @@ describe('filters on the vector arm', () => {
   it('finds a tagged row ranked below more than a budget of untagged ones: the tag applies inside the k-NN', async () => {
     const store = openStore();
     const text = 'Quarterly access review for the data platform';
-    for (let i = 0; i < 8; i += 1) await add(store, 'a', text);
+    // Eight untagged rows with the same words, hence the same vector (their punctuation differs, which the
+    // embedder ignores: exact duplicates would be stored once).
+    for (const variant of ['', '!', '?', ';', ',', '!!', '??', ';;'])
+      await add(store, 'a', `${text}${variant}`);
     const tagged = await add(store, 'a', `${text} owners`, { tags: ['file:docs/review.md'] });
     const small = {
       store,
@@ -838,6 +842,10 @@ describe('agent ids the store refuses, over a real store', () => {
     ['300 characters', 'a'.repeat(300)],
     ['a NUL byte', 'agent\u0000one'],
     ['a lone surrogate', 'agent\ud800one'],
+    // Look-alikes of the stored `agent`: refused, never silently a second (empty) agent.
+    ['a trailing space', 'agent '],
+    ['a leading space', ' agent'],
+    ['a decomposed (NFD) accent', 'age\u0301nt'],
   ];
 
   it.each(refused)(

@@ -35,6 +35,23 @@ async function facts(store: SqliteMemoryStore, agentId = 'a') {
 const ctx = { agentId: 'a' } as const;
 
 describe('memory_remember over a real store', () => {
+  it('20 identical calls in flight together store one fact; the other 19 report the exact duplicate', async () => {
+    const store = openStore();
+    const handler = tools(store);
+    const content = 'The staging database is refreshed every Sunday night';
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => handler.execute('memory_remember', { content }, ctx)),
+    );
+    const rows = await facts(store);
+    expect(rows).toHaveLength(1);
+    const id = rows[0]?.id;
+    expect(results.filter((r) => r.text === `Remembered as fact ${id}.`)).toHaveLength(1);
+    expect(
+      results.filter((r) => r.text === `Already remembered as fact ${id}; nothing stored (exact duplicate).`),
+    ).toHaveLength(19);
+    expect(rows[0]?.revision).toBe(1);
+  });
+
   it('stores a fact with its vector, drops an exact duplicate by hash and merges a near duplicate', async () => {
     const store = openStore();
     const handler = tools(store);
@@ -337,6 +354,8 @@ describe('tool calls with an agent id the store refuses', () => {
     ['300 characters', 'a'.repeat(300), 'tooLong'],
     ['a NUL byte', 'agent\u0000one', 'controlCharacter'],
     ['a lone surrogate', 'agent\ud800one', 'loneSurrogate'],
+    ['a trailing space (a look-alike)', 'agent ', 'surroundingWhitespace'],
+    ['a decomposed accent (a look-alike)', 'age\u0301nt', 'notNormalized'],
   ])('%s: a typed INVALID_INPUT error, and nothing is written', async (_label, agentId, problem) => {
     const store = openStore();
     const handler = tools(store);

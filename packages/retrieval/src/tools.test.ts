@@ -25,7 +25,7 @@ describe('tool definitions', () => {
     expect(shape()).toEqual({
       memory_search: {
         required: ['query'],
-        properties: ['query', 'limit', 'maxChars', 'file'],
+        properties: ['query', 'limit', 'maxChars', 'file', 'history'],
         additionalProperties: false,
       },
       memory_remember: {

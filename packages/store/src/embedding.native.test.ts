@@ -40,6 +40,42 @@ describe('embedding state machine', () => {
     expect(await store.countEmbeddingBacklog()).toEqual({ total: 3, byAgent: { a: 2, b: 1 } });
   });
 
+  it('counts only the transitions it makes: outcomes for rows or chunks another commit settled are stale', async () => {
+    const long = Array.from({ length: 30 }, (_, i) => `Section ${i} of the handbook covers topic ${i}.`).join(
+      '\n\n',
+    );
+    await store.insertMemories([
+      { id: 'x', agentId: 'a', kind: 'fact', content: 'x' },
+      { id: 'y', agentId: 'a', kind: 'fact', content: 'y' },
+      { id: 'long', agentId: 'a', kind: 'episodic', content: long },
+    ]);
+    // Two drains read the same pending items before either commits.
+    const items = await store.listPendingEmbeddings({ limit: 100 });
+    expect(items.filter((i) => i.id === 'long').length).toBeGreaterThan(1);
+    const outcomes = items.map((i) => ({
+      id: i.id,
+      revision: i.revision,
+      state: 'ready' as const,
+      vector: vec(1, 0, 0),
+      ...(i.chunk === undefined ? {} : { chunk: i.chunk }),
+    }));
+    const first = await store.commitEmbeddings(outcomes);
+    const second = await store.commitEmbeddings(outcomes);
+    expect(first).toEqual({ ready: items.length, error: 0, ftsOnly: 0, stale: 0 });
+    expect(second).toEqual({ ready: 0, error: 0, ftsOnly: 0, stale: items.length });
+    // An error outcome for a settled row neither counts nor touches it.
+    expect(await store.commitEmbeddings([{ id: 'x', revision: 1, state: 'error' }])).toEqual({
+      ready: 0,
+      error: 0,
+      ftsOnly: 0,
+      stale: 1,
+    });
+    for (const id of ['x', 'y', 'long']) {
+      expect(await store.getMemory('a', id)).toMatchObject({ embeddingState: 'ready', embeddingAttempts: 0 });
+    }
+    expect(await store.countEmbeddingBacklog()).toEqual({ total: 0, byAgent: {} });
+  });
+
   it('commits ready, error and ftsOnly transitions; error rows come back only below the retry bound', async () => {
     await store.insertMemories([
       { id: 'x', agentId: 'a', kind: 'fact', content: 'x' },

@@ -91,7 +91,12 @@ describe('scopes and metadata', () => {
       { id: 'm4', metadata: { project: { name: 'engram' } } },
     ];
     for (const r of rows) {
-      await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'notes about the build', ...r });
+      await store.insertMemory({
+        agentId: 'a',
+        kind: 'fact',
+        content: `notes about the build (${r.id})`,
+        ...r,
+      });
     }
     const ids = async (filter: object): Promise<string[]> =>
       (await store.searchLexical({ agentId: 'a', terms: ['build'], limit: 10, filter })).hits

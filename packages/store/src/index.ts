@@ -54,6 +54,7 @@ export type {
   EventRecord,
   EventType,
   IngestBatch,
+  InsertedMemory,
   LexicalHit,
   LexicalPaths,
   LexicalQuery,

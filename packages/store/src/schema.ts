@@ -179,6 +179,17 @@ CREATE TABLE IF NOT EXISTS skills (
     },
   },
   {
+    // "An exact duplicate is never stored twice" as a constraint: one active row per (agent, kind, content
+    // hash). Event rows are archival history (the same text at two seqs is two events) and stay outside it.
+    // Duplicates an older file already holds are resolved first: the earliest row of each group is kept and
+    // the others are superseded by it (lineage in `superseded_by`); nothing is deleted.
+    version: 5,
+    up(db: SqliteDatabase, ctx: StoreContext): void {
+      resolveActiveDuplicates(db, ctx.now());
+      db.exec(ACTIVE_CONTENT_INDEX_SQL);
+    },
+  },
+  {
     // Scopes, metadata and time: a user scope (`user_id`; the session scope is the existing `session_id`),
     // free-form JSON `metadata`, the validity interval of a fact (`valid_from`, `valid_to`: null while it is
     // current) and `forgotten_at` for rows forgotten with their content kept. Existing rows become valid from
@@ -225,10 +236,50 @@ CREATE TABLE IF NOT EXISTS memory_history (
   content TEXT
 );
 CREATE INDEX IF NOT EXISTS memory_history_memory ON memory_history(agent_id, memory_id, seq);
+CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, related_id) WHERE related_id IS NOT NULL;
 `);
     },
   },
 ];
+
+/** The rows the uniqueness rule covers: active rows of every kind but `event`. */
+export const ACTIVE_CONTENT_WHERE: string = "lifecycle = 'active' AND kind <> 'event'";
+
+/** The partial unique index behind the exact-duplicate rule (schema version 5). */
+export const ACTIVE_CONTENT_INDEX_SQL: string = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_content
+  ON memories(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE}`;
+
+/**
+ * Supersedes every active row that duplicates an earlier one (same agent, kind and content hash; earliest by
+ * creation time, then insertion order) with the earliest as its successor. Returns how many rows moved.
+ */
+export function resolveActiveDuplicates(db: SqliteDatabase, now: number): number {
+  const groups = db
+    .prepare(
+      `SELECT agent_id, kind, content_hash FROM memories WHERE ${ACTIVE_CONTENT_WHERE}
+       GROUP BY agent_id, kind, content_hash HAVING count(*) > 1`,
+    )
+    .all() as { agent_id: string; kind: string; content_hash: string }[];
+  const members = db.prepare(
+    `SELECT rid, id FROM memories WHERE agent_id = ? AND kind = ? AND content_hash = ? AND ${ACTIVE_CONTENT_WHERE}
+     ORDER BY created_at, rid`,
+  );
+  const supersede = db.prepare(
+    `UPDATE memories SET lifecycle = 'superseded', superseded_by = ?, revision = revision + 1, updated_at = ?
+     WHERE rid = ?`,
+  );
+  let moved = 0;
+  for (const g of groups) {
+    const rows = members.all(g.agent_id, g.kind, g.content_hash) as { rid: number; id: string }[];
+    const [keep, ...rest] = rows;
+    if (keep === undefined) continue;
+    for (const row of rest) {
+      supersede.run(keep.id, now, row.rid);
+      moved += 1;
+    }
+  }
+  return moved;
+}
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

@@ -335,9 +335,10 @@ describe('filters and ordering', () => {
 
   it('orders ties by id and honours the limit', async () => {
     const twins = await store.insertMemories([
-      { id: 'twin-b', agentId: 'dora', kind: 'fact', content: 'identical twin text' },
-      { id: 'twin-a', agentId: 'dora', kind: 'fact', content: 'identical twin text' },
-      { id: 'twin-c', agentId: 'dora', kind: 'fact', content: 'identical twin text' },
+      // Equal lengths and term counts (exact duplicates would be stored once): equal scores for `twin`.
+      { id: 'twin-b', agentId: 'dora', kind: 'fact', content: 'identical twin text one' },
+      { id: 'twin-a', agentId: 'dora', kind: 'fact', content: 'identical twin text two' },
+      { id: 'twin-c', agentId: 'dora', kind: 'fact', content: 'identical twin text six' },
     ]);
     expect(twins).toHaveLength(3);
     const result = await store.searchLexical({ agentId: 'dora', terms: ['twin'], limit: 10 });

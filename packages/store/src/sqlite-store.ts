@@ -48,6 +48,7 @@ import type {
   EventInput,
   EventRecord,
   IngestBatch,
+  InsertedMemory,
   LexicalQuery,
   LexicalResult,
   Lifecycle,
@@ -164,6 +165,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   insertMemory(input: NewMemory): Promise<MemoryRecord> {
     return write.insertMemory(this.#ctx, input);
+  }
+  insertUniqueMemory(input: NewMemory): Promise<InsertedMemory> {
+    return write.insertUniqueMemory(this.#ctx, input);
   }
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]> {
     return write.insertMemories(this.#ctx, inputs);

@@ -111,7 +111,7 @@ describe('insert, get, list', () => {
     await store.insertMemories([
       { ...base, id: 'c', tags: ['x:1'] },
       { ...base, id: 'a', kind: 'semantic', tags: ['x:1', 'y:2'] },
-      { ...base, id: 'b' },
+      { ...base, id: 'b', content: 'The API listens on port 8081' },
       { ...base, id: 'z', agentId: 'bob' },
     ]);
     await store.archiveMemory('alice', 'b');
@@ -156,9 +156,9 @@ describe('insert, get, list', () => {
 
   it('revalidates: only active rows of this agent at the expected revision, in input order', async () => {
     await store.insertMemories([
-      { ...base, id: 'r1' },
-      { ...base, id: 'r2' },
-      { ...base, id: 'r3' },
+      { ...base, id: 'r1', content: 'The API listens on port 8081' },
+      { ...base, id: 'r2', content: 'The API listens on port 8082' },
+      { ...base, id: 'r3', content: 'The API listens on port 8083' },
       { ...base, id: 'r4', agentId: 'bob' },
     ]);
     await store.updateMemory('alice', 'r2', 1, { importance: 0.9 });

@@ -391,10 +391,29 @@ export interface MemoryReadSlice {
   ): Promise<readonly MemoryRecord[]>;
 }
 
-/** Writing rows. Every write validates first and changes nothing on bad input. */
+/** What {@link MemoryWriteSlice.insertUniqueMemory} did. */
+export interface InsertedMemory {
+  /** The new row, or the active exact duplicate already stored (`created: false`). */
+  readonly record: MemoryRecord;
+  /** False when nothing was written because an exact duplicate is active. */
+  readonly created: boolean;
+}
+
+/**
+ * Writing rows. Every write validates first and changes nothing on bad input.
+ *
+ * An exact duplicate is never stored twice: at most one `active` row of an agent and kind has a given content
+ * hash (events excepted: they are archival history, one row per event). An insert whose duplicate is active
+ * writes nothing and resolves with the existing row, under any concurrency (it is a constraint of the
+ * schema); an update or a lifecycle move that would make a second such row rejects with
+ * `ENGRAM_STORE_CONFLICT`.
+ */
 export interface MemoryWriteSlice {
+  /** Inserts a memory; resolves with the stored row (the active exact duplicate's, when there is one). */
   insertMemory(input: NewMemory): Promise<MemoryRecord>;
-  /** All or nothing, in one transaction. */
+  /** As `insertMemory`, telling whether this call created the row or found its exact duplicate. */
+  insertUniqueMemory(input: NewMemory): Promise<InsertedMemory>;
+  /** All or nothing, in one transaction; a duplicate (of a stored row or of an earlier input) gives that row. */
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]>;
   /** Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`. */
   updateMemory(
@@ -441,7 +460,10 @@ export interface MemoryLifecycleSlice {
 export interface MemoryEmbeddingSlice {
   readonly embeddingProfile: EmbeddingProfile | null;
   listPendingEmbeddings(options: ListPendingOptions): Promise<readonly PendingEmbedding[]>;
-  /** One transaction; a row whose revision changed (or that is gone) is counted `stale` and left untouched. */
+  /**
+   * One transaction; a row whose revision changed (or that is gone), or that no longer waits for an embedding
+   * (a concurrent commit settled it), is counted `stale` and left untouched: the counts are the transitions made.
+   */
   commitEmbeddings(outcomes: readonly EmbeddingOutcome[]): Promise<EmbeddingCommitResult>;
   countEmbeddingBacklog(): Promise<EmbeddingBacklog>;
 }

@@ -32,6 +32,21 @@ describe('agent ids', () => {
     expect(validateAgentId('agent-1')).toBe('agent-1');
     expect(validateAgentId('x'.repeat(256))).toHaveLength(256);
   });
+
+  it('refuses look-alikes out of normal form (surrounding whitespace, not NFC), agent and session ids alike', () => {
+    for (const bad of ['alice ', ' alice', 'alice\u00a0', '\talice', 'cafe\u0301']) {
+      expect(codeOf(() => validateAgentId(bad))).toBe('ENGRAM_STORE_INVALID_INPUT');
+      expect(codeOf(() => validateAgentId(bad, 'sessionId'))).toBe('ENGRAM_STORE_INVALID_INPUT');
+    }
+    expect(() => validateAgentId('alice ')).toThrow(
+      'invalid input: agentId has leading or trailing whitespace',
+    );
+    expect(() => validateAgentId('cafe\u0301', 'sessionId')).toThrow(
+      'invalid input: sessionId is not in Unicode normalization form NFC',
+    );
+    // Inner spaces and composed characters are ordinary ids.
+    expect(validateAgentId('caf\u00e9 team/coder 7')).toBe('caf\u00e9 team/coder 7');
+  });
 });
 
 describe('new memories', () => {

@@ -1,9 +1,14 @@
 /**
  * Input validation of the store, run before anything is written. Every failure is an
  * `ENGRAM_STORE_INVALID_INPUT` (or a vector code) whose message names the field, never its value.
+ *
+ * Slightly over 400 lines on purpose: every input rule of the store (ids, content, tags, vectors, metadata,
+ * events, skills) sits in one file, so that one message style and one serialisation of JSON values serve all.
  */
 import {
+  type AgentIdFormProblem,
   checkAgentId,
+  checkAgentIdForm,
   checkMemoryId,
   checkTag,
   EVENT_TYPES,
@@ -54,10 +59,25 @@ function identifierMessage(problem: IdentifierProblem, field: string, maxLength:
   }
 }
 
-/** Checks an agent id (or session id) with the contracts' rule: non-blank, at most 256 code units, no controls. */
+function formMessage(problem: AgentIdFormProblem, field: string): string {
+  switch (problem) {
+    case 'surroundingWhitespace':
+      return `${field} has leading or trailing whitespace`;
+    case 'notNormalized':
+      return `${field} is not in Unicode normalization form NFC`;
+  }
+}
+
+/**
+ * Checks an agent id (or session id) with the contracts' rules: non-blank, at most 256 code units, no controls,
+ * and in normal form (NFC, no surrounding whitespace). An id out of normal form is refused, never normalised,
+ * so a look-alike spelling can never silently address a second agent.
+ */
 export function validateAgentId(value: unknown, field = 'agentId'): string {
   const problem = checkAgentId(value);
   if (problem !== null) throw invalidInput(identifierMessage(problem, field, MAX_AGENT_ID_LENGTH));
+  const form = checkAgentIdForm(value);
+  if (form !== null) throw invalidInput(formMessage(form, field));
   return value as string;
 }
 

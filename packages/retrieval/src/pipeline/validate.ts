@@ -1,8 +1,11 @@
 import {
+  type AgentIdFormProblem,
   checkAgentId,
+  checkAgentIdForm,
   checkMemoryFilter,
   checkTag,
   checkTimestamp,
+  type IdentifierProblem,
   MEMORY_KINDS,
   type MemoryFilter,
   type MemoryKind,
@@ -48,6 +51,14 @@ export interface ValidatedCall {
   readonly time: TimeScope;
 }
 
+/**
+ * The problem with an agent id by the contracts' rules (the store's own): well formed, and in normal form (NFC,
+ * no surrounding whitespace), so a look-alike spelling is refused rather than silently a second agent.
+ */
+export function agentIdProblem(value: unknown): IdentifierProblem | AgentIdFormProblem | null {
+  return checkAgentId(value) ?? checkAgentIdForm(value);
+}
+
 function invalidInput(message: string): EngramRetrievalError {
   return new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_INPUT', message);
 }
@@ -62,8 +73,8 @@ export function validateCall(
   if (!(RETRIEVAL_PURPOSES as readonly string[]).includes(purpose))
     throw invalidInput('Unknown retrieval purpose.');
   // The store's own agent-id rule, checked before anything is read: a caller mistake is never a store error.
-  const agentIdProblem = checkAgentId(agentId);
-  if (agentIdProblem !== null) throw invalidInput(`agentId is invalid (${agentIdProblem}).`);
+  const problem = agentIdProblem(agentId);
+  if (problem !== null) throw invalidInput(`agentId is invalid (${problem}).`);
   if (typeof query !== 'string') throw invalidInput('query must be a string.');
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw invalidInput('options must be an object.');

@@ -1,5 +1,4 @@
 import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
-import type { MemoryRecord } from '@engram/store';
 import {
   type ContradictionReason,
   canMergeFacts,
@@ -149,6 +148,7 @@ const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args,
   const response = await retriever.search(ctx.agentId, args.query, {
     limit: args.limit,
     ...(args.file === undefined ? {} : { tags: [`file:${args.file}`] }),
+    ...(args.history === true ? { includeHistory: true } : {}),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   const { execution, results } = response;
@@ -186,17 +186,17 @@ const remember = async (
   if (content === '')
     return { ok: false, text: 'Invalid arguments for memory_remember: "content" is empty.' };
   const hash = contentHash(content);
+  const alreadyRemembered = (id: string): ToolCallResult => ({
+    ok: true,
+    text: `Already remembered as fact ${id}; nothing stored (exact duplicate).`,
+    data: { id, action: 'duplicate' },
+  });
+  // A fast path only: the store's insert is what guarantees an exact duplicate is never stored twice.
   const existing = await fromStore('memory_remember', () =>
     store.findByContentHash(ctx.agentId, hash, 'fact'),
   );
   const duplicate = existing.find((r) => r.lifecycle === 'active');
-  if (duplicate !== undefined) {
-    return {
-      ok: true,
-      text: `Already remembered as fact ${duplicate.id}; nothing stored (exact duplicate).`,
-      data: { id: duplicate.id, action: 'duplicate' },
-    };
-  }
+  if (duplicate !== undefined) return alreadyRemembered(duplicate.id);
 
   const neighbours = await retriever.decision(ctx.agentId, content, {
     kinds: ['fact'],
@@ -206,6 +206,9 @@ const remember = async (
   if (neighbours.execution.outcome === 'cancelled')
     return { ok: false, text: 'memory_remember was cancelled.' };
   const candidates = neighbours.results.map((r) => r.record);
+  // Stored meanwhile by a concurrent call: still an exact duplicate, not a merge.
+  const stored = candidates.find((c) => c.contentHash === hash);
+  if (stored !== undefined) return alreadyRemembered(stored.id);
   const vectors = await embedBounded(deps, [content, ...candidates.map((c) => c.content)], ctx.signal);
   if (ctx.signal?.aborted === true) return { ok: false, text: 'memory_remember was cancelled.' };
   const own = vectors?.[0];
@@ -242,7 +245,9 @@ const remember = async (
         data: { id: merged.id, action: 'merged' },
       };
     } catch (error) {
-      if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT' && attempt === 0) {
+      // A revision conflict, or the text became another fact meanwhile (a second active duplicate is refused).
+      const code = errorCode(error);
+      if ((code === 'ENGRAM_STORE_REVISION_CONFLICT' || code === 'ENGRAM_STORE_CONFLICT') && attempt === 0) {
         return remember(deps, args, ctx, 1);
       }
       if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
@@ -264,8 +269,8 @@ const remember = async (
     profile.id === embedder.profile.id &&
     profile.dimensions === embedder.profile.dimensions &&
     own.length === profile.dimensions;
-  const inserted: MemoryRecord = await fromStore('memory_remember', () =>
-    store.insertMemory({
+  const inserted = await fromStore('memory_remember', () =>
+    store.insertUniqueMemory({
       agentId: ctx.agentId,
       kind: 'fact',
       content,
@@ -274,6 +279,7 @@ const remember = async (
       ...(canAttach ? { vector: own } : {}),
     }),
   );
+  if (!inserted.created) return alreadyRemembered(inserted.record.id);
   // A current fact on the same subject with another value: both are kept and linked as conflicting.
   const contradicted: { id: string; reason: ContradictionReason }[] = [];
   for (const record of candidates) {
@@ -283,7 +289,7 @@ const remember = async (
   const linked: typeof contradicted = [];
   for (const c of contradicted) {
     try {
-      await store.linkConflict(ctx.agentId, c.id, inserted.id, c.reason);
+      await store.linkConflict(ctx.agentId, c.id, inserted.record.id, c.reason);
       linked.push(c);
     } catch {
       // The fact is stored; a link that could not be written (the other fact vanished) is not an error.
@@ -293,7 +299,7 @@ const remember = async (
     const list = linked.map((c) => `${c.id} (different ${c.reason})`).join(', ');
     return {
       ok: true,
-      text: `Remembered as fact ${inserted.id}. It contradicts fact ${list} on the same subject: both are kept and marked conflicting, this one as the newer. Use memory_update or memory_forget to settle it now; otherwise maintenance resolves it.`,
+      text: `Remembered as fact ${inserted.record.id}. It contradicts fact ${list} on the same subject: both are kept and marked conflicting, this one as the newer. Use memory_update or memory_forget to settle it now; otherwise maintenance resolves it.`,
     };
   }
   const separate =
@@ -302,8 +308,8 @@ const remember = async (
       : ` Kept separate from similar fact ${blocked.id}: they differ in a ${blocked.reason}.`;
   return {
     ok: true,
-    text: `Remembered as fact ${inserted.id}.${separate}`,
-    data: { id: inserted.id, action: 'remembered' },
+    text: `Remembered as fact ${inserted.record.id}.${separate}`,
+    data: { id: inserted.record.id, action: 'remembered' },
   };
 };
 

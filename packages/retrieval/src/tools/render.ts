@@ -42,9 +42,13 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
     const pointer =
       memoryPointer(r.record) ?? (chunk === undefined ? null : formatMemoryWindow(r.record.id, chunk));
     const conflict = r.explanation.conflict;
+    const superseded =
+      r.record.lifecycle === 'superseded'
+        ? ` [superseded${r.record.supersededBy === null ? '' : ` by ${r.record.supersededBy}`}]`
+        : '';
     const note =
       conflict === undefined
-        ? ''
+        ? superseded
         : conflict.status === 'older'
           ? ` [conflicting: contradicted by newer fact ${conflict.with.join(', ')}]`
           : ` [current: contradicts older fact ${conflict.with.join(', ')}]`;

@@ -47,6 +47,7 @@ export interface MemorySearchArgs {
   readonly limit: number;
   readonly maxChars: number;
   readonly file?: string | undefined;
+  readonly history?: boolean | undefined;
 }
 
 /** `memory_remember`'s validated arguments. */
@@ -139,6 +140,10 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
         .refine((file) => isValidTag(`file:${file}`))
         .optional()
         .describe('Only memories tagged with this file path.'),
+      history: z
+        .boolean()
+        .optional()
+        .describe('Also return versions that were corrected or replaced since (marked superseded).'),
     }),
   },
   memory_remember: {

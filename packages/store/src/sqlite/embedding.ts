@@ -129,38 +129,75 @@ function checkOutcomes(ctx: StoreContext, outcomes: readonly EmbeddingOutcome[])
 
 type CommitRow = { rid: number; agent_id: string; revision: number; chunk_count: number };
 
-function setState(ctx: StoreContext, rid: number, state: 'ready' | 'error' | 'ftsOnly'): void {
+/** The states a commit may move a row out of: a row another drain already settled is left alone. */
+const AWAITING = "embedding_state IN ('pending', 'error')";
+
+/**
+ * Moves a row to `state`; `awaiting` requires it to be `pending` or `error` still. Returns whether the row
+ * changed (the statement's own count, so two concurrent commits of one row count it once).
+ */
+function setState(
+  ctx: StoreContext,
+  rid: number,
+  state: 'ready' | 'error' | 'ftsOnly',
+  awaiting: boolean,
+): boolean {
+  const guard = awaiting ? ` AND ${AWAITING}` : '';
   if (state === 'ready') {
-    ctx
-      .stmt('write', "UPDATE memories SET embedding_state = 'ready', embedding_fingerprint = ? WHERE rid = ?")
-      .run(ctx.fingerprint, rid);
-  } else if (state === 'error') {
-    ctx
-      .stmt(
-        'write',
-        `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
-         embedding_attempts = embedding_attempts + 1 WHERE rid = ?`,
-      )
-      .run(rid);
-  } else {
-    ctx
-      .stmt(
-        'write',
-        "UPDATE memories SET embedding_state = 'ftsOnly', embedding_fingerprint = NULL WHERE rid = ?",
-      )
-      .run(rid);
+    return (
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET embedding_state = 'ready', embedding_fingerprint = ? WHERE rid = ?${guard}`,
+        )
+        .run(ctx.fingerprint, rid).changes === 1
+    );
   }
+  if (state === 'error') {
+    return (
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
+           embedding_attempts = embedding_attempts + 1 WHERE rid = ?${guard}`,
+        )
+        .run(rid).changes === 1
+    );
+  }
+  return (
+    ctx
+      .stmt(
+        'write',
+        `UPDATE memories SET embedding_state = 'ftsOnly', embedding_fingerprint = NULL WHERE rid = ?${guard}`,
+      )
+      .run(rid).changes === 1
+  );
 }
 
-/** One chunk's outcome: its vector (or none) and its chunk state; the memory's state is settled after. */
-function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { chunk: number }): void {
+/**
+ * One chunk's outcome: its vector (or none) and its chunk state; the memory's state is settled after. False
+ * (nothing written) when the chunk is no longer pending: another commit settled it.
+ */
+function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { chunk: number }): boolean {
+  if (o.state === 'error') {
+    const chunk = ctx
+      .stmt('read', 'SELECT vec FROM memory_chunks WHERE agent_id = ? AND rid = ? AND idx = ?')
+      .get<{ vec: number }>(row.agent_id, row.rid, o.chunk);
+    if (chunk?.vec !== CHUNK_VEC_PENDING) return false;
+    deleteVector(ctx, chunkKey(row.rid, o.chunk));
+    return true;
+  }
+  const moved = ctx
+    .stmt(
+      'write',
+      `UPDATE memory_chunks SET vec = ? WHERE agent_id = ? AND rid = ? AND idx = ? AND vec = ${CHUNK_VEC_PENDING}`,
+    )
+    .run(o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE, row.agent_id, row.rid, o.chunk);
+  if (moved.changes !== 1) return false;
   const key = chunkKey(row.rid, o.chunk);
   deleteVector(ctx, key);
-  if (o.state === 'error') return;
   if (o.state === 'ready') writeVector(ctx, key, row.agent_id, o.vector);
-  ctx
-    .stmt('write', 'UPDATE memory_chunks SET vec = ? WHERE agent_id = ? AND rid = ? AND idx = ?')
-    .run(o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE, row.agent_id, row.rid, o.chunk);
+  return true;
 }
 
 /**
@@ -169,7 +206,7 @@ function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { 
  */
 function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean): void {
   if (failed) {
-    setState(ctx, row.rid, 'error');
+    setState(ctx, row.rid, 'error', false);
     return;
   }
   const counts = ctx
@@ -180,11 +217,13 @@ function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean): void
     )
     .get<{ pending: number | null; ready: number | null }>(row.agent_id, row.rid);
   if ((counts?.pending ?? 0) > 0) return;
-  setState(ctx, row.rid, (counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly');
+  setState(ctx, row.rid, (counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly', false);
 }
 
 /**
- * Commits embedding outcomes in one transaction; rows whose revision changed (or that are gone) are `stale`.
+ * Commits embedding outcomes in one transaction; rows whose revision changed (or that are gone), and rows or
+ * chunks no longer waiting for an embedding (settled by a concurrent commit), are `stale` and left untouched:
+ * the counts are the transitions this commit made.
  * A chunk outcome (`chunk` given) stores that chunk's vector; the memory becomes `ready` when none of its
  * chunks is pending. An outcome without `chunk` for a chunked memory, or naming a chunk the memory does not
  * have, is `stale` (it cannot describe the stored chunks).
@@ -213,17 +252,25 @@ export function commitEmbeddings(
           result.stale += 1;
           continue;
         }
-        result[o.state] += 1;
         if (o.chunk !== undefined) {
-          commitChunk(ctx, row, { ...o, chunk: o.chunk });
+          if (!commitChunk(ctx, row, { ...o, chunk: o.chunk })) {
+            result.stale += 1;
+            continue;
+          }
+          result[o.state] += 1;
           const entry = chunked.get(row.rid) ?? { row, failed: false };
           if (o.state === 'error') entry.failed = true;
           chunked.set(row.rid, entry);
           continue;
         }
+        // Only a row still waiting moves (another drain may have settled it since this one read it).
+        if (!setState(ctx, row.rid, o.state, true)) {
+          result.stale += 1;
+          continue;
+        }
+        result[o.state] += 1;
         deleteVector(ctx, row.rid);
         if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, o.vector);
-        setState(ctx, row.rid, o.state);
       }
       for (const { row, failed } of chunked.values()) settleChunked(ctx, row, failed);
       return result;

@@ -243,7 +243,7 @@ export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<read
           `the session cursor moved meanwhile (expected ${expected}, stored ${current})`,
         );
       }
-      const records = prepared.map((p) => insertPrepared(ctx, p, now));
+      const records = prepared.map((p) => insertPrepared(ctx, p, now).record);
       ctx
         .stmt(
           'write',

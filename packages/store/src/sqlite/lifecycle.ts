@@ -7,7 +7,7 @@ import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '../types.j
 import { validateAgentId, validateId, validateInteger, validateLifecycle } from '../validate.js';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
-import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './memory-rows.js';
+import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
 export function archiveMemory(
@@ -28,7 +28,10 @@ export function archiveMemory(
   });
 }
 
-/** Inserts the replacement and marks the old row `superseded` (with `supersededBy`), in one transaction. */
+/**
+ * Marks the old row `superseded` and inserts the replacement, in one transaction; `supersededBy` names the
+ * replacement, or the active exact duplicate of it that was already stored (then nothing new is inserted).
+ */
 export function supersedeMemory(
   ctx: StoreContext,
   agentId: string,
@@ -45,17 +48,27 @@ export function supersedeMemory(
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
-      const inserted = insertPrepared(ctx, prepared, now);
-      const superseded = casLifecycle(ctx, row, 'superseded', inserted.id, now);
+      // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      const superseded = casLifecycle(ctx, row, 'superseded', id, now);
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
       recordHistory(ctx, {
         agentId,
         memoryId: oldId,
         action: 'superseded',
         at: now,
         revision: superseded.revision,
-        relatedId: inserted.id,
+        relatedId: inserted.record.id,
       });
-      return { superseded, replacement: inserted };
+      if (inserted.created) return { superseded, replacement: inserted.record };
+      // The replacement was already stored as another active row: that row is the successor.
+      ctx
+        .stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?')
+        .run(inserted.record.id, row.rid);
+      return {
+        superseded: { ...superseded, supersededBy: inserted.record.id },
+        replacement: inserted.record,
+      };
     });
   });
 }
@@ -105,20 +118,28 @@ export function mergeMemories(
     const now = ctx.now();
     return ctx.tx(() => {
       const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
-      const inserted = insertPrepared(ctx, prepared, now);
-      const superseded = rows.map((row) => {
-        const done = casLifecycle(ctx, row, 'superseded', inserted.id, now);
+      // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      const moved = rows.map((row) => casLifecycle(ctx, row, 'superseded', id, now));
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
+      const successor = inserted.record.id;
+      // The merged text was already another active row: that row is the successor of every source.
+      if (!inserted.created) {
+        const point = ctx.stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?');
+        for (const row of rows) point.run(successor, row.rid);
+      }
+      const superseded = moved.map((done) => {
         recordHistory(ctx, {
           agentId,
-          memoryId: row.id,
+          memoryId: done.id,
           action: 'superseded',
           at: now,
           revision: done.revision,
-          relatedId: inserted.id,
+          relatedId: successor,
         });
-        return done;
+        return inserted.created ? done : { ...done, supersededBy: successor };
       });
-      return { superseded, merged: inserted };
+      return { superseded, merged: inserted.record };
     });
   });
 }

@@ -1,14 +1,16 @@
 /**
  * Row primitives the write, lifecycle and event slices share: validating and inserting a new memory with its
- * derived rows, reading a row for a compare-and-set write, and the compare-and-set lifecycle move. The insert
- * and CAS helpers must run inside a transaction.
+ * derived rows (or finding the active exact duplicate that makes the insert a no-op), reading a row for a
+ * compare-and-set write, and the compare-and-set lifecycle move. The insert and CAS helpers must run inside
+ * a transaction.
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
 import { chunkSpans } from '../chunking.js';
 import { EngramStoreError } from '../errors.js';
 import { likeText } from '../normalize.js';
-import type { EmbeddingState, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
+import { ACTIVE_CONTENT_WHERE } from '../schema.js';
+import type { EmbeddingState, InsertedMemory, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
 import { indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -30,17 +32,57 @@ export function prepareInsert(ctx: StoreContext, input: NewMemory, field: string
   return prepared;
 }
 
-function newId(ctx: StoreContext): string {
+/** A generated memory id (checked like a caller's). */
+export function newId(ctx: StoreContext): string {
   const id = ctx.idFactory();
   return validateId(id, 'generated id');
+}
+
+/** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
+export function activeDuplicate(
+  ctx: StoreContext,
+  agentId: string,
+  kind: string,
+  hash: string,
+): MemoryRow | undefined {
+  return ctx
+    .stmt(
+      'read',
+      `SELECT * FROM memories WHERE agent_id = ? AND kind = ? AND content_hash = ? AND ${ACTIVE_CONTENT_WHERE}`,
+    )
+    .get<MemoryRow>(agentId, kind, hash);
+}
+
+/**
+ * Refuses (`ENGRAM_STORE_CONFLICT`) a write that would leave two active rows of one agent and kind with the
+ * same content hash; `rid` is the row being written. Events are outside the rule.
+ */
+export function assertNoActiveDuplicate(
+  ctx: StoreContext,
+  agentId: string,
+  kind: string,
+  hash: string,
+  rid: number,
+): void {
+  const other = activeDuplicate(ctx, agentId, kind, hash);
+  if (other !== undefined && other.rid !== rid) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_CONFLICT',
+      'an active memory of this agent and kind already has this content',
+    );
+  }
 }
 
 /**
  * Inserts one validated memory with its tag, FTS (per chunk when long) and vector rows; must run inside a
  * transaction. A vector given with content longer than the chunk budget describes the whole text, not a
  * chunk: it is not stored, and the memory stays `pending` until the drain embeds its chunks.
+ *
+ * An exact duplicate (an active row of the same agent and kind with the same content hash; events excepted)
+ * is never stored twice: the insert is `ON CONFLICT … DO NOTHING` on the schema's partial unique index, so it
+ * holds for concurrent writers too, and the existing row is returned with `created: false`.
  */
-export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): MemoryRecord {
+export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number): InsertedMemory {
   const id = p.id ?? newId(ctx);
   const createdAt = p.createdAt ?? now;
   // `updatedAt` is when the row was written: a backdated insert (imported history) records its import time
@@ -61,7 +103,8 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
         user_id, metadata, valid_from)
        VALUES (@id, @agent, @kind, @content, @hash, @importance, @confidence, @tags, @session, @seqFrom, @seqTo,
-        @createdAt, @updatedAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)`,
+        @createdAt, @updatedAt, @state, @fp, @cjk, @likeText, @chunks, @user, @metadata, @validFrom)
+       ON CONFLICT(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`,
     )
     .run({
       id,
@@ -86,11 +129,22 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       metadata: p.metadataJson,
       validFrom,
     });
+  if (info.changes === 0) {
+    // A caller-chosen id that is taken stays a conflict, as without the duplicate.
+    if (p.id !== undefined && ctx.stmt('read', 'SELECT 1 AS x FROM memories WHERE id = ?').get(p.id)) {
+      throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
+    }
+    const existing = activeDuplicate(ctx, p.agentId, p.kind, hash);
+    if (existing === undefined) {
+      throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
+    }
+    return { record: toRecord(existing), created: false };
+  }
   const rid = Number(info.lastInsertRowid);
   writeTags(ctx, rid, p.agentId, p.tags);
   indexContent(ctx, rid, p.agentId, p.content, spans);
   if (withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
-  return {
+  const record: MemoryRecord = {
     id,
     agentId: p.agentId,
     kind: p.kind,
@@ -118,6 +172,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
     validTo: null,
     forgottenAt: null,
   };
+  return { record, created: true };
 }
 
 /** One row of an agent by id (any lifecycle). */
@@ -145,7 +200,10 @@ export function rowForWrite(
   return row;
 }
 
-/** Moves a row's lifecycle, compare-and-set on the revision it was read with. */
+/**
+ * Moves a row's lifecycle, compare-and-set on the revision it was read with; back to `active` only when no other
+ * active row of its agent and kind has its content (`ENGRAM_STORE_CONFLICT`).
+ */
 export function casLifecycle(
   ctx: StoreContext,
   row: MemoryRow,
@@ -156,6 +214,7 @@ export function casLifecycle(
   // Superseding closes the fact's validity at the supersede time; reactivating it opens it again.
   const validTo =
     lifecycle === 'superseded' ? (row.valid_to ?? now) : lifecycle === 'active' ? null : row.valid_to;
+  if (lifecycle === 'active') assertNoActiveDuplicate(ctx, row.agent_id, row.kind, row.content_hash, row.rid);
   const info = ctx
     .stmt(
       'write',

@@ -1,13 +1,14 @@
 /**
  * The write slice: inserts, the compare-and-set update, access counts and deletes. Every write validates first,
- * runs in one transaction, and keeps the derived rows (FTS, vector, tags) in step.
+ * runs in one transaction, and keeps the derived rows (FTS, vector, tags) in step. An insert whose exact
+ * duplicate is already active stores nothing and gives the existing row back (see `insertPrepared`).
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
 import { chunkSpans } from '../chunking.js';
 import { EngramStoreError, invalidInput } from '../errors.js';
 import { likeText } from '../normalize.js';
-import type { MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
+import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory } from '../types.js';
 import {
   preparePatch,
   validateAgentId,
@@ -18,17 +19,28 @@ import {
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
-import { insertPrepared, prepareInsert, rowForWrite, selectRow } from './memory-rows.js';
+import {
+  assertNoActiveDuplicate,
+  insertPrepared,
+  prepareInsert,
+  rowForWrite,
+  selectRow,
+} from './memory-rows.js';
 import { deleteTags, writeTags } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
-/** Inserts one memory (row, tags, FTS mirror and optional vector in one transaction). */
-export function insertMemory(ctx: StoreContext, input: NewMemory): Promise<MemoryRecord> {
+/** Inserts one memory (row, tags, FTS mirror and optional vector in one transaction), or finds its duplicate. */
+export function insertUniqueMemory(ctx: StoreContext, input: NewMemory): Promise<InsertedMemory> {
   return ctx.op('insertMemory', () => {
     const prepared = prepareInsert(ctx, input, 'memory');
     const now = ctx.now();
     return ctx.tx(() => insertPrepared(ctx, prepared, now));
   });
+}
+
+/** Inserts one memory; the active exact duplicate's row when there is one. */
+export async function insertMemory(ctx: StoreContext, input: NewMemory): Promise<MemoryRecord> {
+  return (await insertUniqueMemory(ctx, input)).record;
 }
 
 /** Inserts several memories, all or nothing. */
@@ -41,7 +53,7 @@ export function insertMemories(
     const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
     if (prepared.length === 0) return [];
     const now = ctx.now();
-    return ctx.tx(() => prepared.map((p) => insertPrepared(ctx, p, now)));
+    return ctx.tx(() => prepared.map((p) => insertPrepared(ctx, p, now).record));
   });
 }
 
@@ -99,6 +111,10 @@ export function updateMemory(
         next.embedding_fingerprint = null;
         next.embedding_attempts = 0;
         next.chunk_count = chunkSpans(p.content).length;
+      }
+      const becomesAnother = contentChanged || next.kind !== row.kind || row.lifecycle !== 'active';
+      if (next.lifecycle === 'active' && becomesAnother) {
+        assertNoActiveDuplicate(ctx, agentId, next.kind, next.content_hash, row.rid);
       }
       const info = ctx
         .stmt(
