@@ -8,7 +8,7 @@
  * runner's per-agent state), which splitting would have to thread through every step.
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
-import { contentHash, normalizeContent } from '@engram/contracts';
+import { normalizeContent } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import type { PassBudget, PassBudgetLimits } from './budget.js';
