@@ -350,7 +350,8 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: ['engram health', 'engram health --agent coder --json'],
   },
   serve: {
-    summary: 'Serve the health page and /api/health for a database on 127.0.0.1.',
+    summary:
+      'Serve the health page and /api/health for a database on 127.0.0.1 (runtime figures: this process only).',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
@@ -365,7 +366,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
   },
   mcp: {
-    summary: 'Run a Model Context Protocol server over stdio exposing the memory tools.',
+    summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
