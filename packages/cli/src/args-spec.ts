@@ -298,7 +298,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
         description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
       },
       json: jsonOption(
-        '{ model, agents: [{ agent, report }] } (report null when a pass was already running)',
+        '{ model, agents: [{ agent, report, details }] } (report null when a pass was already running)',
       ),
       help: helpOption,
     },

@@ -29,6 +29,11 @@ import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
 import { estimateMessagesTokens } from './tokens.js';
 
+/** When a row last changed: its last edit once revised, else its creation (an import's write time is not a change). */
+function changedAt(r: MemoryRecord): number {
+  return r.revision > 1 ? r.updatedAt : r.createdAt;
+}
+
 /** Most rows one merge folds together (the source and its qualifying neighbours). */
 const MERGE_GROUP_MAX = 5;
 
@@ -270,7 +275,7 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       limit: 1000,
     });
     const sources = [...pool]
-      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : 1))
+      .sort((a, b) => changedAt(b) - changedAt(a) || (a.id < b.id ? -1 : 1))
       .slice(0, maxSources);
     const used = new Set<string>();
     let asked = false;

@@ -34,7 +34,7 @@ function setup() {
 
 describe('safe maintenance', () => {
   it('imported history ages from its import: a pass right after importing 14-month-old events archives none', async () => {
-    const { store, time } = setup();
+    const { store, time, retriever } = setup();
     const ingestor = createEventIngestor({ store });
     const old = time.clock.now() - 425 * DAY;
     const events = Array.from({ length: 30 }, (_, i) => ({
@@ -53,6 +53,9 @@ describe('safe maintenance', () => {
     expect(rows[0]?.createdAt).toBeLessThan(time.clock.now() - 400 * DAY);
     expect(rows[0]?.updatedAt).toBe(time.clock.now());
 
+    // Ranking still sees its age: an imported row is not "recent" because it was written today.
+    const hit = (await retriever.search('a', 'edited the file number 3')).results[0];
+    expect(hit?.explanation.recency).toBeLessThan(0.01);
     const runner = createMaintenanceRunner({ store, clock: time.clock });
     const first = await runner.run('a');
     expect(first.report?.cheap.archived).toBe(0);

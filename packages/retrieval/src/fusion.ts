@@ -7,7 +7,9 @@ export type FusionMethod = 'calibrated' | 'rrf';
 
 /**
  * Fusion parameters. `final = relevance + importance·w_i + recency·w_r`, with
- * `recency = 0.5^(age / halfLife)` where age is measured from the row's `updatedAt`, and `relevance`:
+ * `recency = 0.5^(age / halfLife)` where age is measured from the row's last edit (`updatedAt` once its
+ * revision moved past 1), else from its creation — so history imported with old timestamps (written now, with
+ * its original `createdAt`) does not look new — and `relevance`:
  *
  * - `calibrated` (default): `w_lex·α·L̂ + w_vec·(1 − α)·trust·V̂`. Each arm's scores are min-max normalised
  *   over the arm's candidates in this call (`L̂ = (bm25 − min) / (max − min)`, likewise `V̂` for the cosine
@@ -243,7 +245,9 @@ export function fuseCandidates(
     }
     const relevance = calibrated ? fused : rrf;
     const importance = candidate.record.importance;
-    const recency = recencyFactor(candidate.record.updatedAt, now, weights.recencyHalfLifeMs);
+    const record = candidate.record;
+    const changedAt = record.revision > 1 ? record.updatedAt : record.createdAt;
+    const recency = recencyFactor(changedAt, now, weights.recencyHalfLifeMs);
     // A row found only by a silenced vector arm has no evidence to weigh: it keeps its vector order, after
     // every row that has (compareResults puts it in the second tier).
     const silenced = relevance === 0 && candidate.vectorRank !== undefined;

@@ -57,6 +57,36 @@ describe('mergeMemories', () => {
     expect(await store.getMemory('a', merged.id)).toMatchObject({ lifecycle: 'active', content: 'alpha' });
   });
 
+  it('a merged text equal to one source is stored as the new row; one equal to another active row reuses it', async () => {
+    const [a, b] = await store.insertMemories([note('delta one'), note('delta two')]);
+    const same = await store.mergeMemories(
+      'a',
+      [
+        { id: a?.id ?? '', expectedRevision: 1 },
+        { id: b?.id ?? '', expectedRevision: 1 },
+      ],
+      note('delta one'),
+    );
+    expect(same.merged.id).not.toBe(a?.id);
+    expect(same.superseded.map((r) => r.supersededBy)).toEqual([same.merged.id, same.merged.id]);
+    const [c, d, other] = await store.insertMemories([note('eps one'), note('eps two'), note('eps')]);
+    const reused = await store.mergeMemories(
+      'a',
+      [
+        { id: c?.id ?? '', expectedRevision: 1 },
+        { id: d?.id ?? '', expectedRevision: 1 },
+      ],
+      note('eps'),
+    );
+    expect(reused.merged.id).toBe(other?.id);
+    for (const id of [c?.id, d?.id]) {
+      expect(await store.getMemory('a', id ?? '')).toMatchObject({
+        lifecycle: 'superseded',
+        supersededBy: other?.id,
+      });
+    }
+  });
+
   it('writes nothing when one source changed meanwhile', async () => {
     const [a, b] = await store.insertMemories([note('beta one'), note('beta two')]);
     await store.updateMemory('a', b?.id ?? '', 1, { importance: 0.9 });

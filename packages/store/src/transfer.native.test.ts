@@ -292,6 +292,21 @@ describe('export and import', () => {
     expect(done.imported.memories + done.unchanged.memories).toBe(14);
   });
 
+  it('a record whose text is already active under another id is a conflict; the rest imports', async () => {
+    const source = storeAt('source.db');
+    await populate(source);
+    const target = storeAt('target.db');
+    const mine = await target.insertMemory({
+      agentId: 'a',
+      kind: 'fact',
+      content: 'The API listens on port 8080',
+    });
+    const summary = await target.importRecords(await collect(source));
+    expect(summary.conflicts.memories).toBe(1);
+    expect(summary.imported.memories).toBe(13);
+    expect(await target.getMemory('a', mine.id)).toMatchObject({ lifecycle: 'active', revision: 1 });
+  });
+
   it('exports and imports a file made by the schema-4 store', async () => {
     const path = join(dir, 'v4.db');
     const db = openDatabase(path, { loadVectorExtension: false });

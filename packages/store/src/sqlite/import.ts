@@ -38,6 +38,7 @@ import {
 import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { DERIVED_MEMORY_COLUMNS, PLAIN_TABLES, type PlainTable, tableExists } from './export.js';
+import { activeDuplicate } from './memory-rows.js';
 import { writeTags, writeVector } from './mirrors.js';
 
 /** Records per transaction. */
@@ -178,6 +179,14 @@ class Importer {
         : 'conflicts';
     }
 
+    // The same text already active under another id (an exact duplicate is never stored twice): a conflict.
+    if (
+      (row.lifecycle ?? 'active') === 'active' &&
+      row.kind !== 'event' &&
+      activeDuplicate(ctx, agentId, String(row.kind), row.content_hash) !== undefined
+    ) {
+      return 'conflicts';
+    }
     const spans = chunkSpans(content);
     const profile = ctx.profile;
     const useVectors =
