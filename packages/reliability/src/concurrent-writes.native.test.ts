@@ -29,7 +29,7 @@ import {
 } from './harness.js';
 
 /** The built CLI (the app sits above this package's layer, so it is found by path, not by a dependency). */
-const CLI = fileURLToPath(new URL('../../../apps/demo/dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/dist/cli.js', import.meta.url));
 const SEED = suiteSeed(0xd0_5eed);
 const embedder = createDeterministicEmbedder();
 
