@@ -188,21 +188,23 @@ describe('an exact duplicate is never stored twice, under any concurrency', () =
     const first = await runNode(CLI, ['remember', 'The loop file exists', '--db', db], { cwd: dir, env });
     expect(first.code, first.stderr).toBe(0);
     const texts = factsFor(SEED ^ 0x5a5a, 12);
-    const loop = async (): Promise<number[]> => {
-      const codes: number[] = [];
-      for (const text of texts) {
-        const run = await runNode(CLI, ['remember', text, '--db', db], { cwd: dir, env });
+    // Four loops over the same texts in step: each text is remembered by four processes started together.
+    const answers: string[] = [];
+    for (const text of texts) {
+      const runs = await Promise.all(
+        Array.from({ length: 4 }, () => runNode(CLI, ['remember', text, '--db', db], { cwd: dir, env })),
+      );
+      for (const run of runs) {
         expect(run.code, run.stderr).toBe(0);
-        codes.push(run.code ?? -1);
+        answers.push(run.stdout.trim());
       }
-      return codes;
-    };
-    const loops = await Promise.all([loop(), loop(), loop(), loop()]);
-    expect(loops.flat()).toHaveLength(48);
+    }
     const rows = await activeRows(db, 'default', 'fact');
     expect(rows.map((r) => r.content).sort()).toEqual(['The loop file exists', ...texts].sort());
+    expect(answers.filter((a) => a.startsWith('Remembered as fact '))).toHaveLength(texts.length);
+    expect(answers.filter((a) => a.startsWith('Already remembered as fact '))).toHaveLength(3 * texts.length);
     console.log(
-      `[reliability:concurrent-writes] cli: 4 loops × ${texts.length} engram remember runs, ${rows.length} rows for ${texts.length + 1} distinct texts`,
+      `[reliability:concurrent-writes] cli: 4 loops × ${texts.length} engram remember runs in step, ${rows.length} rows for ${texts.length + 1} distinct texts`,
     );
   }, 600_000);
 });

@@ -2,12 +2,17 @@
  * Hostile and malformed input through the public write, search and tool-call entry points (fast-check,
  * seeded). Each input either succeeds or gets a typed error; the process never crashes; the database stays
  * consistent and its counts match the acknowledged writes; another agent's data — canary rows identical to
- * what the fuzzer writes — never comes back.
+ * what the fuzzer writes — never comes back; an exact duplicate of an active row is never stored twice (the
+ * insert gives the existing row back); look-alike agent ids (surrounding whitespace, NFD) are refused, never
+ * silently a second agent.
+ *
+ * Longer than 400 lines on purpose: every property shares one fuzzed store and its ledger (owners, counts, the
+ * victim's canaries), which the last test checks as a whole.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MEMORY_KINDS } from '@engram/contracts';
+import { checkAgentIdForm, contentHash, MEMORY_KINDS } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import {
   createRetriever,
@@ -110,6 +115,8 @@ function noteHuge(...values: unknown[]): void {
 let canaryRows = 0;
 /** What the accepted batch writes did (so the property is not satisfied by refusals alone). */
 const batchWritten = { insertMemoriesRows: 0, ingestBatchRows: 0, embeddingsReady: 0, embeddingsOther: 0 };
+/** Inserts that stored nothing and gave an exact duplicate's row back (so that path is exercised). */
+const duplicatesGivenBack = { insertMemory: 0, batchWrites: 0 };
 
 function bump(map: Map<string, number>, key: string, by = 1): void {
   map.set(key, (map.get(key) ?? 0) + by);
@@ -122,8 +129,29 @@ function expectTyped(err: unknown, guard: (e: unknown) => boolean): void {
   tally('typedError');
 }
 
+/** Look-alikes of real agents (surrounding whitespace, the NFD spelling of `fuzz-é`): always refused. */
+const LOOKALIKE_AGENTS: readonly string[] = [
+  'fuzz-a ',
+  ' fuzz-b',
+  'fuzz-a\u00a0',
+  'fuzz-e\u0301',
+  `${VICTIM} `,
+  `\u2003${VICTIM}`,
+];
+/** Refusals of a look-alike agent id, per entry point that took one. */
+const lookalikesRefused: Record<string, number> = {};
+
+/** Counts a refusal of a look-alike id; an accepted look-alike fails the test. */
+function noteLookalike(agentId: unknown, accepted: boolean): void {
+  if (typeof agentId !== 'string' || checkAgentIdForm(agentId) === null) return;
+  expect(accepted, 'a look-alike agent id was accepted as a second agent').toBe(false);
+  lookalikesRefused[current] = (lookalikesRefused[current] ?? 0) + 1;
+}
+
 const agentArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom('fuzz-a', 'fuzz-b') },
+  { weight: 1, arbitrary: fc.constant('fuzz-\u00e9') },
+  { weight: 1, arbitrary: fc.constantFrom(...LOOKALIKE_AGENTS) },
   { weight: 2, arbitrary: shortText.filter((s) => s !== VICTIM) },
   { weight: 1, arbitrary: fc.constantFrom('', ' ', '\u0000', 'a\u0000', '\ud800', 'x'.repeat(300)) },
   { weight: 1, arbitrary: wrongType },
@@ -138,12 +166,23 @@ function optional<T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> {
   return fc.option(arb, { nil: undefined, freq: 2 });
 }
 
+/** Texts drawn again and again (two spellings of one normalised text among them): exact duplicates. */
+const REPEATED_TEXTS: readonly string[] = [
+  'The build uses pnpm',
+  'the BUILD  uses pnpm',
+  'Deploys run on Fridays',
+];
+
 const newMemoryArb = fc.record(
   {
     id: rarely(fc.oneof(fc.uuid(), shortStorable, shortText).filter((s) => !s.startsWith(CANARY))),
     agentId: agentArb,
     kind: hostileKind,
-    content: fc.oneof({ weight: 3, arbitrary: storableText }, { weight: 2, arbitrary: hostileText }),
+    content: fc.oneof(
+      { weight: 3, arbitrary: storableText },
+      { weight: 2, arbitrary: hostileText },
+      { weight: 1, arbitrary: fc.constantFrom(...REPEATED_TEXTS) },
+    ),
     importance: optional(unitNumber),
     confidence: rarely(unitNumber),
     tags: optional(hostileTags),
@@ -233,10 +272,17 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes the victim's copy of a row the fuzzer just wrote: identical content, tags, kind and vector. */
+/**
+ * Writes the victim's copy of a row the fuzzer just wrote: identical content, tags, kind and vector (none when
+ * the victim already holds that text: an exact duplicate is stored once).
+ */
 async function canaryCopy(input: Record<string, unknown>): Promise<void> {
-  canaryRows += 1;
-  await store.insertMemory({ ...input, id: `${CANARY}-${canaryRows}`, agentId: VICTIM } as NewMemory);
+  const copy = await store.insertUniqueMemory({
+    ...input,
+    id: `${CANARY}-${canaryRows + 1}`,
+    agentId: VICTIM,
+  } as NewMemory);
+  if (copy.created) canaryRows += 1;
 }
 
 function assertOwnIds(agentId: unknown, ids: readonly string[]): void {
@@ -267,6 +313,7 @@ function validVector(value: unknown): boolean {
  * A store that silently coerced NaN, a wrong-length vector or an unknown kind would fail here.
  */
 function expectAcceptedAsGiven(record: MemoryRecord, given: Record<string, unknown>): void {
+  expect(checkAgentIdForm(given.agentId), 'accepted a look-alike agent id').toBeNull();
   expect(record.agentId).toBe(given.agentId);
   expect(record.content).toBe(given.content);
   expect(MEMORY_KINDS as readonly unknown[]).toContain(given.kind);
@@ -278,6 +325,25 @@ function expectAcceptedAsGiven(record: MemoryRecord, given: Record<string, unkno
   }
   if (given.vector !== undefined) expect(validVector(given.vector), 'accepted an invalid vector').toBe(true);
   expect(record.embeddingState).toBe(given.vector === undefined ? 'pending' : 'ready');
+}
+
+/**
+ * What an insert that stored nothing must have given back: the fuzzer's own active row of the same agent and
+ * kind with the same content hash, for valid input only.
+ */
+function expectExistingDuplicate(record: MemoryRecord, given: Record<string, unknown>): void {
+  expect(checkAgentIdForm(given.agentId), 'accepted a look-alike agent id').toBeNull();
+  expect(owner.get(record.id), 'a duplicate resolved to a row the fuzzer did not write').toBe(given.agentId);
+  expect(record.agentId).toBe(given.agentId);
+  expect(record.kind).toBe(given.kind);
+  expect(record.kind).not.toBe('event');
+  expect(record.lifecycle).toBe('active');
+  expect(record.contentHash).toBe(contentHash(given.content as string));
+  for (const field of ['importance', 'confidence'] as const) {
+    if (given[field] !== undefined)
+      expect(validUnit(given[field]), `accepted an invalid ${field}`).toBe(true);
+  }
+  if (given.vector !== undefined) expect(validVector(given.vector), 'accepted an invalid vector').toBe(true);
 }
 
 function safeJson(value: unknown): string {
@@ -313,21 +379,35 @@ async function check<Ts>(name: keyof typeof RUNS, property: fc.IAsyncProperty<Ts
 }
 
 describe('hostile and malformed input through the public entry points', () => {
-  it('store.insertMemory: success (mirrored to the victim) or a typed error', async () => {
+  it('store.insertMemory: success (mirrored to the victim), the existing duplicate, or a typed error', async () => {
     await check(
       'insertMemory',
       fc.asyncProperty(
         fc.oneof({ weight: 20, arbitrary: newMemoryArb }, { weight: 1, arbitrary: wrongType }),
         async (input) => {
           noteHuge(input);
-          let record: Awaited<ReturnType<SqliteMemoryStore['insertMemory']>>;
+          const agentId = (input as { agentId?: unknown } | null)?.agentId;
+          let inserted: Awaited<ReturnType<SqliteMemoryStore['insertUniqueMemory']>>;
           try {
-            record = await store.insertMemory(input as never);
+            inserted = await store.insertUniqueMemory(input as never);
           } catch (err) {
+            noteLookalike(agentId, false);
             expectTyped(err, isEngramStoreError);
             return;
           }
+          noteLookalike(agentId, true);
           const given = input as Record<string, unknown>;
+          const { record } = inserted;
+          if (!inserted.created) {
+            expectExistingDuplicate(record, given);
+            // The plain insert gives the same row back and stores nothing either.
+            const before = await store.health(record.agentId);
+            expect(await store.insertMemory(input as never)).toEqual(record);
+            expect(await store.health(record.agentId)).toEqual(before);
+            duplicatesGivenBack.insertMemory += 1;
+            tally('ok');
+            return;
+          }
           expectAcceptedAsGiven(record, given);
           owner.set(record.id, record.agentId);
           bump(memoryCount, record.agentId);
@@ -675,9 +755,11 @@ describe('hostile and malformed input through the public entry points', () => {
           try {
             result = await tools.execute(name, args, { agentId: agentId as string });
           } catch (err) {
+            noteLookalike(agentId, false);
             expectTyped(err, isEngramRetrievalError);
             return;
           }
+          noteLookalike(agentId, true);
           expect(typeof result.ok).toBe('boolean');
           expect(typeof result.text === 'string' && result.text.length > 0).toBe(true);
           // The victim's canaries never show up, unless the call itself named one (an echoed skill name).
@@ -832,14 +914,23 @@ describe('hostile and malformed input through the public entry points', () => {
         }
         const given = memories as Record<string, unknown>[];
         expect(records).toHaveLength(given.length);
+        // A record whose row was stored before, or earlier in this batch, is an exact duplicate given back.
+        const fresh = new Set<string>();
         records.forEach((record, i) => {
-          expectAcceptedAsGiven(record, given[i] as Record<string, unknown>);
+          const input = given[i] as Record<string, unknown>;
+          if (owner.has(record.id)) {
+            expectExistingDuplicate(record, input);
+            duplicatesGivenBack.batchWrites += 1;
+            return;
+          }
+          expectAcceptedAsGiven(record, input);
+          fresh.add(record.id);
           owner.set(record.id, record.agentId);
           bump(memoryCount, record.agentId);
         });
-        expect(await total()).toBe(before + records.length);
-        if (batch.op === 'insertMemories') batchWritten.insertMemoriesRows += records.length;
-        else batchWritten.ingestBatchRows += records.length;
+        expect(await total()).toBe(before + fresh.size);
+        if (batch.op === 'insertMemories') batchWritten.insertMemoriesRows += fresh.size;
+        else batchWritten.ingestBatchRows += fresh.size;
         tally('ok');
       }),
     );
@@ -857,6 +948,18 @@ describe('hostile and malformed input through the public entry points', () => {
     }
     const victim = await store.health(VICTIM);
     expect(victim.ok && victim.health.totals.memories).toBe(canaryRows);
+    // No look-alike id ever became an agent, and each entry point that takes an agent id refused some.
+    for (const agent of await store.listAgents()) expect(checkAgentIdForm(agent), agent).toBeNull();
+    expect(lookalikesRefused.insertMemory, 'insertMemory look-alike refusals').toBeGreaterThan(20);
+    expect(lookalikesRefused.toolCalls, 'tool-call look-alike refusals').toBeGreaterThan(5);
+    expect(duplicatesGivenBack.insertMemory, 'duplicates given back by insertMemory').toBeGreaterThan(10);
+    expect(duplicatesGivenBack.batchWrites, 'duplicates given back by batch writes').toBeGreaterThan(10);
+    // No two active rows of an agent and kind (events apart) share a content hash.
+    for (const agent of await store.listAgents()) {
+      const rows = await store.listMemories(agent, { lifecycles: ['active'], limit: 10_000 });
+      const keys = rows.filter((r) => r.kind !== 'event').map((r) => `${r.kind}:${r.contentHash}`);
+      expect(new Set(keys).size, `active duplicates of ${agent}`).toBe(keys.length);
+    }
     // The victim's skill and archived range were never changed through another agent's tool calls.
     expect(await store.getSkill(VICTIM, SHARED_SKILL)).toMatchObject({
       description: CANARY,
@@ -872,6 +975,8 @@ describe('hostile and malformed input through the public entry points', () => {
         ...outcomes,
         cases,
         canaryRows,
+        lookalikesRefused,
+        duplicatesGivenBack,
         fuzzAgentsWithMemories: memoryCount.size,
         acknowledgedMemories: [...memoryCount.values()].reduce((a, b) => a + b, 0),
         acknowledgedEvents: [...eventCount.values()].reduce((a, b) => a + b, 0),
