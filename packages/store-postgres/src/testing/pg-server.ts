@@ -1,0 +1,36 @@
+/**
+ * The PostgreSQL the tests run on, started by the tests themselves: PGlite (PostgreSQL 18 in WebAssembly) with
+ * pgvector, served over the wire protocol by `@electric-sql/pglite-socket`, so `pg` talks to it exactly as to a
+ * server. When `ENGRAM_PG_URL` is set, that server is used instead (it must be a scratch database: the suite
+ * drops and recreates its `public` schema).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/** A running test server: its URL and how to stop it. */
+export interface TestPostgres {
+  readonly url: string;
+  /** `pglite` (started here) or `external` (`ENGRAM_PG_URL`). */
+  readonly kind: 'pglite' | 'external';
+  stop(): Promise<void>;
+}
+
+/** Starts PGlite behind a socket server on a free port, or returns the server named by `ENGRAM_PG_URL`. */
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const external = process.env.ENGRAM_PG_URL;
+  if (external !== undefined && external.length > 0) {
+    return { url: external, kind: 'external', stop: async () => {} };
+  }
+  const db = await PGlite.create({ extensions: { vector } });
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
+  await server.start();
+  return {
+    url: `postgres://postgres@${server.getServerConn()}/postgres`,
+    kind: 'pglite',
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
