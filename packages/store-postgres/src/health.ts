@@ -85,7 +85,7 @@ export function listAgents(ctx: PgContext): Promise<readonly string[]> {
     const rows = await ctx.q<{ agent_id: string }>(
       ctx.pool,
       'read',
-      'SELECT agent_id FROM memories UNION SELECT agent_id FROM events ORDER BY 1 COLLATE "C"',
+      'SELECT agent_id FROM (SELECT agent_id FROM memories UNION SELECT agent_id FROM events) a ORDER BY agent_id COLLATE "C"',
     );
     return rows.map((r) => r.agent_id);
   });

@@ -11,3 +11,5 @@ export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
+export type { ConformanceHarness, ConformanceRecord, ConformanceStore } from './store-conformance.js';
+export { CONFORMANCE_DIMENSIONS, describeStoreConformance } from './store-conformance.js';
