@@ -1,12 +1,12 @@
 /**
  * The PostgreSQL the tests run on, started by the tests themselves: PGlite (PostgreSQL 18 in WebAssembly) with
- * pgvector, served over the wire protocol by `@electric-sql/pglite-socket`, so `pg` talks to it exactly as to a
+ * pgvector, served over the wire protocol (`wire-server.ts`), so `pg` talks to it exactly as to a
  * server. When `ENGRAM_PG_URL` is set, that server is used instead (it must be a scratch database: the suite
  * drops and recreates its `public` schema).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { serveWire } from './wire-server.js';
 
 /** A running test server: its URL and how to stop it. */
 export interface TestPostgres {
@@ -23,10 +23,9 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     return { url: external, kind: 'external', stop: async () => {} };
   }
   const db = await PGlite.create({ extensions: { vector } });
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
-  await server.start();
+  const server = await serveWire(db);
   return {
-    url: `postgres://postgres@${server.getServerConn()}/postgres`,
+    url: `postgres://postgres@${server.address}/postgres`,
     kind: 'pglite',
     stop: async () => {
       await server.stop();
