@@ -5,6 +5,8 @@
  *
  * The port is described here structurally (`ConformanceStore`: the methods and fields the suite uses), so this
  * package needs no dependency on the store; both adapters satisfy it as they are.
+ *
+ * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
 
