@@ -44,8 +44,8 @@ export interface WireServer {
   stop(): Promise<void>;
 }
 
-/** Serves `db` on 127.0.0.1 at a free port. */
-export async function serveWire(db: PGlite): Promise<WireServer> {
+/** Serves `db` on 127.0.0.1 at `port` (0: a free port). */
+export async function serveWire(db: PGlite, port = 0): Promise<WireServer> {
   const backend = new Backend();
   const sockets = new Set<Socket>();
   let nextConn = 1;
@@ -132,7 +132,7 @@ export async function serveWire(db: PGlite): Promise<WireServer> {
     socket.on('close', closed);
     socket.on('error', () => socket.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const info = server.address();
   if (info === null || typeof info !== 'object') throw new Error('the test server has no address');
   return {
