@@ -55,7 +55,8 @@ const LAYERS = {
   '@engram/maintenance': 3,
   '@engram/eval': 4,
   '@engram/reliability': 5,
-  '@engram/demo': 6,
+  '@engram/cli': 6,
+  '@engram/demo': 7,
 };
 /** Observers: they may know the contracts and nothing else of ours, at run time or in tests. */
 const OBSERVERS = new Set(['@engram/diagnostics', '@engram/health-ui']);

@@ -88,7 +88,7 @@ switch (command) {
   case 'demo':
     // The demo's database lives under .engram/ in the directory the command was started from.
     process.exit(
-      run(process.execPath, [join(root, 'apps', 'demo', 'dist', 'cli.js'), 'demo', ...rest], {
+      run(process.execPath, [join(root, 'apps', 'demo', 'dist', 'run-demo.js'), ...rest], {
         cwd: process.env.INIT_CWD ?? process.cwd(),
       }),
     );

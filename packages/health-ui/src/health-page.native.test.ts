@@ -4,7 +4,7 @@
  * playwright-core in Debian's Chromium. It checks every rendered figure against the DTO the page received,
  * switches language, picks an agent without samples, and saves screenshots under `test-results/health-ui/`
  * at the repository root. The page fed by the real store, retriever and collector is tested where they are
- * composed (apps/demo, `health-page.native.test.ts`): health-ui depends on the contracts only.
+ * composed (packages/cli, `health-page.native.test.ts`): health-ui depends on the contracts only.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -32,7 +32,7 @@ import {
  * The built CLI of this repository (the app sits above this package's layer, so it is found by path, not by a
  * dependency): `pnpm build` first.
  */
-const CLI = fileURLToPath(new URL('../../../apps/demo/dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/dist/cli.js', import.meta.url));
 const SEED = suiteSeed(0x7e_4a11);
 const RUNS = { badTimestamps: 24, edgeTimestamps: 12, controlPayloads: 8, jsonRpc: 600 };
 

@@ -42,7 +42,7 @@ describe('the MCP server version', () => {
     const dir = await mkdtemp(join(tmpdir(), 'engram-mcp-version-'));
     dirs.push(dir);
     const file = join(dir, 'package.json');
-    await writeFile(file, JSON.stringify({ name: '@engram/demo', version: '3.1.4-next.2' }));
+    await writeFile(file, JSON.stringify({ name: '@engram/cli', version: '3.1.4-next.2' }));
     expect(mcpServerInfo(pathToFileURL(file))).toEqual({ name: 'engram', version: '3.1.4-next.2' });
   });
 });

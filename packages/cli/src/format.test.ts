@@ -266,8 +266,8 @@ describe('follow-up commands the user can paste', () => {
     );
     expect(cliInvocation({ env: {}, entry: '/usr/local/bin/engram' })).toBe('engram');
     expect(cliInvocation({ env: {}, entry: 'C:\\npm\\engram.cmd' })).toBe('engram');
-    expect(cliInvocation({ env: {}, entry: '/repo/apps/demo/dist/cli.js' })).toBe(
-      'node /repo/apps/demo/dist/cli.js',
+    expect(cliInvocation({ env: {}, entry: '/repo/packages/cli/dist/cli.js' })).toBe(
+      'node /repo/packages/cli/dist/cli.js',
     );
     expect(cliInvocation({ env: { npm_lifecycle_event: 'test' }, entry: '/a b/cli.js' })).toBe(
       "node '/a b/cli.js'",
