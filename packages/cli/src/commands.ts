@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { MaintenancePassResult } from '@engram/maintenance';
+import { isPostgresUrl, readPostgresBinding } from '@engram/store-postgres';
 import type { Command } from './args-spec.js';
 import { type Engram, openEngram } from './composition.js';
 import { loadEncryptionKey } from './encryption-key.js';
@@ -63,7 +64,16 @@ async function withEngram<T>(
   options: { readonly create?: boolean; readonly warm?: boolean } = {},
 ): Promise<T> {
   const { db } = target;
-  if (options.create !== true && !existsSync(db)) {
+  if (isPostgresUrl(db)) {
+    // A database server: "missing" is a database without Engram's schema (named without its URL, which may
+    // carry a password).
+    if (options.create !== true && (await readPostgresBinding(db)) === 'new') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_NOT_FOUND',
+        'no Engram data in that PostgreSQL database (create some with engram remember, engram ingest or engram demo)',
+      );
+    }
+  } else if (options.create !== true && !existsSync(db)) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
       `no database at ${db} (create one with engram remember, engram ingest or engram demo)`,

@@ -7,4 +7,9 @@
 export { classifyPgError } from './errors.js';
 export { MIGRATION_LOCK_KEY, PG_SCHEMA_VERSION } from './schema.js';
 export type { PostgresMemoryStoreConfig, PostgresMemoryStoreInfo } from './store.js';
-export { createPostgresMemoryStore, PostgresMemoryStore } from './store.js';
+export {
+  createPostgresMemoryStore,
+  isPostgresUrl,
+  PostgresMemoryStore,
+  readPostgresBinding,
+} from './store.js';

@@ -340,3 +340,44 @@ export async function createPostgresMemoryStore(
     throw err instanceof EngramStoreError ? err : classifyPgError(err, 'open');
   }
 }
+
+/** True for a `postgres://` or `postgresql://` URL (what `--db` and `--store` accept besides a file path). */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//.test(value);
+}
+
+/**
+ * What a database records without migrating it: `'new'` when it holds no Engram schema yet, else the embedder
+ * profile it is bound to (null: none). A composition root reads it to pick the embedder, as it reads a SQLite
+ * file's fingerprint. Rejects with `EngramStoreError` (an unreachable server is `ENGRAM_STORE_IO`).
+ */
+export async function readPostgresBinding(
+  connectionString: string,
+): Promise<EmbeddingProfile | null | 'new'> {
+  if (typeof connectionString !== 'string' || !isPostgresUrl(connectionString)) {
+    throw invalidInput('connection string');
+  }
+  const client = new pg.Client({ connectionString });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const meta = await client.query<{ t: string | null }>("SELECT to_regclass('engram_meta')::text AS t");
+    if (meta.rows[0]?.t === null || meta.rows[0]?.t === undefined) return 'new';
+    const fp = await client.query<{ value: string }>(
+      "SELECT value FROM engram_meta WHERE key = 'embedding_fingerprint'",
+    );
+    const value = fp.rows[0]?.value;
+    if (value === undefined) return 'new';
+    if (value === 'none') return null;
+    const at = value.lastIndexOf(':');
+    const dimensions = Number(value.slice(at + 1));
+    if (at <= 0 || !Number.isSafeInteger(dimensions)) {
+      throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded embedder fingerprint is malformed');
+    }
+    return { id: value.slice(0, at), dimensions };
+  } catch (err) {
+    throw err instanceof EngramStoreError ? err : classifyPgError(err, 'readBinding');
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -2,7 +2,7 @@
  * A fresh store on the test server: the `public` schema is dropped and recreated first (the test files of this
  * package run one at a time, so no two stores share it).
  */
-import pg from 'pg';
+import { resetTestPostgres } from '@engram/test-support';
 import {
   createPostgresMemoryStore,
   type PostgresMemoryStore,
@@ -17,14 +17,8 @@ export function testPgUrl(): string {
 }
 
 /** Empties the test database (drops and recreates the `public` schema). */
-export async function resetTestDatabase(url: string = testPgUrl()): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;');
-  } finally {
-    await client.end();
-  }
+export function resetTestDatabase(url: string = testPgUrl()): Promise<void> {
+  return resetTestPostgres(url);
 }
 
 /** A store over an emptied test database. */

@@ -1,6 +1,6 @@
 // Global setup of this package's native tier: one PostgreSQL for every test file (PGlite over the wire
 // protocol, or ENGRAM_PG_URL), its URL handed to the test processes as ENGRAM_PG_TEST_URL.
-import { startTestPostgres } from './pg-server.js';
+import { startTestPostgres } from '@engram/test-support';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const server = await startTestPostgres();
