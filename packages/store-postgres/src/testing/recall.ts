@@ -33,7 +33,12 @@ let made = 0;
 for (let a = 0; a < agents; a += 1) {
   const n = Math.round((rows * (weights[a] ?? 1)) / total);
   for (let i = 0; i < n; i += 1) {
-    batch.push({ agentId: `agent-${a}`, kind: 'fact' as const, content: `row ${a} ${i}`, vector: unit(made) });
+    batch.push({
+      agentId: `agent-${a}`,
+      kind: 'fact' as const,
+      content: `row ${a} ${i}`,
+      vector: unit(made),
+    });
     made += 1;
     if (batch.length === 500) await store.insertMemories(batch.splice(0));
   }
