@@ -1,4 +1,5 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
+import type { BenchPostgresReport } from './postgres.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly ['oneAgent10k', 'oneAgent100k', 'hundredAgents'] = [
@@ -75,6 +76,8 @@ export interface BenchReport {
   readonly oneAgent10k?: BenchScenarioReport;
   readonly oneAgent100k?: BenchScenarioReport;
   readonly hundredAgents?: BenchScenarioReport;
+  /** The PostgreSQL scenario (`--postgres <url>`). */
+  readonly postgres?: BenchPostgresReport;
   readonly diagnostics: { readonly nsPerRecord: number; readonly records: number };
 }
 
@@ -151,11 +154,21 @@ export function formatBenchTable(report: BenchReport): string {
       n(s.query.rawVectorP50Ms, 2),
     ]);
   }
+  const pg = report.postgres;
+  const pgLines =
+    pg === undefined
+      ? []
+      : [
+          '',
+          `postgres (${pg.agents} agent(s), ${pg.rows} rows): ingest ${n(pg.ingest.rowsPerSec, 0)} rows/s (raw SQL ${n(pg.ingest.rawRowsPerSec, 0)}, ×${n(pg.ingest.ratioToRaw, 2)}; SQLite store ${n(pg.ingest.sqliteRowsPerSec, 0)}, ×${n(pg.ingest.ratioToSqlite, 2)})`,
+          `postgres query p50 ${n(pg.query.p50Ms, 2)} ms, p95 ${n(pg.query.p95Ms, 2)} ms (raw SQL ${n(pg.query.rawP50Ms, 2)}, ×${n(pg.query.ratioToRaw, 2)}; SQLite store ${n(pg.query.sqliteP50Ms, 2)}, ×${n(pg.query.ratioToSqlite, 2)}); Recall@5 ${n(pg.query.recallAt5, 3)} (SQLite ${n(pg.query.sqliteRecallAt5, 3)})`,
+        ];
   return [
     ...table(header, rows),
     '',
     'p50 per stage (ms): Engram pipeline stages vs the raw statements',
     ...table(stageHeader, stageRows),
+    ...pgLines,
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns per recorded retrieval (${report.diagnostics.records} records)`,
   ].join('\n');
