@@ -26,7 +26,11 @@ export interface PgContextInit {
   readonly claimLeaseMs: number | null;
   readonly workerId: string;
   readonly vectorSearch: { readonly efSearch: number; readonly exact: boolean };
+  readonly analyzeAfterRows: number | null;
 }
+
+/** The tables whose planner statistics the store refreshes after bulk writes. */
+const ANALYZED_TABLES = 'memories, memory_chunks, lexical_docs, lexical_postings';
 
 /** The shared state of one open store. */
 export class PgContext {
@@ -42,6 +46,9 @@ export class PgContext {
   /** This store's claim owner (a random id per open store). */
   readonly workerId: string;
   readonly vectorSearch: { readonly efSearch: number; readonly exact: boolean };
+  /** Refresh planner statistics after this many rows written by this store (null: leave it to autovacuum). */
+  readonly analyzeAfterRows: number | null;
+  #writtenSinceAnalyze = 0;
   #profile: EmbeddingProfile | null = null;
   #fingerprint = 'none';
   #warmupReported = false;
@@ -61,6 +68,22 @@ export class PgContext {
     this.claimLeaseMs = init.claimLeaseMs;
     this.workerId = init.workerId;
     this.vectorSearch = init.vectorSearch;
+    this.analyzeAfterRows = init.analyzeAfterRows;
+  }
+
+  /**
+   * Counts rows this store inserted and, past `analyzeAfterRows`, refreshes the planner statistics of the
+   * store's tables (`ANALYZE`, which blocks no reader or writer). Without fresh statistics PostgreSQL plans the
+   * BM25 joins for an empty table: a bulk load followed at once by searches (an import, an evaluation, a server
+   * without autovacuum such as PGlite) would run them 10–30 times slower. A failure here never fails the write.
+   */
+  async noteInserted(rows: number): Promise<void> {
+    if (this.analyzeAfterRows === null) return;
+    this.#writtenSinceAnalyze += rows;
+    if (this.#writtenSinceAnalyze < this.analyzeAfterRows) return;
+    this.#writtenSinceAnalyze = 0;
+    const tables = this.profile === null ? ANALYZED_TABLES : `${ANALYZED_TABLES}, memory_vectors`;
+    await this.run(this.pool, 'meta', `ANALYZE ${tables}`).catch(() => {});
   }
 
   get profile(): EmbeddingProfile | null {

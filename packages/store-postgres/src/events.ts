@@ -231,7 +231,7 @@ export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonl
       if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
     }
     const now = ctx.now();
-    return ctx.tx(async (db) => {
+    const records = await ctx.tx(async (db) => {
       const moved =
         expected === 0
           ? await ctx.run(
@@ -262,5 +262,7 @@ export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonl
       }
       return insertPrepared(ctx, db, prepared, now);
     });
+    await ctx.noteInserted(records.length);
+    return records;
   });
 }

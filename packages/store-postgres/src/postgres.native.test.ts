@@ -172,3 +172,23 @@ it('documented difference: all-mode CJK runs match by shared bigrams here, as a 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('refreshes the planner statistics after a bulk insert (servers without autovacuum plan for empty tables)', async () => {
+  const reltuples = async (): Promise<number> =>
+    Number(
+      (await sql<{ n: number }>("SELECT reltuples AS n FROM pg_class WHERE relname = 'memories'"))[0]?.n,
+    );
+  const off = await freshPostgresStore({ embedding: null, analyzeAfterRows: null });
+  opened.push(off);
+  await off.insertMemories(
+    [1, 2, 3].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })),
+  );
+  expect(await reltuples()).toBe(-1);
+  const on = await open({ connectionString: testPgUrl(), analyzeAfterRows: 5 });
+  await on.insertMemories([4, 5].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })));
+  expect(await reltuples()).toBe(-1);
+  await on.insertMemories(
+    [6, 7, 8].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })),
+  );
+  expect(await reltuples()).toBe(8);
+});

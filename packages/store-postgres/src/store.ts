@@ -76,6 +76,11 @@ export interface PostgresMemoryStoreConfig {
   readonly claimLeaseMs?: number;
   /** HNSW search: `efSearch` (default 100); `exact` scans without the index (for measuring recall). */
   readonly vectorSearch?: { readonly efSearch?: number; readonly exact?: boolean };
+  /**
+   * Refresh the planner statistics of the store's tables after this many inserted rows (default 5,000; `null`
+   * leaves it to autovacuum). See the README.
+   */
+  readonly analyzeAfterRows?: number | null;
 }
 
 /** What a store is bound to, as recorded in its meta table. */
@@ -102,6 +107,9 @@ function checkConfig(config: PostgresMemoryStoreConfig): void {
   if (!intIn(config.claimLeaseMs, 100, 3_600_000)) throw invalidInput('store configuration: claimLeaseMs');
   if (!numIn(config.lexical?.k1, 0, 10) || !numIn(config.lexical?.b, 0, 1)) {
     throw invalidInput('store configuration: lexical');
+  }
+  if (config.analyzeAfterRows !== null && !intIn(config.analyzeAfterRows, 1, 100_000_000)) {
+    throw invalidInput('store configuration: analyzeAfterRows');
   }
   if (!intIn(config.vectorSearch?.efSearch, 1, 1000)) throw invalidInput('store configuration: vectorSearch');
   const p = config.embedding;
@@ -329,6 +337,7 @@ export async function createPostgresMemoryStore(
       efSearch: config.vectorSearch?.efSearch ?? 100,
       exact: config.vectorSearch?.exact ?? false,
     },
+    analyzeAfterRows: config.analyzeAfterRows === undefined ? 5000 : config.analyzeAfterRows,
   });
   try {
     const result = await migrate(ctx, config.embedding);

@@ -188,6 +188,7 @@ export function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRe
     const prepared = prepareInsert(ctx, input, 'memory');
     const now = ctx.now();
     const [record] = await ctx.tx((db) => insertPrepared(ctx, db, [prepared], now));
+    await ctx.noteInserted(1);
     return record as MemoryRecord;
   });
 }
@@ -202,7 +203,9 @@ export function insertMemories(
     const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
     if (prepared.length === 0) return [];
     const now = ctx.now();
-    return ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
+    const records = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
+    await ctx.noteInserted(records.length);
+    return records;
   });
 }
 
