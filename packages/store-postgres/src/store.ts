@@ -77,7 +77,7 @@ export interface PostgresMemoryStoreConfig {
   /** HNSW search: `efSearch` (default 100); `exact` scans without the index (for measuring recall). */
   readonly vectorSearch?: { readonly efSearch?: number; readonly exact?: boolean };
   /**
-   * Refresh the planner statistics of the store's tables after this many inserted rows (default 5,000; `null`
+   * Refresh the planner statistics of the store's tables after this many inserted rows (default 1,000; `null`
    * leaves it to autovacuum). See the README.
    */
   readonly analyzeAfterRows?: number | null;
@@ -337,7 +337,7 @@ export async function createPostgresMemoryStore(
       efSearch: config.vectorSearch?.efSearch ?? 100,
       exact: config.vectorSearch?.exact ?? false,
     },
-    analyzeAfterRows: config.analyzeAfterRows === undefined ? 5000 : config.analyzeAfterRows,
+    analyzeAfterRows: config.analyzeAfterRows === undefined ? 1000 : config.analyzeAfterRows,
   });
   try {
     const result = await migrate(ctx, config.embedding);
