@@ -1,6 +1,6 @@
 // Several worker processes drain one embedding backlog through one server (the test's PostgreSQL): each row
 // is embedded exactly once, and the rows claimed by a worker killed mid-batch are taken over by the others
-// when its lease runs out, none lost.
+// when its lease runs out, none lost. Several writers race on one session: no write lost, none duplicated.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { expect, it } from 'vitest';
 import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
 
 const WORKER = fileURLToPath(new URL('../dist/testing/drain-worker.js', import.meta.url));
+const INGESTER = fileURLToPath(new URL('../dist/testing/ingest-worker.js', import.meta.url));
 const ROWS = 60;
 
 /** Starts the stalling worker and resolves once it holds its claims; the caller kills it. */
@@ -68,5 +69,28 @@ it('three workers drain one backlog exactly once while a fourth dies holding cla
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('three writer processes race on one session: every event and every ingested memory exactly once', async () => {
+  const store = await freshPostgresStore({ embedding: null });
+  try {
+    const url = testPgUrl();
+    const runs = await Promise.all([0, 1, 2].map(() => runNode(INGESTER, [url, '15'])));
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    const counts = runs.map(
+      (r) => /appended (\d+) ingested (\d+)/.exec(r.stdout)?.slice(1).map(Number) ?? [],
+    );
+    expect(counts.reduce((s, c) => s + (c[0] ?? 0), 0)).toBe(15);
+    expect(counts.reduce((s, c) => s + (c[1] ?? 0), 0)).toBe(15);
+    expect(await store.getCursor('shared', 's1')).toBe(15);
+    expect((await store.readEvents('shared', 's1', 1, 100)).map((e) => e.seq)).toEqual(
+      Array.from({ length: 15 }, (_, i) => i + 1),
+    );
+    const memories = await store.listMemories('shared', { limit: 100 });
+    const summaries = memories.map((m) => m.content).sort();
+    expect(summaries).toEqual(Array.from({ length: 15 }, (_, i) => `summary of event ${i + 1}`).sort());
+  } finally {
+    await store.close();
   }
 });
