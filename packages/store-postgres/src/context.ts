@@ -5,7 +5,7 @@
  * for the observer; every write runs in `tx` (one transaction on one pooled connection).
  */
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
-import type { EmbeddingProfile } from '@engram/store';
+import type { EmbeddingProfile, ForgetMode } from '@engram/store';
 import { EngramStoreError } from '@engram/store';
 import type { Bm25Settings, ValidationLimits } from '@engram/store/port-kit';
 import type pg from 'pg';
@@ -27,6 +27,7 @@ export interface PgContextInit {
   readonly workerId: string;
   readonly vectorSearch: { readonly efSearch: number; readonly exact: boolean };
   readonly analyzeAfterRows: number | null;
+  readonly forgetMode: ForgetMode;
 }
 
 /** The tables whose planner statistics the store refreshes after bulk writes. */
@@ -48,6 +49,8 @@ export class PgContext {
   readonly vectorSearch: { readonly efSearch: number; readonly exact: boolean };
   /** Refresh planner statistics after this many rows written by this store (null: leave it to autovacuum). */
   readonly analyzeAfterRows: number | null;
+  /** What forgetting does: `erase` (rows removed, tombstones kept) or `keep` (rows archived, marked forgotten). */
+  readonly forgetMode: ForgetMode;
   #writtenSinceAnalyze = 0;
   #profile: EmbeddingProfile | null = null;
   #fingerprint = 'none';
@@ -69,6 +72,7 @@ export class PgContext {
     this.workerId = init.workerId;
     this.vectorSearch = init.vectorSearch;
     this.analyzeAfterRows = init.analyzeAfterRows;
+    this.forgetMode = init.forgetMode;
   }
 
   /**

@@ -260,7 +260,7 @@ export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonl
           `the session cursor moved meanwhile (expected ${expected}, stored ${Number(stored[0]?.cursor ?? 0)})`,
         );
       }
-      return insertPrepared(ctx, db, prepared, now);
+      return (await insertPrepared(ctx, db, prepared, now)).map((i) => i.record);
     });
     await ctx.noteInserted(records.length);
     return records;

@@ -3,7 +3,13 @@
  * candidates. The search arms live in `search-lexical.ts` and `search-vector.ts`.
  */
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
-import type { ListMemoriesOptions, MemoryRecord, RevalidationCandidate } from '@engram/store';
+import type {
+  ListMemoriesOptions,
+  MemoryRecord,
+  RevalidateOptions,
+  RevalidationCandidate,
+  TimeScope,
+} from '@engram/store';
 import {
   invalidInput,
   validateAgentId,
@@ -15,6 +21,7 @@ import {
   validateTag,
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
+import { filterSql, includeArchived, timeSql } from './filters.js';
 import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
 
 /** The kinds filter (deduplicated); `fallback` when omitted. */
@@ -67,15 +74,17 @@ export function listMemories(
     const tags = tagsFilter(options.tags);
     const limit = validateLimit(options.limit, 'limit', 10_000, 100);
     const afterId = options.afterId === undefined ? '' : validateId(options.afterId, 'afterId');
+    const params: unknown[] = [agentId, afterId, kinds, lifecycles, tags, limit];
+    const filter = filterSql(options.filter, params);
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
       // COLLATE "C": ids sort by code point, as SQLite's BINARY collation sorts them.
-      `SELECT ${MEMORY_COLUMNS} FROM memories
+      `SELECT ${MEMORY_COLUMNS} FROM memories m
        WHERE agent_id = $1 AND id COLLATE "C" > $2 AND kind = ANY($3::text[]) AND lifecycle = ANY($4::text[])
-         AND tags @> $5::text[]
+         AND tags @> $5::text[] AND ${filter}
        ORDER BY id COLLATE "C" LIMIT $6`,
-      [agentId, afterId, kinds, lifecycles, tags, limit],
+      params,
     );
     return rows.map((r) => toRecord(r));
   });
@@ -105,14 +114,27 @@ export function findByContentHash(
   });
 }
 
-/** Re-reads candidates: only this agent's `active` rows, of the expected revision where given, in input order. */
+/**
+ * Re-reads candidates: only this agent's `active` rows (or, with a time scope, valid at `asOf` or superseded;
+ * `archived` too with `includeArchived`), of the expected revision where given, in input order.
+ */
 export function revalidate(
   ctx: PgContext,
   agentId: string,
   candidates: readonly RevalidationCandidate[],
+  options: RevalidateOptions = {},
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('revalidate', async () => {
     validateAgentId(agentId);
+    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+    const archived = includeArchived(options.includeArchived);
+    const scope: TimeScope | undefined =
+      options.asOf === undefined && options.includeHistory === undefined
+        ? undefined
+        : {
+            ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+            ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
+          };
     if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
     if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
     if (candidates.length === 0) return [];
@@ -127,11 +149,13 @@ export function revalidate(
         ids.push(c.id);
       }
     }
+    const params: unknown[] = [ids, agentId];
+    const time = timeSql(scope, params, 'current', archived);
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[]) AND agent_id = $2 AND lifecycle = 'active'`,
-      [ids, agentId],
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time}`,
+      params,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: MemoryRecord[] = [];

@@ -40,11 +40,16 @@ export interface MemoryRow {
   has_cjk: boolean;
   like_text: string | null;
   chunk_count: number;
+  user_id: string | null;
+  metadata: Record<string, unknown>;
+  valid_from: string | number;
+  valid_to: string | number | null;
+  forgotten_at: string | number | null;
 }
 
 /** The columns of a memory record (never the whole row: leases and derived text stay inside). */
 export const MEMORY_COLUMNS =
-  'rid, id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id, seq_from, seq_to, created_at, updated_at, last_accessed_at, access_count, revision, lifecycle, superseded_by, embedding_state, embedding_fingerprint, embedding_attempts, has_cjk, like_text, chunk_count';
+  'rid, id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id, seq_from, seq_to, created_at, updated_at, last_accessed_at, access_count, revision, lifecycle, superseded_by, embedding_state, embedding_fingerprint, embedding_attempts, has_cjk, like_text, chunk_count, user_id, metadata, valid_from, valid_to, forgotten_at';
 
 /** A nullable bigint column as a number. */
 export function num(value: string | number | null): number | null {
@@ -53,8 +58,13 @@ export function num(value: string | number | null): number | null {
 
 /** The record of a memory row. */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  if (!Array.isArray(row.tags)) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list is malformed');
+  if (
+    !Array.isArray(row.tags) ||
+    typeof row.metadata !== 'object' ||
+    row.metadata === null ||
+    Array.isArray(row.metadata)
+  ) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
   }
   return {
     id: row.id,
@@ -78,6 +88,11 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     embeddingState: row.embedding_state as EmbeddingState,
     embeddingFingerprint: row.embedding_fingerprint,
     embeddingAttempts: Number(row.embedding_attempts),
+    userId: row.user_id,
+    metadata: row.metadata,
+    validFrom: Number(row.valid_from),
+    validTo: num(row.valid_to),
+    forgottenAt: num(row.forgotten_at),
   };
 }
 

@@ -20,6 +20,9 @@ export const MAX_FULL_PRECISION_DIMENSIONS = 2000;
 /** Largest dimensions an HNSW index takes at all (`halfvec`). */
 export const MAX_INDEXED_DIMENSIONS = 4000;
 
+/** The rows the exact-duplicate rule covers (the partial unique index's predicate). */
+export const ACTIVE_CONTENT_WHERE = "lifecycle = 'active' AND kind <> 'event'";
+
 const KINDS = "('event','fact','semantic','episodic','reflection','persona','skill')";
 
 /** One forward-only migration: SQL run inside the migration transaction. */
@@ -142,6 +145,58 @@ CREATE TABLE skills (
   updated_at bigint NOT NULL
 );
 CREATE UNIQUE INDEX skills_agent_name ON skills(agent_id, lower(name));
+`,
+  },
+  {
+    // Scopes, metadata and validity; the lineage (history) and contradiction links; and the exact-duplicate rule:
+    // at most one active non-event row per agent, kind and content hash (earlier duplicates are superseded by the
+    // oldest one first, as the SQLite store's migration does).
+    version: 2,
+    sql: `
+ALTER TABLE memories ADD COLUMN user_id text, ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}',
+  ADD COLUMN valid_from bigint, ADD COLUMN valid_to bigint, ADD COLUMN forgotten_at bigint;
+UPDATE memories SET valid_from = created_at;
+UPDATE memories SET valid_to = updated_at WHERE lifecycle = 'superseded';
+ALTER TABLE memories ALTER COLUMN valid_from SET NOT NULL;
+WITH ranked AS (
+  SELECT rid, first_value(id) OVER w AS keep_id, row_number() OVER w AS n FROM memories
+  WHERE ${ACTIVE_CONTENT_WHERE}
+  WINDOW w AS (PARTITION BY agent_id, kind, content_hash ORDER BY created_at, rid))
+UPDATE memories m SET lifecycle = 'superseded', superseded_by = r.keep_id, revision = m.revision + 1,
+  valid_to = m.updated_at
+FROM ranked r WHERE m.rid = r.rid AND r.n > 1;
+CREATE UNIQUE INDEX memories_active_content ON memories(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE};
+CREATE INDEX memories_agent_user ON memories(agent_id, user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX memories_agent_session ON memories(agent_id, session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX memories_agent_superseded_by ON memories(agent_id, superseded_by) WHERE superseded_by IS NOT NULL;
+
+CREATE TABLE memory_links (
+  agent_id text NOT NULL,
+  older_id text NOT NULL,
+  newer_id text NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('conflict')),
+  state text NOT NULL CHECK (state IN ('open','resolved','dismissed')),
+  reason text NOT NULL,
+  created_at bigint NOT NULL,
+  resolved_at bigint,
+  PRIMARY KEY (agent_id, older_id, newer_id, kind)
+);
+CREATE INDEX memory_links_newer ON memory_links(agent_id, newer_id);
+
+CREATE TABLE memory_history (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  agent_id text NOT NULL,
+  memory_id text NOT NULL,
+  action text NOT NULL CHECK (action IN ('updated','superseded','forgotten','conflictLinked','conflictResolved')),
+  at bigint NOT NULL,
+  revision bigint,
+  actor text,
+  reason text,
+  related_id text,
+  content text
+);
+CREATE INDEX memory_history_memory ON memory_history(agent_id, memory_id, seq);
+CREATE INDEX memory_history_related ON memory_history(agent_id, related_id) WHERE related_id IS NOT NULL;
 `,
   },
 ];

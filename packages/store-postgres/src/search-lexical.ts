@@ -11,8 +11,8 @@
  * `all` mode a CJK run of three or more characters must share every bigram with the unit (SQLite's trigram index
  * matches the run as a substring), and the score is BM25 rather than FTS5's `bm25()`.
  */
-import { RECALLABLE_KINDS } from '@engram/contracts';
-import type { LexicalHit, LexicalQuery, LexicalResult } from '@engram/store';
+import { type MemoryFilter, RECALLABLE_KINDS } from '@engram/contracts';
+import type { LexicalHit, LexicalQuery, LexicalResult, TimeScope } from '@engram/store';
 import {
   type Bm25Plan,
   bm25Idf,
@@ -24,11 +24,12 @@ import {
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
+import { filterSql, includeArchived, timeSql } from './filters.js';
 import { kindsFilter, tagsFilter } from './read.js';
 
 const SCORE_ONLY = -2;
 
-const BM25_SQL = `WITH w(term, idf, grp, req) AS (
+const bm25Sql = (scope: string): string => `WITH w(term, idf, grp, req) AS (
     SELECT * FROM unnest($1::text[], $2::float8[], $3::int[], $4::int[])),
   post AS (
     SELECT p.key, w.idf, w.grp, w.req, p.tf FROM w
@@ -49,7 +50,7 @@ const BM25_SQL = `WITH w(term, idf, grp, req) AS (
     m.rid, m.chunk_count
   FROM hits h JOIN memories m ON m.rid = h.key % ${CHUNK_KEY_SPAN}
   WHERE (CASE WHEN $10::int > 0 THEN h.reqs = $10::int ELSE h.any_cand END)
-    AND m.agent_id = $5 AND m.lifecycle = 'active' AND m.kind = ANY($11::text[]) AND m.tags @> $12::text[]
+    AND m.agent_id = $5 AND ${scope} AND m.kind = ANY($11::text[]) AND m.tags @> $12::text[]
   GROUP BY m.rid
   ORDER BY score DESC, m.id COLLATE "C" LIMIT $13`;
 
@@ -60,6 +61,9 @@ interface Filter {
   readonly limit: number;
   /** `all` mode: every requirement (free term, phrase) must match. */
   readonly all: boolean;
+  readonly memoryFilter: MemoryFilter | undefined;
+  readonly time: TimeScope | undefined;
+  readonly archived: boolean;
 }
 
 /** The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). */
@@ -114,7 +118,7 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     }
   }
   type Row = { id: string; revision: string; score: number; key: string; rid: string; chunk_count: number };
-  const rows = await ctx.q<Row>(ctx.pool, 'fts', BM25_SQL, [
+  const params: unknown[] = [
     terms,
     idfs,
     groups,
@@ -128,7 +132,9 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     filter.kinds,
     filter.tags,
     filter.limit,
-  ]);
+  ];
+  const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
+  const rows = await ctx.q<Row>(ctx.pool, 'fts', bm25Sql(scope), params);
   const hits: LexicalHit[] = [];
   for (const r of rows) {
     const key = Number(r.key);
@@ -154,11 +160,19 @@ export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<Lexi
     const limit = validateLimit(query.limit, 'limit', 1000, 50);
     const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
     const tags = tagsFilter(query.tags);
+    // Every filter is checked up front, even when no term survives (a bad one is refused, never ignored).
+    const scope = {
+      memoryFilter: query.filter,
+      time: query.time,
+      archived: includeArchived(query.includeArchived),
+    };
+    filterSql(query.filter, []);
+    timeSql(query.time, []);
     const mode = query.mode ?? 'any';
     if (mode !== 'any' && mode !== 'all') throw invalidInput('mode must be "any" or "all"');
     const bm25 = planBm25Query(query.terms);
     if (mode === 'any') {
-      const hits = await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: false });
+      const hits = await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: false, ...scope });
       return {
         hits,
         paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
@@ -173,7 +187,9 @@ export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<Lexi
       like: plan.likeTerms.length > 0,
     };
     const used = paths.words || paths.trigram || paths.like;
-    const hits = used ? await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: true }) : [];
+    const hits = used
+      ? await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: true, ...scope })
+      : [];
     return {
       hits,
       paths: used ? paths : { words: false, trigram: false, like: false },

@@ -8,6 +8,10 @@ import { randomUUID } from 'node:crypto';
 import type { StoreObserver } from '@engram/contracts';
 import {
   type AppendEventsResult,
+  type ConflictLink,
+  type ConflictResolution,
+  type ConflictState,
+  type DeleteAllResult,
   type EmbeddingBacklog,
   type EmbeddingCommitResult,
   type EmbeddingOutcome,
@@ -15,18 +19,25 @@ import {
   EngramStoreError,
   type EventInput,
   type EventRecord,
+  type ForgetMode,
+  type ForgetOptions,
+  type ForgetResult,
   type IngestBatch,
+  type InsertedMemory,
   type LexicalQuery,
   type LexicalResult,
   type Lifecycle,
   type ListMemoriesOptions,
   type ListPendingOptions,
+  type MemoryHistory,
   type MemoryKind,
   type MemoryPatch,
   type MemoryRecord,
   type MemoryStore,
+  type MergeSource,
   type NewMemory,
   type PendingEmbedding,
+  type RevalidateOptions,
   type RevalidationCandidate,
   type SkillInput,
   type SkillRecord,
@@ -39,7 +50,10 @@ import { PgContext } from './context.js';
 import * as embedding from './embedding.js';
 import { classifyPgError } from './errors.js';
 import * as events from './events.js';
+import * as facts from './facts.js';
 import * as healthSlice from './health.js';
+import { history } from './history.js';
+import * as lifecycle from './lifecycle.js';
 import * as read from './read.js';
 import { migrate } from './schema.js';
 import { searchLexical } from './search-lexical.js';
@@ -81,6 +95,12 @@ export interface PostgresMemoryStoreConfig {
    * leaves it to autovacuum). See the README.
    */
   readonly analyzeAfterRows?: number | null;
+  /**
+   * What forgetting a memory (`forgetMemory`, `deleteAll`) does, as in the SQLite store. `erase` (default): the
+   * row, its derived rows and the text kept in its history are removed; a tombstone stays. `keep`: the row stays
+   * archived, marked forgotten.
+   */
+  readonly forget?: ForgetMode;
 }
 
 /** What a store is bound to, as recorded in its meta table. */
@@ -110,6 +130,9 @@ function checkConfig(config: PostgresMemoryStoreConfig): void {
   }
   if (config.analyzeAfterRows !== null && !intIn(config.analyzeAfterRows, 1, 100_000_000)) {
     throw invalidInput('store configuration: analyzeAfterRows');
+  }
+  if (config.forget !== undefined && config.forget !== 'erase' && config.forget !== 'keep') {
+    throw invalidInput('store configuration: forget');
   }
   if (!intIn(config.vectorSearch?.efSearch, 1, 1000)) throw invalidInput('store configuration: vectorSearch');
   const p = config.embedding;
@@ -185,12 +208,16 @@ export class PostgresMemoryStore implements MemoryStore {
   revalidate(
     agentId: string,
     candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]> {
-    return read.revalidate(this.#ctx, agentId, candidates);
+    return read.revalidate(this.#ctx, agentId, candidates, options);
   }
 
   insertMemory(input: NewMemory): Promise<MemoryRecord> {
     return write.insertMemory(this.#ctx, input);
+  }
+  insertUniqueMemory(input: NewMemory): Promise<InsertedMemory> {
+    return write.insertUniqueMemory(this.#ctx, input);
   }
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]> {
     return write.insertMemories(this.#ctx, inputs);
@@ -211,7 +238,7 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord> {
-    return write.archiveMemory(this.#ctx, agentId, id, expectedRevision);
+    return lifecycle.archiveMemory(this.#ctx, agentId, id, expectedRevision);
   }
   supersedeMemory(
     agentId: string,
@@ -219,10 +246,48 @@ export class PostgresMemoryStore implements MemoryStore {
     expectedRevision: number,
     replacement: NewMemory,
   ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
-    return write.supersedeMemory(this.#ctx, agentId, oldId, expectedRevision, replacement);
+    return lifecycle.supersedeMemory(this.#ctx, agentId, oldId, expectedRevision, replacement);
   }
   setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
-    return write.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+    return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  }
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
+  }
+
+  /** The forget setting this store was opened with. */
+  get forgetMode(): ForgetMode {
+    return this.#ctx.forgetMode;
+  }
+  history(agentId: string, id: string): Promise<MemoryHistory> {
+    return history(this.#ctx, agentId, id);
+  }
+  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult> {
+    return facts.forgetMemory(this.#ctx, agentId, id, options);
+  }
+  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult> {
+    return facts.deleteAll(this.#ctx, agentId, options);
+  }
+  linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean> {
+    return facts.linkConflict(this.#ctx, agentId, olderId, newerId, reason);
+  }
+  listConflicts(
+    agentId: string,
+    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
+  ): Promise<readonly ConflictLink[]> {
+    return facts.listConflicts(this.#ctx, agentId, options);
+  }
+  resolveConflict(
+    agentId: string,
+    olderId: string,
+    newerId: string,
+    resolution: ConflictResolution,
+  ): Promise<ConflictLink> {
+    return facts.resolveConflict(this.#ctx, agentId, olderId, newerId, resolution);
   }
 
   listPendingEmbeddings(options: ListPendingOptions): Promise<readonly PendingEmbedding[]> {
@@ -338,6 +403,7 @@ export async function createPostgresMemoryStore(
       exact: config.vectorSearch?.exact ?? false,
     },
     analyzeAfterRows: config.analyzeAfterRows === undefined ? 1000 : config.analyzeAfterRows,
+    forgetMode: config.forget ?? 'erase',
   });
   try {
     const result = await migrate(ctx, config.embedding);

@@ -8,6 +8,7 @@ import { contentHash, hasCjk } from '@engram/contracts';
 import {
   type EmbeddingState,
   EngramStoreError,
+  type InsertedMemory,
   type Lifecycle,
   type MemoryPatch,
   type MemoryRecord,
@@ -23,13 +24,14 @@ import {
   validateAgentId,
   validateId,
   validateInteger,
-  validateLifecycle,
   validateTimestamp,
   validateVector,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
-import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
+import { recordHistory } from './history.js';
+import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
+import { ACTIVE_CONTENT_WHERE } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
 export function prepareInsert(ctx: PgContext, input: NewMemory, field: string): PreparedMemory {
@@ -49,18 +51,26 @@ export function prepareInsert(ctx: PgContext, input: NewMemory, field: string): 
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
  * vector given with content longer than the chunk budget is not stored (the drain embeds the chunks).
+ *
+ * An exact duplicate (an active non-event row of the same agent and kind with the same content hash) is never
+ * stored twice: the insert is `ON CONFLICT … DO NOTHING` on the partial unique index, so it holds for concurrent
+ * writers too (the second waits for the first to commit), and the existing row comes back with `created: false`.
  */
 export async function insertPrepared(
   ctx: PgContext,
   db: Queryable,
   list: readonly PreparedMemory[],
   now: number,
-): Promise<MemoryRecord[]> {
-  const records: MemoryRecord[] = [];
+): Promise<InsertedMemory[]> {
+  const out: InsertedMemory[] = [];
   const items = [];
   for (const p of list) {
     const id = p.id ?? validateId(ctx.idFactory(), 'generated id');
     const createdAt = p.createdAt ?? now;
+    // When the row was written: a backdated insert (imported history) records its write time here.
+    const updatedAt = Math.max(createdAt, now);
+    const validFrom = p.validFrom ?? createdAt;
+    const hash = contentHash(p.content);
     const spans = chunkSpans(p.content);
     const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
     const state: EmbeddingState = withVector ? 'ready' : 'pending';
@@ -69,14 +79,16 @@ export async function insertPrepared(
       db,
       'write',
       `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15, $16, $17) RETURNING rid`,
+         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
+         user_id, metadata, valid_from)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::jsonb, $21)
+       ON CONFLICT (agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING RETURNING rid`,
       [
         id,
         p.agentId,
         p.kind,
         p.content,
-        contentHash(p.content),
+        hash,
         p.importance,
         p.confidence,
         p.tags,
@@ -84,22 +96,34 @@ export async function insertPrepared(
         p.seqFrom,
         p.seqTo,
         createdAt,
+        updatedAt,
         state,
         fingerprint,
         hasCjk(p.content.normalize('NFKC')),
         likeText(p.content),
         spans.length,
+        p.userId,
+        p.metadataJson,
+        validFrom,
       ],
     );
-    const rid = Number(rows[0]?.rid);
+    if (rows[0] === undefined) {
+      const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash);
+      if (existing === undefined) {
+        throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
+      }
+      out.push({ record: toRecord(existing), created: false });
+      continue;
+    }
+    const rid = Number(rows[0].rid);
     items.push({ rid, agentId: p.agentId, content: p.content, spans });
     if (withVector && p.vector !== undefined) await writeVector(ctx, db, rid, rid, p.agentId, p.vector);
-    records.push({
+    const record: MemoryRecord = {
       id,
       agentId: p.agentId,
       kind: p.kind,
       content: p.content,
-      contentHash: contentHash(p.content),
+      contentHash: hash,
       importance: p.importance,
       confidence: p.confidence,
       tags: [...p.tags],
@@ -107,7 +131,7 @@ export async function insertPrepared(
       seqFrom: p.seqFrom,
       seqTo: p.seqTo,
       createdAt,
-      updatedAt: createdAt,
+      updatedAt,
       lastAccessedAt: null,
       accessCount: 0,
       revision: 1,
@@ -116,10 +140,34 @@ export async function insertPrepared(
       embeddingState: state,
       embeddingFingerprint: fingerprint,
       embeddingAttempts: 0,
-    });
+      userId: p.userId,
+      metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
+      validFrom,
+      validTo: null,
+      forgottenAt: null,
+    };
+    out.push({ record, created: true });
   }
   await indexContents(ctx, db, items);
-  return records;
+  return out;
+}
+
+/** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
+async function activeDuplicate(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  kind: string,
+  hash: string,
+): Promise<MemoryRow | undefined> {
+  const rows = await ctx.q<MemoryRow>(
+    db,
+    'read',
+    `SELECT ${MEMORY_COLUMNS} FROM memories
+     WHERE agent_id = $1 AND kind = $2 AND content_hash = $3 AND ${ACTIVE_CONTENT_WHERE}`,
+    [agentId, kind, hash],
+  );
+  return rows[0];
 }
 
 /** One row of an agent by id, locked for the rest of the transaction. */
@@ -168,12 +216,20 @@ export async function casLifecycle(
   supersededBy: string | null,
   now: number,
 ): Promise<MemoryRecord> {
+  // Superseding closes the fact's validity at the supersede time; reactivating it opens it again. Back to
+  // `active` beside an active exact duplicate violates the unique index: `ENGRAM_STORE_CONFLICT`.
+  const validTo =
+    lifecycle === 'superseded'
+      ? (num(row.valid_to) ?? now)
+      : lifecycle === 'active'
+        ? null
+        : num(row.valid_to);
   const rows = await ctx.q<MemoryRow>(
     db,
     'write',
-    `UPDATE memories SET lifecycle = $1, superseded_by = $2, revision = revision + 1, updated_at = $3
-     WHERE rid = $4 AND revision = $5 RETURNING ${MEMORY_COLUMNS}`,
-    [lifecycle, supersededBy, now, row.rid, row.revision],
+    `UPDATE memories SET lifecycle = $1, superseded_by = $2, revision = revision + 1, updated_at = $3,
+       valid_to = $6 WHERE rid = $4 AND revision = $5 RETURNING ${MEMORY_COLUMNS}`,
+    [lifecycle, supersededBy, now, row.rid, row.revision, validTo],
   );
   const next = rows[0];
   if (next === undefined) {
@@ -182,15 +238,20 @@ export async function casLifecycle(
   return toRecord(next);
 }
 
-/** Inserts one memory (row, derived rows and optional vector in one transaction). */
-export function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRecord> {
+/** Inserts one memory (row, derived rows and optional vector in one transaction), or finds its duplicate. */
+export function insertUniqueMemory(ctx: PgContext, input: NewMemory): Promise<InsertedMemory> {
   return ctx.op('insertMemory', async () => {
     const prepared = prepareInsert(ctx, input, 'memory');
     const now = ctx.now();
-    const [record] = await ctx.tx((db) => insertPrepared(ctx, db, [prepared], now));
-    await ctx.noteInserted(1);
-    return record as MemoryRecord;
+    const [inserted] = await ctx.tx((db) => insertPrepared(ctx, db, [prepared], now));
+    if (inserted?.created === true) await ctx.noteInserted(1);
+    return inserted as InsertedMemory;
   });
+}
+
+/** Inserts one memory; the active exact duplicate's row when there is one. */
+export async function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRecord> {
+  return (await insertUniqueMemory(ctx, input)).record;
 }
 
 /** Inserts several memories, all or nothing. */
@@ -203,9 +264,9 @@ export function insertMemories(
     const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
     if (prepared.length === 0) return [];
     const now = ctx.now();
-    const records = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
-    await ctx.noteInserted(records.length);
-    return records;
+    const inserted = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
+    await ctx.noteInserted(inserted.filter((i) => i.created).length);
+    return inserted.map((i) => i.record);
   });
 }
 
@@ -248,7 +309,8 @@ export function updateMemory(
            embedding_state = CASE WHEN $8 THEN 'pending' ELSE embedding_state END,
            embedding_fingerprint = CASE WHEN $8 THEN NULL ELSE embedding_fingerprint END,
            embedding_attempts = CASE WHEN $8 THEN 0 ELSE embedding_attempts END,
-           chunk_count = CASE WHEN $8 THEN $12 ELSE chunk_count END
+           chunk_count = CASE WHEN $8 THEN $12 ELSE chunk_count END,
+           metadata = coalesce($15::jsonb, metadata), valid_to = $16
          WHERE rid = $13 AND revision = $14 RETURNING ${MEMORY_COLUMNS}`,
         [
           p.kind ?? row.kind,
@@ -265,6 +327,13 @@ export function updateMemory(
           spans.length,
           row.rid,
           expectedRevision,
+          p.metadataJson ?? null,
+          // A lifecycle move closes (superseded) or reopens (active) the fact's validity, as `setLifecycle` does.
+          p.lifecycle === 'superseded'
+            ? (num(row.valid_to) ?? now)
+            : p.lifecycle === 'active'
+              ? null
+              : num(row.valid_to),
         ],
       );
       const next = rows[0];
@@ -275,6 +344,15 @@ export function updateMemory(
         const rid = Number(row.rid);
         await unindexContent(ctx, db, rid);
         await indexContents(ctx, db, [{ rid, agentId, content, spans }]);
+        // The lineage keeps the text this update replaced (erased again if the memory is forgotten).
+        await recordHistory(ctx, db, {
+          agentId,
+          memoryId: id,
+          action: 'updated',
+          at: now,
+          revision: Number(next.revision),
+          content: row.content,
+        });
       }
       return toRecord(next);
     });
@@ -315,70 +393,5 @@ export function deleteMemory(ctx: PgContext, agentId: string, id: string): Promi
       agentId,
     ]);
     return n > 0;
-  });
-}
-
-/** Archives a row (compare-and-set when `expectedRevision` is given). */
-export function archiveMemory(
-  ctx: PgContext,
-  agentId: string,
-  id: string,
-  expectedRevision?: number,
-): Promise<MemoryRecord> {
-  return ctx.op('archiveMemory', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
-    const now = ctx.now();
-    return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
-      return casLifecycle(ctx, db, row, 'archived', row.superseded_by, now);
-    });
-  });
-}
-
-/** Inserts the replacement and marks the old row `superseded` (with `supersededBy`), in one transaction. */
-export function supersedeMemory(
-  ctx: PgContext,
-  agentId: string,
-  oldId: string,
-  expectedRevision: number,
-  replacement: NewMemory,
-): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
-  return ctx.op('supersedeMemory', async () => {
-    validateAgentId(agentId);
-    validateId(oldId, 'oldId');
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const prepared = prepareInsert(ctx, replacement, 'replacement');
-    if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
-    const now = ctx.now();
-    return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
-      const [inserted] = await insertPrepared(ctx, db, [prepared], now);
-      const record = inserted as MemoryRecord;
-      const superseded = await casLifecycle(ctx, db, row, 'superseded', record.id, now);
-      return { superseded, replacement: record };
-    });
-  });
-}
-
-/** Compare-and-set lifecycle move. */
-export function setLifecycle(
-  ctx: PgContext,
-  agentId: string,
-  id: string,
-  expectedRevision: number,
-  lifecycle: Lifecycle,
-): Promise<MemoryRecord> {
-  return ctx.op('setLifecycle', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    validateLifecycle(lifecycle);
-    const now = ctx.now();
-    return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
-      return casLifecycle(ctx, db, row, lifecycle, row.superseded_by, now);
-    });
   });
 }
