@@ -5,7 +5,7 @@
  * for the observer; every write runs in `tx` (one transaction on one pooled connection).
  */
 import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
-import type { EmbeddingProfile, ForgetMode } from '@engram/store';
+import type { EmbeddingProfile, ForgetMode, IntegrityResult } from '@engram/store';
 import { EngramStoreError } from '@engram/store';
 import type { Bm25Settings, ValidationLimits } from '@engram/store/port-kit';
 import type pg from 'pg';
@@ -59,6 +59,8 @@ export class PgContext {
   /** Which BM25 implementation the lexical arm runs (`statistics-tables`: the store's own postings). */
   lexicalEngine: 'statistics-tables' = 'statistics-tables';
   closed = false;
+  /** The last integrity check in this process (see `integrity.ts`). */
+  integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
 
   constructor(init: PgContextInit) {
     this.pool = init.pool;

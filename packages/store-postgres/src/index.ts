@@ -4,9 +4,10 @@
  * codes) and observer as the SQLite store; many processes and machines may share one database.
  */
 
+export type { PostgresMemoryStoreConfig } from './config.js';
 export { classifyPgError } from './errors.js';
 export { MIGRATION_LOCK_KEY, PG_SCHEMA_VERSION } from './schema.js';
-export type { PostgresMemoryStoreConfig, PostgresMemoryStoreInfo } from './store.js';
+export type { PostgresMemoryStoreInfo } from './store.js';
 export {
   createPostgresMemoryStore,
   isPostgresUrl,

@@ -26,6 +26,7 @@ export {
   preparePatch,
   prepareSkill,
   validateAgentId,
+  validateContent,
   validateId,
   validateInteger,
   validateKind,
@@ -33,6 +34,8 @@ export {
   validateLimit,
   validateSkillName,
   validateTag,
+  validateTags,
   validateTimestamp,
+  validateUnit,
   validateVector,
 } from './validate.js';
