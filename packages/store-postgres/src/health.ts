@@ -12,7 +12,7 @@ import {
   MEMORY_KINDS,
   type MemoryKind,
 } from '@engram/contracts';
-import type { EngramStoreErrorCode, StoreHealth } from '@engram/store';
+import type { EngramStoreErrorCode, IntegrityResult, StoreHealth } from '@engram/store';
 import { validateAgentId, validateLimit } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, indexContents } from './derived.js';
@@ -21,7 +21,7 @@ import { classifyPgError } from './errors.js';
 /** The health result: counts, or the store error code that prevented them. */
 export type HealthResult =
   | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: EngramStoreErrorCode };
+  | { readonly ok: false; readonly code: EngramStoreErrorCode; readonly integrity?: IntegrityResult };
 
 function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
@@ -72,10 +72,13 @@ export async function health(ctx: PgContext, agentId?: string): Promise<HealthRe
         byKind,
         byLifecycle,
         byEmbeddingState,
+        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
       },
     };
   } catch (err) {
-    return { ok: false, code: classifyPgError(err, 'health').code };
+    const code = classifyPgError(err, 'health').code;
+    const { state, checkedAt } = ctx.integrity;
+    return state === 'failed' ? { ok: false, code, integrity: { state, checkedAt } } : { ok: false, code };
   }
 }
 

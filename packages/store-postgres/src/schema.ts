@@ -26,12 +26,13 @@ export const ACTIVE_CONTENT_WHERE = "lifecycle = 'active' AND kind <> 'event'";
 const KINDS = "('event','fact','semantic','episodic','reflection','persona','skill')";
 
 /** One forward-only migration: SQL run inside the migration transaction. */
-interface Migration {
+export interface Migration {
   readonly version: number;
   readonly sql: string;
 }
 
-const MIGRATIONS: readonly Migration[] = [
+/** The migrations, in order (exported for the migration tests). */
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: `
