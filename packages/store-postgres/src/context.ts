@@ -30,6 +30,27 @@ export interface PgContextInit {
   readonly forgetMode: ForgetMode;
 }
 
+/** Operations that write nothing: allowed after a failed integrity check. */
+const READ_OPERATIONS: ReadonlySet<string> = new Set([
+  'checkIntegrity',
+  'countEmbeddingBacklog',
+  'findByContentHash',
+  'getCursor',
+  'getMemory',
+  'getSkill',
+  'history',
+  'listAgents',
+  'listConflicts',
+  'listEventsAfter',
+  'listMemories',
+  'listSessions',
+  'listSkills',
+  'readEvents',
+  'revalidate',
+  'searchLexical',
+  'searchVector',
+]);
+
 /** The tables whose planner statistics the store refreshes after bulk writes. */
 const ANALYZED_TABLES = 'memories, memory_chunks, lexical_docs, lexical_postings';
 
@@ -172,10 +193,19 @@ export class PgContext {
     }
   }
 
-  /** Runs a public operation: closed check, then every non-store error is classified. */
+  /**
+   * Runs a public operation: closed check; after a failed integrity check every write is refused
+   * (`ENGRAM_STORE_CORRUPT`), as in the SQLite store; then every non-store error is classified.
+   */
   async op<T>(operation: string, fn: () => Promise<T>): Promise<T> {
     if (this.closed) {
       throw new EngramStoreError('ENGRAM_STORE_CLOSED', `store ${operation} failed: the store is closed`);
+    }
+    if (this.integrity.state === 'failed' && !READ_OPERATIONS.has(operation)) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_CORRUPT',
+        `store ${operation} refused: the database failed its integrity check, and writing could damage it further; export what can be read, restore into a fresh database, then checkIntegrity again`,
+      );
     }
     try {
       return await fn();

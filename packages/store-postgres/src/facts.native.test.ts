@@ -290,3 +290,29 @@ it('migrates a schema-1 database: validity filled, earlier active duplicates sup
     code: 'ENGRAM_STORE_CONFLICT',
   });
 });
+
+it('a failed integrity check is reported by health and refuses writes until a check passes', async () => {
+  const s = await fresh();
+  await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'counted text' });
+  expect(s.integrity.state).toBe('notChecked');
+  expect((await s.checkIntegrity()).state).toBe('ok');
+  const client = new pg.Client({ connectionString: testPgUrl() });
+  await client.connect();
+  try {
+    await client.query('UPDATE lexical_stats SET docs = docs + 5');
+    expect((await s.checkIntegrity()).state).toBe('failed');
+    const h = await s.health();
+    expect(h.ok && h.health.integrity?.state).toBe('failed');
+    await expect(s.insertMemory({ agentId: 'a', kind: 'fact', content: 'refused' })).rejects.toMatchObject({
+      code: 'ENGRAM_STORE_CORRUPT',
+    });
+    expect(await s.listMemories('a')).toHaveLength(1);
+    await client.query('UPDATE lexical_stats SET docs = docs - 5');
+  } finally {
+    await client.end();
+  }
+  expect((await s.checkIntegrity()).state).toBe('ok');
+  expect((await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'accepted' })).content).toBe(
+    'accepted',
+  );
+});
