@@ -52,7 +52,16 @@ async function main(argv: readonly string[]): Promise<number> {
     argv,
     {
       boolean: ['help'],
-      valued: ['size', 'queries', 'orama-queries', 'only', 'out', 'postgres', 'postgres-agents', 'postgres-rows'],
+      valued: [
+        'size',
+        'queries',
+        'orama-queries',
+        'only',
+        'out',
+        'postgres',
+        'postgres-agents',
+        'postgres-rows',
+      ],
     },
     USAGE,
   );
