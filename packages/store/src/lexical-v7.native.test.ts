@@ -84,9 +84,16 @@ describe('schema v4 → v7', () => {
     const before = await searchAll(first);
     expect(JSON.parse(before).flat().length).toBeGreaterThan(40);
     closeAll();
-    // Turn the file back into what version 4 wrote: no terms column, the postings' index on rid, version 4.
+    // Turn the file back into what version 4 wrote: no terms column, the postings' index on rid, none of the
+    // duplicate index (v5) or the scopes, metadata, validity, links and history (v6), version 4.
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
+      raw.exec(`DROP INDEX memories_active_content;
+        DROP INDEX memories_agent_user; DROP INDEX memories_agent_superseded_by;
+        DROP TABLE memory_links; DROP TABLE memory_history;
+        ALTER TABLE memories DROP COLUMN user_id; ALTER TABLE memories DROP COLUMN metadata;
+        ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to;
+        ALTER TABLE memories DROP COLUMN forgotten_at;`);
       raw.exec('ALTER TABLE lexical_docs DROP COLUMN terms');
       raw.exec('CREATE INDEX lexical_postings_rid ON lexical_postings(rid)');
       raw.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
