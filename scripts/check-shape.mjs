@@ -51,6 +51,7 @@ const LAYERS = {
   '@engram/diagnostics': 1,
   '@engram/health-ui': 1,
   '@engram/retrieval': 2,
+  '@engram/store-postgres': 2,
   '@engram/maintenance': 3,
   '@engram/eval': 4,
   '@engram/memory': 4,

@@ -104,6 +104,8 @@ export function check<T>(schema: z.ZodType<T, string>, value: string, label: str
 
 /** Resolves a database path against the working directory. */
 export function resolveDbPath(cwd: string, db: string | undefined, fallback: string): string {
+  // A PostgreSQL database is named by its URL, kept as it is.
+  if (db !== undefined && /^postgres(ql)?:\/\//.test(db)) return db;
   const file = db ?? fallback;
   return isAbsolute(file) ? file : resolve(join(cwd, file));
 }

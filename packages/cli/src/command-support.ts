@@ -1,5 +1,6 @@
 /** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
 import { existsSync, statSync } from 'node:fs';
+import { isPostgresUrl, readPostgresBinding } from '@engram/store-postgres';
 import { type Engram, openEngram } from './composition.js';
 import type { EmbedderChoice } from './embedder-choice.js';
 import { loadEncryptionKey } from './encryption-key.js';
@@ -71,13 +72,18 @@ export async function withEngram<T>(
   mode: OpenMode,
 ): Promise<T> {
   const { db } = target;
-  const fresh = !hasContent(db);
+  const postgres = isPostgresUrl(db);
+  // A database server: "missing" is a database without Engram's schema (named without its URL, which may
+  // carry a password).
+  const fresh = postgres ? (await readPostgresBinding(db)) === 'new' : !hasContent(db);
   if (fresh && mode.creates !== true && target.create !== true) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
-      existsSync(db)
-        ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`
-        : `no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create)`,
+      postgres
+        ? 'no Engram data in that PostgreSQL database (create some with engram remember, engram ingest or engram demo, or pass --create)'
+        : existsSync(db)
+          ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`
+          : `no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create)`,
     );
   }
   const key = await loadEncryptionKey(target.keyFile, io.env);

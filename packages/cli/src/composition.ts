@@ -40,6 +40,12 @@ import {
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
 import { createSqliteMemoryStore, type EventRecord, type SqliteMemoryStore } from '@engram/store';
 import {
+  createPostgresMemoryStore,
+  isPostgresUrl,
+  type PostgresMemoryStore,
+  readPostgresBinding,
+} from '@engram/store-postgres';
+import {
   BUILT_IN_PROFILES,
   chooseEmbedder,
   type EmbedderChoice,
@@ -99,7 +105,7 @@ export type DrainProgress = (done: number, total: number) => void;
 /** The wired memory system of one database file. */
 export interface Engram {
   readonly dbPath: string;
-  readonly store: SqliteMemoryStore;
+  readonly store: EngramStore;
   readonly collector: DiagnosticsCollector;
   readonly retriever: Retriever;
   readonly tools: ToolHandler;
@@ -133,6 +139,9 @@ export interface Engram {
   /** Closes the store (idempotent). */
   close(): Promise<void>;
 }
+
+/** The store behind a CLI database: a SQLite file, or a PostgreSQL database (`--db postgres://…`). */
+export type EngramStore = SqliteMemoryStore | PostgresMemoryStore;
 
 /** Most concurrent provider requests in total and per key when a provider is configured. */
 const PROVIDER_LIMITS = { global: 4, perKey: 2, maxQueue: 64 } as const;
@@ -188,6 +197,32 @@ function openStore(
   }
 }
 
+/** Opens a PostgreSQL store (a new database is bound to `embedding`; an existing one keeps its own). */
+async function openPostgres(
+  url: string,
+  embedding: EmbedderProfile | undefined,
+  collector: DiagnosticsCollector,
+): Promise<PostgresMemoryStore> {
+  try {
+    return await createPostgresMemoryStore({
+      connectionString: url,
+      ...(embedding === undefined
+        ? {}
+        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
+      observer: collector.storeObserver,
+    });
+  } catch (error) {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
 /**
  * Opens (or creates) a database file and wires every package around it. Throws a typed error when the file
  * cannot be opened, records an embedder that is not available here or not the one asked for, or the
@@ -219,9 +254,20 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   const remote = remoteEmbedder?.profile ?? null;
 
   // A file keeps the embedder it was made with: open an existing one first and read what it records.
-  let store: SqliteMemoryStore;
+  let store: EngramStore;
   let choice: EmbedderChoice;
-  if (hasDatabase(config.dbPath)) {
+  if (isPostgresUrl(config.dbPath)) {
+    if (config.encryptionKey !== undefined) {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_INVALID_ARGUMENTS',
+        'a PostgreSQL database takes no encryption key: encryption at rest is the server’s (TLS with sslmode in the URL)',
+      );
+    }
+    const recorded = await readPostgresBinding(config.dbPath);
+    choice = chooseEmbedder({ recorded, requested, remote });
+    const profile = recorded !== 'new' ? undefined : choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
+    store = await openPostgres(config.dbPath, profile ?? undefined, collector);
+  } else if (hasDatabase(config.dbPath)) {
     store = openStore(config.dbPath, undefined, collector, config.encryptionKey, access);
     try {
       choice = chooseEmbedder({ recorded: store.embeddingProfile, requested, remote });

@@ -58,7 +58,8 @@ export async function runDemo(
   try {
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
-    line(io, `  database  ${command.db}`);
+    // A PostgreSQL URL may carry a password: it is never printed.
+    line(io, `  database  ${command.db.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/, '$1:***@')}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
     if (engram.embedder === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
       // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.

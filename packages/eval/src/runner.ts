@@ -14,6 +14,7 @@ import {
   type SqliteMemoryStore,
   type StoreObserver,
 } from '@engram/store';
+import { createPostgresMemoryStore, type PostgresMemoryStore } from '@engram/store-postgres';
 import { bm25Rankings } from './bm25.js';
 import { DETERMINISTIC_VECTOR_PROFILE } from './datasets/common.js';
 import { createEvalEmbedder, createVectorSource, type EvalEmbedder, type VectorSource } from './embedders.js';
@@ -65,6 +66,11 @@ export interface RunFixtureConfig {
    * refused: its rows would mix into the figures).
    */
   readonly storePath?: string;
+  /**
+   * A PostgreSQL store instead (`postgres://…`, see `@engram/store-postgres`): its database must hold no memory
+   * yet (rows of another run would mix into the figures). Excludes `storePath`.
+   */
+  readonly storeUrl?: string;
   /** The deterministic embedder's synonym-concept features (default `true`; `false` is the ablation). */
   readonly conceptFeatures?: boolean;
   /**
@@ -283,14 +289,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
   let longest = 0;
   for (const row of fixture.corpus) if (row.content.length > longest) longest = row.content.length;
 
-  const store = createSqliteMemoryStore({
-    path: config.storePath ?? ':memory:',
+  const storeConfig = {
     embedding: { id: embedder.profile.id, dimensions: embedder.profile.dimensions },
     now: () => now,
     // External corpora may hold long documents; the cap is a guard for agents, not for a benchmark.
     ...(longest > 65_536 ? { maxContentLength: longest } : {}),
     ...(config.storeObserver === undefined ? {} : { observer: config.storeObserver }),
-  });
+  };
+  const store = await openRunStore(config, storeConfig);
   try {
     await loadFixture(store, fixture, {
       vectors: source,
@@ -338,8 +344,41 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
       variants,
     };
   } finally {
-    store.close();
+    await store.close();
   }
+}
+
+/**
+ * The store of a run: SQLite (`storePath`, in memory by default) or PostgreSQL (`storeUrl`, an empty
+ * database). Both are closed by the caller.
+ */
+async function openRunStore(
+  config: RunFixtureConfig,
+  storeConfig: {
+    readonly embedding: { readonly id: string; readonly dimensions: number };
+    readonly now: () => number;
+    readonly maxContentLength?: number;
+    readonly observer?: StoreObserver;
+  },
+): Promise<SqliteMemoryStore | PostgresMemoryStore> {
+  if (config.storeUrl === undefined) {
+    return createSqliteMemoryStore({ path: config.storePath ?? ':memory:', ...storeConfig });
+  }
+  if (config.storePath !== undefined) {
+    throw new EngramEvalError(
+      'ENGRAM_EVAL_INVALID_ARGUMENTS',
+      'A run takes a store file or a store URL, not both.',
+    );
+  }
+  const store = await createPostgresMemoryStore({ connectionString: config.storeUrl, ...storeConfig });
+  if ((await store.listAgents()).length > 0) {
+    await store.close();
+    throw new EngramEvalError(
+      'ENGRAM_EVAL_INVALID_ARGUMENTS',
+      'The PostgreSQL database already holds memories; a run needs an empty database.',
+    );
+  }
+  return store;
 }
 
 function stripUndefined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

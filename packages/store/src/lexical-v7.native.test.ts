@@ -1,5 +1,5 @@
 /**
- * Schema v6 → v7 (the BM25 index keeps each unit's terms; the postings lose their index on `rid`) and the
+ * Schema v4 → v7 (the BM25 index keeps each unit's terms; the postings lose their index on `rid`) and the
  * batched index writes: a file made by schema 4 opens with the same hits and the same scores, bit for bit, and
  * every later edit removes exactly the postings it should; a rolled-back batch leaves nothing behind.
  */
@@ -68,9 +68,9 @@ function closeAll(): void {
   for (const s of open.splice(0)) s.close();
 }
 
-describe('schema v6 → v7', () => {
-  it('carries a version-6 file forward with identical BM25 hits and scores, then edits it cleanly', async () => {
-    const path = join(dir, 'v6.db');
+describe('schema v4 → v7', () => {
+  it('carries a version-4 file forward with identical BM25 hits and scores, then edits it cleanly', async () => {
+    const path = join(dir, 'v4.db');
     const first = openStore(path);
     await first.insertMemories(
       Array.from({ length: 60 }, (_, i) => ({
@@ -84,13 +84,19 @@ describe('schema v6 → v7', () => {
     const before = await searchAll(first);
     expect(JSON.parse(before).flat().length).toBeGreaterThan(40);
     closeAll();
-    // Turn the file back into what version 6 wrote (the BM25 tables are as version 4 made them): no terms
-    // column, the postings' index on rid, version 6.
+    // Turn the file back into what version 4 wrote: no terms column, the postings' index on rid, none of the
+    // duplicate index (v5) or the scopes, metadata, validity, links and history (v6), version 4.
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
+      raw.exec(`DROP INDEX memories_active_content;
+        DROP INDEX memories_agent_user; DROP INDEX memories_agent_superseded_by;
+        DROP TABLE memory_links; DROP TABLE memory_history;
+        ALTER TABLE memories DROP COLUMN user_id; ALTER TABLE memories DROP COLUMN metadata;
+        ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to;
+        ALTER TABLE memories DROP COLUMN forgotten_at;`);
       raw.exec('ALTER TABLE lexical_docs DROP COLUMN terms');
       raw.exec('CREATE INDEX lexical_postings_rid ON lexical_postings(rid)');
-      raw.prepare("UPDATE meta SET value = '6' WHERE key = 'schema_version'").run();
+      raw.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }

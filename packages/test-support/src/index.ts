@@ -9,5 +9,11 @@ export type { BatchEmbedder, PendingEmbeddingStore, PendingItem } from './embed-
 export { embedAllPending } from './embed-pending.js';
 export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
+export type { TestPostgres } from './pg-server.js';
+export { resetTestPostgres, startTestPostgres } from './pg-server.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
+export type { ConformanceHarness, ConformanceRecord, ConformanceStore } from './store-conformance.js';
+export { CONFORMANCE_DIMENSIONS, describeStoreConformance } from './store-conformance.js';
+export type { WireServer } from './wire-server.js';
+export { serveWire } from './wire-server.js';

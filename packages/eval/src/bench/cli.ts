@@ -4,6 +4,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
+import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
   BENCH_SCENARIOS,
   type BenchReport,
@@ -14,6 +15,7 @@ import {
 import { measureDiagnostics, runScenario } from './scenarios.js';
 
 const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
+             [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>]]
 
 Side-by-side performance benchmark (not part of pnpm test):
   oneAgent10k         one agent, min(size, 10,000) rows
@@ -31,7 +33,11 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
   --queries <n>         timed queries per scenario (default 400)
   --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
   --only <names>        run only these scenarios (comma-separated names from the list above)
-  --out <file>          default <repository root>/test-results/bench/report.json`;
+  --out <file>          default <repository root>/test-results/bench/report.json
+  --postgres <url>      also run the PostgreSQL scenario on that scratch database (its tables are dropped):
+                        Engram's PostgreSQL store against the raw SQL statements on the same server and
+                        against Engram's SQLite store, --postgres-agents (default 1) × --postgres-rows
+                        (default min(size, 100,000)) rows`;
 
 function positiveInt(value: string | true | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -44,7 +50,19 @@ function positiveInt(value: string | true | undefined, fallback: number, name: s
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
-    { boolean: ['help'], valued: ['size', 'queries', 'orama-queries', 'only', 'out'] },
+    {
+      boolean: ['help'],
+      valued: [
+        'size',
+        'queries',
+        'orama-queries',
+        'only',
+        'out',
+        'postgres',
+        'postgres-agents',
+        'postgres-rows',
+      ],
+    },
     USAGE,
   );
   if (!args.ok) return args.exitCode;
@@ -147,12 +165,25 @@ async function main(argv: readonly string[]): Promise<number> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  let postgres: BenchPostgresReport | undefined;
+  const pgUrl = args.flags.get('postgres');
+  if (typeof pgUrl === 'string') {
+    const agents = positiveInt(args.flags.get('postgres-agents'), 1, 'postgres-agents');
+    const rowsPerAgent = positiveInt(
+      args.flags.get('postgres-rows'),
+      Math.min(size, 100_000),
+      'postgres-rows',
+    );
+    log(`[postgres] ${agents} agent(s) × ${rowsPerAgent} rows, ${queries} queries`);
+    postgres = await runPostgresScenario({ url: pgUrl, agents, rowsPerAgent, queries, batchSize: 1000, log });
+  }
   log('[diagnostics] timing the record path');
   const report: BenchReport = {
     version: 1,
     size,
     machine: { cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
     ...results,
+    ...(postgres === undefined ? {} : { postgres }),
     diagnostics: measureDiagnostics(1_000_000),
   };
   writeJsonFile(reportPath, report);

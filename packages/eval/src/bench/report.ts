@@ -1,4 +1,5 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
+import type { BenchPostgresReport } from './postgres.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -118,6 +119,8 @@ export interface BenchReport {
   readonly oneAgent384d?: BenchScenarioReport;
   readonly oneAgent1536d?: BenchScenarioReport;
   readonly hundredAgents1536d?: BenchScenarioReport;
+  /** The PostgreSQL scenario (`--postgres <url>`). */
+  readonly postgres?: BenchPostgresReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
   readonly diagnostics: {
     readonly nsPerRecord: number;
@@ -241,6 +244,15 @@ export function formatBenchTable(report: BenchReport): string {
       n(o?.heapBytesPerRow ?? Number.NaN, 0),
     ]);
   }
+  const pg = report.postgres;
+  const pgLines =
+    pg === undefined
+      ? []
+      : [
+          '',
+          `postgres (${pg.agents} agent(s), ${pg.rows} rows): ingest ${n(pg.ingest.rowsPerSec, 0)} rows/s (raw SQL ${n(pg.ingest.rawRowsPerSec, 0)}, ×${n(pg.ingest.ratioToRaw, 2)}; SQLite store ${n(pg.ingest.sqliteRowsPerSec, 0)}, ×${n(pg.ingest.ratioToSqlite, 2)})`,
+          `postgres query p50 ${n(pg.query.p50Ms, 2)} ms, p95 ${n(pg.query.p95Ms, 2)} ms (raw SQL ${n(pg.query.rawP50Ms, 2)}, ×${n(pg.query.ratioToRaw, 2)}; SQLite store ${n(pg.query.sqliteP50Ms, 2)}, ×${n(pg.query.ratioToSqlite, 2)}); Recall@5 ${n(pg.query.recallAt5, 3)} (SQLite ${n(pg.query.sqliteRecallAt5, 3)})`,
+        ];
   return [
     ...table(header, rows),
     '',
@@ -253,6 +265,7 @@ export function formatBenchTable(report: BenchReport): string {
           'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
           ...table(memoryHeader, memoryRows),
         ]),
+    ...pgLines,
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,
   ].join('\n');

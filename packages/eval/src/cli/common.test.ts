@@ -15,6 +15,7 @@ import {
   parseCliArgs,
   progressPrinter,
   resolveUserPath,
+  storeOption,
 } from './common.js';
 
 function capture(): CliOutput & { readonly outText: () => string; readonly errText: () => string } {
@@ -42,6 +43,17 @@ describe('resolveUserPath', () => {
   it('falls back to the current directory and keeps absolute paths', () => {
     expect(resolveUserPath('a.json', {}, '/work')).toBe('/work/a.json');
     expect(resolveUserPath('/abs/a.json', { INIT_CWD: '/repo' }, '/work')).toBe('/abs/a.json');
+  });
+});
+
+describe('storeOption', () => {
+  it('keeps a PostgreSQL URL as a URL and resolves a file like every path', () => {
+    expect(storeOption('postgres://u@db:5432/engram?sslmode=require')).toEqual({
+      storeUrl: 'postgres://u@db:5432/engram?sslmode=require',
+    });
+    expect(storeOption('postgresql://db/x')).toEqual({ storeUrl: 'postgresql://db/x' });
+    expect(storeOption('/tmp/run.sqlite')).toEqual({ storePath: '/tmp/run.sqlite' });
+    expect(storeOption(undefined)).toEqual({});
   });
 });
 

@@ -28,6 +28,14 @@ const PROCESS_OUTPUT: CliOutput = {
   },
 };
 
+/** The store of a run from `--store`: a PostgreSQL URL as it is, a SQLite file resolved like every path. */
+export function storeOption(
+  value: string | true | undefined,
+): { readonly storePath: string } | { readonly storeUrl: string } | Record<string, never> {
+  if (typeof value !== 'string') return {};
+  return /^postgres(ql)?:\/\//.test(value) ? { storeUrl: value } : { storePath: resolveUserPath(value) };
+}
+
 /**
  * Resolves a path the user typed: against `INIT_CWD` when set (pnpm runs package scripts in the package
  * directory, `INIT_CWD` is where the user ran `pnpm`), else against the current directory.

@@ -13,6 +13,7 @@ import {
   progressPrinter,
   resolveUserPath,
   runCli,
+  storeOption,
   writeJsonFile,
 } from './common.js';
 
@@ -24,6 +25,8 @@ and writes the JSON report.
   locomo, locomo-sessions   locomo10.json     scifact  scifact.zip     cmrc  cmrc2018_dev.json
   --split <${DATASET_SPLITS.join('|')}>  dev to tune on, test to report on, all (default) the whole benchmark
   --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)
+  --store <file|url>     use a SQLite file (it must not exist yet) or an empty PostgreSQL database
+                         (postgres://…) instead of an in-memory SQLite database
 ${EMBEDDER_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -31,7 +34,7 @@ async function main(argv: readonly string[]): Promise<number> {
     argv,
     {
       boolean: ['help', ...EMBEDDER_FLAGS.boolean],
-      valued: ['fixture-out', 'split', ...EMBEDDER_FLAGS.valued],
+      valued: ['fixture-out', 'split', 'store', ...EMBEDDER_FLAGS.valued],
     },
     USAGE,
   );
@@ -76,6 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
     fixture,
     embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
     ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
+    ...storeOption(args.flags.get('store')),
     onProgress: progressPrinter(log, 250),
   });
   finishReport(report, resolveUserPath(reportArg), started);

@@ -13,6 +13,7 @@ import {
   progressPrinter,
   resolveUserPath,
   runCli,
+  storeOption,
 } from './common.js';
 
 const BUNDLED_FIXTURE = fileURLToPath(new URL('../../fixtures/retrieval-v1.json', import.meta.url));
@@ -25,7 +26,8 @@ BM25 reference, prints a table and writes the JSON report, with figures per subs
 Paths are relative to the directory you ran pnpm from.
   --fixture <file>       the fixture (default the bundled retrieval-v1)
   --out <file>           the report (default test-results/eval/<fixture name>-<embedder>.json)
-  --store <file>         use a SQLite file instead of an in-memory database (it must not exist yet)
+  --store <file|url>     use a SQLite file (it must not exist yet) or an empty PostgreSQL database
+                         (postgres://…) instead of an in-memory SQLite database
 ${EMBEDDER_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -88,7 +90,7 @@ async function main(argv: readonly string[]): Promise<number> {
     fixture,
     embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
     ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
-    ...(typeof store === 'string' ? { storePath: resolveUserPath(store) } : {}),
+    ...storeOption(store),
     onProgress: progressPrinter(log),
   });
   finishReport(report, reportPath, started);

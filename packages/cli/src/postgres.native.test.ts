@@ -1,0 +1,64 @@
+// The built `engram` CLI on a PostgreSQL database (`--db postgres://…`): PGlite over the wire protocol started
+// here, or the scratch server named by ENGRAM_PG_URL.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resetTestPostgres, runNode, startTestPostgres, type TestPostgres } from '@engram/test-support';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+let server: TestPostgres;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startTestPostgres();
+  await resetTestPostgres(server.url);
+  dir = await mkdtemp(join(tmpdir(), 'engram-cli-pg-'));
+});
+
+afterAll(async () => {
+  await server.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: readonly string[], env: Readonly<Record<string, string>> = {}) {
+  return runNode(CLI, args, { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } });
+}
+
+it('remembers, embeds and searches through --db postgres://…, and keeps the embedder the database records', async () => {
+  const db = server.url;
+  const remembered = await cli(
+    ['remember', 'The staging database runs on port 5433.', '--db', db, '--agent', 'ops'],
+    {
+      ENGRAM_EMBEDDER: 'deterministic',
+    },
+  );
+  expect(remembered.stderr).toBe('');
+  expect(remembered.stdout).toMatch(/^Remembered as fact [\w-]+\.$/m);
+  const again = await cli([
+    'remember',
+    'The staging database runs on port 5433.',
+    '--db',
+    db,
+    '--agent',
+    'ops',
+  ]);
+  expect(again.stdout).toContain('Already remembered as fact');
+  const found = await cli(['search', 'staging port', '--explain', '--db', db, '--agent', 'ops']);
+  expect(found.code).toBe(0);
+  expect(found.stdout).toContain('fact   The staging database runs on port 5433.');
+  expect(found.stdout).toMatch(/lexical #1/);
+  const other = await cli(['search', 'staging port', '--db', db, '--agent', 'someone-else']);
+  expect(other.stdout).toContain('(no results)');
+  const refused = await cli(['search', 'staging', '--db', db, '--agent', 'ops'], { ENGRAM_EMBEDDER: 'use' });
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+});
+
+it('an unreachable server is a typed error without the URL or a stack trace', async () => {
+  const run = await cli(['search', 'x', '--db', 'postgres://secret-user:secret-pass@127.0.0.1:1/db']);
+  expect(run.code).not.toBe(0);
+  expect(run.stderr).not.toContain('secret');
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+});

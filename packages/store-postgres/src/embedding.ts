@@ -1,0 +1,284 @@
+/**
+ * The embedding slice on PostgreSQL: pending rows, revision-checked commits, the backlog, the explicit
+ * re-index, and work claimed by many workers.
+ *
+ * With `claimLeaseMs` set, listing pending rows claims them: one statement picks unclaimed (or expired, or own)
+ * rows `FOR UPDATE SKIP LOCKED` and stamps them with this store's worker id and a lease deadline on the server
+ * clock. Other workers skip claimed rows, so N processes drain one backlog without embedding a row twice; a
+ * worker that dies loses its claims when the lease runs out and another worker takes them. A commit is applied
+ * only by the lease holder (or to an unclaimed row); a late commit of an expired claim that another worker took
+ * over is `stale`. Without `claimLeaseMs`, listing claims nothing (one drain at a time, as in the SQLite store).
+ */
+import {
+  type EmbeddingBacklog,
+  type EmbeddingCommitResult,
+  type EmbeddingOutcome,
+  type EmbeddingProfile,
+  EngramStoreError,
+  type ListPendingOptions,
+  type PendingEmbedding,
+} from '@engram/store';
+import {
+  embeddingFingerprint,
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateLimit,
+  validateVector,
+} from '@engram/store/port-kit';
+import type pg from 'pg';
+import type { PgContext } from './context.js';
+import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, writeVector } from './derived.js';
+import { setMeta, vectorTableSql } from './schema.js';
+
+/** The server clock in epoch milliseconds (leases never depend on the workers' clocks). */
+const SERVER_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+/** `pending` rows, and `error` rows below the retry bound (`$2`; 0 retries none). */
+const STATE_COND =
+  "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < $2::int))";
+
+/** Active rows waiting for an embedding, in insertion order (claimed first when `claimLeaseMs` is set). */
+export function listPendingEmbeddings(
+  ctx: PgContext,
+  options: ListPendingOptions,
+): Promise<readonly PendingEmbedding[]> {
+  return ctx.op('listPendingEmbeddings', async () => {
+    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+    const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
+    const limit = validateLimit(options.limit, 'limit', 1000, 64);
+    const below =
+      options.retryErrorsBelowAttempts === undefined
+        ? 0
+        : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
+    const base = `${STATE_COND} AND m.lifecycle = 'active' AND ($3::text IS NULL OR m.agent_id = $3)`;
+    let ridFilter = '';
+    const params: unknown[] = [limit, below, agentId];
+    if (ctx.claimLeaseMs !== null) {
+      const claimed = await ctx.q<{ rid: string }>(
+        ctx.pool,
+        'write',
+        `WITH picked AS (
+           SELECT m.rid FROM memories m
+           WHERE ${base} AND (m.lease_owner IS NULL OR m.lease_owner = $4 OR m.lease_until < ${SERVER_NOW})
+           ORDER BY m.rid LIMIT $1 FOR UPDATE SKIP LOCKED)
+         UPDATE memories m SET lease_owner = $4, lease_until = ${SERVER_NOW} + $5
+         FROM picked WHERE m.rid = picked.rid RETURNING m.rid`,
+        [...params, ctx.workerId, ctx.claimLeaseMs],
+      );
+      if (claimed.length === 0) return [];
+      params.push(claimed.map((r) => r.rid));
+      ridFilter = 'AND m.rid = ANY($4::bigint[])';
+    }
+    type Row = {
+      rid: string;
+      idx: number | null;
+      start_at: number | null;
+      end_at: number | null;
+      id: string;
+      agent_id: string;
+      content: string;
+      revision: string;
+      embedding_attempts: number;
+    };
+    // One item per short memory, one per chunk still without a vector for a chunked memory.
+    const rows = await ctx.q<Row>(
+      ctx.pool,
+      'read',
+      `SELECT m.rid, c.idx, c.start_at, c.end_at, m.id, m.agent_id, m.content, m.revision, m.embedding_attempts
+       FROM memories m LEFT JOIN memory_chunks c
+         ON m.chunk_count > 1 AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
+       WHERE ${base} ${ridFilter} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+       ORDER BY m.rid, c.idx LIMIT $1`,
+      params,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      agentId: r.agent_id,
+      content: r.idx === null ? r.content : r.content.slice(r.start_at ?? 0, r.end_at ?? r.content.length),
+      revision: Number(r.revision),
+      embeddingAttempts: Number(r.embedding_attempts),
+      ...(r.idx === null ? {} : { chunk: r.idx }),
+    }));
+  });
+}
+
+function checkOutcomes(ctx: PgContext, outcomes: readonly EmbeddingOutcome[]): void {
+  if (!Array.isArray(outcomes)) throw invalidInput('outcomes must be an array');
+  const seen = new Set<string>();
+  for (const [i, o] of outcomes.entries()) {
+    if (typeof o !== 'object' || o === null) throw invalidInput('outcome must be an object');
+    validateId(o.id, `outcomes[${i}].id`);
+    if (o.chunk !== undefined) validateInteger(o.chunk, `outcomes[${i}].chunk`, 0);
+    const key = o.chunk === undefined ? o.id : `${o.id}\u0000${o.chunk}`;
+    if (seen.has(key)) throw invalidInput('outcomes name the same id (and chunk) twice');
+    seen.add(key);
+    validateInteger(o.revision, `outcomes[${i}].revision`, 1);
+    if (o.state === 'ready') {
+      if (ctx.profile === null) {
+        throw new EngramStoreError(
+          'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+          'the store has no embedder profile, so it cannot store vectors',
+        );
+      }
+      validateVector(o.vector, ctx.profile.dimensions, `outcomes[${i}].vector`);
+    } else if (o.state !== 'error' && o.state !== 'ftsOnly') {
+      throw invalidInput(`outcomes[${i}].state must be ready, error or ftsOnly`);
+    }
+  }
+}
+
+type CommitRow = { rid: string; agent_id: string; revision: string; chunk_count: number; held: boolean };
+
+async function setState(
+  ctx: PgContext,
+  db: pg.PoolClient,
+  rid: number,
+  state: 'ready' | 'error' | 'ftsOnly',
+): Promise<void> {
+  const set =
+    state === 'ready'
+      ? "embedding_state = 'ready', embedding_fingerprint = $2"
+      : state === 'error'
+        ? "embedding_state = 'error', embedding_fingerprint = NULL, embedding_attempts = embedding_attempts + 1"
+        : "embedding_state = 'ftsOnly', embedding_fingerprint = NULL";
+  await ctx.run(
+    db,
+    'write',
+    `UPDATE memories SET ${set}, lease_owner = NULL, lease_until = NULL WHERE rid = $1`,
+    state === 'ready' ? [rid, ctx.fingerprint] : [rid],
+  );
+}
+
+/** Commits outcomes in one transaction; rows changed meanwhile, gone, or claimed by another worker are `stale`. */
+export function commitEmbeddings(
+  ctx: PgContext,
+  outcomes: readonly EmbeddingOutcome[],
+): Promise<EmbeddingCommitResult> {
+  return ctx.op('commitEmbeddings', async () => {
+    checkOutcomes(ctx, outcomes);
+    const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
+    if (outcomes.length === 0) return result;
+    return ctx.tx(async (db) => {
+      const chunked = new Map<number, { agentId: string; failed: boolean }>();
+      for (const o of outcomes) {
+        const row = (
+          await ctx.q<CommitRow>(
+            db,
+            'read',
+            `SELECT rid, agent_id, revision, chunk_count,
+               (lease_owner IS NULL OR lease_owner = $2 OR lease_until < ${SERVER_NOW}) AS held
+             FROM memories WHERE id = $1 FOR UPDATE`,
+            [o.id, ctx.workerId],
+          )
+        )[0];
+        const isChunked = row !== undefined && row.chunk_count > 1;
+        if (
+          row === undefined ||
+          !row.held ||
+          Number(row.revision) !== o.revision ||
+          isChunked !== (o.chunk !== undefined) ||
+          (o.chunk !== undefined && o.chunk >= row.chunk_count)
+        ) {
+          result.stale += 1;
+          continue;
+        }
+        result[o.state] += 1;
+        const rid = Number(row.rid);
+        if (o.chunk !== undefined) {
+          const key = chunkKey(rid, o.chunk);
+          await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [key]);
+          if (o.state === 'ready') await writeVector(ctx, db, key, rid, row.agent_id, o.vector);
+          if (o.state !== 'error') {
+            await ctx.run(db, 'write', 'UPDATE memory_chunks SET vec = $1 WHERE rid = $2 AND idx = $3', [
+              o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE,
+              rid,
+              o.chunk,
+            ]);
+          }
+          const entry = chunked.get(rid) ?? { agentId: row.agent_id, failed: false };
+          if (o.state === 'error') entry.failed = true;
+          chunked.set(rid, entry);
+          continue;
+        }
+        if (ctx.profile !== null)
+          await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [rid]);
+        if (o.state === 'ready') await writeVector(ctx, db, rid, rid, row.agent_id, o.vector);
+        await setState(ctx, db, rid, o.state);
+      }
+      for (const [rid, { failed }] of chunked) {
+        if (failed) {
+          await setState(ctx, db, rid, 'error');
+          continue;
+        }
+        const counts = (
+          await ctx.q<{ pending: string; ready: string }>(
+            db,
+            'read',
+            `SELECT count(*) FILTER (WHERE vec = ${CHUNK_VEC_PENDING}) AS pending,
+               count(*) FILTER (WHERE vec = ${CHUNK_VEC_READY}) AS ready FROM memory_chunks WHERE rid = $1`,
+            [rid],
+          )
+        )[0];
+        if (Number(counts?.pending ?? 0) > 0) continue;
+        await setState(ctx, db, rid, Number(counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly');
+      }
+      return result;
+    });
+  });
+}
+
+/** Active `pending` rows, in total and per agent. */
+export function countEmbeddingBacklog(ctx: PgContext): Promise<EmbeddingBacklog> {
+  return ctx.op('countEmbeddingBacklog', async () => {
+    const rows = await ctx.q<{ agent_id: string; n: string }>(
+      ctx.pool,
+      'read',
+      `SELECT agent_id, count(*) AS n FROM memories WHERE embedding_state = 'pending' AND lifecycle = 'active'
+       GROUP BY agent_id ORDER BY agent_id COLLATE "C"`,
+    );
+    const byAgent: Record<string, number> = {};
+    let total = 0;
+    for (const r of rows) {
+      byAgent[r.agent_id] = Number(r.n);
+      total += Number(r.n);
+    }
+    return { total, byAgent };
+  });
+}
+
+/** The explicit re-index: drops every vector, rebinds the vector table to `profile` (or none), resets rows. */
+export function resetEmbeddings(ctx: PgContext, profile: EmbeddingProfile | null): Promise<void> {
+  return ctx.op('resetEmbeddings', async () => {
+    if (profile !== null) {
+      const ok =
+        typeof profile === 'object' &&
+        typeof profile.id === 'string' &&
+        profile.id.length > 0 &&
+        profile.id.length <= 128 &&
+        !/[\u0000-\u001f]/.test(profile.id) &&
+        Number.isSafeInteger(profile.dimensions) &&
+        profile.dimensions >= 1 &&
+        profile.dimensions <= 8192;
+      if (!ok) throw invalidInput('embedding profile');
+    }
+    const next = profile === null ? null : { id: profile.id, dimensions: profile.dimensions };
+    const fingerprint = embeddingFingerprint(next);
+    await ctx.tx(async (db) => {
+      await ctx.run(db, 'meta', 'DROP TABLE IF EXISTS memory_vectors');
+      if (next !== null) {
+        await ctx.run(db, 'meta', 'CREATE EXTENSION IF NOT EXISTS vector');
+        await ctx.run(db, 'meta', vectorTableSql(next.dimensions));
+      }
+      await ctx.run(
+        db,
+        'write',
+        "UPDATE memories SET embedding_state = 'pending', embedding_fingerprint = NULL, embedding_attempts = 0, lease_owner = NULL, lease_until = NULL",
+      );
+      await ctx.run(db, 'write', `UPDATE memory_chunks SET vec = ${CHUNK_VEC_PENDING} WHERE vec <> 0`);
+      await setMeta(ctx, db, 'embedding_fingerprint', fingerprint);
+    });
+    ctx.bindProfile(next, fingerprint);
+  });
+}

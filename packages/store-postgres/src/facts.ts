@@ -1,0 +1,365 @@
+/**
+ * The facts slice: forgetting (with tombstones), deleting an agent's memories, and contradiction links, with
+ * the SQLite store's semantics. Forgetting follows the store's forget setting (`ctx.forgetMode`): `erase` removes
+ * the rows (their derived rows go by cascade) and the text their history kept, leaving a tombstone; `keep`
+ * archives the rows, marked forgotten.
+ */
+import { hasControlCharacter, isWellFormedText } from '@engram/contracts';
+import {
+  type ConflictLink,
+  type ConflictResolution,
+  type ConflictState,
+  type DeleteAllResult,
+  EngramStoreError,
+  type ForgetOptions,
+  type ForgetResult,
+} from '@engram/store';
+import { invalidInput, validateAgentId, validateId, validateLimit } from '@engram/store/port-kit';
+import type { PgContext, Queryable } from './context.js';
+import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
+import { MEMORY_COLUMNS, type MemoryRow, num } from './rows.js';
+import { rowForWrite } from './write.js';
+
+const CONFLICT_STATES: ReadonlySet<string> = new Set(['open', 'resolved', 'dismissed']);
+const CONFLICT_REASONS: ReadonlySet<string> = new Set(['number', 'negation', 'entity']);
+
+function boundedText(value: unknown, field: string, max: number): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'string' || value.trim().length === 0 || value.length > max) {
+    throw invalidInput(`${field} must be a non-empty string of at most ${max} characters`);
+  }
+  if (hasControlCharacter(value.replace(/[\n\t]/g, ' ')) || !isWellFormedText(value)) {
+    throw invalidInput(`${field} contains control characters or a lone surrogate`);
+  }
+  return value;
+}
+
+function forgetOptions(options: ForgetOptions | undefined): { actor: string; reason: string | null } {
+  if (options === undefined) return { actor: 'caller', reason: null };
+  if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+  return {
+    actor: boundedText(options.actor, 'options.actor', 64) ?? 'caller',
+    reason: boundedText(options.reason, 'options.reason', 500),
+  };
+}
+
+/** Forgets one row as the setting says, with its tombstone; inside the caller's transaction. */
+async function forgetRow(
+  ctx: PgContext,
+  db: Queryable,
+  row: MemoryRow,
+  who: { actor: string; reason: string | null },
+  now: number,
+): Promise<void> {
+  await recordHistory(ctx, db, {
+    agentId: row.agent_id,
+    memoryId: row.id,
+    action: 'forgotten',
+    at: now,
+    revision: Number(row.revision),
+    actor: who.actor,
+    reason: who.reason,
+  });
+  if (ctx.forgetMode === 'erase') {
+    await ctx.run(db, 'write', 'DELETE FROM memories WHERE rid = $1', [row.rid]);
+    return;
+  }
+  await ctx.run(
+    db,
+    'write',
+    `UPDATE memories SET lifecycle = 'archived', forgotten_at = $1, valid_to = coalesce(valid_to, $1),
+       revision = revision + 1, updated_at = $1 WHERE rid = $2`,
+    [now, row.rid],
+  );
+}
+
+/** Marks the open conflict links of forgotten memories dismissed. */
+async function closeLinks(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  ids: readonly string[],
+  now: number,
+): Promise<void> {
+  await ctx.run(
+    db,
+    'write',
+    `UPDATE memory_links SET state = 'dismissed', resolved_at = $1
+     WHERE agent_id = $2 AND state = 'open' AND (older_id = ANY($3::text[]) OR newer_id = ANY($3::text[]))`,
+    [now, agentId, ids],
+  );
+}
+
+/** Forgets a memory and its superseded predecessors (one transaction). */
+export function forgetMemory(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  options?: ForgetOptions,
+): Promise<ForgetResult> {
+  return ctx.op('forgetMemory', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    const who = forgetOptions(options);
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const row = await selectRow(ctx, db, agentId, id);
+      if (row === undefined || row.forgotten_at !== null) {
+        throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
+      }
+      // The predecessors of the chain: the versions this memory replaced (never its successors).
+      const chain = await supersedeChain(ctx, db, agentId, id);
+      const ids = chain.slice(0, chain.indexOf(id) + 1);
+      const forgotten: string[] = [];
+      for (const memoryId of ids) {
+        const rows = await ctx.q<MemoryRow>(
+          db,
+          'read',
+          `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND agent_id = $2 FOR UPDATE`,
+          [memoryId, agentId],
+        );
+        const r = rows[0];
+        if (r === undefined || r.forgotten_at !== null) continue;
+        await forgetRow(ctx, db, r, who, now);
+        forgotten.push(memoryId);
+      }
+      if (ctx.forgetMode === 'erase') await eraseHistoryContent(ctx, db, agentId, forgotten);
+      await closeLinks(ctx, db, agentId, forgotten, now);
+      return { forgotten, mode: ctx.forgetMode };
+    });
+  });
+}
+
+/** Forgets every memory of an agent; in `erase` mode also its events, cursors and skills (one transaction). */
+export function deleteAll(
+  ctx: PgContext,
+  agentId: string,
+  options?: ForgetOptions,
+): Promise<DeleteAllResult> {
+  return ctx.op('deleteAll', async () => {
+    validateAgentId(agentId);
+    const who = forgetOptions(options);
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const rows = await ctx.q<MemoryRow>(
+        db,
+        'read',
+        `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND forgotten_at IS NULL ORDER BY rid FOR UPDATE`,
+        [agentId],
+      );
+      for (const row of rows) await forgetRow(ctx, db, row, who, now);
+      let events = 0;
+      let skills = 0;
+      if (ctx.forgetMode === 'erase') {
+        await ctx.run(db, 'write', 'UPDATE memory_history SET content = NULL WHERE agent_id = $1', [agentId]);
+        await ctx.run(db, 'write', 'DELETE FROM memory_links WHERE agent_id = $1', [agentId]);
+        events = await ctx.run(db, 'write', 'DELETE FROM events WHERE agent_id = $1', [agentId]);
+        await ctx.run(db, 'write', 'DELETE FROM session_cursors WHERE agent_id = $1', [agentId]);
+        skills = await ctx.run(db, 'write', 'DELETE FROM skills WHERE agent_id = $1', [agentId]);
+      } else {
+        await closeLinks(
+          ctx,
+          db,
+          agentId,
+          rows.map((r) => r.id),
+          now,
+        );
+      }
+      return { memories: rows.length, events, skills, mode: ctx.forgetMode };
+    });
+  });
+}
+
+type LinkRow = {
+  older_id: string;
+  newer_id: string;
+  state: string;
+  reason: string;
+  created_at: string | number;
+  resolved_at: string | number | null;
+};
+
+const LINK_COLUMNS = 'older_id, newer_id, state, reason, created_at, resolved_at';
+
+function toLink(r: LinkRow): ConflictLink {
+  return {
+    olderId: r.older_id,
+    newerId: r.newer_id,
+    state: r.state as ConflictState,
+    reason: r.reason,
+    createdAt: Number(r.created_at),
+    resolvedAt: num(r.resolved_at),
+  };
+}
+
+/** Links two of the agent's facts as contradicting; false when already linked. */
+export function linkConflict(
+  ctx: PgContext,
+  agentId: string,
+  olderId: string,
+  newerId: string,
+  reason: string,
+): Promise<boolean> {
+  return ctx.op('linkConflict', async () => {
+    validateAgentId(agentId);
+    validateId(olderId, 'olderId');
+    validateId(newerId, 'newerId');
+    if (olderId === newerId) throw invalidInput('a memory cannot conflict with itself');
+    if (typeof reason !== 'string' || !CONFLICT_REASONS.has(reason)) {
+      throw invalidInput('reason must be number, negation or entity');
+    }
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      for (const id of [olderId, newerId]) {
+        if ((await selectRow(ctx, db, agentId, id)) === undefined) {
+          throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
+        }
+      }
+      const n = await ctx.run(
+        db,
+        'write',
+        `INSERT INTO memory_links(agent_id, older_id, newer_id, kind, state, reason, created_at)
+         VALUES ($1, $2, $3, 'conflict', 'open', $4, $5) ON CONFLICT DO NOTHING`,
+        [agentId, olderId, newerId, reason, now],
+      );
+      if (n === 0) return false;
+      for (const [memoryId, relatedId] of [
+        [olderId, newerId],
+        [newerId, olderId],
+      ] as const) {
+        await recordHistory(ctx, db, {
+          agentId,
+          memoryId,
+          action: 'conflictLinked',
+          at: now,
+          reason,
+          relatedId,
+        });
+      }
+      return true;
+    });
+  });
+}
+
+/** The agent's conflict links (touching `ids` when given), oldest first. */
+export function listConflicts(
+  ctx: PgContext,
+  agentId: string,
+  options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
+): Promise<readonly ConflictLink[]> {
+  return ctx.op('listConflicts', async () => {
+    validateAgentId(agentId);
+    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+    let ids: string[] | null = null;
+    if (options.ids !== undefined) {
+      if (!Array.isArray(options.ids) || options.ids.length > 10_000) {
+        throw invalidInput('ids must be an array of at most 10,000 ids');
+      }
+      ids = options.ids.map((id) => validateId(id, 'ids entry'));
+    }
+    if (options.state !== undefined && !CONFLICT_STATES.has(options.state)) {
+      throw invalidInput('state is not a conflict state');
+    }
+    const limit = validateLimit(options.limit, 'limit', 10_000, 1000);
+    const rows = await ctx.q<LinkRow>(
+      ctx.pool,
+      'read',
+      `SELECT ${LINK_COLUMNS} FROM memory_links
+       WHERE agent_id = $1 AND ($2::text IS NULL OR state = $2)
+         AND ($3::text[] IS NULL OR older_id = ANY($3::text[]) OR newer_id = ANY($3::text[]))
+       ORDER BY created_at, older_id COLLATE "C", newer_id COLLATE "C" LIMIT $4`,
+      [agentId, options.state ?? null, ids, limit],
+    );
+    return rows.map(toLink);
+  });
+}
+
+/** Settles an open link: supersede one side by the other, or dismiss it (both stay current). */
+export function resolveConflict(
+  ctx: PgContext,
+  agentId: string,
+  olderId: string,
+  newerId: string,
+  resolution: ConflictResolution,
+): Promise<ConflictLink> {
+  return ctx.op('resolveConflict', async () => {
+    validateAgentId(agentId);
+    validateId(olderId, 'olderId');
+    validateId(newerId, 'newerId');
+    if (typeof resolution !== 'object' || resolution === null)
+      throw invalidInput('resolution must be an object');
+    if (resolution.outcome !== 'supersede' && resolution.outcome !== 'dismiss') {
+      throw invalidInput('resolution.outcome must be supersede or dismiss');
+    }
+    const keepId = resolution.outcome === 'supersede' ? (resolution.keepId ?? newerId) : null;
+    if (keepId !== null && keepId !== olderId && keepId !== newerId) {
+      throw invalidInput('resolution.keepId must be one side of the link');
+    }
+    const who = forgetOptions({
+      ...(resolution.actor === undefined ? {} : { actor: resolution.actor }),
+      ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
+    });
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const links = await ctx.q<LinkRow>(
+        db,
+        'read',
+        `SELECT ${LINK_COLUMNS} FROM memory_links
+         WHERE agent_id = $1 AND older_id = $2 AND newer_id = $3 AND kind = 'conflict' FOR UPDATE`,
+        [agentId, olderId, newerId],
+      );
+      const link = links[0];
+      if (link === undefined) {
+        throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no conflict link between these memories');
+      }
+      if (link.state !== 'open') {
+        throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the conflict is already settled');
+      }
+      const state: ConflictState = keepId === null ? 'dismissed' : 'resolved';
+      if (keepId !== null) {
+        const retireId = keepId === olderId ? newerId : olderId;
+        const row = await rowForWrite(ctx, db, agentId, retireId, undefined);
+        if (row.lifecycle === 'active') {
+          await ctx.run(
+            db,
+            'write',
+            `UPDATE memories SET lifecycle = 'superseded', superseded_by = $1, valid_to = coalesce(valid_to, $2),
+               revision = revision + 1, updated_at = $2 WHERE rid = $3`,
+            [keepId, now, row.rid],
+          );
+          await recordHistory(ctx, db, {
+            agentId,
+            memoryId: retireId,
+            action: 'superseded',
+            at: now,
+            revision: Number(row.revision) + 1,
+            actor: who.actor,
+            reason: who.reason,
+            relatedId: keepId,
+          });
+        }
+      }
+      await ctx.run(
+        db,
+        'write',
+        `UPDATE memory_links SET state = $1, resolved_at = $2 WHERE agent_id = $3 AND older_id = $4 AND newer_id = $5`,
+        [state, now, agentId, olderId, newerId],
+      );
+      for (const [memoryId, relatedId] of [
+        [olderId, newerId],
+        [newerId, olderId],
+      ] as const) {
+        await recordHistory(ctx, db, {
+          agentId,
+          memoryId,
+          action: 'conflictResolved',
+          at: now,
+          actor: who.actor,
+          reason: who.reason ?? state,
+          relatedId,
+        });
+      }
+      return toLink({ ...link, state, resolved_at: now });
+    });
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * The integrity check on PostgreSQL. The server guarantees page-level integrity itself (checksums, WAL), so there
+ * is no file to scan as SQLite's `quick_check` does; the check verifies what the store's own schema relies on:
+ * the exact-duplicate rule's unique index is present, and the per-agent BM25 statistics agree with the units
+ * they count. The result is recorded in the context and reported by `integrity`.
+ */
+import type { IntegrityResult } from '@engram/store';
+import type { PgContext } from './context.js';
+
+/** Runs the check now and records it (`ok` or `failed`, and when). */
+export function checkIntegrity(ctx: PgContext): Promise<IntegrityResult> {
+  return ctx.op('checkIntegrity', async () => {
+    const rows = await ctx.q<{ index_ok: boolean; stats_ok: boolean }>(
+      ctx.pool,
+      'read',
+      `SELECT to_regclass('memories_active_content') IS NOT NULL AS index_ok,
+         NOT EXISTS (
+           SELECT 1 FROM (SELECT agent_id, count(*) AS docs, coalesce(sum(length), 0) AS total
+                          FROM lexical_docs GROUP BY agent_id) d
+           FULL JOIN lexical_stats s ON s.agent_id = d.agent_id
+           WHERE coalesce(d.docs, 0) <> coalesce(s.docs, 0) OR coalesce(d.total, 0) <> coalesce(s.total_length, 0)
+         ) AS stats_ok`,
+    );
+    const ok = rows[0]?.index_ok === true && rows[0]?.stats_ok === true;
+    ctx.integrity = { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
+    return ctx.integrity;
+  });
+}

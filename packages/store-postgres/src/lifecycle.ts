@@ -1,0 +1,156 @@
+/**
+ * The lifecycle slice: archive, supersede, merge and the general compare-and-set lifecycle move. Derived rows
+ * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
+ */
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store';
+import {
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateLifecycle,
+} from '@engram/store/port-kit';
+import type { PgContext } from './context.js';
+import { recordHistory } from './history.js';
+import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './write.js';
+
+/** Archives a row (compare-and-set when `expectedRevision` is given). */
+export function archiveMemory(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  expectedRevision?: number,
+): Promise<MemoryRecord> {
+  return ctx.op('archiveMemory', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      return casLifecycle(ctx, db, row, 'archived', row.superseded_by, now);
+    });
+  });
+}
+
+/**
+ * Marks the old row `superseded` and inserts the replacement, in one transaction; `supersededBy` names the
+ * replacement, or the active exact duplicate of it that was already stored (then nothing new is inserted).
+ */
+export function supersedeMemory(
+  ctx: PgContext,
+  agentId: string,
+  oldId: string,
+  expectedRevision: number,
+  replacement: NewMemory,
+): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
+  return ctx.op('supersedeMemory', async () => {
+    validateAgentId(agentId);
+    validateId(oldId, 'oldId');
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    const prepared = prepareInsert(ctx, replacement, 'replacement');
+    if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
+      // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
+      const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
+      let superseded = await casLifecycle(ctx, db, row, 'superseded', id, now);
+      const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
+      if (inserted === undefined) throw invalidInput('replacement');
+      if (!inserted.created) {
+        // The replacement was already stored as another active row: that row is the successor.
+        await ctx.run(db, 'write', 'UPDATE memories SET superseded_by = $1 WHERE rid = $2', [
+          inserted.record.id,
+          row.rid,
+        ]);
+        superseded = { ...superseded, supersededBy: inserted.record.id };
+      }
+      await recordHistory(ctx, db, {
+        agentId,
+        memoryId: oldId,
+        action: 'superseded',
+        at: now,
+        revision: superseded.revision,
+        relatedId: inserted.record.id,
+      });
+      return { superseded, replacement: inserted.record };
+    });
+  });
+}
+
+/** Compare-and-set lifecycle move. */
+export function setLifecycle(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  expectedRevision: number,
+  lifecycle: Lifecycle,
+): Promise<MemoryRecord> {
+  return ctx.op('setLifecycle', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    validateLifecycle(lifecycle);
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      return casLifecycle(ctx, db, row, lifecycle, row.superseded_by, now);
+    });
+  });
+}
+
+/** Inserts the merged row and supersedes every source by it, compare-and-set on each, in one transaction. */
+export function mergeMemories(
+  ctx: PgContext,
+  agentId: string,
+  sources: readonly MergeSource[],
+  merged: NewMemory,
+): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+  return ctx.op('mergeMemories', async () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
+    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
+    const seen = new Set<string>();
+    for (const [i, s] of sources.entries()) {
+      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
+      validateId(s.id, `sources[${i}].id`);
+      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
+      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
+      seen.add(s.id);
+    }
+    const prepared = prepareInsert(ctx, merged, 'merged');
+    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const rows = [];
+      for (const s of sources) rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision));
+      // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
+      const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
+      let superseded: MemoryRecord[] = [];
+      for (const row of rows) superseded.push(await casLifecycle(ctx, db, row, 'superseded', id, now));
+      const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
+      if (inserted === undefined) throw invalidInput('merged');
+      const successor = inserted.record.id;
+      if (!inserted.created) {
+        // The merged text was already stored as another active row: that row is the successor.
+        await ctx.run(db, 'write', 'UPDATE memories SET superseded_by = $1 WHERE rid = ANY($2::bigint[])', [
+          successor,
+          rows.map((r) => r.rid),
+        ]);
+        superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
+      }
+      for (const done of superseded) {
+        await recordHistory(ctx, db, {
+          agentId,
+          memoryId: done.id,
+          action: 'superseded',
+          at: now,
+          revision: done.revision,
+          relatedId: successor,
+        });
+      }
+      return { superseded, merged: inserted.record };
+    });
+  });
+}

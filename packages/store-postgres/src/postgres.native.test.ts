@@ -1,0 +1,194 @@
+// Store-specific behaviour of the PostgreSQL store: migrations under the advisory lock, the embedder binding,
+// halfvec above 2,000 dimensions, filtered k-NN that never starves, compare-and-set and idempotency under
+// concurrent writers, errors when the server is unreachable, and the documented differences from SQLite.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSqliteMemoryStore } from '@engram/store';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
+import { freshPostgresStore, resetTestDatabase, testPgUrl } from './testing/fresh.js';
+
+const opened: PostgresMemoryStore[] = [];
+async function open(config: Parameters<typeof createPostgresMemoryStore>[0]): Promise<PostgresMemoryStore> {
+  const store = await createPostgresMemoryStore(config);
+  opened.push(store);
+  return store;
+}
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+});
+
+async function sql<T>(text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: testPgUrl() });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+function unit(dims: number, seed: number): Float32Array {
+  const v = new Float32Array(dims);
+  let x = seed * 7919 + 1;
+  for (let i = 0; i < dims; i += 1) {
+    x = (x * 48271) % 2147483647;
+    v[i] = x / 2147483647 - 0.5;
+  }
+  const n = Math.hypot(...v);
+  return v.map((y) => y / n);
+}
+
+it('concurrent opens migrate once under the advisory lock and agree on the schema', async () => {
+  await resetTestDatabase();
+  const url = testPgUrl();
+  const stores = await Promise.all(
+    [0, 1, 2, 3].map(() =>
+      open({ connectionString: url, poolSize: 2, embedding: { id: 'm', dimensions: 4 } }),
+    ),
+  );
+  expect(stores.map((s) => s.info.schemaVersion)).toEqual([2, 2, 2, 2]);
+  const versions = await sql<{ value: string }>("SELECT value FROM engram_meta WHERE key = 'schema_version'");
+  expect(versions).toEqual([{ value: '2' }]);
+});
+
+it('a newer schema is refused, another embedder is a mismatch, an omitted one is adopted', async () => {
+  const first = await freshPostgresStore({ embedding: { id: 'e1', dimensions: 4 } });
+  opened.push(first);
+  const url = testPgUrl();
+  await expect(open({ connectionString: url, embedding: { id: 'e2', dimensions: 4 } })).rejects.toMatchObject(
+    {
+      code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    },
+  );
+  const adopted = await open({ connectionString: url });
+  expect(adopted.embeddingProfile).toEqual({ id: 'e1', dimensions: 4 });
+  await sql("UPDATE engram_meta SET value = '99' WHERE key = 'schema_version'");
+  await expect(open({ connectionString: url })).rejects.toMatchObject({
+    code: 'ENGRAM_STORE_SCHEMA_TOO_NEW',
+  });
+});
+
+it('stores halfvec above 2,000 dimensions and still finds the nearest row', async () => {
+  const store = await freshPostgresStore({ embedding: { id: 'big', dimensions: 2048 } });
+  opened.push(store);
+  const a = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'one', vector: unit(2048, 1) });
+  await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'two', vector: unit(2048, 2) });
+  const type = await sql<{ t: string }>(
+    "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute WHERE attrelid = 'memory_vectors'::regclass AND attname = 'embedding'",
+  );
+  expect(type).toEqual([{ t: 'halfvec(2048)' }]);
+  const hits = await store.searchVector({ agentId: 'a', vector: unit(2048, 1), k: 1 });
+  expect(hits.map((h) => h.id)).toEqual([a.id]);
+  expect(hits[0]?.similarity ?? 0).toBeGreaterThan(0.999);
+});
+
+it('a small agent among many is never starved by the HNSW filter, and the index recall is measured', async () => {
+  const store = await freshPostgresStore({ embedding: { id: 'r', dimensions: 16 } });
+  opened.push(store);
+  const big = Array.from({ length: 1500 }, (_, i) => ({
+    agentId: 'big',
+    kind: 'fact' as const,
+    content: `row ${i}`,
+    vector: unit(16, i),
+  }));
+  for (let i = 0; i < big.length; i += 250) await store.insertMemories(big.slice(i, i + 250));
+  const small = await store.insertMemories(
+    Array.from({ length: 12 }, (_, i) => ({
+      agentId: 'small',
+      kind: 'fact' as const,
+      content: `mine ${i}`,
+      vector: unit(16, 5000 + i),
+    })),
+  );
+  const mine = await store.searchVector({ agentId: 'small', vector: unit(16, 3), k: 12 });
+  expect(new Set(mine.map((h) => h.id))).toEqual(new Set(small.map((r) => r.id)));
+  // Recall@10 of the approximate index against an exact scan, over 20 queries of the big agent.
+  const exact = await open({ connectionString: testPgUrl(), vectorSearch: { exact: true } });
+  let found = 0;
+  for (let q = 0; q < 20; q += 1) {
+    const query = { agentId: 'big', vector: unit(16, 10_000 + q), k: 10 };
+    const approx = new Set((await store.searchVector(query)).map((h) => h.id));
+    for (const h of await exact.searchVector(query)) if (approx.has(h.id)) found += 1;
+  }
+  expect(found / 200).toBeGreaterThanOrEqual(0.9);
+});
+
+it('two writers holding one revision: exactly one compare-and-set wins', async () => {
+  const a = await freshPostgresStore({ embedding: null });
+  opened.push(a);
+  const b = await open({ connectionString: testPgUrl() });
+  const m = await a.insertMemory({ agentId: 'x', kind: 'fact', content: 'shared row' });
+  const results = await Promise.allSettled([
+    a.updateMemory('x', m.id, 1, { content: 'writer a' }),
+    b.updateMemory('x', m.id, 1, { content: 'writer b' }),
+  ]);
+  expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  expect(
+    results.filter((r) => r.status === 'rejected').map((r) => (r.reason as { code: string }).code),
+  ).toEqual(['ENGRAM_STORE_REVISION_CONFLICT']);
+  expect((await a.getMemory('x', m.id))?.revision).toBe(2);
+  const ev = (content: string) => [{ seq: 1, type: 'message' as const, role: 'user', content }];
+  const appends = await Promise.allSettled([
+    a.appendEvents('x', 's', ev('one')),
+    b.appendEvents('x', 's', ev('two')),
+  ]);
+  expect(appends.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  expect(await a.readEvents('x', 's', 1, 1)).toHaveLength(1);
+});
+
+it('an unreachable server is an I/O error at open; a closed store rejects and reports health', async () => {
+  await expect(
+    createPostgresMemoryStore({ connectionString: 'postgres://postgres@127.0.0.1:1/none' }),
+  ).rejects.toMatchObject({ code: 'ENGRAM_STORE_IO' });
+  await expect(createPostgresMemoryStore({ connectionString: 'mysql://x' })).rejects.toMatchObject({
+    code: 'ENGRAM_STORE_INVALID_INPUT',
+  });
+  const store = await freshPostgresStore({ embedding: null });
+  await store.close();
+  await expect(store.getMemory('a', 'b')).rejects.toMatchObject({ code: 'ENGRAM_STORE_CLOSED' });
+  expect(await store.health()).toEqual({ ok: false, code: 'ENGRAM_STORE_CLOSED' });
+});
+
+it('documented difference: all-mode CJK runs match by shared bigrams here, as a substring in SQLite', async () => {
+  const content = '连接和接池的说明';
+  const pgStore = await freshPostgresStore({ embedding: null });
+  opened.push(pgStore);
+  const p = await pgStore.insertMemory({ agentId: 'a', kind: 'fact', content });
+  const dir = mkdtempSync(join(tmpdir(), 'engram-diff-'));
+  const sqlite = createSqliteMemoryStore({ path: join(dir, 'x.db'), embedding: null });
+  try {
+    await sqlite.insertMemory({ agentId: 'a', kind: 'fact', content });
+    const query = { agentId: 'a', terms: ['连接池'], limit: 5, mode: 'all' as const };
+    expect((await pgStore.searchLexical(query)).hits.map((h) => h.id)).toEqual([p.id]);
+    expect((await sqlite.searchLexical(query)).hits).toEqual([]);
+    // In `any` mode, the arm retrieval uses, both stores find it through the shared bigrams.
+    expect((await sqlite.searchLexical({ ...query, mode: 'any' })).hits).toHaveLength(1);
+    expect((await pgStore.searchLexical({ ...query, mode: 'any' })).hits).toHaveLength(1);
+  } finally {
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('refreshes the planner statistics after a bulk insert (servers without autovacuum plan for empty tables)', async () => {
+  const reltuples = async (): Promise<number> =>
+    Number(
+      (await sql<{ n: number }>("SELECT reltuples AS n FROM pg_class WHERE relname = 'memories'"))[0]?.n,
+    );
+  const off = await freshPostgresStore({ embedding: null, analyzeAfterRows: null });
+  opened.push(off);
+  await off.insertMemories(
+    [1, 2, 3].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })),
+  );
+  expect(await reltuples()).toBe(-1);
+  const on = await open({ connectionString: testPgUrl(), analyzeAfterRows: 5 });
+  await on.insertMemories([4, 5].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })));
+  expect(await reltuples()).toBe(-1);
+  await on.insertMemories(
+    [6, 7, 8].map((i) => ({ agentId: 'a', kind: 'fact' as const, content: `row ${i}` })),
+  );
+  expect(await reltuples()).toBe(8);
+});

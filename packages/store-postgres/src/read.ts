@@ -1,0 +1,173 @@
+/**
+ * The read slice (row reads): one row, listing, rows by content hash, and the authoritative re-read of search
+ * candidates. The search arms live in `search-lexical.ts` and `search-vector.ts`.
+ */
+import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
+import type {
+  ListMemoriesOptions,
+  MemoryRecord,
+  RevalidateOptions,
+  RevalidationCandidate,
+  TimeScope,
+} from '@engram/store';
+import {
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateKind,
+  validateLifecycle,
+  validateLimit,
+  validateTag,
+} from '@engram/store/port-kit';
+import type { PgContext } from './context.js';
+import { filterSql, includeArchived, timeSql } from './filters.js';
+import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
+
+/** The kinds filter (deduplicated); `fallback` when omitted. */
+export function kindsFilter(
+  kinds: readonly MemoryKind[] | undefined,
+  fallback: readonly MemoryKind[],
+): string[] {
+  if (kinds === undefined) return [...fallback];
+  if (!Array.isArray(kinds)) throw invalidInput('kinds must be an array');
+  return [...new Set(kinds.map((k) => validateKind(k, 'kinds entry')))];
+}
+
+/** The tags filter (every tag required; deduplicated, at most 64); `[]` when omitted. */
+export function tagsFilter(tags: readonly string[] | undefined): string[] {
+  if (tags === undefined) return [];
+  if (!Array.isArray(tags)) throw invalidInput('tags must be an array');
+  if (tags.length > 64) throw invalidInput('tags filter has more than 64 entries');
+  return [...new Set(tags.map((t) => validateTag(t, 'tags filter entry')))];
+}
+
+/** Reads one row of an agent (any lifecycle), or null. */
+export function getMemory(ctx: PgContext, agentId: string, id: string): Promise<MemoryRecord | null> {
+  return ctx.op('getMemory', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    const rows = await ctx.q<MemoryRow>(
+      ctx.pool,
+      'read',
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND agent_id = $2`,
+      [id, agentId],
+    );
+    return rows[0] === undefined ? null : toRecord(rows[0]);
+  });
+}
+
+/** Lists an agent's rows in id order (all kinds and lifecycles unless filtered), keyset-paginated by `afterId`. */
+export function listMemories(
+  ctx: PgContext,
+  agentId: string,
+  options: ListMemoriesOptions = {},
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('listMemories', async () => {
+    validateAgentId(agentId);
+    const kinds = kindsFilter(options.kinds, MEMORY_KINDS);
+    let lifecycles: string[] = [...LIFECYCLES];
+    if (options.lifecycles !== undefined) {
+      if (!Array.isArray(options.lifecycles)) throw invalidInput('lifecycles must be an array');
+      lifecycles = options.lifecycles.map((l) => validateLifecycle(l, 'lifecycles entry'));
+    }
+    const tags = tagsFilter(options.tags);
+    const limit = validateLimit(options.limit, 'limit', 10_000, 100);
+    const afterId = options.afterId === undefined ? '' : validateId(options.afterId, 'afterId');
+    const params: unknown[] = [agentId, afterId, kinds, lifecycles, tags, limit];
+    const filter = filterSql(options.filter, params);
+    const rows = await ctx.q<MemoryRow>(
+      ctx.pool,
+      'read',
+      // COLLATE "C": ids sort by code point, as SQLite's BINARY collation sorts them.
+      `SELECT ${MEMORY_COLUMNS} FROM memories m
+       WHERE agent_id = $1 AND id COLLATE "C" > $2 AND kind = ANY($3::text[]) AND lifecycle = ANY($4::text[])
+         AND tags @> $5::text[] AND ${filter}
+       ORDER BY id COLLATE "C" LIMIT $6`,
+      params,
+    );
+    return rows.map((r) => toRecord(r));
+  });
+}
+
+/** Rows of an agent with this content hash (every lifecycle, oldest first), optionally of one kind. */
+export function findByContentHash(
+  ctx: PgContext,
+  agentId: string,
+  hash: string,
+  kind?: MemoryKind,
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('findByContentHash', async () => {
+    validateAgentId(agentId);
+    if (typeof hash !== 'string' || hash.length === 0 || hash.length > 128) {
+      throw invalidInput('contentHash must be a non-empty string');
+    }
+    const k = kind === undefined ? null : validateKind(kind);
+    const rows = await ctx.q<MemoryRow>(
+      ctx.pool,
+      'read',
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND content_hash = $2 AND ($3::text IS NULL OR kind = $3)
+       ORDER BY created_at, id COLLATE "C"`,
+      [agentId, hash, k],
+    );
+    return rows.map((r) => toRecord(r));
+  });
+}
+
+/**
+ * Re-reads candidates: only this agent's `active` rows (or, with a time scope, valid at `asOf` or superseded;
+ * `archived` too with `includeArchived`), of the expected revision where given, in input order.
+ */
+export function revalidate(
+  ctx: PgContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+  options: RevalidateOptions = {},
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('revalidate', async () => {
+    validateAgentId(agentId);
+    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+    const archived = includeArchived(options.includeArchived);
+    const scope: TimeScope | undefined =
+      options.asOf === undefined && options.includeHistory === undefined
+        ? undefined
+        : {
+            ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+            ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
+          };
+    if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
+    if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
+    if (candidates.length === 0) return [];
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (const c of candidates) {
+      if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
+      validateId(c.id, 'candidate.id');
+      if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
+      if (!seen.has(c.id)) {
+        seen.add(c.id);
+        ids.push(c.id);
+      }
+    }
+    const params: unknown[] = [ids, agentId];
+    const time = timeSql(scope, params, 'current', archived);
+    const rows = await ctx.q<MemoryRow>(
+      ctx.pool,
+      'read',
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time}`,
+      params,
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: MemoryRecord[] = [];
+    const emitted = new Set<string>();
+    for (const c of candidates) {
+      if (emitted.has(c.id)) continue;
+      const row = byId.get(c.id);
+      if (row === undefined) continue;
+      if (c.revision !== undefined && c.revision !== Number(row.revision)) continue;
+      emitted.add(c.id);
+      out.push(toRecord(row));
+    }
+    return out;
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The vector arm on PostgreSQL: pgvector HNSW (cosine) k-NN with the agent as a condition of the index scan.
+ * Iterative index scans (`hnsw.iterative_scan = relaxed_order`, pgvector ≥ 0.8) keep scanning the graph until
+ * enough rows of the agent are found, so a filtered k-NN never starves however small the agent's share of the
+ * table; the outer query restores exact distance order. A chunked memory is as near as its nearest chunk.
+ */
+import { MEMORY_KINDS } from '@engram/contracts';
+import { EngramStoreError, type VectorHit, type VectorQuery } from '@engram/store';
+import { invalidInput, validateAgentId, validateLimit, validateVector } from '@engram/store/port-kit';
+import type { PgContext } from './context.js';
+import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
+import { filterRestricts, filterSql, timeSql } from './filters.js';
+import { kindsFilter, tagsFilter } from './read.js';
+import { vectorLiteral } from './rows.js';
+import { vectorColumnType } from './schema.js';
+
+/** How many chunk neighbours are asked for per wanted memory (as in the SQLite store). */
+const CHUNK_OVERSAMPLING = 4;
+const MAX_KNN = 4096;
+
+/** k-NN in the agent's vectors; cosine distance, similarity = 1 − distance; nearest first. */
+export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readonly VectorHit[]> {
+  return ctx.op('searchVector', async () => {
+    if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
+    const agentId = validateAgentId(query.agentId);
+    if (ctx.profile === null) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+        'the store has no embedder profile, so it has no vector index',
+      );
+    }
+    const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
+    const k = validateLimit(query.k, 'k', 1000);
+    // Every filter is checked, given or not restrictive (a bad one is refused, never ignored). With any of them,
+    // the candidate query joins the rows and filters inside the k-NN: the iterative index scan keeps walking the
+    // graph until k passing rows are found (or the agent's vectors run out), so a filter never starves the top k.
+    const params: unknown[] = [];
+    const kinds = query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS);
+    const tags = tagsFilter(query.tags);
+    filterSql(query.filter, []);
+    timeSql(query.time, []);
+    const restricted =
+      kinds !== null || tags.length > 0 || filterRestricts(query.filter) || query.time !== undefined;
+    const type = vectorColumnType(ctx.profile.dimensions);
+    type Row = { id: string; distance: number | null; key: string; rid: string; chunk_count: number };
+    let rows: Row[];
+    try {
+      rows = await ctx.tx(async (db) => {
+        const chunked =
+          (await ctx.q(db, 'read', 'SELECT 1 FROM memory_chunks WHERE agent_id = $1 LIMIT 1', [agentId]))
+            .length > 0;
+        const kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+        if (ctx.vectorSearch.exact) {
+          await ctx.run(db, 'meta', "SELECT set_config('enable_indexscan', 'off', true)");
+        } else {
+          await ctx.run(
+            db,
+            'meta',
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
+            [String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)))],
+          );
+        }
+        params.push(vectorLiteral(vector), agentId, kk, k);
+        if (restricted) params.push(kinds, tags);
+        const scope = restricted
+          ? `JOIN memories f ON f.rid = v.rid WHERE v.agent_id = $2 AND ($5::text[] IS NULL OR f.kind = ANY($5::text[]))
+             AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
+             AND ${filterSql(query.filter, params, 'f')}`
+          : 'WHERE v.agent_id = $2';
+        return ctx.q<Row>(
+          db,
+          'vector',
+          `WITH knn AS MATERIALIZED (
+             SELECT v.key, v.rid, v.embedding <=> $1::${type} AS distance FROM memory_vectors v
+             ${scope} ORDER BY v.embedding <=> $1::${type} LIMIT $3)
+           SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
+             m.rid, m.chunk_count
+           FROM knn JOIN memories m ON m.rid = knn.rid
+           WHERE m.agent_id = $2
+           GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4`,
+          params,
+        );
+      });
+    } catch (err) {
+      ctx.emitWarmup('failed');
+      throw err;
+    }
+    ctx.emitWarmup(rows.length > 0 ? 'warm' : 'cold');
+    const hits: VectorHit[] = [];
+    for (const r of rows) {
+      const distance = r.distance === null ? Number.NaN : Number(r.distance);
+      if (!Number.isFinite(distance)) continue;
+      const key = Number(r.key);
+      const span =
+        r.chunk_count > 1
+          ? await chunkSpan(ctx, ctx.pool, Number(r.rid), Math.floor(key / CHUNK_KEY_SPAN))
+          : undefined;
+      hits.push({
+        id: r.id,
+        distance,
+        similarity: 1 - distance,
+        ...(span === undefined ? {} : { chunk: span }),
+      });
+    }
+    return hits;
+  });
+}

@@ -1,0 +1,30 @@
+/**
+ * A fresh store on the test server: the `public` schema is dropped and recreated first (the test files of this
+ * package run one at a time, so no two stores share it).
+ */
+import { resetTestPostgres } from '@engram/test-support';
+import {
+  createPostgresMemoryStore,
+  type PostgresMemoryStore,
+  type PostgresMemoryStoreConfig,
+} from '../store.js';
+
+/** The URL of the test server (set by the tier's global setup). */
+export function testPgUrl(): string {
+  const url = process.env.ENGRAM_PG_TEST_URL;
+  if (url === undefined) throw new Error('ENGRAM_PG_TEST_URL is not set: run through the native tier config');
+  return url;
+}
+
+/** Empties the test database (drops and recreates the `public` schema). */
+export function resetTestDatabase(url: string = testPgUrl()): Promise<void> {
+  return resetTestPostgres(url);
+}
+
+/** A store over an emptied test database. */
+export async function freshPostgresStore(
+  config: Omit<PostgresMemoryStoreConfig, 'connectionString' | 'pool'> = {},
+): Promise<PostgresMemoryStore> {
+  await resetTestDatabase();
+  return createPostgresMemoryStore({ ...config, connectionString: testPgUrl(), poolSize: 4 });
+}

@@ -1,0 +1,397 @@
+/**
+ * The write and lifecycle slices: inserts, the compare-and-set update, access counts, deletes, archive,
+ * supersede and lifecycle moves. Every write validates first (nothing is sent on bad input) and runs in one
+ * transaction. Compare-and-set is the `WHERE revision = expected` of the `UPDATE` itself, on a row locked
+ * `FOR UPDATE`, so two writers holding one revision can never both succeed; ids are unique by constraint.
+ */
+import { contentHash, hasCjk } from '@engram/contracts';
+import {
+  type EmbeddingState,
+  EngramStoreError,
+  type InsertedMemory,
+  type Lifecycle,
+  type MemoryPatch,
+  type MemoryRecord,
+  type NewMemory,
+} from '@engram/store';
+import {
+  chunkSpans,
+  invalidInput,
+  likeText,
+  type PreparedMemory,
+  prepareNewMemory,
+  preparePatch,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateTimestamp,
+  validateVector,
+} from '@engram/store/port-kit';
+import type { PgContext, Queryable } from './context.js';
+import { indexContents, unindexContent, writeVector } from './derived.js';
+import { recordHistory } from './history.js';
+import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
+import { ACTIVE_CONTENT_WHERE } from './schema.js';
+
+/** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
+export function prepareInsert(ctx: PgContext, input: NewMemory, field: string): PreparedMemory {
+  const prepared = prepareNewMemory(input, ctx.limits, field);
+  if (prepared.vector !== undefined) {
+    if (ctx.profile === null) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+        'the store has no embedder profile, so it cannot store vectors',
+      );
+    }
+    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
+  }
+  return prepared;
+}
+
+/**
+ * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
+ * vector given with content longer than the chunk budget is not stored (the drain embeds the chunks).
+ *
+ * An exact duplicate (an active non-event row of the same agent and kind with the same content hash) is never
+ * stored twice: the insert is `ON CONFLICT … DO NOTHING` on the partial unique index, so it holds for concurrent
+ * writers too (the second waits for the first to commit), and the existing row comes back with `created: false`.
+ */
+export async function insertPrepared(
+  ctx: PgContext,
+  db: Queryable,
+  list: readonly PreparedMemory[],
+  now: number,
+): Promise<InsertedMemory[]> {
+  const out: InsertedMemory[] = [];
+  const items = [];
+  for (const p of list) {
+    const id = p.id ?? validateId(ctx.idFactory(), 'generated id');
+    const createdAt = p.createdAt ?? now;
+    // When the row was written: a backdated insert (imported history) records its write time here.
+    const updatedAt = Math.max(createdAt, now);
+    const validFrom = p.validFrom ?? createdAt;
+    const hash = contentHash(p.content);
+    const spans = chunkSpans(p.content);
+    const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
+    const state: EmbeddingState = withVector ? 'ready' : 'pending';
+    const fingerprint = withVector ? ctx.fingerprint : null;
+    const rows = await ctx.q<{ rid: string }>(
+      db,
+      'write',
+      `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
+         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
+         user_id, metadata, valid_from)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::jsonb, $21)
+       ON CONFLICT (agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING RETURNING rid`,
+      [
+        id,
+        p.agentId,
+        p.kind,
+        p.content,
+        hash,
+        p.importance,
+        p.confidence,
+        p.tags,
+        p.sessionId,
+        p.seqFrom,
+        p.seqTo,
+        createdAt,
+        updatedAt,
+        state,
+        fingerprint,
+        hasCjk(p.content.normalize('NFKC')),
+        likeText(p.content),
+        spans.length,
+        p.userId,
+        p.metadataJson,
+        validFrom,
+      ],
+    );
+    if (rows[0] === undefined) {
+      const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash);
+      if (existing === undefined) {
+        throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
+      }
+      out.push({ record: toRecord(existing), created: false });
+      continue;
+    }
+    const rid = Number(rows[0].rid);
+    items.push({ rid, agentId: p.agentId, content: p.content, spans });
+    if (withVector && p.vector !== undefined) await writeVector(ctx, db, rid, rid, p.agentId, p.vector);
+    const record: MemoryRecord = {
+      id,
+      agentId: p.agentId,
+      kind: p.kind,
+      content: p.content,
+      contentHash: hash,
+      importance: p.importance,
+      confidence: p.confidence,
+      tags: [...p.tags],
+      sessionId: p.sessionId,
+      seqFrom: p.seqFrom,
+      seqTo: p.seqTo,
+      createdAt,
+      updatedAt,
+      lastAccessedAt: null,
+      accessCount: 0,
+      revision: 1,
+      lifecycle: 'active',
+      supersededBy: null,
+      embeddingState: state,
+      embeddingFingerprint: fingerprint,
+      embeddingAttempts: 0,
+      userId: p.userId,
+      metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
+      validFrom,
+      validTo: null,
+      forgottenAt: null,
+    };
+    out.push({ record, created: true });
+  }
+  await indexContents(ctx, db, items);
+  return out;
+}
+
+/** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
+async function activeDuplicate(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  kind: string,
+  hash: string,
+): Promise<MemoryRow | undefined> {
+  const rows = await ctx.q<MemoryRow>(
+    db,
+    'read',
+    `SELECT ${MEMORY_COLUMNS} FROM memories
+     WHERE agent_id = $1 AND kind = $2 AND content_hash = $3 AND ${ACTIVE_CONTENT_WHERE}`,
+    [agentId, kind, hash],
+  );
+  return rows[0];
+}
+
+/** One row of an agent by id, locked for the rest of the transaction. */
+async function lockRow(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  id: string,
+): Promise<MemoryRow | undefined> {
+  const rows = await ctx.q<MemoryRow>(
+    db,
+    'read',
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND agent_id = $2 FOR UPDATE`,
+    [id, agentId],
+  );
+  return rows[0];
+}
+
+/** Reads and locks a row for a compare-and-set write; NOT_FOUND / REVISION_CONFLICT otherwise. */
+export async function rowForWrite(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  id: string,
+  expectedRevision: number | undefined,
+): Promise<MemoryRow> {
+  const row = await lockRow(ctx, db, agentId, id);
+  if (row === undefined) {
+    throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
+  }
+  if (expectedRevision !== undefined && Number(row.revision) !== expectedRevision) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_REVISION_CONFLICT',
+      `the memory changed meanwhile (expected revision ${expectedRevision}, stored ${Number(row.revision)})`,
+    );
+  }
+  return row;
+}
+
+/** Moves a row's lifecycle, compare-and-set on the revision it was read with. */
+export async function casLifecycle(
+  ctx: PgContext,
+  db: Queryable,
+  row: MemoryRow,
+  lifecycle: Lifecycle,
+  supersededBy: string | null,
+  now: number,
+): Promise<MemoryRecord> {
+  // Superseding closes the fact's validity at the supersede time; reactivating it opens it again. Back to
+  // `active` beside an active exact duplicate violates the unique index: `ENGRAM_STORE_CONFLICT`.
+  const validTo =
+    lifecycle === 'superseded'
+      ? (num(row.valid_to) ?? now)
+      : lifecycle === 'active'
+        ? null
+        : num(row.valid_to);
+  const rows = await ctx.q<MemoryRow>(
+    db,
+    'write',
+    `UPDATE memories SET lifecycle = $1, superseded_by = $2, revision = revision + 1, updated_at = $3,
+       valid_to = $6 WHERE rid = $4 AND revision = $5 RETURNING ${MEMORY_COLUMNS}`,
+    [lifecycle, supersededBy, now, row.rid, row.revision, validTo],
+  );
+  const next = rows[0];
+  if (next === undefined) {
+    throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
+  }
+  return toRecord(next);
+}
+
+/** Inserts one memory (row, derived rows and optional vector in one transaction), or finds its duplicate. */
+export function insertUniqueMemory(ctx: PgContext, input: NewMemory): Promise<InsertedMemory> {
+  return ctx.op('insertMemory', async () => {
+    const prepared = prepareInsert(ctx, input, 'memory');
+    const now = ctx.now();
+    const [inserted] = await ctx.tx((db) => insertPrepared(ctx, db, [prepared], now));
+    if (inserted?.created === true) await ctx.noteInserted(1);
+    return inserted as InsertedMemory;
+  });
+}
+
+/** Inserts one memory; the active exact duplicate's row when there is one. */
+export async function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRecord> {
+  return (await insertUniqueMemory(ctx, input)).record;
+}
+
+/** Inserts several memories, all or nothing. */
+export function insertMemories(
+  ctx: PgContext,
+  inputs: readonly NewMemory[],
+): Promise<readonly MemoryRecord[]> {
+  return ctx.op('insertMemories', async () => {
+    if (!Array.isArray(inputs)) throw invalidInput('memories must be an array');
+    const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    if (prepared.length === 0) return [];
+    const now = ctx.now();
+    const inserted = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
+    await ctx.noteInserted(inserted.filter((i) => i.created).length);
+    return inserted.map((i) => i.record);
+  });
+}
+
+/**
+ * Compare-and-set update. A content change bumps the hash, re-indexes, drops the vectors and resets the row to
+ * `pending`. `event` rows only take tag, importance, confidence and lifecycle changes.
+ */
+export function updateMemory(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  expectedRevision: number,
+  patch: MemoryPatch,
+): Promise<MemoryRecord> {
+  return ctx.op('updateMemory', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    const p = preparePatch(patch, ctx.limits);
+    const now = ctx.now();
+    return ctx.tx(async (db) => {
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const contentChanged = p.content !== undefined && p.content !== row.content;
+      if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
+        throw invalidInput('event rows are never edited in place (only tags and scores may change)');
+      }
+      if (p.kind === 'event' && row.kind !== 'event') {
+        throw invalidInput('a row cannot become an event (events are appended, not converted)');
+      }
+      const content = contentChanged && p.content !== undefined ? p.content : row.content;
+      const spans = chunkSpans(content);
+      const rows = await ctx.q<MemoryRow>(
+        db,
+        'write',
+        `UPDATE memories SET kind = $1, importance = $2, confidence = $3, tags = $4, lifecycle = $5,
+           revision = revision + 1, updated_at = $6, content = $7,
+           content_hash = CASE WHEN $8 THEN $9 ELSE content_hash END,
+           has_cjk = CASE WHEN $8 THEN $10 ELSE has_cjk END,
+           like_text = CASE WHEN $8 THEN $11 ELSE like_text END,
+           embedding_state = CASE WHEN $8 THEN 'pending' ELSE embedding_state END,
+           embedding_fingerprint = CASE WHEN $8 THEN NULL ELSE embedding_fingerprint END,
+           embedding_attempts = CASE WHEN $8 THEN 0 ELSE embedding_attempts END,
+           chunk_count = CASE WHEN $8 THEN $12 ELSE chunk_count END,
+           metadata = coalesce($15::jsonb, metadata), valid_to = $16
+         WHERE rid = $13 AND revision = $14 RETURNING ${MEMORY_COLUMNS}`,
+        [
+          p.kind ?? row.kind,
+          p.importance ?? row.importance,
+          p.confidence ?? row.confidence,
+          p.tags ?? row.tags,
+          p.lifecycle ?? row.lifecycle,
+          now,
+          content,
+          contentChanged,
+          contentHash(content),
+          hasCjk(content.normalize('NFKC')),
+          likeText(content),
+          spans.length,
+          row.rid,
+          expectedRevision,
+          p.metadataJson ?? null,
+          // A lifecycle move closes (superseded) or reopens (active) the fact's validity, as `setLifecycle` does.
+          p.lifecycle === 'superseded'
+            ? (num(row.valid_to) ?? now)
+            : p.lifecycle === 'active'
+              ? null
+              : num(row.valid_to),
+        ],
+      );
+      const next = rows[0];
+      if (next === undefined) {
+        throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the memory changed meanwhile');
+      }
+      if (contentChanged) {
+        const rid = Number(row.rid);
+        await unindexContent(ctx, db, rid);
+        await indexContents(ctx, db, [{ rid, agentId, content, spans }]);
+        // The lineage keeps the text this update replaced (erased again if the memory is forgotten).
+        await recordHistory(ctx, db, {
+          agentId,
+          memoryId: id,
+          action: 'updated',
+          at: now,
+          revision: Number(next.revision),
+          content: row.content,
+        });
+      }
+      return toRecord(next);
+    });
+  });
+}
+
+/** Bumps `lastAccessedAt` and `accessCount` of the agent's rows; the revision is unchanged. */
+export function recordAccess(
+  ctx: PgContext,
+  agentId: string,
+  ids: readonly string[],
+  at?: number,
+): Promise<void> {
+  return ctx.op('recordAccess', async () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
+    if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
+    for (const id of ids) validateId(id, 'ids entry');
+    const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
+    if (ids.length === 0) return;
+    await ctx.run(
+      ctx.pool,
+      'write',
+      `UPDATE memories SET last_accessed_at = $1, access_count = access_count + 1
+       WHERE agent_id = $2 AND id = ANY($3::text[])`,
+      [when, agentId, [...new Set(ids)]],
+    );
+  });
+}
+
+/** Deletes the row; its chunks, BM25 units, postings and vectors go with it (foreign keys, cascade). */
+export function deleteMemory(ctx: PgContext, agentId: string, id: string): Promise<boolean> {
+  return ctx.op('deleteMemory', async () => {
+    validateAgentId(agentId);
+    validateId(id);
+    const n = await ctx.run(ctx.pool, 'write', 'DELETE FROM memories WHERE id = $1 AND agent_id = $2', [
+      id,
+      agentId,
+    ]);
+    return n > 0;
+  });
+}

@@ -1,0 +1,500 @@
+/**
+ * The conformance suite of the store port (`MemoryStore` of `@engram/store`): the behaviours every adapter
+ * promises, written once and run by each adapter's native tests (SQLite, PostgreSQL) with its own factory.
+ * Store-specific behaviour (files, encryption, FTS5 internals, leases) stays with each store's tests.
+ *
+ * The port is described here structurally (`ConformanceStore`: the methods and fields the suite uses), so this
+ * package needs no dependency on the store; both adapters satisfy it as they are.
+ *
+ * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
+ */
+import { describe, expect, it } from 'vitest';
+
+/** The fields of a memory record the suite reads. */
+export interface ConformanceRecord {
+  readonly id: string;
+  readonly agentId: string;
+  readonly content: string;
+  readonly revision: number;
+  readonly lifecycle: string;
+  readonly supersededBy: string | null;
+  readonly embeddingState: string;
+  readonly accessCount: number;
+  readonly tags: readonly string[];
+}
+
+type Rec = ConformanceRecord;
+type NewMem = {
+  readonly id?: string;
+  readonly agentId: string;
+  readonly kind: 'fact' | 'semantic' | 'event';
+  readonly content: string;
+  readonly tags?: readonly string[];
+  readonly vector?: Float32Array;
+};
+
+/** The store port as the suite uses it (both adapters satisfy it structurally). */
+export interface ConformanceStore {
+  insertMemory(input: NewMem): Promise<Rec>;
+  insertMemories(inputs: readonly NewMem[]): Promise<readonly Rec[]>;
+  getMemory(agentId: string, id: string): Promise<Rec | null>;
+  listMemories(
+    agentId: string,
+    options?: { readonly limit?: number; readonly afterId?: string },
+  ): Promise<readonly Rec[]>;
+  updateMemory(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    patch: { readonly content?: string; readonly importance?: number; readonly tags?: readonly string[] },
+  ): Promise<Rec>;
+  deleteMemory(agentId: string, id: string): Promise<boolean>;
+  recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void>;
+  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<Rec>;
+  supersedeMemory(
+    agentId: string,
+    oldId: string,
+    expectedRevision: number,
+    replacement: NewMem,
+  ): Promise<{ readonly superseded: Rec; readonly replacement: Rec }>;
+  revalidate(
+    agentId: string,
+    candidates: readonly { readonly id: string; readonly revision?: number }[],
+  ): Promise<readonly Rec[]>;
+  searchLexical(query: {
+    readonly agentId: string;
+    readonly terms: readonly string[];
+    readonly limit: number;
+    readonly mode?: 'any' | 'all';
+    readonly tags?: readonly string[];
+  }): Promise<{
+    readonly hits: readonly {
+      readonly id: string;
+      readonly score: number;
+      readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+    }[];
+  }>;
+  searchVector(query: {
+    readonly agentId: string;
+    readonly vector: Float32Array;
+    readonly k: number;
+  }): Promise<readonly { readonly id: string; readonly similarity: number }[]>;
+  listPendingEmbeddings(options: { readonly limit: number; readonly agentId?: string }): Promise<
+    readonly {
+      readonly id: string;
+      readonly revision: number;
+      readonly content: string;
+      readonly chunk?: number;
+    }[]
+  >;
+  commitEmbeddings(
+    outcomes: readonly (
+      | {
+          readonly id: string;
+          readonly revision: number;
+          readonly state: 'ready';
+          readonly vector: Float32Array;
+          readonly chunk?: number;
+        }
+      | {
+          readonly id: string;
+          readonly revision: number;
+          readonly state: 'error' | 'ftsOnly';
+          readonly chunk?: number;
+        }
+    )[],
+  ): Promise<{
+    readonly ready: number;
+    readonly error: number;
+    readonly ftsOnly: number;
+    readonly stale: number;
+  }>;
+  countEmbeddingBacklog(): Promise<{
+    readonly total: number;
+    readonly byAgent: Readonly<Record<string, number>>;
+  }>;
+  appendEvents(
+    agentId: string,
+    sessionId: string,
+    events: readonly {
+      readonly seq: number;
+      readonly type: 'message';
+      readonly role: string;
+      readonly content: string;
+    }[],
+  ): Promise<{ readonly appended: number; readonly skipped: number; readonly lastSeq: number }>;
+  readEvents(
+    agentId: string,
+    sessionId: string,
+    fromSeq: number,
+    toSeq: number,
+  ): Promise<readonly { readonly seq: number; readonly content: string }[]>;
+  getCursor(agentId: string, sessionId: string): Promise<number>;
+  ingestBatch(batch: {
+    readonly agentId: string;
+    readonly sessionId: string;
+    readonly expectedCursor: number;
+    readonly nextCursor: number;
+    readonly memories: readonly NewMem[];
+  }): Promise<readonly Rec[]>;
+  writeSkill(input: {
+    readonly agentId: string;
+    readonly name: string;
+    readonly description: string;
+    readonly content: string;
+  }): Promise<{
+    readonly created: boolean;
+    readonly skill: { readonly name: string; readonly content: string };
+  }>;
+  listSkills(agentId: string): Promise<readonly { readonly name: string }[]>;
+  getSkill(agentId: string, name: string): Promise<{ readonly content: string } | null>;
+  health(agentId?: string): Promise<
+    | {
+        readonly ok: true;
+        readonly health: {
+          readonly totals: {
+            readonly memories: number;
+            readonly events: number;
+            readonly facts: number;
+            readonly skills: number;
+          };
+          readonly byLifecycle: Readonly<Record<string, number>>;
+        };
+      }
+    | { readonly ok: false; readonly code: string }
+  >;
+  listAgents(): Promise<readonly string[]>;
+}
+
+/** One store under test (dimensions 4, a fixed clock) and how to close it. */
+export interface ConformanceHarness {
+  readonly store: ConformanceStore;
+  close(): Promise<void> | void;
+}
+
+/** The embedder profile the factory must bind: 4 dimensions. */
+export const CONFORMANCE_DIMENSIONS = 4;
+
+const v = (...xs: number[]): Float32Array => new Float32Array(xs);
+
+/** Registers the conformance suite for one adapter; `open` makes an empty store bound to a 4-d profile. */
+export function describeStoreConformance(name: string, open: () => Promise<ConformanceHarness>): void {
+  const withStore = (fn: (s: ConformanceStore) => Promise<void>) => async (): Promise<void> => {
+    const h = await open();
+    try {
+      await fn(h.store);
+    } finally {
+      await h.close();
+    }
+  };
+
+  describe(`store port conformance: ${name}`, () => {
+    it(
+      'compare-and-set: a stale revision is a conflict and changes nothing',
+      withStore(async (s) => {
+        const m = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'alpha beta' });
+        expect(m.revision).toBe(1);
+        const next = await s.updateMemory('a', m.id, 1, { importance: 0.9 });
+        expect(next.revision).toBe(2);
+        await expect(s.updateMemory('a', m.id, 1, { content: 'gamma' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_REVISION_CONFLICT',
+        });
+        expect((await s.getMemory('a', m.id))?.content).toBe('alpha beta');
+        await expect(s.updateMemory('a', 'missing', 1, { importance: 1 })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_NOT_FOUND',
+        });
+      }),
+    );
+
+    it(
+      'bad input is a typed error and writes nothing; a taken id is a conflict',
+      withStore(async (s) => {
+        await expect(s.insertMemory({ agentId: '', kind: 'fact', content: 'x' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+        await expect(
+          s.insertMemories([
+            { agentId: 'a', kind: 'fact', content: 'ok' },
+            { agentId: 'a', kind: 'fact', content: '   ' },
+          ]),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+        await expect(
+          s.insertMemory({ agentId: 'a', kind: 'fact', content: 'v', vector: v(1, 0) }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_DIMENSIONS' });
+        expect(await s.listMemories('a')).toEqual([]);
+        await s.insertMemory({ id: 'fixed', agentId: 'a', kind: 'fact', content: 'one' });
+        await expect(
+          s.insertMemory({ id: 'fixed', agentId: 'b', kind: 'fact', content: 'two' }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_CONFLICT' });
+        expect(await s.listAgents()).toEqual(['a']);
+      }),
+    );
+
+    it(
+      'agents are isolated in reads, lexical and vector search',
+      withStore(async (s) => {
+        const a = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: 'the blue falcon nests high',
+          vector: v(1, 0, 0, 0),
+        });
+        const b = await s.insertMemory({
+          agentId: 'b',
+          kind: 'fact',
+          content: 'the blue falcon of agent b',
+          vector: v(1, 0, 0, 0),
+        });
+        expect(await s.getMemory('a', b.id)).toBeNull();
+        const lex = await s.searchLexical({ agentId: 'a', terms: ['falcon'], limit: 10 });
+        expect(lex.hits.map((h) => h.id)).toEqual([a.id]);
+        const vec = await s.searchVector({ agentId: 'a', vector: v(1, 0.1, 0, 0), k: 10 });
+        expect(vec.map((h) => h.id)).toEqual([a.id]);
+        expect(vec[0]?.similarity).toBeGreaterThan(0.99);
+      }),
+    );
+
+    it(
+      'lexical any-mode ranks by BM25, filters tags, drops deleted and archived rows',
+      withStore(async (s) => {
+        const one = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: 'kafka consumer lag alert',
+          tags: ['topic:ops'],
+        });
+        const two = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: 'kafka kafka partitions rebalance',
+        });
+        await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'postgres vacuum schedule' });
+        const hits = (await s.searchLexical({ agentId: 'a', terms: ['kafka', 'lag'], limit: 10 })).hits;
+        expect(hits.map((h) => h.id)).toEqual([one.id, two.id]);
+        expect(hits[0]?.score ?? 0).toBeGreaterThan(hits[1]?.score ?? 0);
+        const tagged = await s.searchLexical({
+          agentId: 'a',
+          terms: ['kafka'],
+          limit: 10,
+          tags: ['topic:ops'],
+        });
+        expect(tagged.hits.map((h) => h.id)).toEqual([one.id]);
+        await s.archiveMemory('a', one.id);
+        expect(await s.deleteMemory('a', two.id)).toBe(true);
+        expect(await s.deleteMemory('a', two.id)).toBe(false);
+        expect((await s.searchLexical({ agentId: 'a', terms: ['kafka'], limit: 10 })).hits).toEqual([]);
+      }),
+    );
+
+    it(
+      'lexical all-mode needs every term; a path matches only as a phrase; CJK terms match',
+      withStore(async (s) => {
+        const both = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: 'retry budget for the payment worker',
+        });
+        await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'payment refunds are manual' });
+        const login = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: 'see src/auth/login.ts for the flow',
+        });
+        await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'see src/auth/logout.ts for the flow' });
+        const cjk = await s.insertMemory({ agentId: 'a', kind: 'fact', content: '数据库连接池的配置' });
+        const all = await s.searchLexical({
+          agentId: 'a',
+          terms: ['payment', 'retry'],
+          limit: 10,
+          mode: 'all',
+        });
+        expect(all.hits.map((h) => h.id)).toEqual([both.id]);
+        const path = await s.searchLexical({ agentId: 'a', terms: ['src/auth/login.ts'], limit: 10 });
+        expect(path.hits.map((h) => h.id)).toEqual([login.id]);
+        const zh = await s.searchLexical({ agentId: 'a', terms: ['连接池'], limit: 10 });
+        expect(zh.hits.map((h) => h.id)).toEqual([cjk.id]);
+        const short = await s.searchLexical({ agentId: 'a', terms: ['配置'], limit: 10 });
+        expect(short.hits.map((h) => h.id)).toEqual([cjk.id]);
+      }),
+    );
+
+    it(
+      'a long memory is chunked: a hit names the chunk, the drain embeds each chunk',
+      withStore(async (s) => {
+        const filler = 'Routine notes about the weekly planning meeting and its agenda. '.repeat(30);
+        const long = await s.insertMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: `${filler}The zebra migration starts in July.`,
+        });
+        const hit = (await s.searchLexical({ agentId: 'a', terms: ['zebra'], limit: 5 })).hits[0];
+        expect(hit?.id).toBe(long.id);
+        expect(hit?.chunk?.index ?? 0).toBeGreaterThan(0);
+        expect(long.content.slice(hit?.chunk?.start, hit?.chunk?.end)).toContain('zebra');
+        const pending = await s.listPendingEmbeddings({ limit: 100 });
+        expect(pending.length).toBeGreaterThan(1);
+        expect(pending.every((p) => p.id === long.id && p.chunk !== undefined)).toBe(true);
+        const result = await s.commitEmbeddings(
+          pending.map((p) => ({
+            id: p.id,
+            revision: p.revision,
+            state: 'ready' as const,
+            vector: v(0, 1, 0, p.chunk ?? 0),
+            ...(p.chunk === undefined ? {} : { chunk: p.chunk }),
+          })),
+        );
+        expect(result.ready).toBe(pending.length);
+        expect((await s.getMemory('a', long.id))?.embeddingState).toBe('ready');
+        expect((await s.countEmbeddingBacklog()).total).toBe(0);
+      }),
+    );
+
+    it(
+      'embedding commits are revision-checked: an edited row is stale and stays pending',
+      withStore(async (s) => {
+        const m = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'first text' });
+        const n = await s.insertMemory({ agentId: 'b', kind: 'fact', content: 'other agent' });
+        expect(await s.countEmbeddingBacklog()).toEqual({ total: 2, byAgent: { a: 1, b: 1 } });
+        const [item] = await s.listPendingEmbeddings({ limit: 10, agentId: 'a' });
+        expect(item?.id).toBe(m.id);
+        await s.updateMemory('a', m.id, 1, { content: 'second text' });
+        const r = await s.commitEmbeddings([
+          { id: m.id, revision: 1, state: 'ready', vector: v(1, 0, 0, 0) },
+          { id: n.id, revision: 1, state: 'ready', vector: v(0, 1, 0, 0) },
+        ]);
+        expect(r).toEqual({ ready: 1, error: 0, ftsOnly: 0, stale: 1 });
+        expect((await s.getMemory('a', m.id))?.embeddingState).toBe('pending');
+        expect((await s.getMemory('b', n.id))?.embeddingState).toBe('ready');
+        expect(
+          (await s.searchVector({ agentId: 'b', vector: v(0, 1, 0, 0), k: 3 })).map((h) => h.id),
+        ).toEqual([n.id]);
+      }),
+    );
+
+    it(
+      'supersede keeps the lineage; revalidate keeps only active rows of the expected revision',
+      withStore(async (s) => {
+        const old = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'the office is in Lyon' });
+        const { superseded, replacement } = await s.supersedeMemory('a', old.id, 1, {
+          agentId: 'a',
+          kind: 'fact',
+          content: 'the office is in Paris',
+        });
+        expect(superseded.lifecycle).toBe('superseded');
+        expect(superseded.supersededBy).toBe(replacement.id);
+        await expect(
+          s.supersedeMemory('a', old.id, 1, { agentId: 'a', kind: 'fact', content: 'x' }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
+        const live = await s.revalidate('a', [
+          { id: old.id },
+          { id: replacement.id, revision: 1 },
+          { id: replacement.id },
+        ]);
+        expect(live.map((r) => r.id)).toEqual([replacement.id]);
+        expect(await s.revalidate('a', [{ id: replacement.id, revision: 2 }])).toEqual([]);
+      }),
+    );
+
+    it(
+      'recordAccess counts without a new revision; listing pages by id',
+      withStore(async (s) => {
+        const rows = await s.insertMemories(
+          ['c', 'a', 'b'].map((id) => ({ id, agentId: 'x', kind: 'fact' as const, content: `row ${id}` })),
+        );
+        expect(rows).toHaveLength(3);
+        await s.recordAccess('x', ['a', 'a', 'b'], 5_000);
+        const a = await s.getMemory('x', 'a');
+        expect(a?.accessCount).toBe(1);
+        expect(a?.revision).toBe(1);
+        expect((await s.listMemories('x', { limit: 2 })).map((r) => r.id)).toEqual(['a', 'b']);
+        expect((await s.listMemories('x', { afterId: 'b' })).map((r) => r.id)).toEqual(['c']);
+      }),
+    );
+
+    it(
+      'the event log is idempotent by seq; a different event at a stored seq is a conflict',
+      withStore(async (s) => {
+        const e = (seq: number, content: string) => ({
+          seq,
+          type: 'message' as const,
+          role: 'user',
+          content,
+        });
+        expect(await s.appendEvents('a', 's1', [e(1, 'hi'), e(2, 'there')])).toEqual({
+          appended: 2,
+          skipped: 0,
+          lastSeq: 2,
+        });
+        expect(await s.appendEvents('a', 's1', [e(2, 'there'), e(3, 'again')])).toEqual({
+          appended: 1,
+          skipped: 1,
+          lastSeq: 3,
+        });
+        await expect(s.appendEvents('a', 's1', [e(4, 'new'), e(1, 'changed')])).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_CONFLICT',
+        });
+        expect((await s.readEvents('a', 's1', 1, 10)).map((x) => x.content)).toEqual([
+          'hi',
+          'there',
+          'again',
+        ]);
+      }),
+    );
+
+    it(
+      'ingestion moves the cursor by compare-and-set with its memories, all or nothing',
+      withStore(async (s) => {
+        expect(await s.getCursor('a', 's1')).toBe(0);
+        const mem = { agentId: 'a', kind: 'semantic' as const, content: 'learned fact' };
+        await s.ingestBatch({
+          agentId: 'a',
+          sessionId: 's1',
+          expectedCursor: 0,
+          nextCursor: 3,
+          memories: [mem],
+        });
+        expect(await s.getCursor('a', 's1')).toBe(3);
+        await expect(
+          s.ingestBatch({ agentId: 'a', sessionId: 's1', expectedCursor: 0, nextCursor: 5, memories: [mem] }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
+        await expect(
+          s.ingestBatch({ agentId: 'a', sessionId: 's2', expectedCursor: 2, nextCursor: 5, memories: [mem] }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
+        expect(await s.listMemories('a')).toHaveLength(1);
+        expect(await s.getCursor('a', 's1')).toBe(3);
+      }),
+    );
+
+    it(
+      'skills are unique per agent by name, case-insensitively',
+      withStore(async (s) => {
+        const first = await s.writeSkill({ agentId: 'a', name: 'Deploy', description: 'd', content: 'v1' });
+        expect(first.created).toBe(true);
+        const second = await s.writeSkill({ agentId: 'a', name: 'deploy', description: 'd', content: 'v2' });
+        expect(second.created).toBe(false);
+        expect((await s.listSkills('a')).map((k) => k.name)).toEqual(['deploy']);
+        expect((await s.getSkill('a', 'DEPLOY'))?.content).toBe('v2');
+        expect(await s.getSkill('b', 'deploy')).toBeNull();
+      }),
+    );
+
+    it(
+      'health counts are zero-filled and per agent',
+      withStore(async (s) => {
+        await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'one' });
+        const gone = await s.insertMemory({ agentId: 'b', kind: 'fact', content: 'two' });
+        await s.archiveMemory('b', gone.id);
+        await s.appendEvents('a', 's', [{ seq: 1, type: 'message', role: 'user', content: 'x' }]);
+        const all = await s.health();
+        expect(all.ok && all.health.totals).toEqual({ memories: 2, events: 1, facts: 1, skills: 0 });
+        const b = await s.health('b');
+        expect(b.ok && b.health.byLifecycle).toEqual({
+          active: 0,
+          archived: 1,
+          superseded: 0,
+          conflicted: 0,
+        });
+      }),
+    );
+  });
+}
