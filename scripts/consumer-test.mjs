@@ -18,6 +18,7 @@
 //      driven over stdio by the official MCP SDK client (`@modelcontextprotocol/sdk` 1.x from npm): it lists the
 //      tools with their titles and hints, remembers a fact, finds it by `memory_search` with structured
 //      content, and reads the core memory resource; `npx engram remember|search --json` answer parseably;
+//      `npx engram export | npx engram import` copies the file into a fresh one with identical rows;
 //   5. removes the temporary directory (keep it with ENGRAM_KEEP_CONSUMER=1).
 //
 // ENGRAM_CONSUMER_PHASE=health runs the health phase only (no better-sqlite3 install: seconds, not minutes).
@@ -419,6 +420,35 @@ assert.equal(again.action, 'duplicate');
 const searched = run(['search', 'webhooks', '--agent', 'consumer']);
 assert.equal(searched.results.length, 1);
 step('npx engram remember|search --json printed parseable JSON');
+
+// A lossless round trip through the published commands: export the file, import it into a fresh one, and
+// compare the two files row by row.
+run(['remember', 'The on-call rotation changes every Monday.', '--agent', 'other']);
+const exported = execFileSync(npx, ['--no', 'engram', 'export', '--db', db, '--vectors'], { env, encoding: 'utf8' });
+const copy = join(mkdtempSync(join(process.cwd(), 'copy-')), 'memory.db');
+const summary = JSON.parse(
+  execFileSync(npx, ['--no', 'engram', 'import', '--db', copy, '--json'], { env, input: exported, encoding: 'utf8' }),
+);
+assert.ok(summary !== null && typeof summary === 'object');
+const { openDatabase } = await import('@engram/store/raw');
+const rows = (file) => {
+  const raw = openDatabase(file, { loadVectorExtension: false });
+  try {
+    const all = (sql) => raw.prepare(sql).all();
+    return {
+      memories: all('SELECT * FROM memories ORDER BY id').map(({ rid: _rid, ...rest }) => rest),
+      events: all('SELECT * FROM events ORDER BY agent_id, session_id, seq'),
+      skills: all('SELECT * FROM skills ORDER BY agent_id, name'),
+      cursors: all('SELECT * FROM session_cursors ORDER BY agent_id, session_id'),
+    };
+  } finally {
+    raw.close();
+  }
+};
+const original = rows(db);
+assert.equal(original.memories.length, 2);
+assert.deepEqual(rows(copy), original);
+step('npx engram export | npx engram import copied the file into a fresh one: identical rows');
 `;
 
 async function main() {
