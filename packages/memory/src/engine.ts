@@ -269,7 +269,8 @@ export function openEngine(config: EngineConfig): Engine {
     tools,
     ingestor: createEventIngestor({ store }),
     extractor: createExtractor({ store, retriever, model, observer }),
-    runner: createMaintenanceRunner({ store, retriever, model, observer }),
+    // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
+    runner: createMaintenanceRunner({ store, retriever, model, drain: drainer, observer }),
     embedder: drainEmbedder,
     hasModel: model !== null,
     warmUp,

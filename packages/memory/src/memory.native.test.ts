@@ -161,6 +161,46 @@ describe('bulk ingestion', () => {
 });
 
 describe('maintain and health', () => {
+  it('a merge made by the pass is embedded in the same pass: found by vector at once, nothing left pending', async () => {
+    const texts = [
+      'The staging database is backed up every night at two',
+      'The staging database gets backed up every night at two',
+      'The staging database is backed up each night at two',
+    ];
+    const model: ModelPort = {
+      id: 'scripted',
+      async generate({ jsonSchema }) {
+        if (jsonSchema.name === 'memory_merge') {
+          return {
+            text: JSON.stringify({ merge: true, content: 'The staging database is backed up nightly at 2' }),
+          };
+        }
+        if (jsonSchema.name === 'memory_reflection') return { text: JSON.stringify({ reflections: [] }) };
+        if (jsonSchema.name === 'memory_persona')
+          return { text: JSON.stringify({ persona: 'An engineer.' }) };
+        return { text: JSON.stringify({ verdict: 'keepBoth' }) };
+      },
+    };
+    const memory = await fresh({ model });
+    try {
+      for (const text of texts) await memory.add(text, { kind: 'semantic' });
+      const pass = await memory.maintain({ force: true });
+      expect(pass.report?.heavy.steps.merge).toBe('completed');
+      // Embedded by the pass itself, not by a later drain.
+      expect(pass.details?.written).toEqual({ rows: 1, embedded: 1, pending: 0 });
+      const merged = (await memory.list({ limit: 10 })).find((m) =>
+        m.content.startsWith('The staging database is backed up nightly'),
+      );
+      expect(merged?.embedded).toBe(true);
+      expect((await memory.health()).store.byEmbeddingState.pending).toBe(0);
+      const hits = await memory.search('staging database backup at night');
+      expect(hits[0]?.id).toBe(merged?.id);
+      expect(hits[0]?.explanation.arms).toContain('vector');
+    } finally {
+      await memory.close();
+    }
+  });
+
   it('a pass runs for the agent, and health reports counts without any memory text', async () => {
     const memory = await fresh({ agentId: 'ops' });
     try {
