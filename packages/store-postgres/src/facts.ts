@@ -4,7 +4,6 @@
  * the rows (their derived rows go by cascade) and the text their history kept, leaving a tombstone; `keep`
  * archives the rows, marked forgotten.
  */
-import { hasControlCharacter, isWellFormedText } from '@engram/contracts';
 import {
   type ConflictLink,
   type ConflictResolution,
@@ -14,34 +13,19 @@ import {
   type ForgetOptions,
   type ForgetResult,
 } from '@engram/store';
-import { invalidInput, validateAgentId, validateId, validateLimit } from '@engram/store/port-kit';
+import {
+  CONFLICT_REASONS,
+  CONFLICT_STATES,
+  forgetOptions,
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateLimit,
+} from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
 import { MEMORY_COLUMNS, type MemoryRow, num } from './rows.js';
 import { rowForWrite } from './write.js';
-
-const CONFLICT_STATES: ReadonlySet<string> = new Set(['open', 'resolved', 'dismissed']);
-const CONFLICT_REASONS: ReadonlySet<string> = new Set(['number', 'negation', 'entity']);
-
-function boundedText(value: unknown, field: string, max: number): string | null {
-  if (value === undefined) return null;
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > max) {
-    throw invalidInput(`${field} must be a non-empty string of at most ${max} characters`);
-  }
-  if (hasControlCharacter(value.replace(/[\n\t]/g, ' ')) || !isWellFormedText(value)) {
-    throw invalidInput(`${field} contains control characters or a lone surrogate`);
-  }
-  return value;
-}
-
-function forgetOptions(options: ForgetOptions | undefined): { actor: string; reason: string | null } {
-  if (options === undefined) return { actor: 'caller', reason: null };
-  if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-  return {
-    actor: boundedText(options.actor, 'options.actor', 64) ?? 'caller',
-    reason: boundedText(options.reason, 'options.reason', 500),
-  };
-}
 
 /** Forgets one row as the setting says, with its tombstone; inside the caller's transaction. */
 async function forgetRow(

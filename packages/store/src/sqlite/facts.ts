@@ -3,7 +3,6 @@
  * Forgetting follows the store's forget setting (`ctx.forgetMode`): `erase` removes the rows, their derived rows
  * and the text their history kept, leaving a tombstone; `keep` archives the rows, marked forgotten.
  */
-import { hasControlCharacter, isWellFormedText } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from '../errors.js';
 import type {
   ConflictLink,
@@ -13,6 +12,7 @@ import type {
   ForgetOptions,
   ForgetResult,
 } from '../facts-types.js';
+import { CONFLICT_REASONS, CONFLICT_STATES, forgetOptions } from '../facts-validate.js';
 import { validateAgentId, validateId, validateLimit } from '../validate.js';
 import { unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -20,29 +20,6 @@ import { eraseHistoryContent, recordHistory, supersedeChain } from './history.js
 import { rowForWrite, selectRow } from './memory-rows.js';
 import { deleteTags } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
-
-const CONFLICT_STATES: ReadonlySet<string> = new Set(['open', 'resolved', 'dismissed']);
-const CONFLICT_REASONS: ReadonlySet<string> = new Set(['number', 'negation', 'entity']);
-
-function boundedText(value: unknown, field: string, max: number): string | null {
-  if (value === undefined) return null;
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > max) {
-    throw invalidInput(`${field} must be a non-empty string of at most ${max} characters`);
-  }
-  if (hasControlCharacter(value.replace(/[\n\t]/g, ' ')) || !isWellFormedText(value)) {
-    throw invalidInput(`${field} contains control characters or a lone surrogate`);
-  }
-  return value;
-}
-
-function forgetOptions(options: ForgetOptions | undefined): { actor: string; reason: string | null } {
-  if (options === undefined) return { actor: 'caller', reason: null };
-  if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-  return {
-    actor: boundedText(options.actor, 'options.actor', 64) ?? 'caller',
-    reason: boundedText(options.reason, 'options.reason', 500),
-  };
-}
 
 /** Forgets one row as the setting says, with its tombstone; inside the caller's transaction. */
 function forgetRow(
