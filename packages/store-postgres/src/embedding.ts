@@ -9,23 +9,21 @@
  * only by the lease holder (or to an unclaimed row); a late commit of an expired claim that another worker took
  * over is `stale`. Without `claimLeaseMs`, listing claims nothing (one drain at a time, as in the SQLite store).
  */
-import {
-  type EmbeddingBacklog,
-  type EmbeddingCommitResult,
-  type EmbeddingOutcome,
-  type EmbeddingProfile,
-  EngramStoreError,
-  type ListPendingOptions,
-  type PendingEmbedding,
+import type {
+  EmbeddingBacklog,
+  EmbeddingCommitResult,
+  EmbeddingOutcome,
+  EmbeddingProfile,
+  ListPendingOptions,
+  PendingEmbedding,
 } from '@engram/store';
 import {
+  checkEmbeddingOutcomes,
   embeddingFingerprint,
   invalidInput,
   validateAgentId,
-  validateId,
   validateInteger,
   validateLimit,
-  validateVector,
 } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext } from './context.js';
@@ -104,31 +102,6 @@ export function listPendingEmbeddings(
   });
 }
 
-function checkOutcomes(ctx: PgContext, outcomes: readonly EmbeddingOutcome[]): void {
-  if (!Array.isArray(outcomes)) throw invalidInput('outcomes must be an array');
-  const seen = new Set<string>();
-  for (const [i, o] of outcomes.entries()) {
-    if (typeof o !== 'object' || o === null) throw invalidInput('outcome must be an object');
-    validateId(o.id, `outcomes[${i}].id`);
-    if (o.chunk !== undefined) validateInteger(o.chunk, `outcomes[${i}].chunk`, 0);
-    const key = o.chunk === undefined ? o.id : `${o.id}\u0000${o.chunk}`;
-    if (seen.has(key)) throw invalidInput('outcomes name the same id (and chunk) twice');
-    seen.add(key);
-    validateInteger(o.revision, `outcomes[${i}].revision`, 1);
-    if (o.state === 'ready') {
-      if (ctx.profile === null) {
-        throw new EngramStoreError(
-          'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-          'the store has no embedder profile, so it cannot store vectors',
-        );
-      }
-      validateVector(o.vector, ctx.profile.dimensions, `outcomes[${i}].vector`);
-    } else if (o.state !== 'error' && o.state !== 'ftsOnly') {
-      throw invalidInput(`outcomes[${i}].state must be ready, error or ftsOnly`);
-    }
-  }
-}
-
 type CommitRow = { rid: string; agent_id: string; revision: string; chunk_count: number; held: boolean };
 
 async function setState(
@@ -157,7 +130,7 @@ export function commitEmbeddings(
   outcomes: readonly EmbeddingOutcome[],
 ): Promise<EmbeddingCommitResult> {
   return ctx.op('commitEmbeddings', async () => {
-    checkOutcomes(ctx, outcomes);
+    checkEmbeddingOutcomes(ctx.profile, outcomes);
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(async (db) => {

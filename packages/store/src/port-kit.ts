@@ -9,6 +9,7 @@
 export type { Bm25Plan, Bm25Role, Bm25Term } from './bm25-plan.js';
 export { MAX_PHRASES, planBm25Query } from './bm25-plan.js';
 export { chunkSpans } from './chunking.js';
+export { checkEmbeddingOutcomes } from './embedding-outcomes.js';
 export { invalidInput } from './errors.js';
 export { CONFLICT_REASONS, CONFLICT_STATES, forgetOptions } from './facts-validate.js';
 export type { Bm25Settings } from './lexical-index.js';

@@ -2,7 +2,8 @@
  * The embedding slice (the drain's view): pending rows, revision-checked commits of outcomes, the backlog, and
  * the explicit re-index to another embedder profile.
  */
-import { EngramStoreError, invalidInput } from '../errors.js';
+import { checkEmbeddingOutcomes } from '../embedding-outcomes.js';
+import { invalidInput } from '../errors.js';
 import { vectorTableSql } from '../schema.js';
 import type {
   EmbeddingBacklog,
@@ -12,7 +13,7 @@ import type {
   ListPendingOptions,
   PendingEmbedding,
 } from '../types.js';
-import { validateAgentId, validateId, validateInteger, validateLimit, validateVector } from '../validate.js';
+import { validateAgentId, validateId, validateInteger, validateLimit } from '../validate.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { checkProfile } from './config.js';
 import type { StoreContext } from './context.js';
@@ -100,31 +101,6 @@ export function listPendingEmbeddings(
     }
     return out;
   });
-}
-
-function checkOutcomes(ctx: StoreContext, outcomes: readonly EmbeddingOutcome[]): void {
-  if (!Array.isArray(outcomes)) throw invalidInput('outcomes must be an array');
-  const seen = new Set<string>();
-  for (const [i, o] of outcomes.entries()) {
-    if (typeof o !== 'object' || o === null) throw invalidInput('outcome must be an object');
-    validateId(o.id, `outcomes[${i}].id`);
-    if (o.chunk !== undefined) validateInteger(o.chunk, `outcomes[${i}].chunk`, 0);
-    const key = o.chunk === undefined ? o.id : `${o.id}\u0000${o.chunk}`;
-    if (seen.has(key)) throw invalidInput('outcomes name the same id (and chunk) twice');
-    seen.add(key);
-    validateInteger(o.revision, `outcomes[${i}].revision`, 1);
-    if (o.state === 'ready') {
-      if (ctx.profile === null) {
-        throw new EngramStoreError(
-          'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-          'the store has no embedder profile, so it cannot store vectors',
-        );
-      }
-      validateVector(o.vector, ctx.profile.dimensions, `outcomes[${i}].vector`);
-    } else if (o.state !== 'error' && o.state !== 'ftsOnly') {
-      throw invalidInput(`outcomes[${i}].state must be ready, error or ftsOnly`);
-    }
-  }
 }
 
 type CommitRow = { rid: number; agent_id: string; revision: number; chunk_count: number };
@@ -233,7 +209,7 @@ export function commitEmbeddings(
   outcomes: readonly EmbeddingOutcome[],
 ): Promise<EmbeddingCommitResult> {
   return ctx.op('commitEmbeddings', () => {
-    checkOutcomes(ctx, outcomes);
+    checkEmbeddingOutcomes(ctx.profile, outcomes);
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(() => {
