@@ -3,22 +3,9 @@
  * and the read that assembles a memory's supersede chain and entries in time order (as the SQLite store does).
  */
 import type { MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry, MemoryRecord } from '@engram/store';
-import { validateAgentId, validateId } from '@engram/store/port-kit';
+import { type HistoryInput, validateAgentId, validateId } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
-
-/** One entry to record; must run inside the writing transaction. */
-export interface HistoryInput {
-  readonly agentId: string;
-  readonly memoryId: string;
-  readonly action: Exclude<MemoryHistoryAction, 'created'>;
-  readonly at: number;
-  readonly revision?: number | null;
-  readonly actor?: string | null;
-  readonly reason?: string | null;
-  readonly relatedId?: string | null;
-  readonly content?: string | null;
-}
 
 /** Appends one history entry (inside the caller's transaction). */
 export async function recordHistory(ctx: PgContext, db: Queryable, e: HistoryInput): Promise<void> {

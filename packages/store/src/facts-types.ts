@@ -130,3 +130,16 @@ export interface MemoryFactsSlice {
     resolution: ConflictResolution,
   ): Promise<ConflictLink>;
 }
+
+/** One history entry a store records (inside the writing transaction); the stores' own input, not the port's. */
+export interface HistoryInput {
+  readonly agentId: string;
+  readonly memoryId: string;
+  readonly action: Exclude<MemoryHistoryAction, 'created'>;
+  readonly at: number;
+  readonly revision?: number | null;
+  readonly actor?: string | null;
+  readonly reason?: string | null;
+  readonly relatedId?: string | null;
+  readonly content?: string | null;
+}

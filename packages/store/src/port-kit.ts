@@ -11,6 +11,7 @@ export { MAX_PHRASES, planBm25Query } from './bm25-plan.js';
 export { chunkSpans } from './chunking.js';
 export { checkEmbeddingOutcomes } from './embedding-outcomes.js';
 export { invalidInput } from './errors.js';
+export type { HistoryInput } from './facts-types.js';
 export { CONFLICT_REASONS, CONFLICT_STATES, forgetOptions } from './facts-validate.js';
 export type { Bm25Settings } from './lexical-index.js';
 export { bm25Idf, DEFAULT_BM25 } from './lexical-index.js';

@@ -2,25 +2,12 @@
  * The lineage of a memory: history entries written by updates, supersedes, forgets and contradiction links,
  * and the read that assembles a memory's supersede chain and entries in time order.
  */
-import type { MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry } from '../facts-types.js';
+import type { HistoryInput, MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry } from '../facts-types.js';
 import type { MemoryRecord } from '../types.js';
 import { validateAgentId, validateId } from '../validate.js';
 import type { StoreContext } from './context.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
-
-/** One entry to record; must run inside the writing transaction. */
-export interface HistoryInput {
-  readonly agentId: string;
-  readonly memoryId: string;
-  readonly action: Exclude<MemoryHistoryAction, 'created'>;
-  readonly at: number;
-  readonly revision?: number | null;
-  readonly actor?: string | null;
-  readonly reason?: string | null;
-  readonly relatedId?: string | null;
-  readonly content?: string | null;
-}
 
 /** Appends one history entry (inside the caller's transaction). */
 export function recordHistory(ctx: StoreContext, e: HistoryInput): void {
