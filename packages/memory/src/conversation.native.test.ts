@@ -115,3 +115,78 @@ describe('messages', () => {
     }
   });
 });
+
+describe('tool calls and results in the log', () => {
+  it('logs them as tool_call and tool_result events with the tool name, each id once however often resent', async () => {
+    const memory = await createMemory({ path: join(dir, 'tools.db'), embedder: 'deterministic' });
+    try {
+      const call = {
+        role: 'assistant',
+        type: 'tool_call',
+        toolName: 'read_file',
+        id: 'call-1',
+        content: '{"path":"src/app.ts"}',
+      } as const;
+      const result = {
+        role: 'tool',
+        type: 'tool_result',
+        toolName: 'read_file',
+        id: 'call-1',
+        content: 'export const port = 8080;',
+      } as const;
+      const turn = [{ role: 'user', content: 'which port does the app use?' } as const, call, result];
+      expect((await memory.add(turn, { sessionId: 's' })).events).toBe(3);
+      // A retry that sends the call and its result again, after another message: nothing is logged twice.
+      await memory.add([{ role: 'assistant', content: 'Port 8080.' }], { sessionId: 's' });
+      expect((await memory.add([call, result], { sessionId: 's', skipLogged: false })).events).toBe(0);
+      const logged = await memory.messages({ sessionId: 's' });
+      expect(logged.map((m) => [m.type, m.role, m.toolName, m.id])).toEqual([
+        ['message', 'user', null, null],
+        ['tool_call', 'assistant', 'read_file', 'call-1'],
+        ['tool_result', 'tool', 'read_file', 'call-1'],
+        ['message', 'assistant', null, null],
+      ]);
+      expect(logged[1]?.content).toBe('{"path":"src/app.ts"}');
+      // The call is remembered as `tool <name> <arguments>`, tagged with the path it names.
+      const [remembered] = await memory.list({
+        kinds: ['event'],
+        tags: ['tool:read_file', 'type:tool_call'],
+      });
+      expect(remembered?.content).toBe('tool read_file {"path":"src/app.ts"}');
+      expect(remembered?.tags).toContain('file:src/app.ts');
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
+describe('clearMessages', () => {
+  it('empties the history that messages() reads; new messages follow; the log and its memories stay', async () => {
+    const memory = await createMemory({ path: join(dir, 'clear.db'), embedder: 'deterministic' });
+    try {
+      const history = [
+        { role: 'user', content: 'the invoice number is 4471' },
+        { role: 'assistant', content: 'noted' },
+      ] as const;
+      await memory.add(history, { sessionId: 'c' });
+      await memory.clearMessages({ sessionId: 'c' });
+      await memory.clearMessages({ sessionId: 'c' });
+      expect(await memory.messages({ sessionId: 'c' })).toEqual([]);
+      // A resent history after the clear is a new history: it is logged again, once.
+      await memory.add(history, { sessionId: 'c' });
+      await memory.add(history, { sessionId: 'c' });
+      expect((await memory.messages({ sessionId: 'c' })).map((m) => [m.seq, m.content])).toEqual([
+        [4, 'the invoice number is 4471'],
+        [5, 'noted'],
+      ]);
+      expect(
+        (await memory.search('invoice number 4471', { kinds: ['event'] })).map((h) => h.content),
+      ).toEqual(['the invoice number is 4471', 'the invoice number is 4471']);
+      // Another session and an empty one are untouched.
+      await memory.clearMessages({ sessionId: 'never-used' });
+      expect(await memory.messages({ sessionId: 'never-used' })).toEqual([]);
+    } finally {
+      await memory.close();
+    }
+  });
+});

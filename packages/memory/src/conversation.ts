@@ -5,6 +5,7 @@
 import type { ToolCallResult } from '@engram/retrieval';
 import { buildInjection, MEMORY_TOOL_DEFINITIONS } from '@engram/retrieval';
 import type { Engine } from './engine.js';
+import { loggedEntry, sinceClear } from './entries.js';
 import { invalidInput } from './errors.js';
 import type { LoggedMessage, MemoryContext, ToolSpec } from './types.js';
 
@@ -41,7 +42,7 @@ export async function buildContext(
   return { core: injection.core, recall: injection.recall, tokens: injection.tokens };
 }
 
-/** The session's logged messages in order (the last `limit` of them). */
+/** The session's logged entries in order (of its last `limit` events), from after its last clear. */
 export async function sessionMessages(
   engine: Engine,
   agentId: string,
@@ -59,12 +60,5 @@ export async function sessionMessages(
     Math.max(1, session.lastSeq - limit + 1),
     session.lastSeq,
   );
-  return events
-    .filter((e) => e.type === 'message')
-    .map((e) => ({
-      seq: e.seq,
-      role: e.role as LoggedMessage['role'],
-      content: e.content,
-      createdAt: e.createdAt,
-    }));
+  return sinceClear(events).map(loggedEntry);
 }

@@ -26,7 +26,9 @@ export { createMemory } from './memory.js';
 export type {
   AddOptions,
   AddResult,
+  ChatEntryType,
   ChatMessage,
+  ClearMessagesOptions,
   ContextOptions,
   ForgetOptions,
   IngestOptions,

@@ -24,6 +24,23 @@ describe('overlapWithTail', () => {
     expect(overlapWithTail(log, [m('user', 'a'), m('user', 'c')])).toBe(0);
     expect(overlapWithTail([], [m('user', 'a')])).toBe(0);
   });
+
+  it('matches a tool call by its type and id (its arguments may be spelt differently), never a message by a call', () => {
+    const logged = [
+      m('user', 'a'),
+      { role: 'assistant', content: '{"q": 1}', type: 'tool_call', toolName: 't', id: 'c1' },
+    ];
+    const call: ChatMessage = {
+      role: 'assistant',
+      content: '{"q":1}',
+      type: 'tool_call',
+      toolName: 't',
+      id: 'c1',
+    };
+    expect(overlapWithTail(logged, [m('user', 'a'), call, m('assistant', 'done')])).toBe(2);
+    expect(overlapWithTail(logged, [m('user', 'a'), { ...call, id: 'c2' }])).toBe(0);
+    expect(overlapWithTail([m('assistant', '{"q":1}')], [call])).toBe(0);
+  });
 });
 
 describe('input checks', () => {
@@ -35,6 +52,17 @@ describe('input checks', () => {
       [() => checkSession(''), 'sessionId'],
       [() => checkSession('a\u0000b'), 'sessionId'],
       [() => agentOf({ agentId: '' }, 'default'), 'agentId is invalid'],
+      [() => checkMessages([{ ...m('user', 'secret text'), type: 'note' }]), 'messages[0].type'],
+      [
+        () => checkMessages([{ role: 'user', content: 'secret text', type: 'tool_call', toolName: 't' }]),
+        'messages[0].role must be assistant',
+      ],
+      [
+        () => checkMessages([{ role: 'assistant', content: 'secret text', type: 'tool_call' }]),
+        'messages[0].toolName is missing',
+      ],
+      [() => checkMessages([{ ...m('user', 'secret text'), toolName: 't' }]), 'messages[0].toolName'],
+      [() => checkMessages([{ ...m('user', 'x'), id: `secret text${'x'.repeat(300)}` }]), 'messages[0].id'],
     ];
     for (const [call, message] of cases) {
       let error: unknown;

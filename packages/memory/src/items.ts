@@ -60,40 +60,83 @@ export function checkSession(value: unknown): string {
 }
 
 const ROLES: ReadonlySet<string> = new Set(['user', 'assistant', 'system', 'tool']);
+const TYPES: ReadonlySet<string> = new Set(['message', 'tool_call', 'tool_result']);
+/** The role each entry type is logged with (a message takes any role). */
+const TOOL_ROLE: Readonly<Record<string, string>> = { tool_call: 'assistant', tool_result: 'tool' };
 
-/** A list of chat messages: each `{ role, content }` with a known role and string content. */
+/** A short name (tool name, id): a non-empty string of at most 256 characters without control characters. */
+function isShortName(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== '' && value.length <= 256 && !/\p{Cc}/u.test(value);
+}
+
+/**
+ * A list of chat messages: each `{ role, content }` with a known role and string content; a tool call or result
+ * has its type's role, a tool call names its tool, a message names none; ids and tool names are short names.
+ */
 export function checkMessages(value: readonly unknown[]): readonly ChatMessage[] {
   if (value.length === 0) throw invalidInput('messages is empty');
   value.forEach((message, i) => {
     if (typeof message !== 'object' || message === null)
       throw invalidInput(`messages[${i}] must be an object`);
-    const { role, content } = message as { role?: unknown; content?: unknown };
+    const { role, content, type, toolName, id } = message as Record<string, unknown>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw invalidInput(`messages[${i}].role must be user, assistant, system or tool`);
     }
     if (typeof content !== 'string') throw invalidInput(`messages[${i}].content must be a string`);
+    if (type !== undefined && (typeof type !== 'string' || !TYPES.has(type))) {
+      throw invalidInput(`messages[${i}].type must be message, tool_call or tool_result`);
+    }
+    const expectedRole = typeof type === 'string' ? TOOL_ROLE[type] : undefined;
+    if (expectedRole !== undefined && role !== expectedRole) {
+      throw invalidInput(`messages[${i}].role must be ${expectedRole} for a ${String(type)}`);
+    }
+    if (toolName !== undefined && !isShortName(toolName)) {
+      throw invalidInput(`messages[${i}].toolName must be a non-empty string of at most 256 characters`);
+    }
+    if (type === 'tool_call' && toolName === undefined)
+      throw invalidInput(`messages[${i}].toolName is missing`);
+    if ((type === undefined || type === 'message') && toolName !== undefined) {
+      throw invalidInput(`messages[${i}].toolName is only for a tool call or result`);
+    }
+    if (id !== undefined && !isShortName(id)) {
+      throw invalidInput(`messages[${i}].id must be a non-empty string of at most 256 characters`);
+    }
   });
   return value as readonly ChatMessage[];
+}
+
+/** What the log's tail holds of an entry, to compare a resent one with. */
+export interface LoggedEntry {
+  readonly role: string;
+  readonly content: string;
+  readonly type?: string;
+  readonly toolName?: string | null;
+  readonly id?: string | null;
+}
+
+/** The same entry: the same type and id when both carry an id, else the same type, role, tool and content. */
+export function sameEntry(stored: LoggedEntry, next: ChatMessage): boolean {
+  const storedType = stored.type ?? 'message';
+  if (storedType !== (next.type ?? 'message')) return false;
+  if (stored.id != null && next.id !== undefined) return stored.id === next.id;
+  return (
+    stored.role === next.role &&
+    stored.content === next.content &&
+    (stored.toolName ?? null) === (next.toolName ?? null)
+  );
 }
 
 /**
  * How many of `incoming`'s first messages repeat the end of the stored log — a chat application that sends the
  * whole conversation every turn appends only what is new. The longest overlap wins.
  */
-export function overlapWithTail(
-  tail: readonly { readonly role: string; readonly content: string }[],
-  incoming: readonly ChatMessage[],
-): number {
+export function overlapWithTail(tail: readonly LoggedEntry[], incoming: readonly ChatMessage[]): number {
   for (let k = Math.min(tail.length, incoming.length); k > 0; k -= 1) {
     let same = true;
     for (let i = 0; i < k && same; i += 1) {
       const stored = tail[tail.length - k + i];
       const next = incoming[i];
-      same =
-        stored !== undefined &&
-        next !== undefined &&
-        stored.role === next.role &&
-        stored.content === next.content;
+      same = stored !== undefined && next !== undefined && sameEntry(stored, next);
     }
     if (same) return k;
   }

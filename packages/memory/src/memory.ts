@@ -19,7 +19,7 @@ import type {
   MemoryConfig,
   SearchHit,
 } from './types.js';
-import { appendMessages, extractMessages, linkContradictions, writeTexts } from './writes.js';
+import { appendMessages, clearSession, extractMessages, linkContradictions, writeTexts } from './writes.js';
 
 /** Translates a store conflict into the facade's own code; anything else passes through. */
 function conflictOr(error: unknown): unknown {
@@ -302,6 +302,12 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options');
       const agentId = agentOf(o, defaultAgent);
       return sessionMessages(open(), agentId, checkSession(o.sessionId), o.limit ?? 1000);
+    },
+
+    async clearMessages(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = agentOf(o, defaultAgent);
+      await clearSession(open(), agentId, checkSession(o.sessionId));
     },
 
     async flush() {

@@ -63,10 +63,27 @@ export interface SearchHit extends MemoryItem {
   readonly explanation: RetrievalExplanation;
 }
 
-/** One chat message. */
+/** What a logged chat entry is: a message, a tool call (by the assistant) or a tool's result. */
+export type ChatEntryType = 'message' | 'tool_call' | 'tool_result';
+
+/**
+ * One chat message, or a tool call or result. A tool call is `{ type: 'tool_call', role: 'assistant', toolName,
+ * id: <call id>, content: <arguments as JSON> }`; its result `{ type: 'tool_result', role: 'tool', toolName?,
+ * id: <the same call id>, content }`.
+ */
 export interface ChatMessage {
   readonly role: 'user' | 'assistant' | 'system' | 'tool';
   readonly content: string;
+  /** Default `'message'`. */
+  readonly type?: ChatEntryType;
+  /** The tool's name: required for a tool call, optional for a result, not allowed on a message. */
+  readonly toolName?: string;
+  /**
+   * A stable id — a message's id from the framework, a tool call's id (shared by the call and its result): an
+   * entry whose type and id the session logged since its last clear (within its last 1,000 entries) is not logged
+   * again, so a retried or resent call records nothing twice.
+   */
+  readonly id?: string;
 }
 
 /** Options of {@link Memory.add}. */
@@ -202,11 +219,16 @@ export interface ToolSpec {
   readonly inputSchema: Readonly<Record<string, unknown>>;
 }
 
-/** A message of a session's log. */
+/** A message (or tool call or result) of a session's log. */
 export interface LoggedMessage {
   readonly seq: number;
+  readonly type: ChatEntryType;
   readonly role: ChatMessage['role'];
   readonly content: string;
+  /** The tool of a tool call or result, else null. */
+  readonly toolName: string | null;
+  /** The id it was logged with, else null. */
+  readonly id: string | null;
   readonly createdAt: number;
 }
 
@@ -216,6 +238,12 @@ export interface MessagesOptions extends Scope {
   readonly sessionId?: string;
   /** The last this many events of the session (default 1,000, at most 10,000). */
   readonly limit?: number;
+}
+
+/** Options of {@link Memory.clearMessages}. */
+export interface ClearMessagesOptions extends Scope {
+  /** Default `'default'`. */
+  readonly sessionId?: string;
 }
 
 /** Long-term memory in one object. Every method validates first: bad input is a typed error and changes nothing. */
@@ -254,8 +282,13 @@ export interface Memory {
     args: unknown,
     options?: Scope & { readonly signal?: AbortSignal },
   ): Promise<ToolResult>;
-  /** A session's logged messages, in order. */
+  /** A session's logged messages, tool calls and results, in order, since the session was last cleared. */
   messages(options?: MessagesOptions): Promise<readonly LoggedMessage[]>;
+  /**
+   * Starts the session's history afresh: `messages` reads only what is logged after this call. Nothing is deleted:
+   * the log keeps every entry (its memories stay searchable, export carries them); `deleteAll` forgets.
+   */
+  clearMessages(options?: ClearMessagesOptions): Promise<void>;
   /** Waits until the background drain has embedded every pending row (or stopped making progress). */
   flush(): Promise<void>;
   /** Stops the background drain after its current batch and closes the file (idempotent). */

@@ -4,6 +4,7 @@ import type { ExtractionTurn } from '@engram/maintenance';
 import { contradiction } from '@engram/retrieval';
 import type { EventInput, MemoryRecord, NewMemory } from '@engram/store';
 import type { Engine } from './engine.js';
+import { clearMarker, entryEvent, ID_WINDOW, idOf, isClearMarker, sinceClear } from './entries.js';
 import { overlapWithTail } from './items.js';
 import type { ChatMessage } from './types.js';
 
@@ -74,7 +75,8 @@ export interface LoggedMessages {
 
 /**
  * Appends messages to the session's event log — skipping those that repeat the log's tail, so a chat that sends
- * its whole history every turn logs each message once — and ingests them as `event` memories.
+ * its whole history every turn logs each message once, and those whose id the session logged since its last
+ * clear — and ingests them as `event` memories.
  */
 export async function appendMessages(
   engine: Engine,
@@ -86,22 +88,32 @@ export async function appendMessages(
   const { store, ingestor } = engine;
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
-  const tail =
-    lastSeq === 0 || !options.skipLogged
+  const keyed = messages.some((m) => m.id !== undefined);
+  const window = (keyed ? ID_WINDOW : 0) + (options.skipLogged ? messages.length : 0);
+  const recent =
+    lastSeq === 0 || window === 0
       ? []
-      : await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - messages.length + 1), lastSeq);
+      : sinceClear(await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - window + 1), lastSeq));
+  const tail = options.skipLogged ? recent.slice(-messages.length) : [];
   const skip = overlapWithTail(
-    tail.filter((e) => e.type === 'message'),
+    tail.map((e) => ({ role: e.role, content: e.content, type: e.type, toolName: e.toolName, id: idOf(e) })),
     messages,
   );
-  const appended = messages.slice(skip).map((message, i) => ({ seq: lastSeq + 1 + i, message }));
+  const logged = new Set<string>();
+  for (const e of recent) {
+    const id = idOf(e);
+    if (id !== null) logged.add(`${e.type} ${id}`);
+  }
+  const fresh = messages.slice(skip).filter((m) => {
+    if (m.id === undefined) return true;
+    const key = `${m.type ?? 'message'} ${m.id}`;
+    if (logged.has(key)) return false;
+    logged.add(key);
+    return true;
+  });
+  const appended = fresh.map((message, i) => ({ seq: lastSeq + 1 + i, message }));
   if (appended.length === 0) return { appended: 0, messages: [], rows: [] };
-  const events: EventInput[] = appended.map(({ seq, message }) => ({
-    seq,
-    type: 'message',
-    role: message.role,
-    content: message.content,
-  }));
+  const events: EventInput[] = appended.map(({ seq, message }) => entryEvent(message, seq));
   const result = await ingestor.appendAndIngest(agentId, sessionId, events);
   let more = result.ingest.more;
   while (more) more = (await ingestor.ingest(agentId, sessionId)).more;
@@ -118,6 +130,17 @@ export async function appendMessages(
   return { appended: result.appended, messages: appended, rows };
 }
 
+/** Ends the session's history with a clear marker (nothing when it is empty or just cleared). */
+export async function clearSession(engine: Engine, agentId: string, sessionId: string): Promise<void> {
+  const { store, ingestor } = engine;
+  const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
+  const lastSeq = session?.lastSeq ?? 0;
+  if (lastSeq === 0) return;
+  const [last] = await store.readEvents(agentId, sessionId, lastSeq, lastSeq);
+  if (last !== undefined && isClearMarker(last)) return;
+  await ingestor.appendAndIngest(agentId, sessionId, [clearMarker(lastSeq + 1)]);
+}
+
 /** Extraction over the appended messages with the configured model: the rows it wrote, or its error code. */
 export async function extractMessages(
   engine: Engine,
@@ -127,7 +150,10 @@ export async function extractMessages(
 ): Promise<{ readonly rows: readonly MemoryRecord[]; readonly errorCode?: string }> {
   const turns: ExtractionTurn[] = logged.messages
     .filter(({ message }) => message.content.trim() !== '')
-    .map(({ message }) => ({ role: message.role, content: message.content }));
+    .map(({ message }) => ({
+      role: message.role,
+      content: message.type === 'tool_call' ? `tool ${message.toolName} ${message.content}` : message.content,
+    }));
   const first = logged.messages[0];
   const last = logged.messages[logged.messages.length - 1];
   if (turns.length === 0 || first === undefined || last === undefined) return { rows: [] };

@@ -1,0 +1,80 @@
+/**
+ * Chat entries (messages, tool calls, tool results) as events of a session's log, and back. An entry's id is kept
+ * in the event's metadata (`id`); a tool call's arguments too (`input`, when they are a JSON object), so the
+ * ingested memory is rendered `tool <name> <arguments>` and the paths it names become tags. A clear marker is an
+ * empty system message whose metadata says `clear`: it ends the history `messages` reads, and is never shown.
+ */
+import type { EventInput, EventRecord } from '@engram/store';
+import type { ChatMessage, LoggedMessage } from './types.js';
+
+/** Entries of the log's tail searched for an id already logged. */
+export const ID_WINDOW = 1000;
+
+/** The event a chat entry is logged as, at `seq`. */
+export function entryEvent(message: ChatMessage, seq: number): EventInput {
+  const type = message.type ?? 'message';
+  const metadata: Record<string, unknown> = {};
+  if (message.id !== undefined) metadata.id = message.id;
+  if (type === 'tool_call') metadata.input = argumentsObject(message.content);
+  return {
+    seq,
+    type,
+    role: message.role,
+    content: message.content,
+    ...(message.toolName === undefined ? {} : { toolName: message.toolName }),
+    ...(Object.keys(metadata).length === 0 ? {} : { metadata }),
+  };
+}
+
+/** Longest tool-call arguments also kept as an object in the metadata (the content keeps them whole). */
+const MAX_INPUT_CHARS = 16_000;
+
+/** A tool call's arguments as an object ({} when they are not a JSON object, or too long to copy). */
+function argumentsObject(content: string): Record<string, unknown> {
+  if (content.length > MAX_INPUT_CHARS) return {};
+  try {
+    const parsed: unknown = JSON.parse(content);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The marker `clearMessages` appends at `seq`. */
+export function clearMarker(seq: number): EventInput {
+  return { seq, type: 'message', role: 'system', content: '', metadata: { clear: true } };
+}
+
+/** True for a clear marker. */
+export function isClearMarker(event: EventRecord): boolean {
+  return event.type === 'message' && event.content === '' && event.metadata.clear === true;
+}
+
+/** The id an event was logged with, else null. */
+export function idOf(event: EventRecord): string | null {
+  return typeof event.metadata.id === 'string' ? event.metadata.id : null;
+}
+
+/** The events after the last clear marker. */
+export function sinceClear(events: readonly EventRecord[]): readonly EventRecord[] {
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const event = events[i];
+    if (event !== undefined && isClearMarker(event)) return events.slice(i + 1);
+  }
+  return events;
+}
+
+/** A logged event as the facade returns it. */
+export function loggedEntry(event: EventRecord): LoggedMessage {
+  return {
+    seq: event.seq,
+    type: event.type,
+    role: event.role as LoggedMessage['role'],
+    content: event.content,
+    toolName: event.toolName,
+    id: idOf(event),
+    createdAt: event.createdAt,
+  };
+}
