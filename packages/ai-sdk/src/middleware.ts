@@ -1,16 +1,22 @@
 /**
  * `engramMiddleware`: Engram as an AI SDK language-model middleware (`wrapLanguageModel`). Before each call it
  * puts the agent's core block and a recall block for the latest user message into the prompt, within a token
- * budget; after each call it records the exchange in the session's log — a resent history is recorded once.
+ * budget; after each call it records the exchange in the session's log: messages, and tool calls and results as
+ * `tool_call` / `tool_result` events with the tool's name, keyed by the call id — a resent history or a retried
+ * call is recorded once. Each entry is cut to {@link MAX_RECORDED_CHARS}, so a long message or tool output never
+ * fails a call.
  */
-import type { Memory } from '@engram/memory';
+import type { ChatMessage, Memory } from '@engram/memory';
 import type { LanguageModelMiddleware } from 'ai';
 import {
   type CallOptions,
   conversationOf,
   latestUserText,
+  MAX_RECORDED_CHARS,
   type Prompt,
   replyOf,
+  type StreamPart,
+  streamedReply,
   withMemory,
 } from './prompt.js';
 
@@ -28,24 +34,24 @@ export interface EngramMiddlewareOptions {
   readonly record?: boolean;
 }
 
-type StreamResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>;
-type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : never;
-
 /** Creates the middleware for `wrapLanguageModel({ model, middleware })`. */
 export function engramMiddleware(
   memory: Memory,
   options: EngramMiddlewareOptions = {},
 ): LanguageModelMiddleware {
   const scope = options.agentId === undefined ? {} : { agentId: options.agentId };
-  const session = { ...scope, sessionId: options.sessionId ?? 'default' };
+  const session = {
+    ...scope,
+    sessionId: options.sessionId ?? 'default',
+    maxContentChars: MAX_RECORDED_CHARS,
+  };
   // The caller's prompt of each transformed call, to record what the user said rather than what was injected.
   const originals = new WeakMap<CallOptions, Prompt>();
 
-  async function record(prompt: Prompt | undefined, reply: { role: 'assistant'; content: string } | null) {
+  async function record(prompt: Prompt | undefined, reply: readonly ChatMessage[]) {
     if (options.record === false || prompt === undefined) return;
-    const messages = conversationOf(prompt);
-    if (reply !== null) messages.push(reply);
-    if (messages.length > 0) await memory.add(messages, session);
+    const entries = [...conversationOf(prompt), ...reply];
+    if (entries.length > 0) await memory.add(entries, session);
   }
 
   return {
@@ -67,26 +73,20 @@ export function engramMiddleware(
     },
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
-      const reply = replyOf(result.content);
-      await record(
-        originals.get(params),
-        reply === null ? null : { role: 'assistant', content: reply.content },
-      );
+      await record(originals.get(params), replyOf(result.content));
       return result;
     },
     async wrapStream({ doStream, params }) {
       const result = await doStream();
       const prompt = originals.get(params);
-      const text: string[] = [];
+      const reply = streamedReply();
       const tee = new TransformStream<StreamPart, StreamPart>({
         transform(part, controller) {
-          if (part.type === 'text-delta') text.push(part.delta);
-          else if (part.type === 'tool-call') text.push(`\n[tool call ${part.toolName}] ${part.input}`);
+          reply.add(part);
           controller.enqueue(part);
         },
         async flush() {
-          const content = text.join('').trim();
-          await record(prompt, content === '' ? null : { role: 'assistant', content });
+          await record(prompt, reply.done());
         },
       });
       return { ...result, stream: result.stream.pipeThrough(tee) };

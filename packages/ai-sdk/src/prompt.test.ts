@@ -26,7 +26,7 @@ describe('withMemory', () => {
 });
 
 describe('what is recorded', () => {
-  it('keeps user, assistant and tool messages as text, never the system prompt', () => {
+  it('keeps user and assistant text, never the system prompt', () => {
     expect(latestUserText(prompt)).toBe('second question');
     expect(conversationOf(prompt)).toEqual([
       { role: 'user', content: 'first question' },
@@ -35,10 +35,51 @@ describe('what is recorded', () => {
     ]);
     expect(
       replyOf([
-        { type: 'text', text: 'Let me check.' },
-        { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: '{"query":"x"}' },
+        { type: 'text', text: 'Let me ' },
+        { type: 'text', text: 'check.' },
+        { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: '{ "query": "x" }' },
       ]),
-    ).toEqual({ role: 'assistant', content: 'Let me check.\n[tool call memory_search] {"query":"x"}' });
-    expect(replyOf([])).toBeNull();
+    ).toEqual([
+      { role: 'assistant', content: 'Let me check.' },
+      { role: 'assistant', type: 'tool_call', toolName: 'memory_search', id: 'c', content: '{"query":"x"}' },
+    ]);
+    expect(replyOf([])).toEqual([]);
+  });
+
+  it('records tool calls and results as entries of their own, keyed by the call id, spelt as the reply spelt them', () => {
+    const withTools: Prompt = [
+      { role: 'user', content: [{ type: 'text', text: 'what is in a.txt?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Reading it.' },
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: { path: 'a.txt' } },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c1',
+            toolName: 'read',
+            output: { type: 'text', value: 'hello' },
+          },
+        ],
+      },
+    ];
+    expect(conversationOf(withTools)).toEqual([
+      { role: 'user', content: 'what is in a.txt?' },
+      { role: 'assistant', content: 'Reading it.' },
+      { role: 'assistant', type: 'tool_call', toolName: 'read', id: 'c1', content: '{"path":"a.txt"}' },
+      { role: 'tool', type: 'tool_result', toolName: 'read', id: 'c1', content: 'hello' },
+    ]);
+    // The reply that made the call spelt its arguments as a string: the same entry.
+    expect(
+      replyOf([
+        { type: 'text', text: 'Reading it.' },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: '{"path": "a.txt"}' },
+      ]),
+    ).toEqual(conversationOf(withTools).slice(1, 3));
   });
 });

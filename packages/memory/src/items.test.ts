@@ -4,7 +4,7 @@ import { USE_LITE_PROFILE } from '@engram/embedder-use';
 import { describe, expect, it } from 'vitest';
 import { chooseEngineEmbedder } from './engine.js';
 import { isEngramMemoryError } from './errors.js';
-import { agentOf, checkMessages, checkSession, overlapWithTail } from './items.js';
+import { agentOf, checkMessages, checkSession, cutMessages, overlapWithTail } from './items.js';
 import type { ChatMessage } from './types.js';
 
 const m = (role: ChatMessage['role'], content: string): ChatMessage => ({ role, content });
@@ -40,6 +40,18 @@ describe('overlapWithTail', () => {
     expect(overlapWithTail(logged, [m('user', 'a'), call, m('assistant', 'done')])).toBe(2);
     expect(overlapWithTail(logged, [m('user', 'a'), { ...call, id: 'c2' }])).toBe(0);
     expect(overlapWithTail([m('assistant', '{"q":1}')], [call])).toBe(0);
+  });
+});
+
+describe('cutMessages', () => {
+  it('cuts long content at a code point boundary and repairs lone surrogates, leaving the rest as given', () => {
+    const long = m('tool', `${'a'.repeat(9)}😀tail`);
+    const [cut, same, repaired] = cutMessages([long, m('user', 'short'), m('user', 'x\uD800y')], 10);
+    expect(cut?.content).toBe('a'.repeat(9));
+    expect(same?.content).toBe('short');
+    expect(repaired?.content).toBe('x\uFFFDy');
+    expect(cutMessages([long], undefined)[0]).toBe(long);
+    expect(() => cutMessages([long], 0)).toThrow(/maxContentChars/);
   });
 });
 

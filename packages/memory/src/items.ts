@@ -1,5 +1,5 @@
 /** Input checks of the facade (a caller's mistake is a typed error before anything is read) and row mapping. */
-import { checkAgentId } from '@engram/contracts';
+import { checkAgentId, toWellFormedText } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { invalidInput } from './errors.js';
 import type { ChatMessage, MemoryItem } from './types.js';
@@ -103,6 +103,28 @@ export function checkMessages(value: readonly unknown[]): readonly ChatMessage[]
     }
   });
   return value as readonly ChatMessage[];
+}
+
+/**
+ * The messages with each content cut to `max` UTF-16 units (never inside a surrogate pair) and every lone
+ * surrogate replaced, or as given when `max` is undefined. A recorder that must never fail a model call asks
+ * for this rather than a refusal of a long message.
+ */
+export function cutMessages(messages: readonly ChatMessage[], max: unknown): readonly ChatMessage[] {
+  if (max === undefined) return messages;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 65_536) {
+    throw invalidInput('maxContentChars must be an integer from 1 to 65536');
+  }
+  return messages.map((message) => {
+    let content = message.content;
+    if (content.length > max) {
+      content = content.slice(0, max);
+      const last = content.charCodeAt(content.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) content = content.slice(0, -1);
+    }
+    content = toWellFormedText(content);
+    return content === message.content ? message : { ...message, content };
+  });
 }
 
 /** What the log's tail holds of an entry, to compare a resent one with. */

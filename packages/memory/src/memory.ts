@@ -9,7 +9,15 @@ import { backgroundDrain, embedNow } from './background.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';
 import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
-import { agentOf, checkMessages, checkOptions, checkSession, checkText, toItem } from './items.js';
+import {
+  agentOf,
+  checkMessages,
+  checkOptions,
+  checkSession,
+  checkText,
+  cutMessages,
+  toItem,
+} from './items.js';
 import type {
   AddResult,
   ChatMessage,
@@ -84,7 +92,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const agentId = agentOf(o, defaultAgent);
       const sessionId = checkSession(o.sessionId);
       if (Array.isArray(input)) {
-        return addMessages(checkMessages(input), agentId, sessionId, o.skipLogged !== false);
+        const messages = cutMessages(checkMessages(input), o.maxContentChars);
+        return addMessages(messages, agentId, sessionId, o.skipLogged !== false);
       }
       const text = checkText(input, 'text');
       const written = await writeTexts(open(), agentId, [text], {

@@ -95,6 +95,12 @@ export interface AddOptions extends Scope {
    * is logged once). False appends every message as given (a message history that adds one at a time).
    */
   readonly skipLogged?: boolean;
+  /**
+   * Cut each message's content to this many UTF-16 units (1 to 65,536; never inside a surrogate pair, lone
+   * surrogates replaced) instead of refusing a message the store cannot hold: what a recorder that must never fail
+   * a model call asks for. Default: messages are logged as given.
+   */
+  readonly maxContentChars?: number;
   /** Kind of a text memory (default `'fact'`). */
   readonly kind?: 'fact' | 'semantic' | 'episodic';
   /** `prefix:value` tags of a text memory. */
