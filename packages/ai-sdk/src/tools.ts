@@ -20,10 +20,11 @@ export function engramTools(
 ): Record<string, Tool<unknown, string>> {
   const tools: Record<string, Tool<unknown, string>> = {};
   for (const spec of memory.toolDefinitions) {
-    tools[spec.name] = tool<unknown, string>({
+    // No explicit type arguments: `tool`'s generics differ between AI SDK 6 and 7; both infer these.
+    tools[spec.name] = tool({
       description: spec.description,
-      inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
-      execute: async (input, { abortSignal }) => {
+      inputSchema: jsonSchema<unknown>(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+      execute: async (input: unknown, { abortSignal }): Promise<string> => {
         const result = await memory.callTool(spec.name, input, {
           ...(options.agentId === undefined ? {} : { agentId: options.agentId }),
           ...(abortSignal === undefined ? {} : { signal: abortSignal }),
