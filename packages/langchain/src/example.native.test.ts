@@ -3,10 +3,11 @@
  * scripted model: each question is answered from the runbook passage that means the same thing.
  */
 import { fileURLToPath } from 'node:url';
-import { runRepositoryExample } from '@engram/test-support';
+import { readmeSnippet, runReadmeSnippet, runRepositoryExample } from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 describe('examples/langchain-rag', () => {
   it('answers each question from the runbook passage that means the same, found by meaning', async () => {
@@ -21,6 +22,24 @@ describe('examples/langchain-rag', () => {
         '',
       ].join('\n'),
     );
+    expect(run.code).toBe(0);
+  });
+});
+
+describe('the README example', () => {
+  it('is five lines, the same in the repository README and this package README, and it runs', async () => {
+    const snippet = await readmeSnippet(`${root}/README.md`, '**LangChain.js**');
+    expect(snippet.trimEnd().split('\n')).toHaveLength(5);
+    expect(await readmeSnippet(`${packageDir}/README.md`)).toBe(snippet);
+    const before = "import { HumanMessage } from '@langchain/core/messages';";
+    const after = `await memory.add('We deploy with \`make ship\` from the main branch');
+console.log((await new EngramRetriever({ memory, limit: 5 }).invoke('how do we deploy?')).map((d) => d.pageContent));
+await history('s').addMessages([new HumanMessage('hello')]);
+console.log(docs.length, (await history('s').getMessages()).length, engramTools(memory).length > 0);
+await memory.close();`;
+    const run = await runReadmeSnippet(packageDir, snippet, { before, after });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe("[ 'We deploy with `make ship` from the main branch' ]\n0 1 true\n");
     expect(run.code).toBe(0);
   });
 });

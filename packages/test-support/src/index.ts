@@ -11,7 +11,7 @@ export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
 export type { TestPostgres } from './pg-server.js';
 export { resetTestPostgres, startTestPostgres } from './pg-server.js';
-export { runRepositoryExample } from './run-example.js';
+export { readmeSnippet, runReadmeSnippet, runRepositoryExample } from './run-example.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
 export type { ConformanceHarness, ConformanceRecord, ConformanceStore } from './store-conformance.js';

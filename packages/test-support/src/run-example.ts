@@ -1,5 +1,6 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import ts from 'typescript';
 import { type ChildRun, runNode } from './run-node.js';
 
 /**
@@ -16,6 +17,44 @@ export async function runRepositoryExample(packageDir: string, example: string):
     const env = { ...process.env };
     delete env.ENGRAM_OPENAI_BASE_URL;
     return await runNode(script, [join(dir, 'memory.db')], { cwd: dir, env });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The first TypeScript block (```ts) of a Markdown file that follows the first line containing `after` (the
+ * file's first block when `after` is omitted), without its fence; '' when there is none.
+ */
+export async function readmeSnippet(file: string, after?: string): Promise<string> {
+  const text = await readFile(file, 'utf8');
+  const from = after === undefined ? 0 : text.indexOf(after);
+  if (from < 0) return '';
+  return /```ts\n([\s\S]*?)```/.exec(text.slice(from))?.[1] ?? '';
+}
+
+/**
+ * Runs a README's TypeScript snippet as a user runs it: its types stripped (TypeScript's own transpiler), `before`
+ * and `after` lines put around it (what the README leaves to the reader, such as the model), as an ES module in a
+ * temporary directory inside `packageDir` that is also its working directory (so the built packages resolve by
+ * name and relative paths land there). The directory is removed afterwards.
+ */
+export async function runReadmeSnippet(
+  packageDir: string,
+  snippet: string,
+  around: { readonly before?: string; readonly after?: string } = {},
+): Promise<ChildRun> {
+  const code = [around.before ?? '', snippet, around.after ?? ''].join('\n');
+  const js = ts.transpileModule(code, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
+  const dir = await mkdtemp(join(packageDir, '.readme-'));
+  try {
+    const script = join(dir, 'snippet.mjs');
+    await writeFile(script, js);
+    const env = { ...process.env };
+    delete env.ENGRAM_OPENAI_BASE_URL;
+    return await runNode(script, [], { cwd: dir, env });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
