@@ -356,7 +356,8 @@ await store.close();
 step('closed the store');
 `;
 
-// The framework packages installed from npm beside the packed adapters (the adapters' peer ranges).
+// The framework packages installed from npm beside the packed adapters, within the adapters' peer ranges (`ai` 7,
+// also admitted, needs Node 22: the ai-sdk package type-checks it with `check:ai7`).
 const FRAMEWORKS = ['ai@^6.0.0', '@langchain/core@^1.0.0'];
 // The examples run from the installed packages, and a line each must print.
 const EXAMPLES = [
