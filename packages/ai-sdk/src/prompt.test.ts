@@ -1,6 +1,14 @@
 /** Where the memory goes in a prompt and what is recorded of it. */
 import { describe, expect, it } from 'vitest';
-import { conversationOf, latestUserText, type Prompt, replyOf, withMemory } from './prompt.js';
+import {
+  conversationOf,
+  latestUserText,
+  type Prompt,
+  replyOf,
+  type StreamPart,
+  streamedReply,
+  withMemory,
+} from './prompt.js';
 
 const prompt: Prompt = [
   { role: 'system', content: 'You are terse.' },
@@ -35,12 +43,12 @@ describe('what is recorded', () => {
     ]);
     expect(
       replyOf([
-        { type: 'text', text: 'Let me ' },
-        { type: 'text', text: 'check.' },
+        { type: 'text', text: 'Let me check.' },
+        { type: 'text', text: 'One moment.' },
         { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: '{ "query": "x" }' },
       ]),
     ).toEqual([
-      { role: 'assistant', content: 'Let me check.' },
+      { role: 'assistant', content: 'Let me check.\nOne moment.' },
       { role: 'assistant', type: 'tool_call', toolName: 'memory_search', id: 'c', content: '{"query":"x"}' },
     ]);
     expect(replyOf([])).toEqual([]);
@@ -81,5 +89,32 @@ describe('what is recorded', () => {
         { type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: '{"path": "a.txt"}' },
       ]),
     ).toEqual(conversationOf(withTools).slice(1, 3));
+  });
+
+  it('records a streamed answer as the next step will send it back: one text part per text block', () => {
+    const reply = streamedReply();
+    const parts: StreamPart[] = [
+      { type: 'text-start', id: 'a' },
+      { type: 'text-delta', id: 'a', delta: 'Deploys ' },
+      { type: 'text-delta', id: 'a', delta: 'run at noon.' },
+      { type: 'text-end', id: 'a' },
+      { type: 'text-start', id: 'b' },
+      { type: 'text-delta', id: 'b', delta: 'Anything else?' },
+      { type: 'text-end', id: 'b' },
+      { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: '{"query":"noon"}' },
+    ];
+    for (const part of parts) reply.add(part);
+    expect(reply.done()).toEqual(
+      conversationOf([
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Deploys run at noon.' },
+            { type: 'text', text: 'Anything else?' },
+            { type: 'tool-call', toolCallId: 'c', toolName: 'memory_search', input: { query: 'noon' } },
+          ],
+        },
+      ]),
+    );
   });
 });

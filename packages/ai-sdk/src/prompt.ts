@@ -103,8 +103,9 @@ type ToolOutput = Extract<
 >['output'];
 
 /**
- * Builds the entries to record from a message's parts in order: consecutive text parts are one message, each tool
- * call and each tool result an entry of its own, keyed by its call id.
+ * Builds the entries to record from a message's parts in order: consecutive text parts are one message (joined by
+ * line breaks; a streamed text block is one part), each tool call and each tool result an entry of its own, keyed
+ * by its call id.
  */
 class Entries {
   readonly out: ChatMessage[] = [];
@@ -114,8 +115,15 @@ class Entries {
     private readonly id?: string,
   ) {}
 
+  /** A text part (a new piece: pieces are joined by line breaks, as `messageText` joins them). */
   text(value: string): void {
     this.#text.push(value);
+  }
+
+  /** More text of the current piece (a streamed delta). */
+  delta(value: string): void {
+    if (this.#text.length === 0) this.#text.push(value);
+    else this.#text[this.#text.length - 1] += value;
   }
 
   call(toolCallId: string, toolName: string, input: unknown): void {
@@ -135,7 +143,7 @@ class Entries {
   }
 
   #flush(): void {
-    const content = this.#text.join('');
+    const content = this.#text.filter((piece) => piece !== '').join('\n');
     this.#text = [];
     if (content.trim() === '') return;
     const first = this.out.every((e) => e.type !== undefined && e.type !== 'message');
@@ -197,7 +205,8 @@ export function streamedReply(): {
   const builder = new Entries('assistant');
   return {
     add(part) {
-      if (part.type === 'text-delta') builder.text(part.delta);
+      if (part.type === 'text-start') builder.text('');
+      else if (part.type === 'text-delta') builder.delta(part.delta);
       else if (part.type === 'tool-call') builder.call(part.toolCallId, part.toolName, part.input);
       else if (part.type === 'tool-result') builder.result(part.toolCallId, part.toolName, json(part.result));
     },
