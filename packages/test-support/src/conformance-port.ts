@@ -1,0 +1,218 @@
+/**
+ * The store port as the conformance suite uses it, described structurally (the methods and the fields the
+ * suite reads), so this package needs no dependency on the store: both adapters satisfy it as they are.
+ */
+import type { ConformanceStore } from './store-conformance.js';
+
+/** An event as the suite appends it. */
+export interface ConformanceEvent {
+  readonly seq: number;
+  readonly type: 'message' | 'tool_call' | 'tool_result';
+  readonly role: string;
+  readonly content: string;
+  readonly toolName?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly createdAt?: number;
+}
+
+/** A memory as the suite writes it (the port's `NewMemory`, the fields the suite sets). */
+export interface ConformanceNewMemory {
+  readonly id?: string;
+  readonly agentId: string;
+  readonly kind: 'fact' | 'semantic' | 'episodic' | 'event';
+  readonly content: string;
+  readonly tags?: readonly string[];
+  readonly vector?: Float32Array;
+  readonly sessionId?: string;
+  readonly seqFrom?: number;
+  readonly seqTo?: number;
+}
+
+/** The fields of a record the extended suites read, besides `ConformanceRecord`'s. */
+export interface ConformanceFullRecord {
+  readonly id: string;
+  readonly revision: number;
+  readonly lifecycle: string;
+  readonly content: string;
+  readonly contentHash: string;
+  readonly embeddingState: string;
+  readonly embeddingFingerprint: string | null;
+  readonly embeddingAttempts: number;
+  readonly tags: readonly string[];
+  readonly seqFrom: number | null;
+  readonly seqTo: number | null;
+  readonly sessionId: string | null;
+}
+
+/** An embedding outcome as the suite commits it. */
+export type ConformanceOutcome =
+  | {
+      readonly id: string;
+      readonly revision: number;
+      readonly state: 'ready';
+      readonly vector: Float32Array;
+      readonly chunk?: number;
+    }
+  | {
+      readonly id: string;
+      readonly revision: number;
+      readonly state: 'error' | 'ftsOnly';
+      readonly chunk?: number;
+    };
+
+/** The store port with every slice the suites use. */
+export interface ConformancePort extends ConformanceStore {
+  readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;
+  getMemory(agentId: string, id: string): Promise<(ConformanceFullRecord & ConformanceRecordBase) | null>;
+  insertMemory(input: ConformanceNewMemory): Promise<ConformanceFullRecord & ConformanceRecordBase>;
+  insertMemories(
+    inputs: readonly ConformanceNewMemory[],
+  ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
+  listMemories(
+    agentId: string,
+    options?: { readonly limit?: number; readonly afterId?: string; readonly tags?: readonly string[] },
+  ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
+  updateMemory(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    patch: {
+      readonly content?: string;
+      readonly importance?: number;
+      readonly tags?: readonly string[];
+      readonly kind?: 'fact' | 'event';
+    },
+  ): Promise<ConformanceFullRecord & ConformanceRecordBase & { readonly importance: number }>;
+  setLifecycle(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    lifecycle: 'active' | 'archived',
+  ): Promise<ConformanceFullRecord & ConformanceRecordBase>;
+  listPendingEmbeddings(options: {
+    readonly limit: number;
+    readonly agentId?: string;
+    readonly retryErrorsBelowAttempts?: number;
+  }): Promise<
+    readonly {
+      readonly id: string;
+      readonly agentId: string;
+      readonly revision: number;
+      readonly content: string;
+      readonly embeddingAttempts: number;
+      readonly chunk?: number;
+    }[]
+  >;
+  commitEmbeddings(outcomes: readonly ConformanceOutcome[]): Promise<{
+    readonly ready: number;
+    readonly error: number;
+    readonly ftsOnly: number;
+    readonly stale: number;
+  }>;
+  appendEvents(
+    agentId: string,
+    sessionId: string,
+    events: readonly ConformanceEvent[],
+  ): Promise<{ readonly appended: number; readonly skipped: number; readonly lastSeq: number }>;
+  readEvents(
+    agentId: string,
+    sessionId: string,
+    fromSeq: number,
+    toSeq: number,
+  ): Promise<readonly { readonly seq: number; readonly content: string }[]>;
+  listEventsAfter(
+    agentId: string,
+    sessionId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<readonly { readonly seq: number }[]>;
+  listSessions(
+    agentId: string,
+  ): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]>;
+  ingestBatch(batch: {
+    readonly agentId: string;
+    readonly sessionId: string;
+    readonly expectedCursor: number;
+    readonly nextCursor: number;
+    readonly memories: readonly ConformanceNewMemory[];
+  }): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
+  deleteSkill(agentId: string, name: string): Promise<boolean>;
+  health(agentId?: string): Promise<
+    | {
+        readonly ok: true;
+        readonly health: {
+          readonly totals: {
+            readonly memories: number;
+            readonly events: number;
+            readonly facts: number;
+            readonly skills: number;
+          };
+          readonly byKind: Readonly<Record<string, number>>;
+          readonly byLifecycle: Readonly<Record<string, number>>;
+          readonly byEmbeddingState: Readonly<Record<string, number>>;
+        };
+      }
+    | { readonly ok: false; readonly code: string }
+  >;
+}
+
+/** The fields every record carries in the base suite. */
+interface ConformanceRecordBase {
+  readonly agentId: string;
+  readonly supersededBy: string | null;
+  readonly accessCount: number;
+}
+
+/** The embedder profile a factory binds when `vectors` is true. */
+export const CONFORMANCE_PROFILE: { readonly id: string; readonly dimensions: number } = {
+  id: 'conformance-v1',
+  dimensions: 4,
+};
+
+/** How a suite opens a store: a clock it controls, and whether the store binds `CONFORMANCE_PROFILE`. */
+export interface ConformanceOpenOptions {
+  readonly now: () => number;
+  /** `false`: a store without an embedder profile (`embedding: null`). */
+  readonly vectors: boolean;
+}
+
+/** One store under test and how to close it. */
+export interface ConformancePortHarness {
+  readonly store: ConformancePort;
+  close(): Promise<void> | void;
+}
+
+/** A suite's way to open stores: each call an empty store. */
+export type ConformanceOpen = (options: ConformanceOpenOptions) => Promise<ConformancePortHarness>;
+
+/** A settable clock, starting at `start`. */
+export interface TestClock {
+  readonly now: () => number;
+  set(t: number): void;
+}
+
+/** A settable clock, starting at `start`. */
+export function testClock(start: number): TestClock {
+  let t = start;
+  return { now: () => t, set: (v) => (t = v) };
+}
+
+/** Runs `fn` on a fresh store (closed afterwards); `vectors: false` opens one without a profile. */
+export function withPort(
+  open: ConformanceOpen,
+  fn: (s: ConformancePort, clock: TestClock) => Promise<void>,
+  options: { readonly vectors?: boolean; readonly start?: number } = {},
+): () => Promise<void> {
+  return async () => {
+    const clock = testClock(options.start ?? 10_000);
+    const h = await open({ now: clock.now, vectors: options.vectors ?? true });
+    try {
+      await fn(h.store, clock);
+    } finally {
+      await h.close();
+    }
+  };
+}
+
+/** A 4-d vector. */
+export const vec4 = (...xs: number[]): Float32Array => new Float32Array(xs);
