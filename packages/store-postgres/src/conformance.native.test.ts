@@ -3,7 +3,7 @@
 import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
 import { freshPostgresStore } from './testing/fresh.js';
 
-describeStoreConformance('postgres', async ({ now, vectors }) => {
-  const store = await freshPostgresStore({ embedding: vectors ? CONFORMANCE_PROFILE : null, now });
+describeStoreConformance('postgres', async ({ now, idFactory, vectors }) => {
+  const store = await freshPostgresStore({ embedding: vectors ? CONFORMANCE_PROFILE : null, now, idFactory });
   return { store, close: () => store.close() };
 });

@@ -23,6 +23,8 @@ export interface ConformanceNewMemory {
   readonly content: string;
   readonly tags?: readonly string[];
   readonly vector?: Float32Array;
+  readonly importance?: number;
+  readonly confidence?: number;
   readonly sessionId?: string;
   readonly seqFrom?: number;
   readonly seqTo?: number;
@@ -63,6 +65,13 @@ export type ConformanceOutcome =
 /** The store port with every slice the suites use. */
 export interface ConformancePort extends ConformanceStore {
   readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;
+  readonly closed: boolean;
+  close(): void | Promise<void>;
+  findByContentHash(
+    agentId: string,
+    hash: string,
+    kind?: 'fact' | 'semantic',
+  ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   getMemory(agentId: string, id: string): Promise<(ConformanceFullRecord & ConformanceRecordBase) | null>;
   insertMemory(input: ConformanceNewMemory): Promise<ConformanceFullRecord & ConformanceRecordBase>;
   insertMemories(
@@ -70,7 +79,13 @@ export interface ConformancePort extends ConformanceStore {
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   listMemories(
     agentId: string,
-    options?: { readonly limit?: number; readonly afterId?: string; readonly tags?: readonly string[] },
+    options?: {
+      readonly limit?: number;
+      readonly afterId?: string;
+      readonly tags?: readonly string[];
+      readonly kinds?: readonly ('fact' | 'semantic' | 'event')[];
+      readonly lifecycles?: readonly ('active' | 'archived')[];
+    },
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   updateMemory(
     agentId: string,
@@ -79,10 +94,20 @@ export interface ConformancePort extends ConformanceStore {
     patch: {
       readonly content?: string;
       readonly importance?: number;
+      readonly confidence?: number;
       readonly tags?: readonly string[];
       readonly kind?: 'fact' | 'event';
     },
   ): Promise<ConformanceFullRecord & ConformanceRecordBase & { readonly importance: number }>;
+  supersedeMemory(
+    agentId: string,
+    oldId: string,
+    expectedRevision: number,
+    replacement: ConformanceNewMemory,
+  ): Promise<{
+    readonly superseded: ConformanceFullRecord & ConformanceRecordBase;
+    readonly replacement: ConformanceFullRecord & ConformanceRecordBase;
+  }>;
   setLifecycle(
     agentId: string,
     id: string,
@@ -172,6 +197,8 @@ export const CONFORMANCE_PROFILE: { readonly id: string; readonly dimensions: nu
 /** How a suite opens a store: a clock it controls, and whether the store binds `CONFORMANCE_PROFILE`. */
 export interface ConformanceOpenOptions {
   readonly now: () => number;
+  /** Ids of inserted rows that name none: `gen-1`, `gen-2`, … */
+  readonly idFactory: () => string;
   /** `false`: a store without an embedder profile (`embedding: null`). */
   readonly vectors: boolean;
 }
@@ -205,7 +232,12 @@ export function withPort(
 ): () => Promise<void> {
   return async () => {
     const clock = testClock(options.start ?? 10_000);
-    const h = await open({ now: clock.now, vectors: options.vectors ?? true });
+    let n = 0;
+    const idFactory = (): string => {
+      n += 1;
+      return `gen-${n}`;
+    };
+    const h = await open({ now: clock.now, idFactory, vectors: options.vectors ?? true });
     try {
       await fn(h.store, clock);
     } finally {

@@ -7,6 +7,8 @@ export type { ChromiumLaunchOptions } from './chromium.js';
 export { CHROMIUM_PATH, chromiumLaunchOptions } from './chromium.js';
 export type { ConformanceOpenOptions } from './conformance-port.js';
 export { CONFORMANCE_PROFILE } from './conformance-port.js';
+export type { BadInputCase } from './conformance-records.js';
+export { BAD_INPUT_CASES, BAD_INPUT_SEED } from './conformance-records.js';
 export type { BatchEmbedder, PendingEmbeddingStore, PendingItem } from './embed-pending.js';
 export { embedAllPending } from './embed-pending.js';
 export type { FreshMemoryFields } from './memory-record.js';

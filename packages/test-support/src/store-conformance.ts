@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
+import { describeRecordConformance } from './conformance-records.js';
 
 /** The fields of a memory record the suite reads. */
 export interface ConformanceRecord {
@@ -183,27 +184,11 @@ const v = (...xs: number[]): Float32Array => new Float32Array(xs);
  */
 export function describeStoreConformance(name: string, open: ConformanceOpen): void {
   const withStore = (fn: (s: ConformanceStore) => Promise<void>) => withPort(open, fn);
+  describeRecordConformance(name, open);
   describeEventConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
-    it(
-      'compare-and-set: a stale revision is a conflict and changes nothing',
-      withStore(async (s) => {
-        const m = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'alpha beta' });
-        expect(m.revision).toBe(1);
-        const next = await s.updateMemory('a', m.id, 1, { importance: 0.9 });
-        expect(next.revision).toBe(2);
-        await expect(s.updateMemory('a', m.id, 1, { content: 'gamma' })).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_REVISION_CONFLICT',
-        });
-        expect((await s.getMemory('a', m.id))?.content).toBe('alpha beta');
-        await expect(s.updateMemory('a', 'missing', 1, { importance: 1 })).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_NOT_FOUND',
-        });
-      }),
-    );
-
     it(
       'bad input is a typed error and writes nothing; a taken id is a conflict',
       withStore(async (s) => {
@@ -390,22 +375,6 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
         ]);
         expect(live.map((r) => r.id)).toEqual([replacement.id]);
         expect(await s.revalidate('a', [{ id: replacement.id, revision: 2 }])).toEqual([]);
-      }),
-    );
-
-    it(
-      'recordAccess counts without a new revision; listing pages by id',
-      withStore(async (s) => {
-        const rows = await s.insertMemories(
-          ['c', 'a', 'b'].map((id) => ({ id, agentId: 'x', kind: 'fact' as const, content: `row ${id}` })),
-        );
-        expect(rows).toHaveLength(3);
-        await s.recordAccess('x', ['a', 'a', 'b'], 5_000);
-        const a = await s.getMemory('x', 'a');
-        expect(a?.accessCount).toBe(1);
-        expect(a?.revision).toBe(1);
-        expect((await s.listMemories('x', { limit: 2 })).map((r) => r.id)).toEqual(['a', 'b']);
-        expect((await s.listMemories('x', { afterId: 'b' })).map((r) => r.id)).toEqual(['c']);
       }),
     );
 
