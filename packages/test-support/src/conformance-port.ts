@@ -99,6 +99,28 @@ export interface ConformancePort extends ConformanceStore {
       readonly kind?: 'fact' | 'event';
     },
   ): Promise<ConformanceFullRecord & ConformanceRecordBase & { readonly importance: number }>;
+  searchLexical(query: {
+    readonly agentId: string;
+    readonly terms: readonly string[];
+    readonly limit: number;
+    readonly mode?: 'any' | 'all';
+    readonly kinds?: readonly string[];
+    readonly tags?: readonly string[];
+  }): Promise<{
+    readonly hits: readonly {
+      readonly id: string;
+      readonly score: number;
+      readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+    }[];
+    readonly paths: { readonly words: boolean; readonly trigram: boolean; readonly like: boolean };
+    readonly likeTerms: readonly string[];
+    readonly droppedTerms: number;
+  }>;
+  searchVector(query: {
+    readonly agentId: string;
+    readonly vector: Float32Array;
+    readonly k: number;
+  }): Promise<readonly { readonly id: string; readonly distance: number; readonly similarity: number }[]>;
   supersedeMemory(
     agentId: string,
     oldId: string,

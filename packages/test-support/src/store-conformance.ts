@@ -13,6 +13,7 @@ import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
+import { describeSearchConformance } from './conformance-search.js';
 
 /** The fields of a memory record the suite reads. */
 export interface ConformanceRecord {
@@ -186,6 +187,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   const withStore = (fn: (s: ConformanceStore) => Promise<void>) => withPort(open, fn);
   describeRecordConformance(name, open);
   describeEventConformance(name, open);
+  describeSearchConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
