@@ -1,5 +1,5 @@
-// The extended port on PostgreSQL, with the SQLite store's semantics: the exact-duplicate rule enforced by the
-// partial unique index (also under concurrent inserts), scopes and metadata filters in every read path, validity
+// The extended port on PostgreSQL, with the SQLite store's semantics (the exact-duplicate rule, also under
+// concurrent inserts, is the conformance suite's): scopes and metadata filters in every read path, validity
 // and `asOf`, history, forgetting (erase and keep), delete-all, contradiction links, merges, export/import in
 // the shared format (from SQLite too) and the migration of a schema-1 database.
 import { createSqliteMemoryStore, type ExportRecord } from '@engram/store';
@@ -27,40 +27,6 @@ const v = (...xs: number[]): Float32Array => {
   const n = Math.hypot(...a);
   return a.map((y) => y / n);
 };
-
-it('an exact duplicate of an active row is stored once, also when inserted concurrently', async () => {
-  const s = await fresh();
-  const first = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: 'The port is 5433.' });
-  const again = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: '  the PORT is 5433. ' });
-  expect(first.created).toBe(true);
-  expect(again).toMatchObject({ created: false, record: { id: first.record.id } });
-  const racing = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: 'racing text' }),
-    ),
-  );
-  expect(racing.filter((r) => r.created)).toHaveLength(1);
-  expect(new Set(racing.map((r) => r.record.id)).size).toBe(1);
-  // Events are archival history: one row per event, duplicates included.
-  await s.insertMemory({ agentId: 'a', kind: 'event', content: 'ok' });
-  await s.insertMemory({ agentId: 'a', kind: 'event', content: 'ok' });
-  expect(await s.listMemories('a', { kinds: ['event'] })).toHaveLength(2);
-  const other = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'another text' });
-  await expect(s.updateMemory('a', other.id, 1, { content: 'the port is 5433.' })).rejects.toMatchObject({
-    code: 'ENGRAM_STORE_CONFLICT',
-  });
-  expect((await s.getMemory('a', other.id))?.content).toBe('another text');
-  const archived = await s.archiveMemory('a', first.record.id);
-  const replacement = await s.insertUniqueMemory({
-    agentId: 'a',
-    kind: 'fact',
-    content: 'The port is 5433.',
-  });
-  expect(replacement.created).toBe(true);
-  await expect(s.setLifecycle('a', archived.id, archived.revision, 'active')).rejects.toMatchObject({
-    code: 'ENGRAM_STORE_CONFLICT',
-  });
-});
 
 it('scopes and metadata filter listing, lexical and vector search; bad filters are refused', async () => {
   const s = await fresh({ embedding: { id: 'f', dimensions: 3 } });

@@ -67,6 +67,10 @@ export interface ConformancePort extends ConformanceStore {
   readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;
   readonly closed: boolean;
   close(): void | Promise<void>;
+  insertUniqueMemory(input: ConformanceNewMemory): Promise<{
+    readonly created: boolean;
+    readonly record: ConformanceFullRecord & ConformanceRecordBase;
+  }>;
   findByContentHash(
     agentId: string,
     hash: string,
@@ -97,6 +101,7 @@ export interface ConformancePort extends ConformanceStore {
       readonly confidence?: number;
       readonly tags?: readonly string[];
       readonly kind?: 'fact' | 'event';
+      readonly lifecycle?: 'active' | 'archived';
     },
   ): Promise<ConformanceFullRecord & ConformanceRecordBase & { readonly importance: number }>;
   searchLexical(query: {
@@ -135,6 +140,11 @@ export interface ConformancePort extends ConformanceStore {
     id: string,
     expectedRevision: number,
     lifecycle: 'active' | 'archived',
+  ): Promise<ConformanceFullRecord & ConformanceRecordBase>;
+  archiveMemory(
+    agentId: string,
+    id: string,
+    expectedRevision?: number,
   ): Promise<ConformanceFullRecord & ConformanceRecordBase>;
   listPendingEmbeddings(options: {
     readonly limit: number;

@@ -9,6 +9,7 @@
  * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
@@ -188,6 +189,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeRecordConformance(name, open);
   describeEventConformance(name, open);
   describeSearchConformance(name, open);
+  describeDedupeConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
