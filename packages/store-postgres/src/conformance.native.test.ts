@@ -3,7 +3,12 @@
 import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
 import { freshPostgresStore } from './testing/fresh.js';
 
-describeStoreConformance('postgres', async ({ now, idFactory, vectors }) => {
-  const store = await freshPostgresStore({ embedding: vectors ? CONFORMANCE_PROFILE : null, now, idFactory });
+describeStoreConformance('postgres', async ({ now, idFactory, vectors, forget }) => {
+  const store = await freshPostgresStore({
+    embedding: vectors ? CONFORMANCE_PROFILE : null,
+    now,
+    idFactory,
+    forget,
+  });
   return { store, close: () => store.close() };
 });

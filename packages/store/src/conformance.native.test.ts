@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
 import { createSqliteMemoryStore } from './sqlite-store.js';
 
-describeStoreConformance('sqlite', async ({ now, idFactory, vectors }) => {
+describeStoreConformance('sqlite', async ({ now, idFactory, vectors, forget }) => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-conformance-'));
   const store = createSqliteMemoryStore({
     path: join(dir, 'store.db'),
     embedding: vectors ? CONFORMANCE_PROFILE : null,
     now,
     idFactory,
+    forget,
   });
   return {
     store,

@@ -2,6 +2,7 @@
  * The store port as the conformance suite uses it, described structurally (the methods and the fields the
  * suite reads), so this package needs no dependency on the store: both adapters satisfy it as they are.
  */
+import type { MemoryFilter } from '@engram/contracts';
 import type { ConformanceStore } from './store-conformance.js';
 
 /** An event as the suite appends it. */
@@ -25,9 +26,32 @@ export interface ConformanceNewMemory {
   readonly vector?: Float32Array;
   readonly importance?: number;
   readonly confidence?: number;
+  readonly userId?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly createdAt?: number;
   readonly sessionId?: string;
   readonly seqFrom?: number;
   readonly seqTo?: number;
+}
+
+/** A scope and metadata filter: the port's `MemoryFilter` (from the contracts). */
+export type ConformanceFilter = MemoryFilter;
+
+/** A time scope (the port's `TimeScope`). */
+export interface ConformanceTime {
+  readonly asOf?: number;
+  readonly includeHistory?: boolean;
+}
+
+/** A history entry, the fields the suite reads. */
+export interface ConformanceHistoryEntry {
+  readonly memoryId: string;
+  readonly action: string;
+  readonly at: number;
+  readonly actor: string | null;
+  readonly reason: string | null;
+  readonly relatedId: string | null;
+  readonly previousContent: string | null;
 }
 
 /** The fields of a record the extended suites read, besides `ConformanceRecord`'s. */
@@ -44,6 +68,9 @@ export interface ConformanceFullRecord {
   readonly seqFrom: number | null;
   readonly seqTo: number | null;
   readonly sessionId: string | null;
+  readonly validFrom: number;
+  readonly validTo: number | null;
+  readonly forgottenAt: number | null;
 }
 
 /** An embedding outcome as the suite commits it. */
@@ -89,6 +116,7 @@ export interface ConformancePort extends ConformanceStore {
       readonly tags?: readonly string[];
       readonly kinds?: readonly ('fact' | 'semantic' | 'event')[];
       readonly lifecycles?: readonly ('active' | 'archived')[];
+      readonly filter?: ConformanceFilter;
     },
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   updateMemory(
@@ -101,7 +129,7 @@ export interface ConformancePort extends ConformanceStore {
       readonly confidence?: number;
       readonly tags?: readonly string[];
       readonly kind?: 'fact' | 'event';
-      readonly lifecycle?: 'active' | 'archived';
+      readonly lifecycle?: 'active' | 'archived' | 'superseded';
     },
   ): Promise<ConformanceFullRecord & ConformanceRecordBase & { readonly importance: number }>;
   searchLexical(query: {
@@ -111,6 +139,8 @@ export interface ConformancePort extends ConformanceStore {
     readonly mode?: 'any' | 'all';
     readonly kinds?: readonly string[];
     readonly tags?: readonly string[];
+    readonly filter?: ConformanceFilter;
+    readonly time?: ConformanceTime;
   }): Promise<{
     readonly hits: readonly {
       readonly id: string;
@@ -125,7 +155,50 @@ export interface ConformancePort extends ConformanceStore {
     readonly agentId: string;
     readonly vector: Float32Array;
     readonly k: number;
+    readonly filter?: ConformanceFilter;
   }): Promise<readonly { readonly id: string; readonly distance: number; readonly similarity: number }[]>;
+  revalidate(
+    agentId: string,
+    candidates: readonly { readonly id: string; readonly revision?: number }[],
+    time?: ConformanceTime,
+  ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
+  history(
+    agentId: string,
+    id: string,
+  ): Promise<{
+    readonly chain: readonly string[];
+    readonly records: readonly { readonly id: string }[];
+    readonly entries: readonly ConformanceHistoryEntry[];
+  }>;
+  forgetMemory(
+    agentId: string,
+    id: string,
+    options?: { readonly actor?: string; readonly reason?: string },
+  ): Promise<{ readonly forgotten: readonly string[]; readonly mode: string }>;
+  deleteAll(
+    agentId: string,
+    options?: { readonly actor?: string; readonly reason?: string },
+  ): Promise<{
+    readonly memories: number;
+    readonly events: number;
+    readonly skills: number;
+    readonly mode: string;
+  }>;
+  linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
+  listConflicts(
+    agentId: string,
+    options?: { readonly ids?: readonly string[]; readonly state?: 'open' | 'resolved' | 'dismissed' },
+  ): Promise<readonly { readonly olderId: string; readonly newerId: string; readonly state: string }[]>;
+  resolveConflict(
+    agentId: string,
+    olderId: string,
+    newerId: string,
+    resolution: {
+      readonly outcome: 'supersede' | 'dismiss';
+      readonly actor?: string;
+      readonly reason?: string;
+    },
+  ): Promise<{ readonly state: string }>;
   supersedeMemory(
     agentId: string,
     oldId: string,
@@ -233,6 +306,8 @@ export interface ConformanceOpenOptions {
   readonly idFactory: () => string;
   /** `false`: a store without an embedder profile (`embedding: null`). */
   readonly vectors: boolean;
+  /** What forgetting does (the stores' `forget` option; `erase` is their default). */
+  readonly forget: 'erase' | 'keep';
 }
 
 /** One store under test and how to close it. */
@@ -260,7 +335,7 @@ export function testClock(start: number): TestClock {
 export function withPort(
   open: ConformanceOpen,
   fn: (s: ConformancePort, clock: TestClock) => Promise<void>,
-  options: { readonly vectors?: boolean; readonly start?: number } = {},
+  options: { readonly vectors?: boolean; readonly start?: number; readonly forget?: 'erase' | 'keep' } = {},
 ): () => Promise<void> {
   return async () => {
     const clock = testClock(options.start ?? 10_000);
@@ -269,7 +344,12 @@ export function withPort(
       n += 1;
       return `gen-${n}`;
     };
-    const h = await open({ now: clock.now, idFactory, vectors: options.vectors ?? true });
+    const h = await open({
+      now: clock.now,
+      idFactory,
+      vectors: options.vectors ?? true,
+      forget: options.forget ?? 'erase',
+    });
     try {
       await fn(h.store, clock);
     } finally {

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
+import { describeFactsConformance } from './conformance-facts.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
 import { describeSearchConformance } from './conformance-search.js';
@@ -190,6 +191,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeEventConformance(name, open);
   describeSearchConformance(name, open);
   describeDedupeConformance(name, open);
+  describeFactsConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
