@@ -1,6 +1,8 @@
-// Several worker processes drain one embedding backlog through one server (the test's PostgreSQL): each row
-// is embedded exactly once, and the rows claimed by a worker killed mid-batch are taken over by the others
-// when its lease runs out, none lost. Several writers race on one session: no write lost, none duplicated.
+// Several worker processes drain one embedding backlog through one server (the test's PostgreSQL), each
+// running the maintenance drain: each row is embedded exactly once, except the one batch a worker had
+// embedded when it was killed before committing (its in-flight call: embedded again by the others, nothing
+// more); the rows claimed by workers killed mid-batch are taken over when their leases run out, none lost.
+// Several writers race on one session: no write lost, none duplicated.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,24 +16,45 @@ const WORKER = fileURLToPath(new URL('../dist/testing/drain-worker.js', import.m
 const INGESTER = fileURLToPath(new URL('../dist/testing/ingest-worker.js', import.meta.url));
 const ROWS = 60;
 
-/** Starts the stalling worker and resolves once it holds its claims; the caller kills it. */
-function startStalled(url: string, log: string): Promise<{ kill: () => void; claimed: number }> {
+/** Starts a worker that stops mid-batch (`--stall` or `--die-after-embed`) and resolves once it got there. */
+function startDying(
+  url: string,
+  log: string,
+  flag: '--stall' | '--die-after-embed',
+): Promise<{ kill: () => void; rows: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, url, log, '--stall'], {
+    const child = spawn(process.execPath, [WORKER, url, log, flag], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const m = /claimed (\d+)/.exec(out);
-      if (m !== null) resolve({ kill: () => child.kill('SIGKILL'), claimed: Number(m[1]) });
+      const m = /(?:claimed|embedded) (\d+)/.exec(out);
+      if (m !== null) resolve({ kill: () => child.kill('SIGKILL'), rows: Number(m[1]) });
     });
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the stalled worker exited early (${code})`)));
+    child.once('exit', (code) => reject(new Error(`the dying worker exited early (${code})`)));
   });
 }
 
-it('three workers drain one backlog exactly once while a fourth dies holding claims', async () => {
+/** Embedder calls per row text, over the given logs. */
+function callsPerRow(logs: readonly string[]): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const log of logs) {
+    let text = '';
+    try {
+      text = readFileSync(log, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').filter((l) => l.length > 0)) {
+      calls.set(line, (calls.get(line) ?? 0) + 1);
+    }
+  }
+  return calls;
+}
+
+it('three workers drain one backlog exactly once while one dies holding claims and one dies before its commit', async () => {
   const store = await freshPostgresStore({ embedding: { id: 'drain-test', dimensions: 4 } });
   const dir = mkdtempSync(join(tmpdir(), 'engram-drain-'));
   try {
@@ -43,27 +66,34 @@ it('three workers drain one backlog exactly once while a fourth dies holding cla
       })),
     );
     const url = testPgUrl();
-    const stalledLog = join(dir, 'stalled.log');
-    const stalled = await startStalled(url, stalledLog);
-    expect(stalled.claimed).toBe(5);
+    const stalled = await startDying(url, join(dir, 'stalled.log'), '--stall');
+    expect(stalled.rows).toBe(5);
+    const diedLog = join(dir, 'died.log');
+    const died = await startDying(url, diedLog, '--die-after-embed');
+    expect(died.rows).toBeGreaterThan(0);
+    const inFlight = new Set(
+      readFileSync(diedLog, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0),
+    );
+    expect(inFlight.size).toBe(5);
     const logs = [0, 1, 2].map((i) => join(dir, `worker-${i}.log`));
     const runs = logs.map((log) => runNode(WORKER, [url, log]));
     stalled.kill();
+    died.kill();
     const results = await Promise.all(runs);
     expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
 
-    const calls = new Map<string, number>();
-    for (const log of logs) {
-      for (const id of readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((l) => l.length > 0)) {
-        calls.set(id, (calls.get(id) ?? 0) + 1);
-      }
-    }
-    // Every row embedded, each exactly once, and by more than one worker.
-    expect(calls.size).toBe(ROWS);
-    expect([...calls.values()].every((n) => n === 1)).toBe(true);
-    expect(logs.filter((log) => readFileSync(log, 'utf8').length > 0).length).toBeGreaterThan(1);
+    // The survivors embedded every row once, the stalled worker's claims included (it embedded nothing).
+    const survivors = callsPerRow(logs);
+    expect(survivors.size).toBe(ROWS);
+    expect([...survivors.values()].every((n) => n === 1)).toBe(true);
+    expect(logs.filter((log) => callsPerRow([log]).size > 0).length).toBeGreaterThan(1);
+    // Over all processes: twice for the killed worker's in-flight call only, once for every other row.
+    const all = callsPerRow([...logs, diedLog]);
+    const twice = [...all].filter(([, n]) => n === 2).map(([text]) => text);
+    expect(new Set(twice)).toEqual(inFlight);
+    expect([...all.values()].filter((n) => n !== 1 && n !== 2)).toEqual([]);
     expect((await store.countEmbeddingBacklog()).total).toBe(0);
     for (const r of rows) expect((await store.getMemory(r.agentId, r.id))?.embeddingState).toBe('ready');
   } finally {

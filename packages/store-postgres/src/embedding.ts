@@ -104,27 +104,75 @@ export function listPendingEmbeddings(
 
 type CommitRow = { rid: string; agent_id: string; revision: string; chunk_count: number; held: boolean };
 
+/** Rows still waiting for an embedding: a commit moves only these (another worker may have settled one). */
+const AWAITING = "embedding_state IN ('pending', 'error')";
+
+/**
+ * Moves a row to `state` and releases its claim; `awaiting` requires it to be `pending` or `error` still.
+ * Returns whether the row changed (the statement's own count, so two commits of one row count it once).
+ */
 async function setState(
   ctx: PgContext,
   db: pg.PoolClient,
   rid: number,
   state: 'ready' | 'error' | 'ftsOnly',
-): Promise<void> {
+  awaiting: boolean,
+): Promise<boolean> {
   const set =
     state === 'ready'
       ? "embedding_state = 'ready', embedding_fingerprint = $2"
       : state === 'error'
         ? "embedding_state = 'error', embedding_fingerprint = NULL, embedding_attempts = embedding_attempts + 1"
         : "embedding_state = 'ftsOnly', embedding_fingerprint = NULL";
-  await ctx.run(
+  const changed = await ctx.run(
     db,
     'write',
-    `UPDATE memories SET ${set}, lease_owner = NULL, lease_until = NULL WHERE rid = $1`,
+    `UPDATE memories SET ${set}, lease_owner = NULL, lease_until = NULL WHERE rid = $1${awaiting ? ` AND ${AWAITING}` : ''}`,
     state === 'ready' ? [rid, ctx.fingerprint] : [rid],
   );
+  return changed === 1;
 }
 
-/** Commits outcomes in one transaction; rows changed meanwhile, gone, or claimed by another worker are `stale`. */
+/**
+ * One chunk's outcome: its vector (or none) and its chunk state; the memory's state is settled after. False
+ * (nothing written) when the chunk is no longer pending: another commit settled it.
+ */
+async function commitChunk(
+  ctx: PgContext,
+  db: pg.PoolClient,
+  row: CommitRow,
+  o: EmbeddingOutcome & { chunk: number },
+): Promise<boolean> {
+  const rid = Number(row.rid);
+  const key = chunkKey(rid, o.chunk);
+  if (o.state === 'error') {
+    const chunk = (
+      await ctx.q<{ vec: number }>(db, 'read', 'SELECT vec FROM memory_chunks WHERE rid = $1 AND idx = $2', [
+        rid,
+        o.chunk,
+      ])
+    )[0];
+    if (chunk?.vec !== CHUNK_VEC_PENDING) return false;
+    await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [key]);
+    return true;
+  }
+  const moved = await ctx.run(
+    db,
+    'write',
+    `UPDATE memory_chunks SET vec = $1 WHERE rid = $2 AND idx = $3 AND vec = ${CHUNK_VEC_PENDING}`,
+    [o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE, rid, o.chunk],
+  );
+  if (moved !== 1) return false;
+  await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [key]);
+  if (o.state === 'ready') await writeVector(ctx, db, key, rid, row.agent_id, o.vector);
+  return true;
+}
+
+/**
+ * Commits outcomes in one transaction; rows changed meanwhile, gone, claimed by another worker, or no longer
+ * waiting (a row or chunk another commit settled) are `stale` and left untouched: the counts are the
+ * transitions this commit made, as in the SQLite store.
+ */
 export function commitEmbeddings(
   ctx: PgContext,
   outcomes: readonly EmbeddingOutcome[],
@@ -157,32 +205,31 @@ export function commitEmbeddings(
           result.stale += 1;
           continue;
         }
-        result[o.state] += 1;
         const rid = Number(row.rid);
         if (o.chunk !== undefined) {
-          const key = chunkKey(rid, o.chunk);
-          await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [key]);
-          if (o.state === 'ready') await writeVector(ctx, db, key, rid, row.agent_id, o.vector);
-          if (o.state !== 'error') {
-            await ctx.run(db, 'write', 'UPDATE memory_chunks SET vec = $1 WHERE rid = $2 AND idx = $3', [
-              o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE,
-              rid,
-              o.chunk,
-            ]);
+          if (!(await commitChunk(ctx, db, row, { ...o, chunk: o.chunk }))) {
+            result.stale += 1;
+            continue;
           }
+          result[o.state] += 1;
           const entry = chunked.get(rid) ?? { agentId: row.agent_id, failed: false };
           if (o.state === 'error') entry.failed = true;
           chunked.set(rid, entry);
           continue;
         }
+        // Only a row still waiting moves (another worker may have settled it since this one read it).
+        if (!(await setState(ctx, db, rid, o.state, true))) {
+          result.stale += 1;
+          continue;
+        }
+        result[o.state] += 1;
         if (ctx.profile !== null)
           await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [rid]);
         if (o.state === 'ready') await writeVector(ctx, db, rid, rid, row.agent_id, o.vector);
-        await setState(ctx, db, rid, o.state);
       }
       for (const [rid, { failed }] of chunked) {
         if (failed) {
-          await setState(ctx, db, rid, 'error');
+          await setState(ctx, db, rid, 'error', false);
           continue;
         }
         const counts = (
@@ -195,7 +242,7 @@ export function commitEmbeddings(
           )
         )[0];
         if (Number(counts?.pending ?? 0) > 0) continue;
-        await setState(ctx, db, rid, Number(counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly');
+        await setState(ctx, db, rid, Number(counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly', false);
       }
       return result;
     });

@@ -108,6 +108,13 @@ export async function insertPrepared(
       ],
     );
     if (rows[0] === undefined) {
+      // A caller-chosen id that is taken stays a conflict, as without the duplicate (as in the SQLite store).
+      if (
+        p.id !== undefined &&
+        (await ctx.q(db, 'read', 'SELECT 1 AS x FROM memories WHERE id = $1', [p.id])).length > 0
+      ) {
+        throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
+      }
       const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash);
       if (existing === undefined) {
         throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');

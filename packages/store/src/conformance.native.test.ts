@@ -2,14 +2,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONFORMANCE_DIMENSIONS, describeStoreConformance } from '@engram/test-support';
+import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
 import { createSqliteMemoryStore } from './sqlite-store.js';
 
-describeStoreConformance('sqlite', async () => {
+describeStoreConformance('sqlite', async ({ now, idFactory, vectors, forget }) => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-conformance-'));
   const store = createSqliteMemoryStore({
     path: join(dir, 'store.db'),
-    embedding: { id: 'conformance-v1', dimensions: CONFORMANCE_DIMENSIONS },
+    embedding: vectors ? CONFORMANCE_PROFILE : null,
+    now,
+    idFactory,
+    forget,
   });
   return {
     store,

@@ -331,6 +331,11 @@ describe('integrity', () => {
     const unchecked = await reader.health();
     expect(unchecked.ok && unchecked.health.integrity).toEqual({ state: 'notChecked', checkedAt: null });
     expect(await reader.checkIntegrity()).toMatchObject({ state: 'ok' });
+    // An in-memory store is never checked (the rest of its zero-filled health is the conformance suite's).
+    const memory = createSqliteMemoryStore({ path: ':memory:' });
+    open.push(memory);
+    const fresh = await memory.health();
+    expect(fresh.ok && fresh.health.integrity).toEqual({ state: 'notChecked', checkedAt: null });
   });
 
   it('a damaged file opens, reports failed, and refuses every write with a recovery hint', async () => {

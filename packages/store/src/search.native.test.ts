@@ -1,3 +1,5 @@
+// The SQLite store's lexical paths (FTS5 words, the trigram index, the bounded LIKE scan) as its results report
+// them. What every store's search returns for the same queries is the conformance suite's (@engram/test-support).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,88 +142,7 @@ describe('CJK search', () => {
   });
 });
 
-describe('English word search', () => {
-  it('finds words case-insensitively and ranks the matching row first', async () => {
-    expect(await ids({ terms: ['PRODUCTION'] })).toEqual(['deploying']);
-    expect(await ids({ terms: ['checklist'] })).toEqual(['checklist']);
-  });
-
-  it('stems with Porter: plural and -ing forms meet, -ment is a different stem', async () => {
-    expect(await ids({ terms: ['migration'] })).toEqual(['checklist']);
-    expect(await ids({ terms: ['releases'] })).toEqual(['deploying']);
-    // Porter: deploying → "deploi", deploy → "deploi", deployment → "deploy".
-    expect(await ids({ terms: ['deploy'] })).toEqual(['deploying']);
-    expect(await ids({ terms: ['deployment'] })).toEqual(['checklist']);
-  });
-
-  it('drops stop words in any mode but searches a stop word alone', async () => {
-    const result = await store.searchLexical({ agentId: 'alice', terms: ['the', 'checklist'], limit: 10 });
-    expect(result.hits.map((h) => h.id)).toEqual(['checklist']);
-    expect(result.droppedTerms).toBe(1);
-    const alone = await ids({ terms: ['the'] });
-    expect(alone).toContain('deploying');
-    expect(alone).toContain('login');
-  });
-
-  it('any mode is OR, all mode is AND', async () => {
-    expect(new Set(await ids({ terms: ['production', 'getUserById'] }))).toEqual(
-      new Set(['deploying', 'login']),
-    );
-    expect(await ids({ terms: ['production', 'getUserById'], mode: 'all' })).toEqual([]);
-    expect(await ids({ terms: ['handler', 'getUserById'], mode: 'all' })).toEqual(['login']);
-  });
-});
-
-describe('paths and code identifiers', () => {
-  it('finds a file path as a phrase', async () => {
-    expect(await ids({ terms: ['src/auth/login.ts'] })).toEqual(['login']);
-    expect(await ids({ terms: ['src/auth/logout.ts'] })).toEqual([]);
-  });
-
-  it('finds camelCase and snake_case identifiers', async () => {
-    expect(await ids({ terms: ['getUserById'] })).toEqual(['login']);
-    expect(await ids({ terms: ['getuserbyid'] })).toEqual(['login']);
-    expect(await ids({ terms: ['max_retries'] })).toEqual(['retries']);
-  });
-});
-
-describe('FTS5 syntax is searched literally', () => {
-  it('never throws on operator characters and finds literal text where the tokenizer keeps it', async () => {
-    for (const term of [
-      '"',
-      '*',
-      '-',
-      ':',
-      '(',
-      ')',
-      '^',
-      '{',
-      '}',
-      'NEAR(',
-      'AND',
-      'OR',
-      'NOT',
-      '"unterminated',
-    ]) {
-      await expect(
-        store.searchLexical({ agentId: 'alice', terms: [term], limit: 10 }),
-      ).resolves.toBeDefined();
-    }
-    expect(await ids({ terms: ['"'] })).toEqual([]);
-    expect(await ids({ terms: ['*'] })).toEqual([]);
-    expect(await ids({ terms: ['-'] })).toEqual([]);
-    expect(await ids({ terms: [':'] })).toEqual([]);
-    expect(await ids({ terms: ['NEAR('] })).toEqual(['syntax']);
-    expect(await ids({ terms: ['NEAR(x)'] })).toEqual(['syntax']);
-    expect(await ids({ terms: ['"hello"'] })).toEqual(['syntax']);
-    expect(await ids({ terms: ['key:value'] })).toEqual(['syntax']);
-    expect(await ids({ terms: ['a*b'] })).toEqual(['syntax']);
-    expect(await ids({ terms: ['value - done'] })).toEqual(['syntax']);
-    const and = await ids({ terms: ['AND'] });
-    expect(and).toContain('syntax');
-    expect(and).toContain('login');
-  });
-
+describe('a huge term', () => {
   it('a 1 MB term costs a bounded query: the first 256 code points are searched (found by the hostile-input suite)', async () => {
     // Before the cut, a 1 MB phrase took FTS5 tens of seconds (words) to minutes (trigram, `all` mode), and a
     // 1M-character CJK run in `any` mode failed with ENGRAM_STORE_UNKNOWN (a spread of a million windows).
@@ -245,121 +166,9 @@ describe('FTS5 syntax is searched literally', () => {
       expect(cjk.hits.map((h) => h.id)).toEqual(mode === 'any' ? ['pool'] : []);
     }
   });
-
-  it('an injection attempt stays one literal phrase', async () => {
-    // Unquoted, this would be `x OR production` and match the deployment row.
-    expect(await ids({ terms: ['x" OR "production'] })).toEqual([]);
-    expect(await ids({ terms: ['x" OR production*'] })).toEqual([]);
-    // A column filter cannot escape the content column.
-    expect(await ids({ terms: ['agent : x'] })).toEqual([]);
-    expect(await ids({ terms: ['production', 'zzz" NOT "production'], mode: 'any' })).toEqual(['deploying']);
-  });
 });
 
-describe('agent isolation', () => {
-  it('the lexical arm never returns another agent’s identical row', async () => {
-    expect(await ids({ terms: ['getUserById'] })).toEqual(['login']);
-    expect(await ids({ agentId: 'bob', terms: ['getUserById'] })).toEqual(['bobLogin']);
-    expect(await ids({ terms: ['数据库连接池'] })).toEqual(['pool']);
-    expect(await ids({ agentId: 'bob', terms: ['数据库连接池'] })).toEqual(['bobPool']);
-    expect(await ids({ agentId: 'bob', terms: ['设置'] })).toEqual(['bobPool']);
-    expect(await ids({ agentId: 'carol', terms: ['getUserById', '数据库', '设置'] })).toEqual([]);
-  });
-
-  it('the vector arm searches one agent’s partition only', async () => {
-    const alice = await store.searchVector({
-      agentId: 'alice',
-      vector: new Float32Array([1, 0.1, 0, 0]),
-      k: 100,
-    });
-    expect(alice.map((h) => h.id)).toEqual(['login', 'pool', 'retries']);
-    const bob = await store.searchVector({
-      agentId: 'bob',
-      vector: new Float32Array([1, 0.1, 0, 0]),
-      k: 100,
-    });
-    expect(bob.map((h) => h.id)).toEqual(['bobLogin', 'bobPool']);
-    expect(
-      await store.searchVector({ agentId: 'carol', vector: new Float32Array([1, 0, 0, 0]), k: 10 }),
-    ).toEqual([]);
-  });
-
-  it('reports cosine distance and similarity = 1 − distance, nearest first, bounded by k', async () => {
-    const hits = await store.searchVector({ agentId: 'alice', vector: new Float32Array([0, 2, 0, 0]), k: 2 });
-    expect(hits).toHaveLength(2);
-    expect(hits[0]?.id).toBe('pool');
-    expect(hits[0]?.distance).toBeCloseTo(0, 6);
-    expect(hits[0]?.similarity).toBeCloseTo(1, 6);
-    expect(hits[1]?.distance).toBeCloseTo(1, 6);
-    for (const h of hits) expect(h.similarity).toBeCloseTo(1 - h.distance, 12);
-  });
-
-  it('rejects query vectors of the wrong length or with NaN', async () => {
-    await expect(
-      store.searchVector({ agentId: 'alice', vector: new Float32Array([1, 0, 0]), k: 3 }),
-    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_DIMENSIONS' });
-    await expect(
-      store.searchVector({ agentId: 'alice', vector: new Float32Array([1, Number.NaN, 0, 0]), k: 3 }),
-    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_INVALID' });
-  });
-});
-
-describe('filters and ordering', () => {
-  it('returns recallable kinds by default and other kinds only when asked', async () => {
-    expect(await ids({ terms: ['concise'] })).toEqual([]);
-    expect(await ids({ terms: ['concise'], kinds: ['persona'] })).toEqual(['persona']);
-    expect(await ids({ terms: ['getUserById'], kinds: ['fact'] })).toEqual([]);
-    expect(await ids({ terms: ['getUserById'], kinds: [] })).toEqual([]);
-  });
-
-  it('filters by exact tags (all must be present)', async () => {
-    expect(await ids({ terms: ['handler'], tags: ['file:src/auth/login.ts'] })).toEqual(['login']);
-    expect(await ids({ terms: ['handler'], tags: ['file:src/auth/login.ts', 'tool:read'] })).toEqual([
-      'login',
-    ]);
-    expect(await ids({ terms: ['handler'], tags: ['file:src/auth/login.ts', 'tool:write'] })).toEqual([]);
-    expect(await ids({ terms: ['handler'], tags: ['file:src/auth'] })).toEqual([]);
-  });
-
-  it('returns only active rows', async () => {
-    const extra = await store.insertMemory({
-      agentId: 'alice',
-      kind: 'fact',
-      content: 'ephemeral zebra note',
-    });
-    expect(await ids({ terms: ['zebra'] })).toEqual([extra.id]);
-    await store.archiveMemory('alice', extra.id);
-    expect(await ids({ terms: ['zebra'] })).toEqual([]);
-    await store.deleteMemory('alice', extra.id);
-  });
-
-  it('orders ties by id and honours the limit', async () => {
-    const twins = await store.insertMemories([
-      // Equal lengths and term counts (exact duplicates would be stored once): equal scores for `twin`.
-      { id: 'twin-b', agentId: 'dora', kind: 'fact', content: 'identical twin text one' },
-      { id: 'twin-a', agentId: 'dora', kind: 'fact', content: 'identical twin text two' },
-      { id: 'twin-c', agentId: 'dora', kind: 'fact', content: 'identical twin text six' },
-    ]);
-    expect(twins).toHaveLength(3);
-    const result = await store.searchLexical({ agentId: 'dora', terms: ['twin'], limit: 10 });
-    expect(result.hits.map((h) => h.id)).toEqual(['twin-a', 'twin-b', 'twin-c']);
-    const top2 = await store.searchLexical({ agentId: 'dora', terms: ['twin'], limit: 2 });
-    expect(top2.hits.map((h) => h.id)).toEqual(['twin-a', 'twin-b']);
-  });
-
-  it('an empty term list returns no hits and uses no path', async () => {
-    const result = await store.searchLexical({ agentId: 'alice', terms: [], limit: 10 });
-    expect(result).toEqual({
-      hits: [],
-      paths: { words: false, trigram: false, like: false },
-      likeTerms: [],
-      droppedTerms: 0,
-    });
-    const blank = await store.searchLexical({ agentId: 'alice', terms: ['  ', '"'], limit: 10 });
-    expect(blank.hits).toEqual([]);
-    expect(blank.droppedTerms).toBe(2);
-  });
-
+describe('LIKE ordering', () => {
   it('LIKE hits (all mode) tie on score and are ordered by id; BM25 (any mode) prefers the shorter row', async () => {
     await store.insertMemory({
       id: 'pct',

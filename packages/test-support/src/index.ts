@@ -5,6 +5,10 @@
 
 export type { ChromiumLaunchOptions } from './chromium.js';
 export { CHROMIUM_PATH, chromiumLaunchOptions } from './chromium.js';
+export type { ConformanceOpenOptions } from './conformance-port.js';
+export { CONFORMANCE_PROFILE } from './conformance-port.js';
+export type { BadInputCase } from './conformance-records.js';
+export { BAD_INPUT_CASES, BAD_INPUT_SEED } from './conformance-records.js';
 export type { BatchEmbedder, PendingEmbeddingStore, PendingItem } from './embed-pending.js';
 export { embedAllPending } from './embed-pending.js';
 export type { FreshMemoryFields } from './memory-record.js';
@@ -14,7 +18,7 @@ export { resetTestPostgres, startTestPostgres } from './pg-server.js';
 export { readmeSnippet, runReadmeSnippet, runRepositoryExample } from './run-example.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
-export type { ConformanceHarness, ConformanceRecord, ConformanceStore } from './store-conformance.js';
-export { CONFORMANCE_DIMENSIONS, describeStoreConformance } from './store-conformance.js';
+export type { ConformanceHarness } from './store-conformance.js';
+export { describeStoreConformance } from './store-conformance.js';
 export type { WireServer } from './wire-server.js';
 export { serveWire } from './wire-server.js';

@@ -9,6 +9,13 @@
  * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeDedupeConformance } from './conformance-dedupe.js';
+import { describeEmbeddingConformance } from './conformance-embedding.js';
+import { describeEventConformance } from './conformance-events.js';
+import { describeFactsConformance } from './conformance-facts.js';
+import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
+import { describeRecordConformance } from './conformance-records.js';
+import { describeSearchConformance } from './conformance-search.js';
 
 /** The fields of a memory record the suite reads. */
 export interface ConformanceRecord {
@@ -166,46 +173,28 @@ export interface ConformanceStore {
   listAgents(): Promise<readonly string[]>;
 }
 
-/** One store under test (dimensions 4, a fixed clock) and how to close it. */
+/** One store under test and how to close it. */
 export interface ConformanceHarness {
-  readonly store: ConformanceStore;
+  readonly store: ConformancePort;
   close(): Promise<void> | void;
 }
 
-/** The embedder profile the factory must bind: 4 dimensions. */
-export const CONFORMANCE_DIMENSIONS = 4;
-
 const v = (...xs: number[]): Float32Array => new Float32Array(xs);
 
-/** Registers the conformance suite for one adapter; `open` makes an empty store bound to a 4-d profile. */
-export function describeStoreConformance(name: string, open: () => Promise<ConformanceHarness>): void {
-  const withStore = (fn: (s: ConformanceStore) => Promise<void>) => async (): Promise<void> => {
-    const h = await open();
-    try {
-      await fn(h.store);
-    } finally {
-      await h.close();
-    }
-  };
+/**
+ * Registers the conformance suite for one adapter. `open` makes an empty store with the given clock, bound to
+ * `CONFORMANCE_PROFILE` (or to no profile when `vectors` is false).
+ */
+export function describeStoreConformance(name: string, open: ConformanceOpen): void {
+  const withStore = (fn: (s: ConformanceStore) => Promise<void>) => withPort(open, fn);
+  describeRecordConformance(name, open);
+  describeEventConformance(name, open);
+  describeSearchConformance(name, open);
+  describeDedupeConformance(name, open);
+  describeFactsConformance(name, open);
+  describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
-    it(
-      'compare-and-set: a stale revision is a conflict and changes nothing',
-      withStore(async (s) => {
-        const m = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'alpha beta' });
-        expect(m.revision).toBe(1);
-        const next = await s.updateMemory('a', m.id, 1, { importance: 0.9 });
-        expect(next.revision).toBe(2);
-        await expect(s.updateMemory('a', m.id, 1, { content: 'gamma' })).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_REVISION_CONFLICT',
-        });
-        expect((await s.getMemory('a', m.id))?.content).toBe('alpha beta');
-        await expect(s.updateMemory('a', 'missing', 1, { importance: 1 })).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_NOT_FOUND',
-        });
-      }),
-    );
-
     it(
       'bad input is a typed error and writes nothing; a taken id is a conflict',
       withStore(async (s) => {
@@ -396,52 +385,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Confo
     );
 
     it(
-      'recordAccess counts without a new revision; listing pages by id',
-      withStore(async (s) => {
-        const rows = await s.insertMemories(
-          ['c', 'a', 'b'].map((id) => ({ id, agentId: 'x', kind: 'fact' as const, content: `row ${id}` })),
-        );
-        expect(rows).toHaveLength(3);
-        await s.recordAccess('x', ['a', 'a', 'b'], 5_000);
-        const a = await s.getMemory('x', 'a');
-        expect(a?.accessCount).toBe(1);
-        expect(a?.revision).toBe(1);
-        expect((await s.listMemories('x', { limit: 2 })).map((r) => r.id)).toEqual(['a', 'b']);
-        expect((await s.listMemories('x', { afterId: 'b' })).map((r) => r.id)).toEqual(['c']);
-      }),
-    );
-
-    it(
-      'the event log is idempotent by seq; a different event at a stored seq is a conflict',
-      withStore(async (s) => {
-        const e = (seq: number, content: string) => ({
-          seq,
-          type: 'message' as const,
-          role: 'user',
-          content,
-        });
-        expect(await s.appendEvents('a', 's1', [e(1, 'hi'), e(2, 'there')])).toEqual({
-          appended: 2,
-          skipped: 0,
-          lastSeq: 2,
-        });
-        expect(await s.appendEvents('a', 's1', [e(2, 'there'), e(3, 'again')])).toEqual({
-          appended: 1,
-          skipped: 1,
-          lastSeq: 3,
-        });
-        await expect(s.appendEvents('a', 's1', [e(4, 'new'), e(1, 'changed')])).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_CONFLICT',
-        });
-        expect((await s.readEvents('a', 's1', 1, 10)).map((x) => x.content)).toEqual([
-          'hi',
-          'there',
-          'again',
-        ]);
-      }),
-    );
-
-    it(
       'ingestion moves the cursor by compare-and-set with its memories, all or nothing',
       withStore(async (s) => {
         expect(await s.getCursor('a', 's1')).toBe(0);
@@ -462,38 +405,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Confo
         ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
         expect(await s.listMemories('a')).toHaveLength(1);
         expect(await s.getCursor('a', 's1')).toBe(3);
-      }),
-    );
-
-    it(
-      'skills are unique per agent by name, case-insensitively',
-      withStore(async (s) => {
-        const first = await s.writeSkill({ agentId: 'a', name: 'Deploy', description: 'd', content: 'v1' });
-        expect(first.created).toBe(true);
-        const second = await s.writeSkill({ agentId: 'a', name: 'deploy', description: 'd', content: 'v2' });
-        expect(second.created).toBe(false);
-        expect((await s.listSkills('a')).map((k) => k.name)).toEqual(['deploy']);
-        expect((await s.getSkill('a', 'DEPLOY'))?.content).toBe('v2');
-        expect(await s.getSkill('b', 'deploy')).toBeNull();
-      }),
-    );
-
-    it(
-      'health counts are zero-filled and per agent',
-      withStore(async (s) => {
-        await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'one' });
-        const gone = await s.insertMemory({ agentId: 'b', kind: 'fact', content: 'two' });
-        await s.archiveMemory('b', gone.id);
-        await s.appendEvents('a', 's', [{ seq: 1, type: 'message', role: 'user', content: 'x' }]);
-        const all = await s.health();
-        expect(all.ok && all.health.totals).toEqual({ memories: 2, events: 1, facts: 1, skills: 0 });
-        const b = await s.health('b');
-        expect(b.ok && b.health.byLifecycle).toEqual({
-          active: 0,
-          archived: 1,
-          superseded: 0,
-          conflicted: 0,
-        });
       }),
     );
   });

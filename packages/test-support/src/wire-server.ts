@@ -1,11 +1,13 @@
 /**
  * A PostgreSQL wire-protocol front for one PGlite instance, for the tests: many client connections, one backend.
  * PGlite has one session, so the front serialises what a real server runs concurrently: a client's whole
- * extended-protocol exchange (Parse … Sync) or simple query runs as one unit, and a client that opened a
- * transaction keeps the backend until the transaction ends (others wait). A client that disconnects inside a
- * transaction has it rolled back, as a server does for a dead backend. (The multiplexer of
- * `@electric-sql/pglite-socket` interleaves the messages of concurrent extended-protocol exchanges, which
- * breaks `pg` pools used from several processes; its SSL and startup handling is followed here.)
+ * extended-protocol exchange (Parse … Sync, including one that a Flush splits) or simple query runs as one
+ * unit, and a client that opened a transaction keeps the backend until the transaction ends (others wait). A
+ * client that disconnects inside a transaction has it rolled back, as a server does for a dead backend. (The
+ * multiplexer of `@electric-sql/pglite-socket` 0.2 queues message by message, so the messages of concurrent
+ * extended-protocol exchanges interleave and one connection's Bind meets another's statement, which breaks
+ * `pg` pools used from several processes: `wire-server.native.test.ts` shows it. Its SSL and startup
+ * handling is followed here.)
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
@@ -58,7 +60,8 @@ export async function serveWire(db: PGlite, port = 0): Promise<WireServer> {
     let started = false;
     let group: Buffer[] = [];
     let chain: Promise<void> = Promise.resolve();
-    const run = async (messages: readonly Buffer[]): Promise<void> => {
+    // `hold`: the exchange goes on after a Flush (its Sync is still to come), so the backend stays with it.
+    const run = async (messages: readonly Buffer[], hold: boolean): Promise<void> => {
       await backend.acquire(conn);
       try {
         for (const message of messages) {
@@ -71,12 +74,12 @@ export async function serveWire(db: PGlite, port = 0): Promise<WireServer> {
           );
         }
       } finally {
-        if (!db.isInTransaction()) backend.release(conn);
+        if (!hold && !db.isInTransaction()) backend.release(conn);
       }
     };
-    const enqueue = (messages: readonly Buffer[]): void => {
+    const enqueue = (messages: readonly Buffer[], hold = false): void => {
       chain = chain
-        .then(() => run(messages))
+        .then(() => run(messages, hold))
         .catch(() => {
           socket.destroy();
         });
@@ -115,7 +118,7 @@ export async function serveWire(db: PGlite, port = 0): Promise<WireServer> {
         }
         group.push(message);
         if (type === 'S' || type === 'Q' || type === 'H') {
-          enqueue(group);
+          enqueue(group, type === 'H');
           group = [];
         }
       }

@@ -1,54 +1,78 @@
 /**
- * A drain worker process for the multi-worker test: it opens the store with claims (a lease per claimed row),
- * and embeds pending rows until the backlog is empty. Every embedder call is logged (one line per row id,
- * written before the call) to the log file, so the test can count calls per row across processes.
+ * A drain worker process for the multi-worker test: it opens the store with claims (a lease per claimed row)
+ * and runs the maintenance drain (`createEmbeddingDrain`, batches of 5: one embedder call, then its commit)
+ * until the backlog is empty. Every text the embedder is given is logged (one line per text, written before
+ * the call returns) to the log file, so the test can count embedder calls per row across processes.
  *
- * `node drain-worker.js <url> <log file> [--stall]`: with `--stall` the worker claims one batch, prints
- * `claimed <n>` and waits to be killed (a worker dying mid-batch, its claims held).
+ * `node drain-worker.js <url> <log file> [--stall | --die-after-embed]`: with `--stall` the worker's first
+ * embedder call never returns (it prints `claimed <n>` and waits to be killed: a worker dying with its claims
+ * held, nothing embedded); with `--die-after-embed` the first call returns its vectors and the commit never
+ * starts (it prints `embedded <n>` and waits to be killed: a worker dying between the embedder and the commit).
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createEmbeddingDrain } from '@engram/maintenance';
 import { createPostgresMemoryStore } from '../store.js';
 
 const [url, log, flag] = process.argv.slice(2);
-if (url === undefined || log === undefined) throw new Error('usage: drain-worker <url> <log> [--stall]');
+if (url === undefined || log === undefined) {
+  throw new Error('usage: drain-worker <url> <log> [--stall | --die-after-embed]');
+}
+const forever = (): Promise<never> => new Promise<never>(() => setInterval(() => {}, 60_000));
 
 /** A unit vector derived from the text (the embedder stand-in; 4 dimensions). */
-function embed(text: string): Float32Array {
+function vectorOf(text: string): Float32Array {
   const v = new Float32Array(4);
   for (let i = 0; i < text.length; i += 1) v[i % 4] = (v[i % 4] ?? 0) + text.charCodeAt(i);
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 }
 
+const profile = { id: 'drain-test', dimensions: 4 };
 const store = await createPostgresMemoryStore({
   connectionString: url,
   poolSize: 2,
-  embedding: { id: 'drain-test', dimensions: 4 },
+  embedding: profile,
   claimLeaseMs: 1500,
+});
+let embedded = false;
+const drain = createEmbeddingDrain({
+  store: {
+    embeddingProfile: store.embeddingProfile,
+    listPendingEmbeddings: (options) => store.listPendingEmbeddings(options),
+    countEmbeddingBacklog: () => store.countEmbeddingBacklog(),
+    commitEmbeddings: async (outcomes) => {
+      if (flag === '--die-after-embed' && embedded) {
+        process.stdout.write(`embedded ${outcomes.length}\n`);
+        return forever();
+      }
+      return store.commitEmbeddings(outcomes);
+    },
+  },
+  embedder: {
+    profile,
+    async embed(texts) {
+      if (flag === '--stall') {
+        process.stdout.write(`claimed ${texts.length}\n`);
+        return forever();
+      }
+      for (const text of texts) appendFileSync(log, `${text}\n`);
+      embedded = true;
+      return texts.map(vectorOf);
+    },
+  },
+  batchSize: 5,
 });
 let idle = 0;
 for (;;) {
-  const batch = await store.listPendingEmbeddings({ limit: 5 });
-  if (flag === '--stall') {
-    process.stdout.write(`claimed ${batch.length}\n`);
-    await sleep(3_600_000);
-  }
-  if (batch.length === 0) {
-    if ((await store.countEmbeddingBacklog()).total === 0 || idle > 200) break;
-    idle += 1;
-    await sleep(50);
+  const run = await drain.run();
+  if (run.outcome !== 'completed') throw new Error(`drain run ${run.outcome} (${run.errorCode ?? ''})`);
+  if (run.rows > 0) {
+    idle = 0;
     continue;
   }
-  idle = 0;
-  for (const item of batch) appendFileSync(log, `${item.id}\n`);
-  await store.commitEmbeddings(
-    batch.map((item) => ({
-      id: item.id,
-      revision: item.revision,
-      state: 'ready' as const,
-      vector: embed(item.content),
-    })),
-  );
+  if ((await store.countEmbeddingBacklog()).total === 0 || idle > 200) break;
+  idle += 1;
+  await sleep(50);
 }
 await store.close();
