@@ -21,13 +21,14 @@ import {
 } from '../validate.js';
 import type { StoreContext } from './context.js';
 import {
-  FILTER_SQL,
   filterParams,
+  filterSql,
   includeArchived,
   kindsFilter,
-  TIME_SQL,
   tagsFilter,
+  tagsSql,
   timeParams,
+  timeSql,
 } from './filters.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
@@ -67,9 +68,8 @@ export function listMemories(
          WHERE m.agent_id = @agent AND m.id > @after
            AND m.kind IN (SELECT value FROM json_each(@kinds))
            AND m.lifecycle IN (SELECT value FROM json_each(@lifecycles))
-           AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
-             SELECT 1 FROM memory_tags t WHERE t.agent_id = m.agent_id AND t.tag = j.value AND t.rid = m.rid))
-           AND ${FILTER_SQL}
+           ${tagsSql(tags)}
+           AND ${filterSql(scope)}
          ORDER BY m.id LIMIT @limit`,
       )
       .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit, ...scope });
@@ -134,7 +134,7 @@ export function revalidate(
         // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
         // the agent's rows by the list instead walks every active row of the agent (linear in its size).
         `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = @agent AND ${TIME_SQL}`,
+         WHERE m.agent_id = @agent AND ${timeSql(scope)}`,
       )
       .all<MemoryRow>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
     const byId = new Map(rows.map((r) => [r.id, r]));
