@@ -91,6 +91,29 @@ describe('filter clauses are built per call shape', () => {
     expect(again).toEqual([]);
   });
 
+  it("the BM25 statement's plan builds no automatic index over its hits", async () => {
+    const c = await openWithRows();
+    const statements = await preparedBy(c, () =>
+      searchLexical(c, { agentId: 'a', terms: ['build', 'notes'], limit: 10 }),
+    );
+    const bm25 = statements.filter((sql) => sql.includes('lexical_docs'));
+    expect(bm25).toHaveLength(1);
+    const params = {
+      weights: '[]',
+      agent: 'a',
+      k1: 0.9,
+      b: 0.4,
+      avgdl: 5,
+      kinds: '["fact"]',
+      limit: 10,
+      cutAt: 19,
+      tArchived: 'active',
+    };
+    const plan = c.db.prepare(`EXPLAIN QUERY PLAN ${bm25[0]}`).all(params) as { detail: string }[];
+    expect(plan.some((row) => row.detail.includes('SEARCH m USING INTEGER PRIMARY KEY'))).toBe(true);
+    expect(plan.filter((row) => row.detail.includes('AUTOMATIC'))).toEqual([]);
+  });
+
   it('a filtered search prepares the clauses it needs and still filters, in both arms and the listing', async () => {
     const c = await openWithRows();
     const lexical = await preparedBy(c, async () => {
