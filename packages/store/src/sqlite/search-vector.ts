@@ -105,7 +105,21 @@ function nearest(
   k: number,
   chunked: boolean,
 ): Row[] {
-  let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+  if (!chunked) {
+    // One vector per memory: the neighbours are the memories, with no grouping and no count to decide a wider net.
+    return ctx
+      .stmt(
+        'vector',
+        `WITH knn AS MATERIALIZED (
+           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @k AND agent_id = @agent)
+         SELECT m.id AS id, knn.distance AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
+         FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
+         WHERE m.agent_id = @agent
+         ORDER BY distance, m.id LIMIT @k`,
+      )
+      .all<Row>({ v: vector, k, agent: agentId });
+  }
+  let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
   for (;;) {
     const rows = ctx
       .stmt(
@@ -121,7 +135,7 @@ function nearest(
       )
       .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId });
     const raw = rows[0]?.raw ?? 0;
-    if (!chunked || rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
+    if (rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
     kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
   }
 }
