@@ -3,6 +3,7 @@
  * ("port 8080" then "port 9090"), near duplicates of other subjects, memory_update, memory_forget, and search
  * with scope and metadata filters, `asOf` and `includeHistory`.
  */
+import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,6 +60,46 @@ describe('contradictions', () => {
     const byId = new Map(results.map((r) => [r.record.id, r.explanation.conflict]));
     expect(byId.get(newId)).toEqual({ status: 'newer', with: [oldId] });
     expect(byId.get(oldId)).toEqual({ status: 'older', with: [newId] });
+  });
+
+  it('a search over an agent with no open links reads no link; over one with links, it reads them', async () => {
+    const statements: StatementKind[] = [];
+    const store = createSqliteMemoryStore({
+      path: ':memory:',
+      embedding: embedder.profile,
+      now: () => clock,
+      observer: { onStatement: (kind) => statements.push(kind) },
+    });
+    stores.push(store);
+    const retriever = createRetriever({ store, embedder, trackAccess: false });
+    // Two agents with the same facts; only the busy one has its contradiction linked.
+    const ids: Record<string, string[]> = {};
+    for (const agentId of ['quiet', 'busy']) {
+      ids[agentId] = [];
+      for (const content of ['the API listens on port 8080', 'the API listens on port 9090']) {
+        const vector = (await embedder.embed([content]))[0] as Float32Array;
+        ids[agentId]?.push((await store.insertMemory({ agentId, kind: 'fact', content, vector })).id);
+      }
+    }
+    const [older, newer] = ids.busy as [string, string];
+    await store.linkConflict('busy', older, newer, 'number');
+    const search = async (agentId: string) => {
+      const before = statements.length;
+      const { results } = await retriever.search(agentId, 'API port');
+      return { results, kinds: statements.slice(before) };
+    };
+    // The first search of each agent learns whether it has open links; later ones reuse the answer.
+    await search('quiet');
+    await search('busy');
+    const quiet = await search('quiet');
+    const busy = await search('busy');
+    expect(quiet.results).toHaveLength(2);
+    expect(quiet.results.every((r) => r.explanation.conflict === undefined)).toBe(true);
+    expect(busy.results.map((r) => r.explanation.conflict?.status).sort()).toEqual(['newer', 'older']);
+    // The same search over the same facts: the busy agent's one more read is its link query.
+    const reads = (kinds: StatementKind[]) => kinds.filter((k) => k === 'read').length;
+    expect(reads(busy.kinds)).toBe(reads(quiet.kinds) + 1);
+    expect(busy.kinds.length).toBe(quiet.kinds.length + 1);
   });
 
   it('never links or retires near duplicates about other subjects', async () => {

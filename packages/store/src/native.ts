@@ -13,6 +13,8 @@ export interface SqliteStatement {
   run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
+  /** Rows as arrays of column values (`true`) or as objects (`false`, the default). */
+  raw(toggle?: boolean): unknown;
 }
 
 /** A database connection, as the store uses it (the subset of better-sqlite3's `Database`). */

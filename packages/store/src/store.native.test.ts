@@ -143,3 +143,31 @@ describe('bad input leaves every table as it was', () => {
     });
   }
 });
+
+describe('revalidation rows', () => {
+  it('revalidation returns each record exactly as getMemory reads it, every field included', async () => {
+    await store.insertMemories([
+      {
+        ...base,
+        id: 'full',
+        kind: 'fact',
+        content: 'The API listens on port 8084',
+        tags: ['topic:api', 'file:src/api.ts'],
+        userId: 'u1',
+        sessionId: 's1',
+        metadata: { lang: 'ts', stars: 5, nested: { on: true } },
+        importance: 0.7,
+        confidence: 0.6,
+      },
+      { ...base, id: 'plain', content: 'The API listens on port 8085' },
+    ]);
+    await store.recordAccess('alice', ['full'], 7_000);
+    await store.updateMemory('alice', 'plain', 1, { importance: 0.2 });
+    const out = await store.revalidate('alice', [{ id: 'plain' }, { id: 'full', revision: 1 }]);
+    expect(out).toEqual([await store.getMemory('alice', 'plain'), await store.getMemory('alice', 'full')]);
+    expect(out[1]).toMatchObject({
+      tags: ['file:src/api.ts', 'topic:api'],
+      metadata: { nested: { on: true } },
+    });
+  });
+});

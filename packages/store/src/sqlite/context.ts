@@ -41,9 +41,22 @@ export class CountedStatement {
     this.#count(this.#kind);
     return this.#stmt.all(...params) as T[];
   }
+
+  /** Every row as the array of its column values in select order: no object per row (cheaper for wide rows). */
+  values<T extends readonly unknown[]>(...params: unknown[]): T[] {
+    this.#count(this.#kind);
+    this.#stmt.raw(true);
+    try {
+      return this.#stmt.all(...params) as T[];
+    } finally {
+      this.#stmt.raw(false);
+    }
+  }
 }
 
 const AGENT_TOKEN_CACHE_MAX = 4096;
+/** Statement variants kept (see `StoreContext.variant`); the oldest is dropped past this. */
+const VARIANT_CACHE_MAX = 256;
 
 /** The outcome of the file's last integrity check (`PRAGMA quick_check`), and when it ran (epoch ms). */
 export interface IntegrityResult {
@@ -80,6 +93,8 @@ export class StoreContext {
   integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
   /** Prepared statements by SQL text. */
   readonly statements: Map<string, CountedStatement> = new Map();
+  /** Prepared statements by variant key (see `variant`). */
+  readonly #variants = new Map<string, { readonly sql: string; readonly stmt: CountedStatement }>();
   readonly #agentTokens = new Map<string, string>();
   readonly #vectorKey: string;
   #profile: EmbeddingProfile | null = null;
@@ -114,6 +129,7 @@ export class StoreContext {
     if (this.closed) return;
     this.closed = true;
     this.statements.clear();
+    this.#variants.clear();
     try {
       this.db.close();
     } finally {
@@ -139,6 +155,29 @@ export class StoreContext {
       stmt = new CountedStatement(this.db.prepare(sql), kind, this.count);
       this.statements.set(sql, stmt);
     }
+    return stmt;
+  }
+
+  /**
+   * The prepared statement of one variant of a statement family, by a short key naming its shape (for example
+   * the filter clauses that apply): `build` writes its SQL the first time the key is seen, so a hot statement
+   * costs one lookup of a short key instead of building and hashing its text on every call. Bounded: past
+   * {@link VARIANT_CACHE_MAX} keys the oldest is dropped (and built again if it returns).
+   */
+  variant(kind: StatementKind, key: string, build: () => string): CountedStatement {
+    const hit = this.#variants.get(key);
+    if (hit !== undefined) return hit.stmt;
+    const sql = build();
+    const stmt = this.stmt(kind, sql);
+    if (this.#variants.size >= VARIANT_CACHE_MAX) {
+      const oldest = this.#variants.keys().next().value;
+      if (oldest !== undefined) {
+        const dropped = this.#variants.get(oldest);
+        this.#variants.delete(oldest);
+        if (dropped !== undefined) this.statements.delete(dropped.sql);
+      }
+    }
+    this.#variants.set(key, { sql, stmt });
     return stmt;
   }
 

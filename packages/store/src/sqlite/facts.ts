@@ -19,6 +19,7 @@ import type { StoreContext } from './context.js';
 import { eraseHistoryContent, recordHistory, supersedeChain } from './history.js';
 import { rowForWrite, selectRow } from './memory-rows.js';
 import { deleteTags } from './mirrors.js';
+import { linksChanged, mayHaveOpenLinks } from './open-links.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Forgets one row as the setting says, with its tombstone; inside the caller's transaction. */
@@ -88,6 +89,7 @@ export function forgetMemory(
 
 /** Marks the open conflict links of forgotten memories dismissed. */
 function closeLinks(ctx: StoreContext, agentId: string, ids: readonly string[], now: number): void {
+  linksChanged(ctx);
   ctx
     .stmt(
       'write',
@@ -117,6 +119,7 @@ export function deleteAll(
       let skills = 0;
       if (ctx.forgetMode === 'erase') {
         ctx.stmt('write', 'UPDATE memory_history SET content = NULL WHERE agent_id = ?').run(agentId);
+        linksChanged(ctx);
         ctx.stmt('write', 'DELETE FROM memory_links WHERE agent_id = ?').run(agentId);
         events = ctx.stmt('write', 'DELETE FROM events WHERE agent_id = ?').run(agentId).changes;
         ctx.stmt('write', 'DELETE FROM session_cursors WHERE agent_id = ?').run(agentId);
@@ -185,6 +188,7 @@ export function linkConflict(
         )
         .run(agentId, olderId, newerId, reason, now);
       if (info.changes === 0) return false;
+      linksChanged(ctx);
       for (const [memoryId, relatedId] of [
         [olderId, newerId],
         [newerId, olderId],
@@ -216,6 +220,9 @@ export function listConflicts(
       throw invalidInput('state is not a conflict state');
     }
     const limit = validateLimit(options.limit, 'limit', 10_000, 1000);
+    // Open links are what a search asks for after each answer with facts: an agent known to have none reads
+    // nothing (see `open-links.ts`).
+    if (options.state === 'open' && !mayHaveOpenLinks(ctx, agentId)) return [];
     return ctx
       .stmt(
         'read',
@@ -294,6 +301,7 @@ export function resolveConflict(
           });
         }
       }
+      linksChanged(ctx);
       ctx
         .stmt(
           'write',

@@ -25,14 +25,22 @@ export function tagsFilter(tags: readonly string[] | undefined): string {
   return JSON.stringify([...new Set(tags.map((t) => validateTag(t, 'tags filter entry')))]);
 }
 
+/** The parameters of the scope and metadata filter (see {@link filterSql}); `fMeta` is a JSON array. */
+export interface FilterParams {
+  readonly fUser: string | null;
+  readonly fSession: string | null;
+  readonly fMeta: string;
+}
+
+/** The metadata conditions of no filter. */
+const NO_CONDITIONS = '[]';
+
 /**
- * The scope and metadata filter as SQL over the memory alias `m`, with the parameters `@fUser`, `@fSession`
- * and `@fMeta` (see {@link filterParams}). Every condition is a bound JSON value: no filter text becomes SQL.
- * Types compare as JSON types (`1` never equals `"1"`; integers and reals compare numerically).
+ * The metadata conditions over the memory alias `m` and `@fMeta`: every condition is a bound JSON value, so no
+ * filter text becomes SQL. Types compare as JSON types (`1` never equals `"1"`; integers and reals compare
+ * numerically).
  */
-export const FILTER_SQL = `(@fUser IS NULL OR m.user_id = @fUser)
-  AND (@fSession IS NULL OR m.session_id = @fSession)
-  AND NOT EXISTS (SELECT 1 FROM json_each(@fMeta) f WHERE NOT coalesce((CASE f.value ->> '$.op'
+const METADATA_SQL = `NOT EXISTS (SELECT 1 FROM json_each(@fMeta) f WHERE NOT coalesce((CASE f.value ->> '$.op'
     WHEN 'exists' THEN json_type(m.metadata, f.value ->> '$.path') IS NOT NULL
     WHEN 'absent' THEN json_type(m.metadata, f.value ->> '$.path') IS NULL
     WHEN 'in' THEN EXISTS (SELECT 1 FROM json_each(f.value, '$.values') v WHERE
@@ -47,13 +55,33 @@ export const FILTER_SQL = `(@fUser IS NULL OR m.user_id = @fUser)
       AND (f.value ->> '$.lte' IS NULL OR json_extract(m.metadata, f.value ->> '$.path') <= f.value ->> '$.lte')
     END), 0))`;
 
-/** The parameters of {@link FILTER_SQL} for a filter (none: everything passes); invalid input throws. */
-export function filterParams(filter: MemoryFilter | undefined): {
-  fUser: string | null;
-  fSession: string | null;
-  fMeta: string;
-} {
-  if (filter === undefined) return { fUser: null, fSession: null, fMeta: '[]' };
+/** Which clauses of the filter apply: bit 1 user scope, bit 2 session scope, bit 4 metadata conditions. */
+function filterVariant(p: FilterParams): number {
+  return (p.fUser === null ? 0 : 1) | (p.fSession === null ? 0 : 2) | (p.fMeta === NO_CONDITIONS ? 0 : 4);
+}
+
+/** The SQL of each filter variant (built once): only the clauses that can apply, `1` for no filter. */
+const FILTER_SQLS: readonly string[] = Array.from({ length: 8 }, (_, v) => {
+  const clauses: string[] = [];
+  if ((v & 1) !== 0) clauses.push('m.user_id = @fUser');
+  if ((v & 2) !== 0) clauses.push('m.session_id = @fSession');
+  if ((v & 4) !== 0) clauses.push(METADATA_SQL);
+  return clauses.length === 0 ? '1' : `(${clauses.join(' AND ')})`;
+});
+
+/**
+ * The scope and metadata filter as SQL over the memory alias `m`, with the parameters of {@link filterParams}.
+ * Built per call shape: a clause that cannot restrict (no user, no session, no metadata condition) is left
+ * out, so an unfiltered statement does no per-row work for it. The text depends only on which clauses apply,
+ * never on their values (those stay bound parameters).
+ */
+export function filterSql(p: FilterParams): string {
+  return FILTER_SQLS[filterVariant(p)] as string;
+}
+
+/** The parameters of {@link filterSql} for a filter (none: everything passes); invalid input throws. */
+export function filterParams(filter: MemoryFilter | undefined): FilterParams {
+  if (filter === undefined) return { fUser: null, fSession: null, fMeta: NO_CONDITIONS };
   const checked = checkMemoryFilter(filter);
   if (!checked.ok) throw invalidInput(`filter is invalid (${checked.problem})`);
   const f = checked.filter;
@@ -69,18 +97,53 @@ export function filterRestricts(filter: MemoryFilter | undefined): boolean {
 }
 
 /**
- * The time scope as SQL over `m` with `@tMode` (0 current, 1 as of `@tAsOf`, 2 current and superseded, 3 any
- * lifecycle: no scope given to the vector arm).
+ * The time scope's modes: 0 current rows, 1 as of `@tAsOf`, 2 current and superseded, 3 any lifecycle (no
+ * scope given to the vector arm). Mode 0 is the plain active-row predicate.
  */
-export const TIME_SQL = `(CASE @tMode
-    WHEN 0 THEN m.lifecycle IN ('active', @tArchived)
-    WHEN 1 THEN m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL
-      AND m.valid_from <= @tAsOf AND (m.valid_to IS NULL OR m.valid_to > @tAsOf)
-    WHEN 2 THEN m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL
-    ELSE 1 END)`;
+export type TimeMode = 0 | 1 | 2 | 3;
+
+/** The parameters of {@link timeSql}. */
+export interface TimeParams {
+  readonly tMode: TimeMode;
+  readonly tAsOf: number | null;
+  readonly tArchived: 'active' | 'archived';
+}
+
+/** The SQL of each time mode over `m` (`@tArchived` adds archived rows, `@tAsOf` is the instant). */
+const TIME_SQLS: readonly string[] = [
+  `m.lifecycle IN ('active', @tArchived)`,
+  `(m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL
+      AND m.valid_from <= @tAsOf AND (m.valid_to IS NULL OR m.valid_to > @tAsOf))`,
+  `(m.lifecycle IN ('active','superseded', @tArchived) AND m.forgotten_at IS NULL)`,
+  '1',
+];
+
+/** The time scope as SQL over `m` for the mode of these parameters (see {@link TimeMode}). */
+export function timeSql(p: TimeParams): string {
+  return TIME_SQLS[p.tMode] as string;
+}
 
 /**
- * The `@tArchived` parameter of {@link TIME_SQL}: `archived` when archived rows count too, else `active`
+ * The tags filter (every tag required) over `m` and `@agent`, for the JSON array of {@link tagsFilter}: an
+ * `AND` clause, or nothing when no tag is required.
+ */
+export function tagsSql(tags: string): string {
+  return tags === '[]'
+    ? ''
+    : `AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
+        SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))`;
+}
+
+/**
+ * A short key naming the SQL shape of a scope (time mode, filter clauses, tags or none), for the cache of
+ * prepared statements by variant (`StoreContext.variant`).
+ */
+export function scopeKey(p: FilterParams & TimeParams, tags: string): string {
+  return `${p.tMode}${filterVariant(p)}${tags === '[]' ? 0 : 1}`;
+}
+
+/**
+ * The `@tArchived` parameter of {@link timeSql}: `archived` when archived rows count too, else `active`
  * again (so the list holds current rows only). A non-boolean is invalid input.
  */
 export function includeArchived(value: unknown): boolean {
@@ -89,12 +152,8 @@ export function includeArchived(value: unknown): boolean {
   return value === true;
 }
 
-/** The parameters of {@link TIME_SQL}; `undefined` is `fallback` (0: current rows, 3: any lifecycle). */
-export function timeParams(
-  time: TimeScope | undefined,
-  fallback: 0 | 3 = 0,
-  archived = false,
-): { tMode: number; tAsOf: number | null; tArchived: 'active' | 'archived' } {
+/** The parameters of {@link timeSql}; `undefined` is `fallback` (0: current rows, 3: any lifecycle). */
+export function timeParams(time: TimeScope | undefined, fallback: 0 | 3 = 0, archived = false): TimeParams {
   const tArchived = archived ? 'archived' : 'active';
   if (time === undefined) return { tMode: fallback, tAsOf: null, tArchived };
   if (typeof time !== 'object' || time === null) throw invalidInput('time must be an object');

@@ -40,6 +40,7 @@ import type { StoreContext } from './context.js';
 import { DERIVED_MEMORY_COLUMNS, PLAIN_TABLES, type PlainTable, tableExists } from './export.js';
 import { activeDuplicate } from './memory-rows.js';
 import { writeTags, writeVector } from './mirrors.js';
+import { linksChanged } from './open-links.js';
 
 /** Records per transaction. */
 const BATCH = 256;
@@ -125,6 +126,7 @@ class Importer {
 
   #insert(table: string, row: Readonly<Record<string, unknown>>): number {
     const cols = Object.keys(row);
+    if (table === 'memory_links') linksChanged(this.#ctx);
     const sql = `INSERT INTO ${table}(${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`;
     return Number(this.#ctx.stmt('write', sql).run(row).lastInsertRowid);
   }

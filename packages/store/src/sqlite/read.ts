@@ -21,16 +21,24 @@ import {
 } from '../validate.js';
 import type { StoreContext } from './context.js';
 import {
-  FILTER_SQL,
   filterParams,
+  filterSql,
   includeArchived,
   kindsFilter,
-  TIME_SQL,
   tagsFilter,
+  tagsSql,
   timeParams,
+  timeSql,
 } from './filters.js';
 import { selectRow } from './memory-rows.js';
-import { type MemoryRow, toRecord } from './rows.js';
+import {
+  type MemoryRow,
+  RECORD_COLUMNS,
+  REVISION_VALUE,
+  type RecordValues,
+  recordFromValues,
+  toRecord,
+} from './rows.js';
 
 /** Reads one row of an agent (any lifecycle), or null. */
 export function getMemory(ctx: StoreContext, agentId: string, id: string): Promise<MemoryRecord | null> {
@@ -67,9 +75,8 @@ export function listMemories(
          WHERE m.agent_id = @agent AND m.id > @after
            AND m.kind IN (SELECT value FROM json_each(@kinds))
            AND m.lifecycle IN (SELECT value FROM json_each(@lifecycles))
-           AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
-             SELECT 1 FROM memory_tags t WHERE t.agent_id = m.agent_id AND t.tag = j.value AND t.rid = m.rid))
-           AND ${FILTER_SQL}
+           ${tagsSql(tags)}
+           AND ${filterSql(scope)}
          ORDER BY m.id LIMIT @limit`,
       )
       .all<MemoryRow>({ agent: agentId, after: afterId, kinds, lifecycles, tags, limit, ...scope });
@@ -128,25 +135,28 @@ export function revalidate(
         ids.push(c.id);
       }
     }
+    // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
+    // agent's rows by the list instead walks every active row of the agent (linear in its size). Rows come as
+    // arrays of the record's columns: a search revalidates hundreds of candidates, and an object per wide row
+    // cost more than the statement.
     const rows = ctx
-      .stmt(
+      .variant(
         'read',
-        // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering
-        // the agent's rows by the list instead walks every active row of the agent (linear in its size).
-        `SELECT m.* FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = @agent AND ${TIME_SQL}`,
+        `revalidate:${scope.tMode}`,
+        () => `SELECT ${RECORD_COLUMNS} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
+         WHERE m.agent_id = @agent AND ${timeSql(scope)}`,
       )
-      .all<MemoryRow>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
-    const byId = new Map(rows.map((r) => [r.id, r]));
+      .values<RecordValues>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
+    const byId = new Map(rows.map((r) => [r[0], r]));
     const out: MemoryRecord[] = [];
     const emitted = new Set<string>();
     for (const c of candidates) {
       if (emitted.has(c.id)) continue;
       const row = byId.get(c.id);
       if (row === undefined) continue;
-      if (c.revision !== undefined && c.revision !== row.revision) continue;
+      if (c.revision !== undefined && c.revision !== row[REVISION_VALUE]) continue;
       emitted.add(c.id);
-      out.push(toRecord(row));
+      out.push(recordFromValues(row));
     }
     return out;
   });

@@ -76,22 +76,30 @@ export interface SkillRow {
   updated_at: number;
 }
 
-/** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
-export function toRecord(row: MemoryRow): MemoryRecord {
-  let tags: string[];
+/** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
+function parseTags(text: string): string[] {
+  if (text === '[]') return [];
   try {
-    tags = tagsJsonSchema.parse(JSON.parse(row.tags));
+    return tagsJsonSchema.parse(JSON.parse(text));
   } catch (cause) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list is not valid JSON', { cause });
   }
-  let metadata: Record<string, unknown>;
+}
+
+/** Stored metadata; malformed is `ENGRAM_STORE_CORRUPT`. */
+function parseMetadata(text: string): Record<string, unknown> {
+  if (text === '{}') return {};
   try {
-    metadata = metadataJsonSchema.parse(JSON.parse(row.metadata));
+    return metadataJsonSchema.parse(JSON.parse(text));
   } catch (cause) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored memory metadata is not valid JSON', {
       cause,
     });
   }
+}
+
+/** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
+export function toRecord(row: MemoryRow): MemoryRecord {
   return {
     id: row.id,
     agentId: row.agent_id,
@@ -100,7 +108,7 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     contentHash: row.content_hash,
     importance: row.importance,
     confidence: row.confidence,
-    tags,
+    tags: parseTags(row.tags),
     sessionId: row.session_id,
     seqFrom: row.seq_from,
     seqTo: row.seq_to,
@@ -115,10 +123,85 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     embeddingFingerprint: row.embedding_fingerprint,
     embeddingAttempts: row.embedding_attempts,
     userId: row.user_id,
-    metadata,
+    metadata: parseMetadata(row.metadata),
     validFrom: row.valid_from,
     validTo: row.valid_to,
     forgottenAt: row.forgotten_at,
+  };
+}
+
+/**
+ * The columns of a record over the memory alias `m`, in the order {@link recordFromValues} reads them: a
+ * statement that selects them with `CountedStatement.values` gets arrays instead of one object per row (a
+ * wide row's object costs more than its values).
+ */
+export const RECORD_COLUMNS = `m.id, m.agent_id, m.kind, m.content, m.content_hash, m.importance, m.confidence,
+  m.tags, m.session_id, m.seq_from, m.seq_to, m.created_at, m.updated_at, m.last_accessed_at, m.access_count,
+  m.revision, m.lifecycle, m.superseded_by, m.embedding_state, m.embedding_fingerprint, m.embedding_attempts,
+  m.user_id, m.metadata, m.valid_from, m.valid_to, m.forgotten_at`;
+
+/** The index of `revision` in {@link RecordValues}. */
+export const REVISION_VALUE = 15;
+
+/** The values of {@link RECORD_COLUMNS}, in order. */
+export type RecordValues = readonly [
+  string,
+  string,
+  string,
+  string,
+  string,
+  number,
+  number,
+  string,
+  string | null,
+  number | null,
+  number | null,
+  number,
+  number,
+  number | null,
+  number,
+  number,
+  string,
+  string | null,
+  string,
+  string | null,
+  number,
+  string | null,
+  string,
+  number,
+  number | null,
+  number | null,
+];
+
+/** The record of the values of {@link RECORD_COLUMNS}: the same record {@link toRecord} makes of the row. */
+export function recordFromValues(v: RecordValues): MemoryRecord {
+  return {
+    id: v[0],
+    agentId: v[1],
+    kind: v[2] as MemoryKind,
+    content: v[3],
+    contentHash: v[4],
+    importance: v[5],
+    confidence: v[6],
+    tags: parseTags(v[7]),
+    sessionId: v[8],
+    seqFrom: v[9],
+    seqTo: v[10],
+    createdAt: v[11],
+    updatedAt: v[12],
+    lastAccessedAt: v[13],
+    accessCount: v[14],
+    revision: v[15],
+    lifecycle: v[16] as Lifecycle,
+    supersededBy: v[17],
+    embeddingState: v[18] as EmbeddingState,
+    embeddingFingerprint: v[19],
+    embeddingAttempts: v[20],
+    userId: v[21],
+    metadata: parseMetadata(v[22]),
+    validFrom: v[23],
+    validTo: v[24],
+    forgottenAt: v[25],
   };
 }
 

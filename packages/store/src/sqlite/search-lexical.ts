@@ -14,13 +14,17 @@ import { validateAgentId, validateLimit } from '../validate.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import {
-  FILTER_SQL,
+  type FilterParams,
   filterParams,
+  filterSql,
   includeArchived,
   kindsFilter,
-  TIME_SQL,
+  scopeKey,
+  type TimeParams,
   tagsFilter,
+  tagsSql,
   timeParams,
+  timeSql,
 } from './filters.js';
 import { searchBm25 } from './search-bm25.js';
 
@@ -39,7 +43,13 @@ type LikeRow = { id: string; revision: number; hits: number };
  * One FTS path over chunk rows, aggregated to the memory: the best chunk's score (max over chunks) and that
  * chunk's key. A short memory is one row keyed by its rid, so it scores exactly as before chunking.
  */
-function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: boolean): string {
+function ftsSql(
+  table: 'words' | 'trigram',
+  filterOther: boolean,
+  likeFilter: boolean,
+  scope: FilterParams & TimeParams,
+  tags: string,
+): string {
   const t = table === 'words' ? 'memories_fts_words' : 'memories_fts_trigram';
   const other = table === 'words' ? 'memories_fts_trigram' : 'memories_fts_words';
   // MATERIALIZED: bm25() must run in the FTS query itself, never in a flattened aggregate.
@@ -47,10 +57,9 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
       SELECT m.id AS id, m.revision AS revision, -bm25(${t}, 0.0, 1.0) AS score, f.rowid AS key, m.rid AS rid,
         m.chunk_count AS chunks
       FROM ${t} f CROSS JOIN memories m ON m.rid = f.rowid % ${CHUNK_KEY_SPAN}
-      WHERE ${t} MATCH @match AND m.agent_id = @agent AND ${TIME_SQL} AND ${FILTER_SQL}
+      WHERE ${t} MATCH @match AND m.agent_id = @agent AND ${timeSql(scope)} AND ${filterSql(scope)}
         AND m.kind IN (SELECT value FROM json_each(@kinds))
-        AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
-          SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
+        ${tagsSql(tags)}
         ${filterOther ? `AND m.rid IN (SELECT rowid % ${CHUNK_KEY_SPAN} FROM ${other} WHERE ${other} MATCH @other)` : ''}
         ${likeFilter ? `AND NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')` : ''}
     )
@@ -58,15 +67,14 @@ function ftsSql(table: 'words' | 'trigram', filterOther: boolean, likeFilter: bo
     GROUP BY rid ORDER BY score DESC, id ASC LIMIT @limit`;
 }
 
-function likeSql(): string {
+function likeSql(scope: FilterParams & TimeParams, tags: string): string {
   const cond = `NOT EXISTS (SELECT 1 FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) NOT LIKE j.value ESCAPE '\\')`;
   return `SELECT m.id AS id, m.revision AS revision,
         (SELECT count(*) FROM json_each(@likes) j WHERE coalesce(m.like_text, m.content) LIKE j.value ESCAPE '\\') AS hits
       FROM memories m
-      WHERE m.agent_id = @agent AND m.has_cjk = 1 AND ${TIME_SQL} AND ${FILTER_SQL}
+      WHERE m.agent_id = @agent AND m.has_cjk = 1 AND ${timeSql(scope)} AND ${filterSql(scope)}
         AND m.kind IN (SELECT value FROM json_each(@kinds))
-        AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
-          SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
+        ${tagsSql(tags)}
         AND ${cond}
       ORDER BY m.created_at DESC, m.rid DESC LIMIT @limit`;
 }
@@ -129,27 +137,33 @@ export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<L
       }
     };
     const common = { agent: agentId, kinds, tags, limit, ...scope };
+    const shape = scopeKey(scope, tags);
+    const fts = (table: 'words' | 'trigram', other: boolean) =>
+      ctx.variant('fts', `fts:${table}:${other ? 1 : 0}${paths.like ? 1 : 0}:${shape}`, () =>
+        ftsSql(table, other, paths.like, scope, tags),
+      );
     const likeBonus = plan.likeTerms.length * LIKE_MATCH_SCORE;
     if (wordsMatch !== null) {
-      const sql = ftsSql('words', trigramMatch !== null, paths.like);
       const params: Record<string, unknown> = { ...common, match: wordsMatch };
       if (trigramMatch !== null) params.other = trigramMatch;
       if (paths.like) params.likes = likes;
-      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) add(r.id, r.revision, r.score + likeBonus, r);
+      for (const r of fts('words', trigramMatch !== null).all<FtsRow>(params))
+        add(r.id, r.revision, r.score + likeBonus, r);
     }
     if (trigramMatch !== null) {
-      const sql = ftsSql('trigram', wordsMatch !== null, paths.like);
       const params: Record<string, unknown> = { ...common, match: trigramMatch };
       if (wordsMatch !== null) params.other = wordsMatch;
       if (paths.like) params.likes = likes;
-      for (const r of ctx.stmt('fts', sql).all<FtsRow>(params)) {
+      for (const r of fts('trigram', wordsMatch !== null).all<FtsRow>(params)) {
         // The words query already added the LIKE bonus for rows it found.
         const bonus = wordsMatch !== null && merged.has(r.id) ? 0 : likeBonus;
         add(r.id, r.revision, r.score + bonus, r);
       }
     }
     if (wordsMatch === null && trigramMatch === null) {
-      for (const r of ctx.stmt('like', likeSql()).all<LikeRow>({ ...common, likes })) {
+      for (const r of ctx
+        .variant('like', `like:${shape}`, () => likeSql(scope, tags))
+        .all<LikeRow>({ ...common, likes })) {
         add(r.id, r.revision, r.hits * LIKE_MATCH_SCORE);
       }
     }

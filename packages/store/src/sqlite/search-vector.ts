@@ -9,13 +9,16 @@ import { validateAgentId, validateLimit, validateVector } from '../validate.js';
 import { agentHasChunks, CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import {
-  FILTER_SQL,
+  type FilterParams,
   filterParams,
   filterRestricts,
+  filterSql,
   kindsFilter,
-  TIME_SQL,
+  type TimeParams,
   tagsFilter,
+  tagsSql,
   timeParams,
+  timeSql,
 } from './filters.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
@@ -102,7 +105,21 @@ function nearest(
   k: number,
   chunked: boolean,
 ): Row[] {
-  let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+  if (!chunked) {
+    // One vector per memory: the neighbours are the memories, with no grouping and no count to decide a wider net.
+    return ctx
+      .stmt(
+        'vector',
+        `WITH knn AS MATERIALIZED (
+           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @k AND agent_id = @agent)
+         SELECT m.id AS id, knn.distance AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
+         FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
+         WHERE m.agent_id = @agent
+         ORDER BY distance, m.id LIMIT @k`,
+      )
+      .all<Row>({ v: vector, k, agent: agentId });
+  }
+  let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
   for (;;) {
     const rows = ctx
       .stmt(
@@ -118,16 +135,19 @@ function nearest(
       )
       .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId });
     const raw = rows[0]?.raw ?? 0;
-    if (!chunked || rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
+    if (rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
     kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
   }
 }
 
-const PASSING_WHERE = `m.agent_id = @agent
-  AND (@kinds IS NULL OR m.kind IN (SELECT value FROM json_each(@kinds)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(@tags) j WHERE NOT EXISTS (
-    SELECT 1 FROM memory_tags t WHERE t.agent_id = @agent AND t.tag = j.value AND t.rid = m.rid))
-  AND ${TIME_SQL} AND ${FILTER_SQL}`;
+/** The filters of the filtered k-NN over `m`: only the clauses that apply (see `filters.ts`). */
+type Scope = FilterParams & TimeParams & { readonly kinds: string | null; readonly tags: string };
+function passingWhere(scope: Scope): string {
+  return `m.agent_id = @agent
+  ${scope.kinds === null ? '' : 'AND m.kind IN (SELECT value FROM json_each(@kinds))'}
+  ${tagsSql(scope.tags)}
+  AND ${timeSql(scope)} AND ${filterSql(scope)}`;
+}
 
 /** Filtered k-NN: over-fetch and refill, then an exact scan of the passing rows when the index's k runs out. */
 function nearestPassing(
@@ -136,8 +156,9 @@ function nearestPassing(
   vector: Float32Array,
   k: number,
   chunked: boolean,
-  scope: Readonly<Record<string, unknown>>,
+  scope: Scope,
 ): Row[] {
+  const where = passingWhere(scope);
   let kk = Math.min(k * FILTER_OVERSAMPLING * (chunked ? CHUNK_OVERSAMPLING : 1), MAX_KNN);
   for (;;) {
     const rows = ctx
@@ -148,7 +169,7 @@ function nearestPassing(
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
-         WHERE ${PASSING_WHERE}
+         WHERE ${where}
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
@@ -173,11 +194,11 @@ function nearestPassing(
     .stmt(
       'vector',
       `WITH keys(rid, key) AS (
-         SELECT m.rid, m.rid FROM memories m WHERE m.chunk_count <= 1 AND ${PASSING_WHERE}
+         SELECT m.rid, m.rid FROM memories m WHERE m.chunk_count <= 1 AND ${where}
          UNION ALL
          SELECT m.rid, m.rid + c.idx * ${CHUNK_KEY_SPAN} FROM memories m
          CROSS JOIN memory_chunks c ON c.agent_id = m.agent_id AND c.rid = m.rid
-         WHERE m.chunk_count > 1 AND ${PASSING_WHERE})
+         WHERE m.chunk_count > 1 AND ${where})
        SELECT m.id AS id, min(vec_distance_cosine(v.embedding, @v)) AS distance, keys.key AS key, m.rid AS rid,
          m.chunk_count AS chunks
        FROM keys CROSS JOIN memories_vec v ON v.rowid = keys.key
