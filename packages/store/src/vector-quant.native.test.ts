@@ -307,6 +307,16 @@ describe('quantised vector search', () => {
     expect(t.quant).toEqual(t.float);
     expect(t.float.length).toBe(1000 - 3 + 1 + pending.length);
 
+    // Rebuilt from a float table with holes (deleted rows, another agent's partition emptied): the same keys,
+    // the same float copies.
+    const rebuilt = openStore(path);
+    expect(await rebuilt.resetVectorIndex({ quantization: 'bit' })).toEqual({ indexed: t.float.length });
+    const again1 = await rebuilt.searchVector({ agentId: 'a', vector: ROWS[11] as Float32Array, k: 1 });
+    expect(again1[0]?.id).toBe('long');
+    expect(again1[0]?.similarity).toBeCloseTo(1, 5);
+    closeAll();
+    expect(tables(path)).toEqual(t);
+
     // A profile change drops both tables' vectors; the quantised table is recreated empty with the float one.
     const again = openStore(path);
     await again.resetEmbeddings({ id: 'other', dimensions: 24 });
