@@ -21,10 +21,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
 /** A store file with a ready row, a ready CJK row and a pending row; returns their rowids. */
-async function seeded(): Promise<{ path: string; ready: number; cjk: number; pending: number }> {
+async function seeded(
+  quantization?: 'bit',
+): Promise<{ path: string; ready: number; cjk: number; pending: number }> {
   files += 1;
   const path = join(dir, `h${files}.db`);
-  const store = createSqliteMemoryStore({ path, embedding: embedder.profile });
+  const store = createSqliteMemoryStore({
+    path,
+    embedding: embedder.profile,
+    ...(quantization === undefined ? {} : { vectorIndex: { quantization } }),
+  });
   try {
     const texts = ['alpha bravo charlie', '数据库连接池 alpha', 'delta echo'];
     const vectors = await embedder.embed(texts);
@@ -134,6 +140,22 @@ describe('the consistency inspection detects every kind of damage', () => {
       `UPDATE memories SET agent_id = 'b' WHERE rid = ${cjk}`,
     );
     expect(consistencyProblems(inspectDatabase(path))).toEqual({ ...CONSISTENT, ghostVectors: [ready, cjk] });
+  });
+
+  it('a quantised vector index out of step with the float one, either way', async () => {
+    const consistent = await seeded('bit');
+    expect(consistencyProblems(inspectDatabase(consistent.path))).toEqual(CONSISTENT);
+    const { path, ready, cjk } = await seeded('bit');
+    damage(
+      path,
+      `DELETE FROM memories_vec_quant WHERE rowid = ${ready}`,
+      `DELETE FROM memories_vec WHERE rowid = ${cjk}`,
+    );
+    expect(consistencyProblems(inspectDatabase(path))).toEqual({
+      ...CONSISTENT,
+      readyWithoutVector: [cjk],
+      quantOutOfStep: [ready, cjk],
+    });
   });
 
   it('a corrupt full-text index fails its integrity check', async () => {

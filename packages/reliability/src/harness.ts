@@ -124,6 +124,8 @@ export interface ConsistencyReport {
   readonly ghostChunks: readonly number[];
   /** Tag rows without their memory row. */
   readonly ghostTags: number;
+  /** With a quantised vector index: keys in the float table or the quantised table but not in both. */
+  readonly quantOutOfStep: readonly number[];
   readonly memories: number;
   readonly vectors: number;
   readonly events: number;
@@ -208,6 +210,14 @@ export function inspectConnection(db: SqliteDatabase): ConsistencyReport {
     ghostTags: count(
       'SELECT count(*) AS n FROM memory_tags t WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.rid = t.rid AND m.agent_id = t.agent_id)',
     ),
+    quantOutOfStep:
+      db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'memories_vec_quant'").get() === undefined
+        ? []
+        : rowids(
+            db,
+            `SELECT rowid AS rid FROM memories_vec WHERE rowid NOT IN (SELECT rowid FROM memories_vec_quant)
+             UNION SELECT rowid FROM memories_vec_quant WHERE rowid NOT IN (SELECT rowid FROM memories_vec)`,
+          ),
     memories: count('SELECT count(*) AS n FROM memories'),
     vectors: hasVec ? count('SELECT count(*) AS n FROM memories_vec') : 0,
     events: count('SELECT count(*) AS n FROM events'),
@@ -246,6 +256,7 @@ export function consistencyProblems(report: ConsistencyReport): Record<string, u
     readyWithoutVector: report.readyWithoutVector,
     ghostChunks: report.ghostChunks,
     ghostTags: report.ghostTags,
+    quantOutOfStep: report.quantOutOfStep,
   };
 }
 
@@ -262,6 +273,7 @@ export const CONSISTENT: Readonly<Record<string, unknown>> = Object.freeze({
   readyWithoutVector: [],
   ghostChunks: [],
   ghostTags: 0,
+  quantOutOfStep: [],
 });
 
 /** The directory of this module's sources (children are spawned from here). */

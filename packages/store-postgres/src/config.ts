@@ -70,6 +70,13 @@ export function checkConfig(config: PostgresMemoryStoreConfig): void {
     throw invalidInput('store configuration: forget');
   }
   if (!intIn(config.vectorSearch?.efSearch, 1, 1000)) throw invalidInput('store configuration: vectorSearch');
+  // The SQLite store's quantised vector index has no counterpart here (HNSW, halfvec above 2,000 dimensions):
+  // the option is refused rather than ignored.
+  if ((config as { readonly vectorIndex?: unknown }).vectorIndex !== undefined) {
+    throw invalidInput(
+      'store configuration: vectorIndex is a SQLite store option (not applicable to PostgreSQL)',
+    );
+  }
   const p = config.embedding;
   if (
     p !== undefined &&

@@ -146,6 +146,13 @@ it('an unreachable server is an I/O error at open; a URL of another database is 
   await expect(createPostgresMemoryStore({ connectionString: 'mysql://x' })).rejects.toMatchObject({
     code: 'ENGRAM_STORE_INVALID_INPUT',
   });
+  // The SQLite store's quantised vector index is refused here, not silently ignored.
+  await expect(
+    createPostgresMemoryStore({
+      connectionString: 'postgres://postgres@127.0.0.1:1/none',
+      vectorIndex: { quantization: 'bit' },
+    } as Parameters<typeof createPostgresMemoryStore>[0]),
+  ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
 });
 
 it('documented difference: all-mode CJK runs match by shared bigrams here, as a substring in SQLite', async () => {

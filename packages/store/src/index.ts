@@ -32,6 +32,9 @@ export type {
   SqliteMemoryStoreInfo,
   SqliteStoreEncryption,
   StoreAccess,
+  VectorIndexOptions,
+  VectorIndexSetting,
+  VectorQuantization,
 } from './sqlite-store.js';
 export { createSqliteMemoryStore, embeddingFingerprint, SqliteMemoryStore } from './sqlite-store.js';
 export type {

@@ -250,6 +250,18 @@ CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, re
       addLexicalTerms(db);
     },
   },
+  {
+    // The vector index setting (`meta.vector_index`) and the optional quantised table `memories_vec_quant`,
+    // kept in step with `memories_vec`. Like the float table, the quantised one is created by the binding step
+    // (its width comes from the embedder profile): a file from schema 7 records the setting its first open asks
+    // for and, if quantised, gets the table filled from its stored float vectors (see `vector-quant.ts`). The
+    // version itself is what matters here: an older Engram, which would write float vectors without their
+    // quantised copies, refuses the file.
+    version: 8,
+    up(): void {
+      // nothing to change in the tables every file has
+    },
+  },
 ];
 
 /** The rows the uniqueness rule covers: active rows of every kind but `event`. */

@@ -38,6 +38,7 @@ import { rekey } from './sqlite/rekey.js';
 import { searchLexical } from './sqlite/search-lexical.js';
 import { searchVector } from './sqlite/search-vector.js';
 import * as skills from './sqlite/skills.js';
+import type { VectorIndexOptions, VectorIndexSetting } from './sqlite/vector-quant.js';
 import * as write from './sqlite/write.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
@@ -80,6 +81,7 @@ export type {
 export type { IntegrityResult } from './sqlite/context.js';
 export { embeddingFingerprint } from './sqlite/migrate.js';
 export { LIKE_MATCH_SCORE } from './sqlite/search-lexical.js';
+export type { VectorIndexOptions, VectorIndexSetting, VectorQuantization } from './sqlite/vector-quant.js';
 
 /**
  * The SQLite memory store. Create it with `createSqliteMemoryStore`; close it with `close()`.
@@ -278,6 +280,19 @@ export class SqliteMemoryStore implements MemoryStore {
    */
   resetEmbeddings(profile: EmbeddingProfile | null): Promise<void> {
     return embedding.resetEmbeddings(this.#ctx, profile);
+  }
+  /**
+   * The explicit change of the vector index quantisation (`none`, `int8`, `bit`) and its rescoring factor: the
+   * quantised table is rebuilt from the stored float vectors (nothing is re-embedded) and the setting recorded.
+   */
+  resetVectorIndex(options: VectorIndexOptions): Promise<{ readonly indexed: number }> {
+    return embedding.resetVectorIndex(this.#ctx, options);
+  }
+
+  /** The vector index the store searches with: the recorded quantisation and the rescoring factor. */
+  get vectorIndex(): VectorIndexSetting {
+    const { quantization, rescore } = this.#ctx.vectorIndex;
+    return { quantization, rescore };
   }
 
   // ---------------------------------------------------------------- integrity slice (sqlite/integrity.ts)

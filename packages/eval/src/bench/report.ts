@@ -1,5 +1,6 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
 import type { BenchPostgresReport } from './postgres.js';
+import { type BenchQuantised, formatQuantLines } from './quant.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -106,6 +107,8 @@ export interface BenchScenarioReport {
   readonly ingest: BenchIngest;
   readonly query: BenchQuery;
   readonly orama: BenchOrama;
+  /** Wide-vector scenarios: the vector arm alone, exact and quantised (`int8`, `bit`). */
+  readonly quantised?: BenchQuantised;
 }
 
 /** The whole benchmark report: scenario keys at the top level, with `diagnostics` beside them. */
@@ -265,6 +268,7 @@ export function formatBenchTable(report: BenchReport): string {
           'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
           ...table(memoryHeader, memoryRows),
         ]),
+    ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
     ...pgLines,
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,

@@ -6,6 +6,7 @@ import { createRetriever, extractKeywords } from '@engram/retrieval';
 import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';
+import { measureQuantised, type QuantQuery } from './quant.js';
 import type { BenchScenarioReport } from './report.js';
 import { type BenchQuery, benchQueries, percentile, rowText, widenVector } from './workload.js';
 
@@ -31,6 +32,8 @@ export interface ScenarioConfig {
 const CANDIDATE_BUDGET = 128;
 const SIMILARITY_THRESHOLD = 0.1;
 const WARMUP_QUERIES = 20;
+/** Queries of the quantised-search figures (the exact scan runs them twice). */
+const QUANT_QUERIES = 100;
 const NOW = Date.UTC(2025, 5, 1);
 const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
 
@@ -335,6 +338,15 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     } finally {
       sizer.close();
     }
+    // ---- Wide vectors: the vector arm alone, exact and quantised (after the size is taken: the quantised tables
+    // are built and dropped here).
+    const quantQueries: QuantQuery[] = queries
+      .slice(0, QUANT_QUERIES)
+      .map((q) => ({ agentId: agentId(agentOf(q)), vector: vectorOf(q.text) }));
+    const quantised =
+      dimensions > 128
+        ? await measureQuantised(store, quantQueries, (line) => log(`[${config.name}]${line}`))
+        : undefined;
 
     return {
       agents: config.agents,
@@ -398,6 +410,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
             }
           : {}),
       },
+      ...(quantised === undefined ? {} : { quantised }),
     };
   } finally {
     store.close();

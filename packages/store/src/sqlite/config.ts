@@ -8,6 +8,7 @@ import { invalidInput } from '../errors.js';
 import type { ForgetMode } from '../facts-types.js';
 import type { EncryptionCipher, SqliteDriver } from '../native.js';
 import type { EmbeddingProfile } from '../types.js';
+import { VECTOR_QUANTIZATIONS, type VectorIndexOptions } from './vector-quant.js';
 
 /** Configuration of a `SqliteMemoryStore`. */
 export interface SqliteMemoryStoreConfig {
@@ -60,6 +61,15 @@ export interface SqliteMemoryStoreConfig {
    * search; events and skills stay too.
    */
   readonly forget?: ForgetMode;
+  /**
+   * The vector index (opt-in quantisation). `quantization`: `none` (exact float k-NN), `int8` or `bit` (a
+   * coarse k-NN on quantised copies of the vectors, then the exact float distance of `k × rescore`
+   * candidates). Omitted: the file's recorded setting is adopted (a new file, or one from before schema 8,
+   * records the one asked for, `none` by default). Another setting than the recorded one is
+   * `ENGRAM_STORE_FINGERPRINT_MISMATCH`; changing it is an explicit `resetVectorIndex`. `rescore` applies at
+   * query time and is not recorded.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
 }
 
 /** How a store file is opened: `read` (a read-only connection) or `write`. */
@@ -118,6 +128,12 @@ const configSchema = z.object({
     .object({ k1: z.number().min(0).max(10).optional(), b: z.number().min(0).max(1).optional() })
     .optional(),
   forget: z.enum(['erase', 'keep']).optional(),
+  vectorIndex: z
+    .strictObject({
+      quantization: z.enum(VECTOR_QUANTIZATIONS as ['none', 'int8', 'bit']).optional(),
+      rescore: z.number().int().min(1).max(64).optional(),
+    })
+    .optional(),
   encryption: z
     .object({
       key: keyValueSchema,
@@ -130,6 +146,12 @@ const configSchema = z.object({
 export function checkConfig(config: SqliteMemoryStoreConfig): void {
   const parsed = configSchema.safeParse(config);
   if (!parsed.success) throw invalidInput('store configuration', parsed.error);
+}
+
+/** Checks vector index options (`resetVectorIndex`); `ENGRAM_STORE_INVALID_INPUT` otherwise. */
+export function checkVectorIndex(options: VectorIndexOptions): void {
+  const parsed = configSchema.shape.vectorIndex.safeParse(options);
+  if (!parsed.success || options === undefined) throw invalidInput('vector index options', parsed.error);
 }
 
 /** Checks an embedder profile (or null): a control-free id and 1–8192 dimensions. */

@@ -14,6 +14,7 @@ import type { EmbeddingProfile } from '../types.js';
 import type { ValidationLimits } from '../validate.js';
 import type { StoreAccess } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
+import type { VectorIndexSetting } from './vector-quant.js';
 
 /** A prepared statement that reports each execution to the store's observer. */
 export class CountedStatement {
@@ -107,6 +108,8 @@ export class StoreContext {
   readonly lexical: LexicalBatch = new LexicalBatch();
   /** BM25 settings of the lexical search (set at open from the configuration). */
   bm25: Bm25Settings = DEFAULT_BM25;
+  /** The vector index the store searches with (set at open, or by `resetVectorIndex`; see `vector-quant.ts`). */
+  vectorIndex: VectorIndexSetting = { quantization: 'none', rescore: 1 };
   /** True once `close()` ran. */
   closed = false;
   #registeredVector = false;

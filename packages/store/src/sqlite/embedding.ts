@@ -15,10 +15,16 @@ import type {
 } from '../types.js';
 import { validateAgentId, validateId, validateInteger, validateLimit } from '../validate.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
-import { checkProfile } from './config.js';
+import { checkProfile, checkVectorIndex } from './config.js';
 import type { StoreContext } from './context.js';
 import { embeddingFingerprint, setMeta } from './migrate.js';
 import { deleteVector, writeVector } from './mirrors.js';
+import {
+  buildQuantIndex,
+  VECTOR_INDEX_META,
+  type VectorIndexOptions,
+  vectorIndexSetting,
+} from './vector-quant.js';
 
 /**
  * Active rows waiting for an embedding, in insertion order: `pending` rows, plus `error` rows with fewer than
@@ -290,6 +296,8 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
         ctx.db.exec(vectorTableSql(next.dimensions));
         ctx.count('meta');
       }
+      // The quantised table follows the float one (empty, of the new width; none without a profile).
+      buildQuantIndex(ctx, ctx.vectorIndex.quantization, next, true);
       ctx
         .stmt(
           'write',
@@ -304,5 +312,30 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
       if (sql.includes('memories_vec')) ctx.statements.delete(sql);
     }
     ctx.bindProfile(next, fingerprint);
+  });
+}
+
+/**
+ * The explicit change of the vector index setting: drops the quantised table, builds the one `options` asks
+ * for from the stored float vectors (nothing is re-embedded) and records the setting. Returns how many vectors
+ * were quantised.
+ */
+export function resetVectorIndex(
+  ctx: StoreContext,
+  options: VectorIndexOptions,
+): Promise<{ readonly indexed: number }> {
+  return ctx.op('resetVectorIndex', () => {
+    checkVectorIndex(options);
+    const setting = vectorIndexSetting(ctx.vectorIndex.quantization, options);
+    const indexed = ctx.tx(() => {
+      const n = buildQuantIndex(ctx, setting.quantization, ctx.profile, true);
+      setMeta(ctx, VECTOR_INDEX_META, setting.quantization);
+      return n;
+    });
+    for (const sql of [...ctx.statements.keys()]) {
+      if (sql.includes('memories_vec')) ctx.statements.delete(sql);
+    }
+    ctx.vectorIndex = setting;
+    return { indexed };
   });
 }

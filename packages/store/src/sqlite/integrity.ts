@@ -7,6 +7,7 @@ import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, dropVecto
 import type { RepairEmbeddingIntegrityOptions } from './config.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, writeFts } from './mirrors.js';
+import { deleteQuantVector, pruneQuantOrphans, repairQuantVectors } from './vector-quant.js';
 
 function markPending(ctx: StoreContext, rid: number): void {
   ctx
@@ -19,7 +20,8 @@ function markPending(ctx: StoreContext, rid: number): void {
 
 /**
  * Cheap integrity repair of one agent: `ready` rows without a vector (or with another fingerprint) and rows
- * missing from the word index are reset to `pending` / re-indexed. Bounded by `limit`.
+ * missing from the word index are reset to `pending` / re-indexed; float vectors without their quantised copy
+ * (a quantised index) are quantised again. Bounded by `limit`.
  */
 export function repairEmbeddingIntegrity(
   ctx: StoreContext,
@@ -77,6 +79,8 @@ export function repairEmbeddingIntegrity(
           repaired += 1;
         }
       }
+      // Float vectors without their quantised copy (a quantised index) get it again.
+      repaired += repairQuantVectors(ctx, agentId, limit - repaired);
       // Rows (or chunks) missing from the word index are re-indexed, chunk by chunk.
       if (repaired < limit) {
         const missing = ctx
@@ -140,8 +144,11 @@ export function pruneOrphanedVectors(
           .all<{ rid: number | bigint }>(params);
         for (const v of orphans) {
           ctx.stmt('vector', 'DELETE FROM memories_vec WHERE rowid = ?').run(v.rid);
+          deleteQuantVector(ctx, v.rid);
           pruned += 1;
         }
+        // Quantised vectors whose float vector is gone.
+        pruned += pruneQuantOrphans(ctx, agentId);
       }
       // FTS rows (either index) whose memory is gone or whose chunk index is past the memory's chunks; scoped
       // to the agent's postings when one is given.

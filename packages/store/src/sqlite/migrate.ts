@@ -13,6 +13,14 @@ import {
 } from '../schema.js';
 import type { EmbeddingProfile } from '../types.js';
 import type { StoreContext } from './context.js';
+import {
+  buildQuantIndex,
+  hasQuantTable,
+  parseRecordedQuantization,
+  VECTOR_INDEX_META,
+  type VectorQuantization,
+  vectorIndexMismatch,
+} from './vector-quant.js';
 
 /** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
 export function embeddingFingerprint(profile: EmbeddingProfile | null): string {
@@ -51,6 +59,8 @@ export interface MigrationResult {
   readonly profile: EmbeddingProfile | null;
   readonly fingerprint: string;
   readonly schemaVersion: number;
+  /** The vector index quantisation the file records (`none` for a file without one). */
+  readonly quantization: VectorQuantization;
 }
 
 /**
@@ -64,32 +74,45 @@ export function readBinding(
   embedding: EmbeddingProfile | null | undefined,
   writable: boolean,
   stamped: boolean,
+  quantization?: VectorQuantization,
 ): MigrationResult | null {
   const rows = ctx
     .stmt(
       'meta',
-      "SELECT key, value FROM meta WHERE key IN ('tokenizer', 'created_at', 'embedding_fingerprint')",
+      `SELECT key, value FROM meta WHERE key IN ('tokenizer', 'created_at', 'embedding_fingerprint', '${VECTOR_INDEX_META}')`,
     )
     .all<{ key: string; value: string }>();
   const meta = new Map(rows.map((r) => [r.key, r.value]));
   const storedFp = meta.get('embedding_fingerprint');
-  if (writable && (!stamped || storedFp === undefined || !meta.has('tokenizer') || !meta.has('created_at'))) {
+  const storedIndex = parseRecordedQuantization(meta.get(VECTOR_INDEX_META));
+  if (
+    writable &&
+    (!stamped ||
+      storedFp === undefined ||
+      storedIndex === undefined ||
+      !meta.has('tokenizer') ||
+      !meta.has('created_at'))
+  ) {
     return null;
   }
   const recorded = storedFp === undefined ? null : parseFingerprint(storedFp);
   if (embedding !== undefined && embeddingFingerprint(embedding) !== embeddingFingerprint(recorded)) {
     throw mismatch();
   }
+  const index = storedIndex ?? 'none';
+  if (quantization !== undefined && quantization !== index) throw vectorIndexMismatch();
   if (writable && recorded !== null) {
     const hasVec = ctx
       .stmt('meta', "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'")
       .get<{ x: number }>();
     if (hasVec === undefined) return null;
+    if (index !== 'none' && !hasQuantTable(ctx.db)) return null;
   }
   return {
     profile: recorded === null ? null : { id: recorded.id, dimensions: recorded.dimensions },
     fingerprint: embeddingFingerprint(recorded),
     schemaVersion: SCHEMA_VERSION,
+    quantization: index,
   };
 }
 
@@ -106,7 +129,11 @@ function mismatch(): EngramStoreError {
  * `ENGRAM_STORE_FINGERPRINT_MISMATCH`. The caller identified the file first (`identify.ts`); the version is
  * read again under the lock, so two processes creating one file migrate it once.
  */
-export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | undefined): MigrationResult {
+export function migrate(
+  ctx: StoreContext,
+  embedding: EmbeddingProfile | null | undefined,
+  quantization?: VectorQuantization,
+): MigrationResult {
   const db = ctx.db;
   return ctx.tx(() => {
     db.exec(META_TABLE_SQL);
@@ -142,10 +169,20 @@ export function migrate(ctx: StoreContext, embedding: EmbeddingProfile | null | 
       db.exec(vectorTableSql(profile.dimensions));
       ctx.count('meta');
     }
+    // The vector index setting: a file without one (made before schema 8, or new) takes the one asked for, and
+    // its quantised table is built from the stored float vectors; another one than recorded is a mismatch.
+    const storedIndex = parseRecordedQuantization(getMeta(VECTOR_INDEX_META));
+    if (storedIndex !== undefined && quantization !== undefined && quantization !== storedIndex) {
+      throw vectorIndexMismatch();
+    }
+    const index = storedIndex ?? quantization ?? 'none';
+    if (storedIndex === undefined) setMeta(ctx, VECTOR_INDEX_META, index);
+    buildQuantIndex(ctx, index, profile, false);
     return {
       profile: profile === null ? null : { id: profile.id, dimensions: profile.dimensions },
       fingerprint: embeddingFingerprint(profile),
       schemaVersion: SCHEMA_VERSION,
+      quantization: index,
     };
   });
 }

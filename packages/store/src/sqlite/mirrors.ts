@@ -5,6 +5,7 @@
 import { hasCjk } from '@engram/contracts';
 import { unindexLexicalUnit } from '../lexical-index.js';
 import type { StoreContext } from './context.js';
+import { deleteQuantVector, writeQuantVector } from './vector-quant.js';
 
 /**
  * Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). The rows are written
@@ -49,17 +50,19 @@ export function deleteFts(ctx: StoreContext, rid: number, hadCjk: boolean): void
   if (hadCjk) ctx.stmt('fts', 'DELETE FROM memories_fts_trigram WHERE rowid = ?').run(rid);
 }
 
-/** Stores a row's vector in the agent's partition. */
+/** Stores a row's vector in the agent's partition (and its quantised copy when the store keeps one). */
 export function writeVector(ctx: StoreContext, rid: number, agentId: string, vector: Float32Array): void {
   ctx
     .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)')
     .run(BigInt(rid), agentId, vector);
+  writeQuantVector(ctx, rid, agentId, vector);
 }
 
 /** Removes a row's vector (nothing when the store has no vector index). */
 export function deleteVector(ctx: StoreContext, rid: number): void {
   if (ctx.profile === null) return;
   ctx.stmt('vector', 'DELETE FROM memories_vec WHERE rowid = ?').run(rid);
+  deleteQuantVector(ctx, rid);
 }
 
 /** Adds tag rows. */

@@ -19,6 +19,7 @@ import { fileState, identify, notEngram, refuseForeignHeader } from './identify.
 import { type MigrationResult, migrate, readBinding } from './migrate.js';
 import { checksAtOpen, quickCheck } from './quick-check.js';
 import { vectorRegistryKey } from './registry.js';
+import { vectorIndexSetting } from './vector-quant.js';
 
 /**
  * Opens the database of `config` and returns its context; throws `EngramStoreError`. The file is identified
@@ -52,6 +53,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   });
   ctx.bm25 = resolveBm25(config.lexical);
   ctx.forgetMode = config.forget ?? 'erase';
+  const quantization = config.vectorIndex?.quantization;
   let opened: MigrationResult;
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -61,22 +63,22 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     if (access === 'read') {
       if (identity.kind === 'new') throw notEngram('the database is empty (a read never creates a store)');
       if (identity.version < SCHEMA_VERSION) throw tooOld(identity.version);
-      opened = readBinding(ctx, config.embedding, false, identity.stamped) as MigrationResult;
+      opened = readBinding(ctx, config.embedding, false, identity.stamped, quantization) as MigrationResult;
     } else {
       // A damaged file is neither converted nor migrated: it opens for reading and refuses every write.
       const checked = identity.kind === 'engram' && !memory && checksAtOpen(resolve(config.path));
       if (checked && quickCheck(ctx).state === 'failed') {
         // Throws: a damaged file of an older schema is not migrated.
         if (identity.version < SCHEMA_VERSION) ctx.assertWritable('open');
-        opened = readBinding(ctx, config.embedding, false, identity.stamped) as MigrationResult;
+        opened = readBinding(ctx, config.embedding, false, identity.stamped, quantization) as MigrationResult;
       } else {
         if (!memory) useWal(db);
         db.exec('PRAGMA synchronous = NORMAL');
         const current =
           identity.kind === 'engram' && identity.version === SCHEMA_VERSION
-            ? readBinding(ctx, config.embedding, true, identity.stamped)
+            ? readBinding(ctx, config.embedding, true, identity.stamped, quantization)
             : null;
-        opened = current ?? migrate(ctx, config.embedding);
+        opened = current ?? migrate(ctx, config.embedding, quantization);
         // A file created just now is checked too, so its health says `ok` from the start.
         if (!checked && !memory && identity.kind === 'new') quickCheck(ctx);
       }
@@ -91,6 +93,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   }
   ctx.schemaVersion = opened.schemaVersion;
   ctx.bindProfile(opened.profile, opened.fingerprint);
+  ctx.vectorIndex = vectorIndexSetting(opened.quantization, config.vectorIndex);
   return ctx;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The vector arm of the read slice: k-NN inside the agent's sqlite-vec partition, with filters applied inside
  * the candidate query (over-fetch and refill, then an exact scan) so that a filter never starves the top k.
+ * With a quantised index the k-NN is a coarse pass rescored by exact float distances (`vector-quant.ts`).
  */
 import { MEMORY_KINDS } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from '../errors.js';
@@ -20,6 +21,7 @@ import {
   timeParams,
   timeSql,
 } from './filters.js';
+import { knnParams, knnSql } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
@@ -125,7 +127,7 @@ function nearest(
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent)
+           ${knnSql(ctx)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
@@ -133,7 +135,7 @@ function nearest(
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId });
+      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...knnParams(ctx, vector, kk) });
     const raw = rows[0]?.raw ?? 0;
     if (rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
     kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
@@ -165,7 +167,7 @@ function nearestPassing(
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent)
+           ${knnSql(ctx)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
@@ -173,17 +175,21 @@ function nearestPassing(
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...scope });
+      .all<Row & { raw: number }>({
+        v: vector,
+        k,
+        kk,
+        agent: agentId,
+        ...scope,
+        ...knnParams(ctx, vector, kk),
+      });
     if (rows.length >= k) return rows;
     // Fewer passing rows than k: either the partition has no more neighbours, or more must be looked at.
     const raw =
       rows[0]?.raw ??
       ctx
-        .stmt(
-          'vector',
-          'SELECT count(*) AS n FROM (SELECT rowid FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent)',
-        )
-        .get<{ n: number }>({ v: vector, kk, agent: agentId })?.n ??
+        .stmt('vector', `SELECT count(*) AS n FROM (${knnSql(ctx)})`)
+        .get<{ n: number }>({ v: vector, kk, agent: agentId, ...knnParams(ctx, vector, kk) })?.n ??
       0;
     if (raw < kk) return rows;
     if (kk >= MAX_KNN) break;
