@@ -13,7 +13,6 @@ export class BoundedNumberRing {
   // Allocated at the full capacity on the first sample: a push only stores a double (no growth, no boxing).
   #samples: Float64Array | null = null;
   #next = 0;
-  #size = 0;
   #count = 0;
   #rejected = 0;
 
@@ -42,14 +41,13 @@ export class BoundedNumberRing {
     const next = this.#next;
     samples[next] = value;
     this.#next = next + 1 === this.capacity ? 0 : next + 1;
-    if (this.#size < this.capacity) this.#size += 1;
     this.#count += 1;
     return true;
   }
 
   /** Samples currently retained (at most `capacity`). */
   get size(): number {
-    return this.#size;
+    return Math.min(this.#count, this.capacity);
   }
 
   /** All samples ever accepted, including overwritten ones. */
@@ -66,7 +64,7 @@ export class BoundedNumberRing {
   values(): number[] {
     const samples = this.#samples;
     if (samples === null) return [];
-    if (this.#size < this.capacity) return Array.from(samples.subarray(0, this.#size));
+    if (this.#count < this.capacity) return Array.from(samples.subarray(0, this.#count));
     return [...samples.subarray(this.#next), ...samples.subarray(0, this.#next)];
   }
 }
