@@ -1,7 +1,9 @@
 /**
  * Cold start: a one-shot command loads only what it uses. The MCP SDK (with its JSON-schema validator) and the
- * health page are loaded by the commands that serve them, never by `search` or `remember`, whose time to the
- * first result is mostly module loading. Counted in modules, never in time.
+ * health page are loaded by the commands that serve them, the PostgreSQL store (and its `pg` driver) by a
+ * PostgreSQL URL, event ingestion, extraction, the drain and maintenance by the commands that run them — never
+ * by `search` or `remember` on a file, whose time to the first result is mostly module loading. Counted in
+ * modules, never in time.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -50,7 +52,7 @@ async function loadedBy(args: readonly string[]): Promise<string[]> {
 }
 
 describe('a one-shot command loads only what it uses', () => {
-  it('search and remember never load the MCP SDK or the health page', async () => {
+  it('search and remember never load the MCP SDK, the health page, PostgreSQL or the maintenance layer', async () => {
     const db = join(dir, 'cold.db');
     const remember = await loadedBy(['remember', 'the deploy pipeline runs on fridays', '--db', db]);
     const search = await loadedBy(['search', 'deploy pipeline', '--db', db]);
@@ -61,6 +63,9 @@ describe('a one-shot command loads only what it uses', () => {
       expect(loaded.filter((url) => url.includes('@modelcontextprotocol'))).toEqual([]);
       expect(loaded.filter((url) => url.includes('zod-to-json-schema'))).toEqual([]);
       expect(loaded.filter((url) => url.includes('/health-ui/'))).toEqual([]);
+      for (const heavy of ['/store-postgres/', '/pg/', '/maintenance/', '/memory/dist/']) {
+        expect(loaded.filter((url) => url.includes(heavy))).toEqual([]);
+      }
       expect(loaded.filter((url) => url.endsWith('/dist/mcp.js') || url.endsWith('/dist/serve.js'))).toEqual(
         [],
       );

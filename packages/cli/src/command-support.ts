@@ -1,11 +1,11 @@
 /** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
 import { existsSync, statSync } from 'node:fs';
-import { isPostgresUrl, readPostgresBinding } from '@engram/store-postgres';
 import { type Engram, openEngram } from './composition.js';
 import type { EmbedderChoice } from './embedder-choice.js';
 import { loadEncryptionKey } from './encryption-key.js';
 import { EngramDemoError } from './errors.js';
 import type { CliIo } from './io.js';
+import { postgresFor } from './postgres-module.js';
 import { printable } from './terminal-text.js';
 
 /** Exit codes: success, runtime failure, invalid arguments. */
@@ -72,14 +72,14 @@ export async function withEngram<T>(
   mode: OpenMode,
 ): Promise<T> {
   const { db } = target;
-  const postgres = isPostgresUrl(db);
+  const postgres = await postgresFor(db);
   // A database server: "missing" is a database without Engram's schema (named without its URL, which may
   // carry a password).
-  const fresh = postgres ? (await readPostgresBinding(db)) === 'new' : !hasContent(db);
+  const fresh = postgres !== null ? (await postgres.readPostgresBinding(db)) === 'new' : !hasContent(db);
   if (fresh && mode.creates !== true && target.create !== true) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',
-      postgres
+      postgres !== null
         ? 'no Engram data in that PostgreSQL database (create some with engram remember, engram ingest or engram demo, or pass --create)'
         : existsSync(db)
           ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`

@@ -5,8 +5,6 @@
  * the diagnostics collector, event ingestion, the embedding drain, extraction and maintenance passes — every
  * producer reporting to the one collector.
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
 import {
   createDiagnosticsCollector,
   createHealthDto,
@@ -15,45 +13,36 @@ import {
 } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createUseEmbedder } from '@engram/embedder-use';
-import {
-  createEmbeddingDrain,
-  createEventIngestor,
-  createExtractor,
-  createMaintenanceRunner,
-  createProviderGateway,
-  type EmbedderPort,
-  type EmbeddingDrain,
-  type EventIngestor,
-  type ExtractionResult,
-  type ExtractionTurn,
-  type Extractor,
-  type MaintenancePassResult,
-  type ModelPort,
-  type ProviderGateway,
+import type {
+  EmbedderPort,
+  EmbeddingDrain,
+  EventIngestor,
+  ExtractionResult,
+  ExtractionTurn,
+  Extractor,
+  MaintenancePassResult,
+  MaintenanceRunner,
+  ModelPort,
+  ProviderGateway,
 } from '@engram/maintenance';
-import { englishQueries, gatedRetriever } from '@engram/memory/compose';
 import {
   configFromEnv,
   createOpenAICompatibleChatModel,
   createOpenAICompatibleEmbedder,
 } from '@engram/provider-openai';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
-import { createSqliteMemoryStore, type EventRecord, type SqliteMemoryStore } from '@engram/store';
-import {
-  createPostgresMemoryStore,
-  isPostgresUrl,
-  type PostgresMemoryStore,
-  readPostgresBinding,
-} from '@engram/store-postgres';
+import type { EventRecord, SqliteMemoryStore } from '@engram/store';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
 import {
   BUILT_IN_PROFILES,
   chooseEmbedder,
   type EmbedderChoice,
-  type EmbedderProfile,
   embedderChoiceFromEnv,
   profileLabel,
 } from './embedder-choice.js';
-import { EngramDemoError, engramErrorCode } from './errors.js';
+import { EngramDemoError } from './errors.js';
+import { hasDatabase, openPostgres, openStore } from './open-store.js';
+import { postgresFor } from './postgres-module.js';
 
 /** Construction of {@link openEngram}. */
 export interface EngramConfig {
@@ -148,79 +137,20 @@ const PROVIDER_LIMITS = { global: 4, perKey: 2, maxQueue: 64 } as const;
 /** Deadline of one provider request through the gateway. */
 const PROVIDER_DEADLINE_MS = 60_000;
 
-/** True when a file exists at the path and is not empty (an empty file is a new database to SQLite). */
-function hasDatabase(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
+/** The background parts of an {@link Engram}, built on first use (see `openEngram`). */
+interface Background {
+  readonly ingestor: EventIngestor;
+  readonly extractor: Extractor;
+  readonly drainer: EmbeddingDrain;
+  readonly runner: MaintenanceRunner;
 }
 
-function openStore(
-  path: string,
-  embedding: EmbedderProfile | undefined,
-  collector: DiagnosticsCollector,
-  key: string | Uint8Array | undefined,
-  access: 'read' | 'write',
-): SqliteMemoryStore {
-  if (access === 'write') {
-    try {
-      mkdirSync(dirname(path), { recursive: true });
-    } catch (error) {
-      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
-        cause: error,
-      });
-    }
-  }
-  try {
-    return createSqliteMemoryStore({
-      path,
-      access,
-      // Omitted for an existing file: the store adopts the profile the file records.
-      ...(embedding === undefined
-        ? {}
-        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
-      observer: collector.storeObserver,
-      ...(key === undefined ? {} : { encryption: { key } }),
-    });
-  } catch (error) {
-    // Another process created the file with another embedder between the check and the open.
-    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
-        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
-}
+let maintenanceModule: Promise<typeof import('@engram/maintenance')> | null = null;
 
-/** Opens a PostgreSQL store (a new database is bound to `embedding`; an existing one keeps its own). */
-async function openPostgres(
-  url: string,
-  embedding: EmbedderProfile | undefined,
-  collector: DiagnosticsCollector,
-): Promise<PostgresMemoryStore> {
-  try {
-    return await createPostgresMemoryStore({
-      connectionString: url,
-      ...(embedding === undefined
-        ? {}
-        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
-      observer: collector.storeObserver,
-    });
-  } catch (error) {
-    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
-        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+/** `@engram/maintenance`, loaded once, by the first command that ingests, drains, extracts or maintains. */
+function loadMaintenance(): Promise<typeof import('@engram/maintenance')> {
+  maintenanceModule ??= import('@engram/maintenance');
+  return maintenanceModule;
 }
 
 /**
@@ -242,7 +172,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     provider.embedder === null ? null : createOpenAICompatibleEmbedder(provider.embedder);
   if (remoteEmbedder !== null || provider.chat !== null) {
     const chat = provider.chat === null ? null : createOpenAICompatibleChatModel(provider.chat);
-    gateway = createProviderGateway({
+    gateway = (await loadMaintenance()).createProviderGateway({
       embedder: remoteEmbedder,
       model: chat,
       observer: collector.providerObserver,
@@ -256,17 +186,18 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   // A file keeps the embedder it was made with: open an existing one first and read what it records.
   let store: EngramStore;
   let choice: EmbedderChoice;
-  if (isPostgresUrl(config.dbPath)) {
+  const postgres = await postgresFor(config.dbPath);
+  if (postgres !== null) {
     if (config.encryptionKey !== undefined) {
       throw new EngramDemoError(
         'ENGRAM_DEMO_INVALID_ARGUMENTS',
         'a PostgreSQL database takes no encryption key: encryption at rest is the server’s (TLS with sslmode in the URL)',
       );
     }
-    const recorded = await readPostgresBinding(config.dbPath);
+    const recorded = await postgres.readPostgresBinding(config.dbPath);
     choice = chooseEmbedder({ recorded, requested, remote });
     const profile = recorded !== 'new' ? undefined : choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
-    store = await openPostgres(config.dbPath, profile ?? undefined, collector);
+    store = await openPostgres(postgres, config.dbPath, profile ?? undefined, collector);
   } else if (hasDatabase(config.dbPath)) {
     store = openStore(config.dbPath, undefined, collector, config.encryptionKey, access);
     try {
@@ -283,6 +214,8 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
 
   let drainEmbedder: EmbedderPort;
   let queryEmbedder: EmbedderPort;
+  // The query-side wrappers matter only for a model that loads (USE-lite), and come with that branch.
+  let compose: typeof import('@engram/memory/compose') | null = null;
   let load: () => Promise<unknown> = () => Promise.resolve();
   const remoteDrain = gateway?.embedderFor('drain') ?? null;
   const remoteQuery = gateway?.embedderFor('query') ?? null;
@@ -291,8 +224,9 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     queryEmbedder = remoteQuery;
   } else if (choice === 'use') {
     const use = createUseEmbedder();
+    compose = await import('@engram/memory/compose');
     drainEmbedder = use;
-    queryEmbedder = englishQueries(use);
+    queryEmbedder = compose.englishQueries(use);
     // The first inference after the load is slow too: run one, so the first query meets its deadline.
     load = () => use.load().then(() => use.embed(['warm up']));
   } else {
@@ -310,10 +244,9 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   };
   if (config.warm === true) void warmUp();
 
-  const retriever = gatedRetriever(
-    createRetriever({ store, embedder: queryEmbedder, observer: collector.retrievalObserver }),
-    warmUp,
-  );
+  const plain = createRetriever({ store, embedder: queryEmbedder, observer: collector.retrievalObserver });
+  // Searches wait for a model that loads; every other embedder is ready at once (nothing to wait for).
+  const retriever = compose === null ? plain : compose.gatedRetriever(plain, warmUp);
   const innerTools = createToolHandler({ store, retriever, embedder: queryEmbedder });
   const tools: ToolHandler = {
     definitions: innerTools.definitions,
@@ -322,23 +255,42 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
       return innerTools.execute(name, args, ctx);
     },
   };
-  const ingestor = createEventIngestor({ store });
-  const extractor = createExtractor({ store, retriever, model, observer: collector.maintenanceObserver });
   let progress: DrainProgress | undefined;
-  const drainer: EmbeddingDrain = createEmbeddingDrain({
-    store,
-    embedder: drainEmbedder,
-    observer: collector.maintenanceObserver,
-    onProgress: (done, total) => progress?.(done, total),
-  });
-  // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
-  const runner = createMaintenanceRunner({
-    store,
-    retriever,
-    model,
-    drain: drainer,
-    observer: collector.maintenanceObserver,
-  });
+  // Event ingestion, extraction, the drain and maintenance passes load with their first use: a one-shot
+  // search never loads them.
+  let background: Promise<Background> | null = null;
+  const parts = (): Promise<Background> => {
+    background ??= loadMaintenance().then((m): Background => {
+      const drainer = m.createEmbeddingDrain({
+        store,
+        embedder: drainEmbedder,
+        observer: collector.maintenanceObserver,
+        onProgress: (done, total) => progress?.(done, total),
+      });
+      return {
+        ingestor: m.createEventIngestor({ store }),
+        extractor: m.createExtractor({ store, retriever, model, observer: collector.maintenanceObserver }),
+        drainer,
+        // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
+        runner: m.createMaintenanceRunner({
+          store,
+          retriever,
+          model,
+          drain: drainer,
+          observer: collector.maintenanceObserver,
+        }),
+      };
+    });
+    return background;
+  };
+  const ingestor: EventIngestor = {
+    ingest: async (...args) => (await parts()).ingestor.ingest(...args),
+    appendAndIngest: async (...args) => (await parts()).ingestor.appendAndIngest(...args),
+    ingestPending: async (...args) => (await parts()).ingestor.ingestPending(...args),
+  };
+  const extractor: Extractor = {
+    extract: async (...args) => (await parts()).extractor.extract(...args),
+  };
   let closed = false;
 
   /**
@@ -359,6 +311,7 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     do {
       const before = totals.rows;
       progress = (done) => options.onProgress?.(Math.min(total, before + done), total);
+      const { drainer } = await parts();
       const result = await drainer.run(agentId === undefined ? {} : { agentId }).finally(() => {
         progress = undefined;
       });
@@ -428,8 +381,8 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
     warmUp,
     modelLabel: model === null ? null : (provider.chat?.model ?? model.id),
     drain,
-    maintain: (agentId, options = {}) =>
-      runner.run(agentId, {
+    maintain: async (agentId, options = {}) =>
+      (await parts()).runner.run(agentId, {
         ...(options.force === true ? { force: true } : {}),
         ...(options.dryRun === true ? { dryRun: true } : {}),
       }),

@@ -182,6 +182,36 @@ describe('recording retrievals', () => {
   });
 });
 
+describe('recording retrievals across snapshots', () => {
+  it('keeps counting after a snapshot and drops a stage or candidate value that is not a number', () => {
+    const collector = createDiagnosticsCollector({ now: manualClock().now });
+    const observer = collector.retrievalObserver;
+    observer.onRetrieval(execution('a1', { arms: ['vector'], degradations: ['vectorCold'] }));
+    expect(parse(collector.snapshot('a1')).agent.retrieval.search.arms).toEqual({ lexical: 0, vector: 1 });
+    observer.onRetrieval(execution('a1', { arms: ['lexical', 'vector'], outcome: 'failed' }));
+    observer.onRetrieval({
+      ...execution('a1', { latencies: { keyword: 3 } }),
+      latencies: { keyword: '5', vector: null, total: 4 },
+      candidates: { fts: '2', selected: 1 },
+    } as unknown as RetrievalExecution);
+    const snapshot = parse(collector.snapshot('a1'));
+    const search = snapshot.agent.retrieval.search;
+    expect(search.operations).toBe(3);
+    expect(search.arms).toEqual({ lexical: 1, vector: 2 });
+    expect(search.outcomes.failed).toBe(1);
+    expect(search.outcomes.completed).toBe(2);
+    expect(search.degradations.vectorCold).toBe(1);
+    // '5', null and '2' are refused and counted (the first two records carry every stage); 4 and 1 are kept.
+    expect(snapshot.process.collector.recordsRejected).toBe(3);
+    expect(search.latency.keyword.count).toBe(2);
+    expect(search.latency.vector.count).toBe(2);
+    expect(search.latency.total).toMatchObject({ count: 3, p50: 11, max: 11 });
+    expect(search.latency.total.total).toBe(3);
+    expect(search.candidates.fts.count).toBe(2);
+    expect(search.candidates.selected).toMatchObject({ count: 3, max: 5 });
+  });
+});
+
 describe('recording background work', () => {
   it('records extraction, drain batches and maintenance passes per agent', () => {
     const collector = createDiagnosticsCollector();

@@ -5,27 +5,29 @@ import {
   CIRCUIT_STATES,
   type CircuitSnapshot,
   DEGRADATION_CAUSES,
-  type DegradationCause,
   fillRecord,
   RETRIEVAL_ARMS,
   RETRIEVAL_OUTCOMES,
   RETRIEVAL_PURPOSES,
   RETRIEVAL_STAGES,
-  type RetrievalArm,
   type RetrievalExecution,
+  type RetrievalPurpose,
   type RetrievalStage,
 } from '@engram/contracts';
 import type { BoundedNumberRing } from './ring.js';
 import { type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 
-const PURPOSE_SET = setOf(RETRIEVAL_PURPOSES);
-const OUTCOME_SET = setOf(RETRIEVAL_OUTCOMES);
-/** Enum member → position: one lookup both checks a value and gives its bit. */
+/** Enum member → position: one lookup both checks a value and gives its index (or bit). */
 function indexOf(keys: readonly string[]): ReadonlyMap<unknown, number> {
   return new Map<unknown, number>(keys.map((k, i) => [k, i]));
 }
 const DEGRADATION_INDEX = indexOf(DEGRADATION_CAUSES);
-const ARM_INDEX = indexOf(RETRIEVAL_ARMS);
+
+/** The position of `value` in a short enum tuple, or -1 (a scan of ≤ 5 members beats a map lookup). */
+function position(keys: readonly string[], value: unknown): number {
+  for (let i = 0; i < keys.length; i += 1) if (keys[i] === value) return i;
+  return -1;
+}
 const CIRCUIT_SET = setOf(CIRCUIT_STATES);
 const zero = (): number => 0;
 
@@ -39,7 +41,26 @@ function newPurposeState(): PurposeState {
     candidates: {},
     latencyRings: RETRIEVAL_STAGES.map(() => undefined),
     candidateRings: CANDIDATE_ARMS.map(() => undefined),
+    outcomeCounts: RETRIEVAL_OUTCOMES.map(zero),
+    degradationCounts: DEGRADATION_CAUSES.map(zero),
+    armCounts: RETRIEVAL_ARMS.map(zero),
   };
+}
+
+/**
+ * Copies a purpose's counters (kept by enum position on the record path) into its keyed records, which the
+ * snapshot reads. Snapshot time only.
+ */
+export function syncRetrievalCounts(part: PurposeState): void {
+  RETRIEVAL_OUTCOMES.forEach((key, i) => {
+    part.outcomes[key] = part.outcomeCounts[i] ?? 0;
+  });
+  DEGRADATION_CAUSES.forEach((key, i) => {
+    part.degradations[key] = part.degradationCounts[i] ?? 0;
+  });
+  RETRIEVAL_ARMS.forEach((key, i) => {
+    part.arms[key] = part.armCounts[i] ?? 0;
+  });
 }
 
 /** Pushes `value` into the ring at `index` of `rings` (mirrored under `key` in `keyed`), created on first use. */
@@ -60,20 +81,28 @@ function pushAt(
   if (!ring.push(value as number)) state.recordsRejected += 1;
 }
 
-/** Records one settled retrieval call; unknown enum values and invalid agent ids are counted and dropped. */
+/**
+ * Records one settled retrieval call; unknown enum values and invalid agent ids are counted and dropped. Every
+ * enum value is looked up once, by its position (a keyed counter with a varying key is several times slower); the
+ * keyed records are filled at snapshot time (`syncRetrievalCounts`).
+ */
 export function recordRetrieval(state: CollectorState, execution: RetrievalExecution): void {
-  const purpose = execution.purpose;
-  const outcome = execution.outcome;
-  if (!state.known(PURPOSE_SET, purpose) || !state.known(OUTCOME_SET, outcome)) return;
+  const purpose = position(RETRIEVAL_PURPOSES, execution.purpose);
+  const outcome = position(RETRIEVAL_OUTCOMES, execution.outcome);
+  if (purpose < 0 || outcome < 0) {
+    state.recordsRejected += 1;
+    return;
+  }
   const agent = state.touch(execution.agentId);
   if (agent === undefined) return;
-  let part = agent.retrieval[purpose];
+  let part = agent.purposes[purpose];
   if (part === undefined) {
     part = newPurposeState();
-    agent.retrieval[purpose] = part;
+    agent.purposes[purpose] = part;
+    agent.retrieval[RETRIEVAL_PURPOSES[purpose] as RetrievalPurpose] = part;
   }
   part.operations += 1;
-  part.outcomes[outcome] += 1;
+  (part.outcomeCounts[outcome] as number) += 1;
 
   // A set of causes: each distinct known cause counts once per operation.
   const degradations: readonly unknown[] = Array.isArray(execution.degradations)
@@ -81,8 +110,7 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
     : [];
   let seen = 0;
   for (let i = 0; i < degradations.length; i += 1) {
-    const cause = degradations[i];
-    const index = DEGRADATION_INDEX.get(cause);
+    const index = DEGRADATION_INDEX.get(degradations[i]);
     if (index === undefined) {
       state.recordsRejected += 1;
       continue;
@@ -90,7 +118,7 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
     const bit = 1 << index;
     if ((seen & bit) !== 0) continue;
     seen |= bit;
-    part.degradations[cause as DegradationCause] += 1;
+    (part.degradationCounts[index] as number) += 1;
   }
 
   // Optional: absent when no arm ran. Each distinct known arm counts once per call.
@@ -98,16 +126,15 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
   if (Array.isArray(arms)) {
     let seenArms = 0;
     for (let i = 0; i < arms.length; i += 1) {
-      const arm: unknown = arms[i];
-      const index = ARM_INDEX.get(arm);
-      if (index === undefined) {
+      const index = position(RETRIEVAL_ARMS, arms[i]);
+      if (index < 0) {
         state.recordsRejected += 1;
         continue;
       }
       const bit = 1 << index;
       if ((seenArms & bit) !== 0) continue;
       seenArms |= bit;
-      part.arms[arm as RetrievalArm] += 1;
+      (part.armCounts[index] as number) += 1;
     }
   } else if (arms !== undefined) {
     state.recordsRejected += 1;
@@ -141,23 +168,65 @@ const [S_KEYWORD, S_EMBED, S_VECTOR, S_REVALIDATE, S_ASSEMBLY, S_TOTAL] = [
 ] as const;
 const [C_FTS, C_VECTOR, C_SELECTED] = [C('fts'), C('vector'), C('selected')] as const;
 
+// A sample is copied into a scratch array (a raw double store) and pushed from one call site in a loop, which
+// the compiler inlines: a double passed to a call that is not inlined is boxed, one allocation per sample.
+const LATENCY_SCRATCH = new Float64Array(RETRIEVAL_STAGES.length);
+const CANDIDATE_SCRATCH = new Float64Array(CANDIDATE_ARMS.length);
+
+/** Pushes the samples whose bit is set in `present` from `scratch` into the rings, by position. */
+function pushPresent(
+  state: CollectorState,
+  rings: (BoundedNumberRing | undefined)[],
+  keyed: Record<string, BoundedNumberRing | undefined>,
+  keys: readonly string[],
+  scratch: Float64Array,
+  present: number,
+): void {
+  for (let i = 0; i < scratch.length; i += 1) {
+    if ((present & (1 << i)) !== 0) pushAt(state, rings, keyed, i, keys[i] as string, scratch[i]);
+  }
+}
+
 function recordLatencies(
   state: CollectorState,
   part: PurposeState,
   l: RetrievalExecution['latencies'],
 ): void {
-  const rings = part.latencyRings;
+  // A stage that did not run is absent, never 0; a value that is not a number is counted and dropped.
+  let present = 0;
+  const s = LATENCY_SCRATCH;
+  const keyword: unknown = l.keyword;
+  if (typeof keyword === 'number') {
+    s[S_KEYWORD] = keyword;
+    present |= 1 << S_KEYWORD;
+  } else if (keyword !== undefined) state.recordsRejected += 1;
+  const embed: unknown = l.queryEmbedding;
+  if (typeof embed === 'number') {
+    s[S_EMBED] = embed;
+    present |= 1 << S_EMBED;
+  } else if (embed !== undefined) state.recordsRejected += 1;
+  const vector: unknown = l.vector;
+  if (typeof vector === 'number') {
+    s[S_VECTOR] = vector;
+    present |= 1 << S_VECTOR;
+  } else if (vector !== undefined) state.recordsRejected += 1;
+  const revalidate: unknown = l.authoritativeRevalidation;
+  if (typeof revalidate === 'number') {
+    s[S_REVALIDATE] = revalidate;
+    present |= 1 << S_REVALIDATE;
+  } else if (revalidate !== undefined) state.recordsRejected += 1;
+  const assembly: unknown = l.assembly;
+  if (typeof assembly === 'number') {
+    s[S_ASSEMBLY] = assembly;
+    present |= 1 << S_ASSEMBLY;
+  } else if (assembly !== undefined) state.recordsRejected += 1;
+  const total: unknown = l.total;
+  if (typeof total === 'number') {
+    s[S_TOTAL] = total;
+    present |= 1 << S_TOTAL;
+  } else if (total !== undefined) state.recordsRejected += 1;
   const keyed = part.latency as Record<string, BoundedNumberRing | undefined>;
-  // A stage that did not run is absent, never 0.
-  if (l.keyword !== undefined) pushAt(state, rings, keyed, S_KEYWORD, 'keyword', l.keyword);
-  if (l.queryEmbedding !== undefined)
-    pushAt(state, rings, keyed, S_EMBED, 'queryEmbedding', l.queryEmbedding);
-  if (l.vector !== undefined) pushAt(state, rings, keyed, S_VECTOR, 'vector', l.vector);
-  if (l.authoritativeRevalidation !== undefined) {
-    pushAt(state, rings, keyed, S_REVALIDATE, 'authoritativeRevalidation', l.authoritativeRevalidation);
-  }
-  if (l.assembly !== undefined) pushAt(state, rings, keyed, S_ASSEMBLY, 'assembly', l.assembly);
-  if (l.total !== undefined) pushAt(state, rings, keyed, S_TOTAL, 'total', l.total);
+  pushPresent(state, part.latencyRings, keyed, RETRIEVAL_STAGES, s, present);
 }
 
 function recordCandidates(
@@ -165,11 +234,25 @@ function recordCandidates(
   part: PurposeState,
   c: RetrievalExecution['candidates'],
 ): void {
-  const rings = part.candidateRings;
+  let present = 0;
+  const s = CANDIDATE_SCRATCH;
+  const fts: unknown = c.fts;
+  if (typeof fts === 'number') {
+    s[C_FTS] = fts;
+    present |= 1 << C_FTS;
+  } else if (fts !== undefined) state.recordsRejected += 1;
+  const vector: unknown = c.vector;
+  if (typeof vector === 'number') {
+    s[C_VECTOR] = vector;
+    present |= 1 << C_VECTOR;
+  } else if (vector !== undefined) state.recordsRejected += 1;
+  const selected: unknown = c.selected;
+  if (typeof selected === 'number') {
+    s[C_SELECTED] = selected;
+    present |= 1 << C_SELECTED;
+  } else if (selected !== undefined) state.recordsRejected += 1;
   const keyed = part.candidates as Record<string, BoundedNumberRing | undefined>;
-  if (c.fts !== undefined) pushAt(state, rings, keyed, C_FTS, 'fts', c.fts);
-  if (c.vector !== undefined) pushAt(state, rings, keyed, C_VECTOR, 'vector', c.vector);
-  if (c.selected !== undefined) pushAt(state, rings, keyed, C_SELECTED, 'selected', c.selected);
+  pushPresent(state, part.candidateRings, keyed, CANDIDATE_ARMS, s, present);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */

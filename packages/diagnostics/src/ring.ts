@@ -10,7 +10,8 @@ import { EngramDiagnosticsError } from './errors.js';
 export class BoundedNumberRing {
   /** Maximum number of retained samples. */
   readonly capacity: number;
-  readonly #samples: number[] = [];
+  // Allocated at the full capacity on the first sample: a push only stores a double (no growth, no boxing).
+  #samples: Float64Array | null = null;
   #next = 0;
   #count = 0;
   #rejected = 0;
@@ -32,10 +33,13 @@ export class BoundedNumberRing {
       this.#rejected += 1;
       return false;
     }
+    let samples = this.#samples;
+    if (samples === null) {
+      samples = new Float64Array(this.capacity);
+      this.#samples = samples;
+    }
     const next = this.#next;
-    // Until the ring is full, `next` is its length: the sample is appended.
-    if (next === this.#samples.length) this.#samples.push(value);
-    else this.#samples[next] = value;
+    samples[next] = value;
     this.#next = next + 1 === this.capacity ? 0 : next + 1;
     this.#count += 1;
     return true;
@@ -43,7 +47,7 @@ export class BoundedNumberRing {
 
   /** Samples currently retained (at most `capacity`). */
   get size(): number {
-    return this.#samples.length;
+    return Math.min(this.#count, this.capacity);
   }
 
   /** All samples ever accepted, including overwritten ones. */
@@ -58,8 +62,10 @@ export class BoundedNumberRing {
 
   /** A copy of the retained samples, oldest first. */
   values(): number[] {
-    if (this.#samples.length < this.capacity) return this.#samples.slice();
-    return [...this.#samples.slice(this.#next), ...this.#samples.slice(0, this.#next)];
+    const samples = this.#samples;
+    if (samples === null) return [];
+    if (this.#count < this.capacity) return Array.from(samples.subarray(0, this.#count));
+    return [...samples.subarray(this.#next), ...samples.subarray(0, this.#next)];
   }
 }
 

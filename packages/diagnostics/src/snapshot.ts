@@ -11,6 +11,7 @@ import {
   type DiagnosticsSnapshotAll,
   type ProcessDiagnostics,
 } from '@engram/contracts';
+import { syncRetrievalCounts } from './record-retrieval.js';
 import { BoundedNumberRing, summarize } from './ring.js';
 import type { AgentState, CollectorState } from './state.js';
 
@@ -48,6 +49,7 @@ export function agentPart(states: readonly AgentState[]): AgentDiagnostics {
   let firstSeenAt = Number.POSITIVE_INFINITY;
   let lastSeenAt = Number.NEGATIVE_INFINITY;
   for (const state of states) {
+    for (const part of state.purposes) if (part !== undefined) syncRetrievalCounts(part);
     firstSeenAt = Math.min(firstSeenAt, state.firstSeenAt);
     lastSeenAt = Math.max(lastSeenAt, state.lastSeenAt);
   }

@@ -9,6 +9,7 @@ import {
   createEmptyProcessDiagnostics,
   type DistributionSummary,
   type processDiagnosticsSchema,
+  RETRIEVAL_PURPOSES,
   type RetrievalPurpose,
 } from '@engram/contracts';
 import type { z } from 'zod';
@@ -37,6 +38,13 @@ export type PurposeState = Omit<StateOf<PurposeDto>, 'latency' | 'candidates'> &
    */
   readonly latencyRings: (BoundedNumberRing | undefined)[];
   readonly candidateRings: (BoundedNumberRing | undefined)[];
+  /**
+   * The counters of `outcomes`, `degradations` and `arms` by position in their enum tuples: the record path
+   * increments these, the snapshot copies them into the keyed records.
+   */
+  readonly outcomeCounts: number[];
+  readonly degradationCounts: number[];
+  readonly armCounts: number[];
 };
 /** Extraction state of one agent. */
 export type ExtractionState = StateOf<AgentDto['extraction']>;
@@ -52,6 +60,8 @@ export interface AgentState {
   /** Recency: the collector's touch counter when the agent was last touched (higher is more recent). */
   stamp: number;
   readonly retrieval: Partial<Record<RetrievalPurpose, PurposeState>>;
+  /** The same purpose states by position in `RETRIEVAL_PURPOSES` (the record path's lookup). */
+  readonly purposes: (PurposeState | undefined)[];
   extraction?: ExtractionState;
   embedding?: EmbeddingDrainState;
   maintenance?: MaintenanceState;
@@ -170,7 +180,13 @@ export class CollectorState {
     }
     if (this.agents.size >= this.settings.maxAgents) this.#makeRoom(now);
     this.#tick += 1;
-    const state: AgentState = { firstSeenAt: now, lastSeenAt: now, stamp: this.#tick, retrieval: {} };
+    const state: AgentState = {
+      firstSeenAt: now,
+      lastSeenAt: now,
+      stamp: this.#tick,
+      retrieval: {},
+      purposes: RETRIEVAL_PURPOSES.map(() => undefined),
+    };
     this.agents.set(id, state);
     return state;
   }

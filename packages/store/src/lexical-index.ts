@@ -76,45 +76,79 @@ export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
-const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf)
+/** Rows bound per multi-row `VALUES` insert (4 parameters each: 1,024 per statement). */
+export const ROWS_PER_INSERT = 256;
+
+function valuesInsert(head: string): string {
+  return `${head} VALUES ${Array.from({ length: ROWS_PER_INSERT }, () => '(?, ?, ?, ?)').join(', ')}`;
+}
+
+const POSTINGS_HEAD = 'INSERT INTO lexical_postings(agent_id, term, rid, tf)';
+const DOCS_HEAD = 'INSERT INTO lexical_docs(rid, agent_id, length, terms)';
+const INSERT_POSTINGS_VALUES = valuesInsert(POSTINGS_HEAD);
+const INSERT_DOCS_VALUES = valuesInsert(DOCS_HEAD);
+// The rows after the last full `VALUES` insert: one statement with the rest as a JSON array of rows.
+const INSERT_POSTINGS_JSON = `${POSTINGS_HEAD}
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
-const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
+const INSERT_DOCS_JSON = `${DOCS_HEAD}
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 
-type Posting = [agentId: string, term: string, rid: number, tf: number];
-
-function comparePostings(x: Posting, y: Posting): number {
-  if (x[0] !== y[0]) return x[0] < y[0] ? -1 : 1;
-  if (x[1] !== y[1]) return x[1] < y[1] ? -1 : 1;
-  return x[2] - y[2];
+/**
+ * Inserts rows of 4 values (`flat` holds them one after the other): full groups of `ROWS_PER_INSERT` rows
+ * bound as parameters of one multi-row `VALUES` insert each, the rest in one JSON insert.
+ */
+function insertRows(run: RunSql, valuesSql: string, jsonSql: string, flat: readonly unknown[]): void {
+  const width = 4;
+  const full = Math.floor(flat.length / (width * ROWS_PER_INSERT)) * width * ROWS_PER_INSERT;
+  for (let at = 0; at < full; at += width * ROWS_PER_INSERT) {
+    run(valuesSql, flat.slice(at, at + width * ROWS_PER_INSERT));
+  }
+  if (full === flat.length) return;
+  const rest: unknown[][] = [];
+  for (let at = full; at < flat.length; at += width) rest.push(flat.slice(at, at + width));
+  run(jsonSql, JSON.stringify(rest));
 }
+
+/** One term's postings in a batch: `[rid, tf, rid, tf, …]`, in the order the units were added. */
+type TermPostings = number[];
 
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
- * writes them with a constant number of statements before it commits (`flush`): one multi-row insert of all
- * postings (sorted by key, so the B-tree is written in order), one of the unit lengths, one upsert of the
- * statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores are
- * unchanged.
+ * writes them with a few statements before it commits (`flush`): the postings in key order (agent, term,
+ * unit), so the B-tree is written in order, 256 rows per statement; the unit lengths likewise; one upsert of
+ * the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores
+ * are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is needed.
  */
 export class LexicalBatch {
-  #postings: Posting[] = [];
-  #docs: [rid: number, agentId: string, length: number, terms: string[]][] = [];
+  #postings = new Map<string, Map<string, TermPostings>>();
+  #docs: unknown[] = [];
+  #units = 0;
   #stats = new Map<string, [docs: number, totalLength: number]>();
 
   /** Units waiting to be written. */
   get size(): number {
-    return this.#docs.length;
+    return this.#units;
   }
 
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
   add(rid: number, agentId: string, text: string): void {
     const { tf, length } = termFrequencies(text);
-    for (const [term, n] of tf) this.#postings.push([agentId, term, rid, n]);
-    this.#docs.push([rid, agentId, length, [...tf.keys()]]);
+    let terms = this.#postings.get(agentId);
+    if (terms === undefined) {
+      terms = new Map();
+      this.#postings.set(agentId, terms);
+    }
+    for (const [term, n] of tf) {
+      const list = terms.get(term);
+      if (list === undefined) terms.set(term, [rid, n]);
+      else list.push(rid, n);
+    }
+    this.#docs.push(rid, agentId, length, JSON.stringify([...tf.keys()]));
+    this.#units += 1;
     const s = this.#stats.get(agentId);
     if (s === undefined) this.#stats.set(agentId, [1, length]);
     else {
@@ -125,28 +159,55 @@ export class LexicalBatch {
 
   /** Forgets the waiting units (their transaction rolled back). */
   clear(): void {
-    this.#postings = [];
+    this.#postings = new Map();
     this.#docs = [];
+    this.#units = 0;
     this.#stats.clear();
   }
 
   /**
-   * Writes the waiting units: at most three statements, none when nothing waits. With `stats` false the
-   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
+   * Writes the waiting units: one statement per 256 postings and per 256 units (and one for each rest), one
+   * for the statistics; none when nothing waits. With `stats` false the agents' statistics are left to the
+   * caller (a bulk rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
-    if (this.#docs.length === 0) return;
+    if (this.#units === 0) return;
     const postings = this.#postings;
     const docs = this.#docs;
     const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
     this.clear();
-    if (postings.length > 0) {
-      postings.sort(comparePostings);
-      run(INSERT_POSTINGS, JSON.stringify(postings));
+    const flat: unknown[] = [];
+    for (const agentId of [...postings.keys()].sort(compareText)) {
+      const terms = postings.get(agentId) as Map<string, TermPostings>;
+      for (const term of [...terms.keys()].sort(compareText)) {
+        const list = inRidOrder(terms.get(term) as TermPostings);
+        for (let i = 0; i < list.length; i += 2) flat.push(agentId, term, list[i], list[i + 1]);
+      }
     }
-    run(INSERT_DOCS, JSON.stringify(docs));
+    if (flat.length > 0) insertRows(run, INSERT_POSTINGS_VALUES, INSERT_POSTINGS_JSON, flat);
+    insertRows(run, INSERT_DOCS_VALUES, INSERT_DOCS_JSON, docs);
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
+}
+
+function compareText(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** A term's `[rid, tf, …]` pairs by rid (units are usually added in rid order; chunks and edits may not be). */
+function inRidOrder(list: TermPostings): TermPostings {
+  let sorted = true;
+  for (let i = 2; i < list.length; i += 2) {
+    if ((list[i] as number) < (list[i - 2] as number)) {
+      sorted = false;
+      break;
+    }
+  }
+  if (sorted) return list;
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < list.length; i += 2) pairs.push([list[i] as number, list[i + 1] as number]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  return pairs.flat();
 }
 
 /** Recomputes every agent's statistics from the indexed units. */

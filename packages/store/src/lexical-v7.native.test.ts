@@ -175,6 +175,62 @@ describe('batched BM25 index writes', () => {
   });
 });
 
+describe('BM25 index writes in multi-row inserts', () => {
+  function lexicalRows(path: string): string {
+    const db = openDatabase(path, { loadVectorExtension: false });
+    try {
+      return JSON.stringify([
+        db.prepare('SELECT * FROM lexical_postings').all(),
+        db.prepare('SELECT * FROM lexical_docs ORDER BY rid').all(),
+        db.prepare('SELECT * FROM lexical_stats ORDER BY agent_id').all(),
+      ]);
+    } finally {
+      db.close();
+    }
+  }
+
+  it('writes exactly the rows of one-by-one inserts, 256 rows per statement, for batches of any size', async () => {
+    // Two agents, a long (chunked) memory among short ones, so a term's units arrive out of key order.
+    const inputs = Array.from({ length: 700 }, (_, i) => ({
+      id: `m${i}`,
+      agentId: i % 3 === 0 ? 'b' : 'a',
+      kind: 'fact' as const,
+      content: i === 5 ? `${content(i)} ${'walrus ferns cache budget. '.repeat(120)}` : content(i),
+    }));
+    let fts = 0;
+    const batched = createSqliteMemoryStore({
+      path: join(dir, 'batched.db'),
+      embedding: null,
+      observer: {
+        onStatement: (kind) => {
+          if (kind === 'fts') fts += 1;
+        },
+      },
+    });
+    open.push(batched);
+    await batched.insertMemories(inputs);
+    const single = openStore(join(dir, 'single.db'));
+    for (const input of inputs) await single.insertMemory(input);
+    closeAll();
+    expect(lexicalRows(join(dir, 'batched.db'))).toBe(lexicalRows(join(dir, 'single.db')));
+
+    const db = openDatabase(join(dir, 'batched.db'), { loadVectorExtension: false });
+    try {
+      const count = (sql: string): number => (db.prepare(sql).get() as { n: number }).n;
+      const postings = count('SELECT count(*) AS n FROM lexical_postings');
+      const units = count('SELECT count(*) AS n FROM lexical_docs');
+      const trigramRows = count('SELECT count(*) AS n FROM memories_fts_trigram');
+      expect(postings).toBeGreaterThan(3 * 256);
+      expect(units).toBeGreaterThan(700);
+      // One word-index row per unit, one trigram row per CJK unit; the BM25 index adds one statement per 256
+      // postings and per 256 units (each rest in one more) and one for the statistics.
+      expect(fts).toBe(units + trigramRows + Math.ceil(postings / 256) + Math.ceil(units / 256) + 1);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('BM25 search joins only the best units to their memories', () => {
   it('returns the same best memories as the unfiltered ranking when a filter drops every unit above the cut', async () => {
     const store = openStore(join(dir, 'cut.db'));

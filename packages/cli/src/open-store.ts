@@ -1,0 +1,89 @@
+/**
+ * Opening the store behind a CLI database: a SQLite file (created with its directory for a write) or a
+ * PostgreSQL database, with the embedder-mismatch error the CLI reports.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DiagnosticsCollector } from '@engram/diagnostics';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
+import type { EmbedderProfile } from './embedder-choice.js';
+import { EngramDemoError, engramErrorCode } from './errors.js';
+import type { PostgresModule } from './postgres-module.js';
+
+/** True when a file exists at the path and is not empty (an empty file is a new database to SQLite). */
+export function hasDatabase(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Opens a SQLite store (a new file is bound to `embedding`; an existing one keeps its own). */
+export function openStore(
+  path: string,
+  embedding: EmbedderProfile | undefined,
+  collector: DiagnosticsCollector,
+  key: string | Uint8Array | undefined,
+  access: 'read' | 'write',
+): SqliteMemoryStore {
+  if (access === 'write') {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', 'cannot create the database directory', {
+        cause: error,
+      });
+    }
+  }
+  try {
+    return createSqliteMemoryStore({
+      path,
+      access,
+      // Omitted for an existing file: the store adopts the profile the file records.
+      ...(embedding === undefined
+        ? {}
+        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
+      observer: collector.storeObserver,
+      ...(key === undefined ? {} : { encryption: { key } }),
+    });
+  } catch (error) {
+    // Another process created the file with another embedder between the check and the open.
+    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** Opens a PostgreSQL store (a new database is bound to `embedding`; an existing one keeps its own). */
+export async function openPostgres(
+  postgres: PostgresModule,
+  url: string,
+  embedding: EmbedderProfile | undefined,
+  collector: DiagnosticsCollector,
+): Promise<PostgresMemoryStore> {
+  try {
+    return await postgres.createPostgresMemoryStore({
+      connectionString: url,
+      ...(embedding === undefined
+        ? {}
+        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
+      observer: collector.storeObserver,
+    });
+  } catch (error) {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
+      throw new EngramDemoError(
+        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
