@@ -108,18 +108,19 @@ function nearest(
   chunked: boolean,
 ): Row[] {
   if (!chunked) {
-    // One vector per memory: the neighbours are the memories, with no grouping and no count to decide a wider net.
+    // One vector per memory: the neighbours are the memories, with no grouping and no count to decide a wider net
+    // (the k-NN itself is the float index's, or the quantised coarse pass with its rescoring).
     return ctx
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @k AND agent_id = @agent)
+           ${knnSql(ctx)})
          SELECT m.id AS id, knn.distance AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
          WHERE m.agent_id = @agent
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row>({ v: vector, k, agent: agentId });
+      .all<Row>({ v: vector, k, kk: k, agent: agentId, ...knnParams(ctx, vector, k) });
   }
   let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
   for (;;) {
