@@ -43,7 +43,8 @@ const packages = workspacePackages();
 const LAYERS = {
   '@engram/contracts': 0,
   '@engram/test-scope': 0,
-  '@engram/test-support': 0,
+  // Test helpers: above the contracts they use, below every package whose tests use them.
+  '@engram/test-support': 0.5,
   '@engram/embedder-deterministic': 1,
   '@engram/embedder-use': 1,
   '@engram/provider-openai': 1,
