@@ -45,7 +45,10 @@ export const VECTOR_QUANTIZATIONS: readonly VectorQuantization[] = ['none', 'int
 /**
  * Default oversampling per quantisation. int8 keeps about 7 bits per component, so its coarse order is close to
  * the exact one and 8 candidates per neighbour suffice; a bit keeps only the sign, so the coarse pass needs a
- * wider net (16 per neighbour) for the exact rescoring to find the true top k (measured by `pnpm bench`).
+ * wider net for the exact rescoring to find the true top k. Measured with `pnpm bench` at 1536-d × 100k (k =
+ * 10): Recall@10 1.000 for int8 at 8 and 0.999 for bit at 16, where the rescoring is still a small part of the
+ * bit search (160 float distances against a 100,000-row Hamming scan); on the native test's 256-d clustered
+ * vectors bit reached 0.79 at 4, 0.98 at 8 and 1.0 at 16.
  */
 export const DEFAULT_RESCORE: Readonly<Record<VectorQuantization, number>> = { none: 1, int8: 8, bit: 16 };
 
