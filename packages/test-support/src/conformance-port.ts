@@ -141,6 +141,7 @@ export interface ConformancePort extends ConformanceStore {
     readonly tags?: readonly string[];
     readonly filter?: ConformanceFilter;
     readonly time?: ConformanceTime;
+    readonly includeArchived?: boolean;
   }): Promise<{
     readonly hits: readonly {
       readonly id: string;
@@ -160,7 +161,7 @@ export interface ConformancePort extends ConformanceStore {
   revalidate(
     agentId: string,
     candidates: readonly { readonly id: string; readonly revision?: number }[],
-    time?: ConformanceTime,
+    options?: ConformanceTime & { readonly includeArchived?: boolean },
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   history(
     agentId: string,
@@ -183,6 +184,14 @@ export interface ConformancePort extends ConformanceStore {
     readonly events: number;
     readonly skills: number;
     readonly mode: string;
+  }>;
+  mergeMemories(
+    agentId: string,
+    sources: readonly { readonly id: string; readonly expectedRevision: number }[],
+    merged: ConformanceNewMemory,
+  ): Promise<{
+    readonly superseded: readonly (ConformanceFullRecord & ConformanceRecordBase)[];
+    readonly merged: ConformanceFullRecord & ConformanceRecordBase;
   }>;
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
   listConflicts(
@@ -223,6 +232,7 @@ export interface ConformancePort extends ConformanceStore {
     readonly limit: number;
     readonly agentId?: string;
     readonly retryErrorsBelowAttempts?: number;
+    readonly ids?: readonly string[];
   }): Promise<
     readonly {
       readonly id: string;

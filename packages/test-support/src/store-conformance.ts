@@ -13,6 +13,7 @@ import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { describeFactsConformance } from './conformance-facts.js';
+import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
 import { describeSearchConformance } from './conformance-search.js';
@@ -192,6 +193,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeSearchConformance(name, open);
   describeDedupeConformance(name, open);
   describeFactsConformance(name, open);
+  describeLifecycleConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
