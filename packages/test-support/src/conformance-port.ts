@@ -193,6 +193,7 @@ export interface ConformancePort extends ConformanceStore {
     readonly superseded: readonly (ConformanceFullRecord & ConformanceRecordBase)[];
     readonly merged: ConformanceFullRecord & ConformanceRecordBase;
   }>;
+  pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }>;
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
   listConflicts(
     agentId: string,

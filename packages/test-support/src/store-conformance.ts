@@ -9,6 +9,7 @@
  * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeChunkConformance } from './conformance-chunks.js';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
@@ -194,6 +195,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeDedupeConformance(name, open);
   describeFactsConformance(name, open);
   describeLifecycleConformance(name, open);
+  describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
