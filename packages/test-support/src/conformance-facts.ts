@@ -2,6 +2,8 @@
  * The conformance suite of the store port, part seven: scopes, metadata filters (in listing and both search
  * arms, a filtered k-NN that never starves), validity in time, history, forgetting (erase and keep), delete-all
  * and contradiction links, as every adapter must behave.
+ * Longer than 400 lines: the tests move whole from the SQLite store's facts tests, each a scenario read top to
+ * bottom; splitting one part of the contract over two files would hide which store behaviour it pins.
  */
 import { describe, expect, it } from 'vitest';
 import { type ConformanceOpen, withPort } from './conformance-port.js';
