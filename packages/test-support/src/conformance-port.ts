@@ -157,7 +157,14 @@ export interface ConformancePort extends ConformanceStore {
     readonly vector: Float32Array;
     readonly k: number;
     readonly filter?: ConformanceFilter;
-  }): Promise<readonly { readonly id: string; readonly distance: number; readonly similarity: number }[]>;
+  }): Promise<
+    readonly {
+      readonly id: string;
+      readonly distance: number;
+      readonly similarity: number;
+      readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+    }[]
+  >;
   revalidate(
     agentId: string,
     candidates: readonly { readonly id: string; readonly revision?: number }[],
