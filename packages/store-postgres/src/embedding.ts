@@ -22,6 +22,7 @@ import {
   embeddingFingerprint,
   invalidInput,
   validateAgentId,
+  validateId,
   validateInteger,
   validateLimit,
 } from '@engram/store/port-kit';
@@ -50,24 +51,32 @@ export function listPendingEmbeddings(
       options.retryErrorsBelowAttempts === undefined
         ? 0
         : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
-    const base = `${STATE_COND} AND m.lifecycle = 'active' AND ($3::text IS NULL OR m.agent_id = $3)`;
+    let ids: string[] | null = null;
+    if (options.ids !== undefined) {
+      if (!Array.isArray(options.ids)) throw invalidInput('ids must be an array');
+      if (options.ids.length > 1000) throw invalidInput('at most 1,000 ids');
+      ids = [...new Set(options.ids.map((id) => validateId(id, 'ids entry')))];
+    }
+    // Only the rows named, when `ids` is given (e.g. the rows a maintenance pass just wrote).
+    const base = `${STATE_COND} AND m.lifecycle = 'active' AND ($3::text IS NULL OR m.agent_id = $3)
+      AND ($4::text[] IS NULL OR m.id = ANY($4::text[]))`;
     let ridFilter = '';
-    const params: unknown[] = [limit, below, agentId];
+    const params: unknown[] = [limit, below, agentId, ids];
     if (ctx.claimLeaseMs !== null) {
       const claimed = await ctx.q<{ rid: string }>(
         ctx.pool,
         'write',
         `WITH picked AS (
            SELECT m.rid FROM memories m
-           WHERE ${base} AND (m.lease_owner IS NULL OR m.lease_owner = $4 OR m.lease_until < ${SERVER_NOW})
+           WHERE ${base} AND (m.lease_owner IS NULL OR m.lease_owner = $5 OR m.lease_until < ${SERVER_NOW})
            ORDER BY m.rid LIMIT $1 FOR UPDATE SKIP LOCKED)
-         UPDATE memories m SET lease_owner = $4, lease_until = ${SERVER_NOW} + $5
+         UPDATE memories m SET lease_owner = $5, lease_until = ${SERVER_NOW} + $6
          FROM picked WHERE m.rid = picked.rid RETURNING m.rid`,
         [...params, ctx.workerId, ctx.claimLeaseMs],
       );
       if (claimed.length === 0) return [];
       params.push(claimed.map((r) => r.rid));
-      ridFilter = 'AND m.rid = ANY($4::bigint[])';
+      ridFilter = 'AND m.rid = ANY($5::bigint[])';
     }
     type Row = {
       rid: string;

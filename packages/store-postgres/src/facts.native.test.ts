@@ -1,6 +1,6 @@
-// The extended port on PostgreSQL, with the SQLite store's semantics (the exact-duplicate rule and scope and
-// metadata filters are the conformance suite's): validity and `asOf`, history, forgetting (erase and keep), delete-all, contradiction links, merges, export/import in
-// the shared format (from SQLite too) and the migration of a schema-1 database.
+// The extended port on PostgreSQL beyond the conformance suite (which holds the exact-duplicate rule, filters,
+// validity and asOf, history, forgetting, delete-all, contradiction links and merges): export and import in the
+// shared format (from SQLite too), the migration of a schema-1 database, and a failed integrity check.
 import { createSqliteMemoryStore, type ExportRecord } from '@engram/store';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
@@ -17,114 +17,11 @@ async function fresh(config: Parameters<typeof freshPostgresStore>[0] = {}): Pro
   opened.push(s);
   return s;
 }
-function clock(start: number): { now: () => number; set: (t: number) => void } {
-  let t = start;
-  return { now: () => t, set: (v) => (t = v) };
-}
 const v = (...xs: number[]): Float32Array => {
   const a = Float32Array.from(xs);
   const n = Math.hypot(...a);
   return a.map((y) => y / n);
 };
-
-it('supersede closes validity: asOf sees the old fact, history keeps the chain, forget erases it with tombstones', async () => {
-  const c = clock(1_000);
-  const s = await fresh({ now: c.now });
-  const old = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'the office is in Lyon' });
-  c.set(2_000);
-  const { replacement } = await s.supersedeMemory('a', old.id, 1, {
-    agentId: 'a',
-    kind: 'fact',
-    content: 'the office is in Paris',
-  });
-  c.set(3_000);
-  await s.updateMemory('a', replacement.id, 1, { content: 'the office is in Paris, rue Oberkampf' });
-  expect((await s.getMemory('a', old.id))?.validTo).toBe(2_000);
-  const then = await s.searchLexical({ agentId: 'a', terms: ['office'], limit: 5, time: { asOf: 1_500 } });
-  expect(then.hits.map((h) => h.id)).toEqual([old.id]);
-  const now = await s.searchLexical({ agentId: 'a', terms: ['office'], limit: 5 });
-  expect(now.hits.map((h) => h.id)).toEqual([replacement.id]);
-  expect((await s.revalidate('a', [{ id: old.id }], { asOf: 1_500 })).map((r) => r.id)).toEqual([old.id]);
-  expect(await s.revalidate('a', [{ id: old.id }])).toEqual([]);
-  const h = await s.history('a', replacement.id);
-  expect(h.chain).toEqual([old.id, replacement.id]);
-  expect(h.entries.map((e) => [e.memoryId === old.id ? 'old' : 'new', e.action])).toEqual([
-    ['old', 'created'],
-    ['new', 'created'],
-    ['old', 'superseded'],
-    ['new', 'updated'],
-  ]);
-  expect(h.entries[3]?.previousContent).toBe('the office is in Paris');
-  c.set(4_000);
-  const forgotten = await s.forgetMemory('a', replacement.id, { actor: 'user', reason: 'asked to' });
-  expect(forgotten).toEqual({ forgotten: [old.id, replacement.id], mode: 'erase' });
-  expect(await s.getMemory('a', old.id)).toBeNull();
-  expect((await s.searchLexical({ agentId: 'a', terms: ['office'], limit: 5 })).hits).toEqual([]);
-  const after = await s.history('a', replacement.id);
-  expect(after.records).toEqual([]);
-  expect(after.entries.filter((e) => e.action === 'forgotten').map((e) => e.actor)).toEqual(['user', 'user']);
-  expect(after.entries.every((e) => e.previousContent === null)).toBe(true);
-  await expect(s.forgetMemory('a', replacement.id)).rejects.toMatchObject({ code: 'ENGRAM_STORE_NOT_FOUND' });
-});
-
-it('forget keep archives and marks; deleteAll erases events and skills; conflicts resolve; merges supersede', async () => {
-  const c = clock(10);
-  const keep = await fresh({ forget: 'keep', now: c.now });
-  const m = await keep.insertMemory({ agentId: 'a', kind: 'fact', content: 'keep me' });
-  expect(await keep.forgetMemory('a', m.id)).toEqual({ forgotten: [m.id], mode: 'keep' });
-  expect(await keep.getMemory('a', m.id)).toMatchObject({ lifecycle: 'archived', forgottenAt: 10 });
-  await keep.close();
-  opened.splice(0);
-
-  const s = await fresh({ now: c.now });
-  const older = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'the team has 5 people' });
-  const newer = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'the team has 7 people' });
-  expect(await s.linkConflict('a', older.id, newer.id, 'number')).toBe(true);
-  expect(await s.linkConflict('a', older.id, newer.id, 'number')).toBe(false);
-  expect(await s.listConflicts('a', { state: 'open' })).toMatchObject([{ olderId: older.id, state: 'open' }]);
-  const link = await s.resolveConflict('a', older.id, newer.id, { outcome: 'supersede' });
-  expect(link).toMatchObject({ state: 'resolved', resolvedAt: 10 });
-  expect(await s.getMemory('a', older.id)).toMatchObject({ lifecycle: 'superseded', supersededBy: newer.id });
-  await expect(s.resolveConflict('a', older.id, newer.id, { outcome: 'dismiss' })).rejects.toMatchObject({
-    code: 'ENGRAM_STORE_REVISION_CONFLICT',
-  });
-
-  const x = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'uses postgres' });
-  const y = await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'uses pgvector' });
-  const merged = await s.mergeMemories(
-    'a',
-    [
-      { id: x.id, expectedRevision: 1 },
-      { id: y.id, expectedRevision: 1 },
-    ],
-    { agentId: 'a', kind: 'fact', content: 'uses postgres with pgvector' },
-  );
-  expect(merged.superseded.map((r) => [r.lifecycle, r.supersededBy])).toEqual([
-    ['superseded', merged.merged.id],
-    ['superseded', merged.merged.id],
-  ]);
-  await expect(
-    s.mergeMemories(
-      'a',
-      [
-        { id: x.id, expectedRevision: 1 },
-        { id: newer.id, expectedRevision: 1 },
-      ],
-      {
-        agentId: 'a',
-        kind: 'fact',
-        content: 'never stored',
-      },
-    ),
-  ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
-
-  await s.appendEvents('a', 's', [{ seq: 1, type: 'message', role: 'user', content: 'hi' }]);
-  await s.writeSkill({ agentId: 'a', name: 'deploy', description: 'd', content: 'steps' });
-  const all = await s.deleteAll('a');
-  expect(all).toEqual({ memories: 5, events: 1, skills: 1, mode: 'erase' });
-  expect(await s.listMemories('a')).toEqual([]);
-  expect(await s.listAgents()).toEqual([]);
-});
 
 async function collect(it: AsyncIterable<ExportRecord>): Promise<ExportRecord[]> {
   const out: ExportRecord[] = [];

@@ -195,3 +195,39 @@ it('refreshes the planner statistics after a bulk insert (servers without autova
   );
   expect(await reltuples()).toBe(8);
 });
+
+it('documented differences: no orphan vectors (cascades), no vector-store gauge, jsonb key order', async () => {
+  const gauges: unknown[] = [];
+  const store = await freshPostgresStore({
+    embedding: { id: 'd', dimensions: 3 },
+    observer: { onVectorStores: (g) => gauges.push(g) },
+  });
+  opened.push(store);
+  const kept = await store.insertMemory({
+    agentId: 'a',
+    kind: 'fact',
+    content: 'kept row',
+    metadata: { aa: 1, b: 2 },
+    vector: new Float32Array([1, 0, 0]),
+  });
+  const gone = await store.insertMemory({
+    agentId: 'a',
+    kind: 'fact',
+    content: 'deleted behind the store',
+    vector: new Float32Array([0, 1, 0]),
+  });
+  // A row deleted by hand takes its vector with it (ON DELETE CASCADE): nothing is left to prune.
+  await sql('DELETE FROM memories WHERE id = $1', [gone.id]);
+  expect(Number((await sql<{ n: string }>('SELECT count(*) AS n FROM memory_vectors'))[0]?.n)).toBe(1);
+  expect(await store.pruneOrphanedVectors()).toEqual({ pruned: 0 });
+  // What is left to prune: the vector of a row that is no longer `ready`.
+  await sql("UPDATE memories SET embedding_state = 'error' WHERE id = $1", [kept.id]);
+  expect(await store.pruneOrphanedVectors('a')).toEqual({ pruned: 1 });
+  await store.close();
+  expect(gauges).toEqual([]);
+  // jsonb orders keys shorter first (SQLite returns them sorted by name): the values are the same.
+  const reread = await open({ connectionString: testPgUrl() });
+  const meta = (await reread.getMemory('a', kept.id))?.metadata ?? {};
+  expect(Object.keys(meta)).toEqual(['b', 'aa']);
+  expect(meta).toEqual({ aa: 1, b: 2 });
+});

@@ -34,7 +34,6 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
     // Every filter is checked, given or not restrictive (a bad one is refused, never ignored). With any of them,
     // the candidate query joins the rows and filters inside the k-NN: the iterative index scan keeps walking the
     // graph until k passing rows are found (or the agent's vectors run out), so a filter never starves the top k.
-    const params: unknown[] = [];
     const kinds = query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS);
     const tags = tagsFilter(query.tags);
     filterSql(query.filter, []);
@@ -49,37 +48,48 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
         const chunked =
           (await ctx.q(db, 'read', 'SELECT 1 FROM memory_chunks WHERE agent_id = $1 LIMIT 1', [agentId]))
             .length > 0;
-        const kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
-        if (ctx.vectorSearch.exact) {
-          await ctx.run(db, 'meta', "SELECT set_config('enable_indexscan', 'off', true)");
-        } else {
-          await ctx.run(
+        const knn = async (kk: number): Promise<{ rows: Row[]; raw: number }> => {
+          if (ctx.vectorSearch.exact) {
+            await ctx.run(db, 'meta', "SELECT set_config('enable_indexscan', 'off', true)");
+          } else {
+            await ctx.run(
+              db,
+              'meta',
+              "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
+              [String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)))],
+            );
+          }
+          const params: unknown[] = [vectorLiteral(vector), agentId, kk, k];
+          if (restricted) params.push(kinds, tags);
+          const scope = restricted
+            ? `JOIN memories f ON f.rid = v.rid WHERE v.agent_id = $2 AND ($5::text[] IS NULL OR f.kind = ANY($5::text[]))
+               AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
+               AND ${filterSql(query.filter, params, 'f')}`
+            : 'WHERE v.agent_id = $2';
+          const got = await ctx.q<Row & { raw: string }>(
             db,
-            'meta',
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
-            [String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)))],
+            'vector',
+            `WITH knn AS MATERIALIZED (
+               SELECT v.key, v.rid, v.embedding <=> $1::${type} AS distance FROM memory_vectors v
+               ${scope} ORDER BY v.embedding <=> $1::${type} LIMIT $3)
+             SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
+               m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
+             FROM knn JOIN memories m ON m.rid = knn.rid
+             WHERE m.agent_id = $2
+             GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4`,
+            params,
           );
+          return { rows: got, raw: got.length === 0 ? 0 : Number(got[0]?.raw ?? 0) };
+        };
+        let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+        // When the nearest kk vectors are chunks of fewer than k memories (long memories have many chunks)
+        // and the agent has more vectors, ask again with a wider net, as the SQLite store does: chunking never
+        // starves the arm of memories.
+        for (;;) {
+          const found = await knn(kk);
+          if (!chunked || found.rows.length >= k || found.raw < kk || kk >= MAX_KNN) return found.rows;
+          kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
         }
-        params.push(vectorLiteral(vector), agentId, kk, k);
-        if (restricted) params.push(kinds, tags);
-        const scope = restricted
-          ? `JOIN memories f ON f.rid = v.rid WHERE v.agent_id = $2 AND ($5::text[] IS NULL OR f.kind = ANY($5::text[]))
-             AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
-             AND ${filterSql(query.filter, params, 'f')}`
-          : 'WHERE v.agent_id = $2';
-        return ctx.q<Row>(
-          db,
-          'vector',
-          `WITH knn AS MATERIALIZED (
-             SELECT v.key, v.rid, v.embedding <=> $1::${type} AS distance FROM memory_vectors v
-             ${scope} ORDER BY v.embedding <=> $1::${type} LIMIT $3)
-           SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
-             m.rid, m.chunk_count
-           FROM knn JOIN memories m ON m.rid = knn.rid
-           WHERE m.agent_id = $2
-           GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4`,
-          params,
-        );
       });
     } catch (err) {
       ctx.emitWarmup('failed');

@@ -67,3 +67,16 @@ describe('forgetting in the file', () => {
     }
   });
 });
+
+describe('metadata as stored', () => {
+  it('returns the keys sorted by name (the PostgreSQL store returns jsonb order: shorter keys first)', async () => {
+    const store = openStore();
+    const m = await store.insertMemory({
+      agentId: 'a',
+      kind: 'fact',
+      content: 'x',
+      metadata: { b: 1, aa: 2 },
+    });
+    expect(Object.keys((await store.getMemory('a', m.id))?.metadata ?? {})).toEqual(['aa', 'b']);
+  });
+});

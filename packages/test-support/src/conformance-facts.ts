@@ -2,6 +2,8 @@
  * The conformance suite of the store port, part seven: scopes, metadata filters (in listing and both search
  * arms, a filtered k-NN that never starves), validity in time, history, forgetting (erase and keep), delete-all
  * and contradiction links, as every adapter must behave.
+ * Longer than 400 lines: the tests move whole from the SQLite store's facts tests, each a scenario read top to
+ * bottom; splitting one part of the contract over two files would hide which store behaviour it pins.
  */
 import { describe, expect, it } from 'vitest';
 import { type ConformanceOpen, withPort } from './conformance-port.js';
@@ -274,6 +276,18 @@ export function describeFactsConformance(name: string, open: ConformanceOpen): v
           // The same lineage from either end; nothing for another agent.
           expect((await s.history('a', v1.id)).chain).toEqual(h.chain);
           expect(await s.history('b', v1.id)).toMatchObject({ chain: [v1.id], records: [], entries: [] });
+          // An update of the replacement comes after the supersede, with the text it replaced.
+          clock.set(4000);
+          await s.updateMemory('a', replacement.id, replacement.revision, {
+            content: 'deploys go out on Thursdays',
+          });
+          const later = await s.history('a', v1.id);
+          expect(later.entries.at(-1)).toMatchObject({
+            memoryId: replacement.id,
+            action: 'updated',
+            at: 4000,
+            previousContent: 'deploys go out on Wednesdays',
+          });
         },
         { start: 1000 },
       ),
@@ -318,6 +332,7 @@ export function describeFactsConformance(name: string, open: ConformanceOpen): v
             [replacement.id, 'user', 'asked to forget', 5000],
           ]);
           expect(h.entries.every((e) => e.previousContent === null)).toBe(true);
+          expect(h.records).toEqual([]);
           await expect(s.forgetMemory('a', replacement.id)).rejects.toMatchObject({
             code: 'ENGRAM_STORE_NOT_FOUND',
           });
@@ -392,6 +407,7 @@ export function describeFactsConformance(name: string, open: ConformanceOpen): v
           expect((await s.searchLexical({ agentId: 'b', terms: ['words'], limit: 5 })).hits).toHaveLength(2);
           expect(await s.listSkills('b')).toHaveLength(1);
           expect(await s.readEvents('b', 's', 1, 1)).toHaveLength(1);
+          expect(await s.listAgents()).toEqual(['b']);
         },
         { start: 1000 },
       ),

@@ -141,6 +141,7 @@ export interface ConformancePort extends ConformanceStore {
     readonly tags?: readonly string[];
     readonly filter?: ConformanceFilter;
     readonly time?: ConformanceTime;
+    readonly includeArchived?: boolean;
   }): Promise<{
     readonly hits: readonly {
       readonly id: string;
@@ -156,11 +157,18 @@ export interface ConformancePort extends ConformanceStore {
     readonly vector: Float32Array;
     readonly k: number;
     readonly filter?: ConformanceFilter;
-  }): Promise<readonly { readonly id: string; readonly distance: number; readonly similarity: number }[]>;
+  }): Promise<
+    readonly {
+      readonly id: string;
+      readonly distance: number;
+      readonly similarity: number;
+      readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+    }[]
+  >;
   revalidate(
     agentId: string,
     candidates: readonly { readonly id: string; readonly revision?: number }[],
-    time?: ConformanceTime,
+    options?: ConformanceTime & { readonly includeArchived?: boolean },
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
   history(
     agentId: string,
@@ -184,6 +192,15 @@ export interface ConformancePort extends ConformanceStore {
     readonly skills: number;
     readonly mode: string;
   }>;
+  mergeMemories(
+    agentId: string,
+    sources: readonly { readonly id: string; readonly expectedRevision: number }[],
+    merged: ConformanceNewMemory,
+  ): Promise<{
+    readonly superseded: readonly (ConformanceFullRecord & ConformanceRecordBase)[];
+    readonly merged: ConformanceFullRecord & ConformanceRecordBase;
+  }>;
+  pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }>;
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
   listConflicts(
     agentId: string,
@@ -223,6 +240,7 @@ export interface ConformancePort extends ConformanceStore {
     readonly limit: number;
     readonly agentId?: string;
     readonly retryErrorsBelowAttempts?: number;
+    readonly ids?: readonly string[];
   }): Promise<
     readonly {
       readonly id: string;

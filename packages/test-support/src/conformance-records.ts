@@ -3,6 +3,8 @@
  * access), compare-and-set writes and lifecycle moves, deletes, bad input that changes nothing, and a closed
  * store, as every adapter must behave. A store's own tests may add what only it can see (its derived tables)
  * by running `BAD_INPUT_CASES` again with its own checks.
+ * Longer than 400 lines: the bad-input table (31 cases, exported for the stores' own table checks) and the
+ * records tests it protects belong together.
  */
 import { contentHash } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';

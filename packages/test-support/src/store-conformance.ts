@@ -3,16 +3,21 @@
  * promises, written once and run by each adapter's native tests (SQLite, PostgreSQL) with its own factory.
  * Store-specific behaviour (files, encryption, FTS5 internals, leases) stays with each store's tests.
  *
- * The port is described here structurally (`ConformanceStore`: the methods and fields the suite uses), so this
- * package needs no dependency on the store; both adapters satisfy it as they are.
+ * This file holds the first part and registers the others (`conformance-*.ts`: records, events, search, the
+ * duplicate rule, facts, maintenance, chunks, embedding states). The port is described structurally
+ * (`ConformanceStore` here, `ConformancePort` in `conformance-port.ts`: the methods and fields the suite uses),
+ * so this package needs no dependency on the store; both adapters satisfy it as they are.
  *
- * Longer than 400 lines on purpose: one suite is one contract, read as a whole by anyone writing an adapter.
+ * Longer than 400 lines: the structural port of the first part and its tests are one contract, read as a
+ * whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeChunkConformance } from './conformance-chunks.js';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { describeFactsConformance } from './conformance-facts.js';
+import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
 import { describeSearchConformance } from './conformance-search.js';
@@ -192,6 +197,8 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeSearchConformance(name, open);
   describeDedupeConformance(name, open);
   describeFactsConformance(name, open);
+  describeLifecycleConformance(name, open);
+  describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {

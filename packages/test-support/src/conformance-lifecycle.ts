@@ -1,0 +1,177 @@
+/**
+ * The conformance suite of the store port, part eight: what maintenance needs from a store — a merge that
+ * supersedes every source with lineage or writes nothing, archived rows found again on request, the import
+ * time of backdated rows, and pending rows listed by id.
+ */
+import { describe, expect, it } from 'vitest';
+import { type ConformanceOpen, withPort } from './conformance-port.js';
+
+const note = (content: string) => ({ agentId: 'a', kind: 'semantic' as const, content });
+
+/** Registers the maintenance part of the suite. */
+export function describeLifecycleConformance(name: string, open: ConformanceOpen): void {
+  describe(`store port conformance: ${name}: mergeMemories`, () => {
+    it(
+      'supersedes every source by the merged row, each with its lineage',
+      withPort(
+        open,
+        async (s, clock) => {
+          const rows = await s.insertMemories([note('alpha one'), note('alpha two'), note('alpha three')]);
+          clock.set(clock.now() + 10);
+          const { merged, superseded } = await s.mergeMemories(
+            'a',
+            rows.map((r) => ({ id: r.id, expectedRevision: r.revision })),
+            { ...note('alpha'), tags: ['source:merge'] },
+          );
+          expect(superseded.map((r) => [r.id, r.lifecycle, r.supersededBy, r.revision])).toEqual(
+            rows.map((r) => [r.id, 'superseded', merged.id, 2]),
+          );
+          for (const r of rows) {
+            expect(await s.getMemory('a', r.id)).toMatchObject({
+              lifecycle: 'superseded',
+              supersededBy: merged.id,
+            });
+          }
+          expect(await s.getMemory('a', merged.id)).toMatchObject({ lifecycle: 'active', content: 'alpha' });
+        },
+        { start: 1_000_000 },
+      ),
+    );
+
+    it(
+      'a merged text equal to one source is stored as the new row; one equal to another active row reuses it',
+      withPort(
+        open,
+        async (s) => {
+          const [a, b] = await s.insertMemories([note('delta one'), note('delta two')]);
+          const same = await s.mergeMemories(
+            'a',
+            [
+              { id: a?.id ?? '', expectedRevision: 1 },
+              { id: b?.id ?? '', expectedRevision: 1 },
+            ],
+            note('delta one'),
+          );
+          expect(same.merged.id).not.toBe(a?.id);
+          expect(same.superseded.map((r) => r.supersededBy)).toEqual([same.merged.id, same.merged.id]);
+          const [c, d, other] = await s.insertMemories([note('eps one'), note('eps two'), note('eps')]);
+          const reused = await s.mergeMemories(
+            'a',
+            [
+              { id: c?.id ?? '', expectedRevision: 1 },
+              { id: d?.id ?? '', expectedRevision: 1 },
+            ],
+            note('eps'),
+          );
+          expect(reused.merged.id).toBe(other?.id);
+          for (const id of [c?.id, d?.id]) {
+            expect(await s.getMemory('a', id ?? '')).toMatchObject({
+              lifecycle: 'superseded',
+              supersededBy: other?.id,
+            });
+          }
+        },
+        { start: 1_000_000 },
+      ),
+    );
+
+    it(
+      'writes nothing when one source changed meanwhile',
+      withPort(
+        open,
+        async (s) => {
+          const [a, b] = await s.insertMemories([note('beta one'), note('beta two')]);
+          await s.updateMemory('a', b?.id ?? '', 1, { importance: 0.9 });
+          await expect(
+            s.mergeMemories(
+              'a',
+              [
+                { id: a?.id ?? '', expectedRevision: 1 },
+                { id: b?.id ?? '', expectedRevision: 1 },
+              ],
+              note('beta'),
+            ),
+          ).rejects.toMatchObject({ code: 'ENGRAM_STORE_REVISION_CONFLICT' });
+          expect(await s.listMemories('a', { limit: 10 })).toHaveLength(2);
+          expect(await s.getMemory('a', a?.id ?? '')).toMatchObject({ lifecycle: 'active', revision: 1 });
+        },
+        { start: 1_000_000 },
+      ),
+    );
+
+    it(
+      'refuses fewer than two sources or a repeated one',
+      withPort(
+        open,
+        async (s) => {
+          const [a] = await s.insertMemories([note('gamma')]);
+          const one = { id: a?.id ?? '', expectedRevision: 1 };
+          await expect(s.mergeMemories('a', [one], note('x'))).rejects.toMatchObject({
+            code: 'ENGRAM_STORE_INVALID_INPUT',
+          });
+          await expect(s.mergeMemories('a', [one, one], note('x'))).rejects.toMatchObject({
+            code: 'ENGRAM_STORE_INVALID_INPUT',
+          });
+          expect(await s.listMemories('a', { limit: 10 })).toHaveLength(1);
+        },
+        { start: 1_000_000 },
+      ),
+    );
+  });
+
+  describe(`store port conformance: ${name}: archived rows on request`, () => {
+    it(
+      'lexical search and revalidation return archived rows only with includeArchived',
+      withPort(
+        open,
+        async (s) => {
+          const row = await s.insertMemory(note('the deploy script lives in tools/deploy.sh'));
+          await s.archiveMemory('a', row.id);
+          const query = { agentId: 'a', terms: ['deploy'], limit: 10 };
+          expect((await s.searchLexical(query)).hits).toHaveLength(0);
+          expect((await s.searchLexical({ ...query, includeArchived: true })).hits.map((h) => h.id)).toEqual([
+            row.id,
+          ]);
+          const all = await s.searchLexical({ ...query, mode: 'all', includeArchived: true });
+          expect(all.hits.map((h) => h.id)).toEqual([row.id]);
+          expect(await s.revalidate('a', [{ id: row.id }])).toEqual([]);
+          expect((await s.revalidate('a', [{ id: row.id }], { includeArchived: true }))[0]?.lifecycle).toBe(
+            'archived',
+          );
+          await expect(
+            s.searchLexical({ ...query, includeArchived: 'yes' as unknown as boolean }),
+          ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+        },
+        { start: 1_000_000 },
+      ),
+    );
+  });
+
+  describe(`store port conformance: ${name}: import time and pending rows by id`, () => {
+    it(
+      'a backdated row keeps its creation time and records when it was written',
+      withPort(
+        open,
+        async (s) => {
+          const row = await s.insertMemory({ ...note('an old message'), createdAt: 5_000 });
+          expect(row).toMatchObject({ createdAt: 5_000, updatedAt: 1_000_000 });
+          expect(await s.getMemory('a', row.id)).toMatchObject({ createdAt: 5_000, updatedAt: 1_000_000 });
+        },
+        { start: 1_000_000 },
+      ),
+    );
+
+    it(
+      'lists only the pending rows named',
+      withPort(
+        open,
+        async (s) => {
+          const rows = await s.insertMemories([note('one'), note('two'), note('three')]);
+          const listed = await s.listPendingEmbeddings({ agentId: 'a', limit: 10, ids: [rows[2]?.id ?? ''] });
+          expect(listed.map((p) => p.id)).toEqual([rows[2]?.id]);
+        },
+        { start: 1_000_000 },
+      ),
+    );
+  });
+}
