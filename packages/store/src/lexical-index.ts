@@ -76,8 +76,11 @@ export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
-/** Rows bound per multi-row `VALUES` insert (4 parameters each: 1,024 per statement). */
-export const ROWS_PER_INSERT = 256;
+/**
+ * Rows bound per multi-row `VALUES` insert: 4 parameters each, 960 per statement, below the 999 of SQLite builds
+ * older than 3.32 (a driver a caller supplies may be one).
+ */
+export const ROWS_PER_INSERT = 240;
 
 function valuesInsert(head: string): string {
   return `${head} VALUES ${Array.from({ length: ROWS_PER_INSERT }, () => '(?, ?, ?, ?)').join(', ')}`;
@@ -119,7 +122,7 @@ type TermPostings = number[];
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them with a few statements before it commits (`flush`): the postings in key order (agent, term,
- * unit), so the B-tree is written in order, 256 rows per statement; the unit lengths likewise; one upsert of
+ * unit), so the B-tree is written in order, 240 rows per statement; the unit lengths likewise; one upsert of
  * the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores
  * are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is needed.
  */
@@ -166,7 +169,7 @@ export class LexicalBatch {
   }
 
   /**
-   * Writes the waiting units: one statement per 256 postings and per 256 units (and one for each rest), one
+   * Writes the waiting units: one statement per 240 postings and per 240 units (and one for each rest), one
    * for the statistics; none when nothing waits. With `stats` false the agents' statistics are left to the
    * caller (a bulk rebuild recomputes them once).
    */
