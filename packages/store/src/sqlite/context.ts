@@ -161,7 +161,7 @@ export class StoreContext {
     }
   }
 
-  /** Writes the BM25 units the open transaction indexed so far (one statement per 240 postings or units). */
+  /** Writes the BM25 units the open transaction indexed so far (a constant number of statements). */
   flushLexical(): void {
     this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
   }
