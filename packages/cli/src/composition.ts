@@ -3,7 +3,9 @@
  * embedder (the one a file records; for a new file the one asked for, else an OpenAI-compatible one configured
  * by environment variables, else the offline USE-lite embedder), and wires the retriever, the memory tools,
  * the diagnostics collector, event ingestion, the embedding drain, extraction and maintenance passes — every
- * producer reporting to the one collector.
+ * producer reporting to the one collector. The packages a command may not need (the PostgreSQL store, the
+ * maintenance layer, the USE-lite query wrappers) are imported when first needed, so a one-shot search loads
+ * only the store, retrieval and its embedder.
  */
 import {
   createDiagnosticsCollector,

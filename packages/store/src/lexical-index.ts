@@ -76,62 +76,37 @@ export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
-/** Rows bound per multi-row `VALUES` insert (4 parameters each: 1,024 per statement). */
-export const ROWS_PER_INSERT = 256;
-
-function valuesInsert(head: string): string {
-  return `${head} VALUES ${Array.from({ length: ROWS_PER_INSERT }, () => '(?, ?, ?, ?)').join(', ')}`;
-}
-
-const POSTINGS_HEAD = 'INSERT INTO lexical_postings(agent_id, term, rid, tf)';
-const DOCS_HEAD = 'INSERT INTO lexical_docs(rid, agent_id, length, terms)';
-const INSERT_POSTINGS_VALUES = valuesInsert(POSTINGS_HEAD);
-const INSERT_DOCS_VALUES = valuesInsert(DOCS_HEAD);
-// The rows after the last full `VALUES` insert: one statement with the rest as a JSON array of rows.
-const INSERT_POSTINGS_JSON = `${POSTINGS_HEAD}
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
-const INSERT_DOCS_JSON = `${DOCS_HEAD}
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`;
+// `jsonb_each` reads the rows as binary JSON: each row's values are extracted without parsing its text again
+// (with `json_each` every row is rendered back to text and parsed once per `->>`), so one statement writes
+// a whole batch about a quarter faster.
+const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
+const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
-
-/**
- * Inserts rows of 4 values (`flat` holds them one after the other): full groups of `ROWS_PER_INSERT` rows
- * bound as parameters of one multi-row `VALUES` insert each, the rest in one JSON insert.
- */
-function insertRows(run: RunSql, valuesSql: string, jsonSql: string, flat: readonly unknown[]): void {
-  const width = 4;
-  const full = Math.floor(flat.length / (width * ROWS_PER_INSERT)) * width * ROWS_PER_INSERT;
-  for (let at = 0; at < full; at += width * ROWS_PER_INSERT) {
-    run(valuesSql, flat.slice(at, at + width * ROWS_PER_INSERT));
-  }
-  if (full === flat.length) return;
-  const rest: unknown[][] = [];
-  for (let at = full; at < flat.length; at += width) rest.push(flat.slice(at, at + width));
-  run(jsonSql, JSON.stringify(rest));
-}
 
 /** One term's postings in a batch: `[rid, tf, rid, tf, …]`, in the order the units were added. */
 type TermPostings = number[];
 
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
- * writes them with a few statements before it commits (`flush`): the postings in key order (agent, term,
- * unit), so the B-tree is written in order, 256 rows per statement; the unit lengths likewise; one upsert of
- * the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so scores
- * are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is needed.
+ * writes them with a constant number of statements before it commits (`flush`): one multi-row insert of all
+ * postings in key order (agent, term, unit), so the B-tree is written in order; one of the unit lengths; one
+ * upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so
+ * scores are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is
+ * needed.
  */
 export class LexicalBatch {
   #postings = new Map<string, Map<string, TermPostings>>();
-  #docs: unknown[] = [];
-  #units = 0;
+  #docs: [rid: number, agentId: string, length: number, terms: string][] = [];
   #stats = new Map<string, [docs: number, totalLength: number]>();
 
   /** Units waiting to be written. */
   get size(): number {
-    return this.#units;
+    return this.#docs.length;
   }
 
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
@@ -147,8 +122,7 @@ export class LexicalBatch {
       if (list === undefined) terms.set(term, [rid, n]);
       else list.push(rid, n);
     }
-    this.#docs.push(rid, agentId, length, JSON.stringify([...tf.keys()]));
-    this.#units += 1;
+    this.#docs.push([rid, agentId, length, JSON.stringify([...tf.keys()])]);
     const s = this.#stats.get(agentId);
     if (s === undefined) this.#stats.set(agentId, [1, length]);
     else {
@@ -161,31 +135,30 @@ export class LexicalBatch {
   clear(): void {
     this.#postings = new Map();
     this.#docs = [];
-    this.#units = 0;
     this.#stats.clear();
   }
 
   /**
-   * Writes the waiting units: one statement per 256 postings and per 256 units (and one for each rest), one
-   * for the statistics; none when nothing waits. With `stats` false the agents' statistics are left to the
-   * caller (a bulk rebuild recomputes them once).
+   * Writes the waiting units: at most three statements, none when nothing waits. With `stats` false the
+   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
-    if (this.#units === 0) return;
+    if (this.#docs.length === 0) return;
     const postings = this.#postings;
     const docs = this.#docs;
     const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
     this.clear();
-    const flat: unknown[] = [];
+    const rows: [agentId: string, term: string, rid: number, tf: number][] = [];
     for (const agentId of [...postings.keys()].sort(compareText)) {
       const terms = postings.get(agentId) as Map<string, TermPostings>;
       for (const term of [...terms.keys()].sort(compareText)) {
         const list = inRidOrder(terms.get(term) as TermPostings);
-        for (let i = 0; i < list.length; i += 2) flat.push(agentId, term, list[i], list[i + 1]);
+        for (let i = 0; i < list.length; i += 2)
+          rows.push([agentId, term, list[i] as number, list[i + 1] as number]);
       }
     }
-    if (flat.length > 0) insertRows(run, INSERT_POSTINGS_VALUES, INSERT_POSTINGS_JSON, flat);
-    insertRows(run, INSERT_DOCS_VALUES, INSERT_DOCS_JSON, docs);
+    if (rows.length > 0) run(INSERT_POSTINGS, JSON.stringify(rows));
+    run(INSERT_DOCS, JSON.stringify(docs));
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
 }

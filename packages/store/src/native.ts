@@ -271,7 +271,8 @@ function firstLine(err: unknown): string {
 
 /**
  * Probes each native capability by using it on an in-memory database: the better-sqlite3 binding, FTS5
- * (contentless with `contentless_delete`, SQLite ≥ 3.43), JSON1, the trigram tokenizer and sqlite-vec
+ * (contentless with `contentless_delete`, SQLite ≥ 3.43), JSON1 with JSONB (SQLite ≥ 3.45), the trigram
+ * tokenizer and sqlite-vec
  * (a `vec0` table with an agent partition key and cosine distance). Never throws.
  */
 export function checkNativeCapabilities(
@@ -317,8 +318,12 @@ export function checkNativeCapabilities(
       () => {
         const r = conn.prepare('SELECT count(*) AS n FROM json_each(?)').get('["a","b"]') as { n: number };
         if (r.n !== 2) throw new Error('json_each returned a wrong count');
+        const b = conn.prepare('SELECT value ->> 1 AS v FROM jsonb_each(?)').get('[["a",7]]') as {
+          v: number;
+        };
+        if (b.v !== 7) throw new Error('jsonb_each returned a wrong value');
       },
-      'the JSON1 functions are required',
+      'the JSON1 functions, with JSONB (SQLite ≥ 3.45), are required',
     );
     probe(
       'trigram',

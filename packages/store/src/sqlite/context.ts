@@ -203,7 +203,7 @@ export class StoreContext {
     }
   }
 
-  /** Writes the BM25 units the open transaction indexed so far (one statement per 256 postings or units). */
+  /** Writes the BM25 units the open transaction indexed so far (a constant number of statements). */
   flushLexical(): void {
     this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
   }
