@@ -2,9 +2,10 @@
  * The facade on a PostgreSQL database (`createMemory({ path: 'postgres://…' })`): PGlite over the wire protocol
  * started here, or the scratch server named by ENGRAM_PG_URL. What a user notices: the same calls work as on a
  * file, the database keeps the embedder it was made with, SQLite-only options are refused before anything is
- * created, and close() ends the connections so the process can exit.
+ * created, PostgreSQL is loaded only for a URL, the README's example runs, and close() ends the connections so
+ * the process can exit.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,6 +104,62 @@ it('an unreachable server is a typed error that names neither the URL nor its pa
   );
   expect(failed?.code).toMatch(/^ENGRAM_/);
   expect(failed?.message).not.toContain('secret-pass');
+});
+
+// A module hook that reports every module URL the child loads on stderr.
+const HOOK = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(
+  "export async function load(url, context, next) { process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));`;
+
+/** The module URLs a script that adds to the memory at `path` loads. */
+async function loadedFor(path: string): Promise<string[]> {
+  const script = join(dir, 'load.mjs');
+  const entry = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  await writeFile(
+    script,
+    [
+      `const { createMemory } = await import(${JSON.stringify(entry)});`,
+      'const memory = await createMemory({ path: process.argv[2], embedder: "deterministic" });',
+      'await memory.add("The cache expires after ten minutes");',
+      'await memory.close();',
+    ].join('\n'),
+  );
+  const env = { ...process.env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(HOOK)}` };
+  const run = await runNode(script, [path], { env });
+  expect(run.code).toBe(0);
+  return run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('LOADED '))
+    .map((line) => line.slice('LOADED '.length));
+}
+
+it('a SQLite file never loads the PostgreSQL store or pg; a URL loads them', async () => {
+  const heavy = (urls: readonly string[]) =>
+    urls.filter((url) => url.includes('/pg/') || url.includes('/store-postgres/dist/store.js'));
+  expect(heavy(await loadedFor(join(dir, 'file', 'memory.db')))).toEqual([]);
+  expect(heavy(await loadedFor(server.url)).length).toBeGreaterThan(0);
+});
+
+it('the README’s PostgreSQL example, run against this server, prints the fact it remembered', async () => {
+  const packageDir = fileURLToPath(new URL('..', import.meta.url));
+  const readme = await readFile(join(packageDir, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## PostgreSQL'));
+  const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  expect(example.trim().split('\n')).toHaveLength(5);
+  const url = /'(postgres:\/\/[^']+)'/.exec(example)?.[1] ?? '';
+  expect(url).not.toBe('');
+  // Inside the package, so that `import '@engram/memory'` resolves to this package (self-reference).
+  const scratch = await mkdtemp(join(packageDir, '.example-pg-'));
+  try {
+    const script = join(scratch, 'example.mjs');
+    await writeFile(script, example.replace(url, server.url));
+    const run = await runNode(script, [], { cwd: scratch });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('The API server listens on port 8080.\n');
+    expect(run.code).toBe(0);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 });
 
 it('close() ends the connections: a script that closes its memory exits by itself', async () => {
