@@ -75,7 +75,8 @@ export async function withEngram<T>(
   const postgres = await postgresFor(db);
   // A database server: "missing" is a database without Engram's schema (named without its URL, which may
   // carry a password).
-  const fresh = postgres !== null ? (await postgres.readPostgresBinding(db)) === 'new' : !hasContent(db);
+  const fresh =
+    postgres !== null ? (await postgres.postgres.readPostgresBinding(db)) === 'new' : !hasContent(db);
   if (fresh && mode.creates !== true && target.create !== true) {
     throw new EngramDemoError(
       'ENGRAM_DEMO_NOT_FOUND',

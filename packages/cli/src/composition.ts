@@ -43,7 +43,7 @@ import {
   profileLabel,
 } from './embedder-choice.js';
 import { EngramDemoError } from './errors.js';
-import { hasDatabase, openPostgres, openStore } from './open-store.js';
+import { embedderMismatch, hasDatabase, openStore } from './open-store.js';
 import { postgresFor } from './postgres-module.js';
 
 /** Construction of {@link openEngram}. */
@@ -196,10 +196,18 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
         'a PostgreSQL database takes no encryption key: encryption at rest is the server’s (TLS with sslmode in the URL)',
       );
     }
-    const recorded = await postgres.readPostgresBinding(config.dbPath);
-    choice = chooseEmbedder({ recorded, requested, remote });
-    const profile = recorded !== 'new' ? undefined : choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
-    store = await openPostgres(postgres, config.dbPath, profile ?? undefined, collector);
+    try {
+      ({ store, choice } = await postgres.open.openBoundPostgres(postgres.postgres, {
+        url: config.dbPath,
+        choose: (recorded) => {
+          const chosen = chooseEmbedder({ recorded, requested, remote });
+          return { choice: chosen, profile: chosen === 'openai' ? remote : BUILT_IN_PROFILES[chosen] };
+        },
+        observer: collector.storeObserver,
+      }));
+    } catch (error) {
+      throw embedderMismatch(error, undefined);
+    }
   } else if (hasDatabase(config.dbPath)) {
     store = openStore(config.dbPath, undefined, collector, config.encryptionKey, access);
     try {

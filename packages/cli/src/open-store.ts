@@ -1,15 +1,13 @@
 /**
- * Opening the store behind a CLI database: a SQLite file (created with its directory for a write) or a
- * PostgreSQL database, with the embedder-mismatch error the CLI reports.
+ * Opening the SQLite store behind a CLI database (created with its directory for a write), and the
+ * embedder-mismatch error the CLI reports for a file or a PostgreSQL database.
  */
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DiagnosticsCollector } from '@engram/diagnostics';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
-import type { PostgresMemoryStore } from '@engram/store-postgres';
 import type { EmbedderProfile } from './embedder-choice.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
-import type { PostgresModule } from './postgres-module.js';
 
 /** True when a file exists at the path and is not empty (an empty file is a new database to SQLite). */
 export function hasDatabase(path: string): boolean {
@@ -50,40 +48,19 @@ export function openStore(
     });
   } catch (error) {
     // Another process created the file with another embedder between the check and the open.
-    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
-        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
-        { cause: error },
-      );
-    }
-    throw error;
+    throw embedderMismatch(error, embedding);
   }
 }
 
-/** Opens a PostgreSQL store (a new database is bound to `embedding`; an existing one keeps its own). */
-export async function openPostgres(
-  postgres: PostgresModule,
-  url: string,
-  embedding: EmbedderProfile | undefined,
-  collector: DiagnosticsCollector,
-): Promise<PostgresMemoryStore> {
-  try {
-    return await postgres.createPostgresMemoryStore({
-      connectionString: url,
-      ...(embedding === undefined
-        ? {}
-        : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
-      observer: collector.storeObserver,
-    });
-  } catch (error) {
-    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_EMBEDDER_MISMATCH',
-        `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+/**
+ * The CLI's error for a database bound to another embedder (another process bound it between the check and the
+ * open); any other error as is.
+ */
+export function embedderMismatch(error: unknown, embedding: EmbedderProfile | undefined): unknown {
+  if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
+  return new EngramDemoError(
+    'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+    `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+    { cause: error },
+  );
 }

@@ -1,15 +1,22 @@
 /**
- * `@engram/store-postgres`, loaded only for a PostgreSQL database: it brings the `pg` driver, which a one-shot
- * command on a SQLite file would otherwise load for nothing (a large share of its start-up).
+ * PostgreSQL, loaded only for a PostgreSQL database: `@engram/store-postgres` brings the `pg` driver, which a
+ * one-shot command on a SQLite file would otherwise load for nothing (a large share of its start-up). Opening
+ * the database by its recorded binding is the store package's own (`@engram/store-postgres/open`), shared with
+ * the `@engram/memory` facade.
  */
 
 /** The PostgreSQL store package. */
 export type PostgresModule = typeof import('@engram/store-postgres');
+/** The store package's opening helpers. */
+export type PostgresOpen = typeof import('@engram/store-postgres/open');
 
-/** The PostgreSQL store package when `db` is a PostgreSQL URL (the package's own rule decides), else null. */
-export async function postgresFor(db: string): Promise<PostgresModule | null> {
+/** The store package and its opening helpers when `db` is a PostgreSQL URL (the package's rule decides), else null. */
+export async function postgresFor(
+  db: string,
+): Promise<{ readonly postgres: PostgresModule; readonly open: PostgresOpen } | null> {
   // Every URL that rule accepts starts so: anything else is a file path, and nothing is loaded.
   if (!db.startsWith('postgres')) return null;
-  const module = await import('@engram/store-postgres');
-  return module.isPostgresUrl(db) ? module : null;
+  const open = await import('@engram/store-postgres/open');
+  const postgres = await open.postgresFor(db);
+  return postgres === null ? null : { postgres, open };
 }

@@ -4,5 +4,7 @@
  */
 
 export type { DrainTotals, EmbedderOption, Engine, EngineConfig } from './engine.js';
-export { chooseEngineEmbedder, openEngine } from './engine.js';
+export { openEngine } from './engine.js';
+export type { EngineStore } from './open-store.js';
+export { chooseEngineEmbedder } from './open-store.js';
 export { englishQueries, gatedRetriever } from './query-side.js';

@@ -1,20 +1,19 @@
 /**
- * The composition under the facade: opens the SQLite store, picks the embedder (the one a file records; for a
- * new file the one asked for, else the offline USE-lite embedder) and wires the retriever, the memory tools,
+ * The composition under the facade: opens the store — a SQLite file, or a PostgreSQL database for a URL
+ * (`open-store.ts`) — with its embedder (the one it records; for a new one the one asked for, else the offline
+ * USE-lite embedder) and wires the retriever, the memory tools,
  * the diagnostics collector, event ingestion, the embedding drain, extraction and maintenance passes — every
  * producer reporting to the one collector. The facade (`memory.ts`) is built on it; a CLI or a server can be
  * too (`@engram/memory/compose`).
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
 import {
   createDiagnosticsCollector,
   createHealthDto,
   type DiagnosticsCollector,
   type HealthDto,
 } from '@engram/diagnostics';
-import { createDeterministicEmbedder, DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
-import { createUseEmbedder, USE_LITE_PROFILE } from '@engram/embedder-use';
+import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createUseEmbedder } from '@engram/embedder-use';
 import {
   createEmbeddingDrain,
   createEventIngestor,
@@ -28,8 +27,10 @@ import {
   type ModelPort,
 } from '@engram/maintenance';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
-import { createSqliteMemoryStore, type EmbeddingProfile, type SqliteMemoryStore } from '@engram/store';
-import { EngramMemoryError, engramErrorCode } from './errors.js';
+import type { VectorIndexOptions } from '@engram/store';
+import { redactPostgresUrl } from '@engram/store-postgres/open';
+import { EngramMemoryError } from './errors.js';
+import { type EngineStore, openEngineStore } from './open-store.js';
 import { englishQueries, gatedRetriever } from './query-side.js';
 
 /** The built-in embedders by name, or any embedder object (an OpenAI-compatible one, your own). */
@@ -37,14 +38,25 @@ export type EmbedderOption = 'use' | 'deterministic' | EmbedderPort;
 
 /** Construction of {@link openEngine}. */
 export interface EngineConfig {
-  /** Path of the SQLite file; its directory is created when missing. */
+  /**
+   * Path of the SQLite file (its directory is created when missing), or the URL of a PostgreSQL database
+   * (`postgres://…` or `postgresql://…`; `@engram/store-postgres` is loaded only then).
+   */
   readonly path: string;
-  /** The embedder of a new file (default `'use'`); an existing file must be given the one it records, or none. */
+  /**
+   * The embedder of a new file or database (default `'use'`); an existing one must be given the one it records,
+   * or none.
+   */
   readonly embedder?: EmbedderOption;
   /** A chat model for extraction and the maintenance passes' model steps (default: none). */
   readonly model?: ModelPort | null;
-  /** The SQLCipher key of an encrypted file; handed to the store only, never logged or put in an error. */
+  /**
+   * The SQLCipher key of an encrypted file; handed to the store only, never logged or put in an error. A
+   * PostgreSQL URL refuses it (`ENGRAM_MEMORY_INVALID_CONFIG`).
+   */
   readonly encryptionKey?: string | Uint8Array;
+  /** The SQLite store's vector index (quantised search); a PostgreSQL URL refuses it (`ENGRAM_MEMORY_INVALID_CONFIG`). */
+  readonly vectorIndex?: VectorIndexOptions;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run makes no progress). */
@@ -56,10 +68,11 @@ export interface DrainTotals {
   readonly backlog: number | null;
 }
 
-/** The wired memory system of one file. */
+/** The wired memory system of one file or database. */
 export interface Engine {
+  /** The file path, or the PostgreSQL URL with its password masked. */
   readonly path: string;
-  readonly store: SqliteMemoryStore;
+  readonly store: EngineStore;
   readonly collector: DiagnosticsCollector;
   readonly retriever: Retriever;
   readonly tools: ToolHandler;
@@ -78,98 +91,6 @@ export interface Engine {
   health(agentId: string | null): Promise<HealthDto>;
   /** Closes the store (idempotent). */
   close(): Promise<void>;
-}
-
-const BUILT_IN: { readonly use: EmbeddingProfile; readonly deterministic: EmbeddingProfile } = {
-  use: USE_LITE_PROFILE,
-  deterministic: DETERMINISTIC_PROFILE,
-};
-
-function sameProfile(a: EmbeddingProfile, b: EmbeddingProfile): boolean {
-  return a.id === b.id && a.dimensions === b.dimensions;
-}
-
-function label(profile: EmbeddingProfile): string {
-  return `${profile.id} (${profile.dimensions} d)`;
-}
-
-function profileOf(option: EmbedderOption): EmbeddingProfile {
-  return typeof option === 'string' ? BUILT_IN[option] : option.profile;
-}
-
-/** True when a non-empty file exists at the path (an empty file is a new database to SQLite). */
-function hasDatabase(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The embedder of a file: a new file gets the one asked for (default USE-lite); an existing file keeps the
- * one it records — `ENGRAM_MEMORY_EMBEDDER_MISMATCH` when another one was asked for,
- * `ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE` when it records one that is not built in and none was given.
- */
-export function chooseEngineEmbedder(
-  recorded: EmbeddingProfile | null | 'new',
-  requested: EmbedderOption | undefined,
-): EmbedderOption {
-  if (recorded === 'new') return requested ?? 'use';
-  if (recorded === null) {
-    throw new EngramMemoryError(
-      'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
-      'the file records no embedder (it was made without a vector index); use another path',
-    );
-  }
-  if (requested !== undefined) {
-    if (!sameProfile(profileOf(requested), recorded)) {
-      throw new EngramMemoryError(
-        'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
-        `the file was made with the embedder ${label(recorded)}, not ${label(profileOf(requested))}; open it with that embedder or use another path`,
-      );
-    }
-    return requested;
-  }
-  if (sameProfile(recorded, BUILT_IN.use)) return 'use';
-  if (sameProfile(recorded, BUILT_IN.deterministic)) return 'deterministic';
-  throw new EngramMemoryError(
-    'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
-    `the file was made with the embedder ${label(recorded)}; pass an embedder with that profile`,
-  );
-}
-
-function openStore(
-  config: EngineConfig,
-  profile: EmbeddingProfile | undefined,
-  collector: DiagnosticsCollector,
-): SqliteMemoryStore {
-  try {
-    mkdirSync(dirname(config.path), { recursive: true });
-  } catch (error) {
-    throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'cannot create the directory of the file', {
-      cause: error,
-    });
-  }
-  try {
-    return createSqliteMemoryStore({
-      path: config.path,
-      // Omitted for an existing file: the store adopts the profile the file records.
-      ...(profile === undefined ? {} : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
-      observer: collector.storeObserver,
-      ...(config.encryptionKey === undefined ? {} : { encryption: { key: config.encryptionKey } }),
-    });
-  } catch (error) {
-    // Another process created the file with another embedder between the check and the open.
-    if (engramErrorCode(error) === 'ENGRAM_STORE_FINGERPRINT_MISMATCH') {
-      throw new EngramMemoryError(
-        'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
-        'the file was made with another embedder; open it with that embedder or use another path',
-        { cause: error },
-      );
-    }
-    throw error;
-  }
 }
 
 /** The drain-side and query-side embedders of a choice, and how to load its model. */
@@ -192,25 +113,13 @@ function embedders(choice: EmbedderOption): {
 }
 
 /**
- * Opens (or creates) a file and wires every package around it. Throws a typed error when the file cannot be
- * opened or records another embedder than the one given.
+ * Opens (or creates) a file or a PostgreSQL database and wires every package around it. Throws a typed error
+ * when it cannot be opened, records another embedder than the one given, or is given an option its kind of
+ * store does not take.
  */
-export function openEngine(config: EngineConfig): Engine {
+export async function openEngine(config: EngineConfig): Promise<Engine> {
   const collector = createDiagnosticsCollector();
-  let store: SqliteMemoryStore;
-  let choice: EmbedderOption;
-  if (hasDatabase(config.path)) {
-    store = openStore(config, undefined, collector);
-    try {
-      choice = chooseEngineEmbedder(store.embeddingProfile, config.embedder);
-    } catch (error) {
-      void store.close();
-      throw error;
-    }
-  } else {
-    choice = chooseEngineEmbedder('new', config.embedder);
-    store = openStore(config, profileOf(choice), collector);
-  }
+  const { store, choice } = await openEngineStore(config, collector);
   const { drain: drainEmbedder, query: queryEmbedder, load } = embedders(choice);
   let warming: Promise<void> | null = null;
   const warmUp = (): Promise<void> => {
@@ -262,7 +171,7 @@ export function openEngine(config: EngineConfig): Engine {
 
   let closed = false;
   return {
-    path: config.path,
+    path: redactPostgresUrl(config.path),
     store,
     collector,
     retriever,

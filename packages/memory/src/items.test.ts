@@ -2,9 +2,9 @@
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { USE_LITE_PROFILE } from '@engram/embedder-use';
 import { describe, expect, it } from 'vitest';
-import { chooseEngineEmbedder } from './engine.js';
 import { isEngramMemoryError } from './errors.js';
 import { agentOf, checkMessages, checkSession, cutMessages, overlapWithTail } from './items.js';
+import { chooseEngineEmbedder } from './open-store.js';
 import type { ChatMessage } from './types.js';
 
 const m = (role: ChatMessage['role'], content: string): ChatMessage => ({ role, content });

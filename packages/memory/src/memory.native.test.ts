@@ -3,10 +3,12 @@
  * `createMemory` notices — writes are searchable at once, by words and by vector; bulk ingestion is embedded in
  * the background; corrections keep a history; bad input changes nothing; close releases the file.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelPort } from '@engram/maintenance';
+import { createSqliteMemoryStore } from '@engram/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemory } from './memory.js';
 import type { Memory } from './types.js';
@@ -260,5 +262,47 @@ describe('scopes, metadata and time', () => {
     } finally {
       await memory.close();
     }
+  });
+});
+
+describe('vector index', () => {
+  it('vectorIndex is handed to the SQLite store: a quantised file searches by vector and records its setting', async () => {
+    n += 1;
+    const path = join(dir, `m${n}`, 'memory.db');
+    const memory = await createMemory({
+      path,
+      embedder: 'deterministic',
+      vectorIndex: { quantization: 'int8' },
+    });
+    try {
+      await memory.add('The API server listens on port 8080');
+      await memory.add('Deploys go out on Fridays');
+      const hits = await memory.search('which port does the API server listen on?');
+      expect(hits[0]?.content).toBe('The API server listens on port 8080');
+      expect(hits[0]?.explanation.arms).toContain('vector');
+    } finally {
+      await memory.close();
+    }
+    const store = createSqliteMemoryStore({ path, access: 'read' });
+    try {
+      expect(store.vectorIndex.quantization).toBe('int8');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an invalid vectorIndex is the store’s typed error, and no file is left behind', async () => {
+    n += 1;
+    const path = join(dir, `m${n}`, 'memory.db');
+    const failed = await createMemory({
+      path,
+      embedder: 'deterministic',
+      vectorIndex: { quantization: 'nope' as 'int8' },
+    }).then(
+      () => null,
+      (error: unknown) => (error as { code?: unknown }).code,
+    );
+    expect(failed).toBe('ENGRAM_STORE_INVALID_INPUT');
+    expect(existsSync(path)).toBe(false);
   });
 });

@@ -39,19 +39,21 @@ function conflictOr(error: unknown): unknown {
 }
 
 /**
- * Opens (or creates) the memory file at `config.path`. Throws a typed error when the options are invalid, the
- * file cannot be opened, or it records another embedder than the one given.
+ * Opens (or creates) the memory file at `config.path`, or the PostgreSQL database when it is a `postgres://` or
+ * `postgresql://` URL. Throws a typed error when the options are invalid, the file or database cannot be
+ * opened, or it records another embedder than the one given.
  */
 export async function createMemory(config: MemoryConfig): Promise<Memory> {
   if (typeof config !== 'object' || config === null) throw invalidInput('config must be an object');
   if (typeof config.path !== 'string' || config.path.trim() === '')
-    throw invalidInput('path must be a file path');
+    throw invalidInput('path must be a file path or a PostgreSQL URL');
   const defaultAgent = agentOf(config, 'default');
-  const engine = openEngine({
+  const engine = await openEngine({
     path: config.path,
     ...(config.embedder === undefined ? {} : { embedder: config.embedder }),
     ...(config.model === undefined ? {} : { model: config.model }),
     ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
+    ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;

@@ -2,12 +2,15 @@
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
 import type { RetrievalExplanation } from '@engram/retrieval';
-import type { Lifecycle, MemoryFilter, MemoryKind } from '@engram/store';
+import type { Lifecycle, MemoryFilter, MemoryKind, VectorIndexOptions } from '@engram/store';
 import type { EmbedderOption } from './engine.js';
 
 /** Options of {@link createMemory}. */
 export interface MemoryConfig {
-  /** Path of the SQLite file (created with its directory when missing). */
+  /**
+   * Path of the SQLite file (created with its directory when missing), or the URL of a PostgreSQL database
+   * (`postgres://user:password@host:5432/db`; `postgresql://` too) — many processes and machines may share it.
+   */
   readonly path: string;
   /**
    * The embedder of a new file: `'use'` (default, offline USE-lite, English), `'deterministic'` (offline,
@@ -19,8 +22,13 @@ export interface MemoryConfig {
   readonly model?: ModelPort;
   /** The agent every call acts for unless it names another (default `'default'`). */
   readonly agentId?: string;
-  /** The SQLCipher key of an encrypted file; never logged or put in an error. */
+  /** The SQLCipher key of an encrypted file; never logged or put in an error. SQLite only. */
   readonly encryptionKey?: string | Uint8Array;
+  /**
+   * The SQLite store's vector index: `{ quantization: 'none' | 'int8' | 'bit', rescore? }` (quantised vector
+   * search; see `@engram/store`). SQLite only.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
 }
 
 /** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */

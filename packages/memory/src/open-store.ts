@@ -1,0 +1,185 @@
+/**
+ * Opening the store under the facade and choosing its embedder: a SQLite file (its directory created when
+ * missing) or, for a `postgres://` / `postgresql://` URL, a PostgreSQL database — its store package is loaded
+ * only then, so a SQLite user never loads `pg`. Either way a new database gets the embedder asked for (else
+ * USE-lite) and an existing one keeps the one it records.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { DiagnosticsCollector } from '@engram/diagnostics';
+import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
+import { USE_LITE_PROFILE } from '@engram/embedder-use';
+import {
+  createSqliteMemoryStore,
+  type EmbeddingProfile,
+  type SqliteMemoryStore,
+  type VectorIndexOptions,
+} from '@engram/store';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
+import { openBoundPostgres, postgresFor } from '@engram/store-postgres/open';
+import type { EmbedderOption } from './engine.js';
+import { EngramMemoryError, engramErrorCode } from './errors.js';
+
+/** The store under the facade: a SQLite file's or a PostgreSQL database's. */
+export type EngineStore = SqliteMemoryStore | PostgresMemoryStore;
+
+/** What {@link openEngineStore} needs of the engine's configuration. */
+export interface StoreOptions {
+  readonly path: string;
+  readonly embedder?: EmbedderOption;
+  readonly encryptionKey?: string | Uint8Array;
+  readonly vectorIndex?: VectorIndexOptions;
+}
+
+/** What holds the memories, as errors name it. */
+type Noun = 'file' | 'database';
+
+const BUILT_IN: { readonly use: EmbeddingProfile; readonly deterministic: EmbeddingProfile } = {
+  use: USE_LITE_PROFILE,
+  deterministic: DETERMINISTIC_PROFILE,
+};
+
+function sameProfile(a: EmbeddingProfile, b: EmbeddingProfile): boolean {
+  return a.id === b.id && a.dimensions === b.dimensions;
+}
+
+function label(profile: EmbeddingProfile): string {
+  return `${profile.id} (${profile.dimensions} d)`;
+}
+
+/** The profile an embedder option embeds with. */
+export function profileOf(option: EmbedderOption): EmbeddingProfile {
+  return typeof option === 'string' ? BUILT_IN[option] : option.profile;
+}
+
+/** True when a non-empty file exists at the path (an empty file is a new database to SQLite). */
+function hasDatabase(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The embedder of a file or database: a new one gets the one asked for (default USE-lite); an existing one
+ * keeps the one it records — `ENGRAM_MEMORY_EMBEDDER_MISMATCH` when another one was asked for,
+ * `ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE` when it records one that is not built in and none was given.
+ */
+export function chooseEngineEmbedder(
+  recorded: EmbeddingProfile | null | 'new',
+  requested: EmbedderOption | undefined,
+  noun: Noun = 'file',
+): EmbedderOption {
+  const elsewhere = noun === 'file' ? 'another path' : 'another database';
+  if (recorded === 'new') return requested ?? 'use';
+  if (recorded === null) {
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
+      `the ${noun} records no embedder (it was made without a vector index); use ${elsewhere}`,
+    );
+  }
+  if (requested !== undefined) {
+    if (!sameProfile(profileOf(requested), recorded)) {
+      throw new EngramMemoryError(
+        'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
+        `the ${noun} was made with the embedder ${label(recorded)}, not ${label(profileOf(requested))}; open it with that embedder or use ${elsewhere}`,
+      );
+    }
+    return requested;
+  }
+  if (sameProfile(recorded, BUILT_IN.use)) return 'use';
+  if (sameProfile(recorded, BUILT_IN.deterministic)) return 'deterministic';
+  throw new EngramMemoryError(
+    'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
+    `the ${noun} was made with the embedder ${label(recorded)}; pass an embedder with that profile`,
+  );
+}
+
+/** The facade's error for a store bound to another embedder in between; any other error as is. */
+function mismatchOr(error: unknown, noun: Noun): unknown {
+  // Another process created the file or database with another embedder between the check and the open.
+  if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
+  return new EngramMemoryError(
+    'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
+    `the ${noun} was made with another embedder; open it with that embedder or use ${noun === 'file' ? 'another path' : 'another database'}`,
+    { cause: error },
+  );
+}
+
+function openSqlite(
+  options: StoreOptions,
+  profile: EmbeddingProfile | undefined,
+  collector: DiagnosticsCollector,
+): SqliteMemoryStore {
+  try {
+    mkdirSync(dirname(options.path), { recursive: true });
+  } catch (error) {
+    throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'cannot create the directory of the file', {
+      cause: error,
+    });
+  }
+  try {
+    return createSqliteMemoryStore({
+      path: options.path,
+      // Omitted for an existing file: the store adopts the profile the file records.
+      ...(profile === undefined ? {} : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
+      observer: collector.storeObserver,
+      ...(options.encryptionKey === undefined ? {} : { encryption: { key: options.encryptionKey } }),
+      ...(options.vectorIndex === undefined ? {} : { vectorIndex: options.vectorIndex }),
+    });
+  } catch (error) {
+    throw mismatchOr(error, 'file');
+  }
+}
+
+/** A SQLite-only option given with a PostgreSQL URL. */
+function sqliteOnly(option: string, why: string): EngramMemoryError {
+  return new EngramMemoryError(
+    'ENGRAM_MEMORY_INVALID_CONFIG',
+    `${option} is a SQLite file option; a PostgreSQL database takes none (${why})`,
+  );
+}
+
+/**
+ * Opens the store at `options.path` (a file path or a PostgreSQL URL) and chooses its embedder. Throws a typed
+ * error, with nothing created, for a SQLite-only option given with a URL or an embedder that is not the one the
+ * store records; the URL is never put in an error.
+ */
+export async function openEngineStore(
+  options: StoreOptions,
+  collector: DiagnosticsCollector,
+): Promise<{ readonly store: EngineStore; readonly choice: EmbedderOption }> {
+  const postgres = await postgresFor(options.path);
+  if (postgres !== null) {
+    if (options.encryptionKey !== undefined) {
+      throw sqliteOnly('encryptionKey', 'encryption at rest is the server’s; TLS with sslmode in the URL');
+    }
+    if (options.vectorIndex !== undefined) {
+      throw sqliteOnly('vectorIndex', 'pgvector indexes the vectors');
+    }
+    try {
+      return await openBoundPostgres(postgres, {
+        url: options.path,
+        choose: (recorded) => {
+          const choice = chooseEngineEmbedder(recorded, options.embedder, 'database');
+          return { choice, profile: profileOf(choice) };
+        },
+        observer: collector.storeObserver,
+      });
+    } catch (error) {
+      throw mismatchOr(error, 'database');
+    }
+  }
+  if (hasDatabase(options.path)) {
+    const store = openSqlite(options, undefined, collector);
+    try {
+      return { store, choice: chooseEngineEmbedder(store.embeddingProfile, options.embedder) };
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  const choice = chooseEngineEmbedder('new', options.embedder);
+  return { store: openSqlite(options, profileOf(choice), collector), choice };
+}

@@ -1,0 +1,76 @@
+/**
+ * `@engram/store-postgres/open`: opening the database a composition root is given as a string — a CLI's
+ * `--db`, a facade's `path` — when that string is a PostgreSQL URL. Nothing here loads `pg`: the store package
+ * is imported only for a URL, so a process that opens a SQLite file never loads the driver.
+ */
+import type { EmbeddingProfile, StoreObserver } from '@engram/store';
+import type { PostgresMemoryStore } from './store.js';
+
+/** The PostgreSQL store package. */
+export type PostgresModule = typeof import('./index.js');
+
+/** What a database records: `'new'` (no Engram schema yet), null (no vector index) or its embedder profile. */
+export type PostgresBinding = EmbeddingProfile | null | 'new';
+
+/** The PostgreSQL store package when `db` is a PostgreSQL URL (`isPostgresUrl` decides), else null. */
+export async function postgresFor(db: string): Promise<PostgresModule | null> {
+  // Every URL that rule accepts starts so: anything else is a file path, and nothing is loaded.
+  if (typeof db !== 'string' || !db.startsWith('postgres')) return null;
+  const module = await import('./index.js');
+  return module.isPostgresUrl(db) ? module : null;
+}
+
+/** Construction of {@link openBoundPostgres}. */
+export interface OpenBoundPostgresConfig<T> {
+  readonly url: string;
+  /**
+   * Picks the embedder from what the database records, before anything is created or migrated; throws the
+   * caller's own error to refuse. `profile` binds a new database (ignored for an existing one).
+   */
+  readonly choose: (recorded: PostgresBinding) => {
+    readonly choice: T;
+    readonly profile: EmbeddingProfile | null;
+  };
+  readonly observer?: StoreObserver;
+}
+
+/**
+ * Opens a PostgreSQL database with the embedder its recorded binding calls for: reads the binding without
+ * migrating (`readPostgresBinding`), lets `choose` pick (or refuse), then opens the store — bound to the chosen
+ * profile when the database is new, adopting the recorded one otherwise. Rejects with `EngramStoreError`
+ * (`ENGRAM_STORE_FINGERPRINT_MISMATCH` when another process bound a new database in between) or what `choose`
+ * throws; the URL is never put in an error.
+ */
+export async function openBoundPostgres<T>(
+  postgres: PostgresModule,
+  config: OpenBoundPostgresConfig<T>,
+): Promise<{ readonly store: PostgresMemoryStore; readonly choice: T }> {
+  const recorded = await postgres.readPostgresBinding(config.url);
+  const { choice, profile } = config.choose(recorded);
+  const store = await postgres.createPostgresMemoryStore({
+    connectionString: config.url,
+    // Omitted for an existing database: the store adopts the profile it records.
+    ...(recorded !== 'new' || profile === null
+      ? {}
+      : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
+    ...(config.observer === undefined ? {} : { observer: config.observer }),
+  });
+  return { store, choice };
+}
+
+/**
+ * The URL with its password replaced by `***`, for a label a user may see; a string that is not a PostgreSQL
+ * URL (a file path) is returned as is, an unparsable URL as its scheme only.
+ */
+export function redactPostgresUrl(db: string): string {
+  if (!/^postgres(ql)?:\/\//.test(db)) return db;
+  try {
+    const parsed = new URL(db);
+    if (parsed.password === '') return db;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    // Nothing after the scheme is shown: it may hold a password.
+    return `${db.slice(0, db.indexOf(':'))}://***`;
+  }
+}
