@@ -1,22 +1,26 @@
 /**
- * A drain worker process for the multi-worker test: it opens the store with claims (a lease per claimed row)
- * and runs the maintenance drain (`createEmbeddingDrain`, batches of 5: one embedder call, then its commit)
- * until the backlog is empty. Every text the embedder is given is logged (one line per text, written before
- * the call returns) to the log file, so the test can count embedder calls per row across processes.
+ * A drain worker process for the multi-worker test on PostgreSQL: it opens the store with claims (a lease per
+ * claimed row) and runs the maintenance drain (`createEmbeddingDrain`, batches of 5: one embedder call, then
+ * its commit) until the backlog is empty. Every text the embedder is given is logged (one line per text,
+ * written before the call returns) to the log file, so the test can count embedder calls per row across
+ * processes. The worker creates its (empty) log file once its store is open, before it drains anything: the
+ * file's existence says the worker is ready.
  *
- * `node drain-worker.js <url> <log file> [--stall | --die-after-embed]`: with `--stall` the worker's first
- * embedder call never returns (it prints `claimed <n>` and waits to be killed: a worker dying with its claims
- * held, nothing embedded); with `--die-after-embed` the first call returns its vectors and the commit never
- * starts (it prints `embedded <n>` and waits to be killed: a worker dying between the embedder and the commit).
+ * `node drain-worker.js <url> <log file> [--stall | --die-after-embed | --start-on <file>]`: with `--stall` the
+ * worker's first embedder call never returns (it prints `claimed <n>` and waits to be killed: a worker dying
+ * with its claims held, nothing embedded); with `--die-after-embed` the first call returns its vectors and the
+ * commit never starts (it prints `embedded <n>` and waits to be killed: a worker dying between the embedder
+ * and the commit); with `--start-on <file>` it is ready, then waits until that file exists before draining
+ * (so the test starts several workers together, whatever each one's start-up took).
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createEmbeddingDrain } from '@engram/maintenance';
-import { createPostgresMemoryStore } from '../store.js';
+import { createPostgresMemoryStore } from '@engram/store-postgres';
+import { createEmbeddingDrain } from '../drain.js';
 
-const [url, log, flag] = process.argv.slice(2);
-if (url === undefined || log === undefined) {
-  throw new Error('usage: drain-worker <url> <log> [--stall | --die-after-embed]');
+const [url, log, flag, startOn] = process.argv.slice(2);
+if (url === undefined || log === undefined || (flag === '--start-on' && startOn === undefined)) {
+  throw new Error('usage: drain-worker <url> <log> [--stall | --die-after-embed | --start-on <file>]');
 }
 const forever = (): Promise<never> => new Promise<never>(() => setInterval(() => {}, 60_000));
 
@@ -63,6 +67,10 @@ const drain = createEmbeddingDrain({
   },
   batchSize: 5,
 });
+writeFileSync(log, '');
+if (flag === '--start-on' && startOn !== undefined) {
+  while (!existsSync(startOn)) await sleep(10);
+}
 let idle = 0;
 for (;;) {
   const run = await drain.run();
