@@ -37,7 +37,10 @@ const store = await createPostgresMemoryStore({
   connectionString: url,
   poolSize: 2,
   embedding: profile,
-  claimLeaseMs: 1500,
+  // The workers killed mid-batch hold short leases, so the others take their rows over soon; a worker that
+  // runs to the end holds long ones, so a batch of it slowed by a loaded machine is never taken over (and
+  // embedded twice) before its commit.
+  claimLeaseMs: flag === '--stall' || flag === '--die-after-embed' ? 1500 : 60_000,
 });
 let embedded = false;
 const drain = createEmbeddingDrain({
