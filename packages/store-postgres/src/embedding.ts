@@ -29,7 +29,7 @@ import {
 import type pg from 'pg';
 import type { PgContext } from './context.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, writeVector } from './derived.js';
-import { setMeta, vectorTableSql } from './schema.js';
+import { ensurePgvector, setMeta, vectorTableSql } from './schema.js';
 
 /** The server clock in epoch milliseconds (leases never depend on the workers' clocks). */
 const SERVER_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -297,7 +297,7 @@ export function resetEmbeddings(ctx: PgContext, profile: EmbeddingProfile | null
     await ctx.tx(async (db) => {
       await ctx.run(db, 'meta', 'DROP TABLE IF EXISTS memory_vectors');
       if (next !== null) {
-        await ctx.run(db, 'meta', 'CREATE EXTENSION IF NOT EXISTS vector');
+        await ensurePgvector(ctx, db);
         await ctx.run(db, 'meta', vectorTableSql(next.dimensions));
       }
       await ctx.run(

@@ -336,7 +336,7 @@ async function migrateLocked(
     profile = embedding;
   }
   if (profile !== null) {
-    await ctx.run(db, 'meta', 'CREATE EXTENSION IF NOT EXISTS vector');
+    await ensurePgvector(ctx, db);
     await ctx.run(db, 'meta', vectorTableSql(profile.dimensions));
   }
   return {
@@ -344,6 +344,37 @@ async function migrateLocked(
     fingerprint: embeddingFingerprint(profile),
     schemaVersion: PG_SCHEMA_VERSION,
   };
+}
+
+/** The oldest pgvector the vector arm runs on: 0.8 brought iterative index scans, which keep a filtered k-NN from starving. */
+export const MIN_PGVECTOR: readonly [number, number] = [0, 8];
+
+/**
+ * Creates the `vector` extension if needed and checks its version: an older pgvector would open and then fail
+ * every vector search (`hnsw.iterative_scan` is unknown before 0.8), so it is refused here, at open.
+ */
+export async function ensurePgvector(ctx: PgContext, db: pg.PoolClient): Promise<void> {
+  await ctx.run(db, 'meta', 'CREATE EXTENSION IF NOT EXISTS vector');
+  const rows = await ctx.q<{ extversion: string }>(
+    db,
+    'meta',
+    "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+  );
+  if (!pgvectorSupported(rows[0]?.extversion)) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_NATIVE_UNAVAILABLE',
+      `pgvector ${MIN_PGVECTOR.join('.')} or later is required (the server has ${rows[0]?.extversion ?? 'none'})`,
+    );
+  }
+}
+
+/** True for a pgvector version string at or above {@link MIN_PGVECTOR}. */
+export function pgvectorSupported(version: string | undefined): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? '');
+  if (m === null) return false;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  return major > MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor >= MIN_PGVECTOR[1]);
 }
 
 export { setMeta };
