@@ -1,5 +1,6 @@
 // The built `engram` CLI on a PostgreSQL database (`--db postgres://…`): PGlite over the wire protocol started
 // here, or the scratch server named by ENGRAM_PG_URL.
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,4 +62,40 @@ it('an unreachable server is a typed error without the URL or a stack trace', as
   expect(run.code).not.toBe(0);
   expect(run.stderr).not.toContain('secret');
   expect(run.stderr).not.toMatch(/\n\s+at /);
+});
+
+/** `engram <args>` through a shell (for `<` and `>`), in the test directory. */
+function shell(args: string, env: Readonly<Record<string, string>> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', `"${process.execPath}" "${CLI}" ${args}`], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+it('imports an export made with another embedder into an existing database, which keeps its own embedder', async () => {
+  const db = server.url; // bound to the deterministic embedder by the first test
+  const made = await shell(`remember "The cache TTL is 300 seconds." --db u.db --agent ops`, {
+    ENGRAM_EMBEDDER: 'use',
+  });
+  expect(made.code).toBe(0);
+  expect((await shell('export --db u.db > u.jsonl')).code).toBe(0);
+  const imported = await shell(`import --db "${db}" --json < u.jsonl`);
+  expect(imported.stderr).toBe('');
+  expect(imported.code).toBe(0);
+  const found = await cli(['search', 'cache TTL', '--db', db, '--agent', 'ops']);
+  expect(found.stdout).toContain('The cache TTL is 300 seconds.');
+  const still = await cli(['search', 'staging port', '--db', db, '--agent', 'ops']);
+  expect(still.stdout).toContain('The staging database runs on port 5433.');
 });

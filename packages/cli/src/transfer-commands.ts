@@ -13,6 +13,7 @@ import { EXIT, out, outJson, withEngram } from './command-support.js';
 import { BUILT_IN_PROFILES, type EmbedderChoice } from './embedder-choice.js';
 import { EngramDemoError } from './errors.js';
 import type { CliIo, TextSink } from './io.js';
+import { postgresFor } from './postgres-module.js';
 import { printable } from './terminal-text.js';
 
 /** A pass that archives at least this many rows says so on stderr. */
@@ -164,8 +165,9 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
     if (header !== undefined) yield header;
     for (let r = await next(); r !== undefined; r = await next()) yield r;
   }
-  // A new file adopts the export's embedder (when built in), so its vectors are kept; an existing one keeps its own.
-  const embedder = existsSync(c.db) ? undefined : choiceFor(header);
+  // A new database adopts the export's embedder (when built in), so its vectors are kept; an existing one keeps
+  // its own (a file that exists, a PostgreSQL database that holds Engram's schema).
+  const embedder = (await holdsDatabase(c.db)) ? undefined : choiceFor(header);
   return withEngram(
     io,
     c,
@@ -184,4 +186,11 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
     },
     { access: 'write', creates: true, writes: true, ...(embedder === undefined ? {} : { embedder }) },
   );
+}
+
+/** True when `db` already holds a database: an existing file, or a PostgreSQL database with Engram's schema. */
+async function holdsDatabase(db: string): Promise<boolean> {
+  const pg = await postgresFor(db);
+  if (pg === null) return existsSync(db);
+  return (await pg.postgres.readPostgresBinding(db)) !== 'new';
 }
