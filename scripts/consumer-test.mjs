@@ -13,7 +13,8 @@
 //      then runs a small ESM script in that project that opens a store, remembers, drains, searches, snapshots
 //      diagnostics and serves the health endpoint, the page and every one of its shipped assets — asserting
 //      each step; then runs the `@engram/memory` README's five-line example as the README shows it, and the
-//      examples/ai-sdk-chat and examples/langchain-rag scripts with `ai` and `@langchain/core` from npm;
+//      examples/ai-sdk-chat and examples/langchain-rag scripts with what their package.json files declare from
+//      npm (`ai`, `@langchain/core` and the endpoint packages, which must import);
 //   4. CLI phase, in the same project: `npx @engram/cli mcp` (the bin of the installed @engram/cli tarball) is
 //      driven over stdio by the official MCP SDK client (`@modelcontextprotocol/sdk` 1.x from npm): it lists the
 //      tools with their titles and hints, remembers a fact, finds it by `memory_search` with structured
@@ -356,13 +357,34 @@ await store.close();
 step('closed the store');
 `;
 
-// The framework packages installed from npm beside the packed adapters, within the adapters' peer ranges (`ai` 7,
-// also admitted, needs Node 22: the ai-sdk package type-checks it with `check:ai7`).
-const FRAMEWORKS = ['ai@^6.0.0', '@langchain/core@^1.0.0'];
-// The examples run from the installed packages, and a line each must print.
+// The examples run from the installed packages, and a line each must print; `endpoint` is the package each
+// imports when an OpenAI-compatible endpoint is configured.
 const EXAMPLES = [
-  { dir: 'ai-sdk-chat', file: 'chat.mjs', expect: "From memory: The user's favourite editor is Helix." },
-  { dir: 'langchain-rag', file: 'rag.mjs', expect: 'According to the runbook: To roll back a deploy' },
+  {
+    dir: 'ai-sdk-chat',
+    file: 'chat.mjs',
+    expect: "From memory: The user's favourite editor is Helix.",
+    endpoint: '@ai-sdk/openai-compatible',
+  },
+  {
+    dir: 'langchain-rag',
+    file: 'rag.mjs',
+    expect: 'According to the runbook: To roll back a deploy',
+    endpoint: '@langchain/openai',
+  },
+];
+// What the examples' package.json files declare from npm (the `workspace:` ones are the packed tarballs): the
+// frameworks within the adapters' peer ranges (`ai` 7, also admitted, needs Node 22: the ai-sdk package
+// type-checks it with `check:ai7`) and the endpoint packages, installed beside the packed adapters.
+const FRAMEWORKS = [
+  ...new Set(
+    EXAMPLES.flatMap((example) => {
+      const manifest = JSON.parse(readFileSync(join(root, 'examples', example.dir, 'package.json'), 'utf8'));
+      return Object.entries(manifest.dependencies ?? {})
+        .filter(([, range]) => !String(range).startsWith('workspace:'))
+        .map(([name, range]) => `${name}@${range}`);
+    }),
+  ),
 ];
 
 // The script the CLI phase runs: the installed `engram` bin, through npx, as an MCP server for the SDK client.
@@ -564,6 +586,12 @@ async function main() {
       const ran = await run(process.execPath, [example.file], { cwd: project, echo: true, env });
       if (ran.code !== 0) fail(`${example.file} exited ${ran.code}`);
       if (!ran.output.includes(example.expect)) fail(`${example.file} did not answer from its memory`);
+      const resolves = await run(
+        process.execPath,
+        ['--input-type=module', '-e', `await import(${JSON.stringify(example.endpoint)});`],
+        { cwd: project },
+      );
+      if (resolves.code !== 0) fail(`${example.file}'s endpoint package ${example.endpoint} does not import`);
     }
     log('the ai-sdk-chat and langchain-rag examples answered from their memories');
 

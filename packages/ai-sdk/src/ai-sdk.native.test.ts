@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createMemory, type Memory } from '@engram/memory';
 import {
   generateText,
+  InvalidToolInputError,
   jsonSchema,
   type ModelMessage,
   stepCountIs,
@@ -17,6 +18,7 @@ import {
 } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { engramMiddleware } from './middleware.js';
 import { MAX_RECORDED_CHARS, messageText, type Prompt } from './prompt.js';
 import { engramTools } from './tools.js';
@@ -127,6 +129,33 @@ describe('engramMiddleware and engramTools with generateText', () => {
     });
     expect(received.at(-1)?.role).toBe('user');
     expect(messageText(received.at(-1) as Prompt[number])).toContain("What is my dog's name?");
+  });
+
+  it('each tool has a zod input schema from the one definition; a malformed call is refused by the SDK, not run', async () => {
+    const tools = engramTools(memory);
+    expect(Object.keys(tools)).toEqual(memory.toolDefinitions.map((d) => d.name));
+    for (const t of Object.values(tools)) expect(t.inputSchema).toBeInstanceOf(z.ZodType);
+    const search = tools.memory_search?.inputSchema as z.ZodType;
+    expect(search.safeParse({ query: 'editor' })).toEqual({
+      success: true,
+      data: { query: 'editor', limit: 5, maxChars: 4000 },
+    });
+    expect(search.safeParse({ limit: 3 }).success).toBe(false);
+    expect(search.safeParse({ query: 'editor', unknown: 1 }).success).toBe(false);
+
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) =>
+        prompt.at(-1)?.role === 'tool' ? text('done') : calls(['c1', 'memory_search', { limit: 3 }]),
+    });
+    const result = await generateText({ model, tools, stopWhen: stepCountIs(2), prompt: 'Find it' });
+    const [failed] = result.steps[0]?.content.filter((part) => part.type === 'tool-error') ?? [];
+    expect(failed?.toolName).toBe('memory_search');
+    const call = result.steps[0]?.toolCalls[0];
+    expect(call?.invalid).toBe(true);
+    expect(InvalidToolInputError.isInstance(call?.error)).toBe(true);
+    expect(String(failed?.error)).toMatch(/^Invalid input for tool memory_search: Type validation failed/);
+    expect(result.steps[0]?.toolResults).toEqual([]);
+    expect(result.text).toBe('done');
   });
 
   it('two consecutive calls send a byte-identical system prefix while the facts are unchanged', async () => {

@@ -1,11 +1,13 @@
 /**
  * `engramTools`: the memory tools as AI SDK tools for `generateText({ tools })` — `memory_search`,
- * `memory_remember`, `memory_get`, `memory_update`, `memory_forget` and the skills. Their input schemas are the
- * JSON Schemas the memory offers every model (one definition, also served over MCP); each call is validated and
- * run by the memory, and answers the model with short text.
+ * `memory_remember`, `memory_get`, `memory_update`, `memory_forget` and the skills. Their input schemas are zod
+ * schemas built from the JSON Schemas the memory offers every model (one definition, also served over MCP), so
+ * the SDK rejects a malformed call with its own `InvalidToolInputError` before it runs; each call is then run by
+ * the memory (which validates it again), and answers the model with short text.
  */
 import type { Memory } from '@engram/memory';
-import { jsonSchema, type Tool, tool } from 'ai';
+import { type Tool, tool } from 'ai';
+import { z } from 'zod';
 
 /** Options of {@link engramTools}. */
 export interface EngramToolsOptions {
@@ -20,10 +22,14 @@ export function engramTools(
 ): Record<string, Tool<unknown, string>> {
   const tools: Record<string, Tool<unknown, string>> = {};
   for (const spec of memory.toolDefinitions) {
+    // A copy: the definitions are frozen and shared.
+    const inputSchema: z.ZodType = z.fromJSONSchema(
+      structuredClone(spec.inputSchema) as Parameters<typeof z.fromJSONSchema>[0],
+    );
     // No explicit type arguments: `tool`'s generics differ between AI SDK 6 and 7; both infer these.
     tools[spec.name] = tool({
       description: spec.description,
-      inputSchema: jsonSchema<unknown>(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+      inputSchema,
       execute: async (input: unknown, { abortSignal }): Promise<string> => {
         const result = await memory.callTool(spec.name, input, {
           ...(options.agentId === undefined ? {} : { agentId: options.agentId }),

@@ -9,7 +9,9 @@ import { createMemory, type Memory } from '@engram/memory';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableLambda, RunnableWithMessageHistory } from '@langchain/core/runnables';
+import { ToolInputParsingException } from '@langchain/core/tools';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { EngramChatMessageHistory } from './history.js';
 import { EngramRetriever } from './retriever.js';
 import { engramTools } from './tools.js';
@@ -217,6 +219,20 @@ describe('engramTools', () => {
     const [fact] = await memory.list();
     const forget = tools.find((t) => t.name === 'memory_forget');
     expect(await forget?.invoke({ id: fact?.id })).toMatch(new RegExp(`^Forgot memory ${fact?.id}\\.`));
+    expect(await memory.list()).toEqual([]);
+  });
+
+  it('each tool has a zod schema from the one definition; a malformed call is refused by LangChain, not run', async () => {
+    const tools = engramTools(memory);
+    expect(tools.map((t) => t.name)).toEqual(memory.toolDefinitions.map((d) => d.name));
+    for (const t of tools) expect(t.schema).toBeInstanceOf(z.ZodType);
+    const search = tools.find((t) => t.name === 'memory_search');
+    const schema = search?.schema as z.ZodType;
+    expect(schema.safeParse({ query: 'office hours' }).success).toBe(true);
+    expect(schema.safeParse({ limit: 3 }).success).toBe(false);
+    await expect(search?.invoke({ limit: 3 })).rejects.toBeInstanceOf(ToolInputParsingException);
+    const remember = tools.find((t) => t.name === 'memory_remember');
+    await expect(remember?.invoke({ content: '' })).rejects.toBeInstanceOf(ToolInputParsingException);
     expect(await memory.list()).toEqual([]);
   });
 });

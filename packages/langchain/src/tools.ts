@@ -1,10 +1,12 @@
 /**
  * `engramTools`: the memory tools as LangChain tools (`memory_search`, `memory_remember`, `memory_get`,
  * `memory_update`, `memory_forget` and the skills), for `model.bindTools(tools)` or an agent. Their input schemas
- * are the JSON Schemas the memory offers every model; each call is validated and run by the memory.
+ * are zod schemas built from the JSON Schemas the memory offers every model (one definition), so LangChain
+ * rejects a malformed call with its own `ToolInputParsingException`; each call is then run by the memory.
  */
 import type { Memory } from '@engram/memory';
 import { DynamicStructuredTool } from '@langchain/core/tools';
+import { z } from 'zod';
 
 /** Options of {@link engramTools}. */
 export interface EngramToolsOptions {
@@ -19,8 +21,8 @@ export function engramTools(memory: Memory, options: EngramToolsOptions = {}): D
       new DynamicStructuredTool({
         name: spec.name,
         description: spec.description,
-        // A copy: LangChain annotates the schema object it validates with, and the definitions are frozen.
-        schema: structuredClone(spec.inputSchema) as Record<string, unknown>,
+        // A copy: the definitions are frozen and shared.
+        schema: z.fromJSONSchema(structuredClone(spec.inputSchema) as Parameters<typeof z.fromJSONSchema>[0]),
         func: async (input: unknown) =>
           (
             await memory.callTool(
