@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type MaintenanceObserver,
   type MaintenancePassReport,
@@ -77,6 +78,12 @@ export interface MaintenanceRunnerConfig {
     readonly reviewThreshold?: number;
   };
   readonly maxOutputTokens?: number;
+  /**
+   * How long the agent's maintenance lease lasts (default 15 min), when the store has one: a pass takes it
+   * first and skips the agent (`skipped: 'claimed'`) while another worker holds it; it is released when the
+   * pass ends, and expires on its own if this process dies. Keep it longer than a pass.
+   */
+  readonly leaseMs?: number;
 }
 
 export type {
@@ -90,7 +97,9 @@ export type {
  * Maintenance passes: a cheap phase (integrity repair, archive by decay, prune orphaned index entries) and,
  * when a model is configured and the cool-down has elapsed, a heavy phase whose steps `challenge`, `merge`,
  * `reflection`, `persona` reserve every model call from one {@link PassBudget}. One pass per agent at a time:
- * a second call while one runs returns `{ skipped: 'busy' }`. Cool-down state is kept in memory.
+ * a second call while one runs returns `{ skipped: 'busy' }`; across runners and processes, when the store
+ * has a maintenance lease, a pass for an agent whose lease another worker holds returns `{ skipped: 'claimed' }`.
+ * Cool-down state is kept in memory.
  */
 export interface MaintenanceRunner {
   run(agentId: string, options?: MaintenancePassOptions): Promise<MaintenancePassResult>;
@@ -143,6 +152,15 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   const drain = config.drain ?? null;
   const decayKinds = MEMORY_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
   const maxScan = nonNegative('maxScanPerPass', config.maxScanPerPass ?? 2000);
+  const leaseMs = config.leaseMs ?? 15 * 60 * 1000;
+  if (!(Number.isSafeInteger(leaseMs) && leaseMs >= 1 && leaseMs <= 24 * HOUR)) {
+    throw new EngramMaintenanceError(
+      'ENGRAM_MAINTENANCE_INVALID_CONFIG',
+      'Invalid maintenance setting: leaseMs.',
+    );
+  }
+  // This runner's name as a lease owner: two runners are two workers, even over one store instance.
+  const leaseOwner = `maintenance-${randomUUID()}`;
 
   const running = new Set<string>();
   // Per-agent state, bounded: the oldest entries are dropped past the cap (then that agent's gate is open).
@@ -370,11 +388,30 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       checkIdArgument(agentId, 'agentId');
       if (running.has(agentId)) return { skipped: 'busy', report: null };
       running.add(agentId);
+      let leased = false;
       try {
+        // A dry run writes nothing, so it needs no lease.
+        if (options.dryRun !== true && store.claimMaintenance !== undefined) {
+          // A store that cannot answer the claim (read-only, failing) runs the pass as a store without leases
+          // would: its writes are compare-and-set, and its failures are the pass's outcomes.
+          const claim = await store
+            .claimMaintenance(agentId, { leaseMs, owner: leaseOwner })
+            .catch(() => ({ claimed: true, failed: true }));
+          if (!claim.claimed) return { skipped: 'claimed', report: null };
+          leased = !('failed' in claim);
+        }
         const { report, details } = await pass(agentId, options);
         if (!details.dryRun) safeNotify(() => observer.onMaintenancePass?.(report));
         return { skipped: null, report, details };
       } finally {
+        // Released before the agent is free in this runner, so a next pass's lease is never dropped by this one.
+        if (leased && store.releaseMaintenance !== undefined) {
+          try {
+            await store.releaseMaintenance(agentId, { owner: leaseOwner });
+          } catch {
+            // the lease expires on its own
+          }
+        }
         running.delete(agentId);
       }
     },

@@ -43,9 +43,12 @@ export interface MaintenancePassDetails {
   readonly invalidOutputs: readonly InvalidModelOutput[];
 }
 
-/** The answer of one pass: its report, or `busy` when a pass for the agent was already running (nothing done). */
+/**
+ * The answer of one pass: its report, or why nothing was done — `busy` when a pass for the agent was already
+ * running in this runner, `claimed` when another worker (runner or process) holds the agent's maintenance lease.
+ */
 export type MaintenancePassResult =
-  | { readonly skipped: 'busy'; readonly report: null; readonly details?: null }
+  | { readonly skipped: 'busy' | 'claimed'; readonly report: null; readonly details?: null }
   | {
       readonly skipped: null;
       readonly report: MaintenancePassReport;

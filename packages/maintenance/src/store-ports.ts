@@ -60,7 +60,8 @@ export interface IntegrityRepairSlice {
  *
  * Contract: async; lifecycle moves with an expected revision are compare-and-set; a conflict changes nothing.
  * `listConflicts` and `resolveConflict` are optional: with them, the `challenge` step also settles the open
- * contradiction links between facts.
+ * contradiction links between facts. `claimMaintenance` / `releaseMaintenance` are optional too: with them, a
+ * pass first takes the agent's lease, so runners in several processes never run the same agent's pass twice.
  */
 export type MaintenanceStore = Pick<
   MemoryStore,
@@ -74,6 +75,7 @@ export type MaintenanceStore = Pick<
   | 'setLifecycle'
 > &
   Partial<Pick<MemoryStore, 'listConflicts' | 'resolveConflict'>> &
+  Pick<MemoryStore, 'claimMaintenance' | 'releaseMaintenance'> &
   IntegrityRepairSlice;
 
 /** One neighbour returned by the retriever. */

@@ -4,9 +4,11 @@
 // tested in @engram/maintenance.)
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EmbeddingOutcome, PendingEmbedding } from '@engram/store';
+import pg from 'pg';
 import { expect, it } from 'vitest';
+import { MIGRATIONS } from './schema.js';
 import { createPostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, resetTestDatabase, testPgUrl } from './testing/fresh.js';
 
 const PROFILE = { id: 'claims-test', dimensions: 4 };
 
@@ -68,5 +70,46 @@ it('workers claim disjoint rows, and a claim whose lease ran out is taken over: 
     for (const r of rows) expect((await a.getMemory(r.agentId, r.id))?.embeddingState).toBe('ready');
   } finally {
     await Promise.all([a.close(), b.close(), short.close()]);
+  }
+});
+
+it('a schema-2 database gets the maintenance lease table; one worker holds an agent, the other waits its turn', async () => {
+  await resetTestDatabase();
+  const client = new pg.Client({ connectionString: testPgUrl() });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE engram_meta (key text PRIMARY KEY, value text NOT NULL)');
+    await client.query(MIGRATIONS[0]?.sql ?? '');
+    await client.query(MIGRATIONS[1]?.sql ?? '');
+    await client.query(
+      "INSERT INTO engram_meta VALUES ('schema_version', '2'), ('embedding_fingerprint', 'none')",
+    );
+  } finally {
+    await client.end();
+  }
+  const a = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
+  const b = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
+  try {
+    expect(a.info.schemaVersion).toBe(3);
+    const first = await a.claimMaintenance('agent', { leaseMs: 100 });
+    expect(first.claimed).toBe(true);
+    expect(await b.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
+    // Another agent is free; the same owner extends its own lease.
+    expect((await b.claimMaintenance('other', { leaseMs: 60_000 })).claimed).toBe(true);
+    expect((await a.claimMaintenance('agent', { leaseMs: 100 })).claimed).toBe(true);
+    // The deadline is on the server clock: once the short lease ran out, B takes the agent over.
+    let taken = await b.claimMaintenance('agent', { leaseMs: 60_000 });
+    while (!taken.claimed) {
+      await sleep(50);
+      taken = await b.claimMaintenance('agent', { leaseMs: 60_000 });
+    }
+    expect(await a.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
+    // A release by a non-holder changes nothing; the holder's release frees the agent at once.
+    await a.releaseMaintenance('agent');
+    expect((await a.claimMaintenance('agent', { leaseMs: 60_000 })).claimed).toBe(false);
+    await b.releaseMaintenance('agent');
+    expect((await a.claimMaintenance('agent', { leaseMs: 60_000 })).claimed).toBe(true);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
   }
 });

@@ -1,7 +1,8 @@
 // The store port's conformance suite (shared with the SQLite store) on PostgreSQL: PGlite over the wire
 // protocol, or the server named by ENGRAM_PG_URL.
 import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
-import { freshPostgresStore } from './testing/fresh.js';
+import { createPostgresMemoryStore } from './store.js';
+import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
 
 describeStoreConformance('postgres', async ({ now, idFactory, vectors, forget }) => {
   const store = await freshPostgresStore({
@@ -10,5 +11,20 @@ describeStoreConformance('postgres', async ({ now, idFactory, vectors, forget })
     idFactory,
     forget,
   });
-  return { store, close: () => store.close() };
+  return {
+    store,
+    // Another pool on the same database: another worker.
+    openSecond: async () => {
+      const second = await createPostgresMemoryStore({
+        connectionString: testPgUrl(),
+        poolSize: 2,
+        embedding: vectors ? CONFORMANCE_PROFILE : null,
+        now,
+        idFactory,
+        forget,
+      });
+      return { store: second, close: () => second.close() };
+    },
+    close: () => store.close(),
+  };
 });

@@ -200,6 +200,17 @@ CREATE INDEX memory_history_memory ON memory_history(agent_id, memory_id, seq);
 CREATE INDEX memory_history_related ON memory_history(agent_id, related_id) WHERE related_id IS NOT NULL;
 `,
   },
+  {
+    // The per-agent maintenance lease: one row per agent, taken while free or expired (server clock).
+    version: 3,
+    sql: `
+CREATE TABLE maintenance_leases (
+  agent_id text PRIMARY KEY,
+  owner text NOT NULL,
+  lease_until bigint NOT NULL
+);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -35,6 +35,7 @@ import {
   type Lifecycle,
   type ListMemoriesOptions,
   type ListPendingOptions,
+  type MaintenanceClaim,
   type MemoryHistory,
   type MemoryKind,
   type MemoryPatch,
@@ -64,6 +65,7 @@ import * as facts from './facts.js';
 import * as healthSlice from './health.js';
 import { history } from './history.js';
 import { checkIntegrity } from './integrity.js';
+import * as lease from './lease.js';
 import * as lifecycle from './lifecycle.js';
 import * as read from './read.js';
 import { migrate } from './schema.js';
@@ -268,6 +270,17 @@ export class PostgresMemoryStore implements MemoryStore {
   }
   pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }> {
     return healthSlice.pruneOrphanedVectors(this.#ctx, agentId);
+  }
+
+  /** The agent's maintenance lease (server clock); without `owner`, this store instance's worker id. */
+  claimMaintenance(
+    agentId: string,
+    options: { readonly leaseMs: number; readonly owner?: string },
+  ): Promise<MaintenanceClaim> {
+    return lease.claimMaintenance(this.#ctx, agentId, options);
+  }
+  releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void> {
+    return lease.releaseMaintenance(this.#ctx, agentId, options);
   }
 
   appendEvents(

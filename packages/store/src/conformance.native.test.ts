@@ -7,15 +7,22 @@ import { createSqliteMemoryStore } from './sqlite-store.js';
 
 describeStoreConformance('sqlite', async ({ now, idFactory, vectors, forget }) => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-conformance-'));
-  const store = createSqliteMemoryStore({
-    path: join(dir, 'store.db'),
-    embedding: vectors ? CONFORMANCE_PROFILE : null,
-    now,
-    idFactory,
-    forget,
-  });
+  const open = () =>
+    createSqliteMemoryStore({
+      path: join(dir, 'store.db'),
+      embedding: vectors ? CONFORMANCE_PROFILE : null,
+      now,
+      idFactory,
+      forget,
+    });
+  const store = open();
   return {
     store,
+    // Another connection to the same file: another worker.
+    openSecond: async () => {
+      const second = open();
+      return { store: second, close: () => second.close() };
+    },
     close: () => {
       store.close();
       rmSync(dir, { recursive: true, force: true });

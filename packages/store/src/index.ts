@@ -49,6 +49,7 @@ export type {
 export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, formatExportLine, parseExportLine } from './transfer.js';
 export type {
   AppendEventsResult,
+  ClaimMaintenanceOptions,
   EmbeddingBacklog,
   EmbeddingCommitResult,
   EmbeddingOutcome,
@@ -67,6 +68,8 @@ export type {
   Lifecycle,
   ListMemoriesOptions,
   ListPendingOptions,
+  MaintenanceClaim,
+  MaintenanceLeaseSlice,
   MemoryEmbeddingSlice,
   MemoryFilter,
   MemoryHealthSlice,

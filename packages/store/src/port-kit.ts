@@ -35,6 +35,7 @@ export {
   validateKind,
   validateLifecycle,
   validateLimit,
+  validateMaintenanceClaim,
   validateSkillName,
   validateTag,
   validateTags,

@@ -4,6 +4,8 @@
  * the port is implemented as functions over that context in its own module under `sqlite/`.
  * Async methods, synchronous inside; every write is one transaction; every driver error is classified.
  */
+
+import { randomUUID } from 'node:crypto';
 import { classifySqliteError, isEngramStoreError } from './errors.js';
 import type {
   ConflictLink,
@@ -31,6 +33,7 @@ import { checkIntegrity, type HealthResult, health, listAgents } from './sqlite/
 import { history } from './sqlite/history.js';
 import { importRecords } from './sqlite/import.js';
 import * as integrity from './sqlite/integrity.js';
+import * as lease from './sqlite/lease.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
 import * as read from './sqlite/read.js';
@@ -43,6 +46,7 @@ import * as write from './sqlite/write.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
   AppendEventsResult,
+  ClaimMaintenanceOptions,
   EmbeddingBacklog,
   EmbeddingCommitResult,
   EmbeddingOutcome,
@@ -56,6 +60,7 @@ import type {
   Lifecycle,
   ListMemoriesOptions,
   ListPendingOptions,
+  MaintenanceClaim,
   MemoryKind,
   MemoryPatch,
   MemoryRecord,
@@ -95,6 +100,8 @@ export class SqliteMemoryStore implements MemoryStore {
   /** The content length cap in UTF-16 code units. */
   readonly maxContentLength: number;
   readonly #ctx: StoreContext;
+  /** The owner of maintenance leases this instance takes without naming one. */
+  readonly #leaseOwner: string = `store-${randomUUID()}`;
 
   constructor(config: SqliteMemoryStoreConfig) {
     this.#ctx = openStoreContext(config);
@@ -305,6 +312,15 @@ export class SqliteMemoryStore implements MemoryStore {
   }
   pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }> {
     return integrity.pruneOrphanedVectors(this.#ctx, agentId);
+  }
+
+  // ---------------------------------------------------------------- maintenance lease (sqlite/lease.ts)
+
+  claimMaintenance(agentId: string, options: ClaimMaintenanceOptions): Promise<MaintenanceClaim> {
+    return lease.claimMaintenance(this.#ctx, this.#leaseOwner, agentId, options);
+  }
+  releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void> {
+    return lease.releaseMaintenance(this.#ctx, this.#leaseOwner, agentId, options);
   }
 
   // ---------------------------------------------------------------- event log (sqlite/events.ts)

@@ -535,9 +535,39 @@ export interface MemoryIntegritySlice {
   pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }>;
 }
 
+/** Options of {@link MaintenanceLeaseSlice.claimMaintenance}. */
+export interface ClaimMaintenanceOptions {
+  /** How long the lease lasts from now, in ms (1 ms to 1 day). */
+  readonly leaseMs: number;
+  /** Who claims (an id of the worker; default: the store instance's own id). Never user content. */
+  readonly owner?: string;
+}
+
+/** The answer of a claim: whether this owner holds the lease now, and until when (epoch ms) it holds. */
+export interface MaintenanceClaim {
+  readonly claimed: boolean;
+  /** When `claimed`, the deadline of the lease. */
+  readonly until?: number;
+}
+
+/**
+ * A per-agent maintenance lease, so N processes over one store run one maintenance pass per agent at a time.
+ * Optional: a store without it runs every pass it is asked to (as before).
+ */
+export interface MaintenanceLeaseSlice {
+  /**
+   * Takes the agent's lease when it is free, expired, or already held by `owner` (then it is extended); one
+   * atomic statement. `{ claimed: false }` when another owner holds a live lease.
+   */
+  claimMaintenance?(agentId: string, options: ClaimMaintenanceOptions): Promise<MaintenanceClaim>;
+  /** Gives the lease up if `owner` (default: this store instance) holds it; a no-op otherwise. */
+  releaseMaintenance?(agentId: string, options?: { readonly owner?: string }): Promise<void>;
+}
+
 /** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */
 export interface MemoryStore
-  extends MemoryReadSlice,
+  extends MaintenanceLeaseSlice,
+    MemoryReadSlice,
     MemoryWriteSlice,
     MemoryLifecycleSlice,
     MemoryEmbeddingSlice,

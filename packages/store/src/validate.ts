@@ -117,6 +117,26 @@ export function validateInteger(value: unknown, field: string, min: number): num
   return value;
 }
 
+/** The longest maintenance lease a store grants (one day). */
+export const MAX_MAINTENANCE_LEASE_MS = 86_400_000;
+
+/** Checks the arguments of a maintenance claim: the agent, a lease of 1 ms to one day, and an owner id. */
+export function validateMaintenanceClaim(
+  agentId: unknown,
+  leaseMs: unknown,
+  owner: unknown,
+  fallbackOwner: string,
+): { agentId: string; leaseMs: number; owner: string } {
+  const agent = validateAgentId(agentId);
+  const ms = validateInteger(leaseMs, 'leaseMs', 1);
+  if (ms > MAX_MAINTENANCE_LEASE_MS) throw invalidInput('leaseMs must be at most one day');
+  return {
+    agentId: agent,
+    leaseMs: ms,
+    owner: owner === undefined ? fallbackOwner : validateId(owner, 'owner'),
+  };
+}
+
 /** Checks a timestamp: a non-negative safe integer (epoch milliseconds). */
 export function validateTimestamp(value: unknown, field: string): number {
   return validateInteger(value, field, 0);

@@ -91,6 +91,11 @@ export type ConformanceOutcome =
 
 /** The store port with every slice the suites use. */
 export interface ConformancePort extends ConformanceStore {
+  claimMaintenance(
+    agentId: string,
+    options: { readonly leaseMs: number; readonly owner?: string },
+  ): Promise<{ readonly claimed: boolean; readonly until?: number }>;
+  releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void>;
   readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;
   readonly closed: boolean;
   close(): void | Promise<void>;
@@ -331,6 +336,8 @@ export interface ConformanceOpenOptions {
 /** One store under test and how to close it. */
 export interface ConformancePortHarness {
   readonly store: ConformancePort;
+  /** A second store instance on the same database or file (another worker), with the same clock. */
+  openSecond(): Promise<{ readonly store: ConformancePort; close(): Promise<void> | void }>;
   close(): Promise<void> | void;
 }
 

@@ -17,6 +17,7 @@ import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { describeFactsConformance } from './conformance-facts.js';
+import { describeLeaseConformance } from './conformance-lease.js';
 import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
@@ -181,6 +182,8 @@ export interface ConformanceStore {
 /** One store under test and how to close it. */
 export interface ConformanceHarness {
   readonly store: ConformancePort;
+  /** A second store instance on the same database or file (another worker), with the same clock. */
+  openSecond(): Promise<{ readonly store: ConformancePort; close(): Promise<void> | void }>;
   close(): Promise<void> | void;
 }
 
@@ -200,6 +203,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeLifecycleConformance(name, open);
   describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
+  describeLeaseConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
     it(

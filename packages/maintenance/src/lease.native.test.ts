@@ -1,0 +1,126 @@
+// The maintenance lease over a real SQLite file: runners in several workers (two runners, two connections to
+// one file) run one pass per agent at a time; the other worker's pass is skipped as `claimed` and does nothing.
+import type { MaintenancePassReport } from '@engram/contracts';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMaintenanceRunner } from './maintenance.js';
+import { createFakeTime } from './test-support/fake-time.js';
+import { openTempStore, type TempStore } from './test-support/native.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const open: TempStore[] = [];
+const extra: SqliteMemoryStore[] = [];
+afterEach(() => {
+  for (const s of extra.splice(0)) s.close();
+  for (const t of open.splice(0)) t.close();
+});
+
+/** A store on a temporary file with two rows decay archives, and a second connection to the same file. */
+async function setup() {
+  const time = createFakeTime(1_800_000_000_000);
+  const t = openTempStore({ now: time.clock.now });
+  open.push(t);
+  const second = createSqliteMemoryStore({ path: t.path, now: time.clock.now });
+  extra.push(second);
+  const now = time.clock.now();
+  await t.store.insertMemories(
+    ['an old low value note', 'another old low value note'].map((content) => ({
+      agentId: 'a',
+      kind: 'semantic' as const,
+      content,
+      importance: 0,
+      createdAt: now - 200 * DAY,
+    })),
+  );
+  return { time, first: t.store, second };
+}
+
+const decay = { floor: 0.05, minAgeMs: 14 * DAY, ageFrom: 'created' } as const;
+
+describe('maintenance lease', () => {
+  it('two workers on one file: while one runs an agent, the other skips it as claimed and does nothing', async () => {
+    const { time, first, second } = await setup();
+    let enter!: () => void;
+    const entered = new Promise<void>((resolve) => {
+      enter = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first worker's store, held inside its pass until the test lets it go (the real store underneath).
+    const held = new Proxy(first, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'listMemories' && typeof value === 'function') {
+          return async (...args: unknown[]) => {
+            enter();
+            await gate;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const reportsA: MaintenancePassReport[] = [];
+    const reportsB: MaintenancePassReport[] = [];
+    const a = createMaintenanceRunner({
+      store: held,
+      clock: time.clock,
+      decay,
+      observer: { onMaintenancePass: (r) => reportsA.push(r) },
+    });
+    const b = createMaintenanceRunner({
+      store: second,
+      clock: time.clock,
+      decay,
+      observer: { onMaintenancePass: (r) => reportsB.push(r) },
+    });
+    const passA = a.run('a');
+    await entered;
+    expect(await b.run('a')).toEqual({ skipped: 'claimed', report: null });
+    // Another agent is not held.
+    expect((await b.run('other')).skipped).toBeNull();
+    release();
+    const resultA = await passA;
+    expect(resultA.report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
+    expect(reportsA).toHaveLength(1);
+    expect(reportsB.map((r) => r.agentId)).toEqual(['other']);
+    // Released at the end of the pass: the other worker's next pass runs (and finds nothing left to archive).
+    const resultB = await b.run('a');
+    expect(resultB.skipped).toBeNull();
+    expect(resultB.report?.cheap).toMatchObject({ outcome: 'completed', archived: 0 });
+  });
+
+  it('two runners over one store started together: one pass does the work, the other reports claimed', async () => {
+    const { time, first } = await setup();
+    const runners = [0, 1].map(() => createMaintenanceRunner({ store: first, clock: time.clock, decay }));
+    const results = await Promise.all(runners.map((r) => r.run('a')));
+    expect(results.map((r) => r.skipped).sort()).toEqual(['claimed', null]);
+    const done = results.find((r) => r.skipped === null);
+    expect(done?.report?.cheap.archived).toBe(2);
+  });
+
+  it('a lease of a worker that died holds the agent until it expires, then the pass runs', async () => {
+    const { time, first, second } = await setup();
+    expect((await second.claimMaintenance('a', { leaseMs: 60_000, owner: 'worker-gone' })).claimed).toBe(
+      true,
+    );
+    const runner = createMaintenanceRunner({ store: first, clock: time.clock, decay });
+    expect(await runner.run('a')).toEqual({ skipped: 'claimed', report: null });
+    // A dry run writes nothing and needs no lease.
+    expect((await runner.run('a', { dryRun: true })).details?.plan).toHaveLength(2);
+    time.advance(60_001);
+    const result = await runner.run('a');
+    expect(result.report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
+  });
+
+  it('a bad lease setting is a typed error', () => {
+    const store = { listMemories: async () => [] } as never;
+    for (const leaseMs of [0, -1, 1.5, Number.NaN, 2 * DAY]) {
+      expect(() => createMaintenanceRunner({ store, leaseMs })).toThrow(
+        expect.objectContaining({ code: 'ENGRAM_MAINTENANCE_INVALID_CONFIG' }),
+      );
+    }
+  });
+});
