@@ -2,12 +2,15 @@
  * examples/ai-sdk-chat runs as a user runs it — a Node process importing the built packages by name — with the
  * scripted model: the second question is answered from the memory the first one wrote.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemory } from '@engram/memory';
-import { readmeSnippet, runNode, runReadmeSnippet, runRepositoryExample } from '@engram/test-support';
+import {
+  EXAMPLE_ENDPOINT,
+  readmeSnippet,
+  runExampleOnEndpoint,
+  runReadmeSnippet,
+  runRepositoryExample,
+} from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   CHAT_PATH,
@@ -49,7 +52,6 @@ const completion = (message: Record<string, unknown>, finish: string) => ({
 describe('examples/ai-sdk-chat with an OpenAI-compatible endpoint', () => {
   it('drives the endpoint through the provider package it declares: the tool call is remembered and recalled', async () => {
     const server = await startLoopbackOpenAIServer({ embeddingDimensions: 8 });
-    const dir = await mkdtemp(join(tmpdir(), 'engram-chat-endpoint-'));
     try {
       const fact = "The user's favourite editor is Helix";
       const call = { id: 'call_1', type: 'function', function: { name: 'memory_remember', arguments: '' } };
@@ -60,50 +62,41 @@ describe('examples/ai-sdk-chat with an OpenAI-compatible endpoint', () => {
         completion({ content: 'Noted.' }, 'stop'),
         completion({ content: 'Helix.' }, 'stop'),
       );
-      const example = join(root, 'examples', 'ai-sdk-chat');
-      const run = await runNode(join(example, 'chat.mjs'), [join(dir, 'memory.db')], {
-        cwd: example,
-        env: {
-          ...process.env,
-          ENGRAM_OPENAI_BASE_URL: server.baseUrl,
-          ENGRAM_OPENAI_CHAT_MODEL: 'loopback-chat',
-          ENGRAM_OPENAI_API_KEY: 'sk-loopback',
-        },
-      });
-      expect(run.stderr).toBe('');
-      expect(run.stdout).toBe(
-        [
-          '> Please remember that my favourite editor is Helix.',
-          'Noted.',
-          '> Which editor do I like?',
-          'Helix.',
-          '',
-        ].join('\n'),
-      );
-      expect(run.code).toBe(0);
+      await runExampleOnEndpoint('ai-sdk-chat/chat.mjs', server.baseUrl, async (run, database) => {
+        expect(run.stderr).toBe('');
+        expect(run.stdout).toBe(
+          [
+            '> Please remember that my favourite editor is Helix.',
+            'Noted.',
+            '> Which editor do I like?',
+            'Helix.',
+            '',
+          ].join('\n'),
+        );
+        expect(run.code).toBe(0);
 
-      const bodies = server.requests.map(
-        (r) => r.body as { model: string; tools?: unknown[]; messages: unknown[] },
-      );
-      expect(server.requests.map((r) => r.path)).toEqual([CHAT_PATH, CHAT_PATH, CHAT_PATH]);
-      expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-loopback');
-      expect(bodies[0]?.model).toBe('loopback-chat');
-      // The tools' zod schemas reach the endpoint as JSON Schema: memory_search requires its query.
-      expect(bodies[0]?.tools).toContainEqual({
-        type: 'function',
-        function: expect.objectContaining({
-          name: 'memory_search',
-          parameters: expect.objectContaining({ required: ['query'] }),
-        }),
+        const bodies = server.requests.map(
+          (r) => r.body as { model: string; tools?: unknown[]; messages: unknown[] },
+        );
+        expect(server.requests.map((r) => r.path)).toEqual([CHAT_PATH, CHAT_PATH, CHAT_PATH]);
+        expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${EXAMPLE_ENDPOINT.apiKey}`);
+        expect(bodies[0]?.model).toBe(EXAMPLE_ENDPOINT.chatModel);
+        // The tools' zod schemas reach the endpoint as JSON Schema: memory_search requires its query.
+        expect(bodies[0]?.tools).toContainEqual({
+          type: 'function',
+          function: expect.objectContaining({
+            name: 'memory_search',
+            parameters: expect.objectContaining({ required: ['query'] }),
+          }),
+        });
+        // The second question reaches the endpoint with the remembered fact in the injected memory.
+        expect(JSON.stringify(bodies[2]?.messages)).toContain(fact);
+        const memory = await createMemory({ path: database });
+        expect((await memory.list({ kinds: ['fact'] })).map((m) => m.content)).toEqual([fact]);
+        await memory.close();
       });
-      // The second question reaches the endpoint with the remembered fact in the injected memory.
-      expect(JSON.stringify(bodies[2]?.messages)).toContain(fact);
-      const memory = await createMemory({ path: join(dir, 'memory.db') });
-      expect((await memory.list({ kinds: ['fact'] })).map((m) => m.content)).toEqual([fact]);
-      await memory.close();
     } finally {
       await server.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -2,11 +2,14 @@
  * examples/langchain-rag runs as a user runs it — a Node process importing the built packages by name — with the
  * scripted model: each question is answered from the runbook passage that means the same thing.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readmeSnippet, runNode, runReadmeSnippet, runRepositoryExample } from '@engram/test-support';
+import {
+  EXAMPLE_ENDPOINT,
+  readmeSnippet,
+  runExampleOnEndpoint,
+  runReadmeSnippet,
+  runRepositoryExample,
+} from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   CHAT_PATH,
@@ -37,33 +40,25 @@ describe('examples/langchain-rag', () => {
 describe('examples/langchain-rag with an OpenAI-compatible endpoint', () => {
   it('drives the endpoint through the chat model package it declares, with the retrieved passage in the prompt', async () => {
     const server = await startLoopbackOpenAIServer({ embeddingDimensions: 8 });
-    const dir = await mkdtemp(join(tmpdir(), 'engram-rag-endpoint-'));
     try {
-      const example = join(root, 'examples', 'langchain-rag');
-      const run = await runNode(join(example, 'rag.mjs'), [join(dir, 'memory.db')], {
-        cwd: example,
-        env: {
-          ...process.env,
-          ENGRAM_OPENAI_BASE_URL: server.baseUrl,
-          ENGRAM_OPENAI_CHAT_MODEL: 'loopback-chat',
-          ENGRAM_OPENAI_API_KEY: 'sk-loopback',
-        },
+      await runExampleOnEndpoint('langchain-rag/rag.mjs', server.baseUrl, async (run) => {
+        expect(run.stderr).toBe('');
+        // The loopback endpoint's default answer counts the messages it was sent: the one prompt.
+        const answer = expectedChatContent(1);
+        expect(run.stdout).toBe(
+          ['> How do I undo a bad release?', answer, '> When is someone paged?', answer, ''].join('\n'),
+        );
+        expect(run.code).toBe(0);
+        expect(server.requests.map((r) => r.path)).toEqual([CHAT_PATH, CHAT_PATH]);
+        expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${EXAMPLE_ENDPOINT.apiKey}`);
+        const prompts = server.requests.map((r) =>
+          JSON.stringify((r.body as { messages: unknown }).messages),
+        );
+        expect(prompts[0]).toContain('deploy rollback --to previous');
+        expect(prompts[1]).toContain('The on-call engineer is paged');
       });
-      expect(run.stderr).toBe('');
-      // The loopback endpoint's default answer counts the messages it was sent: the one prompt.
-      const answer = expectedChatContent(1);
-      expect(run.stdout).toBe(
-        ['> How do I undo a bad release?', answer, '> When is someone paged?', answer, ''].join('\n'),
-      );
-      expect(run.code).toBe(0);
-      expect(server.requests.map((r) => r.path)).toEqual([CHAT_PATH, CHAT_PATH]);
-      expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-loopback');
-      const prompts = server.requests.map((r) => JSON.stringify((r.body as { messages: unknown }).messages));
-      expect(prompts[0]).toContain('deploy rollback --to previous');
-      expect(prompts[1]).toContain('The on-call engineer is paged');
     } finally {
       await server.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -15,7 +15,13 @@ export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
 export type { TestPostgres } from './pg-server.js';
 export { resetTestPostgres, startTestPostgres } from './pg-server.js';
-export { readmeSnippet, runReadmeSnippet, runRepositoryExample } from './run-example.js';
+export {
+  EXAMPLE_ENDPOINT,
+  readmeSnippet,
+  runExampleOnEndpoint,
+  runReadmeSnippet,
+  runRepositoryExample,
+} from './run-example.js';
 export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
 export type { ConformanceHarness } from './store-conformance.js';

@@ -1,5 +1,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { type ChildRun, runNode } from './run-node.js';
 
@@ -17,6 +19,39 @@ export async function runRepositoryExample(packageDir: string, example: string):
     const env = { ...process.env };
     delete env.ENGRAM_OPENAI_BASE_URL;
     return await runNode(script, [join(dir, 'memory.db')], { cwd: dir, env });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The endpoint an example is pointed at by {@link runExampleOnEndpoint}: its chat model and API key. */
+export const EXAMPLE_ENDPOINT = { chatModel: 'loopback-chat', apiKey: 'sk-loopback' } as const;
+
+/**
+ * Runs one of the repository's examples (`examples/<dir>/<file>`) in place, with the dependencies it declares,
+ * against the OpenAI-compatible endpoint at `baseUrl` (model and key: {@link EXAMPLE_ENDPOINT}) and a fresh
+ * database file in a temporary directory; `check` sees the run and that file before the directory is removed.
+ */
+export async function runExampleOnEndpoint(
+  example: string,
+  baseUrl: string,
+  check: (run: ChildRun, database: string) => Promise<void>,
+): Promise<void> {
+  const root = fileURLToPath(new URL('../../..', import.meta.url));
+  const script = join(root, 'examples', example);
+  const dir = await mkdtemp(join(tmpdir(), 'engram-example-endpoint-'));
+  try {
+    const database = join(dir, 'memory.db');
+    const run = await runNode(script, [database], {
+      cwd: dirname(script),
+      env: {
+        ...process.env,
+        ENGRAM_OPENAI_BASE_URL: baseUrl,
+        ENGRAM_OPENAI_CHAT_MODEL: EXAMPLE_ENDPOINT.chatModel,
+        ENGRAM_OPENAI_API_KEY: EXAMPLE_ENDPOINT.apiKey,
+      },
+    });
+    await check(run, database);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
