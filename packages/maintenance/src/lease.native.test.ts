@@ -37,6 +37,56 @@ async function setup() {
 
 const decay = { floor: 0.05, minAgeMs: 14 * DAY, ageFrom: 'created' } as const;
 
+/** Lets pending store promises (a renewal's claim) settle. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The store of a worker held inside its pass: `listMemories` waits until `release()`. With `failRenewals`,
+ * every claim after the first fails (the worker cannot reach its store) until `renewalsWork()`.
+ */
+function holdListing(store: SqliteMemoryStore, options: { readonly failRenewals?: boolean } = {}) {
+  let enter!: () => void;
+  const entered = new Promise<void>((resolve) => {
+    enter = resolve;
+  });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let claims = 0;
+  let failing = options.failRenewals === true;
+  const held = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (prop === 'listMemories' && typeof value === 'function') {
+        return async (...args: unknown[]) => {
+          enter();
+          await gate;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      if (prop === 'claimMaintenance' && typeof value === 'function') {
+        return async (...args: unknown[]) => {
+          claims += 1;
+          if (failing && claims > 1) throw new Error('store unreachable');
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return {
+    store: held,
+    entered,
+    release: () => release(),
+    renewalsWork: () => {
+      failing = false;
+    },
+  };
+}
+
 describe('maintenance lease', () => {
   it('two workers on one file: while one runs an agent, the other skips it as claimed and does nothing', async () => {
     const { time, first, second } = await setup();
@@ -113,6 +163,63 @@ describe('maintenance lease', () => {
     time.advance(60_001);
     const result = await runner.run('a');
     expect(result.report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
+  });
+
+  it('a pass longer than its lease keeps it: renewed while it runs, the other worker still skips the agent', async () => {
+    const { time, first, second } = await setup();
+    const hold = holdListing(first);
+    const a = createMaintenanceRunner({
+      store: hold.store,
+      clock: time.clock,
+      timers: time.timers,
+      decay,
+      leaseMs: 60_000,
+    });
+    const b = createMaintenanceRunner({ store: second, clock: time.clock, decay, leaseMs: 60_000 });
+    const passA = a.run('a');
+    await hold.entered;
+    // Five renewal periods: 100 s, well past the 60 s lease.
+    for (let i = 0; i < 5; i += 1) {
+      time.advance(20_000);
+      await settle();
+    }
+    expect(await b.run('a')).toEqual({ skipped: 'claimed', report: null });
+    hold.release();
+    expect((await passA).report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
+    // Renewal stops with the pass, and the lease is released: the other worker runs.
+    expect(time.pending()).toBe(0);
+    expect((await b.run('a')).skipped).toBeNull();
+  });
+
+  it('a pass whose lease expired and was taken stops as cancelled, writes nothing more, and leaves the other lease', async () => {
+    const { time, first, second } = await setup();
+    const hold = holdListing(first, { failRenewals: true });
+    const a = createMaintenanceRunner({
+      store: hold.store,
+      clock: time.clock,
+      timers: time.timers,
+      decay,
+      leaseMs: 60_000,
+    });
+    const passA = a.run('a');
+    await hold.entered;
+    // The worker stalls: its renewals fail until the lease has expired, and another worker takes the agent.
+    for (let i = 0; i < 4; i += 1) {
+      time.advance(20_000);
+      await settle();
+    }
+    expect((await second.claimMaintenance('a', { leaseMs: 60_000, owner: 'worker-b' })).claimed).toBe(true);
+    hold.renewalsWork();
+    time.advance(20_000);
+    await settle();
+    hold.release();
+    const result = await passA;
+    expect(result.report?.cheap.outcome).toBe('cancelled');
+    // Nothing archived by the worker that lost the agent, and worker-b's lease is still held.
+    const rows = await second.listMemories('a', { lifecycles: ['active'] });
+    expect(rows).toHaveLength(2);
+    expect((await second.claimMaintenance('a', { leaseMs: 60_000, owner: 'worker-c' })).claimed).toBe(false);
+    expect(time.pending()).toBe(0);
   });
 
   it('a bad lease setting is a typed error', () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  backgroundTimers,
   type MaintenanceObserver,
   type MaintenancePassReport,
   type MaintenanceStep,
@@ -7,6 +8,7 @@ import {
   type ModelOutputSchema,
   noopMaintenanceObserver,
   type PhaseOutcome,
+  type Timers,
 } from '@engram/contracts';
 import {
   createPassBudget,
@@ -19,6 +21,7 @@ import { DEFAULT_DECAY, type DecayConfig, decayAgeMs, decayScore, shouldArchiveB
 import type { EmbeddingDrain } from './drain.js';
 import { checkIdArgument, EngramMaintenanceError } from './errors.js';
 import { cas, createHeavySteps, type StepContext, StepFailed } from './heavy-steps.js';
+import { type PassLease, takeLease } from './lease-keeper.js';
 import type { InvalidModelOutput } from './model-output.js';
 import type {
   MaintenancePassDetails,
@@ -81,9 +84,13 @@ export interface MaintenanceRunnerConfig {
   /**
    * How long the agent's maintenance lease lasts (default 15 min), when the store has one: a pass takes it
    * first and skips the agent (`skipped: 'claimed'`) while another worker holds it; it is released when the
-   * pass ends, and expires on its own if this process dies. Keep it longer than a pass.
+   * pass ends, and expires on its own if this process dies. While the pass runs it is renewed every third of
+   * its length, so a pass may outlast it; if a renewal finds it taken (this process stalled past its expiry
+   * and another worker claimed the agent), the pass stops as cancelled.
    */
   readonly leaseMs?: number;
+  /** Timers of the lease renewal (default: unref'd system timers, which never keep a process alive). */
+  readonly timers?: Timers;
 }
 
 export type {
@@ -118,6 +125,10 @@ function nonNegative(name: string, value: number): number {
     );
   }
   return value;
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 /** Invalid answers counted by schema name (the closed set of `MODEL_OUTPUT_SCHEMA_NAMES`). */
@@ -161,6 +172,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   }
   // This runner's name as a lease owner: two runners are two workers, even over one store instance.
   const leaseOwner = `maintenance-${randomUUID()}`;
+  const timers = config.timers ?? backgroundTimers;
 
   const running = new Set<string>();
   // Per-agent state, bounded: the oldest entries are dropped past the cap (then that agent's gate is open).
@@ -224,6 +236,8 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
           complete = true;
           break scan;
         }
+        // Checked per row too: a pass that lost its lease (or was cancelled) stops writing at once.
+        if (isAborted(signal)) throw new StepFailed('cancelled');
         scanned += 1;
         afterId = row.id;
         if (!dryRun) remember(scanCursor, agentId, row.id);
@@ -388,30 +402,21 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       checkIdArgument(agentId, 'agentId');
       if (running.has(agentId)) return { skipped: 'busy', report: null };
       running.add(agentId);
-      let leased = false;
+      let lease: PassLease | null = null;
       try {
         // A dry run writes nothing, so it needs no lease.
-        if (options.dryRun !== true && store.claimMaintenance !== undefined) {
-          // A store that cannot answer the claim (read-only, failing) runs the pass as a store without leases
-          // would: its writes are compare-and-set, and its failures are the pass's outcomes.
-          const claim = await store
-            .claimMaintenance(agentId, { leaseMs, owner: leaseOwner })
-            .catch(() => ({ claimed: true, failed: true }));
-          if (!claim.claimed) return { skipped: 'claimed', report: null };
-          leased = !('failed' in claim);
+        if (options.dryRun !== true) {
+          const taken = await takeLease(store, timers, agentId, { leaseMs, owner: leaseOwner });
+          if (taken === 'claimed') return { skipped: 'claimed', report: null };
+          lease = taken;
         }
-        const { report, details } = await pass(agentId, options);
+        const passOptions = lease === null ? options : { ...options, signal: lease.signal(options.signal) };
+        const { report, details } = await pass(agentId, passOptions);
         if (!details.dryRun) safeNotify(() => observer.onMaintenancePass?.(report));
         return { skipped: null, report, details };
       } finally {
         // Released before the agent is free in this runner, so a next pass's lease is never dropped by this one.
-        if (leased && store.releaseMaintenance !== undefined) {
-          try {
-            await store.releaseMaintenance(agentId, { owner: leaseOwner });
-          } catch {
-            // the lease expires on its own
-          }
-        }
+        await lease?.release();
         running.delete(agentId);
       }
     },

@@ -43,13 +43,18 @@ export function describeLeaseConformance(name: string, open: ConformanceOpen): v
   describe(`store port conformance: ${name}: maintenance lease`, () => {
     it(
       'a live lease is held by one worker; released, the other takes it',
-      withTwo(open, async (a, b) => {
+      withTwo(open, async (a, b, clock) => {
         const held = await a.claimMaintenance('agent', { leaseMs: 60_000 });
         expect(held.claimed).toBe(true);
         expect(typeof held.until).toBe('number');
         expect(await b.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
-        // The holder extends its own lease; another agent is free for the other worker.
-        expect((await a.claimMaintenance('agent', { leaseMs: 60_000 })).claimed).toBe(true);
+        // The holder extends its own lease (a later deadline: how a long pass keeps it); another agent is free
+        // for the other worker.
+        clock.set(clock.now() + 1_000);
+        await sleep(20);
+        const renewed = await a.claimMaintenance('agent', { leaseMs: 60_000 });
+        expect(renewed.claimed).toBe(true);
+        expect(renewed.until).toBeGreaterThan(held.until as number);
         expect((await b.claimMaintenance('other', { leaseMs: 60_000 })).claimed).toBe(true);
         // Releasing a lease one does not hold changes nothing.
         await b.releaseMaintenance('agent');
