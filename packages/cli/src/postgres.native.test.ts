@@ -13,7 +13,7 @@ let server: TestPostgres;
 let dir: string;
 
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await startTestPostgres({ database: 'engram_test_cli' });
   await resetTestPostgres(server.url);
   dir = await mkdtemp(join(tmpdir(), 'engram-cli-pg-'));
 });

@@ -18,7 +18,7 @@ const ROWS = 60;
 let server: TestPostgres;
 
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await startTestPostgres({ database: 'engram_test_maintenance' });
   await resetTestPostgres(server.url);
 });
 

@@ -18,7 +18,7 @@ let server: TestPostgres;
 let dir: string;
 
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await startTestPostgres({ database: 'engram_test_memory' });
   dir = await mkdtemp(join(tmpdir(), 'engram-memory-pg-'));
 });
 beforeEach(async () => {

@@ -3,7 +3,7 @@
 import { startTestPostgres } from '@engram/test-support';
 
 export default async function setup(): Promise<() => Promise<void>> {
-  const server = await startTestPostgres();
+  const server = await startTestPostgres({ database: 'engram_test_store_postgres' });
   process.env.ENGRAM_PG_TEST_URL = server.url;
   process.env.ENGRAM_PG_TEST_KIND = server.kind;
   return () => server.stop();
