@@ -224,7 +224,7 @@ describe('opening a file database', () => {
     expect((err as Error).message).not.toContain('not an sqlite database');
   });
 
-  it('reads a file through a 256 MiB memory map by default; mmapSize sets it, 0 turns it off', async () => {
+  it('reads a file through a 2 GiB memory map by default; mmapSize sets it, 0 turns it off', async () => {
     const mapped = (config: Parameters<typeof openStoreContext>[0]): number | undefined => {
       const ctx = openStoreContext(config);
       try {
@@ -234,7 +234,7 @@ describe('opening a file database', () => {
       }
     };
     const path = join(dir, 'mapped.db');
-    expect(DEFAULT_MMAP_SIZE).toBe(268_435_456);
+    expect(DEFAULT_MMAP_SIZE).toBe(2_147_418_112);
     expect(mapped({ path, embedding: v1 })).toBe(DEFAULT_MMAP_SIZE);
     expect(mapped({ path, access: 'read' })).toBe(DEFAULT_MMAP_SIZE);
     expect(mapped({ path, mmapSize: 1 << 20 })).toBe(1 << 20);

@@ -128,7 +128,7 @@ function prepareFile(path: string, access: StoreAccess, config: SqliteMemoryStor
 }
 
 /**
- * The memory-map size a store's connections use: the configured one (default 256 MiB) for a file, 0 for
+ * The memory-map size a store's connections use: the configured one (default 2 GiB) for a file, 0 for
  * `:memory:` and for an encrypted file (SQLite3 Multiple Ciphers decrypts every page it reads, so a map of the
  * ciphertext cannot serve a read; checked in `encryption.native.test.ts`).
  */
