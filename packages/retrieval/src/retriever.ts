@@ -29,6 +29,9 @@ import { vectorStage } from './pipeline/vector.js';
 export type { RetrievalArms, RetrieverConfig, RetrieverSettings } from './pipeline/settings.js';
 export type { RetrieveOptions } from './pipeline/validate.js';
 
+/** The reason the call's internal stop signal carries once the call has settled. */
+const SETTLED: unique symbol = Symbol('settled');
+
 /** The answer of a retrieval call: fused results (empty unless `completed`) and the settled execution. */
 export interface RetrievalResponse {
   readonly results: readonly RetrievalResult[];
@@ -156,7 +159,8 @@ export function createRetriever(config: RetrieverConfig): Retriever {
         recorder.degradations.add(error instanceof StoreFailure ? error.cause : 'unknown');
       }
     } finally {
-      stop.abort();
+      // With a reason: `abort()` without one builds a DOMException (a stack trace) on every call.
+      stop.abort(SETTLED);
       execution = recorder.settle(mono());
       try {
         observer.onRetrieval(execution);

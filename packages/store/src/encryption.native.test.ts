@@ -13,6 +13,7 @@ import {
   type SqliteDriver,
   sqliteVecLoadablePath,
 } from './native.js';
+import { openStoreContext } from './sqlite/open.js';
 import {
   createSqliteMemoryStore,
   type SqliteMemoryStore,
@@ -154,6 +155,36 @@ describe('encryption at rest (better-sqlite3-multiple-ciphers, SQLCipher 4 compa
     expect((await store.getSkill('agent', 'canary'))?.content).toBe(CANARY);
     const health = await store.health('agent');
     expect(health.ok && health.health.byEmbeddingState.ready).toBe(20);
+  });
+
+  it('maps no encrypted page: the store sets no memory map, and a mapped keyed connection still decrypts', async () => {
+    const path = join(dir, 'mapped.db');
+    const ctx = openStoreContext({ path, embedding: profile, encryption: { key: KEY }, mmapSize: 1 << 24 });
+    try {
+      expect(ctx.db.prepare('PRAGMA mmap_size').get()).toEqual({ mmap_size: 0 });
+    } finally {
+      ctx.close();
+    }
+    const store = openStore({ path, embedding: profile, encryption: { key: KEY } });
+    await writeCanaries(store);
+    const expected = (await store.listMemories('agent', { limit: 100 })).map((m) => m.content).sort();
+    closeAll();
+    // SQLite3 Multiple Ciphers accepts the pragma (the file is even mapped), yet serves every read through its
+    // codec: a mapped connection reads the plaintext, never the ciphertext of the map.
+    const raw = new CipherDriver(path);
+    try {
+      raw.exec("PRAGMA cipher = 'sqlcipher'");
+      raw.exec('PRAGMA legacy = 4');
+      raw.key?.(Buffer.from(KEY, 'utf8'));
+      expect(raw.prepare('PRAGMA mmap_size = 16777216').get()).toEqual({ mmap_size: 16_777_216 });
+      const rows = raw.prepare('SELECT content FROM memories ORDER BY content').all() as {
+        content: string;
+      }[];
+      expect(rows.map((r) => r.content).sort()).toEqual(expected);
+      expect(raw.prepare('PRAGMA quick_check').get()).toEqual({ quick_check: 'ok' });
+    } finally {
+      raw.close();
+    }
   });
 
   it('is readable by the documented SQLCipher pragmas (cipher=sqlcipher, legacy=4, key)', async () => {

@@ -36,7 +36,12 @@ export type {
   VectorIndexSetting,
   VectorQuantization,
 } from './sqlite-store.js';
-export { createSqliteMemoryStore, embeddingFingerprint, SqliteMemoryStore } from './sqlite-store.js';
+export {
+  createSqliteMemoryStore,
+  DEFAULT_MMAP_SIZE,
+  embeddingFingerprint,
+  SqliteMemoryStore,
+} from './sqlite-store.js';
 export type {
   ExportCounts,
   ExportHeader,

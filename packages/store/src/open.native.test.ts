@@ -16,6 +16,8 @@ import {
   type SqliteDriver,
 } from './native.js';
 import { SCHEMA_VERSION, TOKENIZER_DESCRIPTION } from './schema.js';
+import { DEFAULT_MMAP_SIZE } from './sqlite/config.js';
+import { openStoreContext } from './sqlite/open.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 let dir: string;
@@ -222,7 +224,39 @@ describe('opening a file database', () => {
     expect((err as Error).message).not.toContain('not an sqlite database');
   });
 
+  it('reads a file through a 2 GiB memory map by default; mmapSize sets it, 0 turns it off', async () => {
+    const mapped = (config: Parameters<typeof openStoreContext>[0]): number | undefined => {
+      const ctx = openStoreContext(config);
+      try {
+        return (ctx.db.prepare('PRAGMA mmap_size').get() as { mmap_size: number } | undefined)?.mmap_size;
+      } finally {
+        ctx.close();
+      }
+    };
+    const path = join(dir, 'mapped.db');
+    expect(DEFAULT_MMAP_SIZE).toBe(2_147_418_112);
+    expect(mapped({ path, embedding: v1 })).toBe(DEFAULT_MMAP_SIZE);
+    expect(mapped({ path, access: 'read' })).toBe(DEFAULT_MMAP_SIZE);
+    expect(mapped({ path, mmapSize: 1 << 20 })).toBe(1 << 20);
+    expect(mapped({ path, mmapSize: 0 })).toBe(0);
+    // An in-memory database has no file to map (SQLite answers the pragma with no row).
+    expect(mapped({ path: ':memory:' })).toBeUndefined();
+    // Through the map or without it, the same rows are found.
+    for (const mmapSize of [0, DEFAULT_MMAP_SIZE]) {
+      const store = openStore({ path, mmapSize });
+      await store.insertMemory({ agentId: 'a', kind: 'fact', content: `mapped row ${mmapSize}` });
+      const found = await store.searchLexical({ agentId: 'a', terms: ['mapped'], mode: 'any', limit: 10 });
+      expect(found.hits.length).toBe(mmapSize === 0 ? 1 : 2);
+      store.close();
+    }
+  });
+
   it('a bad configuration is ENGRAM_STORE_INVALID_INPUT', () => {
+    for (const mmapSize of [-1, 1.5, Number.NaN]) {
+      expect(openError(() => createSqliteMemoryStore({ path: ':memory:', mmapSize }))).toMatchObject({
+        code: 'ENGRAM_STORE_INVALID_INPUT',
+      });
+    }
     expect(openError(() => createSqliteMemoryStore({ path: '' }))).toMatchObject({
       code: 'ENGRAM_STORE_INVALID_INPUT',
     });

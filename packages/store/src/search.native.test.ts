@@ -183,3 +183,28 @@ describe('LIKE ordering', () => {
     expect(await ids({ agentId: 'erin', terms: ['扣为'] })).toEqual(['pct']);
   });
 });
+
+describe('vector ordering', () => {
+  it('equal distances are ordered by id in SQLite order (UTF-8 bytes), whatever the k-NN returned first', async () => {
+    const tie = new Float32Array([0, 0, 0.6, 0.8]);
+    // Inserted out of order; U+E000 sorts before a code point above U+FFFF in UTF-8 (not in UTF-16).
+    const ids = ['tie-b', 'tie-\u{1F600}', 'tie-a', 'tie-\uE000'];
+    for (const [i, id] of ids.entries()) {
+      await store.insertMemory({ id, agentId: 'carol', kind: 'fact', content: `tie row ${i}`, vector: tie });
+    }
+    await store.insertMemory({
+      id: 'tie-far',
+      agentId: 'carol',
+      kind: 'fact',
+      content: 'far row',
+      vector: new Float32Array([1, 0, 0, 0]),
+    });
+    const hits = await store.searchVector({ agentId: 'carol', vector: tie, k: 10 });
+    expect(hits.map((h) => h.id)).toEqual(['tie-a', 'tie-b', 'tie-\uE000', 'tie-\u{1F600}', 'tie-far']);
+    expect(hits[0]?.similarity).toBeCloseTo(1, 6);
+    // With k below the ties, which tied rows the index keeps is its own choice; they still come in id order.
+    const top3 = (await store.searchVector({ agentId: 'carol', vector: tie, k: 3 })).map((h) => h.id);
+    expect(top3).toHaveLength(3);
+    expect(top3).toEqual(hits.map((h) => h.id).filter((id) => top3.includes(id)));
+  });
+});

@@ -83,6 +83,7 @@ export type {
   SqliteStoreEncryption,
   StoreAccess,
 } from './sqlite/config.js';
+export { DEFAULT_MMAP_SIZE } from './sqlite/config.js';
 export type { IntegrityResult } from './sqlite/context.js';
 export { embeddingFingerprint } from './sqlite/migrate.js';
 export { LIKE_MATCH_SCORE } from './sqlite/search-lexical.js';

@@ -3,7 +3,7 @@ import { RETRIEVAL_STAGES, type RetrievalExecution, type RetrievalStage } from '
 import { createDiagnosticsCollector } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, extractKeywords } from '@engram/retrieval';
-import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
+import { createSqliteMemoryStore, DEFAULT_MMAP_SIZE, type NewMemory } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';
 import { measureQuantised, type QuantQuery } from './quant.js';
@@ -56,11 +56,16 @@ interface BatchRow {
   readonly vector: Float32Array;
 }
 
-/** Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store. */
+/**
+ * Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store, on
+ * a connection with the store's settings (WAL, `synchronous = NORMAL`, the store's default memory map), so the
+ * ratio compares the same statements on equal connections.
+ */
 function openRaw(path: string, dimensions: number): SqliteDatabase {
   const db = openDatabase(path);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
+  db.exec(`PRAGMA mmap_size = ${DEFAULT_MMAP_SIZE}`);
   db.exec(
     `CREATE VIRTUAL TABLE raw_fts USING fts5(agent, content, content='', contentless_delete=1, tokenize='${WORDS_TOKENIZER}')`,
   );

@@ -1,6 +1,13 @@
 import type { VectorHit } from '@engram/store';
 import { vectorConfidence } from '../fusion.js';
-import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCall } from './state.js';
+import {
+  type ArmHit,
+  type CallState,
+  checkAbort,
+  type PipelineContext,
+  StoreFailure,
+  storeCall,
+} from './state.js';
 
 /**
  * Asks the vector arm for `budget` neighbours of the query vector; hits below the similarity threshold are
@@ -41,13 +48,18 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
     if (settings.fusion.method === 'rrf') state.vectorWeight = settings.fusion.vector * confidence;
     else state.vectorConfidence = confidence;
   }
-  vector.hits = raw
-    .filter((hit: VectorHit) => hit.similarity >= settings.similarityThreshold)
-    .map((hit: VectorHit) => ({
-      id: hit.id,
-      similarity: hit.similarity,
-      ...(hit.chunk === undefined ? {} : { chunk: hit.chunk }),
-    }));
+  // One pass over the hits (this runs on every hybrid search): the ones above the threshold, as arm hits.
+  const hits: ArmHit[] = [];
+  const threshold = settings.similarityThreshold;
+  for (const hit of raw) {
+    if (!(hit.similarity >= threshold)) continue;
+    hits.push(
+      hit.chunk === undefined
+        ? { id: hit.id, similarity: hit.similarity }
+        : { id: hit.id, similarity: hit.similarity, chunk: hit.chunk },
+    );
+  }
+  vector.hits = hits;
   // Deeper hits can only be less similar: refilling helps only when every hit cleared the threshold.
   vector.saturated = raw.length >= budget && vector.hits.length === raw.length;
   state.recorder.vector = vector.hits.length;

@@ -30,6 +30,16 @@ export interface SqliteMemoryStoreConfig {
   readonly access?: StoreAccess;
   /** SQLite busy timeout, default 5000 ms. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Bytes of an unencrypted database file SQLite reads through memory-mapped I/O (`PRAGMA mmap_size`), default
+   * {@link DEFAULT_MMAP_SIZE} (2 GiB); 0 turns it off. Ignored for `:memory:` and for encrypted files (their
+   * pages are decrypted on every read, so a map cannot serve them). Reads of a mapped page skip a copy out of
+   * the OS page cache (the vector arm's k-NN reads every vector of the agent: measured about a third faster).
+   * The trade-off, from SQLite's documentation: an I/O error on a mapped page (a failing disk, a network file
+   * system going away, the file truncated by another program) cannot be returned as an error and raises a signal
+   * (SIGBUS) that ends the process; with 0 the same fault is `ENGRAM_STORE_IO`.
+   */
+  readonly mmapSize?: number;
   /** Maximum content length in UTF-16 code units, default 65,536. */
   readonly maxContentLength?: number;
   /** The clock (epoch milliseconds), `Date.now` by default. */
@@ -71,6 +81,15 @@ export interface SqliteMemoryStoreConfig {
    */
   readonly vectorIndex?: VectorIndexOptions;
 }
+
+/**
+ * The default `mmapSize`: 2 GiB less 64 KiB, SQLite's own ceiling (`SQLITE_MAX_MMAP_SIZE`, 0x7fff0000, in
+ * better-sqlite3's build; a larger value is cut to it). A file up to that size is read entirely through the map;
+ * past it the rest is read as without one. SQLite maps no more than the file's size, so a small file costs a
+ * small map. At 100 agents × 10,000 rows (a 1.7 GB file) a 256 MiB map left the later agents' vectors unmapped:
+ * their k-NN took 5.2 ms against 4.1 ms fully mapped.
+ */
+export const DEFAULT_MMAP_SIZE = 2_147_418_112;
 
 /** How a store file is opened: `read` (a read-only connection) or `write`. */
 export type StoreAccess = 'read' | 'write';
@@ -118,6 +137,7 @@ const configSchema = z.object({
   embedding: profileSchema.nullable().optional(),
   access: z.enum(['read', 'write']).optional(),
   busyTimeoutMs: z.number().int().min(0).max(600_000).optional(),
+  mmapSize: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   maxContentLength: z.number().int().min(1).max(10_000_000).optional(),
   now: fnSchema.optional(),
   observer: z.custom<StoreObserver>((v) => typeof v === 'object' && v !== null).optional(),

@@ -78,6 +78,8 @@ export interface StoreContextInit {
   readonly access: StoreAccess;
   /** The connection's busy timeout in milliseconds. */
   readonly busyTimeoutMs: number;
+  /** The connection's memory-map size in bytes (0, the default: none; see `SqliteMemoryStoreConfig.mmapSize`). */
+  readonly mmapSize?: number;
 }
 
 /** The shared state of one open store. */
@@ -90,6 +92,7 @@ export class StoreContext {
   readonly encrypted: boolean;
   readonly access: StoreAccess;
   readonly busyTimeoutMs: number;
+  readonly mmapSize: number;
   /** The last integrity check of this file in this process (`notChecked` until one ran). */
   integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
   /** Prepared statements by SQL text. */
@@ -124,6 +127,7 @@ export class StoreContext {
     this.encrypted = init.encrypted;
     this.access = init.access;
     this.busyTimeoutMs = init.busyTimeoutMs;
+    this.mmapSize = init.mmapSize ?? 0;
     this.#vectorKey = init.vectorKey;
   }
 

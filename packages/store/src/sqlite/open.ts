@@ -13,7 +13,13 @@ import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
 import { SCHEMA_VERSION } from '../schema.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
-import { checkConfig, keyBytes, type SqliteMemoryStoreConfig, type StoreAccess } from './config.js';
+import {
+  checkConfig,
+  DEFAULT_MMAP_SIZE,
+  keyBytes,
+  type SqliteMemoryStoreConfig,
+  type StoreAccess,
+} from './config.js';
 import { StoreContext } from './context.js';
 import { fileState, identify, notEngram, refuseForeignHeader } from './identify.js';
 import { type MigrationResult, migrate, readBinding } from './migrate.js';
@@ -40,6 +46,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   if (!memory && !config.path.startsWith('file:')) prepareFile(resolve(config.path), access, config);
   const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
   const db = openConnection(config, busyTimeoutMs, access === 'read');
+  const mmapSize = storeMmapSize(config, memory);
   const ctx = new StoreContext({
     db,
     observer: config.observer ?? noopStoreObserver,
@@ -50,6 +57,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     encrypted: config.encryption !== undefined,
     access,
     busyTimeoutMs,
+    mmapSize,
   });
   ctx.bm25 = resolveBm25(config.lexical);
   ctx.forgetMode = config.forget ?? 'erase';
@@ -58,6 +66,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
+    if (mmapSize > 0) db.exec(`PRAGMA mmap_size = ${mmapSize}`);
     const identity = identify(db);
     ctx.count('meta');
     if (access === 'read') {
@@ -116,6 +125,16 @@ function prepareFile(path: string, access: StoreAccess, config: SqliteMemoryStor
       cause,
     });
   }
+}
+
+/**
+ * The memory-map size a store's connections use: the configured one (default 2 GiB) for a file, 0 for
+ * `:memory:` and for an encrypted file (SQLite3 Multiple Ciphers decrypts every page it reads, so a map of the
+ * ciphertext cannot serve a read; checked in `encryption.native.test.ts`).
+ */
+export function storeMmapSize(config: SqliteMemoryStoreConfig, memory: boolean): number {
+  if (memory || config.encryption !== undefined) return 0;
+  return config.mmapSize ?? DEFAULT_MMAP_SIZE;
 }
 
 /** Switches a write connection to WAL, unless the file is in WAL mode already (then nothing is written). */

@@ -69,59 +69,111 @@ export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<rea
     // nearest chunks crowd into fewer than k memories (long memories have many chunks) and the index has
     // more, it asks again with a wider net, so chunking never starves the arm of candidates.
     const chunked = agentHasChunks(ctx, agentId);
-    let rows: Row[];
+    let hits: VectorHit[];
     try {
-      rows =
-        scope === null
-          ? nearest(ctx, agentId, vector, k, chunked)
-          : nearestPassing(ctx, agentId, vector, k, chunked, scope);
+      hits =
+        scope === null && !chunked
+          ? nearestMemories(ctx, agentId, vector, k)
+          : toHits(
+              ctx,
+              agentId,
+              scope === null
+                ? nearest(ctx, agentId, vector, k)
+                : nearestPassing(ctx, agentId, vector, k, chunked, scope),
+            );
     } catch (err) {
       ctx.emitWarmup('failed');
       throw err;
     }
-    ctx.emitWarmup(rows.length > 0 ? 'warm' : 'cold');
-    const hits: VectorHit[] = [];
-    for (const r of rows) {
-      if (r.distance === null || !Number.isFinite(r.distance)) continue;
-      const span =
-        r.chunks > 1 ? chunkSpan(ctx, agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
-      hits.push({
-        id: r.id,
-        distance: r.distance,
-        similarity: 1 - r.distance,
-        ...(span === undefined ? {} : { chunk: span }),
-      });
-    }
+    ctx.emitWarmup(hits.length > 0 ? 'warm' : 'cold');
     return hits;
   });
 }
 
-/**
- * The unfiltered k-NN: one statement. When the nearest chunks crowd into fewer than k memories (long memories
- * have many chunks) and the index has more, it asks again with a wider net, so chunking never starves the arm.
- */
-function nearest(
-  ctx: StoreContext,
-  agentId: string,
-  vector: Float32Array,
-  k: number,
-  chunked: boolean,
-): Row[] {
-  if (!chunked) {
-    // One vector per memory: the neighbours are the memories, with no grouping and no count to decide a wider net
-    // (the k-NN itself is the float index's, or the quantised coarse pass with its rescoring).
-    return ctx
-      .stmt(
-        'vector',
-        `WITH knn AS MATERIALIZED (
-           ${knnSql(ctx)})
-         SELECT m.id AS id, knn.distance AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks
-         FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
-         WHERE m.agent_id = @agent
-         ORDER BY distance, m.id LIMIT @k`,
-      )
-      .all<Row>({ v: vector, k, kk: k, agent: agentId, ...knnParams(ctx, vector, k) });
+/** The hits of grouped rows: a finite distance each, and the matching chunk of a chunked memory. */
+function toHits(ctx: StoreContext, agentId: string, rows: readonly Row[]): VectorHit[] {
+  const hits: VectorHit[] = [];
+  for (const r of rows) {
+    if (r.distance === null || !Number.isFinite(r.distance)) continue;
+    const span =
+      r.chunks > 1 ? chunkSpan(ctx, agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
+    hits.push({
+      id: r.id,
+      distance: r.distance,
+      similarity: 1 - r.distance,
+      ...(span === undefined ? {} : { chunk: span }),
+    });
   }
+  return hits;
+}
+
+/**
+ * The unfiltered k-NN of an agent without chunked memories (one vector per memory, so the neighbours are the
+ * memories): one statement, the float index's k-NN (or the quantised coarse pass with its rescoring) joined to
+ * the memories for their ids. This is the hot path of every hybrid search, so the statement returns bare value
+ * arrays in the k-NN's order and the order by distance, then id, is checked here: the rows come nearest first,
+ * so sorting is needed only when ties on the distance are not in id order (the comparison the statement's
+ * `ORDER BY distance, m.id` did, without a sorter in SQLite or an object per row).
+ */
+function nearestMemories(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): VectorHit[] {
+  const rows = ctx
+    .stmt(
+      'vector',
+      `WITH knn AS MATERIALIZED (
+         ${knnSql(ctx)})
+       SELECT m.id, knn.distance
+       FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
+       WHERE m.agent_id = @agent`,
+    )
+    .values<[string, number | null]>({ v: vector, kk: k, agent: agentId, ...knnParams(ctx, vector, k) });
+  const hits: VectorHit[] = [];
+  let sorted = true;
+  let last: VectorHit | undefined;
+  for (const [id, distance] of rows) {
+    if (distance === null || !Number.isFinite(distance)) continue;
+    const hit: VectorHit = { id, distance, similarity: 1 - distance };
+    if (
+      last !== undefined &&
+      (distance < last.distance || (distance === last.distance && compareIds(id, last.id) < 0))
+    ) {
+      sorted = false;
+    }
+    hits.push(hit);
+    last = hit;
+  }
+  if (!sorted) hits.sort(byDistanceThenId);
+  return hits.length > k ? hits.slice(0, k) : hits;
+}
+
+function byDistanceThenId(a: VectorHit, b: VectorHit): number {
+  return a.distance - b.distance || compareIds(a.id, b.id);
+}
+
+/**
+ * SQLite's order of two ids (BINARY: their UTF-8 bytes). UTF-16 code units order the same way except that a
+ * surrogate (U+D800–DFFF, part of a code point above U+FFFF) sorts after U+E000–FFFF in UTF-8: shifted here.
+ */
+function compareIds(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return utf8Rank(x) - utf8Rank(y);
+  }
+  return a.length - b.length;
+}
+
+function utf8Rank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
+}
+
+/**
+ * The unfiltered k-NN of an agent with chunked memories: the nearest chunk of each memory. When the nearest
+ * chunks crowd into fewer than k memories (long memories have many chunks) and the index has more, it asks
+ * again with a wider net, so chunking never starves the arm.
+ */
+function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): Row[] {
   let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
   for (;;) {
     const rows = ctx
