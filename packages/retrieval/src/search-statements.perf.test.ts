@@ -23,7 +23,11 @@ async function seeded(rows: number) {
   const store = createSqliteMemoryStore({
     path: ':memory:',
     embedding: embedder.profile,
-    observer: { onStatement: (kind) => void (counts[kind] = (counts[kind] ?? 0) + 1) },
+    observer: {
+      onStatement(kind) {
+        counts[kind] = (counts[kind] ?? 0) + 1;
+      },
+    },
   });
   stores.push(store);
   const contents = Array.from(
