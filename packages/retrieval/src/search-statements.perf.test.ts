@@ -36,7 +36,15 @@ async function seeded(rows: number) {
   );
   const vectors = await embedder.embed(contents);
   await store.insertMemories(
-    contents.map((content, i) => ({ agentId: 'a', kind: 'semantic' as const, content, vector: vectors[i] })),
+    contents.map((content, i) => {
+      const vector = vectors[i];
+      return {
+        agentId: 'a',
+        kind: 'semantic' as const,
+        content,
+        ...(vector === undefined ? {} : { vector }),
+      };
+    }),
   );
   return { store, counts };
 }
