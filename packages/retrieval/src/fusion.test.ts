@@ -212,6 +212,27 @@ describe('calibrated fusion (the default)', () => {
     expect(rrf.slice(0, 10).filter((id) => lexicalOnly.slice(0, 10).includes(id)).length).toBeLessThan(9);
   });
 
+  it('with a limit returns exactly the first results of the whole answer, explanations included', () => {
+    const random = lcg(11);
+    const lexical = lexicalArm(60);
+    // Tied similarities and vector-only rows too: the order must not depend on the limit.
+    const vector = [...lexical.keys(), ...Array.from({ length: 60 }, (_, i) => `v${i}`)]
+      .map((id) => ({ id, similarity: Math.round((0.2 + 0.6 * random()) * 20) / 20 }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, 80);
+    const candidates = join(lexical, vector);
+    for (const weights of [DEFAULT_FUSION_WEIGHTS, RRF]) {
+      for (const confidence of [0, 1]) {
+        const all = fuseCandidates(candidates, weights, NOW, weights.vector, confidence);
+        for (const limit of [0, 1, 10, 99, 500]) {
+          expect(fuseCandidates(candidates, weights, NOW, weights.vector, confidence, limit)).toEqual(
+            all.slice(0, limit),
+          );
+        }
+      }
+    }
+  });
+
   it('rewards agreement: a row both arms rank high rises above a lexical first it barely trails', () => {
     const lexical = lexicalArm(20);
     // The lexical arm hardly separates r000 and r001; the vector arm agrees on the order of the top ten

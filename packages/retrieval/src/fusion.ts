@@ -213,10 +213,32 @@ function normalise(value: number, range: { readonly min: number; readonly max: n
   return range.max > range.min ? (value - range.min) / (range.max - range.min) : 1;
 }
 
+/** One scored candidate, before its explanation is built. */
+interface Scored {
+  readonly candidate: FusionCandidate;
+  readonly arms: RetrievalArm[];
+  readonly rrf: number;
+  readonly relevance: number;
+  readonly recency: number;
+  readonly final: number;
+  /** 0 for a row with evidence (see {@link compareResults}), 1 for a row only a silenced vector arm found. */
+  readonly tier: number;
+}
+
+/** {@link compareResults} over scored candidates. */
+function compareScored(a: Scored, b: Scored): number {
+  if (a.tier !== b.tier) return a.tier - b.tier;
+  if (a.final !== b.final) return b.final - a.final;
+  const x = a.candidate.record.id;
+  const y = b.candidate.record.id;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /**
  * Fuses revalidated candidates into a total order (see {@link FusionWeights} for the formula). Pure: the
  * same candidates, weights and `now` always give the same order, so the first k of a top-(k+1) answer are
- * the top-k answer.
+ * the top-k answer. With `limit`, only the first `limit` results are returned, and only theirs have their
+ * explanation built (the same as the first `limit` of the whole answer).
  */
 export function fuseCandidates(
   candidates: readonly FusionCandidate[],
@@ -224,11 +246,12 @@ export function fuseCandidates(
   now: number,
   vectorWeight: number = weights.vector,
   vectorConfidence = 0,
+  limit: number = Number.POSITIVE_INFINITY,
 ): RetrievalResult[] {
   const calibrated = weights.method === 'calibrated';
   const cal = calibrate(candidates, weights.agreementDepth);
   const trust = Math.max(cal.agreement ** weights.agreementPower, Math.max(0, Math.min(1, vectorConfidence)));
-  const results = candidates.map((candidate): RetrievalResult => {
+  const scored = candidates.map((candidate): Scored => {
     const arms: RetrievalArm[] = [];
     let rrf = 0;
     let fused = 0;
@@ -244,27 +267,29 @@ export function fuseCandidates(
       fused += share * normalise(candidate.similarity ?? 0, cal.vector);
     }
     const relevance = calibrated ? fused : rrf;
-    const importance = candidate.record.importance;
     const record = candidate.record;
     const changedAt = record.revision > 1 ? record.updatedAt : record.createdAt;
     const recency = recencyFactor(changedAt, now, weights.recencyHalfLifeMs);
-    // A row found only by a silenced vector arm has no evidence to weigh: it keeps its vector order, after
-    // every row that has (compareResults puts it in the second tier).
     const silenced = relevance === 0 && candidate.vectorRank !== undefined;
     const final = silenced
       ? 1 / (weights.k + (candidate.vectorRank as number))
-      : relevance + weights.importance * importance + weights.recency * recency;
+      : relevance + weights.importance * record.importance + weights.recency * recency;
+    const tier = relevance > 0 || candidate.lexicalRank !== undefined ? 0 : 1;
+    return { candidate, arms, rrf, relevance, recency, final, tier };
+  });
+  scored.sort(compareScored);
+  const kept = scored.length > limit ? scored.slice(0, Math.max(0, limit)) : scored;
+  return kept.map(({ candidate, arms, rrf, relevance, recency, final }): RetrievalResult => {
     const explanation = explain(candidate, {
       arms,
       vectorWeight,
       rrf,
       relevance,
-      ...(calibrated && arms.includes('vector') ? { agreement: cal.agreement, trust } : {}),
-      importance,
+      ...(calibrated && candidate.vectorRank !== undefined ? { agreement: cal.agreement, trust } : {}),
+      importance: candidate.record.importance,
       recency,
       final,
     });
     return { record: candidate.record, score: final, explanation };
   });
-  return results.sort(compareResults);
 }

@@ -447,8 +447,8 @@ describe('observer', () => {
       limit: 5,
     });
     expect(found.hits).toHaveLength(1);
-    // Any mode is one BM25 search: the agent's statistics, the document frequencies, the scoring query.
-    expect(counts).toEqual({ fts: 3 });
+    // Any mode is one BM25 search: the agent's statistics with the document frequencies, then the scoring query.
+    expect(counts).toEqual({ fts: 2 });
     for (const key of Object.keys(counts)) delete counts[key as StatementKind];
     expect(await store.getMemory('a', found.hits[0]?.id ?? '')).not.toBeNull();
     expect(counts).toEqual({ read: 1 });

@@ -20,12 +20,8 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
     }),
   );
   lexical.budget = budget;
-  lexical.hits = result.hits.map((hit: LexicalHit) => ({
-    id: hit.id,
-    revision: hit.revision,
-    score: hit.score,
-    ...(hit.chunk === undefined ? {} : { chunk: hit.chunk }),
-  }));
+  // The store's hits are used as they are (read-only from here on): no copy per candidate.
+  lexical.hits = result.hits as LexicalHit[];
   lexical.saturated = result.hits.length >= budget;
   state.recorder.fts = lexical.hits.length;
 }

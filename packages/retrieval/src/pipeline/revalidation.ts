@@ -1,5 +1,5 @@
 import { matchesMemoryFilter } from '@engram/contracts';
-import type { MemoryKind, MemoryRecord, RevalidateOptions } from '@engram/store';
+import type { MemoryKind, MemoryRecord, RevalidateOptions, RevalidationCandidate } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
   type ArmState,
@@ -24,25 +24,18 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
   for (const hit of state.vector.hits)
     if (!checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
   if (wanted.size === 0) return;
+  const candidates: RevalidationCandidate[] = [];
+  for (const [id, revision] of wanted) candidates.push(revision === undefined ? { id } : { id, revision });
   const rows = await storeCall(() =>
-    ctx.store.revalidate(
-      state.agentId,
-      [...wanted].map(([id, revision]) => (revision === undefined ? { id } : { id, revision })),
-      revalidateOptions(state),
-    ),
+    ctx.store.revalidate(state.agentId, candidates, revalidateOptions(state)),
   );
   for (const row of rows) checked.set(row.id, row);
   // A lexical candidate dropped at its revision may still be active at a newer one: a concurrent edit.
-  const stale = [...wanted]
-    .filter(([id, revision]) => revision !== undefined && !checked.has(id))
-    .map(([id]) => id);
+  const stale: RevalidationCandidate[] = [];
+  for (const [id, revision] of wanted) if (revision !== undefined && !checked.has(id)) stale.push({ id });
   if (stale.length > 0) {
     const current = await storeCall(() =>
-      ctx.store.revalidate(
-        state.agentId,
-        stale.map((id) => ({ id })),
-        revalidateOptions(state),
-      ),
+      ctx.store.revalidate(state.agentId, stale, revalidateOptions(state)),
     );
     for (const row of current) checked.set(row.id, row);
   }

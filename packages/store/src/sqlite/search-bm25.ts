@@ -29,6 +29,8 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
   // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
   // `+cand` in the cut keeps SQLite from building an automatic index over the hits for it (a sort of every
   // hit, more than the cut's own top-n sort: a quarter of the statement's time for a query with a common term).
+  // The cut score is read once (`lim`): it bounds the join and tells the caller whether the cut dropped units
+  // (a second `(SELECT … FROM cut)` ran the cut's scan and sort again, a tenth of the statement).
   return `WITH w(term, idf, grp) AS MATERIALIZED (
       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
       FROM json_each(@weights)),
@@ -43,11 +45,12 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
         max(post.grp <> ${SCORE_ONLY})
       FROM post CROSS JOIN lexical_docs d ON d.rid = post.rid
       GROUP BY post.rid),
-    cut(score) AS (SELECT score FROM hits WHERE +cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @cutAt)
+    cut(score) AS (SELECT score FROM hits WHERE +cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @cutAt),
+    lim(score) AS MATERIALIZED (SELECT (SELECT score FROM cut))
     SELECT m.id AS id, m.revision AS revision, max(h.score) AS score, h.rid AS key, m.rid AS rid,
-      m.chunk_count AS chunks, (SELECT count(*) FROM cut) AS cut
-    FROM hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
-    WHERE h.cand = 1 AND h.score >= coalesce((SELECT score FROM cut), -1.0)
+      m.chunk_count AS chunks, c.score AS cut
+    FROM lim c CROSS JOIN hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
+    WHERE h.cand = 1 AND h.score >= coalesce(c.score, -1.0)
       AND m.agent_id = @agent AND ${timeSql(scope)} AND ${filterSql(scope)}
       AND m.kind IN (SELECT value FROM json_each(@kinds))
       ${tagsSql(tags)}
@@ -72,20 +75,24 @@ export function searchBm25(
   },
 ): LexicalHit[] {
   if (plan.terms.length === 0) return [];
-  const stats = ctx
-    .stmt('fts', 'SELECT docs, total_length FROM lexical_stats WHERE agent_id = ?')
-    .get<{ docs: number; total_length: number }>(filter.agentId);
-  if (stats === undefined || stats.docs <= 0) return [];
-  const avgdl = stats.total_length > 0 ? stats.total_length / stats.docs : 1;
   const distinct = [...new Set(plan.terms.map((t) => t.term))];
-  const dfRows = ctx
+  // The agent's statistics and the terms' document frequencies in one statement.
+  const stats = ctx
     .stmt(
       'fts',
-      `SELECT term, count(*) AS n FROM lexical_postings
-       WHERE agent_id = ? AND term IN (SELECT value FROM json_each(?)) GROUP BY term`,
+      `SELECT s.docs AS docs, s.total_length AS total_length,
+        (SELECT json_group_array(json_array(term, n)) FROM (
+          SELECT term, count(*) AS n FROM lexical_postings
+          WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term)) AS df
+       FROM lexical_stats s WHERE s.agent_id = @agent`,
     )
-    .all<{ term: string; n: number }>(filter.agentId, JSON.stringify(distinct));
-  const df = new Map(dfRows.map((r) => [r.term, r.n]));
+    .get<{ docs: number; total_length: number; df: string }>({
+      agent: filter.agentId,
+      terms: JSON.stringify(distinct),
+    });
+  if (stats === undefined || stats.docs <= 0) return [];
+  const avgdl = stats.total_length > 0 ? stats.total_length / stats.docs : 1;
+  const df = new Map(JSON.parse(stats.df) as [string, number][]);
   const weights = plan.terms.map((t): [string, number, number] => [
     t.term,
     bm25Idf(stats.docs, df.get(t.term) ?? 0),
@@ -106,15 +113,8 @@ export function searchBm25(
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);
   });
-  type Row = {
-    id: string;
-    revision: number;
-    score: number;
-    key: number;
-    rid: number;
-    chunks: number;
-    cut: number;
-  };
+  /** id, revision, score, key, rid, chunks, cut (the cut score, null when the cut dropped nothing). */
+  type Row = [string, number, number, number, number, number, number | null];
   const phrases = plan.phrases.length;
   const stmt = ctx.variant('fts', `bm25:${phrases}:${scopeKey(filter.scope, filter.tags)}`, () =>
     bm25Sql(phrases, filter.scope, filter.tags),
@@ -122,18 +122,16 @@ export function searchBm25(
   // Only the units scoring at least the (CUT_FACTOR · limit)-th best score are joined to their memories and
   // filtered: when `limit` memories pass, they are exactly the best `limit` (every better memory has a unit
   // above the cut, ties included). When fewer pass and the cut dropped units, the query runs again without it.
-  let rows = stmt.all<Row>({ ...params, cutAt: CUT_FACTOR * filter.limit - 1 });
-  if (rows.length < filter.limit && (rows.length === 0 || rows[0]?.cut === 1)) {
-    rows = stmt.all<Row>({ ...params, cutAt: Number.MAX_SAFE_INTEGER });
+  let rows = stmt.values<Row>({ ...params, cutAt: CUT_FACTOR * filter.limit - 1 });
+  if (rows.length < filter.limit && (rows.length === 0 || rows[0]?.[6] !== null)) {
+    rows = stmt.values<Row>({ ...params, cutAt: Number.MAX_SAFE_INTEGER });
   }
-  return rows.map((r) => {
+  const hits: LexicalHit[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i += 1) {
+    const [id, revision, score, key, rid, chunks] = rows[i] as Row;
     const span =
-      r.chunks > 1 ? chunkSpan(ctx, filter.agentId, r.rid, Math.floor(r.key / CHUNK_KEY_SPAN)) : undefined;
-    return {
-      id: r.id,
-      revision: r.revision,
-      score: r.score,
-      ...(span === undefined ? {} : { chunk: span }),
-    };
-  });
+      chunks > 1 ? chunkSpan(ctx, filter.agentId, rid, Math.floor(key / CHUNK_KEY_SPAN)) : undefined;
+    hits[i] = span === undefined ? { id, revision, score } : { id, revision, score, chunk: span };
+  }
+  return hits;
 }
