@@ -262,7 +262,27 @@ CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, re
       // nothing to change in the tables every file has
     },
   },
+  {
+    // The embedding index holds only the rows the drain is looking for. It was one index over every row
+    // (`embedding_state, agent_id, rid`), so each insert with its vector (state `ready`), and each row the drain
+    // embedded, kept an entry no query wants; now one partial index per state the drain reads (`pending`, and
+    // `error` for retries), same columns, so its queries keep their plans and an embedded row costs no entry.
+    version: 9,
+    up(db: SqliteDatabase): void {
+      db.exec(`${EMBEDDING_DUE_INDEXES_SQL}
+DROP INDEX IF EXISTS memories_embedding;`);
+    },
+  },
 ];
+
+/**
+ * The partial indexes of the rows awaiting an embedding (schema version 9): by state, agent and insertion order,
+ * as the drain reads them. Rows in `ready` or `ftsOnly` are in neither.
+ */
+export const EMBEDDING_DUE_INDEXES_SQL: string = `CREATE INDEX IF NOT EXISTS memories_embedding_pending
+  ON memories(embedding_state, agent_id, rid) WHERE embedding_state = 'pending';
+CREATE INDEX IF NOT EXISTS memories_embedding_error
+  ON memories(embedding_state, agent_id, rid) WHERE embedding_state = 'error';`;
 
 /** The rows the uniqueness rule covers: active rows of every kind but `event`. */
 export const ACTIVE_CONTENT_WHERE: string = "lifecycle = 'active' AND kind <> 'event'";

@@ -1,0 +1,162 @@
+/**
+ * Schema v8 → v9 (the embedding index keeps only the rows awaiting an embedding): a file made by schema 8 opens
+ * with the same backlog, the drain lists the same rows in the same order, its queries read the new partial
+ * indexes, and an embedded row leaves them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from './native.js';
+import { SCHEMA_VERSION } from './schema.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+let dir: string;
+const open: SqliteMemoryStore[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-v9-'));
+});
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const PROFILE = { id: 'test-4d', dimensions: 4 };
+
+function openStore(path: string): SqliteMemoryStore {
+  const store = createSqliteMemoryStore({ path, embedding: PROFILE });
+  open.push(store);
+  return store;
+}
+
+function closeAll(): void {
+  for (const s of open.splice(0)) s.close();
+}
+
+function vector(i: number): Float32Array {
+  return new Float32Array([1, (i % 5) + 1, 0.5, 0.25]);
+}
+
+async function backlogView(store: SqliteMemoryStore): Promise<string> {
+  const pending = await store.listPendingEmbeddings({ limit: 1000, retryErrorsBelowAttempts: 3 });
+  const ofB = await store.listPendingEmbeddings({ agentId: 'b', limit: 1000 });
+  return JSON.stringify([
+    pending.map((p) => [p.id, p.agentId, p.embeddingAttempts]),
+    ofB.map((p) => p.id),
+    await store.countEmbeddingBacklog(),
+  ]);
+}
+
+function indexes(path: string): string[] {
+  const db = openDatabase(path, { loadVectorExtension: false });
+  try {
+    return (
+      db
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' ORDER BY name",
+        )
+        .all() as { name: string }[]
+    ).map((r) => r.name);
+  } finally {
+    db.close();
+  }
+}
+
+describe('schema v8 → v9', () => {
+  it('carries a version-8 file forward with the same embedding backlog, read through the partial indexes', async () => {
+    const path = join(dir, 'v8.db');
+    const first = openStore(path);
+    // Rows stored with their vector (ready), rows left pending, on two agents, interleaved.
+    await first.insertMemories(
+      Array.from({ length: 40 }, (_, i) => ({
+        id: `m${i}`,
+        agentId: i % 4 === 0 ? 'b' : 'a',
+        kind: 'fact' as const,
+        content: `note ${i} about the deploy pipeline`,
+        ...(i % 3 === 0 ? {} : { vector: vector(i) }),
+      })),
+    );
+    // One row in `error` after a failed attempt.
+    const [m3] = await first.listPendingEmbeddings({ ids: ['m3'], limit: 1 });
+    expect(
+      await first.commitEmbeddings([{ id: 'm3', revision: m3?.revision ?? 0, state: 'error' }]),
+    ).toMatchObject({ error: 1 });
+    const before = await backlogView(first);
+    closeAll();
+    // Turn the file back into what version 8 wrote: the one embedding index over every row, version 8.
+    const raw = openDatabase(path, { loadVectorExtension: false });
+    try {
+      raw.exec(`DROP INDEX memories_embedding_pending; DROP INDEX memories_embedding_error;
+        CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);`);
+      raw.prepare("UPDATE meta SET value = '8' WHERE key = 'schema_version'").run();
+    } finally {
+      raw.close();
+    }
+    expect(indexes(path)).toContain('memories_embedding');
+
+    expect(SCHEMA_VERSION).toBe(9);
+    const store = openStore(path);
+    expect(store.info.schemaVersion).toBe(9);
+    const names = indexes(path);
+    expect(names).not.toContain('memories_embedding');
+    expect(names).toEqual(expect.arrayContaining(['memories_embedding_error', 'memories_embedding_pending']));
+    expect(await backlogView(store)).toBe(before);
+    const listed = JSON.parse(before)[0] as [string, string, number][];
+    // 14 rows were stored without a vector (every third), one of them is now an error with one attempt.
+    expect(listed).toHaveLength(14);
+    expect(listed.find(([id]) => id === 'm3')).toEqual(['m3', 'a', 1]);
+
+    // The drain's statements read the partial indexes, never the whole table.
+    const db = openDatabase(path, { loadVectorExtension: false });
+    try {
+      const plan = (sql: string): string =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+          .map((r) => r.detail)
+          .join(' | ');
+      expect(
+        plan(
+          "SELECT rid FROM memories m WHERE (m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < 3)) AND m.lifecycle = 'active' ORDER BY m.rid LIMIT 10",
+        ),
+      ).toMatch(/memories_embedding_pending.*memories_embedding_error/);
+      expect(
+        plan(
+          "SELECT rid FROM memories m WHERE m.embedding_state = 'pending' AND m.lifecycle = 'active' AND m.agent_id = 'b' ORDER BY m.rid LIMIT 10",
+        ),
+      ).toMatch(/SEARCH m USING INDEX memories_embedding_pending \(embedding_state=\? AND agent_id=\?\)/);
+    } finally {
+      db.close();
+    }
+
+    // Embedding a listed row takes it out of the backlog and out of the index.
+    const pending = await store.listPendingEmbeddings({ agentId: 'b', limit: 1 });
+    const [p] = pending;
+    expect(p).toBeDefined();
+    if (p === undefined) return;
+    expect(
+      await store.commitEmbeddings([{ id: p.id, revision: p.revision, state: 'ready', vector: vector(1) }]),
+    ).toMatchObject({ ready: 1 });
+    expect((await store.listPendingEmbeddings({ agentId: 'b', limit: 1000 })).map((x) => x.id)).not.toContain(
+      p.id,
+    );
+    closeAll();
+    const check = openDatabase(path, { loadVectorExtension: false });
+    try {
+      expect(
+        check
+          .prepare(
+            "SELECT count(*) AS n FROM memories INDEXED BY memories_embedding_pending WHERE embedding_state = 'pending'",
+          )
+          .get(),
+      ).toEqual({ n: 12 });
+      expect(
+        check.prepare("SELECT count(*) AS n FROM memories WHERE embedding_state = 'ready'").get(),
+      ).toEqual({
+        n: 27,
+      });
+    } finally {
+      check.close();
+    }
+  });
+});
