@@ -1,11 +1,13 @@
 /**
- * Schema v8 → v9 (the embedding index keeps only the rows awaiting an embedding): a file made by schema 8 opens
- * with the same backlog, the drain lists the same rows in the same order, its queries read the new partial
- * indexes, and an embedded row leaves them.
+ * Schema v8 → v9 (the embedding index keeps only the rows awaiting an embedding; the content-hash lookup is
+ * keyed by the hash's first digits): a file made by schema 8 opens with the same backlog, the drain lists the
+ * same rows in the same order, its queries read the new partial indexes, an embedded row leaves them, and the
+ * lookup by content hash finds the same rows through its new index.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contentHash } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
@@ -37,6 +39,21 @@ function closeAll(): void {
 
 function vector(i: number): Float32Array {
   return new Float32Array([1, (i % 5) + 1, 0.5, 0.25]);
+}
+
+async function hashLookups(store: SqliteMemoryStore): Promise<string> {
+  const out: unknown[] = [];
+  for (const text of ['note 5 about the deploy pipeline', 'note 8 about the deploy pipeline', 'absent']) {
+    for (const agent of ['a', 'b']) {
+      const all = await store.findByContentHash(agent, contentHash(text));
+      const facts = await store.findByContentHash(agent, contentHash(text), 'fact');
+      out.push(
+        all.map((r) => [r.id, r.kind, r.lifecycle]),
+        facts.map((r) => r.id),
+      );
+    }
+  }
+  return JSON.stringify(out);
 }
 
 async function backlogView(store: SqliteMemoryStore): Promise<string> {
@@ -83,29 +100,49 @@ describe('schema v8 → v9', () => {
     expect(
       await first.commitEmbeddings([{ id: 'm3', revision: m3?.revision ?? 0, state: 'error' }]),
     ).toMatchObject({ error: 1 });
+    // The same text as an event beside the fact, and a superseded copy: the lookup returns every lifecycle and kind.
+    await first.insertMemory({
+      id: 'e5',
+      agentId: 'a',
+      kind: 'event',
+      content: 'note 5 about the deploy pipeline',
+    });
+    await first.archiveMemory('b', 'm8');
     const before = await backlogView(first);
+    const lookupsBefore = await hashLookups(first);
+    expect(JSON.parse(lookupsBefore).flat().length).toBeGreaterThan(3);
     closeAll();
     // Turn the file back into what version 8 wrote: the one embedding index over every row, version 8.
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
       raw.exec(`DROP INDEX memories_embedding_pending; DROP INDEX memories_embedding_error;
-        CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);`);
+        CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);
+        DROP INDEX memories_agent_hash_prefix;
+        CREATE INDEX memories_agent_hash ON memories(agent_id, content_hash);`);
       raw.prepare("UPDATE meta SET value = '8' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
-    expect(indexes(path)).toContain('memories_embedding');
+    expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
     expect(SCHEMA_VERSION).toBe(9);
     const store = openStore(path);
     expect(store.info.schemaVersion).toBe(9);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
-    expect(names).toEqual(expect.arrayContaining(['memories_embedding_error', 'memories_embedding_pending']));
+    expect(names).not.toContain('memories_agent_hash');
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'memories_agent_hash_prefix',
+        'memories_embedding_error',
+        'memories_embedding_pending',
+      ]),
+    );
     expect(await backlogView(store)).toBe(before);
+    expect(await hashLookups(store)).toBe(lookupsBefore);
     const listed = JSON.parse(before)[0] as [string, string, number][];
-    // 14 rows were stored without a vector (every third), one of them is now an error with one attempt.
-    expect(listed).toHaveLength(14);
+    // 14 rows were stored without a vector (every third) and one event, one of them is now an error.
+    expect(listed).toHaveLength(15);
     expect(listed.find(([id]) => id === 'm3')).toEqual(['m3', 'a', 1]);
 
     // The drain's statements read the partial indexes, never the whole table.
@@ -125,6 +162,11 @@ describe('schema v8 → v9', () => {
           "SELECT rid FROM memories m WHERE m.embedding_state = 'pending' AND m.lifecycle = 'active' AND m.agent_id = 'b' ORDER BY m.rid LIMIT 10",
         ),
       ).toMatch(/SEARCH m USING INDEX memories_embedding_pending \(embedding_state=\? AND agent_id=\?\)/);
+      expect(
+        plan(
+          "SELECT * FROM memories WHERE agent_id = 'a' AND substr(content_hash, 1, 16) = substr('ab', 1, 16) AND content_hash = 'ab'",
+        ),
+      ).toMatch(/SEARCH memories USING INDEX memories_agent_hash_prefix \(agent_id=\? AND <expr>=\?\)/);
     } finally {
       db.close();
     }
@@ -149,7 +191,7 @@ describe('schema v8 → v9', () => {
             "SELECT count(*) AS n FROM memories INDEXED BY memories_embedding_pending WHERE embedding_state = 'pending'",
           )
           .get(),
-      ).toEqual({ n: 12 });
+      ).toEqual({ n: 13 });
       expect(
         check.prepare("SELECT count(*) AS n FROM memories WHERE embedding_state = 'ready'").get(),
       ).toEqual({
