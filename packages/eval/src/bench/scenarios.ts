@@ -1,12 +1,20 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { RETRIEVAL_STAGES, type RetrievalExecution, type RetrievalStage } from '@engram/contracts';
 import { createDiagnosticsCollector } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, extractKeywords } from '@engram/retrieval';
-import { createSqliteMemoryStore, DEFAULT_MMAP_SIZE, type NewMemory } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
 import { create, insertMultiple, search } from '@orama/orama';
+import {
+  agentId,
+  elapsedMs,
+  BENCH_NOW as NOW,
+  openRaw,
+  openRawRow,
+  rawAgentToken,
+  runIngest,
+} from './ingest.js';
 import { measureQuantised, type QuantQuery } from './quant.js';
 import type { BenchScenarioReport } from './report.js';
 import { type BenchQuery, benchQueries, percentile, rowText, widenVector } from './workload.js';
@@ -35,59 +43,6 @@ const SIMILARITY_THRESHOLD = 0.1;
 const WARMUP_QUERIES = 20;
 /** Queries of the quantised-search figures (the exact scan runs them twice). */
 const QUANT_QUERIES = 100;
-const NOW = Date.UTC(2025, 5, 1);
-const WORDS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
-
-function agentId(a: number): string {
-  return `agent-${String(a).padStart(3, '0')}`;
-}
-
-function rawAgentToken(a: number): string {
-  return `a${a}x`;
-}
-
-function elapsedMs(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-interface BatchRow {
-  readonly index: number;
-  readonly agent: number;
-  readonly text: string;
-  readonly vector: Float32Array;
-}
-
-/**
- * Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store, on
- * a connection with the store's settings (WAL, `synchronous = NORMAL`, the store's default memory map), so the
- * ratio compares the same statements on equal connections.
- */
-function openRaw(path: string, dimensions: number): SqliteDatabase {
-  const db = openDatabase(path);
-  db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA synchronous = NORMAL');
-  db.exec(`PRAGMA mmap_size = ${DEFAULT_MMAP_SIZE}`);
-  db.exec(
-    `CREATE VIRTUAL TABLE raw_fts USING fts5(agent, content, content='', contentless_delete=1, tokenize='${WORDS_TOKENIZER}')`,
-  );
-  db.exec(
-    `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine)`,
-  );
-  return db;
-}
-
-/**
- * Opens the "raw + row" floor: the raw baseline's two tables plus the memory row itself in a plain table, what
- * "never lose what it was given" and the exact-duplicate rule minimally need (the text, its hash, one unique
- * index on (agent, hash)). The raw loop stores no content at all; this is the cheapest loop that does.
- */
-function openRawRow(path: string, dimensions: number): SqliteDatabase {
-  const db = openRaw(path, dimensions);
-  db.exec(`CREATE TABLE raw_rows (id TEXT PRIMARY KEY, agent TEXT NOT NULL, content TEXT NOT NULL,
-    content_hash TEXT NOT NULL, created_at INTEGER NOT NULL)`);
-  db.exec('CREATE UNIQUE INDEX raw_rows_agent_hash ON raw_rows(agent, content_hash)');
-  return db;
-}
 
 const MB = 1024 * 1024;
 
@@ -130,88 +85,9 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
   const raw = openRaw(join(config.dir, `${config.name}-raw.sqlite`), dimensions);
   const rawRow = openRawRow(join(config.dir, `${config.name}-rawrow.sqlite`), dimensions);
   try {
-    // ---- Ingest: each batch is generated and embedded once, then inserted into both, each timed alone.
-    const rawFts = raw.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
-    const rawVec = raw.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
-    const rawBegin = raw.prepare('BEGIN');
-    const rawCommit = raw.prepare('COMMIT');
-    const rowFts = rawRow.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
-    const rowVec = rawRow.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
-    // An exact duplicate is not stored twice (its index entries would be its own row's, so none are written).
-    const rowInsert = rawRow.prepare(
-      'INSERT INTO raw_rows(id, agent, content, content_hash, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    );
-    const rowBegin = rawRow.prepare('BEGIN');
-    const rowCommit = rawRow.prepare('COMMIT');
-    let engramMs = 0;
-    let rawMs = 0;
-    let rawRowMs = 0;
-    // CPU time of each loop (this process; SQLite runs on this thread): what the wall clock measures, less the
-    // time spent waiting for a core on a shared machine.
-    let engramIngestCpuMs = 0;
-    let rawIngestCpuMs = 0;
-    let rawRowIngestCpuMs = 0;
-    const cpuSince = (since: NodeJS.CpuUsage): number => {
-      const used = process.cpuUsage(since);
-      return (used.user + used.system) / 1000;
-    };
-    let done = 0;
-    let nextLog = 0;
-    for (let a = 0; a < config.agents; a += 1) {
-      for (let start = 0; start < config.rowsPerAgent; start += config.batchSize) {
-        const end = Math.min(start + config.batchSize, config.rowsPerAgent);
-        const batch: BatchRow[] = [];
-        for (let j = start; j < end; j += 1) {
-          const index = a * config.rowsPerAgent + j;
-          const text = rowText(index);
-          batch.push({ index, agent: a, text, vector: vectorOf(text) });
-        }
-        const memories: NewMemory[] = batch.map((r) => ({
-          id: `r${r.index}`,
-          agentId: agentId(r.agent),
-          kind: 'event',
-          content: r.text,
-          importance: 0.5,
-          vector: r.vector,
-        }));
-        let cpu = process.cpuUsage();
-        let t = process.hrtime.bigint();
-        await store.insertMemories(memories);
-        engramMs += elapsedMs(t);
-        engramIngestCpuMs += cpuSince(cpu);
-
-        cpu = process.cpuUsage();
-        t = process.hrtime.bigint();
-        rawBegin.run();
-        for (const r of batch) {
-          rawFts.run(r.index + 1, rawAgentToken(r.agent), r.text.normalize('NFKC'));
-          rawVec.run(BigInt(r.index + 1), agentId(r.agent), r.vector);
-        }
-        rawCommit.run();
-        rawMs += elapsedMs(t);
-        rawIngestCpuMs += cpuSince(cpu);
-
-        cpu = process.cpuUsage();
-        t = process.hrtime.bigint();
-        rowBegin.run();
-        for (const r of batch) {
-          const hash = createHash('sha256').update(r.text).digest('hex');
-          if (rowInsert.run(`r${r.index}`, agentId(r.agent), r.text, hash, NOW).changes === 1) {
-            rowFts.run(r.index + 1, rawAgentToken(r.agent), r.text.normalize('NFKC'));
-            rowVec.run(BigInt(r.index + 1), agentId(r.agent), r.vector);
-          }
-        }
-        rowCommit.run();
-        rawRowMs += elapsedMs(t);
-        rawRowIngestCpuMs += cpuSince(cpu);
-
-        done += batch.length;
-        if (done >= nextLog || done === totalRows) {
-          log(`[${config.name}] ingest ${done}/${totalRows} rows`);
-          nextLog = done + Math.max(config.batchSize, Math.floor(totalRows / 10));
-        }
-      }
-    }
+    // ---- Ingest: each batch is generated and embedded once, then inserted into all three, each timed alone.
+    const ingest = await runIngest({ config, store, raw, rawRow, vectorOf });
+    const { engramMs, rawMs, rawRowMs, engramIngestCpuMs, rawIngestCpuMs, rawRowIngestCpuMs } = ingest;
     const afterIngest = memoryNow();
     const engramRowsPerSec = totalRows / (engramMs / 1000);
     const rawRowsPerSec = totalRows / (rawMs / 1000);
