@@ -148,16 +148,19 @@ export class LexicalBatch {
     const docs = this.#docs;
     const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
     this.clear();
-    const rows: [agentId: string, term: string, rid: number, tf: number][] = [];
+    // The rows' JSON is written directly (`[agent, term, rid, tf]` each): no array per posting to build and
+    // serialise, and each agent's and term's JSON text is made once rather than once per posting.
+    const parts: string[] = [];
     for (const agentId of [...postings.keys()].sort(compareText)) {
       const terms = postings.get(agentId) as Map<string, TermPostings>;
+      const agentJson = JSON.stringify(agentId);
       for (const term of [...terms.keys()].sort(compareText)) {
         const list = inRidOrder(terms.get(term) as TermPostings);
-        for (let i = 0; i < list.length; i += 2)
-          rows.push([agentId, term, list[i] as number, list[i + 1] as number]);
+        const prefix = `[${agentJson},${JSON.stringify(term)},`;
+        for (let i = 0; i < list.length; i += 2) parts.push(`${prefix}${list[i]},${list[i + 1]}]`);
       }
     }
-    if (rows.length > 0) run(INSERT_POSTINGS, JSON.stringify(rows));
+    if (parts.length > 0) run(INSERT_POSTINGS, `[${parts.join(',')}]`);
     run(INSERT_DOCS, JSON.stringify(docs));
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }

@@ -102,8 +102,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(8);
-    expect(store.info.schemaVersion).toBe(8);
+    expect(SCHEMA_VERSION).toBe(9);
+    expect(store.info.schemaVersion).toBe(9);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.

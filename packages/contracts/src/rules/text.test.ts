@@ -28,6 +28,37 @@ describe('text rules', () => {
     expect(contentHash('x\uD800')).toBe(contentHash('x\uFFFD'));
   });
 
+  it('gives every text the hash of the plain formula (NFKC, lower case, whitespace runs collapsed, trimmed)', () => {
+    const reference = (text: string): string =>
+      createHash('sha256')
+        .update(
+          text
+            .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+            .normalize('NFKC')
+            .toLowerCase()
+            .replace(/\s+/gu, ' ')
+            .trim(),
+          'utf8',
+        )
+        .digest('hex');
+    const texts = [
+      'one space between words',
+      ' leading and trailing ',
+      'two  spaces',
+      'tab\there',
+      'line\nbreak',
+      'no-break\u00a0space',
+      'ideographic\u3000space',
+      'line\u2028separator',
+      'nel\u0085char',
+      'lone \uD800 surrogate',
+      '',
+      ' ',
+      '日本語 テキスト',
+    ];
+    for (const text of texts) expect(contentHash(text)).toBe(reference(text));
+  });
+
   it('detects control characters, NUL and DEL included, but not tab-free text', () => {
     expect(hasControlCharacter('a\u0000')).toBe(true);
     expect(hasControlCharacter('a\u007f')).toBe(true);

@@ -2,20 +2,32 @@
  * Text rules shared by every layer: well-formed UTF-16, control characters, and the content normalisation
  * whose SHA-256 is a memory's `contentHash` (so a hash computed anywhere equals the one the store wrote).
  */
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const CONTROL = /[\u0000-\u001f\u007f]/;
+const WHITESPACE_RUN = /\s+/gu;
+/** Whitespace that the collapse would change: two in a row, or any but the plain space. */
+const IRREGULAR_WHITESPACE = /\s\s|[^\S ]/u;
+
+// Native since Node 20 (`String.prototype.isWellFormed` / `toWellFormed`) and 20.12 (`crypto.hash`, one-shot):
+// the same results as the fallbacks, without a regular expression pass or a Hash object per call.
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+const nativeToWellFormed = (String.prototype as { toWellFormed?: (this: string) => string }).toWellFormed;
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string })
+  .hash;
 
 /** True when the string has no lone (unpaired) UTF-16 surrogate, i.e. it round-trips through UTF-8 unchanged. */
 export function isWellFormedText(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
+  return nativeIsWellFormed === undefined ? !LONE_SURROGATE.test(text) : nativeIsWellFormed.call(text);
 }
 
 /** Replaces every lone surrogate by U+FFFD (what SQLite would store for it anyway). */
 export function toWellFormedText(text: string): string {
-  return text.replace(LONE_SURROGATES, '\uFFFD');
+  return nativeToWellFormed === undefined
+    ? text.replace(LONE_SURROGATES, '\uFFFD')
+    : nativeToWellFormed.call(text);
 }
 
 /** True when the string holds a C0 control character (U+0000–U+001F, NUL included) or DEL (U+007F). */
@@ -28,10 +40,15 @@ export function hasControlCharacter(text: string): boolean {
  * one space, trimmed. Lone surrogates never throw (they are replaced by U+FFFD first).
  */
 export function normalizeContent(text: string): string {
-  return toWellFormedText(text).normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  const lower = toWellFormedText(text).normalize('NFKC').toLowerCase();
+  // Text whose whitespace is single plain spaces already is what the collapse would give (the common case).
+  return (IRREGULAR_WHITESPACE.test(lower) ? lower.replace(WHITESPACE_RUN, ' ') : lower).trim();
 }
 
 /** SHA-256 (lower-case hex) of the normalised text: the `contentHash` of a memory and the value of `hash:` tags. */
 export function contentHash(text: string): string {
-  return createHash('sha256').update(normalizeContent(text), 'utf8').digest('hex');
+  const normalized = normalizeContent(text);
+  return oneShotHash === undefined
+    ? nodeCrypto.createHash('sha256').update(normalized, 'utf8').digest('hex')
+    : oneShotHash('sha256', normalized, 'hex');
 }

@@ -27,6 +27,14 @@ export interface BenchIngest {
   /** Engram ÷ raw (higher is better; 1 = as fast as bare FTS5 + vec0 inserts). */
   readonly ratioToRaw: number;
   readonly rawRowsPerSec: number;
+  /**
+   * The "raw + row" floor: the raw loop plus the memory row itself in a plain table (id, agent, content, its
+   * SHA-256, creation time; one unique index on (agent, hash)), the least a store that keeps what it was given
+   * and refuses exact duplicates must write (absent in older reports).
+   */
+  readonly rawRowRowsPerSec?: number;
+  /** Engram ÷ raw + row (higher is better; 1 = as fast as the floor). */
+  readonly ratioToRawRow?: number;
   readonly batchSize: number;
 }
 
@@ -170,6 +178,8 @@ export function formatBenchTable(report: BenchReport): string {
     'orama p95',
     'ratio',
     'orama R@5',
+    'raw+row rows/s',
+    'ratio',
   ];
   const rows: string[][] = [];
   for (const name of BENCH_SCENARIOS) {
@@ -191,6 +201,8 @@ export function formatBenchTable(report: BenchReport): string {
       n(s.orama.p95Ms, 2),
       n(s.orama.ratio, 2),
       n(s.orama.recallAt5, 3),
+      n(s.ingest.rawRowRowsPerSec ?? Number.NaN, 0),
+      n(s.ingest.ratioToRawRow ?? Number.NaN, 2),
     ]);
   }
   const stageHeader = [

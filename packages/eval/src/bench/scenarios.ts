@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { RETRIEVAL_STAGES, type RetrievalExecution, type RetrievalStage } from '@engram/contracts';
 import { createDiagnosticsCollector } from '@engram/diagnostics';
@@ -70,6 +71,19 @@ function openRaw(path: string, dimensions: number): SqliteDatabase {
   return db;
 }
 
+/**
+ * Opens the "raw + row" floor: the raw baseline's two tables plus the memory row itself in a plain table, what
+ * "never lose what it was given" and the exact-duplicate rule minimally need (the text, its hash, one unique
+ * index on (agent, hash)). The raw loop stores no content at all; this is the cheapest loop that does.
+ */
+function openRawRow(path: string, dimensions: number): SqliteDatabase {
+  const db = openRaw(path, dimensions);
+  db.exec(`CREATE TABLE raw_rows (id TEXT PRIMARY KEY, agent TEXT NOT NULL, content TEXT NOT NULL,
+    content_hash TEXT NOT NULL, created_at INTEGER NOT NULL)`);
+  db.exec('CREATE UNIQUE INDEX raw_rows_agent_hash ON raw_rows(agent, content_hash)');
+  return db;
+}
+
 const MB = 1024 * 1024;
 
 /** Heap and RSS now, in MiB, after a full collection when the process exposes one (`node --expose-gc`). */
@@ -109,14 +123,24 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     now: () => NOW,
   });
   const raw = openRaw(join(config.dir, `${config.name}-raw.sqlite`), dimensions);
+  const rawRow = openRawRow(join(config.dir, `${config.name}-rawrow.sqlite`), dimensions);
   try {
     // ---- Ingest: each batch is generated and embedded once, then inserted into both, each timed alone.
     const rawFts = raw.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
     const rawVec = raw.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
     const rawBegin = raw.prepare('BEGIN');
     const rawCommit = raw.prepare('COMMIT');
+    const rowFts = rawRow.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
+    const rowVec = rawRow.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
+    // An exact duplicate is not stored twice (its index entries would be its own row's, so none are written).
+    const rowInsert = rawRow.prepare(
+      'INSERT INTO raw_rows(id, agent, content, content_hash, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    const rowBegin = rawRow.prepare('BEGIN');
+    const rowCommit = rawRow.prepare('COMMIT');
     let engramMs = 0;
     let rawMs = 0;
+    let rawRowMs = 0;
     let done = 0;
     let nextLog = 0;
     for (let a = 0; a < config.agents; a += 1) {
@@ -149,6 +173,18 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         rawCommit.run();
         rawMs += elapsedMs(t);
 
+        t = process.hrtime.bigint();
+        rowBegin.run();
+        for (const r of batch) {
+          const hash = createHash('sha256').update(r.text).digest('hex');
+          if (rowInsert.run(`r${r.index}`, agentId(r.agent), r.text, hash, NOW).changes === 1) {
+            rowFts.run(r.index + 1, rawAgentToken(r.agent), r.text.normalize('NFKC'));
+            rowVec.run(BigInt(r.index + 1), agentId(r.agent), r.vector);
+          }
+        }
+        rowCommit.run();
+        rawRowMs += elapsedMs(t);
+
         done += batch.length;
         if (done >= nextLog || done === totalRows) {
           log(`[${config.name}] ingest ${done}/${totalRows} rows`);
@@ -159,8 +195,9 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     const afterIngest = memoryNow();
     const engramRowsPerSec = totalRows / (engramMs / 1000);
     const rawRowsPerSec = totalRows / (rawMs / 1000);
+    const rawRowRowsPerSec = totalRows / (rawRowMs / 1000);
     log(
-      `[${config.name}] ingest: engram ${engramRowsPerSec.toFixed(0)} rows/s, raw ${rawRowsPerSec.toFixed(0)} rows/s`,
+      `[${config.name}] ingest: engram ${engramRowsPerSec.toFixed(0)} rows/s, raw ${rawRowsPerSec.toFixed(0)} rows/s, raw + row ${rawRowRowsPerSec.toFixed(0)} rows/s`,
     );
 
     // ---- Queries: the same texts for every system, each query's agent is the target row's agent.
@@ -364,6 +401,8 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         rowsPerSec: engramRowsPerSec,
         ratioToRaw: engramRowsPerSec / rawRowsPerSec,
         rawRowsPerSec,
+        rawRowRowsPerSec,
+        ratioToRawRow: engramRowsPerSec / rawRowRowsPerSec,
         batchSize: config.batchSize,
       },
       query: {
@@ -415,6 +454,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
   } finally {
     store.close();
     raw.close();
+    rawRow.close();
   }
 }
 

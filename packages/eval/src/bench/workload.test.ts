@@ -135,4 +135,55 @@ describe('formatBenchTable', () => {
     );
     expect(lines[9]).toBe('diagnostics record path: 812 ns CPU per recorded retrieval (1000000 records)');
   });
+
+  it('ends the scenario line with the raw + row floor and the ratio to it, when the report has them', () => {
+    const scenario = {
+      agents: 1,
+      rows: 10_000,
+      ingest: {
+        rowsPerSec: 12_000,
+        ratioToRaw: 0.25,
+        rawRowsPerSec: 48_000,
+        rawRowRowsPerSec: 30_000,
+        ratioToRawRow: 0.4,
+        batchSize: 1000,
+      },
+      query: {
+        p50Ms: 3,
+        p95Ms: 6,
+        ratioToRaw: 2,
+        p95RatioToRaw: 1.5,
+        rawP50Ms: 1.5,
+        rawP95Ms: 4,
+        recallAt5: 0.99,
+        queries: 400,
+        stagesP50Ms: { total: 3 },
+        rawFtsP50Ms: 0.5,
+        rawVectorP50Ms: 1,
+      },
+      orama: {
+        p50Ms: 2,
+        p95Ms: 2,
+        ratio: 1.5,
+        p95Ratio: 3,
+        recallAt5: 1,
+        engramRecallAt5: 0.99,
+        engramP50Ms: 3,
+        engramP95Ms: 6,
+        queries: 400,
+        rowsIndexed: 10_000,
+        rowsPerSec: 7000,
+      },
+    };
+    const report: BenchReport = {
+      version: 1,
+      size: 10_000,
+      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+      hundredAgents: scenario,
+      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
+    };
+    const lines = formatBenchTable(report).split('\n');
+    expect(lines[0]).toMatch(/orama R@5\s+raw\+row rows\/s\s+ratio$/);
+    expect(lines[2]).toMatch(/^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40$/);
+  });
 });

@@ -8,13 +8,12 @@
 import { contentHash, hasCjk } from '@engram/contracts';
 import { chunkSpans } from '../chunking.js';
 import { EngramStoreError } from '../errors.js';
-import { likeText } from '../normalize.js';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import type { EmbeddingState, InsertedMemory, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
 import { indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
-import { writeTags, writeVector } from './mirrors.js';
+import { writeFts, writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
@@ -94,8 +93,10 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
   const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
   const state: EmbeddingState = withVector ? 'ready' : 'pending';
   const fingerprint = withVector ? ctx.fingerprint : null;
-  const tagsJson = JSON.stringify(p.tags);
-  const cjk = hasCjk(p.content.normalize('NFKC'));
+  const tagsJson = p.tags.length === 0 ? '[]' : JSON.stringify(p.tags);
+  // One NFKC pass serves the CJK flag, the LIKE-path text (as `likeText` computes it) and the FTS rows.
+  const nfkc = p.content.normalize('NFKC');
+  const cjk = hasCjk(nfkc);
   // Positional parameters: binding 21 named ones from an object costs a property lookup each, per row.
   const info = ctx
     .stmt(
@@ -123,7 +124,7 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
       state,
       fingerprint,
       cjk ? 1 : 0,
-      likeText(p.content),
+      nfkc !== p.content && cjk ? nfkc : null,
       spans.length,
       p.userId,
       p.metadataJson,
@@ -142,7 +143,8 @@ export function insertPrepared(ctx: StoreContext, p: PreparedMemory, now: number
   }
   const rid = Number(info.lastInsertRowid);
   writeTags(ctx, rid, p.agentId, p.tags);
-  indexContent(ctx, rid, p.agentId, p.content, spans);
+  if (spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, nfkc);
+  else indexContent(ctx, rid, p.agentId, p.content, spans);
   if (withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
   const record: MemoryRecord = {
     id,

@@ -26,9 +26,17 @@ export function deleteLexical(ctx: StoreContext, rid: number): void {
   );
 }
 
-/** Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that. */
-export function writeFts(ctx: StoreContext, rid: number, agentId: string, content: string): boolean {
-  const text = content.normalize('NFKC');
+/**
+ * Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that.
+ * `text` is the content's NFKC form when the caller has it already.
+ */
+export function writeFts(
+  ctx: StoreContext,
+  rid: number,
+  agentId: string,
+  content: string,
+  text: string = content.normalize('NFKC'),
+): boolean {
   const token = ctx.agentToken(agentId);
   ctx
     .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')

@@ -5,6 +5,7 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
+import { HASH_PREFIX_LENGTH } from '../schema.js';
 import type {
   ListMemoriesOptions,
   MemoryRecord,
@@ -100,7 +101,10 @@ export function findByContentHash(
     const rows = ctx
       .stmt(
         'read',
-        `SELECT * FROM memories WHERE agent_id = @agent AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
+        // The prefix term is the indexed expression (see `HASH_PREFIX_INDEX_SQL`); the full hash decides.
+        `SELECT * FROM memories WHERE agent_id = @agent
+           AND substr(content_hash, 1, ${HASH_PREFIX_LENGTH}) = substr(@hash, 1, ${HASH_PREFIX_LENGTH})
+           AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
          ORDER BY created_at, id`,
       )
       .all<MemoryRow>({ agent: agentId, hash, kind: k });
