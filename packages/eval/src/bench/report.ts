@@ -35,6 +35,17 @@ export interface BenchIngest {
   readonly rawRowRowsPerSec?: number;
   /** Engram ÷ raw + row (higher is better; 1 = as fast as the floor). */
   readonly ratioToRawRow?: number;
+  /**
+   * The same three loops in CPU time of this process (`process.cpuUsage`): rows per CPU second and Engram's
+   * ratios, steady on a shared machine where the wall clock includes waiting for a core (absent in older reports).
+   */
+  readonly cpu?: {
+    readonly rowsPerSec: number;
+    readonly rawRowsPerSec: number;
+    readonly rawRowRowsPerSec: number;
+    readonly ratioToRaw: number;
+    readonly ratioToRawRow: number;
+  };
   readonly batchSize: number;
 }
 
@@ -180,6 +191,7 @@ export function formatBenchTable(report: BenchReport): string {
     'orama R@5',
     'raw+row rows/s',
     'ratio',
+    'cpu ratio raw / raw+row',
   ];
   const rows: string[][] = [];
   for (const name of BENCH_SCENARIOS) {
@@ -203,6 +215,7 @@ export function formatBenchTable(report: BenchReport): string {
       n(s.orama.recallAt5, 3),
       n(s.ingest.rawRowRowsPerSec ?? Number.NaN, 0),
       n(s.ingest.ratioToRawRow ?? Number.NaN, 2),
+      `${n(s.ingest.cpu?.ratioToRaw ?? Number.NaN, 2)}/${n(s.ingest.cpu?.ratioToRawRow ?? Number.NaN, 2)}`,
     ]);
   }
   const stageHeader = [

@@ -141,6 +141,15 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     let engramMs = 0;
     let rawMs = 0;
     let rawRowMs = 0;
+    // CPU time of each loop (this process; SQLite runs on this thread): what the wall clock measures, less the
+    // time spent waiting for a core on a shared machine.
+    let engramIngestCpuMs = 0;
+    let rawIngestCpuMs = 0;
+    let rawRowIngestCpuMs = 0;
+    const cpuSince = (since: NodeJS.CpuUsage): number => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000;
+    };
     let done = 0;
     let nextLog = 0;
     for (let a = 0; a < config.agents; a += 1) {
@@ -160,10 +169,13 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
           importance: 0.5,
           vector: r.vector,
         }));
+        let cpu = process.cpuUsage();
         let t = process.hrtime.bigint();
         await store.insertMemories(memories);
         engramMs += elapsedMs(t);
+        engramIngestCpuMs += cpuSince(cpu);
 
+        cpu = process.cpuUsage();
         t = process.hrtime.bigint();
         rawBegin.run();
         for (const r of batch) {
@@ -172,7 +184,9 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         }
         rawCommit.run();
         rawMs += elapsedMs(t);
+        rawIngestCpuMs += cpuSince(cpu);
 
+        cpu = process.cpuUsage();
         t = process.hrtime.bigint();
         rowBegin.run();
         for (const r of batch) {
@@ -184,6 +198,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         }
         rowCommit.run();
         rawRowMs += elapsedMs(t);
+        rawRowIngestCpuMs += cpuSince(cpu);
 
         done += batch.length;
         if (done >= nextLog || done === totalRows) {
@@ -403,6 +418,13 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         rawRowsPerSec,
         rawRowRowsPerSec,
         ratioToRawRow: engramRowsPerSec / rawRowRowsPerSec,
+        cpu: {
+          rowsPerSec: totalRows / (engramIngestCpuMs / 1000),
+          rawRowsPerSec: totalRows / (rawIngestCpuMs / 1000),
+          rawRowRowsPerSec: totalRows / (rawRowIngestCpuMs / 1000),
+          ratioToRaw: rawIngestCpuMs / engramIngestCpuMs,
+          ratioToRawRow: rawRowIngestCpuMs / engramIngestCpuMs,
+        },
         batchSize: config.batchSize,
       },
       query: {

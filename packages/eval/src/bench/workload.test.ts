@@ -136,7 +136,7 @@ describe('formatBenchTable', () => {
     expect(lines[9]).toBe('diagnostics record path: 812 ns CPU per recorded retrieval (1000000 records)');
   });
 
-  it('ends the scenario line with the raw + row floor and the ratio to it, when the report has them', () => {
+  it('ends the scenario line with the raw + row floor, the ratio to it and the CPU ratios, when present', () => {
     const scenario = {
       agents: 1,
       rows: 10_000,
@@ -146,6 +146,13 @@ describe('formatBenchTable', () => {
         rawRowsPerSec: 48_000,
         rawRowRowsPerSec: 30_000,
         ratioToRawRow: 0.4,
+        cpu: {
+          rowsPerSec: 20_000,
+          rawRowsPerSec: 80_000,
+          rawRowRowsPerSec: 50_000,
+          ratioToRaw: 0.25,
+          ratioToRawRow: 0.4,
+        },
         batchSize: 1000,
       },
       query: {
@@ -183,7 +190,9 @@ describe('formatBenchTable', () => {
       diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
     };
     const lines = formatBenchTable(report).split('\n');
-    expect(lines[0]).toMatch(/orama R@5\s+raw\+row rows\/s\s+ratio$/);
-    expect(lines[2]).toMatch(/^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40$/);
+    expect(lines[0]).toMatch(/orama R@5\s+raw\+row rows\/s\s+ratio\s+cpu ratio raw \/ raw\+row$/);
+    expect(lines[2]).toMatch(
+      /^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40\s+0\.25\/0\.40$/,
+    );
   });
 });
