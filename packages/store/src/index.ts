@@ -70,6 +70,7 @@ export type {
   ListPendingOptions,
   MaintenanceClaim,
   MaintenanceLeaseSlice,
+  MemoryBrief,
   MemoryEmbeddingSlice,
   MemoryFilter,
   MemoryHealthSlice,

@@ -8,6 +8,7 @@ import type {
   EventRecord,
   EventType,
   Lifecycle,
+  MemoryBrief,
   MemoryKind,
   MemoryRecord,
   SkillRecord,
@@ -172,6 +173,51 @@ export type RecordValues = readonly [
   number | null,
   number | null,
 ];
+
+/** The columns of a {@link MemoryBrief} over the memory alias `m`, in the order {@link briefFromValues} reads them. */
+export const BRIEF_COLUMNS = `m.id, m.agent_id, m.kind, m.revision, m.lifecycle, m.importance, m.tags, m.created_at,
+  m.updated_at, m.user_id, m.session_id, m.superseded_by, m.valid_from, m.valid_to`;
+
+/** The index of `revision` in {@link BriefValues}. */
+export const BRIEF_REVISION_VALUE = 3;
+
+/** The values of {@link BRIEF_COLUMNS}, in order. */
+export type BriefValues = readonly [
+  string,
+  string,
+  string,
+  number,
+  string,
+  number,
+  string,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number | null,
+];
+
+/** The brief of the values of {@link BRIEF_COLUMNS}: the fields {@link recordFromValues} gives them. */
+export function briefFromValues(v: BriefValues): MemoryBrief {
+  return {
+    id: v[0],
+    agentId: v[1],
+    kind: v[2] as MemoryKind,
+    revision: v[3],
+    lifecycle: v[4] as Lifecycle,
+    importance: v[5],
+    tags: parseTags(v[6]),
+    createdAt: v[7],
+    updatedAt: v[8],
+    userId: v[9],
+    sessionId: v[10],
+    supersededBy: v[11],
+    validFrom: v[12],
+    validTo: v[13],
+  };
+}
 
 /** The record of the values of {@link RECORD_COLUMNS}: the same record {@link toRecord} makes of the row. */
 export function recordFromValues(v: RecordValues): MemoryRecord {
