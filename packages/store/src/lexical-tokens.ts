@@ -24,6 +24,8 @@ const CJK_TEST = new RegExp(`[${CJK_CLASS}]`, 'u');
 // Inside a run: a CJK run, or a run of other characters.
 const CJK_SPLIT = new RegExp(`([${CJK_CLASS}]+)|([^${CJK_CLASS}]+)`, 'gu');
 const ASCII = /^[\x00-\x7f]*$/;
+// In ASCII text the token runs are exactly the runs of letters and digits (no marks, CJK or private use).
+const ASCII_RUN = /[a-z0-9]+/g;
 const MARKS = /\p{M}/gu;
 
 /**
@@ -79,6 +81,15 @@ function emitCjk(run: string, emit: (term: string) => void): void {
 /** Calls `emit` for each index term of `text`, in order. */
 function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
   const lower = text.normalize('NFKC').toLowerCase();
+  if (ASCII.test(lower)) {
+    // The common case, and the same terms as below: no CJK run to split and no diacritic to fold.
+    for (const match of lower.matchAll(ASCII_RUN)) {
+      const run = match[0];
+      const word = run.length <= MAX_TOKEN_LENGTH ? run : run.slice(0, MAX_TOKEN_LENGTH);
+      if (!stopWords?.has(word)) emit(stem(word));
+    }
+    return;
+  }
   for (const match of lower.matchAll(TOKEN_RUN)) {
     const run = match[0];
     if (!CJK_TEST.test(run)) {
