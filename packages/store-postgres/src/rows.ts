@@ -98,47 +98,23 @@ export function toRecord(row: MemoryRow): MemoryRecord {
 }
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
-export const BRIEF_COLUMNS =
-  'id, agent_id, kind, revision, lifecycle, importance, tags, created_at, updated_at, user_id, session_id, superseded_by, valid_from, valid_to';
+export const BRIEF_COLUMNS = 'id, kind, revision, importance, tags, created_at, updated_at';
 
 /** The brief of a memory row read with {@link BRIEF_COLUMNS}: the fields {@link toRecord} gives them. */
 export function toBrief(
-  row: Pick<
-    MemoryRow,
-    | 'id'
-    | 'agent_id'
-    | 'kind'
-    | 'revision'
-    | 'lifecycle'
-    | 'importance'
-    | 'tags'
-    | 'created_at'
-    | 'updated_at'
-    | 'user_id'
-    | 'session_id'
-    | 'superseded_by'
-    | 'valid_from'
-    | 'valid_to'
-  >,
+  row: Pick<MemoryRow, 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'created_at' | 'updated_at'>,
 ): MemoryBrief {
   if (!Array.isArray(row.tags)) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
   }
   return {
     id: row.id,
-    agentId: row.agent_id,
     kind: row.kind as MemoryKind,
     revision: Number(row.revision),
-    lifecycle: row.lifecycle as Lifecycle,
     importance: Number(row.importance),
     tags: [...row.tags],
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
-    userId: row.user_id,
-    sessionId: row.session_id,
-    supersededBy: row.superseded_by,
-    validFrom: Number(row.valid_from),
-    validTo: num(row.valid_to),
   };
 }
 

@@ -234,25 +234,13 @@ export interface RevalidationCandidate {
 }
 
 /**
- * The fields of a memory that revalidation, filtering by kind, tag, user and session, and ranking read: a
- * record without its content, content hash, metadata and bookkeeping (what `revalidateBrief` returns).
+ * The fields of a memory that ranking and the kind and tag filters read (what `revalidateBrief` returns):
+ * whether the row is current, of this agent and in the time scope is decided by the read itself, so neither
+ * those columns nor the content, hash, metadata and bookkeeping are converted.
  */
 export type MemoryBrief = Pick<
   MemoryRecord,
-  | 'id'
-  | 'agentId'
-  | 'kind'
-  | 'revision'
-  | 'lifecycle'
-  | 'importance'
-  | 'tags'
-  | 'createdAt'
-  | 'updatedAt'
-  | 'userId'
-  | 'sessionId'
-  | 'supersededBy'
-  | 'validFrom'
-  | 'validTo'
+  'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt'
 >;
 
 /** Options of `revalidate`: a time scope, and whether archived rows count. */

@@ -175,47 +175,24 @@ export type RecordValues = readonly [
 ];
 
 /** The columns of a {@link MemoryBrief} over the memory alias `m`, in the order {@link briefFromValues} reads them. */
-export const BRIEF_COLUMNS = `m.id, m.agent_id, m.kind, m.revision, m.lifecycle, m.importance, m.tags, m.created_at,
-  m.updated_at, m.user_id, m.session_id, m.superseded_by, m.valid_from, m.valid_to`;
+export const BRIEF_COLUMNS = 'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at';
 
 /** The index of `revision` in {@link BriefValues}. */
-export const BRIEF_REVISION_VALUE = 3;
+export const BRIEF_REVISION_VALUE = 2;
 
 /** The values of {@link BRIEF_COLUMNS}, in order. */
-export type BriefValues = readonly [
-  string,
-  string,
-  string,
-  number,
-  string,
-  number,
-  string,
-  number,
-  number,
-  string | null,
-  string | null,
-  string | null,
-  number,
-  number | null,
-];
+export type BriefValues = readonly [string, string, number, number, string, number, number];
 
 /** The brief of the values of {@link BRIEF_COLUMNS}: the fields {@link recordFromValues} gives them. */
 export function briefFromValues(v: BriefValues): MemoryBrief {
   return {
     id: v[0],
-    agentId: v[1],
-    kind: v[2] as MemoryKind,
-    revision: v[3],
-    lifecycle: v[4] as Lifecycle,
-    importance: v[5],
-    tags: parseTags(v[6]),
-    createdAt: v[7],
-    updatedAt: v[8],
-    userId: v[9],
-    sessionId: v[10],
-    supersededBy: v[11],
-    validFrom: v[12],
-    validTo: v[13],
+    kind: v[1] as MemoryKind,
+    revision: v[2],
+    importance: v[3],
+    tags: parseTags(v[4]),
+    createdAt: v[5],
+    updatedAt: v[6],
   };
 }
 
