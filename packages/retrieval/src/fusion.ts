@@ -113,9 +113,15 @@ export function vectorConfidence(similarities: readonly number[], evidence: Vect
   return Math.max(0, Math.min(1, (margin - evidence.noiseMargin) / span));
 }
 
-/** A revalidated candidate with its per-arm evidence. */
-export interface FusionCandidate {
-  readonly record: MemoryRecord;
+/** The fields of a candidate's row that fusion reads. */
+export type FusionRecord = Pick<MemoryRecord, 'id' | 'revision' | 'importance' | 'createdAt' | 'updatedAt'>;
+
+/**
+ * A revalidated candidate with its per-arm evidence. Its row may be only the fields ranking reads (a brief):
+ * the search reads the full rows of the results it returns.
+ */
+export interface FusionCandidate<R extends FusionRecord = MemoryRecord> {
+  readonly record: R;
   readonly lexicalRank?: number;
   readonly lexicalScore?: number;
   readonly vectorRank?: number;
@@ -167,7 +173,10 @@ export interface FusionCalibration {
  * overlap of the two top-`depth` sets alone, it counts order: two arms that find the same ten rows but put
  * different ones first agree only partly, so neither can take the other's first place on agreement alone.
  */
-export function calibrate(candidates: readonly FusionCandidate[], depth: number): FusionCalibration {
+export function calibrate(
+  candidates: readonly FusionCandidate<FusionRecord>[],
+  depth: number,
+): FusionCalibration {
   const lexical = { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
   const vector = { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
   let lexicalCount = 0;
@@ -213,9 +222,12 @@ function normalise(value: number, range: { readonly min: number; readonly max: n
   return range.max > range.min ? (value - range.min) / (range.max - range.min) : 1;
 }
 
+/** A fused result: a {@link RetrievalResult} whose row is the candidate's (a brief or the full record). */
+export type FusedResult<R extends FusionRecord> = Omit<RetrievalResult, 'record'> & { readonly record: R };
+
 /** One scored candidate, before its explanation is built. */
-interface Scored {
-  readonly candidate: FusionCandidate;
+interface Scored<R extends FusionRecord> {
+  readonly candidate: FusionCandidate<R>;
   readonly arms: RetrievalArm[];
   readonly rrf: number;
   readonly relevance: number;
@@ -226,7 +238,7 @@ interface Scored {
 }
 
 /** {@link compareResults} over scored candidates. */
-function compareScored(a: Scored, b: Scored): number {
+function compareScored(a: Scored<FusionRecord>, b: Scored<FusionRecord>): number {
   if (a.tier !== b.tier) return a.tier - b.tier;
   if (a.final !== b.final) return b.final - a.final;
   const x = a.candidate.record.id;
@@ -240,18 +252,18 @@ function compareScored(a: Scored, b: Scored): number {
  * the top-k answer. With `limit`, only the first `limit` results are returned, and only theirs have their
  * explanation built (the same as the first `limit` of the whole answer).
  */
-export function fuseCandidates(
-  candidates: readonly FusionCandidate[],
+export function fuseCandidates<R extends FusionRecord = MemoryRecord>(
+  candidates: readonly FusionCandidate<R>[],
   weights: FusionWeights,
   now: number,
   vectorWeight: number = weights.vector,
   vectorConfidence = 0,
   limit: number = Number.POSITIVE_INFINITY,
-): RetrievalResult[] {
+): FusedResult<R>[] {
   const calibrated = weights.method === 'calibrated';
   const cal = calibrate(candidates, weights.agreementDepth);
   const trust = Math.max(cal.agreement ** weights.agreementPower, Math.max(0, Math.min(1, vectorConfidence)));
-  const scored = candidates.map((candidate): Scored => {
+  const scored = candidates.map((candidate): Scored<R> => {
     const arms: RetrievalArm[] = [];
     let rrf = 0;
     let fused = 0;
@@ -279,7 +291,7 @@ export function fuseCandidates(
   });
   scored.sort(compareScored);
   const kept = scored.length > limit ? scored.slice(0, Math.max(0, limit)) : scored;
-  return kept.map(({ candidate, arms, rrf, relevance, recency, final }): RetrievalResult => {
+  return kept.map(({ candidate, arms, rrf, relevance, recency, final }): FusedResult<R> => {
     const explanation = explain(candidate, {
       arms,
       vectorWeight,

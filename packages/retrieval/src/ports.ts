@@ -11,7 +11,11 @@ import type { MemoryStore } from '@engram/store';
  * `revalidate` must return only that agent's rows in the time scope it is given (`active` ones by default) of
  * the expected revision.
  *
- * Three members are optional. `listConflicts` (read after fusion, one call when the results include facts, never
+ * Four members are optional. `revalidateBrief` (the same answer as `revalidate`, with only the fields ranking
+ * and filtering read): when present and the call has no scope or metadata filter, candidates are revalidated
+ * with it and only the returned results are read in full (`revalidate`, at the revision they were ranked at;
+ * one that changed in between is dropped and the rest ranked again); absent, every candidate is read in full
+ * once. `listConflicts` (read after fusion, one call when the results include facts, never
  * on failure paths): open contradiction links of the results, shown in their explanations; absent or failing,
  * explanations carry no conflict.
  *
@@ -23,7 +27,7 @@ import type { MemoryStore } from '@engram/store';
  * with the ids it returned; its rejection is swallowed — access times are advisory.
  */
 export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'> &
-  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts'>>;
+  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts' | 'revalidateBrief'>>;
 
 /**
  * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.

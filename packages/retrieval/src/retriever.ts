@@ -92,7 +92,7 @@ async function runPipeline(ctx: PipelineContext, state: CallState): Promise<void
   // 4. Authoritative revalidation, filtering, and refill of starved arms, up to the hard cap.
   await revalidationStage(ctx, state);
   // 5. Fusion and explanation, 6. open contradictions marked in the explanations.
-  assemblyStage(ctx, state);
+  await assemblyStage(ctx, state);
   await conflictStage(ctx, state);
 }
 

@@ -1,8 +1,10 @@
 /**
  * The work of one search, counted (no clock): the statements a retrieval call runs on a real SQLite store, by
  * family. A search is a constant number of statements whatever the number of candidates: the lexical arm is
- * two (the agent's BM25 statistics with the terms' document frequencies, then the scoring query) and the
- * revalidation of every candidate is one. A statement per candidate, or a third BM25 statement, shows here.
+ * two (the agent's BM25 statistics with the terms' document frequencies, then the scoring query), the
+ * revalidation of every candidate is one (the fields ranking reads) and the full rows of the returned results
+ * one more; a store without the brief read reads every candidate in full, once. A statement per candidate, or a
+ * third BM25 statement, shows here.
  */
 import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
@@ -65,13 +67,36 @@ async function countSearch(rows: number, vector: boolean) {
 }
 
 describe('statements of one search', () => {
-  it('lexical only: two BM25 statements and one revalidation, for 40 or 400 candidates alike', async () => {
+  it('lexical only: two BM25 statements, one brief revalidation and one read of the results, for 40 or 400 candidates alike', async () => {
     const small = await countSearch(40, false);
     const large = await countSearch(400, false);
     expect(small.candidates).toBe(40);
     expect(large.candidates).toBeGreaterThan(100);
-    expect(small.counts).toEqual({ fts: 2, read: 1 });
+    expect(small.counts).toEqual({ fts: 2, read: 2 });
     expect(large.counts).toEqual(small.counts);
+  });
+
+  it('a store without the brief read: one full revalidation, and the same results', async () => {
+    const { store, counts } = await seeded(400);
+    // The port's single full read: a store without `revalidateBrief`.
+    const plain = {
+      searchLexical: store.searchLexical.bind(store),
+      searchVector: store.searchVector.bind(store),
+      revalidate: store.revalidate.bind(store),
+    };
+    const search = async (port: typeof plain) => {
+      const retriever = createRetriever({ store: port, embedder, trackAccess: false, now: () => 1e12 });
+      for (const key of Object.keys(counts)) delete counts[key as StatementKind];
+      const { results, execution } = await retriever.search('a', 'alpha delta shared', { limit: 5 });
+      expect(execution.outcome).toBe('completed');
+      return { counts: { ...counts }, results: JSON.stringify(results) };
+    };
+    const withBrief = await search(store);
+    const without = await search(plain);
+    // One read fewer: the candidates' single full read replaces the brief one and the results' read.
+    expect(without.counts).toEqual({ ...withBrief.counts, read: (withBrief.counts.read ?? 0) - 1 });
+    expect(without.results).toBe(withBrief.results);
+    expect(JSON.parse(without.results)).toHaveLength(5);
   });
 
   it('hybrid: still two BM25 statements, and no statement per candidate', async () => {

@@ -54,11 +54,12 @@ export async function indexContents(
     length: [],
     tokens: [],
   };
-  const post: { agent: string[]; term: string[]; key: number[]; tf: number[] } = {
+  const post: { agent: string[]; term: string[]; key: number[]; tf: number[]; length: number[] } = {
     agent: [],
     term: [],
     key: [],
     tf: [],
+    length: [],
   };
   for (const item of items) {
     const spans = item.spans ?? chunkSpans(item.content);
@@ -85,6 +86,7 @@ export async function indexContents(
         post.term.push(term);
         post.key.push(key);
         post.tf.push(n);
+        post.length.push(tokens.length);
       }
     }
   }
@@ -111,9 +113,9 @@ export async function indexContents(
     await ctx.run(
       db,
       'fts',
-      `INSERT INTO lexical_postings(agent_id, term, key, tf)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[])`,
-      [post.agent, post.term, post.key, post.tf],
+      `INSERT INTO lexical_postings(agent_id, term, key, tf, length)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[])`,
+      [post.agent, post.term, post.key, post.tf, post.length],
     );
   }
 }

@@ -5,6 +5,7 @@
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import type {
   ListMemoriesOptions,
+  MemoryBrief,
   MemoryRecord,
   RevalidateOptions,
   RevalidationCandidate,
@@ -22,7 +23,7 @@ import {
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
-import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
+import { BRIEF_COLUMNS, MEMORY_COLUMNS, type MemoryRow, toBrief, toRecord } from './rows.js';
 
 /** The kinds filter (deduplicated); `fallback` when omitted. */
 export function kindsFilter(
@@ -124,7 +125,28 @@ export function revalidate(
   candidates: readonly RevalidationCandidate[],
   options: RevalidateOptions = {},
 ): Promise<readonly MemoryRecord[]> {
-  return ctx.op('revalidate', async () => {
+  return ctx.op('revalidate', () => reread(ctx, agentId, candidates, options, MEMORY_COLUMNS, toRecord));
+}
+
+/** {@link revalidate} returning the fields ranking and filtering read: the same rows, in the same order. */
+export function revalidateBrief(
+  ctx: PgContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+  options: RevalidateOptions = {},
+): Promise<readonly MemoryBrief[]> {
+  return ctx.op('revalidate', () => reread(ctx, agentId, candidates, options, BRIEF_COLUMNS, toBrief));
+}
+
+async function reread<R>(
+  ctx: PgContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+  options: RevalidateOptions,
+  columns: string,
+  convert: (row: MemoryRow) => R,
+): Promise<R[]> {
+  {
     validateAgentId(agentId);
     if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
     const archived = includeArchived(options.includeArchived);
@@ -154,11 +176,11 @@ export function revalidate(
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
-      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time}`,
+      `SELECT ${columns} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time}`,
       params,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const out: MemoryRecord[] = [];
+    const out: R[] = [];
     const emitted = new Set<string>();
     for (const c of candidates) {
       if (emitted.has(c.id)) continue;
@@ -166,8 +188,8 @@ export function revalidate(
       if (row === undefined) continue;
       if (c.revision !== undefined && c.revision !== Number(row.revision)) continue;
       emitted.add(c.id);
-      out.push(toRecord(row));
+      out.push(convert(row));
     }
     return out;
-  });
+  }
 }

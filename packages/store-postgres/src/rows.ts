@@ -8,6 +8,7 @@ import {
   type EventRecord,
   type EventType,
   type Lifecycle,
+  type MemoryBrief,
   type MemoryKind,
   type MemoryRecord,
   type SkillRecord,
@@ -93,6 +94,27 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     validFrom: Number(row.valid_from),
     validTo: num(row.valid_to),
     forgottenAt: num(row.forgotten_at),
+  };
+}
+
+/** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
+export const BRIEF_COLUMNS = 'id, kind, revision, importance, tags, created_at, updated_at';
+
+/** The brief of a memory row read with {@link BRIEF_COLUMNS}: the fields {@link toRecord} gives them. */
+export function toBrief(
+  row: Pick<MemoryRow, 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'created_at' | 'updated_at'>,
+): MemoryBrief {
+  if (!Array.isArray(row.tags)) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
+  }
+  return {
+    id: row.id,
+    kind: row.kind as MemoryKind,
+    revision: Number(row.revision),
+    importance: Number(row.importance),
+    tags: [...row.tags],
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
   };
 }
 

@@ -211,6 +211,18 @@ CREATE TABLE maintenance_leases (
 );
 `,
   },
+  {
+    // Each BM25 posting carries its unit's length, filled from the units in one statement: the scoring query
+    // reads it with the posting instead of joining \`lexical_docs\` once per hit. \`lexical_docs\` stays (phrase
+    // checks read its tokens; its trigger keeps the statistics). Every posting has its unit (the foreign key),
+    // so the column is then NOT NULL.
+    version: 4,
+    sql: `
+ALTER TABLE lexical_postings ADD COLUMN length integer;
+UPDATE lexical_postings p SET length = d.length FROM lexical_docs d WHERE d.key = p.key;
+ALTER TABLE lexical_postings ALTER COLUMN length SET NOT NULL;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -32,7 +32,7 @@ const SCORE_ONLY = -2;
 const bm25Sql = (scope: string): string => `WITH w(term, idf, grp, req) AS (
     SELECT * FROM unnest($1::text[], $2::float8[], $3::int[], $4::int[])),
   post AS (
-    SELECT p.key, w.idf, w.grp, w.req, p.tf FROM w
+    SELECT p.key, w.idf, w.grp, w.req, p.tf, p.length FROM w
     JOIN lexical_postings p ON p.agent_id = $5 AND p.term = w.term
     WHERE w.grp < 0 OR EXISTS (
       SELECT 1 FROM lexical_docs d,
@@ -41,10 +41,10 @@ const bm25Sql = (scope: string): string => `WITH w(term, idf, grp, req) AS (
       WHERE d.key = p.key AND d.tokens[i] = q.ph[1] AND d.tokens[i:i + cardinality(q.ph) - 1] = q.ph)),
   hits AS (
     SELECT post.key,
-      sum(post.idf * post.tf * ($7::float8 + 1) / (post.tf + $7::float8 * (1 - $8::float8 + $8::float8 * d.length / $9::float8))) AS score,
+      sum(post.idf * post.tf * ($7::float8 + 1) / (post.tf + $7::float8 * (1 - $8::float8 + $8::float8 * post.length / $9::float8))) AS score,
       bool_or(post.grp <> ${SCORE_ONLY}) AS any_cand,
       count(DISTINCT post.req) FILTER (WHERE post.req >= 0) AS reqs
-    FROM post JOIN lexical_docs d ON d.key = post.key
+    FROM post
     GROUP BY post.key)
   SELECT m.id, m.revision, max(h.score) AS score, (array_agg(h.key ORDER BY h.score DESC, h.key))[1] AS key,
     m.rid, m.chunk_count

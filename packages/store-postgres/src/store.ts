@@ -36,6 +36,7 @@ import {
   type ListMemoriesOptions,
   type ListPendingOptions,
   type MaintenanceClaim,
+  type MemoryBrief,
   type MemoryHistory,
   type MemoryKind,
   type MemoryPatch,
@@ -169,6 +170,13 @@ export class PostgresMemoryStore implements MemoryStore {
     options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]> {
     return read.revalidate(this.#ctx, agentId, candidates, options);
+  }
+  revalidateBrief(
+    agentId: string,
+    candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
+  ): Promise<readonly MemoryBrief[]> {
+    return read.revalidateBrief(this.#ctx, agentId, candidates, options);
   }
 
   insertMemory(input: NewMemory): Promise<MemoryRecord> {

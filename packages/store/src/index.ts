@@ -75,6 +75,7 @@ export type {
   ListPendingOptions,
   MaintenanceClaim,
   MaintenanceLeaseSlice,
+  MemoryBrief,
   MemoryEmbeddingSlice,
   MemoryFilter,
   MemoryHealthSlice,

@@ -3,8 +3,9 @@
  * BM25 with settable k1 and b and per-agent statistics (FTS5's `bm25()` fixes k1 = 1.2, b = 0.75 and counts
  * every agent's rows in its statistics).
  *
- * Tables (schema v3): `lexical_postings(agent_id, term, rid, tf)` — one row per distinct term of an indexed
- * unit; `lexical_docs(rid, agent_id, length, terms)` — the unit's length in tokens and (schema v7) the JSON
+ * Tables (schema v3): `lexical_postings(agent_id, term, rid, tf, length)` — one row per distinct term of an
+ * indexed unit, with (schema v10) the unit's length, so scoring reads no second table; `lexical_docs(rid,
+ * agent_id, length, terms)` — the unit's length in tokens and (schema v7) the JSON
  * array of its distinct terms, by which its postings are removed, so the postings need no second index on
  * `rid`; `lexical_stats(agent_id, docs, total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
  * rowid); a longer memory split into chunks indexes each chunk as its own unit.
@@ -36,6 +37,7 @@ CREATE TABLE IF NOT EXISTS lexical_postings (
   term TEXT NOT NULL,
   rid INTEGER NOT NULL,
   tf INTEGER NOT NULL,
+  length INTEGER,
   PRIMARY KEY (agent_id, term, rid)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
@@ -71,6 +73,26 @@ export function addLexicalTerms(db: {
     DROP INDEX IF EXISTS lexical_postings_rid;`);
 }
 
+/**
+ * Schema v10: each posting carries its unit's length in tokens (`length`, created with the table since v10,
+ * added here to an older file and filled from the units' length rows in one statement), so the BM25 scoring
+ * statement reads the length with the posting instead of joining `lexical_docs` per hit. A posting whose unit
+ * has no length row (only a damaged file has one; the integrity check reports its memory) keeps a null length
+ * and scores nothing, as it matched nothing in the join before.
+ */
+export function addPostingLengths(db: {
+  exec(sql: string): unknown;
+  prepare(sql: string): { all(): unknown[] };
+}): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_postings')").all() as {
+    name: string;
+  }[];
+  if (!columns.some((c) => c.name === 'length'))
+    db.exec('ALTER TABLE lexical_postings ADD COLUMN length INTEGER');
+  db.exec(`UPDATE lexical_postings SET length = (SELECT d.length FROM lexical_docs d WHERE d.rid = lexical_postings.rid)
+    WHERE length IS NULL`);
+}
+
 /** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
 export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
@@ -79,8 +101,8 @@ export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 // `jsonb_each` reads the rows as binary JSON: each row's values are extracted without parsing its text again
 // (with `json_each` every row is rendered back to text and parsed once per `->>`), so one statement writes
 // a whole batch about a quarter faster.
-const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
+const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf, length)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM jsonb_each(?)`;
 const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
@@ -88,7 +110,7 @@ const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 
-/** One term's postings in a batch: `[rid, tf, rid, tf, …]`, in the order the units were added. */
+/** One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. */
 type TermPostings = number[];
 
 /**
@@ -119,8 +141,8 @@ export class LexicalBatch {
     }
     for (const [term, n] of tf) {
       const list = terms.get(term);
-      if (list === undefined) terms.set(term, [rid, n]);
-      else list.push(rid, n);
+      if (list === undefined) terms.set(term, [rid, n, length]);
+      else list.push(rid, n, length);
     }
     this.#docs.push([rid, agentId, length, JSON.stringify([...tf.keys()])]);
     const s = this.#stats.get(agentId);
@@ -148,7 +170,7 @@ export class LexicalBatch {
     const docs = this.#docs;
     const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
     this.clear();
-    // The rows' JSON is written directly (`[agent, term, rid, tf]` each): no array per posting to build and
+    // The rows' JSON is written directly (`[agent, term, rid, tf, length]` each): no array per posting to build and
     // serialise, and each agent's and term's JSON text is made once rather than once per posting.
     const parts: string[] = [];
     for (const agentId of [...postings.keys()].sort(compareText)) {
@@ -157,7 +179,9 @@ export class LexicalBatch {
       for (const term of [...terms.keys()].sort(compareText)) {
         const list = inRidOrder(terms.get(term) as TermPostings);
         const prefix = `[${agentJson},${JSON.stringify(term)},`;
-        for (let i = 0; i < list.length; i += 2) parts.push(`${prefix}${list[i]},${list[i + 1]}]`);
+        for (let i = 0; i < list.length; i += 3) {
+          parts.push(`${prefix}${list[i]},${list[i + 1]},${list[i + 2]}]`);
+        }
       }
     }
     if (parts.length > 0) run(INSERT_POSTINGS, `[${parts.join(',')}]`);
@@ -170,20 +194,22 @@ function compareText(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** A term's `[rid, tf, …]` pairs by rid (units are usually added in rid order; chunks and edits may not be). */
+/** A term's `[rid, tf, length, …]` triples by rid (units are usually added in rid order; chunks and edits may not be). */
 function inRidOrder(list: TermPostings): TermPostings {
   let sorted = true;
-  for (let i = 2; i < list.length; i += 2) {
-    if ((list[i] as number) < (list[i - 2] as number)) {
+  for (let i = 3; i < list.length; i += 3) {
+    if ((list[i] as number) < (list[i - 3] as number)) {
       sorted = false;
       break;
     }
   }
   if (sorted) return list;
-  const pairs: [number, number][] = [];
-  for (let i = 0; i < list.length; i += 2) pairs.push([list[i] as number, list[i + 1] as number]);
-  pairs.sort((a, b) => a[0] - b[0]);
-  return pairs.flat();
+  const triples: [number, number, number][] = [];
+  for (let i = 0; i < list.length; i += 3) {
+    triples.push([list[i] as number, list[i + 1] as number, list[i + 2] as number]);
+  }
+  triples.sort((a, b) => a[0] - b[0]);
+  return triples.flat();
 }
 
 /** Recomputes every agent's statistics from the indexed units. */

@@ -95,6 +95,7 @@ describe('schema v4 → v7', () => {
         ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to;
         ALTER TABLE memories DROP COLUMN forgotten_at;`);
       raw.exec('ALTER TABLE lexical_docs DROP COLUMN terms');
+      raw.exec('ALTER TABLE lexical_postings DROP COLUMN length');
       raw.exec('CREATE INDEX lexical_postings_rid ON lexical_postings(rid)');
       raw.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run();
     } finally {
@@ -102,8 +103,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(9);
-    expect(store.info.schemaVersion).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
+    expect(store.info.schemaVersion).toBe(10);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.

@@ -118,16 +118,17 @@ describe('schema v8 → v9', () => {
       raw.exec(`DROP INDEX memories_embedding_pending; DROP INDEX memories_embedding_error;
         CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);
         DROP INDEX memories_agent_hash_prefix;
-        CREATE INDEX memories_agent_hash ON memories(agent_id, content_hash);`);
+        CREATE INDEX memories_agent_hash ON memories(agent_id, content_hash);
+        ALTER TABLE lexical_postings DROP COLUMN length;`);
       raw.prepare("UPDATE meta SET value = '8' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
     expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
-    expect(SCHEMA_VERSION).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(9);
+    expect(store.info.schemaVersion).toBe(10);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
     expect(names).not.toContain('memories_agent_hash');

@@ -3,7 +3,13 @@
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
 
-import { addLexicalTerms, LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
+import {
+  addLexicalTerms,
+  addPostingLengths,
+  LEXICAL_INDEX_DDL,
+  LexicalBatch,
+  REBUILD_LEXICAL_STATS,
+} from './lexical-index.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
@@ -275,6 +281,16 @@ CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, re
 ${HASH_PREFIX_INDEX_SQL}
 DROP INDEX IF EXISTS memories_embedding;
 DROP INDEX IF EXISTS memories_agent_hash;`);
+    },
+  },
+  {
+    // Each BM25 posting carries its unit's length (see `lexical-index.ts`), filled here from the units' length
+    // rows in one statement: the scoring statement reads it with the posting and no longer joins `lexical_docs`
+    // once per hit. `lexical_docs` stays: it lists a unit's terms (removal by key), feeds the statistics
+    // rebuild and the integrity check.
+    version: 10,
+    up(db: SqliteDatabase): void {
+      addPostingLengths(db);
     },
   },
 ];

@@ -61,6 +61,7 @@ import type {
   ListMemoriesOptions,
   ListPendingOptions,
   MaintenanceClaim,
+  MemoryBrief,
   MemoryKind,
   MemoryPatch,
   MemoryRecord,
@@ -186,6 +187,13 @@ export class SqliteMemoryStore implements MemoryStore {
     options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]> {
     return read.revalidate(this.#ctx, agentId, candidates, options);
+  }
+  revalidateBrief(
+    agentId: string,
+    candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
+  ): Promise<readonly MemoryBrief[]> {
+    return read.revalidateBrief(this.#ctx, agentId, candidates, options);
   }
 
   // ---------------------------------------------------------------- write slice (sqlite/write.ts)

@@ -233,6 +233,16 @@ export interface RevalidationCandidate {
   readonly revision?: number;
 }
 
+/**
+ * The fields of a memory that ranking and the kind and tag filters read (what `revalidateBrief` returns):
+ * whether the row is current, of this agent and in the time scope is decided by the read itself, so neither
+ * those columns nor the content, hash, metadata and bookkeeping are converted.
+ */
+export type MemoryBrief = Pick<
+  MemoryRecord,
+  'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt'
+>;
+
 /** Options of `revalidate`: a time scope, and whether archived rows count. */
 export interface RevalidateOptions extends TimeScope {
   /** Also return `archived` rows (default: `active` rows only). */
@@ -390,6 +400,17 @@ export interface MemoryReadSlice {
     candidates: readonly RevalidationCandidate[],
     options?: RevalidateOptions,
   ): Promise<readonly MemoryRecord[]>;
+  /**
+   * Optional: `revalidate` returning only the fields ranking and filtering read ({@link MemoryBrief}) — the
+   * same rows, in the same order, under the same rules. A search revalidates hundreds of candidates and
+   * returns a few: it reads the briefs of all and the full rows of the returned ones only (with `revalidate`,
+   * at the revision it ranked). A store without it is read in full once.
+   */
+  revalidateBrief?(
+    agentId: string,
+    candidates: readonly RevalidationCandidate[],
+    options?: RevalidateOptions,
+  ): Promise<readonly MemoryBrief[]>;
 }
 
 /** What {@link MemoryWriteSlice.insertUniqueMemory} did. */

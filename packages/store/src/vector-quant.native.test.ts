@@ -253,8 +253,8 @@ describe('quantised vector search', () => {
       raw.close();
     }
     const store = openStore(path, 'bit');
-    expect(SCHEMA_VERSION).toBe(9);
-    expect(store.info.schemaVersion).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
+    expect(store.info.schemaVersion).toBe(10);
     expect(store.vectorIndex.quantization).toBe('bit');
     expect(await recallAt10(store)).toBeGreaterThanOrEqual(0.99);
     closeAll();

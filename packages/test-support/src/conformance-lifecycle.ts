@@ -147,6 +147,62 @@ export function describeLifecycleConformance(name: string, open: ConformanceOpen
     );
   });
 
+  describe(`store port conformance: ${name}: brief revalidation`, () => {
+    it(
+      'revalidateBrief returns the rows revalidate returns, in the same order, with the fields ranking reads',
+      withPort(
+        open,
+        async (s) => {
+          const revalidateBrief = s.revalidateBrief?.bind(s);
+          expect(revalidateBrief).toBeTypeOf('function');
+          if (revalidateBrief === undefined) return;
+          const kept = await s.insertMemory({
+            ...note('kept row about the deploy'),
+            tags: ['topic:deploy', 'area:b'],
+            importance: 0.8,
+            userId: 'u1',
+            sessionId: 's1',
+          });
+          const edited = await s.insertMemory(note('edited row'));
+          await s.updateMemory('a', edited.id, edited.revision, { content: 'edited row, second revision' });
+          const archived = await s.insertMemory(note('archived row'));
+          await s.archiveMemory('a', archived.id);
+          const gone = await s.insertMemory(note('deleted row'));
+          await s.deleteMemory('a', gone.id);
+          const other = await s.insertMemory({ ...note('row of another agent'), agentId: 'b' });
+          const candidates = [
+            { id: edited.id, revision: edited.revision },
+            { id: kept.id, revision: kept.revision },
+            { id: edited.id },
+            { id: archived.id },
+            { id: gone.id },
+            { id: other.id },
+            { id: 'missing-row' },
+            { id: kept.id },
+          ];
+          const fields = ['id', 'kind', 'revision', 'importance', 'tags', 'createdAt', 'updatedAt'] as const;
+          for (const options of [undefined, { includeArchived: true }, { asOf: 5_000_000 }]) {
+            const full = await s.revalidate('a', candidates, options);
+            const brief = await revalidateBrief('a', candidates, options);
+            const projected = full.map((r) => {
+              const row = r as unknown as Readonly<Record<string, unknown>>;
+              return Object.fromEntries(fields.map((f) => [f, row[f]]));
+            });
+            expect(brief).toEqual(projected);
+          }
+          expect((await revalidateBrief('a', candidates)).map((r) => [r.id, r.revision])).toEqual([
+            [kept.id, 1],
+            [edited.id, 2],
+          ]);
+          await expect(revalidateBrief('', candidates)).rejects.toMatchObject({
+            code: 'ENGRAM_STORE_INVALID_INPUT',
+          });
+        },
+        { start: 1_000_000 },
+      ),
+    );
+  });
+
   describe(`store port conformance: ${name}: import time and pending rows by id`, () => {
     it(
       'a backdated row keeps its creation time and records when it was written',

@@ -175,6 +175,12 @@ export interface ConformancePort extends ConformanceStore {
     candidates: readonly { readonly id: string; readonly revision?: number }[],
     options?: ConformanceTime & { readonly includeArchived?: boolean },
   ): Promise<readonly (ConformanceFullRecord & ConformanceRecordBase)[]>;
+  /** Optional in the port; both stores of this repository offer it. */
+  revalidateBrief?(
+    agentId: string,
+    candidates: readonly { readonly id: string; readonly revision?: number }[],
+    options?: ConformanceTime & { readonly includeArchived?: boolean },
+  ): Promise<readonly { readonly id: string; readonly revision: number }[]>;
   history(
     agentId: string,
     id: string,

@@ -1,5 +1,5 @@
 import { matchesMemoryFilter } from '@engram/contracts';
-import type { MemoryKind, MemoryRecord, RevalidateOptions, RevalidationCandidate } from '@engram/store';
+import type { MemoryBrief, MemoryKind, RevalidateOptions, RevalidationCandidate } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
   type ArmState,
@@ -12,7 +12,7 @@ import {
 import { searchVector, vectorFailed } from './vector.js';
 
 /** The revalidation options of a call: its time scope, and archived rows too when it asked for them. */
-function revalidateOptions(state: CallState): RevalidateOptions {
+export function revalidateOptions(state: CallState): RevalidateOptions {
   return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
 }
 
@@ -26,29 +26,51 @@ async function revalidate(ctx: PipelineContext, state: CallState): Promise<void>
   if (wanted.size === 0) return;
   const candidates: RevalidationCandidate[] = [];
   for (const [id, revision] of wanted) candidates.push(revision === undefined ? { id } : { id, revision });
-  const rows = await storeCall(() =>
-    ctx.store.revalidate(state.agentId, candidates, revalidateOptions(state)),
-  );
+  const rows = await storeCall(() => reread(ctx, state, candidates));
   for (const row of rows) checked.set(row.id, row);
   // A lexical candidate dropped at its revision may still be active at a newer one: a concurrent edit.
   const stale: RevalidationCandidate[] = [];
   for (const [id, revision] of wanted) if (revision !== undefined && !checked.has(id)) stale.push({ id });
   if (stale.length > 0) {
-    const current = await storeCall(() =>
-      ctx.store.revalidate(state.agentId, stale, revalidateOptions(state)),
-    );
+    const current = await storeCall(() => reread(ctx, state, stale));
     for (const row of current) checked.set(row.id, row);
   }
   for (const id of wanted.keys()) if (!checked.has(id)) checked.set(id, null);
 }
 
-function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryRecord): boolean {
+/**
+ * Re-reads candidates: their briefs (the fields ranking and the kind and tag filters read) when the store
+ * offers them and the call has no scope or metadata filter, else their full rows, kept in `state.records`.
+ * The full rows of the briefs returned are read at assembly.
+ */
+async function reread(
+  ctx: PipelineContext,
+  state: CallState,
+  candidates: readonly RevalidationCandidate[],
+): Promise<readonly MemoryBrief[]> {
+  const { store } = ctx;
+  if (store.revalidateBrief !== undefined && state.call.filter === null) {
+    return store.revalidateBrief(state.agentId, candidates, revalidateOptions(state));
+  }
+  const rows = await store.revalidate(state.agentId, candidates, revalidateOptions(state));
+  for (const row of rows) state.records.set(row.id, row);
+  return rows;
+}
+
+function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryBrief): boolean {
   const { filter, tags } = state.call;
-  return (
-    kinds.has(record.kind) &&
-    tags.every((tag) => record.tags.includes(tag)) &&
-    (filter === null || matchesMemoryFilter(filter.checked, record))
-  );
+  if (!kinds.has(record.kind) || !tags.every((tag) => record.tags.includes(tag))) return false;
+  if (filter === null) return true;
+  // With a filter every candidate was read in full (see `reread`).
+  const full = state.records.get(record.id);
+  return full !== undefined && matchesMemoryFilter(filter.checked, full);
+}
+
+/** Derives both arms' valid candidates again from the revalidated rows (after rows were dropped). */
+export function refreshValid(state: CallState): void {
+  const kinds = new Set<MemoryKind>(state.call.kinds);
+  state.lexicalValid = validLexical(state, kinds);
+  state.vectorValid = validVector(state, kinds);
 }
 
 /** The lexical candidates still active at the revision they were found at, and passing the filters. */

@@ -1,5 +1,5 @@
 import type { DegradationCause } from '@engram/contracts';
-import type { ChunkSpan, MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryBrief, MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
@@ -42,10 +42,10 @@ export interface ArmState {
   saturated: boolean;
 }
 
-/** A candidate that survived revalidation and filtering, with its current row. */
+/** A candidate that survived revalidation and filtering, with its current row (the fields ranking reads). */
 export interface ValidCandidate {
   readonly hit: ArmHit;
-  readonly record: MemoryRecord;
+  readonly record: MemoryBrief;
 }
 
 /** What every stage may read: fixed for the retriever's lifetime. */
@@ -76,8 +76,10 @@ export interface CallState {
   vectorWeight: number;
   /** The vector arm's own confidence (0..1, from its similarity margin; 0 when not calibrated). */
   vectorConfidence: number;
-  /** Revalidated rows by id; null for a candidate that is no longer active. */
-  readonly checked: Map<string, MemoryRecord | null>;
+  /** Revalidated rows by id (briefs, or full rows); null for a candidate that is no longer active. */
+  readonly checked: Map<string, MemoryBrief | null>;
+  /** The full rows read so far by id: every candidate's when read in full, else the returned results'. */
+  readonly records: Map<string, MemoryRecord>;
   lexicalValid: ValidCandidate[];
   vectorValid: ValidCandidate[];
   results: RetrievalResult[];
@@ -100,6 +102,7 @@ export function createCallState(
     vectorWeight: ctx.settings.fusion.vector,
     vectorConfidence: 0,
     checked: new Map(),
+    records: new Map(),
     lexicalValid: [],
     vectorValid: [],
     results: [],

@@ -8,6 +8,7 @@ import { invalidInput } from '../errors.js';
 import { HASH_PREFIX_LENGTH } from '../schema.js';
 import type {
   ListMemoriesOptions,
+  MemoryBrief,
   MemoryRecord,
   RevalidateOptions,
   RevalidationCandidate,
@@ -33,6 +34,10 @@ import {
 } from './filters.js';
 import { selectRow } from './memory-rows.js';
 import {
+  BRIEF_COLUMNS,
+  BRIEF_REVISION_VALUE,
+  type BriefValues,
+  briefFromValues,
   type MemoryRow,
   RECORD_COLUMNS,
   REVISION_VALUE,
@@ -122,46 +127,84 @@ export function revalidate(
   candidates: readonly RevalidationCandidate[],
   options?: RevalidateOptions,
 ): Promise<readonly MemoryRecord[]> {
-  return ctx.op('revalidate', () => {
-    validateAgentId(agentId);
-    const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
-    if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
-    if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
-    if (candidates.length === 0) return [];
-    const ids: string[] = [];
-    const seen = new Set<string>();
-    for (const c of candidates) {
-      if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
-      validateId(c.id, 'candidate.id');
-      if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
-      if (!seen.has(c.id)) {
-        seen.add(c.id);
-        ids.push(c.id);
-      }
+  return ctx.op('revalidate', () =>
+    reread<RecordValues, MemoryRecord>(ctx, agentId, candidates, options, {
+      shape: 'full',
+      columns: RECORD_COLUMNS,
+      revisionAt: REVISION_VALUE,
+      convert: recordFromValues,
+    }),
+  );
+}
+
+/** {@link revalidate} returning the fields ranking and filtering read: the same rows, in the same order. */
+export function revalidateBrief(
+  ctx: StoreContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+  options?: RevalidateOptions,
+): Promise<readonly MemoryBrief[]> {
+  return ctx.op('revalidate', () =>
+    reread<BriefValues, MemoryBrief>(ctx, agentId, candidates, options, {
+      shape: 'brief',
+      columns: BRIEF_COLUMNS,
+      revisionAt: BRIEF_REVISION_VALUE,
+      convert: briefFromValues,
+    }),
+  );
+}
+
+function reread<V extends readonly unknown[], R>(
+  ctx: StoreContext,
+  agentId: string,
+  candidates: readonly RevalidationCandidate[],
+  options: RevalidateOptions | undefined,
+  read: {
+    readonly shape: string;
+    readonly columns: string;
+    readonly revisionAt: number;
+    readonly convert: (row: V) => R;
+  },
+): R[] {
+  const { shape, columns, revisionAt, convert } = read;
+  validateAgentId(agentId);
+  const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
+  if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
+  if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
+  if (candidates.length === 0) return [];
+  const ids: string[] = [];
+  const seen = new Set<string>();
+  for (const c of candidates) {
+    if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
+    validateId(c.id, 'candidate.id');
+    if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
+    if (!seen.has(c.id)) {
+      seen.add(c.id);
+      ids.push(c.id);
     }
-    // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
-    // agent's rows by the list instead walks every active row of the agent (linear in its size). Rows come as
-    // arrays of the record's columns: a search revalidates hundreds of candidates, and an object per wide row
-    // cost more than the statement.
-    const rows = ctx
-      .variant(
-        'read',
-        `revalidate:${scope.tMode}`,
-        () => `SELECT ${RECORD_COLUMNS} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
+  }
+  // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
+  // agent's rows by the list instead walks every active row of the agent (linear in its size). Rows come as
+  // arrays of the columns: a search revalidates hundreds of candidates, and an object per wide row cost more
+  // than the statement.
+  const rows = ctx
+    .variant(
+      'read',
+      `revalidate:${shape}:${scope.tMode}`,
+      () => `SELECT ${columns} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
          WHERE m.agent_id = @agent AND ${timeSql(scope)}`,
-      )
-      .values<RecordValues>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
-    const byId = new Map(rows.map((r) => [r[0], r]));
-    const out: MemoryRecord[] = [];
-    const emitted = new Set<string>();
-    for (const c of candidates) {
-      if (emitted.has(c.id)) continue;
-      const row = byId.get(c.id);
-      if (row === undefined) continue;
-      if (c.revision !== undefined && c.revision !== row[REVISION_VALUE]) continue;
-      emitted.add(c.id);
-      out.push(recordFromValues(row));
-    }
-    return out;
-  });
+    )
+    .values<V>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
+  const byId = new Map(rows.map((r) => [r[0] as string, r]));
+  const out: R[] = [];
+  const emitted = new Set<string>();
+  for (const c of candidates) {
+    if (emitted.has(c.id)) continue;
+    const row = byId.get(c.id);
+    if (row === undefined) continue;
+    if (c.revision !== undefined && c.revision !== row[revisionAt]) continue;
+    emitted.add(c.id);
+    out.push(convert(row));
+  }
+  return out;
 }

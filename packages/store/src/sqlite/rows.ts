@@ -8,6 +8,7 @@ import type {
   EventRecord,
   EventType,
   Lifecycle,
+  MemoryBrief,
   MemoryKind,
   MemoryRecord,
   SkillRecord,
@@ -172,6 +173,28 @@ export type RecordValues = readonly [
   number | null,
   number | null,
 ];
+
+/** The columns of a {@link MemoryBrief} over the memory alias `m`, in the order {@link briefFromValues} reads them. */
+export const BRIEF_COLUMNS = 'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at';
+
+/** The index of `revision` in {@link BriefValues}. */
+export const BRIEF_REVISION_VALUE = 2;
+
+/** The values of {@link BRIEF_COLUMNS}, in order. */
+export type BriefValues = readonly [string, string, number, number, string, number, number];
+
+/** The brief of the values of {@link BRIEF_COLUMNS}: the fields {@link recordFromValues} gives them. */
+export function briefFromValues(v: BriefValues): MemoryBrief {
+  return {
+    id: v[0],
+    kind: v[1] as MemoryKind,
+    revision: v[2],
+    importance: v[3],
+    tags: parseTags(v[4]),
+    createdAt: v[5],
+    updatedAt: v[6],
+  };
+}
 
 /** The record of the values of {@link RECORD_COLUMNS}: the same record {@link toRecord} makes of the row. */
 export function recordFromValues(v: RecordValues): MemoryRecord {

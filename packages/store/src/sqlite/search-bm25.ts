@@ -35,15 +35,15 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
       FROM json_each(@weights)),
     ${phraseCtes.map((c) => `${c},`).join('\n    ')}
-    post(rid, idf, grp, tf) AS (
-      SELECT p.rid, w.idf, w.grp, p.tf FROM w
+    post(rid, idf, grp, tf, length) AS (
+      SELECT p.rid, w.idf, w.grp, p.tf, p.length FROM w
       CROSS JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
       WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}),
     hits(rid, score, cand) AS MATERIALIZED (
       SELECT post.rid,
-        sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * d.length / @avgdl))),
+        sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * post.length / @avgdl))),
         max(post.grp <> ${SCORE_ONLY})
-      FROM post CROSS JOIN lexical_docs d ON d.rid = post.rid
+      FROM post
       GROUP BY post.rid),
     cut(score) AS (SELECT score FROM hits WHERE +cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @cutAt),
     lim(score) AS MATERIALIZED (SELECT (SELECT score FROM cut))
