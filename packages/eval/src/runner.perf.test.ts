@@ -132,12 +132,13 @@ describe('statements and candidates per query', () => {
       expect(large[variant]?.statements, variant).toEqual(small[variant]?.statements);
     }
     // Per arm that runs: the vector arm is two (whether the agent has chunked memories, the k-NN); the BM25 arm
-    // is two (the agent's statistics with the query terms' document frequencies, the scoring); plus one
-    // authoritative revalidation read. None per candidate.
-    expect(new Set(large.fts?.statements)).toEqual(new Set([JSON.stringify({ read: 1, fts: 2 })]));
-    expect(new Set(large.vector?.statements)).toEqual(new Set([JSON.stringify({ read: 2, vector: 1 })]));
+    // is two (the agent's statistics with the query terms' document frequencies, the scoring); plus the
+    // authoritative revalidation: one brief read of the candidates, one full read of the returned results.
+    // None per candidate.
+    expect(new Set(large.fts?.statements)).toEqual(new Set([JSON.stringify({ read: 2, fts: 2 })]));
+    expect(new Set(large.vector?.statements)).toEqual(new Set([JSON.stringify({ read: 3, vector: 1 })]));
     expect(new Set(large.hybrid?.statements)).toEqual(
-      new Set([JSON.stringify({ read: 2, fts: 2, vector: 1 })]),
+      new Set([JSON.stringify({ read: 3, fts: 2, vector: 1 })]),
     );
   });
 
