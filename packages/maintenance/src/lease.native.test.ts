@@ -90,32 +90,12 @@ function holdListing(store: SqliteMemoryStore, options: { readonly failRenewals?
 describe('maintenance lease', () => {
   it('two workers on one file: while one runs an agent, the other skips it as claimed and does nothing', async () => {
     const { time, first, second } = await setup();
-    let enter!: () => void;
-    const entered = new Promise<void>((resolve) => {
-      enter = resolve;
-    });
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     // The first worker's store, held inside its pass until the test lets it go (the real store underneath).
-    const held = new Proxy(first, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'listMemories' && typeof value === 'function') {
-          return async (...args: unknown[]) => {
-            enter();
-            await gate;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
-    });
+    const hold = holdListing(first);
     const reportsA: MaintenancePassReport[] = [];
     const reportsB: MaintenancePassReport[] = [];
     const a = createMaintenanceRunner({
-      store: held,
+      store: hold.store,
       clock: time.clock,
       decay,
       observer: { onMaintenancePass: (r) => reportsA.push(r) },
@@ -127,11 +107,11 @@ describe('maintenance lease', () => {
       observer: { onMaintenancePass: (r) => reportsB.push(r) },
     });
     const passA = a.run('a');
-    await entered;
+    await hold.entered;
     expect(await b.run('a')).toEqual({ skipped: 'claimed', report: null });
     // Another agent is not held.
     expect((await b.run('other')).skipped).toBeNull();
-    release();
+    hold.release();
     const resultA = await passA;
     expect(resultA.report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
     expect(reportsA).toHaveLength(1);
