@@ -14,7 +14,7 @@ import {
   type RetrievalPurpose,
   type RetrievalStage,
 } from '@engram/contracts';
-import type { BoundedNumberRing } from './ring.js';
+import { NumberRingSet, recordSamples } from './ring.js';
 import { type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 
 /** Enum member → position: one lookup both checks a value and gives its index (or bit). */
@@ -31,54 +31,44 @@ function position(keys: readonly string[], value: unknown): number {
 const CIRCUIT_SET = setOf(CIRCUIT_STATES);
 const zero = (): number => 0;
 
-function newPurposeState(): PurposeState {
+/** Position of a candidate count's ring in a purpose's ring set: after the stages' rings. */
+const CANDIDATE_OFFSET = RETRIEVAL_STAGES.length;
+/** The purpose's counters, by enum position, in the ring set's leading cells. */
+const OUTCOMES_AT = 0;
+const ARMS_AT = OUTCOMES_AT + RETRIEVAL_OUTCOMES.length;
+const DEGRADATIONS_AT = ARMS_AT + RETRIEVAL_ARMS.length;
+const COUNTERS = DEGRADATIONS_AT + DEGRADATION_CAUSES.length;
+
+function newPurposeState(capacity: number): PurposeState {
+  const rings = new NumberRingSet(RETRIEVAL_STAGES.length + CANDIDATE_ARMS.length, capacity, COUNTERS);
   return {
     operations: 0,
     outcomes: fillRecord(RETRIEVAL_OUTCOMES, zero),
     degradations: fillRecord(DEGRADATION_CAUSES, zero),
     arms: fillRecord(RETRIEVAL_ARMS, zero),
-    latency: {},
-    candidates: {},
-    latencyRings: RETRIEVAL_STAGES.map(() => undefined),
-    candidateRings: CANDIDATE_ARMS.map(() => undefined),
-    outcomeCounts: RETRIEVAL_OUTCOMES.map(zero),
-    degradationCounts: DEGRADATION_CAUSES.map(zero),
-    armCounts: RETRIEVAL_ARMS.map(zero),
+    latency: fillRecord(RETRIEVAL_STAGES, (stage) => rings.member(RETRIEVAL_STAGES.indexOf(stage))),
+    candidates: fillRecord(CANDIDATE_ARMS, (arm) =>
+      rings.member(CANDIDATE_OFFSET + CANDIDATE_ARMS.indexOf(arm)),
+    ),
+    rings,
   };
 }
 
 /**
- * Copies a purpose's counters (kept by enum position on the record path) into its keyed records, which the
- * snapshot reads. Snapshot time only.
+ * Copies a purpose's counters (kept by enum position in its ring set's cells on the record path) into its
+ * keyed records, which the snapshot reads. Snapshot time only.
  */
 export function syncRetrievalCounts(part: PurposeState): void {
+  const cells = part.rings.cells;
   RETRIEVAL_OUTCOMES.forEach((key, i) => {
-    part.outcomes[key] = part.outcomeCounts[i] ?? 0;
+    part.outcomes[key] = cells[OUTCOMES_AT + i] ?? 0;
   });
   DEGRADATION_CAUSES.forEach((key, i) => {
-    part.degradations[key] = part.degradationCounts[i] ?? 0;
+    part.degradations[key] = cells[DEGRADATIONS_AT + i] ?? 0;
   });
   RETRIEVAL_ARMS.forEach((key, i) => {
-    part.arms[key] = part.armCounts[i] ?? 0;
+    part.arms[key] = cells[ARMS_AT + i] ?? 0;
   });
-}
-
-/** Pushes `value` into the ring at `index` of `rings` (mirrored under `key` in `keyed`), created on first use. */
-function pushAt(
-  state: CollectorState,
-  rings: (BoundedNumberRing | undefined)[],
-  keyed: Record<string, BoundedNumberRing | undefined>,
-  index: number,
-  key: string,
-  value: unknown,
-): void {
-  let ring = rings[index];
-  if (ring === undefined) {
-    ring = state.newRing();
-    rings[index] = ring;
-    keyed[key] = ring;
-  }
-  if (!ring.push(value as number)) state.recordsRejected += 1;
 }
 
 /**
@@ -97,12 +87,13 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
   if (agent === undefined) return;
   let part = agent.purposes[purpose];
   if (part === undefined) {
-    part = newPurposeState();
+    part = newPurposeState(state.settings.sampleCapacity);
     agent.purposes[purpose] = part;
     agent.retrieval[RETRIEVAL_PURPOSES[purpose] as RetrievalPurpose] = part;
   }
   part.operations += 1;
-  (part.outcomeCounts[outcome] as number) += 1;
+  const cells = part.rings.cells;
+  (cells[OUTCOMES_AT + outcome] as number) += 1;
 
   // A set of causes: each distinct known cause counts once per operation.
   const degradations: readonly unknown[] = Array.isArray(execution.degradations)
@@ -118,7 +109,7 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
     const bit = 1 << index;
     if ((seen & bit) !== 0) continue;
     seen |= bit;
-    (part.degradationCounts[index] as number) += 1;
+    (cells[DEGRADATIONS_AT + index] as number) += 1;
   }
 
   // Optional: absent when no arm ran. Each distinct known arm counts once per call.
@@ -134,7 +125,7 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
       const bit = 1 << index;
       if ((seenArms & bit) !== 0) continue;
       seenArms |= bit;
-      (part.armCounts[index] as number) += 1;
+      (cells[ARMS_AT + index] as number) += 1;
     }
   } else if (arms !== undefined) {
     state.recordsRejected += 1;
@@ -157,7 +148,7 @@ const ARMS_READ: Same<CandidateArm, 'fts' | 'vector' | 'selected'> = true;
 void STAGES_READ;
 void ARMS_READ;
 const S = (stage: RetrievalStage): number => RETRIEVAL_STAGES.indexOf(stage);
-const C = (arm: CandidateArm): number => CANDIDATE_ARMS.indexOf(arm);
+const C = (arm: CandidateArm): number => CANDIDATE_OFFSET + CANDIDATE_ARMS.indexOf(arm);
 const [S_KEYWORD, S_EMBED, S_VECTOR, S_REVALIDATE, S_ASSEMBLY, S_TOTAL] = [
   S('keyword'),
   S('queryEmbedding'),
@@ -168,24 +159,10 @@ const [S_KEYWORD, S_EMBED, S_VECTOR, S_REVALIDATE, S_ASSEMBLY, S_TOTAL] = [
 ] as const;
 const [C_FTS, C_VECTOR, C_SELECTED] = [C('fts'), C('vector'), C('selected')] as const;
 
-// A sample is copied into a scratch array (a raw double store) and pushed from one call site in a loop, which
-// the compiler inlines: a double passed to a call that is not inlined is boxed, one allocation per sample.
-const LATENCY_SCRATCH = new Float64Array(RETRIEVAL_STAGES.length);
-const CANDIDATE_SCRATCH = new Float64Array(CANDIDATE_ARMS.length);
-
-/** Pushes the samples whose bit is set in `present` from `scratch` into the rings, by position. */
-function pushPresent(
-  state: CollectorState,
-  rings: (BoundedNumberRing | undefined)[],
-  keyed: Record<string, BoundedNumberRing | undefined>,
-  keys: readonly string[],
-  scratch: Float64Array,
-  present: number,
-): void {
-  for (let i = 0; i < scratch.length; i += 1) {
-    if ((present & (1 << i)) !== 0) pushAt(state, rings, keyed, i, keys[i] as string, scratch[i]);
-  }
-}
+// A sample is copied into a scratch array (a raw double store) and written to its ring by `recordSamples`, in a
+// loop without calls: a double passed to a call that is not inlined is boxed, one allocation per sample.
+// Stages then candidate counts, as in the purpose's ring set.
+const SCRATCH = new Float64Array(RETRIEVAL_STAGES.length + CANDIDATE_ARMS.length);
 
 function recordLatencies(
   state: CollectorState,
@@ -194,7 +171,7 @@ function recordLatencies(
 ): void {
   // A stage that did not run is absent, never 0; a value that is not a number is counted and dropped.
   let present = 0;
-  const s = LATENCY_SCRATCH;
+  const s = SCRATCH;
   const keyword: unknown = l.keyword;
   if (typeof keyword === 'number') {
     s[S_KEYWORD] = keyword;
@@ -225,8 +202,7 @@ function recordLatencies(
     s[S_TOTAL] = total;
     present |= 1 << S_TOTAL;
   } else if (total !== undefined) state.recordsRejected += 1;
-  const keyed = part.latency as Record<string, BoundedNumberRing | undefined>;
-  pushPresent(state, part.latencyRings, keyed, RETRIEVAL_STAGES, s, present);
+  state.recordsRejected += recordSamples(part.rings, s, present);
 }
 
 function recordCandidates(
@@ -235,7 +211,7 @@ function recordCandidates(
   c: RetrievalExecution['candidates'],
 ): void {
   let present = 0;
-  const s = CANDIDATE_SCRATCH;
+  const s = SCRATCH;
   const fts: unknown = c.fts;
   if (typeof fts === 'number') {
     s[C_FTS] = fts;
@@ -251,8 +227,7 @@ function recordCandidates(
     s[C_SELECTED] = selected;
     present |= 1 << C_SELECTED;
   } else if (selected !== undefined) state.recordsRejected += 1;
-  const keyed = part.candidates as Record<string, BoundedNumberRing | undefined>;
-  pushPresent(state, part.candidateRings, keyed, CANDIDATE_ARMS, s, present);
+  state.recordsRejected += recordSamples(part.rings, s, present);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */

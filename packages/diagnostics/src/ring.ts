@@ -69,6 +69,135 @@ export class BoundedNumberRing {
   }
 }
 
+/** What a snapshot reads of a distribution: its all-time count and its retained samples. */
+export interface SampleWindow {
+  /** All samples ever accepted, including overwritten ones. */
+  readonly count: number;
+  /** A copy of the retained samples, oldest first. */
+  values(): number[];
+}
+
+/**
+ * `length` rings of `capacity` samples, addressed by position, for a recorder that keeps several distributions
+ * of one section and pushes them together. Each ring keeps the same samples, order and counts as a
+ * {@link BoundedNumberRing} fed the same values. Everything lives in one `Float64Array`, allocated whole with
+ * the set, so that one record touches few cache lines:
+ *
+ * - cells `0 … counters − 1`: plain counters for the owner (its enum counts), never touched here;
+ * - then, per ring `i`, its next write position and its all-time count of accepted samples;
+ * - then the samples, interleaved: sample `k` of ring `i` at `samplesAt + k · length + i`, so the samples of
+ *   one record that every ring takes sit side by side.
+ *
+ * The record path writes the cells directly (`recordSamples`); `member` gives the read view a snapshot
+ * summarises.
+ */
+export class NumberRingSet {
+  /** Rings in the set. */
+  readonly length: number;
+  /** Maximum number of retained samples per ring. */
+  readonly capacity: number;
+  /** Owner's counters, then the rings' cursors, then their samples. */
+  readonly cells: Float64Array;
+  /** Cell of ring 0's write position (ring `i`'s at `cursorsAt + 2i`, its count at `cursorsAt + 2i + 1`). */
+  readonly cursorsAt: number;
+  /** Cell of ring 0's first sample. */
+  readonly samplesAt: number;
+  readonly #members: readonly SampleWindow[];
+
+  constructor(length: number, capacity: number = DEFAULT_SAMPLE_CAPACITY, counters = 0) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1) {
+      throw new EngramDiagnosticsError(
+        'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
+        'ring capacity must be a positive safe integer',
+      );
+    }
+    this.length = length;
+    this.capacity = capacity;
+    this.cursorsAt = counters;
+    this.samplesAt = counters + 2 * length;
+    this.cells = new Float64Array(this.samplesAt + length * capacity);
+    this.#members = Array.from({ length }, (_, index) => new RingSetMember(this, index));
+  }
+
+  /** The read view of ring `index`; throws for a position outside the set. */
+  member(index: number): SampleWindow {
+    const member = this.#members[index];
+    if (member === undefined) {
+      throw new EngramDiagnosticsError('ENGRAM_DIAGNOSTICS_INVALID_ARGUMENT', 'no ring at this position');
+    }
+    return member;
+  }
+
+  /** Ring `index`'s all-time count of accepted samples. */
+  count(index: number): number {
+    return this.cells[this.cursorsAt + 2 * index + 1] ?? 0;
+  }
+
+  /** A copy of ring `index`'s retained samples, oldest first. */
+  values(index: number): number[] {
+    const { cells, length, capacity, samplesAt } = this;
+    const count = this.count(index);
+    const retained = Math.min(count, capacity);
+    // Oldest first: from the write position once the ring has wrapped, from 0 before.
+    const start = count >= capacity ? (cells[this.cursorsAt + 2 * index] ?? 0) : 0;
+    const out = new Array<number>(retained);
+    for (let k = 0; k < retained; k += 1) {
+      const slot = start + k < capacity ? start + k : start + k - capacity;
+      out[k] = cells[samplesAt + slot * length + index] ?? 0;
+    }
+    return out;
+  }
+}
+
+/** One ring of a {@link NumberRingSet}, as a snapshot reads it. */
+class RingSetMember implements SampleWindow {
+  readonly #set: NumberRingSet;
+  readonly #index: number;
+
+  constructor(set: NumberRingSet, index: number) {
+    this.#set = set;
+    this.#index = index;
+  }
+
+  get count(): number {
+    return this.#set.count(this.#index);
+  }
+
+  values(): number[] {
+    return this.#set.values(this.#index);
+  }
+}
+
+/** True for a distribution's state: a ring, or a ring of a set. */
+export function isSampleWindow(value: unknown): value is SampleWindow {
+  return value instanceof BoundedNumberRing || value instanceof RingSetMember;
+}
+
+/**
+ * Pushes `scratch[i]` into ring `i` of `set` for every bit `i` set in `present`; returns how many values were
+ * refused (negative, NaN or infinite: never stored). The values come through a `Float64Array` and the writes
+ * happen here, in one loop without calls, so no sample is boxed on its way to its ring.
+ */
+export function recordSamples(set: NumberRingSet, scratch: Float64Array, present: number): number {
+  let refused = 0;
+  const { cells, length, capacity, cursorsAt, samplesAt } = set;
+  for (let i = 0; i < scratch.length; i += 1) {
+    if ((present & (1 << i)) === 0) continue;
+    const value = scratch[i] as number;
+    // `value >= 0` is false for NaN.
+    if (!(value >= 0) || value === Number.POSITIVE_INFINITY) {
+      refused += 1;
+      continue;
+    }
+    const cursor = cursorsAt + 2 * i;
+    const at = cells[cursor] as number;
+    cells[samplesAt + at * length + i] = value;
+    cells[cursor] = at + 1 === capacity ? 0 : at + 1;
+    (cells[cursor + 1] as number) += 1;
+  }
+  return refused;
+}
+
 /**
  * Nearest-rank percentile of an ascending array: `sorted[ceil(p·n) − 1]` (rank at least 1);
  * null for an empty array. Throws for a `p` outside 0..1.
@@ -89,7 +218,7 @@ export function nearestRank(sorted: readonly number[], p: number): number | null
  * rings are merged: `count` is the merged window, `total` the sum of all-time counts. Without samples the
  * percentiles are null, never 0.
  */
-export function summarize(...rings: readonly (BoundedNumberRing | undefined)[]): DistributionSummary {
+export function summarize(...rings: readonly (SampleWindow | undefined)[]): DistributionSummary {
   let total = 0;
   let merged: number[] = [];
   for (const ring of rings) {

@@ -12,7 +12,7 @@ import {
   type ProcessDiagnostics,
 } from '@engram/contracts';
 import { syncRetrievalCounts } from './record-retrieval.js';
-import { BoundedNumberRing, summarize } from './ring.js';
+import { isSampleWindow, summarize } from './ring.js';
 import type { AgentState, CollectorState } from './state.js';
 
 function isDistributionTemplate(value: object): boolean {
@@ -28,7 +28,7 @@ function merge(template: unknown, parts: readonly unknown[]): unknown {
   }
   if (typeof template !== 'object' || template === null) return template;
   if (isDistributionTemplate(template)) {
-    return summarize(...parts.map((part) => (part instanceof BoundedNumberRing ? part : undefined)));
+    return summarize(...parts.map((part) => (isSampleWindow(part) ? part : undefined)));
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(template)) {

@@ -5,16 +5,18 @@
  */
 import {
   type agentDiagnosticsSchema,
+  type CandidateArm,
   checkAgentId,
   createEmptyProcessDiagnostics,
   type DistributionSummary,
   type processDiagnosticsSchema,
   RETRIEVAL_PURPOSES,
   type RetrievalPurpose,
+  type RetrievalStage,
 } from '@engram/contracts';
 import type { z } from 'zod';
 import { EngramDiagnosticsError } from './errors.js';
-import { BoundedNumberRing } from './ring.js';
+import { BoundedNumberRing, type NumberRingSet, type SampleWindow } from './ring.js';
 
 /** A DTO part as mutable state: every distribution becomes a ring, every field writable. */
 export type StateOf<T> = {
@@ -28,23 +30,20 @@ export type StateOf<T> = {
 type AgentDto = z.infer<typeof agentDiagnosticsSchema>;
 type PurposeDto = AgentDto['retrieval'][RetrievalPurpose];
 
-/** One purpose's retrieval state; its rings are created on first use (a stage that never ran has none). */
+/**
+ * One purpose's retrieval state. Its nine distributions are one ring set (the stages' latencies in
+ * `RETRIEVAL_STAGES` order, then the candidate counts in `CANDIDATE_ARMS` order): the record path writes them by
+ * position, the snapshot reads their members under `latency` and `candidates`.
+ */
 export type PurposeState = Omit<StateOf<PurposeDto>, 'latency' | 'candidates'> & {
-  readonly latency: Partial<StateOf<PurposeDto['latency']>>;
-  readonly candidates: Partial<StateOf<PurposeDto['candidates']>>;
+  readonly latency: Readonly<Record<RetrievalStage, SampleWindow>>;
+  readonly candidates: Readonly<Record<CandidateArm, SampleWindow>>;
   /**
-   * The same rings as `latency` and `candidates`, by position in `RETRIEVAL_STAGES` and `CANDIDATE_ARMS`:
-   * the record path indexes an array instead of looking a key up (the snapshot reads the keyed fields).
+   * The rings of `latency` then `candidates`, in enum order; its leading cells hold the counters of `outcomes`,
+   * `arms` and `degradations` by enum position (the record path increments these, the snapshot copies them
+   * into the keyed records).
    */
-  readonly latencyRings: (BoundedNumberRing | undefined)[];
-  readonly candidateRings: (BoundedNumberRing | undefined)[];
-  /**
-   * The counters of `outcomes`, `degradations` and `arms` by position in their enum tuples: the record path
-   * increments these, the snapshot copies them into the keyed records.
-   */
-  readonly outcomeCounts: number[];
-  readonly degradationCounts: number[];
-  readonly armCounts: number[];
+  readonly rings: NumberRingSet;
 };
 /** Extraction state of one agent. */
 export type ExtractionState = StateOf<AgentDto['extraction']>;
