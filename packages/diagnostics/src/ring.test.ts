@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isEngramDiagnosticsError } from './errors.js';
-import { BoundedNumberRing, nearestRank, summarize } from './ring.js';
+import { BoundedNumberRing, NumberRingSet, nearestRank, recordSamples, summarize } from './ring.js';
 
 describe('BoundedNumberRing', () => {
   it('keeps the newest `capacity` samples, oldest first, and counts every accepted push', () => {
@@ -113,5 +113,43 @@ describe('summarize', () => {
     for (const v of [1, 2, 3]) a.push(v);
     for (const v of [10, 20]) b.push(v);
     expect(summarize(a, undefined, b)).toEqual({ count: 4, total: 5, p50: 3, p95: 20, max: 20 });
+  });
+});
+
+describe('NumberRingSet', () => {
+  it('keeps, per ring, the samples, order and counts a BoundedNumberRing keeps for the same values', () => {
+    const capacity = 3;
+    const set = new NumberRingSet(4, capacity, 2);
+    const rings = [0, 1, 2, 3].map(() => new BoundedNumberRing(capacity));
+    const scratch = new Float64Array(4);
+    const odd = [-1, Number.NaN, Number.POSITIVE_INFINITY];
+    let refusedBySet = 0;
+    let refusedByRings = 0;
+    for (let step = 0; step < 40; step += 1) {
+      // Ring i takes a value on the steps where bit i of the mask is set; every seventh value is refused.
+      const present = (step * 5 + 3) % 16;
+      for (let i = 0; i < 4; i += 1) {
+        const value = (step + i) % 7 === 0 ? (odd[step % 3] as number) : step * 10 + i;
+        scratch[i] = value;
+        if ((present & (1 << i)) !== 0 && !rings[i]?.push(value)) refusedByRings += 1;
+      }
+      refusedBySet += recordSamples(set, scratch, present);
+      for (let i = 0; i < 4; i += 1) {
+        expect(set.member(i).values()).toEqual(rings[i]?.values());
+        expect(set.member(i).count).toBe(rings[i]?.count);
+        expect(summarize(set.member(i))).toEqual(summarize(rings[i]));
+      }
+    }
+    expect(refusedBySet).toBe(refusedByRings);
+    expect(refusedBySet).toBeGreaterThan(0);
+    expect(Math.max(...[0, 1, 2, 3].map((i) => set.member(i).count))).toBeGreaterThan(capacity);
+    // The owner's counters before the rings are never touched.
+    expect([set.cells[0], set.cells[1]]).toEqual([0, 0]);
+  });
+
+  it('refuses a capacity that is not a positive safe integer, and a position outside the set', () => {
+    expect(() => new NumberRingSet(2, 0)).toThrow(/capacity/);
+    expect(() => new NumberRingSet(2, 1.5)).toThrow(/capacity/);
+    expect(() => new NumberRingSet(2, 4).member(2)).toThrow(/position/);
   });
 });

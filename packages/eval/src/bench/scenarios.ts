@@ -375,11 +375,12 @@ async function createOramaDb(dimensions: number) {
  * The method, and why: after 100,000 warm-up records (every function optimised, every ring full), `rounds`
  * rounds of `records` calls each, and the median round is reported. One round of a fraction of a second is
  * moved by whatever else the machine runs meanwhile; the median of five is not, and every round still counts
- * every record it makes. Before the rounds a full collection settles the earlier scenarios' heap (with
- * `node --expose-gc`): `process.cpuUsage` counts every thread of the process, and the concurrent marking and
- * sweeping of the gigabytes those scenarios left would otherwise be billed to the record path. A collection
- * the record path itself causes still lands inside the rounds (it allocates nothing once an agent's rings
- * exist, so there is none).
+ * every record it makes. Before the rounds a full collection settles what the earlier scenarios left (with
+ * `node --expose-gc`): `process.cpuUsage` counts every thread of the process, so background collector work on
+ * their heap would otherwise be billed to the record path. A collection the record path itself causes still
+ * lands inside the rounds (it allocates nothing once an agent's purpose has its state, so there is none).
+ * The previous method (one round, no settling collection) measured the same within the noise when it was
+ * changed; see the diagnostics README for figures.
  */
 export function measureDiagnostics(
   records: number,
