@@ -2,6 +2,7 @@
  * `any`-mode lexical search over the BM25 index (see `lexical-index.ts` and `bm25-plan.ts`): exact Okapi BM25
  * with the store's k1 and b and the agent's own statistics, OR semantics, phrases checked with the word index.
  */
+import { MEMORY_KINDS } from '@engram/contracts';
 import type { Bm25Plan } from '../bm25-plan.js';
 import { bm25Idf } from '../lexical-index.js';
 import { buildMatch } from '../lexical-plan.js';
@@ -13,6 +14,13 @@ import { compareIds } from './id-order.js';
 
 /** Units kept per wanted memory before the join to the memories (chunks of one memory are several units). */
 const CUT_FACTOR = 2;
+
+/**
+ * The kinds filter as one bound parameter per kind (`@kind0` … `@kind6`, null when unused): a constant list, which
+ * SQLite checks per row far cheaper than `IN (SELECT value FROM json_each(@kinds))` (a tenth to a fifth of the
+ * statement at 10k rows). The kinds are validated and deduplicated, so there are at most `MEMORY_KINDS.length`.
+ */
+const KIND_PARAMS = MEMORY_KINDS.map((_, i) => `@kind${i}`).join(', ');
 
 /** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
 const FREE = -1;
@@ -55,7 +63,7 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
     FROM lim c CROSS JOIN hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
     WHERE h.cand = 1 AND h.score >= coalesce(c.score, -1.0)
       AND m.agent_id = @agent AND ${timeSql(scope)} AND ${filterSql(scope)}
-      AND m.kind IN (SELECT value FROM json_each(@kinds))
+      AND m.kind IN (${KIND_PARAMS})
       ${tagsSql(tags)}`;
 }
 
@@ -106,10 +114,11 @@ export function searchBm25(
     k1: ctx.bm25.k1,
     b: ctx.bm25.b,
     avgdl,
-    kinds: filter.kinds,
     tags: filter.tags,
     ...filter.scope,
   };
+  const kinds = JSON.parse(filter.kinds) as string[];
+  for (let i = 0; i < MEMORY_KINDS.length; i += 1) params[`kind${i}`] = kinds[i] ?? null;
   plan.phrases.forEach((phrase, i) => {
     params[`phrase${i}`] = buildMatch(token, phrase);
   });
