@@ -97,6 +97,24 @@ describe('chunked long memories', () => {
     expect(garden.hits).toEqual([{ id: 'short', revision: 1, score: expect.any(Number) }]);
   });
 
+  it('of chunks tied for the best score, the hit names the first', async () => {
+    // A periodic text: chunks 1–3 are the same text, so they score alike (chunk 0 is shorter, chunk 4 the tail).
+    const content = 'The zeppelin hangar lease renews every spring. '.repeat(90);
+    const spans = chunkSpans(content);
+    const texts = spans.map((s) => content.slice(s.start, s.end));
+    expect(texts[2]).toBe(texts[1]);
+    expect(texts[3]).toBe(texts[1]);
+    await store.insertMemories([
+      { id: 'long', agentId: 'a', kind: 'fact', content },
+      { id: 'short', agentId: 'a', kind: 'fact', content: 'spring cleaning' },
+    ]);
+    const found = await store.searchLexical({ agentId: 'a', terms: ['spring'], limit: 5 });
+    expect(found.hits.map((h) => [h.id, h.chunk?.index])).toEqual([
+      ['long', 1],
+      ['short', undefined],
+    ]);
+  });
+
   it('the items the drain embeds are the spans of the chunker, each with its vec0 row; a hit names its span', async () => {
     const content = longContent(12, 3, 'nothing special');
     const n = chunkSpans(content).length;

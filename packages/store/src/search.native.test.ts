@@ -184,6 +184,37 @@ describe('LIKE ordering', () => {
   });
 });
 
+describe('BM25 ordering', () => {
+  it('equal scores are ordered by id in SQLite order (UTF-8 bytes), also when the limit cuts through the ties', async () => {
+    // The same words in another order: the same score. Inserted out of id order.
+    const ids = ['eq-b', 'eq-\u{1F600}', 'eq-a', 'eq-\uE000'];
+    const words = ['quartz', 'ledger', 'otter'];
+    for (const [i, id] of ids.entries()) {
+      const content = [...words.slice(i % 3), ...words.slice(0, i % 3)].join(' ');
+      await store.insertMemory({ id, agentId: 'dave', kind: i === 3 ? 'semantic' : 'fact', content });
+    }
+    await store.insertMemory({
+      id: 'eq-long',
+      agentId: 'dave',
+      kind: 'fact',
+      content: 'quartz ledger otter and more',
+    });
+    const all = await store.searchLexical({ agentId: 'dave', terms: ['quartz', 'otter'], limit: 10 });
+    expect(all.hits.map((h) => h.id)).toEqual(['eq-a', 'eq-b', 'eq-\uE000', 'eq-\u{1F600}', 'eq-long']);
+    expect(new Set(all.hits.slice(0, 4).map((h) => h.score)).size).toBe(1);
+    const top2 = await store.searchLexical({ agentId: 'dave', terms: ['quartz', 'otter'], limit: 2 });
+    expect(top2.hits.map((h) => h.id)).toEqual(['eq-a', 'eq-b']);
+    // A kind filter that drops units above the cut: the search runs again without the cut and still fills up.
+    const facts = await store.searchLexical({
+      agentId: 'dave',
+      terms: ['quartz'],
+      limit: 1,
+      kinds: ['semantic'],
+    });
+    expect(facts.hits.map((h) => h.id)).toEqual(['eq-\uE000']);
+  });
+});
+
 describe('vector ordering', () => {
   it('equal distances are ordered by id in SQLite order (UTF-8 bytes), whatever the k-NN returned first', async () => {
     const tie = new Float32Array([0, 0, 0.6, 0.8]);
