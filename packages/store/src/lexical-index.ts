@@ -103,6 +103,10 @@ export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 // a whole batch about a quarter faster.
 const INSERT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf, length)
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM jsonb_each(?)`;
+// A batch of one agent (the usual case) binds the agent once: each posting's JSON is `[term, rid, tf, length]`,
+// a fifth shorter to write, parse and extract than with the agent in every row.
+const INSERT_AGENT_POSTINGS = `INSERT INTO lexical_postings(agent_id, term, rid, tf, length)
+  SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
 const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
@@ -161,7 +165,8 @@ export class LexicalBatch {
   }
 
   /**
-   * Writes the waiting units: at most three statements, none when nothing waits. With `stats` false the
+   * Writes the waiting units: at most three statements, none when nothing waits. The postings' statement binds
+   * the agent once when the batch has one agent. With `stats` false the
    * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
@@ -173,18 +178,23 @@ export class LexicalBatch {
     // The rows' JSON is written directly (`[agent, term, rid, tf, length]` each): no array per posting to build and
     // serialise, and each agent's and term's JSON text is made once rather than once per posting.
     const parts: string[] = [];
+    const oneAgent = postings.size === 1;
     for (const agentId of [...postings.keys()].sort(compareText)) {
       const terms = postings.get(agentId) as Map<string, TermPostings>;
-      const agentJson = JSON.stringify(agentId);
+      const agentJson = oneAgent ? '' : `${JSON.stringify(agentId)},`;
       for (const term of [...terms.keys()].sort(compareText)) {
         const list = inRidOrder(terms.get(term) as TermPostings);
-        const prefix = `[${agentJson},${JSON.stringify(term)},`;
+        const prefix = `[${agentJson}${JSON.stringify(term)},`;
         for (let i = 0; i < list.length; i += 3) {
           parts.push(`${prefix}${list[i]},${list[i + 1]},${list[i + 2]}]`);
         }
       }
     }
-    if (parts.length > 0) run(INSERT_POSTINGS, `[${parts.join(',')}]`);
+    if (parts.length > 0) {
+      const json = `[${parts.join(',')}]`;
+      if (oneAgent) run(INSERT_AGENT_POSTINGS, postings.keys().next().value, json);
+      else run(INSERT_POSTINGS, json);
+    }
     run(INSERT_DOCS, JSON.stringify(docs));
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
