@@ -178,3 +178,66 @@ describe('schema v4 → v5', () => {
     }
   });
 });
+
+describe('a batch insert stores what one-by-one inserts store', () => {
+  /** Every row of the memory tables and their derived tables, in key order. */
+  function rows(file: string): string {
+    const db = openDatabase(file, { loadVectorExtension: false });
+    try {
+      return JSON.stringify(
+        [
+          'SELECT * FROM memories ORDER BY rid',
+          'SELECT * FROM memory_tags ORDER BY agent_id, tag, rid',
+          'SELECT * FROM memory_chunks ORDER BY agent_id, rid, idx',
+          'SELECT rowid, * FROM memories_fts_words ORDER BY rowid',
+          'SELECT rowid, * FROM memories_fts_trigram ORDER BY rowid',
+          'SELECT * FROM lexical_postings ORDER BY agent_id, term, rid',
+          'SELECT * FROM lexical_docs ORDER BY rid',
+          'SELECT * FROM lexical_stats ORDER BY agent_id',
+          "SELECT * FROM sqlite_sequence WHERE name = 'memories'",
+        ].map((sql) => db.prepare(sql).all()),
+      );
+    } finally {
+      db.close();
+    }
+  }
+
+  it('keeps the same rows, row ids and duplicates, and returns the same records', async () => {
+    const long = `${'walrus ferns cache budget. '.repeat(Math.ceil(CHUNK_BUDGET / 20))}`;
+    const inputs = Array.from({ length: 150 }, (_, i) => ({
+      // Every other row names its id; the rest get generated ones.
+      ...(i % 2 === 0 ? { id: `m${i}` } : {}),
+      agentId: i % 3 === 0 ? 'b' : 'a',
+      kind: (['fact', 'event', 'semantic'] as const)[i % 3] ?? 'fact',
+      // Contents repeat, so rows of this batch duplicate each other (events are stored every time).
+      content: i === 7 ? long : i % 10 === 4 ? `会议记录 note ${i % 20}` : `note ${i % 40} about the cache`,
+      ...(i % 5 === 0 ? { tags: [`t:${i % 2}`] } : {}),
+    }));
+    // A skipped duplicate whose id a later row of the batch takes: one by one, the id was still free.
+    inputs.push({ id: 'late', agentId: 'a', kind: 'fact', content: 'note 2 about the cache' });
+    inputs.push({ id: 'late', agentId: 'a', kind: 'fact', content: 'a new note' });
+    const batched = openStore(join(dir, 'batched.db'));
+    const single = openStore(join(dir, 'single.db'));
+    await batched.insertMemory({ agentId: 'a', kind: 'fact', content: 'note 2 about the cache' });
+    await single.insertMemory({ agentId: 'a', kind: 'fact', content: 'note 2 about the cache' });
+    const fromBatch = await batched.insertMemories(inputs);
+    const oneByOne = [];
+    for (const input of inputs) oneByOne.push(await single.insertMemory(input));
+    expect(fromBatch).toEqual(oneByOne);
+    expect(new Set(fromBatch.map((r) => r.id)).size).toBeLessThan(inputs.length);
+    for (const s of open.splice(0)) s.close();
+    expect(rows(join(dir, 'batched.db'))).toBe(rows(join(dir, 'single.db')));
+  });
+
+  it('refuses a batch whose skipped duplicate names an id an earlier row took, and stores none of it', async () => {
+    const store = openStore();
+    await expect(
+      store.insertMemories([
+        { id: 'x', agentId: 'a', kind: 'fact', content: 'first' },
+        { id: 'y', agentId: 'a', kind: 'fact', content: 'second' },
+        { id: 'x', agentId: 'a', kind: 'fact', content: 'second' },
+      ]),
+    ).rejects.toMatchObject({ code: 'ENGRAM_STORE_CONFLICT' });
+    expect(await store.listMemories('a')).toEqual([]);
+  });
+});

@@ -207,7 +207,7 @@ export class StoreContext {
     }
   }
 
-  /** Writes the BM25 units the open transaction indexed so far (a constant number of statements). */
+  /** Writes the BM25 units the open transaction indexed so far (one statement per 1,024 postings, plus two). */
   flushLexical(): void {
     this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
   }

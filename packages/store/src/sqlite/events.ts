@@ -14,7 +14,7 @@ import {
   validateLimit,
 } from '../validate.js';
 import type { StoreContext } from './context.js';
-import { insertPrepared, prepareInsert } from './memory-rows.js';
+import { insertPreparedBatch, prepareInsert } from './memory-rows.js';
 import { type EventRow, toEvent } from './rows.js';
 
 /** The fields that make two events with one seq the same event. */
@@ -243,7 +243,7 @@ export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<read
           `the session cursor moved meanwhile (expected ${expected}, stored ${current})`,
         );
       }
-      const records = prepared.map((p) => insertPrepared(ctx, p, now).record);
+      const records = insertPreparedBatch(ctx, prepared, now).map((r) => r.record);
       ctx
         .stmt(
           'write',

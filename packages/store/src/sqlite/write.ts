@@ -22,6 +22,7 @@ import { recordHistory } from './history.js';
 import {
   assertNoActiveDuplicate,
   insertPrepared,
+  insertPreparedBatch,
   prepareInsert,
   rowForWrite,
   selectRow,
@@ -53,7 +54,7 @@ export function insertMemories(
     const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
     if (prepared.length === 0) return [];
     const now = ctx.now();
-    return ctx.tx(() => prepared.map((p) => insertPrepared(ctx, p, now).record));
+    return ctx.tx(() => insertPreparedBatch(ctx, prepared, now).map((r) => r.record));
   });
 }
 
