@@ -247,3 +247,61 @@ describe('store failures by arm (a store port that fails on purpose)', () => {
     expect(JSON.stringify([noFts.execution, busyVector.execution])).not.toContain('secret');
   });
 });
+
+describe('the arms run at once (a store port that records the order of its calls)', () => {
+  const embedder = createDeterministicEmbedder();
+  const row = memoryRecord({ id: 'm1', agentId: 'agent', content: 'deploy notes', contentHash: 'h' });
+  const lexicalResult = {
+    hits: [{ id: 'm1', revision: 1, score: 2 }],
+    paths: { words: true, trigram: false, like: false },
+    likeTerms: [],
+    droppedTerms: 0,
+  };
+  const later = <T>(value: () => T): Promise<T> =>
+    new Promise((resolve) => setTimeout(() => resolve(value()), 5));
+
+  it('asks for the k-NN before the FTS arm settles, with the same answer', async () => {
+    const events: string[] = [];
+    const store: RetrievalStore = {
+      searchLexical: () => {
+        events.push('lexical asked');
+        return later(() => {
+          events.push('lexical settled');
+          return lexicalResult;
+        });
+      },
+      searchVector: () => {
+        events.push('vector asked');
+        return later(() => [{ id: 'm1', distance: 0.2, similarity: 0.8 }]);
+      },
+      revalidate: () => Promise.resolve([row]),
+    };
+    const response = await createRetriever({ store, embedder }).search('agent', 'deploy');
+    expect(events.indexOf('vector asked')).toBeGreaterThanOrEqual(0);
+    expect(events.indexOf('vector asked')).toBeLessThan(events.indexOf('lexical settled'));
+    expect(response.execution).toMatchObject({ outcome: 'completed', arms: ['lexical', 'vector'] });
+    expect(response.results.map((r) => r.record.id)).toEqual(['m1']);
+  });
+
+  it('fails the call on a lexical failure while the k-NN is in flight, and the k-NN failing after is handled', async () => {
+    let vectorSettled = false;
+    const store: RetrievalStore = {
+      searchLexical: () =>
+        Promise.reject(Object.assign(new Error('secret query text'), { code: 'ENGRAM_STORE_IO' })),
+      searchVector: () =>
+        new Promise((_, reject) =>
+          setTimeout(() => {
+            vectorSettled = true;
+            reject(Object.assign(new Error('secret query text'), { code: 'ENGRAM_STORE_BUSY' }));
+          }, 5),
+        ),
+      revalidate: () => Promise.resolve([row]),
+    };
+    const response = await createRetriever({ store, embedder }).search('agent', 'deploy');
+    expect(response.execution.outcome).toBe('failed');
+    expect(response.execution.degradations).toEqual(['storeError']);
+    // The in-flight k-NN's rejection settles later without an unhandled rejection (vitest fails the run on one).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(vectorSettled).toBe(true);
+  });
+});

@@ -21,3 +21,5 @@ export {
   openDatabase,
   sqliteVecLoadablePath,
 } from './native.js';
+export type { VectorWorkerProbe } from './sqlite/vector-dispatch.js';
+export { vectorWorkerProbe } from './sqlite-store.js';

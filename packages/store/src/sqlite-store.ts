@@ -24,6 +24,7 @@ import type {
   SqliteMemoryStoreInfo,
   StoreAccess,
 } from './sqlite/config.js';
+import { isValidKey, keyBytes } from './sqlite/config.js';
 import type { IntegrityResult, StoreContext } from './sqlite/context.js';
 import * as embedding from './sqlite/embedding.js';
 import * as events from './sqlite/events.js';
@@ -41,6 +42,7 @@ import { rekey } from './sqlite/rekey.js';
 import { searchLexical } from './sqlite/search-lexical.js';
 import { searchVector } from './sqlite/search-vector.js';
 import * as skills from './sqlite/skills.js';
+import type { VectorWorkerProbe } from './sqlite/vector-dispatch.js';
 import type { VectorIndexOptions, VectorIndexSetting } from './sqlite/vector-quant.js';
 import * as write from './sqlite/write.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
@@ -90,6 +92,13 @@ export { embeddingFingerprint } from './sqlite/migrate.js';
 export { LIKE_MATCH_SCORE } from './sqlite/search-lexical.js';
 export type { VectorIndexOptions, VectorIndexSetting, VectorQuantization } from './sqlite/vector-quant.js';
 
+const contexts = new WeakMap<SqliteMemoryStore, StoreContext>();
+
+/** The state of a store's vector worker (null: the store does not use one); for tests and tools. */
+export function vectorWorkerProbe(store: SqliteMemoryStore): VectorWorkerProbe | null {
+  return contexts.get(store)?.vectorWorker?.probe ?? null;
+}
+
 /**
  * The SQLite memory store. Create it with `createSqliteMemoryStore`; close it with `close()`.
  *
@@ -107,6 +116,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   constructor(config: SqliteMemoryStoreConfig) {
     this.#ctx = openStoreContext(config);
+    contexts.set(this, this.#ctx);
     this.path = config.path;
     this.maxContentLength = this.#ctx.limits.maxContentLength;
   }
@@ -155,8 +165,12 @@ export class SqliteMemoryStore implements MemoryStore {
    * `encryption`; the file must not be open elsewhere (the journal leaves WAL mode for the rewrite and returns
    * to it; another connection makes that `ENGRAM_STORE_BUSY`). Later opens need the new key.
    */
-  rekey(newKey: string | Uint8Array): Promise<void> {
-    return rekey(this.#ctx, newKey);
+  async rekey(newKey: string | Uint8Array): Promise<void> {
+    // The vector worker's connection would keep the file open: it is stopped first, and reopens with the new key.
+    const worker = this.#ctx.vectorWorker;
+    if (worker !== null) await worker.stop();
+    await rekey(this.#ctx, newKey);
+    if (worker !== null && isValidKey(newKey)) worker.rekeyed(keyBytes(newKey));
   }
 
   /** Closes the database; idempotent. Every later call rejects with `ENGRAM_STORE_CLOSED`. */
@@ -179,7 +193,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return searchLexical(this.#ctx, query);
   }
   searchVector(query: VectorQuery): Promise<readonly VectorHit[]> {
-    return searchVector(this.#ctx, query);
+    return searchVector(this.#ctx, query, this.#ctx.vectorWorker?.offload);
   }
   revalidate(
     agentId: string,

@@ -61,7 +61,10 @@ export interface BenchQuery {
   /** Recall@5 of Engram's hybrid search against each query's known target. */
   readonly recallAt5: number;
   readonly queries: number;
-  /** p50 of each pipeline stage as the retriever reports it (`keyword` includes the FTS arm). */
+  /**
+   * p50 of each pipeline stage as the retriever reports it (`keyword` includes the FTS arm; `vector` is the
+   * k-NN's own time, which runs while the FTS arm runs, so it overlaps `keyword`).
+   */
   readonly stagesP50Ms: Readonly<Record<string, number>>;
   /**
    * CPU time per query (this process, `process.cpuUsage`), Engram and raw: what a query costs whatever else
@@ -284,7 +287,7 @@ export function formatBenchTable(report: BenchReport): string {
   return [
     ...table(header, rows),
     '',
-    'p50 per stage (ms): Engram pipeline stages vs the raw statements',
+    "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
     ...table(stageHeader, stageRows),
     ...(memoryRows.length === 0
       ? []

@@ -2,6 +2,7 @@ import type { LexicalHit } from '@engram/store';
 import { extractKeywords } from '../keywords.js';
 import { startQueryEmbedding } from './query-embedding.js';
 import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCall } from './state.js';
+import { startVectorArm } from './vector.js';
 
 /** Asks the FTS arm for `budget` candidates (a refill asks again with a larger budget). */
 export async function searchLexical(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
@@ -27,8 +28,8 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
 }
 
 /**
- * Stage `keyword`: extracts the query terms, starts the query embedding, and runs the FTS arm while the
- * embedding runs. Returns false (outcome `emptyQuery`) for a query without terms. An unavailable FTS index
+ * Stage `keyword`: extracts the query terms, starts the query embedding and, once it has a vector, the vector
+ * arm's k-NN, and runs the FTS arm while they run. Returns false (outcome `emptyQuery`) for a query without terms. An unavailable FTS index
  * degrades the answer (`ftsUnavailable`); any other store failure fails the call.
  */
 export async function keywordStage(ctx: PipelineContext, state: CallState): Promise<boolean> {
@@ -41,6 +42,8 @@ export async function keywordStage(ctx: PipelineContext, state: CallState): Prom
     return false;
   }
   startQueryEmbedding(ctx, state);
+  // The vector arm's k-NN starts once the query vector is ready and runs while the FTS arm runs.
+  await startVectorArm(ctx, state);
   if (state.lexicalOn) {
     try {
       await searchLexical(ctx, state, state.lexical.budget);

@@ -1,5 +1,5 @@
 import type { DegradationCause } from '@engram/contracts';
-import type { ChunkSpan, MemoryBrief, MemoryRecord } from '@engram/store';
+import type { ChunkSpan, MemoryBrief, MemoryRecord, VectorHit } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
@@ -57,6 +57,11 @@ export interface PipelineContext {
   readonly mono: () => number;
 }
 
+/** The settled first k-NN of the vector arm: its hits or its failure, and its own time. */
+export type VectorRun =
+  | { readonly ok: true; readonly hits: readonly VectorHit[]; readonly ms: number }
+  | { readonly ok: false; readonly error: unknown; readonly ms: number };
+
 /** The explicit state of one call, threaded through the stages in order. */
 export interface CallState {
   readonly agentId: string;
@@ -67,6 +72,11 @@ export interface CallState {
   readonly recorder: ExecutionRecorder;
   terms: readonly string[];
   embedding: Promise<EmbedOutcome> | undefined;
+  /**
+   * The vector arm's first k-NN, started as soon as the query vector is ready (while the FTS arm runs);
+   * never rejects. Undefined when it did not start (no embedding, or no vector).
+   */
+  vectorRun: Promise<VectorRun | undefined> | undefined;
   lexicalOn: boolean;
   readonly lexical: ArmState;
   queryVector: Float32Array | null;
@@ -94,6 +104,7 @@ export function createCallState(
     ...init,
     terms: [],
     embedding: undefined,
+    vectorRun: undefined,
     lexicalOn: ctx.settings.arms.lexical,
     lexical: { budget: ctx.settings.candidateBudget, hits: [], saturated: false },
     queryVector: null,

@@ -7,15 +7,16 @@ import {
   type PipelineContext,
   StoreFailure,
   storeCall,
+  type VectorRun,
 } from './state.js';
 
-/**
- * Asks the vector arm for `budget` neighbours of the query vector; hits below the similarity threshold are
- * dropped. The arm's weight comes from its first hits, before the threshold: the same for every budget ≥ depth.
- */
-export async function searchVector(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
-  const { settings } = ctx;
-  const { vector } = state;
+/** The store's k-NN of `vector` for `budget` neighbours, with the call's filters. */
+function requestVector(
+  ctx: PipelineContext,
+  state: CallState,
+  vector: Float32Array,
+  budget: number,
+): Promise<readonly VectorHit[]> {
   const { call } = state;
   // Filters and the time scope apply inside the k-NN, so the arm's budget is spent on rows that can pass. A
   // plain current-facts search keeps the unfiltered k-NN (revalidation drops what is not current).
@@ -24,10 +25,10 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
     call.tags.length > 0 ||
     call.time.asOf !== undefined ||
     call.time.includeHistory === true;
-  const raw = await storeCall(() =>
+  return storeCall(() =>
     ctx.store.searchVector({
       agentId: state.agentId,
-      vector: state.queryVector as Float32Array,
+      vector,
       k: budget,
       ...(filtered
         ? {
@@ -39,6 +40,51 @@ export async function searchVector(ctx: PipelineContext, state: CallState, budge
         : {}),
     }),
   );
+}
+
+/**
+ * Asks the vector arm for `budget` neighbours of the query vector; hits below the similarity threshold are
+ * dropped. The arm's weight comes from its first hits, before the threshold: the same for every budget ≥ depth.
+ */
+export async function searchVector(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
+  const raw = await requestVector(ctx, state, state.queryVector as Float32Array, budget);
+  applyVectorHits(ctx, state, budget, raw);
+}
+
+/**
+ * Starts the vector arm's first k-NN as soon as the query embedding settles with a vector, so that it runs
+ * while the FTS arm runs (on the store's vector worker, or its pool). Gives an embedding that settles at
+ * once (a local embedder) a few microtasks to do so, so that its k-NN is asked for before the FTS arm takes the
+ * thread; it never waits for a timer.
+ */
+export async function startVectorArm(ctx: PipelineContext, state: CallState): Promise<void> {
+  const embedding = state.embedding;
+  if (embedding === undefined) return;
+  let settled = false;
+  state.vectorRun = embedding.then((outcome) => {
+    settled = true;
+    if (!outcome.ok || outcome.vector === null) return undefined;
+    const started = ctx.mono();
+    return requestVector(ctx, state, outcome.vector, state.vector.budget).then(
+      (hits): VectorRun => ({ ok: true, hits, ms: ctx.mono() - started }),
+      (error: unknown): VectorRun => ({ ok: false, error, ms: ctx.mono() - started }),
+    );
+  });
+  for (let i = 0; i < SETTLE_TICKS && !settled; i += 1) await undefined;
+}
+
+/** Microtasks an embedding that is already computed needs to settle through the guard. */
+const SETTLE_TICKS = 8;
+
+/** Takes the first k-NN's hits: the arm's weight, the hits above the threshold, saturation. */
+function applyVectorHits(
+  ctx: PipelineContext,
+  state: CallState,
+  budget: number,
+  raw: readonly VectorHit[],
+): void {
+  const { settings } = ctx;
+  const { vector } = state;
   vector.budget = budget;
   if (settings.vectorEvidence !== false) {
     const top = raw.slice(0, settings.vectorEvidence.depth).map((hit: VectorHit) => hit.similarity);
@@ -74,17 +120,32 @@ export function vectorFailed(state: CallState, error: unknown): void {
   state.recorder.vector = 0;
 }
 
-/** Stage `vector`: the agent-partitioned vector arm, when the query has a vector. */
+/**
+ * Stage `vector`: the agent-partitioned vector arm, when the query has a vector. Its k-NN was started by
+ * `startVectorArm` and ran while the FTS arm ran; the stage's time is the k-NN's own (it overlaps `keyword`).
+ */
 export async function vectorStage(ctx: PipelineContext, state: CallState): Promise<void> {
   state.vectorOn = state.queryVector !== null;
   if (!state.vectorOn) return;
-  const vectorStart = ctx.mono();
-  try {
-    await searchVector(ctx, state, state.vector.budget);
-    state.recorder.arms.add('vector');
-  } catch (error) {
-    vectorFailed(state, error);
+  const run = await state.vectorRun;
+  if (run === undefined) {
+    // Not started early (no embedding promise): asked for now.
+    const vectorStart = ctx.mono();
+    try {
+      await searchVector(ctx, state, state.vector.budget);
+      state.recorder.arms.add('vector');
+    } catch (error) {
+      vectorFailed(state, error);
+    }
+    state.recorder.stage('vector', ctx.mono() - vectorStart);
+  } else {
+    if (run.ok) {
+      applyVectorHits(ctx, state, state.vector.budget, run.hits);
+      state.recorder.arms.add('vector');
+    } else {
+      vectorFailed(state, run.error);
+    }
+    state.recorder.stage('vector', run.ms);
   }
-  state.recorder.stage('vector', ctx.mono() - vectorStart);
   checkAbort(state);
 }

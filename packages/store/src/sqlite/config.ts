@@ -80,6 +80,16 @@ export interface SqliteMemoryStoreConfig {
    * query time and is not recorded.
    */
   readonly vectorIndex?: VectorIndexOptions;
+  /**
+   * Runs the k-NN of `searchVector` on a worker thread with its own read-only connection to the file (the same
+   * memory map, sqlite-vec, and cipher and key when encrypted), so a hybrid search's vector arm runs while its
+   * FTS arm runs on the store's connection. Default: on for a file when the machine has a second core
+   * (`os.availableParallelism() >= 2`); always off for `:memory:`, a `file:` URI and a custom `driver`. The
+   * answer is the same either way. Costs one more connection (its page cache) and one thread (a few MB); the
+   * thread starts with the first search (searches run on the store's connection until it is ready), never
+   * keeps the process alive, and ends with `close()`. A worker that fails degrades to the store's connection.
+   */
+  readonly vectorWorker?: boolean;
 }
 
 /**
@@ -154,6 +164,7 @@ const configSchema = z.object({
       rescore: z.number().int().min(1).max(64).optional(),
     })
     .optional(),
+  vectorWorker: z.boolean().optional(),
   encryption: z
     .object({
       key: keyValueSchema,

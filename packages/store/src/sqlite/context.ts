@@ -14,6 +14,7 @@ import type { EmbeddingProfile } from '../types.js';
 import type { ValidationLimits } from '../validate.js';
 import type { StoreAccess } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
+import type { VectorWorker } from './vector-dispatch.js';
 import type { VectorIndexSetting } from './vector-quant.js';
 
 /** A prepared statement that reports each execution to the store's observer. */
@@ -113,6 +114,8 @@ export class StoreContext {
   bm25: Bm25Settings = DEFAULT_BM25;
   /** The vector index the store searches with (set at open, or by `resetVectorIndex`; see `vector-quant.ts`). */
   vectorIndex: VectorIndexSetting = { quantization: 'none', rescore: 1 };
+  /** The vector worker of `searchVector`, when the store uses one (see `vector-dispatch.ts`). */
+  vectorWorker: VectorWorker | null = null;
   /** True once `close()` ran. */
   closed = false;
   #registeredVector = false;
@@ -135,6 +138,7 @@ export class StoreContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.vectorWorker?.close();
     this.statements.clear();
     this.#variants.clear();
     try {

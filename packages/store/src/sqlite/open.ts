@@ -25,6 +25,7 @@ import { fileState, identify, notEngram, refuseForeignHeader } from './identify.
 import { type MigrationResult, migrate, readBinding } from './migrate.js';
 import { checksAtOpen, quickCheck } from './quick-check.js';
 import { vectorRegistryKey } from './registry.js';
+import { defaultVectorWorker, VectorWorker } from './vector-dispatch.js';
 import { vectorIndexSetting } from './vector-quant.js';
 
 /**
@@ -103,7 +104,26 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.schemaVersion = opened.schemaVersion;
   ctx.bindProfile(opened.profile, opened.fingerprint);
   ctx.vectorIndex = vectorIndexSetting(opened.quantization, config.vectorIndex);
+  if (usesVectorWorker(config, memory)) {
+    ctx.vectorWorker = new VectorWorker(ctx, {
+      path: resolve(config.path),
+      busyTimeoutMs,
+      mmapSize,
+      vectorExtensionPath: config.vectorExtensionPath,
+      key: config.encryption === undefined ? undefined : keyBytes(config.encryption.key),
+    });
+  }
   return ctx;
+}
+
+/**
+ * Whether the store's k-NN may run on the vector worker: asked for (by default when the machine has a second
+ * core), on a plain file path (a `:memory:` database is private to its connection, a `file:` URI may name
+ * one), with the default driver (a driver given as a constructor cannot be handed to another thread).
+ */
+function usesVectorWorker(config: SqliteMemoryStoreConfig, memory: boolean): boolean {
+  if (memory || config.path.startsWith('file:') || config.driver !== undefined) return false;
+  return config.vectorWorker ?? defaultVectorWorker();
 }
 
 /**

@@ -35,60 +35,111 @@ const FILTER_OVERSAMPLING = 4;
 type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
 
 /**
+ * One validated k-NN request: what `runVectorPlan` needs, plain data only (it is posted to the vector worker
+ * as it is, see `vector-worker.ts`).
+ */
+export interface VectorPlan {
+  readonly agentId: string;
+  readonly vector: Float32Array;
+  readonly k: number;
+  /** The filter parameters, or null for the unfiltered k-NN. */
+  readonly scope: Scope | null;
+}
+
+/**
+ * Runs a validated k-NN somewhere else (the vector worker): a promise of the hits, or undefined to run it on
+ * the store's own connection. A rejected promise is never the search's answer: the k-NN then runs here.
+ */
+export type VectorOffload = (ctx: StoreContext, plan: VectorPlan) => Promise<VectorHit[]> | undefined;
+
+/**
  * k-NN in the agent's vector partition; cosine distance, similarity = 1 − distance; nearest first. A chunked
  * memory is as near as its nearest chunk, which the hit names. With kind, tag, scope, metadata or time
  * filters, the nearest rows passing them: the index is asked for more neighbours (×4 per round) until `k`
  * pass or the partition is exhausted, and past sqlite-vec's largest k the passing rows are scanned exactly.
+ * With `offload` (the vector worker) the validated request may run on another connection to the same file;
+ * when that fails for any reason the k-NN runs on this connection, so the answer never changes.
  */
-export function searchVector(ctx: StoreContext, query: VectorQuery): Promise<readonly VectorHit[]> {
-  return ctx.op('searchVector', () => {
-    if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
-    const agentId = validateAgentId(query.agentId);
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it has no vector index',
+export function searchVector(
+  ctx: StoreContext,
+  query: VectorQuery,
+  offload?: VectorOffload,
+): Promise<readonly VectorHit[]> {
+  // `op` resolves with the callback's value, so a returned promise (the worker's answer) is followed.
+  return ctx.op<readonly VectorHit[] | Promise<readonly VectorHit[]>>('searchVector', () => {
+    const plan = planVectorSearch(ctx, query);
+    const remote = offload?.(ctx, plan);
+    if (remote === undefined) return runVectorHere(ctx, plan);
+    return remote.then(
+      (hits) => {
+        ctx.emitWarmup(hits.length > 0 ? 'warm' : 'cold');
+        return hits;
+      },
+      () => ctx.op('searchVector', () => runVectorHere(ctx, plan)),
+    );
+  }) as Promise<readonly VectorHit[]>;
+}
+
+/** The k-NN on the store's own connection, with the warm-up report. */
+function runVectorHere(ctx: StoreContext, plan: VectorPlan): VectorHit[] {
+  let hits: VectorHit[];
+  try {
+    hits = runVectorPlan(ctx, plan);
+  } catch (err) {
+    ctx.emitWarmup('failed');
+    throw err;
+  }
+  ctx.emitWarmup(hits.length > 0 ? 'warm' : 'cold');
+  return hits;
+}
+
+/** Validates a vector query into a plan; every filter is checked, given or not restrictive. */
+function planVectorSearch(ctx: StoreContext, query: VectorQuery): VectorPlan {
+  if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
+  const agentId = validateAgentId(query.agentId);
+  if (ctx.profile === null) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_VECTOR_UNAVAILABLE',
+      'the store has no embedder profile, so it has no vector index',
+    );
+  }
+  const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
+  const k = validateLimit(query.k, 'k', 1000);
+  // Every filter is checked, given or not restrictive (a bad one is refused, never ignored).
+  const params = {
+    kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
+    tags: tagsFilter(query.tags),
+    ...filterParams(query.filter),
+    ...timeParams(query.time, 3),
+  };
+  const restricted =
+    query.kinds !== undefined ||
+    params.tags !== '[]' ||
+    filterRestricts(query.filter) ||
+    query.time !== undefined;
+  return { agentId, vector, k, scope: restricted ? params : null };
+}
+
+/**
+ * The k-NN of a validated plan over `ctx`'s connection: the same code on the store's connection and on the
+ * vector worker's.
+ */
+export function runVectorPlan(ctx: StoreContext, plan: VectorPlan): VectorHit[] {
+  const { agentId, vector, k, scope } = plan;
+  // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
+  // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks). When the
+  // nearest chunks crowd into fewer than k memories (long memories have many chunks) and the index has
+  // more, it asks again with a wider net, so chunking never starves the arm of candidates.
+  const chunked = agentHasChunks(ctx, agentId);
+  return scope === null && !chunked
+    ? nearestMemories(ctx, agentId, vector, k)
+    : toHits(
+        ctx,
+        agentId,
+        scope === null
+          ? nearest(ctx, agentId, vector, k)
+          : nearestPassing(ctx, agentId, vector, k, chunked, scope),
       );
-    }
-    const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
-    const k = validateLimit(query.k, 'k', 1000);
-    // Every filter is checked, given or not restrictive (a bad one is refused, never ignored).
-    const params = {
-      kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
-      tags: tagsFilter(query.tags),
-      ...filterParams(query.filter),
-      ...timeParams(query.time, 3),
-    };
-    const restricted =
-      query.kinds !== undefined ||
-      params.tags !== '[]' ||
-      filterRestricts(query.filter) ||
-      query.time !== undefined;
-    const scope = restricted ? params : null;
-    // Chunk vectors: several may belong to one memory, so a store with chunked memories asks the index for
-    // more neighbours and keeps the nearest chunk of each memory (max similarity over its chunks). When the
-    // nearest chunks crowd into fewer than k memories (long memories have many chunks) and the index has
-    // more, it asks again with a wider net, so chunking never starves the arm of candidates.
-    const chunked = agentHasChunks(ctx, agentId);
-    let hits: VectorHit[];
-    try {
-      hits =
-        scope === null && !chunked
-          ? nearestMemories(ctx, agentId, vector, k)
-          : toHits(
-              ctx,
-              agentId,
-              scope === null
-                ? nearest(ctx, agentId, vector, k)
-                : nearestPassing(ctx, agentId, vector, k, chunked, scope),
-            );
-    } catch (err) {
-      ctx.emitWarmup('failed');
-      throw err;
-    }
-    ctx.emitWarmup(hits.length > 0 ? 'warm' : 'cold');
-    return hits;
-  });
 }
 
 /** The hits of grouped rows: a finite distance each, and the matching chunk of a chunked memory. */
@@ -178,7 +229,7 @@ function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: nu
 }
 
 /** The filters of the filtered k-NN over `m`: only the clauses that apply (see `filters.ts`). */
-type Scope = FilterParams & TimeParams & { readonly kinds: string | null; readonly tags: string };
+export type Scope = FilterParams & TimeParams & { readonly kinds: string | null; readonly tags: string };
 function passingWhere(scope: Scope): string {
   return `m.agent_id = @agent
   ${scope.kinds === null ? '' : 'AND m.kind IN (SELECT value FROM json_each(@kinds))'}

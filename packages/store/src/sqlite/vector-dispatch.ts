@@ -1,0 +1,247 @@
+/**
+ * The vector worker (option `vectorWorker`): the k-NN of `searchVector` on a worker thread with its own
+ * read-only connection to the store's file, so that a hybrid search's vector arm runs while the FTS arm runs on
+ * the store's connection. Started lazily by the first search (which, like every search until the thread is
+ * ready, runs on the store's connection), unref'd while idle (it never keeps a process alive), closed by
+ * `close()` after answering the requests already posted. A worker that fails or exits degrades to the store's
+ * connection, never to a failed or changed search: its requests run there, it is restarted lazily up to
+ * {@link MAX_RESTARTS} times, then it stays off. While the store's connection is inside a transaction the k-NN
+ * runs there (the worker could not see the transaction's writes).
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { VectorHit } from '../types.js';
+import type { StoreContext } from './context.js';
+import type { VectorOffload, VectorPlan } from './search-vector.js';
+import type { VectorWorkerData, VectorWorkerReply } from './vector-worker.js';
+
+/** How many times a worker that failed is started again before the store stays on its own connection. */
+export const MAX_RESTARTS = 3;
+
+/** What the worker is opened with: the store's file, its connection settings and, when encrypted, its key. */
+export interface VectorWorkerOptions {
+  readonly path: string;
+  readonly busyTimeoutMs: number;
+  readonly mmapSize: number;
+  readonly vectorExtensionPath: string | undefined;
+  /** The passphrase bytes (a private copy, zero-filled by `close()` or a later `rekeyed`). */
+  readonly key: Buffer | undefined;
+}
+
+/** The state of a store's vector worker, for tests and tools (`@engram/store/raw`). */
+export interface VectorWorkerProbe {
+  /** `off`: not used (the option, `:memory:`, or failed too often); `idle`: not started; `starting`; `ready`. */
+  readonly state: 'off' | 'idle' | 'starting' | 'ready';
+  /** k-NN requests the worker answered. */
+  readonly answered: number;
+  /** Requests the worker did not answer, run on the store's connection instead. */
+  readonly fallbacks: number;
+  /** Workers that failed or exited unasked. */
+  readonly failures: number;
+  /** Ends the worker thread as a crash would (its pending requests fall back). */
+  crash(): Promise<void>;
+}
+
+type Pending = { readonly resolve: (hits: VectorHit[]) => void; readonly reject: () => void };
+
+/** Where the worker's compiled entry is: next to this module, or, when this runs from source, in `dist/`. */
+function workerUrl(): URL {
+  const here = new URL('./vector-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  return new URL('../../dist/sqlite/vector-worker.js', import.meta.url);
+}
+
+/** True when the option's default (on) applies on this machine: a second core for the thread. */
+export function defaultVectorWorker(): boolean {
+  return availableParallelism() >= 2;
+}
+
+/** One store's vector worker: the offload `searchVector` is given, and its lifecycle. */
+export class VectorWorker {
+  readonly #ctx: StoreContext;
+  readonly #options: VectorWorkerOptions;
+  #key: Buffer | undefined;
+  #worker: Worker | null = null;
+  #ready = false;
+  #off = false;
+  #closed = false;
+  #pending = new Map<number, Pending>();
+  #nextId = 0;
+  #answered = 0;
+  #fallbacks = 0;
+  #failures = 0;
+  #stopping: Promise<void> | null = null;
+
+  constructor(ctx: StoreContext, options: VectorWorkerOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#key = options.key;
+  }
+
+  /** The offload of `searchVector`: a worker's answer, or undefined to run on the store's connection. */
+  readonly offload: VectorOffload = (ctx: StoreContext, plan: VectorPlan) => {
+    if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
+    const worker = this.#worker;
+    if (worker === null) {
+      this.#start();
+      return undefined;
+    }
+    if (!this.#ready) return undefined;
+    this.#nextId += 1;
+    const id = this.#nextId;
+    return new Promise<VectorHit[]>((resolve, reject) => {
+      if (this.#pending.size === 0) worker.ref();
+      this.#pending.set(id, {
+        resolve,
+        reject: () => {
+          this.#fallbacks += 1;
+          reject(new Error('vector worker request failed'));
+        },
+      });
+      try {
+        worker.postMessage({ id, plan, index: ctx.vectorIndex });
+      } catch {
+        this.#settle(id)?.reject();
+      }
+    });
+  };
+
+  get probe(): VectorWorkerProbe {
+    const state =
+      this.#off || this.#closed ? 'off' : this.#worker === null ? 'idle' : this.#ready ? 'ready' : 'starting';
+    return {
+      state,
+      answered: this.#answered,
+      fallbacks: this.#fallbacks,
+      failures: this.#failures,
+      crash: async () => {
+        const worker = this.#worker;
+        if (worker !== null) await worker.terminate();
+      },
+    };
+  }
+
+  /** Replays the worker's statement counts on the store's observer, then resolves the request. */
+  #reply(reply: VectorWorkerReply): void {
+    const pending = this.#settle(reply.id);
+    if (pending === undefined) return;
+    if (!reply.ok) {
+      pending.reject();
+      return;
+    }
+    for (const kind of reply.kinds) this.#ctx.count(kind);
+    this.#answered += 1;
+    pending.resolve(reply.hits as VectorHit[]);
+  }
+
+  #settle(id: number): Pending | undefined {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return undefined;
+    this.#pending.delete(id);
+    if (this.#pending.size === 0) this.#worker?.unref();
+    return pending;
+  }
+
+  #start(): void {
+    const { path, busyTimeoutMs, mmapSize, vectorExtensionPath } = this.#options;
+    const key = this.#key;
+    const data: VectorWorkerData = {
+      path,
+      busyTimeoutMs,
+      mmapSize,
+      vectorExtensionPath,
+      key: key === undefined ? undefined : new Uint8Array(key),
+    };
+    let worker: Worker;
+    try {
+      // No inherited flags: the process's own (`--input-type`, a loader, …) may not apply to a worker.
+      worker = new Worker(workerUrl(), { workerData: data, execArgv: [] });
+    } catch {
+      this.#failed();
+      return;
+    } finally {
+      // The clone the thread got is its own; this copy is not needed any more.
+      data.key?.fill(0);
+    }
+    this.#worker = worker;
+    this.#ready = false;
+    worker.on('message', (m: VectorWorkerReply | { readonly ready: true } | { readonly failed: true }) => {
+      if (worker !== this.#worker) return;
+      if ('ready' in m) this.#ready = true;
+      else if ('failed' in m) this.#failed();
+      else this.#reply(m);
+    });
+    // The error event carries the thread's error: it is dropped (it may hold query text or paths).
+    worker.on('error', () => {
+      if (worker === this.#worker) this.#failed();
+    });
+    worker.on('exit', () => {
+      if (worker === this.#worker) this.#failed();
+    });
+    // After the listeners: adding a `message` listener refs the worker again.
+    worker.unref();
+  }
+
+  /** The worker failed or exited unasked: its requests fall back; a later search starts a new one, or not. */
+  #failed(): void {
+    const worker = this.#worker;
+    this.#worker = null;
+    this.#ready = false;
+    this.#failures += 1;
+    if (this.#failures > MAX_RESTARTS) this.#off = true;
+    this.#rejectAll();
+    if (worker !== null) void worker.terminate().catch(() => undefined);
+  }
+
+  #rejectAll(): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject();
+  }
+
+  /**
+   * Ends the worker after the requests already posted are answered, and resolves once the thread has exited
+   * (its connection closed). A later search starts a new one unless the store is closed.
+   */
+  stop(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === null) return Promise.resolve();
+    if (this.#stopping !== null) return this.#stopping;
+    this.#worker = null;
+    this.#ready = false;
+    const stopped = new Promise<void>((resolve) => {
+      worker.on('exit', () => resolve());
+      worker.on('message', (m: VectorWorkerReply | { readonly ready: true } | { readonly failed: true }) => {
+        if (!('ready' in m) && !('failed' in m)) this.#reply(m);
+      });
+    });
+    // Adding listeners refs the worker: unref'd again unless requests are waiting for their answers.
+    if (this.#pending.size === 0) worker.unref();
+    try {
+      worker.postMessage({ close: true });
+    } catch {
+      void worker.terminate().catch(() => undefined);
+    }
+    this.#stopping = stopped.finally(() => {
+      this.#stopping = null;
+      this.#rejectAll();
+    });
+    return this.#stopping;
+  }
+
+  /** Closes for good (the store's `close()`): stops the thread without waiting and forgets the key. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    void this.stop();
+    this.#key?.fill(0);
+  }
+
+  /** After a key rotation (the worker was stopped first): the next worker opens the file with `key`. */
+  rekeyed(key: Buffer): void {
+    this.#key?.fill(0);
+    this.#key = key;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The vector worker's thread: its own read-only connection to the store's file (sqlite-vec loaded, the same
+ * memory map, the same cipher and key when encrypted) answering k-NN requests with `runVectorPlan`, the code
+ * the store's own connection runs. Each request is one read transaction begun when it arrives, so it sees
+ * every commit made before the search began. Started and stopped by `vector-dispatch.ts`; see there.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import type { StatementKind } from '@engram/contracts';
+import { openDatabase } from '../native.js';
+import { StoreContext } from './context.js';
+import { runVectorPlan, type VectorPlan } from './search-vector.js';
+import type { VectorIndexSetting } from './vector-quant.js';
+
+/** What the thread is started with (posted once; the key is zero-filled as soon as the driver has it). */
+export interface VectorWorkerData {
+  readonly path: string;
+  readonly busyTimeoutMs: number;
+  readonly mmapSize: number;
+  readonly vectorExtensionPath: string | undefined;
+  readonly key: Uint8Array | undefined;
+}
+
+/** A request: a plan and the vector index setting the store searches with. */
+export interface VectorWorkerRequest {
+  readonly id: number;
+  readonly plan: VectorPlan;
+  readonly index: VectorIndexSetting;
+}
+
+/** A reply: the hits and the statements run, or a failure (no detail: it never leaves the store). */
+export type VectorWorkerReply =
+  | { readonly id: number; readonly ok: true; readonly hits: unknown[]; readonly kinds: StatementKind[] }
+  | { readonly id: number; readonly ok: false };
+
+function start(): void {
+  const port = parentPort;
+  if (port === null) return;
+  const data = workerData as VectorWorkerData;
+  const key = data.key === undefined ? undefined : Buffer.from(data.key);
+  data.key?.fill(0);
+  let kinds: StatementKind[] = [];
+  let ctx: StoreContext;
+  try {
+    const db = openDatabase(data.path, {
+      busyTimeoutMs: data.busyTimeoutMs,
+      readonly: true,
+      ...(data.vectorExtensionPath === undefined ? {} : { vectorExtensionPath: data.vectorExtensionPath }),
+      ...(key === undefined ? {} : { encryption: { key, cipher: 'sqlcipher' as const } }),
+    });
+    if (data.mmapSize > 0) db.exec(`PRAGMA mmap_size = ${data.mmapSize}`);
+    ctx = new StoreContext({
+      db,
+      observer: { onStatement: (kind) => kinds.push(kind) },
+      now: Date.now,
+      idFactory: () => '',
+      limits: { maxContentLength: 1 },
+      vectorKey: '',
+      encrypted: key !== undefined,
+      access: 'read',
+      busyTimeoutMs: data.busyTimeoutMs,
+      mmapSize: data.mmapSize,
+    });
+  } catch {
+    port.postMessage({ failed: true });
+    port.close();
+    return;
+  } finally {
+    key?.fill(0);
+  }
+  const begin = ctx.db.prepare('BEGIN');
+  const commit = ctx.db.prepare('COMMIT');
+  port.on('message', (m: VectorWorkerRequest | { readonly close: true }) => {
+    if ('close' in m) {
+      ctx.close();
+      port.close();
+      return;
+    }
+    kinds = [];
+    let reply: VectorWorkerReply;
+    try {
+      ctx.vectorIndex = m.index;
+      begin.run();
+      try {
+        reply = { id: m.id, ok: true, hits: runVectorPlan(ctx, m.plan), kinds };
+      } finally {
+        commit.run();
+      }
+    } catch {
+      reply = { id: m.id, ok: false };
+    }
+    port.postMessage(reply);
+  });
+  port.postMessage({ ready: true });
+}
+
+start();

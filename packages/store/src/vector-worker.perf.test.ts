@@ -1,0 +1,114 @@
+/**
+ * The work the vector worker takes off the store's connection, counted (no clock): once the thread is ready,
+ * every k-NN of a hybrid search — asked for first, then the lexical search while it runs, as the retriever
+ * does — is answered by the worker, none falls back, and the store's observer sees the same statements as
+ * without the worker (the worker's are reported to it).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StatementKind } from '@engram/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteMemoryStore, type SqliteMemoryStore, vectorWorkerProbe } from './sqlite-store.js';
+
+const DIMS = 128;
+const AGENTS = ['agent-0', 'agent-1'];
+const ROWS = 1000;
+const SEARCHES = 200;
+const profile = { id: 'perf', dimensions: DIMS };
+const WORDS = [
+  'deploy',
+  'release',
+  'database',
+  'cache',
+  'login',
+  'queue',
+  'metrics',
+  'backup',
+  'schema',
+  'token',
+];
+let dir: string;
+let path: string;
+
+function vectorOf(seed: number): Float32Array {
+  const v = new Float32Array(DIMS);
+  for (let i = 0; i < DIMS; i += 1)
+    v[i] = Math.sin(seed * 0.618 + i * 1.37) + Math.cos(seed * (i + 1) * 0.011);
+  return v;
+}
+
+function open(vectorWorker: boolean, counts: Map<StatementKind, number>): SqliteMemoryStore {
+  return createSqliteMemoryStore({
+    path,
+    embedding: profile,
+    vectorWorker,
+    observer: { onStatement: (kind) => counts.set(kind, (counts.get(kind) ?? 0) + 1) },
+  });
+}
+
+/** One hybrid search's store calls: the k-NN asked for first, the lexical search while it runs. */
+async function hybrid(store: SqliteMemoryStore, i: number): Promise<unknown> {
+  const agentId = AGENTS[i % AGENTS.length] as string;
+  const knn = store.searchVector({ agentId, vector: vectorOf(10_000 + i), k: 128 });
+  const lexical = await store.searchLexical({
+    agentId,
+    terms: [WORDS[i % WORDS.length] as string, WORDS[(i * 7) % WORDS.length] as string],
+    mode: 'any',
+    limit: 128,
+  });
+  return [await knn, lexical.hits];
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-vworker-perf-'));
+  path = join(dir, 'perf.db');
+  const writer = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
+  for (const [a, agentId] of AGENTS.entries()) {
+    await writer.insertMemories(
+      Array.from({ length: ROWS }, (_, i) => ({
+        agentId,
+        kind: 'fact' as const,
+        content: `${WORDS[i % WORDS.length]} note ${i} about ${WORDS[(i * 3) % WORDS.length]}`,
+        vector: vectorOf(a * ROWS + i),
+      })),
+    );
+  }
+  writer.close();
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the vector worker takes the k-NN off the store connection', () => {
+  it('answers every k-NN of 200 hybrid searches once ready, with the same statements reported', async () => {
+    const hereCounts = new Map<StatementKind, number>();
+    const workerCounts = new Map<StatementKind, number>();
+    const here = open(false, hereCounts);
+    const store = open(true, workerCounts);
+    try {
+      for (let i = 0; i < 500 && vectorWorkerProbe(store)?.state !== 'ready'; i += 1) {
+        await store.searchVector({ agentId: 'agent-0', vector: vectorOf(1), k: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(vectorWorkerProbe(store)?.state).toBe('ready');
+      hereCounts.clear();
+      workerCounts.clear();
+      const before = vectorWorkerProbe(store)?.answered ?? 0;
+      for (let i = 0; i < SEARCHES; i += 1) {
+        expect(await hybrid(store, i)).toStrictEqual(await hybrid(here, i));
+      }
+      const probe = vectorWorkerProbe(store);
+      console.log(
+        `[store:vector-worker] ${(probe?.answered ?? 0) - before} of ${SEARCHES} k-NN answered by the worker, ${probe?.fallbacks} fallbacks; statements ${JSON.stringify([...workerCounts])}`,
+      );
+      expect((probe?.answered ?? 0) - before).toBe(SEARCHES);
+      expect(probe?.fallbacks).toBe(0);
+      expect([...workerCounts].sort()).toEqual([...hereCounts].sort());
+    } finally {
+      store.close();
+      here.close();
+    }
+  });
+});
