@@ -104,8 +104,8 @@ describe('filter clauses are built per call shape', () => {
       k1: 0.9,
       b: 0.4,
       avgdl: 5,
-      kinds: '["fact"]',
-      limit: 10,
+      // The kinds are bound one value each (null when unused).
+      ...Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`kind${i}`, i === 0 ? 'fact' : null])),
       cutAt: 19,
       tArchived: 'active',
     };
