@@ -73,6 +73,8 @@ export class VectorWorker {
   #fallbacks = 0;
   #failures = 0;
   #stopping: Promise<void> | null = null;
+  /** The running thread's start-up flag (see `VectorWorkerData.state`). */
+  #state: Int32Array | null = null;
 
   constructor(ctx: StoreContext, options: VectorWorkerOptions) {
     this.#ctx = ctx;
@@ -88,7 +90,12 @@ export class VectorWorker {
       this.#start();
       return undefined;
     }
-    if (!this.#ready) return undefined;
+    if (!this.#ready) {
+      // The thread's `ready` message needs the event loop; a caller whose searches never yield to it (each
+      // awaits only settled promises) would never see it, so the shared flag is read directly.
+      if (this.#state === null || Atomics.load(this.#state, 0) !== 1) return undefined;
+      this.#ready = true;
+    }
     this.#nextId += 1;
     const id = this.#nextId;
     return new Promise<VectorHit[]>((resolve, reject) => {
@@ -153,6 +160,7 @@ export class VectorWorker {
       mmapSize,
       vectorExtensionPath,
       key: key === undefined ? undefined : new Uint8Array(key),
+      state: new SharedArrayBuffer(4),
     };
     let worker: Worker;
     try {
@@ -167,6 +175,7 @@ export class VectorWorker {
     }
     this.#worker = worker;
     this.#ready = false;
+    this.#state = new Int32Array(data.state);
     worker.on('message', (m: VectorWorkerReply | { readonly ready: true } | { readonly failed: true }) => {
       if (worker !== this.#worker) return;
       if ('ready' in m) this.#ready = true;
