@@ -176,6 +176,24 @@ describe('the vector worker', () => {
     off.close();
   });
 
+  it('starts with the second search: a one-shot search never starts a thread', async () => {
+    const store = createSqliteMemoryStore({
+      path: join(dir, 'once.db'),
+      embedding: profile,
+      vectorWorker: true,
+    });
+    try {
+      await store.insertMemory({ agentId: 'agent-a', kind: 'fact', content: 'x', vector: vectorOf(3) });
+      expect(vectorWorkerProbe(store)?.state).toBe('idle');
+      expect((await store.searchVector({ agentId: 'agent-a', vector: vectorOf(3), k: 1 })).length).toBe(1);
+      expect(vectorWorkerProbe(store)?.state).toBe('idle');
+      await store.searchVector({ agentId: 'agent-a', vector: vectorOf(3), k: 1 });
+      expect(vectorWorkerProbe(store)?.state).not.toBe('idle');
+    } finally {
+      store.close();
+    }
+  });
+
   it('sees every write made before the search began', async () => {
     const store = createSqliteMemoryStore({
       path: join(dir, 'fresh.db'),

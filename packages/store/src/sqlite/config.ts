@@ -86,7 +86,7 @@ export interface SqliteMemoryStoreConfig {
    * FTS arm runs on the store's connection. Default: on for a file when the machine has a second core
    * (`os.availableParallelism() >= 2`); always off for `:memory:`, a `file:` URI and a custom `driver`. The
    * answer is the same either way. Costs one more connection (its page cache) and one thread (a few MB); the
-   * thread starts with the first search (searches run on the store's connection until it is ready), never
+   * thread starts with the second search (searches run on the store's connection until it is ready), never
    * keeps the process alive, and ends with `close()`. A worker that fails degrades to the store's connection.
    */
   readonly vectorWorker?: boolean;

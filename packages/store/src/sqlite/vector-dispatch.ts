@@ -1,8 +1,9 @@
 /**
  * The vector worker (option `vectorWorker`): the k-NN of `searchVector` on a worker thread with its own
  * read-only connection to the store's file, so that a hybrid search's vector arm runs while the FTS arm runs on
- * the store's connection. Started lazily by the first search (which, like every search until the thread is
- * ready, runs on the store's connection), unref'd while idle (it never keeps a process alive), closed by
+ * the store's connection. Started lazily (the first search, like every search until the thread is
+ * ready, runs on the store's connection; the thread starts with the second search, so a one-shot process never
+ * starts it), unref'd while idle (it never keeps a process alive), closed by
  * `close()` after answering the requests already posted. A worker that fails or exits degrades to the store's
  * connection, never to a failed or changed search: its requests run there, it is restarted lazily up to
  * {@link MAX_RESTARTS} times, then it stays off. While the store's connection is inside a transaction the k-NN
@@ -73,6 +74,10 @@ export class VectorWorker {
   #fallbacks = 0;
   #failures = 0;
   #stopping: Promise<void> | null = null;
+  /** True once a search ran: the thread starts with the next one. */
+  #seen = false;
+  /** The running thread's start-up flag (see `VectorWorkerData.state`). */
+  #state: Int32Array | null = null;
 
   constructor(ctx: StoreContext, options: VectorWorkerOptions) {
     this.#ctx = ctx;
@@ -85,10 +90,17 @@ export class VectorWorker {
     if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
     const worker = this.#worker;
     if (worker === null) {
-      this.#start();
+      // A one-shot process (a CLI search) never pays for a thread: it starts with the second search.
+      if (this.#seen) this.#start();
+      this.#seen = true;
       return undefined;
     }
-    if (!this.#ready) return undefined;
+    if (!this.#ready) {
+      // The thread's `ready` message needs the event loop; a caller whose searches never yield to it (each
+      // awaits only settled promises) would never see it, so the shared flag is read directly.
+      if (this.#state === null || Atomics.load(this.#state, 0) !== 1) return undefined;
+      this.#ready = true;
+    }
     this.#nextId += 1;
     const id = this.#nextId;
     return new Promise<VectorHit[]>((resolve, reject) => {
@@ -153,6 +165,7 @@ export class VectorWorker {
       mmapSize,
       vectorExtensionPath,
       key: key === undefined ? undefined : new Uint8Array(key),
+      state: new SharedArrayBuffer(4),
     };
     let worker: Worker;
     try {
@@ -167,6 +180,7 @@ export class VectorWorker {
     }
     this.#worker = worker;
     this.#ready = false;
+    this.#state = new Int32Array(data.state);
     worker.on('message', (m: VectorWorkerReply | { readonly ready: true } | { readonly failed: true }) => {
       if (worker !== this.#worker) return;
       if ('ready' in m) this.#ready = true;

@@ -19,6 +19,11 @@ export interface VectorWorkerData {
   readonly mmapSize: number;
   readonly vectorExtensionPath: string | undefined;
   readonly key: Uint8Array | undefined;
+  /**
+   * Set to 1 once the connection is open (2: it failed): read by the store's thread without the event loop,
+   * which a busy caller may not give back between searches.
+   */
+  readonly state: SharedArrayBuffer;
 }
 
 /** A request: a plan and the vector index setting the store searches with. */
@@ -62,6 +67,7 @@ function start(): void {
       mmapSize: data.mmapSize,
     });
   } catch {
+    Atomics.store(new Int32Array(data.state), 0, 2);
     port.postMessage({ failed: true });
     port.close();
     return;
@@ -91,6 +97,7 @@ function start(): void {
     }
     port.postMessage(reply);
   });
+  Atomics.store(new Int32Array(data.state), 0, 1);
   port.postMessage({ ready: true });
 }
 
