@@ -3,9 +3,9 @@
  * parameters appended to the caller's list (no filter text ever becomes SQL). Metadata is `jsonb`: JSON types
  * compare as JSON types (`1` never equals `"1"`; numbers compare numerically), as in the SQLite store.
  */
-import { checkMemoryFilter, type MemoryFilter } from '@engram/contracts';
+import type { MemoryFilter } from '@engram/contracts';
 import type { TimeScope } from '@engram/store';
-import { invalidInput, validateTimestamp } from '@engram/store/port-kit';
+import { checkFilter, checkTime, invalidInput } from '@engram/store/port-kit';
 
 /** The keys of a checked JSON path (`$."a"."b"` → `['a', 'b']`). */
 function pathKeys(path: string): string[] {
@@ -14,10 +14,8 @@ function pathKeys(path: string): string[] {
 
 /** SQL for the scope and metadata filter (`TRUE` when none); its parameters are pushed onto `params`. */
 export function filterSql(filter: MemoryFilter | undefined, params: unknown[], a = 'm'): string {
-  if (filter === undefined) return 'TRUE';
-  const checked = checkMemoryFilter(filter);
-  if (!checked.ok) throw invalidInput(`filter is invalid (${checked.problem})`);
-  const f = checked.filter;
+  const f = checkFilter(filter);
+  if (f === null) return 'TRUE';
   const p = (value: unknown): string => {
     params.push(value);
     return `$${params.length}`;
@@ -45,14 +43,6 @@ export function filterSql(filter: MemoryFilter | undefined, params: unknown[], a
   return parts.length === 0 ? 'TRUE' : `(${parts.join(' AND ')})`;
 }
 
-/** True when a filter is given and restricts something. */
-export function filterRestricts(filter: MemoryFilter | undefined): boolean {
-  return (
-    filter !== undefined &&
-    (filter.userId !== undefined || filter.sessionId !== undefined || (filter.metadata?.length ?? 0) > 0)
-  );
-}
-
 /** A non-boolean `includeArchived` is invalid input. */
 export function includeArchived(value: unknown): boolean {
   if (value !== undefined && typeof value !== 'boolean')
@@ -74,18 +64,14 @@ export function timeSql(
 ): string {
   const lifecycles = (extra: string[]): string =>
     `${a}.lifecycle IN (${['active', ...extra, ...(archived ? ['archived'] : [])].map((l) => `'${l}'`).join(',')})`;
-  if (time === undefined) return fallback === 'any' ? 'TRUE' : lifecycles([]);
-  if (typeof time !== 'object' || time === null) throw invalidInput('time must be an object');
-  if (time.includeHistory !== undefined && typeof time.includeHistory !== 'boolean') {
-    throw invalidInput('time.includeHistory must be a boolean');
-  }
-  if (time.asOf !== undefined) {
-    const asOf = validateTimestamp(time.asOf, 'time.asOf');
-    params.push(asOf);
+  const t = checkTime(time);
+  if (t === null) return fallback === 'any' ? 'TRUE' : lifecycles([]);
+  if (t.asOf !== null) {
+    params.push(t.asOf);
     const at = `$${params.length}::bigint`;
     return `(${lifecycles(['superseded'])} AND ${a}.forgotten_at IS NULL AND ${a}.valid_from <= ${at}
       AND (${a}.valid_to IS NULL OR ${a}.valid_to > ${at}))`;
   }
-  if (time.includeHistory === true) return `(${lifecycles(['superseded'])} AND ${a}.forgotten_at IS NULL)`;
+  if (t.includeHistory) return `(${lifecycles(['superseded'])} AND ${a}.forgotten_at IS NULL)`;
   return lifecycles([]);
 }

@@ -12,6 +12,8 @@ import type {
   TimeScope,
 } from '@engram/store';
 import {
+  checkKinds,
+  checkTags,
   invalidInput,
   validateAgentId,
   validateId,
@@ -19,7 +21,6 @@ import {
   validateKind,
   validateLifecycle,
   validateLimit,
-  validateTag,
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
@@ -30,17 +31,12 @@ export function kindsFilter(
   kinds: readonly MemoryKind[] | undefined,
   fallback: readonly MemoryKind[],
 ): string[] {
-  if (kinds === undefined) return [...fallback];
-  if (!Array.isArray(kinds)) throw invalidInput('kinds must be an array');
-  return [...new Set(kinds.map((k) => validateKind(k, 'kinds entry')))];
+  return checkKinds(kinds) ?? [...fallback];
 }
 
 /** The tags filter (every tag required; deduplicated, at most 64); `[]` when omitted. */
 export function tagsFilter(tags: readonly string[] | undefined): string[] {
-  if (tags === undefined) return [];
-  if (!Array.isArray(tags)) throw invalidInput('tags must be an array');
-  if (tags.length > 64) throw invalidInput('tags filter has more than 64 entries');
-  return [...new Set(tags.map((t) => validateTag(t, 'tags filter entry')))];
+  return checkTags(tags);
 }
 
 /** Reads one row of an agent (any lifecycle), or null. */

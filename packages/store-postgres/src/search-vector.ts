@@ -4,13 +4,11 @@
  * enough rows of the agent are found, so a filtered k-NN never starves however small the agent's share of the
  * table; the outer query restores exact distance order. A chunked memory is as near as its nearest chunk.
  */
-import { MEMORY_KINDS } from '@engram/contracts';
-import { EngramStoreError, type VectorHit, type VectorQuery } from '@engram/store';
-import { invalidInput, validateAgentId, validateLimit, validateVector } from '@engram/store/port-kit';
+import type { VectorHit, VectorQuery } from '@engram/store';
+import { validateVectorQuery } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
-import { filterRestricts, filterSql, timeSql } from './filters.js';
-import { kindsFilter, tagsFilter } from './read.js';
+import { filterSql, timeSql } from './filters.js';
 import { vectorLiteral } from './rows.js';
 import { vectorColumnType } from './schema.js';
 
@@ -21,26 +19,15 @@ const MAX_KNN = 4096;
 /** k-NN in the agent's vectors; cosine distance, similarity = 1 − distance; nearest first. */
 export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readonly VectorHit[]> {
   return ctx.op('searchVector', async () => {
-    if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
-    const agentId = validateAgentId(query.agentId);
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it has no vector index',
-      );
-    }
-    const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
-    const k = validateLimit(query.k, 'k', 1000);
-    // Every filter is checked, given or not restrictive (a bad one is refused, never ignored). With any of them,
-    // the candidate query joins the rows and filters inside the k-NN: the iterative index scan keeps walking the
-    // graph until k passing rows are found (or the agent's vectors run out), so a filter never starves the top k.
-    const kinds = query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS);
-    const tags = tagsFilter(query.tags);
-    filterSql(query.filter, []);
-    timeSql(query.time, []);
-    const restricted =
-      kinds !== null || tags.length > 0 || filterRestricts(query.filter) || query.time !== undefined;
-    const type = vectorColumnType(ctx.profile.dimensions);
+    // The checks both stores share (`@engram/store/port-kit`): every filter is checked, given or not
+    // restrictive (a bad one is refused, never ignored). With any of them, the candidate query joins the rows
+    // and filters inside the k-NN: the iterative index scan keeps walking the graph until k passing rows are
+    // found (or the agent's vectors run out), so a filter never starves the top k.
+    const { agentId, vector, k, kinds, tags, restricted } = validateVectorQuery(
+      query,
+      ctx.profile === null ? null : ctx.profile.dimensions,
+    );
+    const type = vectorColumnType(vector.length);
     type Row = { id: string; distance: number | null; key: string; rid: string; chunk_count: number };
     let rows: Row[];
     try {

@@ -1,8 +1,8 @@
 /**
  * `@engram/store/port-kit`: the pure pieces a second adapter of the store port reuses, so that it validates,
  * chunks, tokenizes and ranks exactly as the SQLite adapter does (one rule in one place). No native code and
- * no SQL: input validation, chunk spans, the BM25 tokenizer and query planner, the idf, the LIKE-path text and
- * the embedder fingerprint. Like `@engram/store/raw` it carries no compatibility promise beyond the store's
+ * no SQL: input validation (the query filters and the whole vector query included), chunk spans, the BM25
+ * tokenizer and query planner, the idf, the LIKE-path text and the embedder fingerprint. Like `@engram/store/raw` it carries no compatibility promise beyond the store's
  * own adapters.
  */
 
@@ -19,6 +19,14 @@ export type { LexicalPlan } from './lexical-plan.js';
 export { planLexicalQuery } from './lexical-plan.js';
 export { indexTokens, queryTokens, termFrequencies } from './lexical-tokens.js';
 export { codePointLength, likeText, splitCjkSegments } from './normalize.js';
+export type { CheckedTime, CheckedVectorQuery } from './query-checks.js';
+export {
+  checkFilter,
+  checkKinds,
+  checkTags,
+  checkTime,
+  validateVectorQuery,
+} from './query-checks.js';
 export { TOKENIZER_DESCRIPTION } from './schema.js';
 export { embeddingFingerprint } from './sqlite/migrate.js';
 export type { PreparedEvent, PreparedMemory, PreparedPatch, ValidationLimits } from './validate.js';

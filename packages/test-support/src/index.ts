@@ -9,6 +9,8 @@ export type { ConformanceOpenOptions } from './conformance-port.js';
 export { CONFORMANCE_PROFILE } from './conformance-port.js';
 export type { BadInputCase } from './conformance-records.js';
 export { BAD_INPUT_CASES, BAD_INPUT_SEED } from './conformance-records.js';
+export type { BadVectorQuery } from './conformance-vector-input.js';
+export { BAD_VECTOR_QUERIES } from './conformance-vector-input.js';
 export type { BatchEmbedder, PendingEmbeddingStore, PendingItem } from './embed-pending.js';
 export { embedAllPending } from './embed-pending.js';
 export type { FreshMemoryFields } from './memory-record.js';

@@ -4,7 +4,7 @@
  * Store-specific behaviour (files, encryption, FTS5 internals, leases) stays with each store's tests.
  *
  * This file holds the first part and registers the others (`conformance-*.ts`: records, events, search, the
- * duplicate rule, facts, maintenance, chunks, embedding states). The port is described structurally
+ * vector query's bad input, the duplicate rule, facts, maintenance, chunks, embedding states). The port is described structurally
  * (`ConformanceStore` here, `ConformancePort` in `conformance-port.ts`: the methods and fields the suite uses),
  * so this package needs no dependency on the store; both adapters satisfy it as they are.
  *
@@ -22,6 +22,7 @@ import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
 import { describeSearchConformance } from './conformance-search.js';
+import { describeVectorInputConformance } from './conformance-vector-input.js';
 
 /** The fields of a memory record the suite reads. */
 export interface ConformanceRecord {
@@ -198,6 +199,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeRecordConformance(name, open);
   describeEventConformance(name, open);
   describeSearchConformance(name, open);
+  describeVectorInputConformance(name, open);
   describeDedupeConformance(name, open);
   describeFactsConformance(name, open);
   describeLifecycleConformance(name, open);

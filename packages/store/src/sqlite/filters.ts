@@ -2,27 +2,22 @@
  * Filter arguments shared by listing and search: kinds and tags (validated and encoded as JSON arrays for
  * `json_each`), the scope and metadata filter and the time scope (as SQL fragments over bound parameters).
  */
-import { checkMemoryFilter, type MemoryFilter } from '@engram/contracts';
+import type { MemoryFilter, NormalisedFilter } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
+import { type CheckedTime, checkFilter, checkKinds, checkTags, checkTime } from '../query-checks.js';
 import type { MemoryKind, TimeScope } from '../types.js';
-import { validateKind, validateTag, validateTimestamp } from '../validate.js';
 
 /** The kinds filter as a JSON array (deduplicated); `fallback` when omitted. */
 export function kindsFilter(
   kinds: readonly MemoryKind[] | undefined,
   fallback: readonly MemoryKind[],
 ): string {
-  if (kinds === undefined) return JSON.stringify(fallback);
-  if (!Array.isArray(kinds)) throw invalidInput('kinds must be an array');
-  return JSON.stringify([...new Set(kinds.map((k) => validateKind(k, 'kinds entry')))]);
+  return JSON.stringify(checkKinds(kinds) ?? fallback);
 }
 
 /** The tags filter (every tag required) as a JSON array (deduplicated, at most 64); `[]` when omitted. */
 export function tagsFilter(tags: readonly string[] | undefined): string {
-  if (tags === undefined) return '[]';
-  if (!Array.isArray(tags)) throw invalidInput('tags must be an array');
-  if (tags.length > 64) throw invalidInput('tags filter has more than 64 entries');
-  return JSON.stringify([...new Set(tags.map((t) => validateTag(t, 'tags filter entry')))]);
+  return tags === undefined ? '[]' : JSON.stringify(checkTags(tags));
 }
 
 /** The parameters of the scope and metadata filter (see {@link filterSql}); `fMeta` is a JSON array. */
@@ -81,19 +76,13 @@ export function filterSql(p: FilterParams): string {
 
 /** The parameters of {@link filterSql} for a filter (none: everything passes); invalid input throws. */
 export function filterParams(filter: MemoryFilter | undefined): FilterParams {
-  if (filter === undefined) return { fUser: null, fSession: null, fMeta: NO_CONDITIONS };
-  const checked = checkMemoryFilter(filter);
-  if (!checked.ok) throw invalidInput(`filter is invalid (${checked.problem})`);
-  const f = checked.filter;
-  return { fUser: f.userId, fSession: f.sessionId, fMeta: JSON.stringify(f.conditions) };
+  return checkedFilterParams(checkFilter(filter));
 }
 
-/** True when a filter is given and restricts something. */
-export function filterRestricts(filter: MemoryFilter | undefined): boolean {
-  return (
-    filter !== undefined &&
-    (filter.userId !== undefined || filter.sessionId !== undefined || (filter.metadata?.length ?? 0) > 0)
-  );
+/** The parameters of {@link filterSql} for a checked filter (null: everything passes). */
+export function checkedFilterParams(f: NormalisedFilter | null): FilterParams {
+  if (f === null) return { fUser: null, fSession: null, fMeta: NO_CONDITIONS };
+  return { fUser: f.userId, fSession: f.sessionId, fMeta: JSON.stringify(f.conditions) };
 }
 
 /**
@@ -154,15 +143,17 @@ export function includeArchived(value: unknown): boolean {
 
 /** The parameters of {@link timeSql}; `undefined` is `fallback` (0: current rows, 3: any lifecycle). */
 export function timeParams(time: TimeScope | undefined, fallback: 0 | 3 = 0, archived = false): TimeParams {
+  return checkedTimeParams(checkTime(time), fallback, archived);
+}
+
+/** The parameters of {@link timeSql} for a checked time scope; null is `fallback` (see {@link timeParams}). */
+export function checkedTimeParams(
+  time: CheckedTime | null,
+  fallback: 0 | 3 = 0,
+  archived = false,
+): TimeParams {
   const tArchived = archived ? 'archived' : 'active';
-  if (time === undefined) return { tMode: fallback, tAsOf: null, tArchived };
-  if (typeof time !== 'object' || time === null) throw invalidInput('time must be an object');
-  if (time.includeHistory !== undefined && typeof time.includeHistory !== 'boolean') {
-    throw invalidInput('time.includeHistory must be a boolean');
-  }
-  if (time.asOf !== undefined) {
-    const asOf = validateTimestamp(time.asOf, 'time.asOf');
-    return { tMode: 1, tAsOf: asOf, tArchived };
-  }
-  return { tMode: time.includeHistory === true ? 2 : 0, tAsOf: null, tArchived };
+  if (time === null) return { tMode: fallback, tAsOf: null, tArchived };
+  if (time.asOf !== null) return { tMode: 1, tAsOf: time.asOf, tArchived };
+  return { tMode: time.includeHistory ? 2 : 0, tAsOf: null, tArchived };
 }

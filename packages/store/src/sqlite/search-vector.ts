@@ -3,22 +3,17 @@
  * the candidate query (over-fetch and refill, then an exact scan) so that a filter never starves the top k.
  * With a quantised index the k-NN is a coarse pass rescored by exact float distances (`vector-quant.ts`).
  */
-import { MEMORY_KINDS } from '@engram/contracts';
-import { EngramStoreError, invalidInput } from '../errors.js';
+import { validateVectorQuery } from '../query-checks.js';
 import type { VectorHit, VectorQuery } from '../types.js';
-import { validateAgentId, validateLimit, validateVector } from '../validate.js';
 import { agentHasChunks, CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import {
+  checkedFilterParams,
+  checkedTimeParams,
   type FilterParams,
-  filterParams,
-  filterRestricts,
   filterSql,
-  kindsFilter,
   type TimeParams,
-  tagsFilter,
   tagsSql,
-  timeParams,
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
@@ -93,31 +88,18 @@ function runVectorHere(ctx: StoreContext, plan: VectorPlan): VectorHit[] {
   return hits;
 }
 
-/** Validates a vector query into a plan; every filter is checked, given or not restrictive. */
+/** Validates a vector query into a plan (the checks both stores share: `query-checks.ts`). */
 function planVectorSearch(ctx: StoreContext, query: VectorQuery): VectorPlan {
-  if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
-  const agentId = validateAgentId(query.agentId);
-  if (ctx.profile === null) {
-    throw new EngramStoreError(
-      'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-      'the store has no embedder profile, so it has no vector index',
-    );
-  }
-  const vector = validateVector(query.vector, ctx.profile.dimensions, 'query.vector');
-  const k = validateLimit(query.k, 'k', 1000);
-  // Every filter is checked, given or not restrictive (a bad one is refused, never ignored).
-  const params = {
-    kinds: query.kinds === undefined ? null : kindsFilter(query.kinds, MEMORY_KINDS),
-    tags: tagsFilter(query.tags),
-    ...filterParams(query.filter),
-    ...timeParams(query.time, 3),
-  };
-  const restricted =
-    query.kinds !== undefined ||
-    params.tags !== '[]' ||
-    filterRestricts(query.filter) ||
-    query.time !== undefined;
-  return { agentId, vector, k, scope: restricted ? params : null };
+  const q = validateVectorQuery(query, ctx.profile === null ? null : ctx.profile.dimensions);
+  const scope: Scope | null = q.restricted
+    ? {
+        kinds: q.kinds === null ? null : JSON.stringify(q.kinds),
+        tags: JSON.stringify(q.tags),
+        ...checkedFilterParams(q.filter),
+        ...checkedTimeParams(q.time, 3),
+      }
+    : null;
+  return { agentId: q.agentId, vector: q.vector, k: q.k, scope };
 }
 
 /**
