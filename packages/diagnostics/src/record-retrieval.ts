@@ -14,7 +14,14 @@ import {
   type RetrievalPurpose,
   type RetrievalStage,
 } from '@engram/contracts';
-import { NumberRingSet, recordSamples } from './ring.js';
+import {
+  GROUP_CELLS,
+  GROUP_COUNT,
+  GROUP_MASK,
+  GROUP_POSITION,
+  NumberRingSet,
+  recordSamples,
+} from './ring.js';
 import { type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 
 /** Enum member → position: one lookup both checks a value and gives its index (or bit). */
@@ -40,7 +47,11 @@ const DEGRADATIONS_AT = ARMS_AT + RETRIEVAL_ARMS.length;
 const COUNTERS = DEGRADATIONS_AT + DEGRADATION_CAUSES.length;
 
 function newPurposeState(capacity: number): PurposeState {
-  const rings = new NumberRingSet(RETRIEVAL_STAGES.length + CANDIDATE_ARMS.length, capacity, COUNTERS);
+  // Two groups, as the record path pushes them: the stages' latencies, then the candidate counts.
+  const rings = new NumberRingSet(RETRIEVAL_STAGES.length + CANDIDATE_ARMS.length, capacity, COUNTERS, [
+    0, // LATENCY_GROUP
+    CANDIDATE_OFFSET, // CANDIDATE_GROUP
+  ]);
   return {
     operations: 0,
     outcomes: fillRecord(RETRIEVAL_OUTCOMES, zero),
@@ -158,51 +169,114 @@ const [S_KEYWORD, S_EMBED, S_VECTOR, S_REVALIDATE, S_ASSEMBLY, S_TOTAL] = [
   S('total'),
 ] as const;
 const [C_FTS, C_VECTOR, C_SELECTED] = [C('fts'), C('vector'), C('selected')] as const;
+// Each ring's bit in a record's mask.
+const [B_KEYWORD, B_EMBED, B_VECTOR, B_REVALIDATE, B_ASSEMBLY, B_TOTAL] = [
+  1 << S_KEYWORD,
+  1 << S_EMBED,
+  1 << S_VECTOR,
+  1 << S_REVALIDATE,
+  1 << S_ASSEMBLY,
+  1 << S_TOTAL,
+] as const;
+const [B_FTS, B_CVECTOR, B_SELECTED] = [1 << C_FTS, 1 << C_VECTOR, 1 << C_SELECTED] as const;
 
-// A sample is copied into a scratch array (a raw double store) and written to its ring by `recordSamples`, in a
-// loop without calls: a double passed to a call that is not inlined is boxed, one allocation per sample.
-// Stages then candidate counts, as in the purpose's ring set.
+// A sample is copied into a scratch array (a raw double store) and written to its ring from there, without a
+// call between: a double passed to a call that is not inlined is boxed, one allocation per sample. Stages then
+// candidate counts, as in the purpose's ring set.
 const SCRATCH = new Float64Array(RETRIEVAL_STAGES.length + CANDIDATE_ARMS.length);
+const RINGS = SCRATCH.length;
+/** The ring set's groups: the stages' latencies, then the candidate counts (each pushed by one call). */
+const LATENCY_GROUP = 0;
+const CANDIDATE_GROUP = 1;
+
+/**
+ * Writes the accepted samples of one record's group (`valid`: their rings' bits, copied into `SCRATCH`). When
+ * the group is in lockstep on these rings (a steady workload: every record), its one write position takes one
+ * row, straight-line: this is `recordSamples`' lockstep branch, spelled out for the group's rings (a loop over
+ * bits costs this path several times more). Any other case is `recordSamples`' (first samples, another set of
+ * rings, rings already apart).
+ */
+function writeGroup(part: PurposeState, group: number, valid: number): void {
+  const rings = part.rings;
+  const cells = rings.cells;
+  const at = rings.groupsAt + GROUP_CELLS * group;
+  if (cells[at + GROUP_MASK] !== valid) {
+    recordSamples(rings, SCRATCH, valid, group);
+    return;
+  }
+  const position = cells[at + GROUP_POSITION] as number;
+  const row = rings.samplesAt + position * RINGS;
+  const s = SCRATCH;
+  if (group === LATENCY_GROUP) {
+    if ((valid & B_KEYWORD) !== 0) cells[row + S_KEYWORD] = s[S_KEYWORD] as number;
+    if ((valid & B_EMBED) !== 0) cells[row + S_EMBED] = s[S_EMBED] as number;
+    if ((valid & B_VECTOR) !== 0) cells[row + S_VECTOR] = s[S_VECTOR] as number;
+    if ((valid & B_REVALIDATE) !== 0) cells[row + S_REVALIDATE] = s[S_REVALIDATE] as number;
+    if ((valid & B_ASSEMBLY) !== 0) cells[row + S_ASSEMBLY] = s[S_ASSEMBLY] as number;
+    if ((valid & B_TOTAL) !== 0) cells[row + S_TOTAL] = s[S_TOTAL] as number;
+  } else {
+    if ((valid & B_FTS) !== 0) cells[row + C_FTS] = s[C_FTS] as number;
+    if ((valid & B_CVECTOR) !== 0) cells[row + C_VECTOR] = s[C_VECTOR] as number;
+    if ((valid & B_SELECTED) !== 0) cells[row + C_SELECTED] = s[C_SELECTED] as number;
+  }
+  cells[at + GROUP_POSITION] = position + 1 === rings.capacity ? 0 : position + 1;
+  (cells[at + GROUP_COUNT] as number) += 1;
+}
 
 function recordLatencies(
   state: CollectorState,
   part: PurposeState,
   l: RetrievalExecution['latencies'],
 ): void {
-  // A stage that did not run is absent, never 0; a value that is not a number is counted and dropped.
-  let present = 0;
+  // A stage that did not run is absent, never 0; a value that is not a number is counted and dropped at once,
+  // a number a ring refuses (negative, NaN, infinite: `>= 0` is false for NaN) once every stage has been read.
+  let valid = 0;
+  let refused = 0;
   const s = SCRATCH;
   const keyword: unknown = l.keyword;
   if (typeof keyword === 'number') {
-    s[S_KEYWORD] = keyword;
-    present |= 1 << S_KEYWORD;
+    if (keyword >= 0 && keyword !== Number.POSITIVE_INFINITY) {
+      s[S_KEYWORD] = keyword;
+      valid |= B_KEYWORD;
+    } else refused += 1;
   } else if (keyword !== undefined) state.recordsRejected += 1;
   const embed: unknown = l.queryEmbedding;
   if (typeof embed === 'number') {
-    s[S_EMBED] = embed;
-    present |= 1 << S_EMBED;
+    if (embed >= 0 && embed !== Number.POSITIVE_INFINITY) {
+      s[S_EMBED] = embed;
+      valid |= B_EMBED;
+    } else refused += 1;
   } else if (embed !== undefined) state.recordsRejected += 1;
   const vector: unknown = l.vector;
   if (typeof vector === 'number') {
-    s[S_VECTOR] = vector;
-    present |= 1 << S_VECTOR;
+    if (vector >= 0 && vector !== Number.POSITIVE_INFINITY) {
+      s[S_VECTOR] = vector;
+      valid |= B_VECTOR;
+    } else refused += 1;
   } else if (vector !== undefined) state.recordsRejected += 1;
   const revalidate: unknown = l.authoritativeRevalidation;
   if (typeof revalidate === 'number') {
-    s[S_REVALIDATE] = revalidate;
-    present |= 1 << S_REVALIDATE;
+    if (revalidate >= 0 && revalidate !== Number.POSITIVE_INFINITY) {
+      s[S_REVALIDATE] = revalidate;
+      valid |= B_REVALIDATE;
+    } else refused += 1;
   } else if (revalidate !== undefined) state.recordsRejected += 1;
   const assembly: unknown = l.assembly;
   if (typeof assembly === 'number') {
-    s[S_ASSEMBLY] = assembly;
-    present |= 1 << S_ASSEMBLY;
+    if (assembly >= 0 && assembly !== Number.POSITIVE_INFINITY) {
+      s[S_ASSEMBLY] = assembly;
+      valid |= B_ASSEMBLY;
+    } else refused += 1;
   } else if (assembly !== undefined) state.recordsRejected += 1;
   const total: unknown = l.total;
   if (typeof total === 'number') {
-    s[S_TOTAL] = total;
-    present |= 1 << S_TOTAL;
+    if (total >= 0 && total !== Number.POSITIVE_INFINITY) {
+      s[S_TOTAL] = total;
+      valid |= B_TOTAL;
+    } else refused += 1;
   } else if (total !== undefined) state.recordsRejected += 1;
-  state.recordsRejected += recordSamples(part.rings, s, present);
+  state.recordsRejected += refused;
+  if (valid !== 0) writeGroup(part, LATENCY_GROUP, valid);
 }
 
 function recordCandidates(
@@ -210,24 +284,32 @@ function recordCandidates(
   part: PurposeState,
   c: RetrievalExecution['candidates'],
 ): void {
-  let present = 0;
+  let valid = 0;
+  let refused = 0;
   const s = SCRATCH;
   const fts: unknown = c.fts;
   if (typeof fts === 'number') {
-    s[C_FTS] = fts;
-    present |= 1 << C_FTS;
+    if (fts >= 0 && fts !== Number.POSITIVE_INFINITY) {
+      s[C_FTS] = fts;
+      valid |= B_FTS;
+    } else refused += 1;
   } else if (fts !== undefined) state.recordsRejected += 1;
   const vector: unknown = c.vector;
   if (typeof vector === 'number') {
-    s[C_VECTOR] = vector;
-    present |= 1 << C_VECTOR;
+    if (vector >= 0 && vector !== Number.POSITIVE_INFINITY) {
+      s[C_VECTOR] = vector;
+      valid |= B_CVECTOR;
+    } else refused += 1;
   } else if (vector !== undefined) state.recordsRejected += 1;
   const selected: unknown = c.selected;
   if (typeof selected === 'number') {
-    s[C_SELECTED] = selected;
-    present |= 1 << C_SELECTED;
+    if (selected >= 0 && selected !== Number.POSITIVE_INFINITY) {
+      s[C_SELECTED] = selected;
+      valid |= B_SELECTED;
+    } else refused += 1;
   } else if (selected !== undefined) state.recordsRejected += 1;
-  state.recordsRejected += recordSamples(part.rings, s, present);
+  state.recordsRejected += refused;
+  if (valid !== 0) writeGroup(part, CANDIDATE_GROUP, valid);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */
