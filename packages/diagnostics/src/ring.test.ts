@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isEngramDiagnosticsError } from './errors.js';
-import { BoundedNumberRing, NumberRingSet, nearestRank, recordSamples, summarize } from './ring.js';
+import {
+  BoundedNumberRing,
+  GROUP_CELLS,
+  NumberRingSet,
+  nearestRank,
+  recordSamples,
+  summarize,
+} from './ring.js';
 
 describe('BoundedNumberRing', () => {
   it('keeps the newest `capacity` samples, oldest first, and counts every accepted push', () => {
@@ -145,6 +152,52 @@ describe('NumberRingSet', () => {
     expect(Math.max(...[0, 1, 2, 3].map((i) => set.member(i).count))).toBeGreaterThan(capacity);
     // The owner's counters before the rings are never touched.
     expect([set.cells[0], set.cells[1]]).toEqual([0, 0]);
+  });
+
+  it('keeps groups in lockstep while their records give the same rings samples, and apart after, with the same samples', () => {
+    const capacity = 4;
+    // Two groups: rings 0–2 and 3–4. Each step pushes one group, as the record path does.
+    const set = new NumberRingSet(5, capacity, 3, [0, 3]);
+    const rings = [0, 1, 2, 3, 4].map(() => new BoundedNumberRing(capacity));
+    const scratch = new Float64Array(5);
+    const groupOf = (i: number): number => (i < 3 ? 0 : 1);
+    const lockstep = (group: number): boolean => (set.cells[set.groupsAt + GROUP_CELLS * group] ?? 0) > 0;
+    const seen: boolean[][] = [];
+    let refusedBySet = 0;
+    let refusedByRings = 0;
+    for (let step = 0; step < 60; step += 1) {
+      const group = step % 2;
+      // Steps 0–19: every record gives rings 0 and 2 (group 0) and ring 3 (group 1) a sample, so both groups
+      // stay in lockstep and wrap; then masks vary and values are refused now and then, so each group comes apart.
+      let present = group === 0 ? 0b101 : 0b01000;
+      if (step >= 20) present = group === 0 ? (step * 3) % 8 : ((step * 5) % 4) << 3;
+      for (let i = 0; i < 5; i += 1) {
+        const value = step >= 30 && (step + i) % 9 === 0 ? Number.NaN : step * 10 + i;
+        scratch[i] = value;
+        if ((present & (1 << i)) !== 0 && groupOf(i) === group && !rings[i]?.push(value)) refusedByRings += 1;
+      }
+      refusedBySet += recordSamples(set, scratch, present, group);
+      seen.push([lockstep(0), lockstep(1)]);
+      for (let i = 0; i < 5; i += 1) {
+        expect(set.member(i).values()).toEqual(rings[i]?.values());
+        expect(set.member(i).count).toBe(rings[i]?.count);
+      }
+    }
+    expect(refusedBySet).toBe(refusedByRings);
+    expect(refusedBySet).toBeGreaterThan(0);
+    // Both groups were in lockstep after their rings wrapped, and apart by the end.
+    expect(seen[19]).toEqual([true, true]);
+    expect(set.member(0).count).toBeGreaterThan(capacity);
+    expect(seen[59]).toEqual([false, false]);
+    // The owner's counters before the groups are never touched.
+    expect([set.cells[0], set.cells[1], set.cells[2]]).toEqual([0, 0, 0]);
+  });
+
+  it('refuses malformed groups', () => {
+    for (const groups of [[], [1], [0, 0], [0, 3, 2], [0, 5], [0, 1.5]]) {
+      expect(() => new NumberRingSet(5, 4, 0, groups)).toThrow(/groups/);
+    }
+    expect(() => new NumberRingSet(32, 4)).toThrow(/groups/);
   });
 
   it('refuses a capacity that is not a positive safe integer, and a position outside the set', () => {
