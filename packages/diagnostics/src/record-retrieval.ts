@@ -12,6 +12,7 @@ import {
   type RetrievalExecution,
   type RetrievalPurpose,
 } from '@engram/contracts';
+import { EngramDiagnosticsError } from './errors.js';
 import {
   type GROUP_CELLS,
   type GROUP_COUNT,
@@ -20,7 +21,7 @@ import {
   NumberRingSet,
   recordSamples,
 } from './ring.js';
-import { type CollectorState, isCount, type PurposeState, setOf } from './state.js';
+import { type AgentState, type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 
 /** Enum member → position: one lookup both checks a value and gives its index (or bit). */
 function indexOf(keys: readonly string[]): ReadonlyMap<unknown, number> {
@@ -38,11 +39,22 @@ const zero = (): number => 0;
 
 /** Position of a candidate count's ring in a purpose's ring set: after the stages' rings. */
 const CANDIDATE_OFFSET = RETRIEVAL_STAGES.length;
-/** The purpose's counters, by enum position, in the ring set's leading cells. */
+// The purpose's counters, by enum position, in the ring set's leading cells: outcomes, arms, causes, then the
+// operations. Literals, for the record path (a computed module constant is a load per use); the enums' lengths
+// are checked when compiling.
 const OUTCOMES_AT = 0;
-const ARMS_AT = OUTCOMES_AT + RETRIEVAL_OUTCOMES.length;
-const DEGRADATIONS_AT = ARMS_AT + RETRIEVAL_ARMS.length;
-const COUNTERS = DEGRADATIONS_AT + DEGRADATION_CAUSES.length;
+const ARMS_AT: (typeof RETRIEVAL_OUTCOMES)['length'] = 5;
+const DEGRADATIONS_AT = 7; // ARMS_AT + 2 arms
+const ARM_COUNT: (typeof RETRIEVAL_ARMS)['length'] = 2;
+const OPERATIONS_AT = 18; // DEGRADATIONS_AT + 11 causes
+const CAUSE_COUNT: (typeof DEGRADATION_CAUSES)['length'] = 11;
+void ARM_COUNT;
+void CAUSE_COUNT;
+const COUNTERS = OPERATIONS_AT + 1;
+// The ring set's layout after the counters (two groups of five cells, then two cells per ring: see `ring.ts`),
+// checked when a purpose's set is made.
+const GROUPS_AT = 19; // COUNTERS
+const SAMPLES_AT = 47; // GROUPS_AT + 2 · GROUP_CELLS + 2 · RINGS
 
 function newPurposeState(capacity: number): PurposeState {
   // Two groups, as the record path pushes them: the stages' latencies, then the candidate counts.
@@ -50,6 +62,12 @@ function newPurposeState(capacity: number): PurposeState {
     0, // LATENCY_GROUP
     CANDIDATE_OFFSET, // CANDIDATE_GROUP
   ]);
+  if (rings.groupsAt !== GROUPS_AT || rings.samplesAt !== SAMPLES_AT) {
+    throw new EngramDiagnosticsError(
+      'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
+      'the retrieval ring layout does not match the record path',
+    );
+  }
   return {
     operations: 0,
     outcomes: fillRecord(RETRIEVAL_OUTCOMES, zero),
@@ -69,6 +87,7 @@ function newPurposeState(capacity: number): PurposeState {
  */
 export function syncRetrievalCounts(part: PurposeState): void {
   const cells = part.rings.cells;
+  part.operations = cells[OPERATIONS_AT] ?? 0;
   RETRIEVAL_OUTCOMES.forEach((key, i) => {
     part.outcomes[key] = cells[OUTCOMES_AT + i] ?? 0;
   });
@@ -94,14 +113,18 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
   }
   const agent = state.touch(execution.agentId);
   if (agent === undefined) return;
-  let part = agent.purposes[purpose];
-  if (part === undefined) {
-    part = newPurposeState(state.settings.sampleCapacity);
-    agent.purposes[purpose] = part;
-    agent.retrieval[RETRIEVAL_PURPOSES[purpose] as RetrievalPurpose] = part;
-  }
-  part.operations += 1;
-  const cells = part.rings.cells;
+  // The purpose's cells straight from the agent (a field, not the purpose's state and its ring set: each hop is
+  // a load that can miss the cache).
+  let cells =
+    purpose === 0
+      ? agent.recallCells
+      : purpose === 1
+        ? agent.searchCells
+        : purpose === 2
+          ? agent.decisionCells
+          : agent.injectionCells;
+  if (cells === undefined) cells = addPurpose(state, agent, purpose);
+  (cells[OPERATIONS_AT] as number) += 1;
   (cells[OUTCOMES_AT + outcome] as number) += 1;
 
   // A set of causes: each distinct known cause counts once per operation.
@@ -141,9 +164,24 @@ export function recordRetrieval(state: CollectorState, execution: RetrievalExecu
   }
 
   const latencies = execution.latencies;
-  if (latencies !== undefined && latencies !== null) recordLatencies(state, part, latencies);
+  if (latencies !== undefined && latencies !== null) recordLatencies(state, agent, purpose, cells, latencies);
   const candidates = execution.candidates;
-  if (candidates !== undefined && candidates !== null) recordCandidates(state, part, candidates);
+  if (candidates !== undefined && candidates !== null) {
+    recordCandidates(state, agent, purpose, cells, candidates);
+  }
+}
+
+/** Makes an agent's state for a purpose (its first record of it); returns the purpose's cells. */
+function addPurpose(state: CollectorState, agent: AgentState, purpose: number): Float64Array {
+  const part = newPurposeState(state.settings.sampleCapacity);
+  agent.purposes[purpose] = part;
+  agent.retrieval[RETRIEVAL_PURPOSES[purpose] as RetrievalPurpose] = part;
+  const cells = part.rings.cells;
+  if (purpose === 0) agent.recallCells = cells;
+  else if (purpose === 1) agent.searchCells = cells;
+  else if (purpose === 2) agent.decisionCells = cells;
+  else agent.injectionCells = cells;
+  return cells;
 }
 
 // The record path reads each stage and candidate key by name (a keyed read with a varying key is several
@@ -156,8 +194,11 @@ const STAGES_READ: Same<
   readonly ['keyword', 'queryEmbedding', 'vector', 'authoritativeRevalidation', 'assembly', 'total']
 > = true;
 const ARMS_READ: Same<typeof CANDIDATE_ARMS, readonly ['fts', 'vector', 'selected']> = true;
+const PURPOSES_READ: Same<typeof RETRIEVAL_PURPOSES, readonly ['recall', 'search', 'decision', 'injection']> =
+  true;
 void STAGES_READ;
 void ARMS_READ;
+void PURPOSES_READ;
 /** Rings of a purpose's set: the six stages' latencies, then the three candidate counts. */
 const RINGS = 9;
 const S_KEYWORD = 0;
@@ -201,16 +242,22 @@ const CANDIDATE_GROUP = 1;
  * bits costs this path several times more). Any other case is `recordSamples`' (first samples, another set of
  * rings, rings already apart).
  */
-function writeGroup(part: PurposeState, group: number, valid: number): void {
-  const rings = part.rings;
-  const cells = rings.cells;
-  const at = rings.groupsAt + CELLS_PER_GROUP * group;
+function writeGroup(
+  state: CollectorState,
+  agent: AgentState,
+  purpose: number,
+  cells: Float64Array,
+  group: number,
+  valid: number,
+): void {
+  const at = GROUPS_AT + CELLS_PER_GROUP * group;
   if (cells[at + MASK_CELL] !== valid) {
-    recordSamples(rings, SCRATCH, valid, group);
+    recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, group);
     return;
   }
   const position = cells[at + POSITION_CELL] as number;
-  const row = rings.samplesAt + position * RINGS;
+  // An int32 once (the position is a double cell), so that each store below indexes without a float check.
+  const row = (SAMPLES_AT + position * RINGS) | 0;
   const s = SCRATCH;
   if (group === LATENCY_GROUP) {
     if ((valid & B_KEYWORD) !== 0) cells[row + S_KEYWORD] = s[S_KEYWORD] as number;
@@ -224,13 +271,15 @@ function writeGroup(part: PurposeState, group: number, valid: number): void {
     if ((valid & B_CVECTOR) !== 0) cells[row + C_VECTOR] = s[C_VECTOR] as number;
     if ((valid & B_SELECTED) !== 0) cells[row + C_SELECTED] = s[C_SELECTED] as number;
   }
-  cells[at + POSITION_CELL] = position + 1 === rings.capacity ? 0 : position + 1;
+  cells[at + POSITION_CELL] = position + 1 === state.settings.sampleCapacity ? 0 : position + 1;
   (cells[at + COUNT_CELL] as number) += 1;
 }
 
 function recordLatencies(
   state: CollectorState,
-  part: PurposeState,
+  agent: AgentState,
+  purpose: number,
+  cells: Float64Array,
   l: RetrievalExecution['latencies'],
 ): void {
   // A stage that did not run is absent, never 0; a value that is not a number is counted and dropped at once,
@@ -281,12 +330,14 @@ function recordLatencies(
     } else refused += 1;
   } else if (total !== undefined) state.recordsRejected += 1;
   state.recordsRejected += refused;
-  if (valid !== 0) writeGroup(part, LATENCY_GROUP, valid);
+  if (valid !== 0) writeGroup(state, agent, purpose, cells, LATENCY_GROUP, valid);
 }
 
 function recordCandidates(
   state: CollectorState,
-  part: PurposeState,
+  agent: AgentState,
+  purpose: number,
+  cells: Float64Array,
   c: RetrievalExecution['candidates'],
 ): void {
   let valid = 0;
@@ -314,7 +365,7 @@ function recordCandidates(
     } else refused += 1;
   } else if (selected !== undefined) state.recordsRejected += 1;
   state.recordsRejected += refused;
-  if (valid !== 0) writeGroup(part, CANDIDATE_GROUP, valid);
+  if (valid !== 0) writeGroup(state, agent, purpose, cells, CANDIDATE_GROUP, valid);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */

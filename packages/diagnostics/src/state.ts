@@ -59,8 +59,13 @@ export interface AgentState {
   /** Recency: the collector's touch counter when the agent was last touched (higher is more recent). */
   stamp: number;
   readonly retrieval: Partial<Record<RetrievalPurpose, PurposeState>>;
-  /** The same purpose states by position in `RETRIEVAL_PURPOSES` (the record path's lookup). */
+  /** The same purpose states by position in `RETRIEVAL_PURPOSES`. */
   readonly purposes: (PurposeState | undefined)[];
+  // Each purpose's ring-set cells (`PurposeState.rings.cells`), the record path's lookup: one field load.
+  recallCells: Float64Array | undefined;
+  searchCells: Float64Array | undefined;
+  decisionCells: Float64Array | undefined;
+  injectionCells: Float64Array | undefined;
   extraction?: ExtractionState;
   embedding?: EmbeddingDrainState;
   maintenance?: MaintenanceState;
@@ -185,6 +190,10 @@ export class CollectorState {
       stamp: this.#tick,
       retrieval: {},
       purposes: RETRIEVAL_PURPOSES.map(() => undefined),
+      recallCells: undefined,
+      searchCells: undefined,
+      decisionCells: undefined,
+      injectionCells: undefined,
     };
     this.agents.set(id, state);
     return state;
