@@ -236,41 +236,57 @@ const LATENCY_GROUP = 0;
 const CANDIDATE_GROUP = 1;
 
 /**
- * Writes the accepted samples of one record's group (`valid`: their rings' bits, copied into `SCRATCH`). When
- * the group is in lockstep on these rings (a steady workload: every record), its one write position takes one
- * row, straight-line: this is `recordSamples`' lockstep branch, spelled out for the group's rings (a loop over
- * bits costs this path several times more). Any other case is `recordSamples`' (first samples, another set of
- * rings, rings already apart).
+ * Writes the accepted samples of one record's latencies (`valid`: their rings' bits, copied into `SCRATCH`).
+ * When the group is in lockstep on these rings (a steady workload: every record), its one write position takes
+ * one row, straight-line: this is `recordSamples`' lockstep branch, spelled out for the group's rings (a loop
+ * over bits costs this path several times more). Any other case is `recordSamples`' (first samples, another set
+ * of rings, rings already apart). `writeCandidates` is the same for the candidate counts.
  */
-function writeGroup(
+function writeLatencies(
   state: CollectorState,
   agent: AgentState,
   purpose: number,
   cells: Float64Array,
-  group: number,
   valid: number,
 ): void {
-  const at = GROUPS_AT + CELLS_PER_GROUP * group;
+  const at = GROUPS_AT + CELLS_PER_GROUP * LATENCY_GROUP;
   if (cells[at + MASK_CELL] !== valid) {
-    recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, group);
+    recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, LATENCY_GROUP);
     return;
   }
   const position = cells[at + POSITION_CELL] as number;
   // An int32 once (the position is a double cell), so that each store below indexes without a float check.
   const row = (SAMPLES_AT + position * RINGS) | 0;
   const s = SCRATCH;
-  if (group === LATENCY_GROUP) {
-    if ((valid & B_KEYWORD) !== 0) cells[row + S_KEYWORD] = s[S_KEYWORD] as number;
-    if ((valid & B_EMBED) !== 0) cells[row + S_EMBED] = s[S_EMBED] as number;
-    if ((valid & B_VECTOR) !== 0) cells[row + S_VECTOR] = s[S_VECTOR] as number;
-    if ((valid & B_REVALIDATE) !== 0) cells[row + S_REVALIDATE] = s[S_REVALIDATE] as number;
-    if ((valid & B_ASSEMBLY) !== 0) cells[row + S_ASSEMBLY] = s[S_ASSEMBLY] as number;
-    if ((valid & B_TOTAL) !== 0) cells[row + S_TOTAL] = s[S_TOTAL] as number;
-  } else {
-    if ((valid & B_FTS) !== 0) cells[row + C_FTS] = s[C_FTS] as number;
-    if ((valid & B_CVECTOR) !== 0) cells[row + C_VECTOR] = s[C_VECTOR] as number;
-    if ((valid & B_SELECTED) !== 0) cells[row + C_SELECTED] = s[C_SELECTED] as number;
+  if ((valid & B_KEYWORD) !== 0) cells[row + S_KEYWORD] = s[S_KEYWORD] as number;
+  if ((valid & B_EMBED) !== 0) cells[row + S_EMBED] = s[S_EMBED] as number;
+  if ((valid & B_VECTOR) !== 0) cells[row + S_VECTOR] = s[S_VECTOR] as number;
+  if ((valid & B_REVALIDATE) !== 0) cells[row + S_REVALIDATE] = s[S_REVALIDATE] as number;
+  if ((valid & B_ASSEMBLY) !== 0) cells[row + S_ASSEMBLY] = s[S_ASSEMBLY] as number;
+  if ((valid & B_TOTAL) !== 0) cells[row + S_TOTAL] = s[S_TOTAL] as number;
+  cells[at + POSITION_CELL] = position + 1 === state.settings.sampleCapacity ? 0 : position + 1;
+  (cells[at + COUNT_CELL] as number) += 1;
+}
+
+/** {@link writeLatencies} for the candidate counts. */
+function writeCandidates(
+  state: CollectorState,
+  agent: AgentState,
+  purpose: number,
+  cells: Float64Array,
+  valid: number,
+): void {
+  const at = GROUPS_AT + CELLS_PER_GROUP * CANDIDATE_GROUP;
+  if (cells[at + MASK_CELL] !== valid) {
+    recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, CANDIDATE_GROUP);
+    return;
   }
+  const position = cells[at + POSITION_CELL] as number;
+  const row = (SAMPLES_AT + position * RINGS) | 0;
+  const s = SCRATCH;
+  if ((valid & B_FTS) !== 0) cells[row + C_FTS] = s[C_FTS] as number;
+  if ((valid & B_CVECTOR) !== 0) cells[row + C_VECTOR] = s[C_VECTOR] as number;
+  if ((valid & B_SELECTED) !== 0) cells[row + C_SELECTED] = s[C_SELECTED] as number;
   cells[at + POSITION_CELL] = position + 1 === state.settings.sampleCapacity ? 0 : position + 1;
   (cells[at + COUNT_CELL] as number) += 1;
 }
@@ -330,7 +346,7 @@ function recordLatencies(
     } else refused += 1;
   } else if (total !== undefined) state.recordsRejected += 1;
   state.recordsRejected += refused;
-  if (valid !== 0) writeGroup(state, agent, purpose, cells, LATENCY_GROUP, valid);
+  if (valid !== 0) writeLatencies(state, agent, purpose, cells, valid);
 }
 
 function recordCandidates(
@@ -365,7 +381,7 @@ function recordCandidates(
     } else refused += 1;
   } else if (selected !== undefined) state.recordsRejected += 1;
   state.recordsRejected += refused;
-  if (valid !== 0) writeGroup(state, agent, purpose, cells, CANDIDATE_GROUP, valid);
+  if (valid !== 0) writeCandidates(state, agent, purpose, cells, valid);
 }
 
 /** Records the circuit breaker's state and cumulative counters, written whole or not at all. */
