@@ -14,6 +14,7 @@ import {
 } from '@engram/contracts';
 import { EngramDiagnosticsError } from './errors.js';
 import {
+  type GROUP_APART,
   type GROUP_CELLS,
   type GROUP_COUNT,
   type GROUP_MASK,
@@ -54,7 +55,8 @@ const COUNTERS = OPERATIONS_AT + 1;
 // The ring set's layout after the counters (two groups of five cells, then two cells per ring: see `ring.ts`),
 // checked when a purpose's set is made.
 const GROUPS_AT = 19; // COUNTERS
-const SAMPLES_AT = 47; // GROUPS_AT + 2 · GROUP_CELLS + 2 · RINGS
+const CURSORS_AT = 29; // GROUPS_AT + 2 · GROUP_CELLS
+const SAMPLES_AT = 47; // CURSORS_AT + 2 · RINGS
 
 function newPurposeState(capacity: number): PurposeState {
   // Two groups, as the record path pushes them: the stages' latencies, then the candidate counts.
@@ -62,7 +64,7 @@ function newPurposeState(capacity: number): PurposeState {
     0, // LATENCY_GROUP
     CANDIDATE_OFFSET, // CANDIDATE_GROUP
   ]);
-  if (rings.groupsAt !== GROUPS_AT || rings.samplesAt !== SAMPLES_AT) {
+  if (rings.groupsAt !== GROUPS_AT || rings.cursorsAt !== CURSORS_AT || rings.samplesAt !== SAMPLES_AT) {
     throw new EngramDiagnosticsError(
       'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
       'the retrieval ring layout does not match the record path',
@@ -231,16 +233,31 @@ const CELLS_PER_GROUP: typeof GROUP_CELLS = 5;
 const MASK_CELL: typeof GROUP_MASK = 0;
 const POSITION_CELL: typeof GROUP_POSITION = 1;
 const COUNT_CELL: typeof GROUP_COUNT = 2;
+const APART: typeof GROUP_APART = -1;
 /** The ring set's groups: the stages' latencies, then the candidate counts (each pushed by one call). */
 const LATENCY_GROUP = 0;
 const CANDIDATE_GROUP = 1;
 
 /**
+ * Pushes `SCRATCH[ring]` into its ring on the ring's own write position (a group whose rings are apart): the
+ * last branch of `recordSamples`, for one ring. Takes positions, never the sample (a double passed to a call
+ * that is not inlined would be boxed).
+ */
+function pushRing(cells: Float64Array, ring: number, capacity: number): void {
+  const cursor = CURSORS_AT + 2 * ring;
+  const position = cells[cursor] as number;
+  cells[((SAMPLES_AT + position * RINGS) | 0) + ring] = SCRATCH[ring] as number;
+  cells[cursor] = position + 1 === capacity ? 0 : position + 1;
+  (cells[cursor + 1] as number) += 1;
+}
+
+/**
  * Writes the accepted samples of one record's latencies (`valid`: their rings' bits, copied into `SCRATCH`).
  * When the group is in lockstep on these rings (a steady workload: every record), its one write position takes
  * one row, straight-line: this is `recordSamples`' lockstep branch, spelled out for the group's rings (a loop
- * over bits costs this path several times more). Any other case is `recordSamples`' (first samples, another set
- * of rings, rings already apart). `writeCandidates` is the same for the candidate counts.
+ * over bits costs this path several times more); so is a group whose rings are apart, ring by ring. The rest is
+ * `recordSamples`' (the first samples, a record that ends the lockstep). `writeCandidates` is the same for the
+ * candidate counts.
  */
 function writeLatencies(
   state: CollectorState,
@@ -250,7 +267,18 @@ function writeLatencies(
   valid: number,
 ): void {
   const at = GROUPS_AT + CELLS_PER_GROUP * LATENCY_GROUP;
-  if (cells[at + MASK_CELL] !== valid) {
+  const mask = cells[at + MASK_CELL] as number;
+  if (mask === APART) {
+    const capacity = state.settings.sampleCapacity;
+    if ((valid & B_KEYWORD) !== 0) pushRing(cells, S_KEYWORD, capacity);
+    if ((valid & B_EMBED) !== 0) pushRing(cells, S_EMBED, capacity);
+    if ((valid & B_VECTOR) !== 0) pushRing(cells, S_VECTOR, capacity);
+    if ((valid & B_REVALIDATE) !== 0) pushRing(cells, S_REVALIDATE, capacity);
+    if ((valid & B_ASSEMBLY) !== 0) pushRing(cells, S_ASSEMBLY, capacity);
+    if ((valid & B_TOTAL) !== 0) pushRing(cells, S_TOTAL, capacity);
+    return;
+  }
+  if (mask !== valid) {
     recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, LATENCY_GROUP);
     return;
   }
@@ -277,7 +305,15 @@ function writeCandidates(
   valid: number,
 ): void {
   const at = GROUPS_AT + CELLS_PER_GROUP * CANDIDATE_GROUP;
-  if (cells[at + MASK_CELL] !== valid) {
+  const mask = cells[at + MASK_CELL] as number;
+  if (mask === APART) {
+    const capacity = state.settings.sampleCapacity;
+    if ((valid & B_FTS) !== 0) pushRing(cells, C_FTS, capacity);
+    if ((valid & B_CVECTOR) !== 0) pushRing(cells, C_VECTOR, capacity);
+    if ((valid & B_SELECTED) !== 0) pushRing(cells, C_SELECTED, capacity);
+    return;
+  }
+  if (mask !== valid) {
     recordSamples((agent.purposes[purpose] as PurposeState).rings, SCRATCH, valid, CANDIDATE_GROUP);
     return;
   }

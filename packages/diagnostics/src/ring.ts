@@ -81,8 +81,10 @@ export interface SampleWindow {
 const MAX_RINGS = 31;
 /** Cells of a group's state (from `groupsAt + GROUP_CELLS · g`): lockstep mask, position, count, first ring, past-last ring. */
 export const GROUP_CELLS = 5;
-/** A group's lockstep mask: 0 before its first sample, then the bits of its rings in lockstep, −1 once apart. */
+/** A group's lockstep mask: 0 before its first sample, then the bits of its rings in lockstep, `GROUP_APART` after. */
 export const GROUP_MASK = 0;
+/** The lockstep mask of a group whose rings are apart (each on its own write position). */
+export const GROUP_APART = -1;
 /** A group's write position in lockstep. */
 export const GROUP_POSITION = 1;
 /** A group's all-time count of records in lockstep. */
@@ -280,7 +282,7 @@ export function recordSamples(set: NumberRingSet, scratch: Float64Array, present
       cells[cursorsAt + 2 * i] = cells[state + GROUP_POSITION] as number;
       cells[cursorsAt + 2 * i + 1] = cells[state + GROUP_COUNT] as number;
     }
-    cells[state + GROUP_MASK] = -1;
+    cells[state + GROUP_MASK] = GROUP_APART;
   }
   for (let i = from; i < to; i += 1) {
     if ((valid & (1 << i)) === 0) continue;
