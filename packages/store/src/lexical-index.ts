@@ -14,7 +14,7 @@
  * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
  * Probabilistic Relevance Framework: BM25 and Beyond").
  */
-import { termFrequencies } from './lexical-tokens.js';
+import { forEachIndexTerm } from './lexical-tokens.js';
 
 /** BM25 settings of a store. */
 export interface Bm25Settings {
@@ -100,10 +100,13 @@ export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
 // The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
 // value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
-// binding it. A batch of one agent (the usual case) binds the agent once per statement.
+// binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
+// the same way, up to `DOCS_CHUNK` units a statement.
 const POSTINGS_CHUNK = 1024;
+const DOCS_CHUNK = 256;
 const postingsSql = new Map<number, string>();
 const agentPostingsSql = new Map<number, string>();
+const docsSql = new Map<number, string>();
 
 /** The insert of `n` postings: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent then `[term, rid, tf, length]` each. */
 function insertPostingsSql(n: number, oneAgent: boolean): string {
@@ -119,48 +122,89 @@ function insertPostingsSql(n: number, oneAgent: boolean): string {
   }
   return sql;
 }
-const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
+
+/** The insert of `n` unit-length rows: `[rid, agent, length, terms]` each. */
+function insertDocsSql(n: number): string {
+  let sql = docsSql.get(n);
+  if (sql === undefined) {
+    sql = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
+  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')}`;
+    docsSql.set(n, sql);
+  }
+  return sql;
+}
+
+/** The largest statement size for `left` rows: `max` while that many are left, then halving (a bounded set of shapes). */
+function chunkSize(left: number, max: number): number {
+  let n = max;
+  while (n > left) n >>= 1;
+  return n;
+}
+
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 
-/** One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. */
+/**
+ * One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. The
+ * last triple belongs to the unit being added while its tokens are counted (its length is filled in after).
+ */
 type TermPostings = number[];
 
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them before it commits (`flush`): multi-row inserts of the postings, one statement per 1,024 postings
- * or fewer, in key order (agent, term, unit), so the B-tree is written in order; one insert of the unit
- * lengths; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so
- * scores are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is
- * needed.
+ * or fewer, in key order (agent, term, unit), so the B-tree is written in order; multi-row inserts of the unit
+ * lengths; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
+ * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (one
+ * map per agent and batch, no map per unit), so no per-posting sort is needed either.
  */
 export class LexicalBatch {
   #postings = new Map<string, Map<string, TermPostings>>();
-  #docs: [rid: number, agentId: string, length: number, terms: string][] = [];
+  #docs: (number | string)[] = [];
+  #units = 0;
+  #postingCount = 0;
   #stats = new Map<string, [docs: number, totalLength: number]>();
 
   /** Units waiting to be written. */
   get size(): number {
-    return this.#docs.length;
+    return this.#units;
   }
 
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
   add(rid: number, agentId: string, text: string): void {
-    const { tf, length } = termFrequencies(text);
     let terms = this.#postings.get(agentId);
     if (terms === undefined) {
       terms = new Map();
       this.#postings.set(agentId, terms);
     }
-    for (const [term, n] of tf) {
-      const list = terms.get(term);
-      if (list === undefined) terms.set(term, [rid, n, length]);
-      else list.push(rid, n, length);
-    }
-    this.#docs.push([rid, agentId, length, JSON.stringify([...tf.keys()])]);
+    const byTerm = terms;
+    // This unit's postings (each its term's list) and distinct terms, in the order of their first occurrence.
+    const lists: TermPostings[] = [];
+    const distinct: string[] = [];
+    let length = 0;
+    forEachIndexTerm(text, (term) => {
+      length += 1;
+      const list = byTerm.get(term);
+      if (list === undefined) {
+        const created = [rid, 1, 0];
+        byTerm.set(term, created);
+        lists.push(created);
+        distinct.push(term);
+      } else if (list[list.length - 3] === rid) {
+        // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
+        list[list.length - 2] = (list[list.length - 2] as number) + 1;
+      } else {
+        list.push(rid, 1, 0);
+        lists.push(list);
+        distinct.push(term);
+      }
+    });
+    for (const list of lists) list[list.length - 1] = length;
+    this.#postingCount += lists.length;
+    this.#units += 1;
+    this.#docs.push(rid, agentId, length, JSON.stringify(distinct));
     const s = this.#stats.get(agentId);
     if (s === undefined) this.#stats.set(agentId, [1, length]);
     else {
@@ -173,51 +217,58 @@ export class LexicalBatch {
   clear(): void {
     this.#postings = new Map();
     this.#docs = [];
+    this.#units = 0;
+    this.#postingCount = 0;
     this.#stats.clear();
   }
 
   /**
    * Writes the waiting units, none when nothing waits: the postings in multi-row inserts of up to 1,024 postings
-   * (whole chunks, then the rest in halving sizes), one statement of the unit lengths, one of the statistics. With `stats` false the
-   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
+   * (whole chunks, then the rest in halving sizes), the unit lengths likewise up to 256 a statement, one
+   * statement of the statistics. With `stats` false the agents' statistics are left to the caller (a bulk
+   * rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
-    if (this.#docs.length === 0) return;
+    if (this.#units === 0) return;
     const postings = this.#postings;
     const docs = this.#docs;
-    const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
+    const units = this.#units;
+    const total = this.#postingCount;
+    const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
     this.clear();
-    // The postings' values in key order (agent, term, unit), flat: `[agent,] term, rid, tf, length` each.
+    // The postings in key order (agent, term, unit; strings by UTF-16 code units), `[agent,] term, rid, tf,
+    // length` each, bound one chunk at a time.
     const oneAgent = postings.size === 1;
-    const values: unknown[] = [];
-    for (const agentId of [...postings.keys()].sort(compareText)) {
+    let left = total;
+    let n = chunkSize(left, POSTINGS_CHUNK);
+    let chunk: unknown[] = [];
+    let inChunk = 0;
+    for (const agentId of [...postings.keys()].sort()) {
+      if (oneAgent) chunk.push(agentId);
       const terms = postings.get(agentId) as Map<string, TermPostings>;
-      for (const term of [...terms.keys()].sort(compareText)) {
+      for (const term of [...terms.keys()].sort()) {
         const list = inRidOrder(terms.get(term) as TermPostings);
         for (let i = 0; i < list.length; i += 3) {
-          if (oneAgent) values.push(term, list[i], list[i + 1], list[i + 2]);
-          else values.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+          if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
+          else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+          inChunk += 1;
+          if (inChunk === n) {
+            run(insertPostingsSql(n, oneAgent), ...chunk);
+            left -= n;
+            n = chunkSize(left, POSTINGS_CHUNK);
+            chunk = oneAgent ? [agentId] : [];
+            inChunk = 0;
+          }
         }
       }
     }
-    const width = oneAgent ? 4 : 5;
-    const total = values.length / width;
-    const agent: unknown[] = oneAgent ? [postings.keys().next().value] : [];
-    for (let start = 0; start < total; ) {
-      // Whole chunks, then the rest in halving sizes: a bounded set of statement shapes.
-      let n = POSTINGS_CHUNK;
-      while (n > total - start) n >>= 1;
-      const chunk = values.slice(start * width, (start + n) * width);
-      run(insertPostingsSql(n, oneAgent), ...(oneAgent ? agent.concat(chunk) : chunk));
-      start += n;
+    for (let start = 0; start < units; ) {
+      const size = chunkSize(units - start, DOCS_CHUNK);
+      run(insertDocsSql(size), ...docs.slice(start * 4, (start + size) * 4));
+      start += size;
     }
-    run(INSERT_DOCS, JSON.stringify(docs));
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
-}
-
-function compareText(x: string, y: string): number {
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** A term's `[rid, tf, length, …]` triples by rid (units are usually added in rid order; chunks and edits may not be). */

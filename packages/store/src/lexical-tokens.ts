@@ -24,8 +24,6 @@ const CJK_TEST = new RegExp(`[${CJK_CLASS}]`, 'u');
 // Inside a run: a CJK run, or a run of other characters.
 const CJK_SPLIT = new RegExp(`([${CJK_CLASS}]+)|([^${CJK_CLASS}]+)`, 'gu');
 const ASCII = /^[\x00-\x7f]*$/;
-// In ASCII text the token runs are exactly the runs of letters and digits (no marks, CJK or private use).
-const ASCII_RUN = /[a-z0-9]+/g;
 const MARKS = /\p{M}/gu;
 
 /**
@@ -78,16 +76,41 @@ function emitCjk(run: string, emit: (term: string) => void): void {
   for (let i = 0; i + 1 < cps.length; i += 1) emit(`${cps[i]}${cps[i + 1]}`);
 }
 
+/**
+ * Calls `emit` for each term of lower-case ASCII text: its runs of letters and digits (in ASCII text the token
+ * runs are exactly those: no marks, CJK or private use, and no diacritic to fold), cut to the length limit,
+ * Porter-stemmed. One pass over the character codes: no regular expression and no match object per term.
+ */
+function eachAsciiToken(
+  lower: string,
+  stopWords: ReadonlySet<string> | null,
+  emit: (term: string) => void,
+): void {
+  const n = lower.length;
+  let start = -1;
+  for (let i = 0; i <= n; i += 1) {
+    // NaN past the end: not a letter or digit, so the last run ends there.
+    const c = lower.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      const word = lower.slice(start, i - start <= MAX_TOKEN_LENGTH ? i : start + MAX_TOKEN_LENGTH);
+      if (stopWords === null || !stopWords.has(word)) emit(stem(word));
+      start = -1;
+    }
+  }
+}
+
 /** Calls `emit` for each index term of `text`, in order. */
 function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+  // NFKC leaves ASCII text as it is, so ASCII text skips it (the common case).
+  if (ASCII.test(text)) {
+    eachAsciiToken(text.toLowerCase(), stopWords, emit);
+    return;
+  }
   const lower = text.normalize('NFKC').toLowerCase();
   if (ASCII.test(lower)) {
-    // The common case, and the same terms as below: no CJK run to split and no diacritic to fold.
-    for (const match of lower.matchAll(ASCII_RUN)) {
-      const run = match[0];
-      const word = run.length <= MAX_TOKEN_LENGTH ? run : run.slice(0, MAX_TOKEN_LENGTH);
-      if (!stopWords?.has(word)) emit(stem(word));
-    }
+    eachAsciiToken(lower, stopWords, emit);
     return;
   }
   for (const match of lower.matchAll(TOKEN_RUN)) {
@@ -101,6 +124,14 @@ function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (t
       else emitWord(part[2] ?? '', stopWords, emit);
     }
   }
+}
+
+/**
+ * Calls `emit` for each index term of a text, in order, with repeats (their count is the unit's length in
+ * tokens): what {@link indexTokens} returns, without the array.
+ */
+export function forEachIndexTerm(text: string, emit: (term: string) => void): void {
+  eachToken(text, null, emit);
 }
 
 /** The index terms of a text, with repeats (their count is the document length). */
