@@ -14,7 +14,7 @@
  * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
  * Probabilistic Relevance Framework: BM25 and Beyond").
  */
-import { forEachIndexTerm } from './lexical-tokens.js';
+import { forEachIndexWord, stem } from './lexical-tokens.js';
 
 /** BM25 settings of a store. */
 export interface Bm25Settings {
@@ -152,19 +152,34 @@ const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
  */
 type TermPostings = number[];
 
+/** One term of an agent's batch and its postings. */
+interface BatchTerm {
+  readonly term: string;
+  readonly postings: TermPostings;
+}
+
+/** An agent's terms in a batch, and each word seen so far with its term (so a word is stemmed once a batch). */
+interface AgentTerms {
+  readonly byTerm: Map<string, BatchTerm>;
+  readonly byWord: Map<string, BatchTerm>;
+}
+
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them before it commits (`flush`): multi-row inserts of the postings, one statement per 1,024 postings
  * or fewer, in key order (agent, term, unit), so the B-tree is written in order; multi-row inserts of the unit
  * lengths; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
- * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (one
- * map per agent and batch, no map per unit), so no per-posting sort is needed either.
+ * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (maps
+ * per agent and batch, none per unit), so no per-posting sort is needed either.
  */
 export class LexicalBatch {
-  #postings = new Map<string, Map<string, TermPostings>>();
+  #agents = new Map<string, AgentTerms>();
   #docs: (number | string)[] = [];
   #units = 0;
   #postingCount = 0;
+  /** False once a unit was added with a lower key than the one before (chunks, edits): the postings then get sorted. */
+  #inOrder = true;
+  #lastRid = -1;
   #stats = new Map<string, [docs: number, totalLength: number]>();
 
   /** Units waiting to be written. */
@@ -174,33 +189,50 @@ export class LexicalBatch {
 
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
   add(rid: number, agentId: string, text: string): void {
-    let terms = this.#postings.get(agentId);
-    if (terms === undefined) {
-      terms = new Map();
-      this.#postings.set(agentId, terms);
+    let agent = this.#agents.get(agentId);
+    if (agent === undefined) {
+      agent = { byTerm: new Map(), byWord: new Map() };
+      this.#agents.set(agentId, agent);
     }
-    const byTerm = terms;
+    if (rid < this.#lastRid) this.#inOrder = false;
+    this.#lastRid = rid;
+    const { byTerm, byWord } = agent;
     // This unit's postings (each its term's list) and distinct terms, in the order of their first occurrence.
     const lists: TermPostings[] = [];
     const distinct: string[] = [];
     let length = 0;
-    forEachIndexTerm(text, (term) => {
+    const count = (entry: BatchTerm): void => {
       length += 1;
-      const list = byTerm.get(term);
-      if (list === undefined) {
-        const created = [rid, 1, 0];
-        byTerm.set(term, created);
-        lists.push(created);
-        distinct.push(term);
-      } else if (list[list.length - 3] === rid) {
+      const list = entry.postings;
+      if (list.length > 0 && list[list.length - 3] === rid) {
         // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
         list[list.length - 2] = (list[list.length - 2] as number) + 1;
       } else {
         list.push(rid, 1, 0);
         lists.push(list);
-        distinct.push(term);
+        distinct.push(entry.term);
       }
-    });
+    };
+    const termEntry = (term: string): BatchTerm => {
+      let entry = byTerm.get(term);
+      if (entry === undefined) {
+        entry = { term, postings: [] };
+        byTerm.set(term, entry);
+      }
+      return entry;
+    };
+    forEachIndexWord(
+      text,
+      (word) => {
+        let entry = byWord.get(word);
+        if (entry === undefined) {
+          entry = termEntry(stem(word));
+          byWord.set(word, entry);
+        }
+        count(entry);
+      },
+      (term) => count(termEntry(term)),
+    );
     for (const list of lists) list[list.length - 1] = length;
     this.#postingCount += lists.length;
     this.#units += 1;
@@ -215,7 +247,9 @@ export class LexicalBatch {
 
   /** Forgets the waiting units (their transaction rolled back). */
   clear(): void {
-    this.#postings = new Map();
+    this.#agents = new Map();
+    this.#inOrder = true;
+    this.#lastRid = -1;
     this.#docs = [];
     this.#units = 0;
     this.#postingCount = 0;
@@ -230,7 +264,8 @@ export class LexicalBatch {
    */
   flush(run: RunSql, stats = true): void {
     if (this.#units === 0) return;
-    const postings = this.#postings;
+    const agentsTerms = this.#agents;
+    const inOrder = this.#inOrder;
     const docs = this.#docs;
     const units = this.#units;
     const total = this.#postingCount;
@@ -238,16 +273,17 @@ export class LexicalBatch {
     this.clear();
     // The postings in key order (agent, term, unit; strings by UTF-16 code units), `[agent,] term, rid, tf,
     // length` each, bound one chunk at a time.
-    const oneAgent = postings.size === 1;
+    const oneAgent = agentsTerms.size === 1;
     let left = total;
     let n = chunkSize(left, POSTINGS_CHUNK);
     let chunk: unknown[] = [];
     let inChunk = 0;
-    for (const agentId of [...postings.keys()].sort()) {
+    for (const agentId of [...agentsTerms.keys()].sort()) {
       if (oneAgent) chunk.push(agentId);
-      const terms = postings.get(agentId) as Map<string, TermPostings>;
-      for (const term of [...terms.keys()].sort()) {
-        const list = inRidOrder(terms.get(term) as TermPostings);
+      const { byTerm } = agentsTerms.get(agentId) as AgentTerms;
+      for (const term of [...byTerm.keys()].sort()) {
+        const postings = (byTerm.get(term) as BatchTerm).postings;
+        const list = inOrder ? postings : inRidOrder(postings);
         for (let i = 0; i < list.length; i += 3) {
           if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
           else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);

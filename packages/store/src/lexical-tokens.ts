@@ -53,7 +53,7 @@ const STEM_CACHE_MAX = 50_000;
 const stemCache = new Map<string, string>();
 
 /** Stems one folded word (words of one or two characters are kept as they are); memoised, bounded. */
-function stem(word: string): string {
+export function stem(word: string): string {
   if (word.length <= 2) return word;
   let out = stemCache.get(word);
   if (out === undefined) {
@@ -64,10 +64,10 @@ function stem(word: string): string {
   return out;
 }
 
-function emitWord(raw: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+function emitWord(raw: string, stopWords: ReadonlySet<string> | null, onWord: (word: string) => void): void {
   const word = foldWord(raw);
   if (word.length === 0 || stopWords?.has(word)) return;
-  emit(stem(word));
+  onWord(word);
 }
 
 function emitCjk(run: string, emit: (term: string) => void): void {
@@ -77,14 +77,14 @@ function emitCjk(run: string, emit: (term: string) => void): void {
 }
 
 /**
- * Calls `emit` for each term of lower-case ASCII text: its runs of letters and digits (in ASCII text the token
- * runs are exactly those: no marks, CJK or private use, and no diacritic to fold), cut to the length limit,
- * Porter-stemmed. One pass over the character codes: no regular expression and no match object per term.
+ * Calls `onWord` for each word of lower-case ASCII text: its runs of letters and digits (in ASCII text the token
+ * runs are exactly those: no marks, CJK or private use, and no diacritic to fold), cut to the length limit. One
+ * pass over the character codes: no regular expression and no match object per word.
  */
-function eachAsciiToken(
+function eachAsciiWord(
   lower: string,
   stopWords: ReadonlySet<string> | null,
-  emit: (term: string) => void,
+  onWord: (word: string) => void,
 ): void {
   const n = lower.length;
   let start = -1;
@@ -95,43 +95,61 @@ function eachAsciiToken(
       if (start < 0) start = i;
     } else if (start >= 0) {
       const word = lower.slice(start, i - start <= MAX_TOKEN_LENGTH ? i : start + MAX_TOKEN_LENGTH);
-      if (stopWords === null || !stopWords.has(word)) emit(stem(word));
+      if (stopWords === null || !stopWords.has(word)) onWord(word);
       start = -1;
+    }
+  }
+}
+
+/**
+ * Splits `text` into its tokens, in order: `onWord` gets each word before stemming (folded, cut to the length
+ * limit; its term is `stem(word)`), `onCjk` each CJK unigram and bigram (a term as it is).
+ */
+function eachWord(
+  text: string,
+  stopWords: ReadonlySet<string> | null,
+  onWord: (word: string) => void,
+  onCjk: (term: string) => void,
+): void {
+  // NFKC leaves ASCII text as it is, so ASCII text skips it (the common case).
+  if (ASCII.test(text)) {
+    eachAsciiWord(text.toLowerCase(), stopWords, onWord);
+    return;
+  }
+  const lower = text.normalize('NFKC').toLowerCase();
+  if (ASCII.test(lower)) {
+    eachAsciiWord(lower, stopWords, onWord);
+    return;
+  }
+  for (const match of lower.matchAll(TOKEN_RUN)) {
+    const run = match[0];
+    if (!CJK_TEST.test(run)) {
+      emitWord(run, stopWords, onWord);
+      continue;
+    }
+    for (const part of run.matchAll(CJK_SPLIT)) {
+      if (part[1] !== undefined) emitCjk(part[1], onCjk);
+      else emitWord(part[2] ?? '', stopWords, onWord);
     }
   }
 }
 
 /** Calls `emit` for each index term of `text`, in order. */
 function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
-  // NFKC leaves ASCII text as it is, so ASCII text skips it (the common case).
-  if (ASCII.test(text)) {
-    eachAsciiToken(text.toLowerCase(), stopWords, emit);
-    return;
-  }
-  const lower = text.normalize('NFKC').toLowerCase();
-  if (ASCII.test(lower)) {
-    eachAsciiToken(lower, stopWords, emit);
-    return;
-  }
-  for (const match of lower.matchAll(TOKEN_RUN)) {
-    const run = match[0];
-    if (!CJK_TEST.test(run)) {
-      emitWord(run, stopWords, emit);
-      continue;
-    }
-    for (const part of run.matchAll(CJK_SPLIT)) {
-      if (part[1] !== undefined) emitCjk(part[1], emit);
-      else emitWord(part[2] ?? '', stopWords, emit);
-    }
-  }
+  eachWord(text, stopWords, (word) => emit(stem(word)), emit);
 }
 
 /**
- * Calls `emit` for each index term of a text, in order, with repeats (their count is the unit's length in
- * tokens): what {@link indexTokens} returns, without the array.
+ * The index terms of a text, in order, with repeats (their count is the unit's length in tokens), without the
+ * array of {@link indexTokens}: `onWord` gets each word before stemming (its term is `stem(word)`, so a caller
+ * can stem each distinct word once), `onCjk` each CJK term.
  */
-export function forEachIndexTerm(text: string, emit: (term: string) => void): void {
-  eachToken(text, null, emit);
+export function forEachIndexWord(
+  text: string,
+  onWord: (word: string) => void,
+  onCjk: (term: string) => void,
+): void {
+  eachWord(text, null, onWord, onCjk);
 }
 
 /** The index terms of a text, with repeats (their count is the document length). */
