@@ -88,17 +88,29 @@ function eachAsciiWord(
 ): void {
   const n = lower.length;
   let start = -1;
-  for (let i = 0; i <= n; i += 1) {
-    // NaN past the end: not a letter or digit, so the last run ends there.
+  // Reads stay within the string (a read past its end would cost the optimised loop its bounds check).
+  for (let i = 0; i < n; i += 1) {
     const c = lower.charCodeAt(i);
     if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      const word = lower.slice(start, i - start <= MAX_TOKEN_LENGTH ? i : start + MAX_TOKEN_LENGTH);
-      if (stopWords === null || !stopWords.has(word)) onWord(word);
+      asciiWord(lower, start, i, stopWords, onWord);
       start = -1;
     }
   }
+  if (start >= 0) asciiWord(lower, start, n, stopWords, onWord);
+}
+
+/** The word `lower[start, end)`, cut to the length limit, unless it is a stop word. */
+function asciiWord(
+  lower: string,
+  start: number,
+  end: number,
+  stopWords: ReadonlySet<string> | null,
+  onWord: (word: string) => void,
+): void {
+  const word = lower.slice(start, end - start <= MAX_TOKEN_LENGTH ? end : start + MAX_TOKEN_LENGTH);
+  if (stopWords === null || !stopWords.has(word)) onWord(word);
 }
 
 /**
