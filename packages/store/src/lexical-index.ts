@@ -187,6 +187,16 @@ export class LexicalBatch {
     return this.#units;
   }
 
+  // The unit being added: its key, its agent's maps, its length so far, its postings (each its term's list) and
+  // distinct terms in the order of their first occurrence. Kept on the batch, with the two token callbacks, so
+  // that adding a unit allocates no closure.
+  #unitRid = 0;
+  #unitLength = 0;
+  #unitLists: TermPostings[] = [];
+  #unitTerms: string[] = [];
+  #byTerm = new Map<string, BatchTerm>();
+  #byWord = new Map<string, BatchTerm>();
+
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
   add(rid: number, agentId: string, text: string): void {
     let agent = this.#agents.get(agentId);
@@ -196,47 +206,19 @@ export class LexicalBatch {
     }
     if (rid < this.#lastRid) this.#inOrder = false;
     this.#lastRid = rid;
-    const { byTerm, byWord } = agent;
-    // This unit's postings (each its term's list) and distinct terms, in the order of their first occurrence.
-    const lists: TermPostings[] = [];
-    const distinct: string[] = [];
-    let length = 0;
-    const count = (entry: BatchTerm): void => {
-      length += 1;
-      const list = entry.postings;
-      if (list.length > 0 && list[list.length - 3] === rid) {
-        // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
-        list[list.length - 2] = (list[list.length - 2] as number) + 1;
-      } else {
-        list.push(rid, 1, 0);
-        lists.push(list);
-        distinct.push(entry.term);
-      }
-    };
-    const termEntry = (term: string): BatchTerm => {
-      let entry = byTerm.get(term);
-      if (entry === undefined) {
-        entry = { term, postings: [] };
-        byTerm.set(term, entry);
-      }
-      return entry;
-    };
-    forEachIndexWord(
-      text,
-      (word) => {
-        let entry = byWord.get(word);
-        if (entry === undefined) {
-          entry = termEntry(stem(word));
-          byWord.set(word, entry);
-        }
-        count(entry);
-      },
-      (term) => count(termEntry(term)),
-    );
+    this.#unitRid = rid;
+    this.#unitLength = 0;
+    this.#byTerm = agent.byTerm;
+    this.#byWord = agent.byWord;
+    forEachIndexWord(text, this.#onWord, this.#onCjk);
+    const length = this.#unitLength;
+    const lists = this.#unitLists;
     for (const list of lists) list[list.length - 1] = length;
     this.#postingCount += lists.length;
     this.#units += 1;
-    this.#docs.push(rid, agentId, length, JSON.stringify(distinct));
+    this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms));
+    lists.length = 0;
+    this.#unitTerms.length = 0;
     const s = this.#stats.get(agentId);
     if (s === undefined) this.#stats.set(agentId, [1, length]);
     else {
@@ -245,9 +227,50 @@ export class LexicalBatch {
     }
   }
 
+  /** A word of the unit: its term is looked up once a batch, then found by the word. */
+  readonly #onWord = (word: string): void => {
+    let entry = this.#byWord.get(word);
+    if (entry === undefined) {
+      entry = this.#termEntry(stem(word));
+      this.#byWord.set(word, entry);
+    }
+    this.#count(entry);
+  };
+
+  /** A CJK term of the unit. */
+  readonly #onCjk = (term: string): void => {
+    this.#count(this.#termEntry(term));
+  };
+
+  #termEntry(term: string): BatchTerm {
+    let entry = this.#byTerm.get(term);
+    if (entry === undefined) {
+      entry = { term, postings: [] };
+      this.#byTerm.set(term, entry);
+    }
+    return entry;
+  }
+
+  /** Counts one token of the unit being added. */
+  #count(entry: BatchTerm): void {
+    this.#unitLength += 1;
+    const rid = this.#unitRid;
+    const list = entry.postings;
+    if (list.length > 0 && list[list.length - 3] === rid) {
+      // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
+      list[list.length - 2] = (list[list.length - 2] as number) + 1;
+    } else {
+      list.push(rid, 1, 0);
+      this.#unitLists.push(list);
+      this.#unitTerms.push(entry.term);
+    }
+  }
+
   /** Forgets the waiting units (their transaction rolled back). */
   clear(): void {
     this.#agents = new Map();
+    this.#unitLists.length = 0;
+    this.#unitTerms.length = 0;
     this.#inOrder = true;
     this.#lastRid = -1;
     this.#docs = [];
