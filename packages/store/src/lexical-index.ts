@@ -101,12 +101,11 @@ export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 // The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
 // value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
 // binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
-// the same way, up to `DOCS_CHUNK` units a statement.
+// the same way, `DOCS_CHUNK` units a statement.
 const POSTINGS_CHUNK = 1024;
 const DOCS_CHUNK = 256;
 const postingsSql = new Map<number, string>();
 const agentPostingsSql = new Map<number, string>();
-const docsSql = new Map<number, string>();
 
 /** The insert of `n` postings: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent then `[term, rid, tf, length]` each. */
 function insertPostingsSql(n: number, oneAgent: boolean): string {
@@ -123,16 +122,11 @@ function insertPostingsSql(n: number, oneAgent: boolean): string {
   return sql;
 }
 
-/** The insert of `n` unit-length rows: `[rid, agent, length, terms]` each. */
-function insertDocsSql(n: number): string {
-  let sql = docsSql.get(n);
-  if (sql === undefined) {
-    sql = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
-  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')}`;
-    docsSql.set(n, sql);
-  }
-  return sql;
-}
+// The unit lengths: one statement shape of `DOCS_CHUNK` rows, a short last chunk padded with null rows that the
+// statement skips (binding a few hundred nulls costs less than a statement per bit of the remainder).
+const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
+  SELECT column1, column2, column3, column4 FROM (VALUES ${new Array<string>(DOCS_CHUNK).fill('(?, ?, ?, ?)').join(', ')})
+  WHERE column1 IS NOT NULL`;
 
 /** The largest statement size for `left` rows: `max` while that many are left, then halving (a bounded set of shapes). */
 function chunkSize(left: number, max: number): number {
@@ -168,13 +162,13 @@ interface AgentTerms {
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them before it commits (`flush`): multi-row inserts of the postings, one statement per 1,024 postings
  * or fewer, in key order (agent, term, unit), so the B-tree is written in order; multi-row inserts of the unit
- * lengths; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
+ * lengths, one statement per 256 units; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
  * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (maps
  * per agent and batch, none per unit), so no per-posting sort is needed either.
  */
 export class LexicalBatch {
   #agents = new Map<string, AgentTerms>();
-  #docs: (number | string)[] = [];
+  #docs: (number | string | null)[] = [];
   #units = 0;
   #postingCount = 0;
   /** False once a unit was added with a lower key than the one before (chunks, edits): the postings then get sorted. */
@@ -281,8 +275,8 @@ export class LexicalBatch {
 
   /**
    * Writes the waiting units, none when nothing waits: the postings in multi-row inserts of up to 1,024 postings
-   * (whole chunks, then the rest in halving sizes), the unit lengths likewise up to 256 a statement, one
-   * statement of the statistics. With `stats` false the agents' statistics are left to the caller (a bulk
+   * (whole chunks, then the rest in halving sizes), the unit lengths 256 a statement, one statement of the
+   * statistics. With `stats` false the agents' statistics are left to the caller (a bulk
    * rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
@@ -321,10 +315,10 @@ export class LexicalBatch {
         }
       }
     }
-    for (let start = 0; start < units; ) {
-      const size = chunkSize(units - start, DOCS_CHUNK);
-      run(insertDocsSql(size), ...docs.slice(start * 4, (start + size) * 4));
-      start += size;
+    for (let start = 0; start < units; start += DOCS_CHUNK) {
+      const values = docs.slice(start * 4, (start + DOCS_CHUNK) * 4);
+      for (let i = values.length; i < DOCS_CHUNK * 4; i += 1) values.push(null);
+      run(INSERT_DOCS, ...values);
     }
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
