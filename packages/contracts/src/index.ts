@@ -174,6 +174,7 @@ export {
 } from './rules/tag.js';
 export {
   contentHash,
+  contentHashOfNfkc,
   hasControlCharacter,
   isWellFormedText,
   normalizeContent,

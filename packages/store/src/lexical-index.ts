@@ -14,7 +14,7 @@
  * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
  * Probabilistic Relevance Framework: BM25 and Beyond").
  */
-import { termFrequencies } from './lexical-tokens.js';
+import { forEachIndexWord, stem } from './lexical-tokens.js';
 
 /** BM25 settings of a store. */
 export interface Bm25Settings {
@@ -100,8 +100,10 @@ export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
 // The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
 // value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
-// binding it. A batch of one agent (the usual case) binds the agent once per statement.
+// binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
+// the same way, `DOCS_CHUNK` units a statement.
 const POSTINGS_CHUNK = 1024;
+const DOCS_CHUNK = 256;
 const postingsSql = new Map<number, string>();
 const agentPostingsSql = new Map<number, string>();
 
@@ -119,48 +121,98 @@ function insertPostingsSql(n: number, oneAgent: boolean): string {
   }
   return sql;
 }
+
+// The unit lengths: one statement shape of `DOCS_CHUNK` rows, a short last chunk padded with null rows that the
+// statement skips (binding a few hundred nulls costs less than a statement per bit of the remainder).
 const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM jsonb_each(?)`;
+  SELECT column1, column2, column3, column4 FROM (VALUES ${new Array<string>(DOCS_CHUNK).fill('(?, ?, ?, ?)').join(', ')})
+  WHERE column1 IS NOT NULL`;
+
+/** The largest statement size for `left` rows: `max` while that many are left, then halving (a bounded set of shapes). */
+function chunkSize(left: number, max: number): number {
+  let n = max;
+  while (n > left) n >>= 1;
+  return n;
+}
+
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 
-/** One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. */
+/**
+ * One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. The
+ * last triple belongs to the unit being added while its tokens are counted (its length is filled in after).
+ */
 type TermPostings = number[];
+
+/** One term of an agent's batch and its postings. */
+interface BatchTerm {
+  readonly term: string;
+  readonly postings: TermPostings;
+}
+
+/** An agent's terms in a batch, and each word seen so far with its term (so a word is stemmed once a batch). */
+interface AgentTerms {
+  readonly byTerm: Map<string, BatchTerm>;
+  readonly byWord: Map<string, BatchTerm>;
+}
 
 /**
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them before it commits (`flush`): multi-row inserts of the postings, one statement per 1,024 postings
- * or fewer, in key order (agent, term, unit), so the B-tree is written in order; one insert of the unit
- * lengths; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing writes, so
- * scores are unchanged. Postings are grouped by agent and term as they are added, so no per-posting sort is
- * needed.
+ * or fewer, in key order (agent, term, unit), so the B-tree is written in order; multi-row inserts of the unit
+ * lengths, one statement per 256 units; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
+ * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (maps
+ * per agent and batch, none per unit), so no per-posting sort is needed either.
  */
 export class LexicalBatch {
-  #postings = new Map<string, Map<string, TermPostings>>();
-  #docs: [rid: number, agentId: string, length: number, terms: string][] = [];
+  #agents = new Map<string, AgentTerms>();
+  #docs: (number | string | null)[] = [];
+  #units = 0;
+  #postingCount = 0;
+  /** False once a unit was added with a lower key than the one before (chunks, edits): the postings then get sorted. */
+  #inOrder = true;
+  #lastRid = -1;
   #stats = new Map<string, [docs: number, totalLength: number]>();
 
   /** Units waiting to be written. */
   get size(): number {
-    return this.#docs.length;
+    return this.#units;
   }
+
+  // The unit being added: its key, its agent's maps, its length so far, its postings (each its term's list) and
+  // distinct terms in the order of their first occurrence. Kept on the batch, with the two token callbacks, so
+  // that adding a unit allocates no closure.
+  #unitRid = 0;
+  #unitLength = 0;
+  #unitLists: TermPostings[] = [];
+  #unitTerms: string[] = [];
+  #byTerm = new Map<string, BatchTerm>();
+  #byWord = new Map<string, BatchTerm>();
 
   /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
   add(rid: number, agentId: string, text: string): void {
-    const { tf, length } = termFrequencies(text);
-    let terms = this.#postings.get(agentId);
-    if (terms === undefined) {
-      terms = new Map();
-      this.#postings.set(agentId, terms);
+    let agent = this.#agents.get(agentId);
+    if (agent === undefined) {
+      agent = { byTerm: new Map(), byWord: new Map() };
+      this.#agents.set(agentId, agent);
     }
-    for (const [term, n] of tf) {
-      const list = terms.get(term);
-      if (list === undefined) terms.set(term, [rid, n, length]);
-      else list.push(rid, n, length);
-    }
-    this.#docs.push([rid, agentId, length, JSON.stringify([...tf.keys()])]);
+    if (rid < this.#lastRid) this.#inOrder = false;
+    this.#lastRid = rid;
+    this.#unitRid = rid;
+    this.#unitLength = 0;
+    this.#byTerm = agent.byTerm;
+    this.#byWord = agent.byWord;
+    forEachIndexWord(text, this.#onWord, this.#onCjk);
+    const length = this.#unitLength;
+    const lists = this.#unitLists;
+    for (const list of lists) list[list.length - 1] = length;
+    this.#postingCount += lists.length;
+    this.#units += 1;
+    this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms));
+    lists.length = 0;
+    this.#unitTerms.length = 0;
     const s = this.#stats.get(agentId);
     if (s === undefined) this.#stats.set(agentId, [1, length]);
     else {
@@ -169,55 +221,107 @@ export class LexicalBatch {
     }
   }
 
+  /** A word of the unit: its term is looked up once a batch, then found by the word. */
+  readonly #onWord = (word: string): void => {
+    let entry = this.#byWord.get(word);
+    if (entry === undefined) {
+      entry = this.#termEntry(stem(word));
+      this.#byWord.set(word, entry);
+    }
+    this.#count(entry);
+  };
+
+  /** A CJK term of the unit. */
+  readonly #onCjk = (term: string): void => {
+    this.#count(this.#termEntry(term));
+  };
+
+  #termEntry(term: string): BatchTerm {
+    let entry = this.#byTerm.get(term);
+    if (entry === undefined) {
+      entry = { term, postings: [] };
+      this.#byTerm.set(term, entry);
+    }
+    return entry;
+  }
+
+  /** Counts one token of the unit being added. */
+  #count(entry: BatchTerm): void {
+    this.#unitLength += 1;
+    const rid = this.#unitRid;
+    const list = entry.postings;
+    if (list.length > 0 && list[list.length - 3] === rid) {
+      // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
+      list[list.length - 2] = (list[list.length - 2] as number) + 1;
+    } else {
+      list.push(rid, 1, 0);
+      this.#unitLists.push(list);
+      this.#unitTerms.push(entry.term);
+    }
+  }
+
   /** Forgets the waiting units (their transaction rolled back). */
   clear(): void {
-    this.#postings = new Map();
+    this.#agents = new Map();
+    this.#unitLists.length = 0;
+    this.#unitTerms.length = 0;
+    this.#inOrder = true;
+    this.#lastRid = -1;
     this.#docs = [];
+    this.#units = 0;
+    this.#postingCount = 0;
     this.#stats.clear();
   }
 
   /**
    * Writes the waiting units, none when nothing waits: the postings in multi-row inserts of up to 1,024 postings
-   * (whole chunks, then the rest in halving sizes), one statement of the unit lengths, one of the statistics. With `stats` false the
-   * agents' statistics are left to the caller (a bulk rebuild recomputes them once).
+   * (whole chunks, then the rest in halving sizes), the unit lengths 256 a statement, one statement of the
+   * statistics. With `stats` false the agents' statistics are left to the caller (a bulk
+   * rebuild recomputes them once).
    */
   flush(run: RunSql, stats = true): void {
-    if (this.#docs.length === 0) return;
-    const postings = this.#postings;
+    if (this.#units === 0) return;
+    const agentsTerms = this.#agents;
+    const inOrder = this.#inOrder;
     const docs = this.#docs;
-    const agents = [...this.#stats].map(([agentId, [n, total]]) => [agentId, n, total]);
+    const units = this.#units;
+    const total = this.#postingCount;
+    const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
     this.clear();
-    // The postings' values in key order (agent, term, unit), flat: `[agent,] term, rid, tf, length` each.
-    const oneAgent = postings.size === 1;
-    const values: unknown[] = [];
-    for (const agentId of [...postings.keys()].sort(compareText)) {
-      const terms = postings.get(agentId) as Map<string, TermPostings>;
-      for (const term of [...terms.keys()].sort(compareText)) {
-        const list = inRidOrder(terms.get(term) as TermPostings);
+    // The postings in key order (agent, term, unit; strings by UTF-16 code units), `[agent,] term, rid, tf,
+    // length` each, bound one chunk at a time.
+    const oneAgent = agentsTerms.size === 1;
+    let left = total;
+    let n = chunkSize(left, POSTINGS_CHUNK);
+    let chunk: unknown[] = [];
+    let inChunk = 0;
+    for (const agentId of [...agentsTerms.keys()].sort()) {
+      if (oneAgent) chunk.push(agentId);
+      const { byTerm } = agentsTerms.get(agentId) as AgentTerms;
+      for (const term of [...byTerm.keys()].sort()) {
+        const postings = (byTerm.get(term) as BatchTerm).postings;
+        const list = inOrder ? postings : inRidOrder(postings);
         for (let i = 0; i < list.length; i += 3) {
-          if (oneAgent) values.push(term, list[i], list[i + 1], list[i + 2]);
-          else values.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+          if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
+          else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+          inChunk += 1;
+          if (inChunk === n) {
+            run(insertPostingsSql(n, oneAgent), ...chunk);
+            left -= n;
+            n = chunkSize(left, POSTINGS_CHUNK);
+            chunk = oneAgent ? [agentId] : [];
+            inChunk = 0;
+          }
         }
       }
     }
-    const width = oneAgent ? 4 : 5;
-    const total = values.length / width;
-    const agent: unknown[] = oneAgent ? [postings.keys().next().value] : [];
-    for (let start = 0; start < total; ) {
-      // Whole chunks, then the rest in halving sizes: a bounded set of statement shapes.
-      let n = POSTINGS_CHUNK;
-      while (n > total - start) n >>= 1;
-      const chunk = values.slice(start * width, (start + n) * width);
-      run(insertPostingsSql(n, oneAgent), ...(oneAgent ? agent.concat(chunk) : chunk));
-      start += n;
+    for (let start = 0; start < units; start += DOCS_CHUNK) {
+      const values = docs.slice(start * 4, (start + DOCS_CHUNK) * 4);
+      for (let i = values.length; i < DOCS_CHUNK * 4; i += 1) values.push(null);
+      run(INSERT_DOCS, ...values);
     }
-    run(INSERT_DOCS, JSON.stringify(docs));
     if (stats) run(ADD_STATS, JSON.stringify(agents));
   }
-}
-
-function compareText(x: string, y: string): number {
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** A term's `[rid, tf, length, …]` triples by rid (units are usually added in rid order; chunks and edits may not be). */

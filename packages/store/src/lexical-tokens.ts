@@ -24,8 +24,6 @@ const CJK_TEST = new RegExp(`[${CJK_CLASS}]`, 'u');
 // Inside a run: a CJK run, or a run of other characters.
 const CJK_SPLIT = new RegExp(`([${CJK_CLASS}]+)|([^${CJK_CLASS}]+)`, 'gu');
 const ASCII = /^[\x00-\x7f]*$/;
-// In ASCII text the token runs are exactly the runs of letters and digits (no marks, CJK or private use).
-const ASCII_RUN = /[a-z0-9]+/g;
 const MARKS = /\p{M}/gu;
 
 /**
@@ -55,7 +53,7 @@ const STEM_CACHE_MAX = 50_000;
 const stemCache = new Map<string, string>();
 
 /** Stems one folded word (words of one or two characters are kept as they are); memoised, bounded. */
-function stem(word: string): string {
+export function stem(word: string): string {
   if (word.length <= 2) return word;
   let out = stemCache.get(word);
   if (out === undefined) {
@@ -66,10 +64,10 @@ function stem(word: string): string {
   return out;
 }
 
-function emitWord(raw: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+function emitWord(raw: string, stopWords: ReadonlySet<string> | null, onWord: (word: string) => void): void {
   const word = foldWord(raw);
   if (word.length === 0 || stopWords?.has(word)) return;
-  emit(stem(word));
+  onWord(word);
 }
 
 function emitCjk(run: string, emit: (term: string) => void): void {
@@ -78,29 +76,92 @@ function emitCjk(run: string, emit: (term: string) => void): void {
   for (let i = 0; i + 1 < cps.length; i += 1) emit(`${cps[i]}${cps[i + 1]}`);
 }
 
-/** Calls `emit` for each index term of `text`, in order. */
-function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+/**
+ * Calls `onWord` for each word of lower-case ASCII text: its runs of letters and digits (in ASCII text the token
+ * runs are exactly those: no marks, CJK or private use, and no diacritic to fold), cut to the length limit. One
+ * pass over the character codes: no regular expression and no match object per word.
+ */
+function eachAsciiWord(
+  lower: string,
+  stopWords: ReadonlySet<string> | null,
+  onWord: (word: string) => void,
+): void {
+  const n = lower.length;
+  let start = -1;
+  // Reads stay within the string (a read past its end would cost the optimised loop its bounds check).
+  for (let i = 0; i < n; i += 1) {
+    const c = lower.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      asciiWord(lower, start, i, stopWords, onWord);
+      start = -1;
+    }
+  }
+  if (start >= 0) asciiWord(lower, start, n, stopWords, onWord);
+}
+
+/** The word `lower[start, end)`, cut to the length limit, unless it is a stop word. */
+function asciiWord(
+  lower: string,
+  start: number,
+  end: number,
+  stopWords: ReadonlySet<string> | null,
+  onWord: (word: string) => void,
+): void {
+  const word = lower.slice(start, end - start <= MAX_TOKEN_LENGTH ? end : start + MAX_TOKEN_LENGTH);
+  if (stopWords === null || !stopWords.has(word)) onWord(word);
+}
+
+/**
+ * Splits `text` into its tokens, in order: `onWord` gets each word before stemming (folded, cut to the length
+ * limit; its term is `stem(word)`), `onCjk` each CJK unigram and bigram (a term as it is).
+ */
+function eachWord(
+  text: string,
+  stopWords: ReadonlySet<string> | null,
+  onWord: (word: string) => void,
+  onCjk: (term: string) => void,
+): void {
+  // NFKC leaves ASCII text as it is, so ASCII text skips it (the common case).
+  if (ASCII.test(text)) {
+    eachAsciiWord(text.toLowerCase(), stopWords, onWord);
+    return;
+  }
   const lower = text.normalize('NFKC').toLowerCase();
   if (ASCII.test(lower)) {
-    // The common case, and the same terms as below: no CJK run to split and no diacritic to fold.
-    for (const match of lower.matchAll(ASCII_RUN)) {
-      const run = match[0];
-      const word = run.length <= MAX_TOKEN_LENGTH ? run : run.slice(0, MAX_TOKEN_LENGTH);
-      if (!stopWords?.has(word)) emit(stem(word));
-    }
+    eachAsciiWord(lower, stopWords, onWord);
     return;
   }
   for (const match of lower.matchAll(TOKEN_RUN)) {
     const run = match[0];
     if (!CJK_TEST.test(run)) {
-      emitWord(run, stopWords, emit);
+      emitWord(run, stopWords, onWord);
       continue;
     }
     for (const part of run.matchAll(CJK_SPLIT)) {
-      if (part[1] !== undefined) emitCjk(part[1], emit);
-      else emitWord(part[2] ?? '', stopWords, emit);
+      if (part[1] !== undefined) emitCjk(part[1], onCjk);
+      else emitWord(part[2] ?? '', stopWords, onWord);
     }
   }
+}
+
+/** Calls `emit` for each index term of `text`, in order. */
+function eachToken(text: string, stopWords: ReadonlySet<string> | null, emit: (term: string) => void): void {
+  eachWord(text, stopWords, (word) => emit(stem(word)), emit);
+}
+
+/**
+ * The index terms of a text, in order, with repeats (their count is the unit's length in tokens), without the
+ * array of {@link indexTokens}: `onWord` gets each word before stemming (its term is `stem(word)`, so a caller
+ * can stem each distinct word once), `onCjk` each CJK term.
+ */
+export function forEachIndexWord(
+  text: string,
+  onWord: (word: string) => void,
+  onCjk: (term: string) => void,
+): void {
+  eachWord(text, null, onWord, onCjk);
 }
 
 /** The index terms of a text, with repeats (their count is the document length). */

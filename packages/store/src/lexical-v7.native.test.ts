@@ -190,7 +190,7 @@ describe('BM25 index writes of a whole batch', () => {
     }
   }
 
-  it('writes exactly the rows of one-by-one inserts, with one statement per 1,024 postings plus two for the whole batch', async () => {
+  it('writes exactly the rows of one-by-one inserts, with one statement per 1,024 postings, one per 256 unit lengths and one of the statistics', async () => {
     // Two agents, a long (chunked) memory among short ones, so a term's units arrive out of key order.
     const inputs = Array.from({ length: 700 }, (_, i) => ({
       id: `m${i}`,
@@ -224,12 +224,15 @@ describe('BM25 index writes of a whole batch', () => {
       expect(postings).toBeGreaterThan(3_000);
       expect(units).toBeGreaterThan(700);
       // One word-index row per unit, one trigram row per CJK unit; the BM25 index adds its postings in
-      // statements of 1,024 (the rest in halving sizes: one statement per bit of the remainder), then one
-      // statement of its unit lengths and one of the agents' statistics, for the whole batch.
+      // statements of 1,024 (the rest in halving sizes: one statement per bit of the remainder), then its unit
+      // lengths in statements of 256 (the last one padded) and one statement of the agents' statistics, for the
+      // whole batch.
       let postingStatements = Math.floor(postings / 1024);
       for (let rest = postings % 1024; rest > 0; rest &= rest - 1) postingStatements += 1;
+      const unitStatements = Math.ceil(units / 256);
       expect(postingStatements).toBeLessThan(units / 50);
-      expect(fts).toBe(units + trigramRows + postingStatements + 2);
+      expect(unitStatements).toBeLessThan(units / 50);
+      expect(fts).toBe(units + trigramRows + postingStatements + unitStatements + 1);
     } finally {
       db.close();
     }

@@ -27,6 +27,13 @@ export function splitCjkSegments(text: string): { readonly text: string; readonl
   return out;
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** True when the text has no character above U+007F (so NFKC leaves it as it is, and it holds no CJK). */
+export function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}
+
 /** Number of Unicode code points of a string. */
 export function codePointLength(text: string): number {
   let n = 0;

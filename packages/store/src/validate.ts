@@ -68,17 +68,23 @@ function formMessage(problem: AgentIdFormProblem, field: string): string {
   }
 }
 
+/** The last id {@link validateAgentId} passed (a pure check of the string: the same string passes again). */
+let lastValidAgentId: string | undefined;
+
 /**
  * Checks an agent id (or session id) with the contracts' rules: non-blank, at most 256 code units, no controls,
  * and in normal form (NFC, no surrounding whitespace). An id out of normal form is refused, never normalised,
  * so a look-alike spelling can never silently address a second agent.
  */
 export function validateAgentId(value: unknown, field = 'agentId'): string {
+  // A batch names the same agent (and session) row after row: the last id that passed passes again.
+  if (lastValidAgentId !== undefined && value === lastValidAgentId) return lastValidAgentId;
   const problem = checkAgentId(value);
   if (problem !== null) throw invalidInput(identifierMessage(problem, field, MAX_AGENT_ID_LENGTH));
   const form = checkAgentIdForm(value);
   if (form !== null) throw invalidInput(formMessage(form, field));
-  return value as string;
+  lastValidAgentId = value as string;
+  return lastValidAgentId;
 }
 
 /** Checks a memory id with the contracts' rule: non-blank, at most 128 code units, no controls. */
@@ -200,6 +206,13 @@ export function validateVector(value: unknown, dimensions: number, field = 'vect
     );
   }
   let norm = 0;
+  for (let i = 0; i < value.length; i += 1) {
+    const x = value[i] as number;
+    norm += x * x;
+  }
+  // A NaN or infinite component makes the sum NaN or infinite: only then is each component checked, for the message.
+  if (norm > 0 && norm < Number.POSITIVE_INFINITY) return value;
+  norm = 0;
   for (let i = 0; i < value.length; i += 1) {
     const x = value[i] as number;
     if (!Number.isFinite(x)) {

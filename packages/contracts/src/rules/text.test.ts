@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   contentHash,
+  contentHashOfNfkc,
   hasControlCharacter,
   isWellFormedText,
   normalizeContent,
@@ -57,6 +58,51 @@ describe('text rules', () => {
       '日本語 テキスト',
     ];
     for (const text of texts) expect(contentHash(text)).toBe(reference(text));
+  });
+
+  it('gives the plain formula’s hash through the ASCII shortcut and from an NFKC form, for every mix of whitespace', () => {
+    const reference = (text: string): string =>
+      createHash('sha256')
+        .update(text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim(), 'utf8')
+        .digest('hex');
+    const pieces = ['A', 'b', 'Zz', '9', '.', 'é', 'Ｆ', 'ﬁ', '東', '😀', 'e\u0301', 'İ', 'ß', 'ｶ'];
+    const gaps = [
+      ' ',
+      '  ',
+      '\t',
+      '\n',
+      '\r\n',
+      '\v',
+      '\f',
+      '\u001c',
+      '\u001f',
+      '\u0085',
+      '\u00a0',
+      '\u3000',
+      '\u2028',
+      '\ufeff',
+      '',
+    ];
+    let seed = 5;
+    const random = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    for (let n = 0; n < 3_000; n += 1) {
+      let text = '';
+      const parts = Math.floor(random() * 10);
+      // Half the texts stay ASCII, so the ASCII whitespace check is exercised as much as the general one.
+      const ascii = n % 2 === 0;
+      for (let p = 0; p < parts; p += 1) {
+        const pool = ascii ? pieces.slice(0, 5) : pieces;
+        const gapPool = ascii ? gaps.slice(0, 9) : gaps;
+        text += gapPool[Math.floor(random() * gapPool.length)] as string;
+        text += pool[Math.floor(random() * pool.length)] as string;
+      }
+      const expected = reference(text);
+      expect(contentHash(text)).toBe(expected);
+      expect(contentHashOfNfkc(text.normalize('NFKC'))).toBe(expected);
+    }
   });
 
   it('detects control characters, NUL and DEL included, but not tab-free text', () => {

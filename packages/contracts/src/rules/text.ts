@@ -35,20 +35,60 @@ export function hasControlCharacter(text: string): boolean {
   return CONTROL.test(text);
 }
 
+// Text with no character above U+007F: NFKC leaves it as it is.
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** True when lower-case ASCII text has whitespace the collapse would change (two in a row, or not a space). */
+function asciiIrregularWhitespace(lower: string): boolean {
+  let space = false;
+  for (let i = 0; i < lower.length; i += 1) {
+    const c = lower.charCodeAt(i);
+    if (c === 32) {
+      if (space) return true;
+      space = true;
+    } else if (c >= 9 && c <= 13) {
+      return true;
+    } else {
+      space = false;
+    }
+  }
+  return false;
+}
+
+/** The second half of the normalisation, on text already NFKC: lower-case, whitespace runs collapsed, trimmed. */
+function normalizeNfkc(nfkc: string): string {
+  const lower = nfkc.toLowerCase();
+  const irregular = NON_ASCII.test(lower)
+    ? IRREGULAR_WHITESPACE.test(lower)
+    : asciiIrregularWhitespace(lower);
+  // Text whose whitespace is single plain spaces already is what the collapse would give (the common case).
+  return (irregular ? lower.replace(WHITESPACE_RUN, ' ') : lower).trim();
+}
+
+function sha256Hex(text: string): string {
+  return oneShotHash === undefined
+    ? nodeCrypto.createHash('sha256').update(text, 'utf8').digest('hex')
+    : oneShotHash('sha256', text, 'hex');
+}
+
 /**
  * Normalises text for hashing and duplicate detection: NFKC, lower-case, every run of whitespace collapsed to
  * one space, trimmed. Lone surrogates never throw (they are replaced by U+FFFD first).
  */
 export function normalizeContent(text: string): string {
-  const lower = toWellFormedText(text).normalize('NFKC').toLowerCase();
-  // Text whose whitespace is single plain spaces already is what the collapse would give (the common case).
-  return (IRREGULAR_WHITESPACE.test(lower) ? lower.replace(WHITESPACE_RUN, ' ') : lower).trim();
+  const wellFormed = toWellFormedText(text);
+  return normalizeNfkc(NON_ASCII.test(wellFormed) ? wellFormed.normalize('NFKC') : wellFormed);
 }
 
 /** SHA-256 (lower-case hex) of the normalised text: the `contentHash` of a memory and the value of `hash:` tags. */
 export function contentHash(text: string): string {
-  const normalized = normalizeContent(text);
-  return oneShotHash === undefined
-    ? nodeCrypto.createHash('sha256').update(normalized, 'utf8').digest('hex')
-    : oneShotHash('sha256', normalized, 'hex');
+  return sha256Hex(normalizeContent(text));
+}
+
+/**
+ * {@link contentHash} of well-formed text (no lone surrogate) given its NFKC form, `text.normalize('NFKC')`: the
+ * same hash, for a caller that has that form already (a store writing the form to its full-text index).
+ */
+export function contentHashOfNfkc(nfkc: string): string {
+  return sha256Hex(normalizeNfkc(nfkc));
 }

@@ -5,9 +5,10 @@
  * a transaction.
  */
 
-import { contentHash, hasCjk } from '@engram/contracts';
+import { contentHashOfNfkc, hasCjk } from '@engram/contracts';
 import { type ChunkSpan, chunkSpans } from '../chunking.js';
 import { EngramStoreError } from '../errors.js';
+import { isAscii } from '../normalize.js';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import type { EmbeddingState, InsertedMemory, Lifecycle, MemoryRecord, NewMemory } from '../types.js';
 import { type PreparedMemory, prepareNewMemory, validateId, validateVector } from '../validate.js';
@@ -91,6 +92,7 @@ interface RowPlan {
   readonly state: EmbeddingState;
   readonly fingerprint: string | null;
   readonly nfkc: string;
+  readonly cjk: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly validFrom: number;
@@ -101,16 +103,20 @@ function planRow(ctx: StoreContext, p: PreparedMemory, now: number): RowPlan {
   const createdAt = p.createdAt ?? now;
   const spans = chunkSpans(p.content);
   const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
+  // One NFKC pass (none for ASCII text, which it leaves as it is) serves the hash, the CJK flag, the LIKE-path
+  // text (as `likeText` computes it), the FTS rows and the BM25 terms.
+  const ascii = isAscii(p.content);
+  const nfkc = ascii ? p.content : p.content.normalize('NFKC');
   return {
     p,
     id,
-    hash: contentHash(p.content),
+    hash: contentHashOfNfkc(nfkc),
     spans,
     withVector,
     state: withVector ? 'ready' : 'pending',
     fingerprint: withVector ? ctx.fingerprint : null,
-    // One NFKC pass serves the CJK flag, the LIKE-path text (as `likeText` computes it) and the FTS rows.
-    nfkc: p.content.normalize('NFKC'),
+    nfkc,
+    cjk: !ascii && hasCjk(nfkc),
     createdAt,
     // `updatedAt` is when the row was written: a backdated insert (imported history) records its import time
     // here, so decay can age it from the import rather than from its original timestamp.
@@ -122,7 +128,7 @@ function planRow(ctx: StoreContext, p: PreparedMemory, now: number): RowPlan {
 /** Appends a planned row's 21 insert values to `out` (positional: no property lookup per named parameter). */
 function pushRowValues(out: unknown[], r: RowPlan): void {
   const { p } = r;
-  const cjk = hasCjk(r.nfkc);
+  const cjk = r.cjk;
   out.push(
     r.id,
     p.agentId,
@@ -152,7 +158,7 @@ function pushRowValues(out: unknown[], r: RowPlan): void {
 function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemory {
   const { p } = r;
   writeTags(ctx, rid, p.agentId, p.tags);
-  if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, r.nfkc);
+  if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, r.nfkc, r.cjk);
   else indexContent(ctx, rid, p.agentId, p.content, r.spans);
   if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
   const record: MemoryRecord = {
@@ -178,7 +184,7 @@ function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemor
     embeddingFingerprint: r.fingerprint,
     embeddingAttempts: 0,
     userId: p.userId,
-    metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
+    metadata: p.metadataJson === '{}' ? {} : (JSON.parse(p.metadataJson) as Record<string, unknown>),
     validFrom: r.validFrom,
     validTo: null,
     forgottenAt: null,

@@ -28,7 +28,7 @@ export function deleteLexical(ctx: StoreContext, rid: number): void {
 
 /**
  * Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that.
- * `text` is the content's NFKC form when the caller has it already.
+ * `text` is the content's NFKC form and `cjk` whether it has CJK, when the caller has them already.
  */
 export function writeFts(
   ctx: StoreContext,
@@ -36,13 +36,13 @@ export function writeFts(
   agentId: string,
   content: string,
   text: string = content.normalize('NFKC'),
+  cjk: boolean = hasCjk(text),
 ): boolean {
   const token = ctx.agentToken(agentId);
   ctx
     .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')
     .run(rid, token, text);
   writeLexical(ctx, rid, agentId, text);
-  const cjk = hasCjk(text);
   if (cjk) {
     ctx
       .stmt('fts', 'INSERT INTO memories_fts_trigram(rowid, agent, content) VALUES (?, ?, ?)')
