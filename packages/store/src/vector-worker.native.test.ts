@@ -235,18 +235,54 @@ describe('the vector worker', () => {
       await untilReady(store);
       const qs = queries(120);
       const expected = await Promise.all(qs.map((q) => here.searchVector(q)));
-      // Requests in flight when the thread ends are answered on the store's connection.
+      // Requests in flight when the thread ends are answered on the store's connection: the thread is held
+      // first, so none of them is answered before it ends.
+      const release = vectorWorkerProbe(store)?.hold();
       const inFlight = qs.map((q) => store.searchVector(q));
       await vectorWorkerProbe(store)?.crash();
+      release?.();
       expect(await Promise.all(inFlight)).toStrictEqual(expected);
       const probe = vectorWorkerProbe(store);
       expect(probe?.failures).toBe(1);
       expect(probe?.fallbacks).toBeGreaterThan(0);
+      expect(probe?.fallbacks).toBe(qs.length);
       // A later search starts a new worker, which answers again.
       await untilReady(store);
       const answered = vectorWorkerProbe(store)?.answered ?? 0;
       for (const [i, q] of qs.entries()) expect(await store.searchVector(q)).toStrictEqual(expected[i]);
       expect((vectorWorkerProbe(store)?.answered ?? 0) - answered).toBe(qs.length);
+    } finally {
+      store.close();
+      here.close();
+    }
+  });
+
+  it('replaces a hung thread: its requests run on the store connection after their deadline', async () => {
+    const path = join(dir, 'hang.db');
+    const here = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
+    await fill(here);
+    const store = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: true });
+    const probe = () => vectorWorkerProbe(store);
+    probe()?.setMinScanBytes(0);
+    try {
+      await untilReady(store);
+      const qs = queries(30);
+      const expected = await Promise.all(qs.map((q) => here.searchVector(q)));
+      // The thread stops answering (as a hung one would); every request waits for its deadline, then runs here.
+      probe()?.setDeadlineMs(200);
+      const release = probe()?.hold();
+      expect(await Promise.all(qs.map((q) => store.searchVector(q)))).toStrictEqual(expected);
+      release?.();
+      expect(probe()?.hangs).toBe(1);
+      expect(probe()?.failures).toBe(1);
+      expect(probe()?.fallbacks).toBe(qs.length);
+      // A later search starts a new thread, which answers again.
+      probe()?.setDeadlineMs(null);
+      await untilReady(store);
+      const answered = probe()?.answered ?? 0;
+      for (const [i, q] of qs.entries()) expect(await store.searchVector(q)).toStrictEqual(expected[i]);
+      expect((probe()?.answered ?? 0) - answered).toBe(qs.length);
+      expect(probe()?.hangs).toBe(1);
     } finally {
       store.close();
       here.close();

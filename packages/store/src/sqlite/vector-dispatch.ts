@@ -70,11 +70,35 @@ export interface VectorWorkerProbe {
   readonly local: number;
   /** Sets the fewest bytes of vectors a partition holds for its k-NN to go to the worker (0: every k-NN). */
   setMinScanBytes(bytes: number): void;
+  /** Workers replaced because a request waited past its deadline (see `HANG_BASE_MS`). */
+  readonly hangs: number;
+  /** Sets every request's deadline in ms (tests), or null for the default derived from the partition's size. */
+  setDeadlineMs(ms: number | null): void;
+  /**
+   * Makes the running thread hold (answer nothing) until the returned function is called, as a hung thread
+   * would; requests posted meanwhile wait behind it.
+   */
+  hold(): () => void;
   /** Ends the worker thread as a crash would (its pending requests fall back). */
   crash(): Promise<void>;
 }
 
-type Pending = { readonly resolve: (hits: VectorHit[]) => void; readonly reject: () => void };
+type Pending = {
+  readonly resolve: (hits: VectorHit[]) => void;
+  readonly reject: () => void;
+  /** When the request counts as hung (`performance.now()` time). */
+  readonly deadline: number;
+};
+
+/**
+ * How long a request may wait for the worker's answer before the worker counts as hung: a fixed 10 s, plus
+ * 10 ns per byte of vectors the k-NN scans (about twenty times the rate measured on a 2-core machine, 0.45 ns
+ * a byte at 1,536-d, 1.1 at 128-d). A hung thread's requests then run on the store's connection and the
+ * thread is replaced (counted as a failure). Generous on purpose: a k-NN that is merely slow (a loaded
+ * machine, a big partition) must never be run twice.
+ */
+export const HANG_BASE_MS = 10_000;
+const HANG_NS_PER_BYTE = 10;
 
 /** The hits of a reply's columns: the objects `runVectorPlan` built on the worker, key for key. */
 function hitsOf(reply: Extract<VectorWorkerReply, { ok: true }>): VectorHit[] {
@@ -118,6 +142,11 @@ export class VectorWorker {
   #fallbacks = 0;
   #failures = 0;
   #local = 0;
+  #hangs = 0;
+  /** The deadline of every request, when set (tests); otherwise derived from the partition's size. */
+  #deadlineMs: number | null = null;
+  /** One timer for all pending requests: armed for the earliest deadline, checked when it fires. */
+  #watchdog: ReturnType<typeof setTimeout> | null = null;
   #minScanBytes = WORKER_MIN_SCAN_BYTES;
   /** Per agent: its vec0 chunk count, and how many more searches may use it before it is counted again. */
   readonly #chunks = new Map<string, { chunks: number; left: number }>();
@@ -137,7 +166,8 @@ export class VectorWorker {
   /** The offload of `searchVector`: a worker's answer, or undefined to run on the store's connection. */
   readonly offload: VectorOffload = (ctx: StoreContext, plan: VectorPlan) => {
     if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
-    if (this.#minScanBytes > 0 && this.#scanBytes(ctx, plan.agentId) < this.#minScanBytes) {
+    const bytes = this.#scanBytes(ctx, plan.agentId);
+    if (bytes < this.#minScanBytes) {
       this.#local += 1;
       return undefined;
     }
@@ -158,13 +188,16 @@ export class VectorWorker {
     const id = this.#nextId;
     return new Promise<VectorHit[]>((resolve, reject) => {
       if (this.#pending.size === 0) worker.ref();
+      const wait = this.#deadlineMs ?? HANG_BASE_MS + (bytes * HANG_NS_PER_BYTE) / 1e6;
       this.#pending.set(id, {
         resolve,
         reject: () => {
           this.#fallbacks += 1;
           reject(new Error('vector worker request failed'));
         },
+        deadline: performance.now() + wait,
       });
+      this.#arm();
       try {
         worker.postMessage({ id, plan, index: ctx.vectorIndex });
       } catch {
@@ -182,6 +215,22 @@ export class VectorWorker {
       fallbacks: this.#fallbacks,
       failures: this.#failures,
       local: this.#local,
+      hangs: this.#hangs,
+      setDeadlineMs: (ms: number | null) => {
+        this.#deadlineMs = ms;
+      },
+      hold: () => {
+        const flag = new Int32Array(new SharedArrayBuffer(4));
+        try {
+          this.#worker?.postMessage({ hold: flag.buffer });
+        } catch {
+          // No thread to hold.
+        }
+        return () => {
+          Atomics.store(flag, 0, 1);
+          Atomics.notify(flag, 0);
+        };
+      },
       setMinScanBytes: (bytes: number) => {
         this.#minScanBytes = bytes;
       },
@@ -190,6 +239,31 @@ export class VectorWorker {
         if (worker !== null) await worker.terminate();
       },
     };
+  }
+
+  /** Arms the watchdog for the earliest pending deadline, unless it is armed (it re-arms itself when it fires). */
+  #arm(): void {
+    if (this.#watchdog !== null || this.#pending.size === 0) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const p of this.#pending.values()) if (p.deadline < earliest) earliest = p.deadline;
+    const timer = setTimeout(() => this.#check(), Math.max(0, earliest - performance.now()));
+    // Never keeps a process alive (a pending request refs the worker itself).
+    timer.unref();
+    this.#watchdog = timer;
+  }
+
+  /** The watchdog fired: a request past its deadline means a hung thread, replaced like a failed one. */
+  #check(): void {
+    this.#watchdog = null;
+    const now = performance.now();
+    for (const p of this.#pending.values()) {
+      if (p.deadline <= now) {
+        this.#hangs += 1;
+        this.#failed();
+        return;
+      }
+    }
+    this.#arm();
   }
 
   /** The bytes of vectors a k-NN of the agent scans: its vec0 chunks' vectors, in the index's format. */

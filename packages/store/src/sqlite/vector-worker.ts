@@ -111,30 +111,40 @@ function start(): void {
   }
   const begin = ctx.db.prepare('BEGIN');
   const commit = ctx.db.prepare('COMMIT');
-  port.on('message', (m: VectorWorkerRequest | { readonly close: true }) => {
-    if ('close' in m) {
-      ctx.close();
-      port.close();
-      return;
-    }
-    kinds = [];
-    let reply: VectorWorkerReply;
-    try {
-      ctx.vectorIndex = m.index;
-      begin.run();
-      let hits: VectorHit[];
-      try {
-        hits = runVectorPlan(ctx, m.plan);
-      } finally {
-        commit.run();
+  port.on(
+    'message',
+    (m: VectorWorkerRequest | { readonly close: true } | { readonly hold: SharedArrayBuffer }) => {
+      if ('close' in m) {
+        ctx.close();
+        port.close();
+        return;
       }
-      reply = { id: m.id, ok: true, ...columns(hits), kinds };
-    } catch {
-      port.postMessage({ id: m.id, ok: false } satisfies VectorWorkerReply);
-      return;
-    }
-    port.postMessage(reply, [reply.distances.buffer as ArrayBuffer]);
-  });
+      if ('hold' in m) {
+        // The tests' hung thread: answers nothing until the flag is set (a bounded wait in a loop, so that
+        // `terminate()` still ends the thread).
+        const flag = new Int32Array(m.hold);
+        while (Atomics.load(flag, 0) === 0) Atomics.wait(flag, 0, 0, 20);
+        return;
+      }
+      kinds = [];
+      let reply: VectorWorkerReply;
+      try {
+        ctx.vectorIndex = m.index;
+        begin.run();
+        let hits: VectorHit[];
+        try {
+          hits = runVectorPlan(ctx, m.plan);
+        } finally {
+          commit.run();
+        }
+        reply = { id: m.id, ok: true, ...columns(hits), kinds };
+      } catch {
+        port.postMessage({ id: m.id, ok: false } satisfies VectorWorkerReply);
+        return;
+      }
+      port.postMessage(reply, [reply.distances.buffer as ArrayBuffer]);
+    },
+  );
   Atomics.store(new Int32Array(data.state), 0, 1);
   port.postMessage({ ready: true });
 }
