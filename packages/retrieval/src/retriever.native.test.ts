@@ -10,7 +10,7 @@ import {
   type MemoryStore,
   type SqliteMemoryStore,
 } from '@engram/store';
-import { openDatabase } from '@engram/store/raw';
+import { openDatabase, vectorWorkerProbe } from '@engram/store/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cosineSimilarity } from './fact-merge.js';
 import type { QueryEmbedder } from './ports.js';
@@ -325,6 +325,84 @@ describe('hybrid retrieval over a real store', () => {
     expect(ids(capped)).toEqual([]);
     expect(capped.execution.outcome).toBe('completed');
     expect(capped.execution.degradations).toEqual(['candidateBudgetExhausted']);
+  });
+});
+
+describe("with the store's vector worker", () => {
+  it('revalidates the lexical candidates while the k-NN runs on the worker: the same answers, at most one read more', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-worker-'));
+    const path = join(dir, 'worker.db');
+    const counts = { here: 0, worker: 0 };
+    const open = (vectorWorker: boolean, key: 'here' | 'worker'): SqliteMemoryStore =>
+      createSqliteMemoryStore({
+        path,
+        embedding: embedder.profile,
+        vectorWorker,
+        observer: {
+          onStatement: (kind) => {
+            if (kind === 'read') counts[key] += 1;
+          },
+        },
+      });
+    const topics = ['cache', 'redis', 'deploy', 'release', 'backup', 'auth', 'queue', 'schema'];
+    const writer = open(false, 'here');
+    for (let i = 0; i < 300; i += 1) {
+      await add(
+        writer,
+        'a',
+        `note ${i}: ${topics[i % 8]} ${topics[(i * 3) % 8]} ${i % 3 ? 'slow' : 'fast'}`,
+        {
+          importance: (i % 5) / 4,
+          vector: i % 7 !== 0,
+        },
+      );
+    }
+    writer.close();
+    const here = open(false, 'here');
+    const worker = open(true, 'worker');
+    // Every k-NN to the worker (these partitions are small enough for the store's connection).
+    vectorWorkerProbe(worker)?.setMinScanBytes(0);
+    try {
+      for (let i = 0; i < 500 && vectorWorkerProbe(worker)?.state !== 'ready'; i += 1) {
+        await worker.searchVector({
+          agentId: 'a',
+          vector: (await embedder.embed(['cache']))[0] as Float32Array,
+          k: 1,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(vectorWorkerProbe(worker)?.state).toBe('ready');
+      const options = { now: () => 2_000_000_000_000, trackAccess: false } as const;
+      const fromHere = createRetriever({ store: here, embedder, ...options });
+      const fromWorker = createRetriever({ store: worker, embedder, ...options });
+      const answered = vectorWorkerProbe(worker)?.answered ?? 0;
+      counts.here = 0;
+      counts.worker = 0;
+      const queries = topics.flatMap((t, i) => [
+        `${t} ${topics[(i + 1) % 8]}`,
+        `${t} slow`,
+        `fast ${t} notes`,
+      ]);
+      for (const query of queries) {
+        const expected = await fromHere.search('a', query, { limit: 10 });
+        const got = await fromWorker.search('a', query, { limit: 10 });
+        expect(got.execution.arms).toEqual(['lexical', 'vector']);
+        expect(got.results.length).toBeGreaterThan(0);
+        // Same ids, order, scores and explanations.
+        expect(got.results).toStrictEqual(expected.results);
+      }
+      expect((vectorWorkerProbe(worker)?.answered ?? 0) - answered).toBe(queries.length);
+      // Here: the k-NN's probe for chunked memories, the candidates' brief read and the results' full read.
+      // With the k-NN in flight on the worker (its probe reported too): the lexical candidates' brief read
+      // while it runs, then the vector-only ones' (none when the lexical arm found them all), then the results'.
+      expect(counts.here).toBe(3 * queries.length);
+      expect(counts.worker).toBeGreaterThan(counts.here);
+      expect(counts.worker).toBeLessThanOrEqual(4 * queries.length);
+    } finally {
+      worker.close();
+      here.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import { conflictStage } from './pipeline/conflicts.js';
 import { keywordStage } from './pipeline/lexical.js';
 import { awaitQueryEmbedding, createQueryEmbeddingGuard } from './pipeline/query-embedding.js';
 import { ExecutionRecorder } from './pipeline/recorder.js';
-import { revalidationStage } from './pipeline/revalidation.js';
+import { revalidateLexicalEarly, revalidationStage } from './pipeline/revalidation.js';
 import { type RetrieverConfig, type RetrieverSettings, resolveSettings } from './pipeline/settings.js';
 import {
   CANCELLED,
@@ -86,6 +86,8 @@ async function runPipeline(ctx: PipelineContext, state: CallState): Promise<void
   checkAbort(state);
   // 1. Keywords and the FTS arm, while the query embedding runs.
   if (!(await keywordStage(ctx, state))) return;
+  // The lexical candidates are revalidated while the k-NN still runs elsewhere.
+  await revalidateLexicalEarly(ctx, state);
   // 2. The query embedding (already running) and 3. the vector arm.
   await awaitQueryEmbedding(ctx, state);
   await vectorStage(ctx, state);

@@ -102,6 +102,8 @@ async function untilReady(store: SqliteMemoryStore): Promise<void> {
 async function sameAnswers(config: SqliteMemoryStoreConfig, n: number): Promise<void> {
   const here = createSqliteMemoryStore({ ...config, vectorWorker: false });
   const offloaded = createSqliteMemoryStore({ ...config, vectorWorker: true });
+  // Every k-NN to the worker, however small the partition (the rule has its own test).
+  vectorWorkerProbe(offloaded)?.setMinScanBytes(0);
   try {
     expect(vectorWorkerProbe(here)).toBeNull();
     await untilReady(offloaded);
@@ -182,6 +184,7 @@ describe('the vector worker', () => {
       embedding: profile,
       vectorWorker: true,
     });
+    vectorWorkerProbe(store)?.setMinScanBytes(0);
     try {
       await store.insertMemory({ agentId: 'agent-a', kind: 'fact', content: 'x', vector: vectorOf(3) });
       expect(vectorWorkerProbe(store)?.state).toBe('idle');
@@ -200,6 +203,7 @@ describe('the vector worker', () => {
       embedding: profile,
       vectorWorker: true,
     });
+    vectorWorkerProbe(store)?.setMinScanBytes(0);
     try {
       await fill(store);
       await untilReady(store);
@@ -226,22 +230,97 @@ describe('the vector worker', () => {
     const here = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
     await fill(here);
     const store = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: true });
+    vectorWorkerProbe(store)?.setMinScanBytes(0);
     try {
       await untilReady(store);
       const qs = queries(120);
       const expected = await Promise.all(qs.map((q) => here.searchVector(q)));
-      // Requests in flight when the thread ends are answered on the store's connection.
+      // Requests in flight when the thread ends are answered on the store's connection: the thread is held
+      // first, so none of them is answered before it ends.
+      const release = vectorWorkerProbe(store)?.hold();
       const inFlight = qs.map((q) => store.searchVector(q));
       await vectorWorkerProbe(store)?.crash();
+      release?.();
       expect(await Promise.all(inFlight)).toStrictEqual(expected);
       const probe = vectorWorkerProbe(store);
       expect(probe?.failures).toBe(1);
       expect(probe?.fallbacks).toBeGreaterThan(0);
+      expect(probe?.fallbacks).toBe(qs.length);
       // A later search starts a new worker, which answers again.
       await untilReady(store);
       const answered = vectorWorkerProbe(store)?.answered ?? 0;
       for (const [i, q] of qs.entries()) expect(await store.searchVector(q)).toStrictEqual(expected[i]);
       expect((vectorWorkerProbe(store)?.answered ?? 0) - answered).toBe(qs.length);
+    } finally {
+      store.close();
+      here.close();
+    }
+  });
+
+  it('replaces a hung thread: its requests run on the store connection after their deadline', async () => {
+    const path = join(dir, 'hang.db');
+    const here = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
+    await fill(here);
+    const store = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: true });
+    const probe = () => vectorWorkerProbe(store);
+    probe()?.setMinScanBytes(0);
+    try {
+      await untilReady(store);
+      const qs = queries(30);
+      const expected = await Promise.all(qs.map((q) => here.searchVector(q)));
+      // The thread stops answering (as a hung one would); every request waits for its deadline, then runs here.
+      probe()?.setDeadlineMs(200);
+      const release = probe()?.hold();
+      expect(await Promise.all(qs.map((q) => store.searchVector(q)))).toStrictEqual(expected);
+      release?.();
+      expect(probe()?.hangs).toBe(1);
+      expect(probe()?.failures).toBe(1);
+      expect(probe()?.fallbacks).toBe(qs.length);
+      // A later search starts a new thread, which answers again.
+      probe()?.setDeadlineMs(null);
+      await untilReady(store);
+      const answered = probe()?.answered ?? 0;
+      for (const [i, q] of qs.entries()) expect(await store.searchVector(q)).toStrictEqual(expected[i]);
+      expect((probe()?.answered ?? 0) - answered).toBe(qs.length);
+      expect(probe()?.hangs).toBe(1);
+    } finally {
+      store.close();
+      here.close();
+    }
+  });
+
+  it('keeps the k-NN of a small partition on the store connection, with the same answers', async () => {
+    // One agent over one vec0 chunk (1,024 vectors), three within it; the threshold set between the two (at
+    // this width the default, 2 MiB of vectors, keeps every agent here): only the big one's k-NN goes to the
+    // worker.
+    const path = join(dir, 'dispatch.db');
+    const here = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
+    await fill(here);
+    await here.insertMemories(
+      Array.from({ length: 1100 }, (_, i) => ({
+        agentId: 'agent-big',
+        kind: 'fact' as const,
+        content: `big ${i}`,
+        vector: vectorOf(70_000 + i),
+      })),
+    );
+    const store = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: true });
+    vectorWorkerProbe(store)?.setMinScanBytes(1024 * DIM * 4 + 1);
+    try {
+      for (let i = 0; i < 500 && vectorWorkerProbe(store)?.state !== 'ready'; i += 1) {
+        await store.searchVector({ agentId: 'agent-big', vector: vectorOf(1), k: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(vectorWorkerProbe(store)?.state).toBe('ready');
+      const before = vectorWorkerProbe(store);
+      const big = queries(60).map((q) => ({ ...q, agentId: 'agent-big' }));
+      const small = queries(60);
+      for (const q of [...big, ...small])
+        expect(await store.searchVector(q)).toStrictEqual(await here.searchVector(q));
+      const after = vectorWorkerProbe(store);
+      expect((after?.answered ?? 0) - (before?.answered ?? 0)).toBe(big.length);
+      expect((after?.local ?? 0) - (before?.local ?? 0)).toBe(small.length);
+      expect(after?.fallbacks).toBe(0);
     } finally {
       store.close();
       here.close();
@@ -257,6 +336,7 @@ describe('the vector worker', () => {
         const { createSqliteMemoryStore } = await import(${JSON.stringify(entry)});
         const { vectorWorkerProbe } = await import(${JSON.stringify(raw)});
         const store = createSqliteMemoryStore({ path: ${JSON.stringify(path)}, embedding: { id: 'c', dimensions: 2 }, vectorWorker: true });
+        vectorWorkerProbe(store).setMinScanBytes(0);
         await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'x', vector: new Float32Array([1, 0]) });
         for (let i = 0; i < 500 && vectorWorkerProbe(store).state !== 'ready'; i += 1) {
           await store.searchVector({ agentId: 'a', vector: new Float32Array([1, 0]), k: 1 });

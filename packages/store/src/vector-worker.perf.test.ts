@@ -82,11 +82,31 @@ afterAll(() => {
 });
 
 describe('the vector worker takes the k-NN off the store connection', () => {
+  it('leaves the k-NN of small partitions (1,000 × 128-d, 512 KiB of vectors) on the store connection', async () => {
+    const counts = new Map<StatementKind, number>();
+    const store = open(true, counts);
+    try {
+      for (let i = 0; i < SEARCHES; i += 1) await hybrid(store, i);
+      const probe = vectorWorkerProbe(store);
+      console.log(
+        `[store:vector-worker] ${probe?.local} of ${SEARCHES} k-NN of ${ROWS}-row partitions on the store connection, ${probe?.answered} on the worker, state ${probe?.state}`,
+      );
+      expect(probe?.local).toBe(SEARCHES);
+      expect(probe?.answered).toBe(0);
+      // No thread is started for them.
+      expect(probe?.state).toBe('idle');
+    } finally {
+      store.close();
+    }
+  });
+
   it('answers every k-NN of 200 hybrid searches once ready, with the same statements reported', async () => {
     const hereCounts = new Map<StatementKind, number>();
     const workerCounts = new Map<StatementKind, number>();
     const here = open(false, hereCounts);
     const store = open(true, workerCounts);
+    // Every k-NN to the worker: these partitions (512 KiB of vectors) are small enough for the store's connection.
+    vectorWorkerProbe(store)?.setMinScanBytes(0);
     try {
       // Searches that never yield to the event loop (each awaits a settled promise, like a benchmark loop)
       // still find the thread once it is ready: the store reads its start-up flag, not its message.

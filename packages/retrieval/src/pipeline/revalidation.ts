@@ -16,13 +16,18 @@ export function revalidateOptions(state: CallState): RevalidateOptions {
   return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
 }
 
-/** Reads the current rows of every candidate not yet checked; a missing or inactive row is recorded as null. */
-async function revalidate(ctx: PipelineContext, state: CallState): Promise<void> {
+/**
+ * Reads the current rows of every candidate not yet checked (of the lexical arm only with `lexicalOnly`); a
+ * missing or inactive row is recorded as null.
+ */
+async function revalidate(ctx: PipelineContext, state: CallState, lexicalOnly = false): Promise<void> {
   const { checked } = state;
   const wanted = new Map<string, number | undefined>();
   for (const hit of state.lexical.hits) if (!checked.has(hit.id)) wanted.set(hit.id, hit.revision);
-  for (const hit of state.vector.hits)
-    if (!checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
+  if (!lexicalOnly) {
+    for (const hit of state.vector.hits)
+      if (!checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
+  }
   if (wanted.size === 0) return;
   const candidates: RevalidationCandidate[] = [];
   for (const [id, revision] of wanted) candidates.push(revision === undefined ? { id } : { id, revision });
@@ -106,6 +111,20 @@ function needsRefill(ctx: PipelineContext, arm: ArmState, validCount: number): '
 }
 
 /**
+ * While the vector arm's k-NN still runs elsewhere (the SQLite store's vector worker, the PostgreSQL store's
+ * pool), the lexical candidates are revalidated, so that the revalidation stage then reads only the
+ * vector-only candidates. The same rows are read (a candidate found by both arms is read once, at its lexical
+ * revision, as in one read), so the answer is the same; the time counts in the revalidation stage.
+ */
+export async function revalidateLexicalEarly(ctx: PipelineContext, state: CallState): Promise<void> {
+  if (!state.vectorPending || !state.lexicalOn || state.lexical.hits.length === 0) return;
+  const start = ctx.mono();
+  await revalidate(ctx, state, true);
+  state.earlyRevalidationMs = ctx.mono() - start;
+  checkAbort(state);
+}
+
+/**
  * Stage `authoritativeRevalidation`: revalidates every candidate against the store, filters by kind and tag,
  * and re-queries a starved, saturated arm with a doubled budget up to the hard cap
  * (`candidateBudgetExhausted` when the cap is reached).
@@ -138,6 +157,9 @@ export async function revalidationStage(ctx: PipelineContext, state: CallState):
     state.lexicalValid = validLexical(state, kinds);
     state.vectorValid = validVector(state, kinds);
   }
-  state.recorder.stage('authoritativeRevalidation', ctx.mono() - revalidationStart);
+  state.recorder.stage(
+    'authoritativeRevalidation',
+    state.earlyRevalidationMs + ctx.mono() - revalidationStart,
+  );
   checkAbort(state);
 }

@@ -77,6 +77,10 @@ export interface CallState {
    * never rejects. Undefined when it did not start (no embedding, or no vector).
    */
   vectorRun: Promise<VectorRun | undefined> | undefined;
+  /** True while that k-NN has been asked for and has not settled. */
+  vectorPending: boolean;
+  /** Time spent revalidating the lexical candidates while the k-NN ran (part of the revalidation stage). */
+  earlyRevalidationMs: number;
   lexicalOn: boolean;
   readonly lexical: ArmState;
   queryVector: Float32Array | null;
@@ -105,6 +109,8 @@ export function createCallState(
     terms: [],
     embedding: undefined,
     vectorRun: undefined,
+    vectorPending: false,
+    earlyRevalidationMs: 0,
     lexicalOn: ctx.settings.arms.lexical,
     lexical: { budget: ctx.settings.candidateBudget, hits: [], saturated: false },
     queryVector: null,

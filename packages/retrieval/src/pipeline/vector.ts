@@ -65,9 +65,16 @@ export async function startVectorArm(ctx: PipelineContext, state: CallState): Pr
     settled = true;
     if (!outcome.ok || outcome.vector === null) return undefined;
     const started = ctx.mono();
+    state.vectorPending = true;
     return requestVector(ctx, state, outcome.vector, state.vector.budget).then(
-      (hits): VectorRun => ({ ok: true, hits, ms: ctx.mono() - started }),
-      (error: unknown): VectorRun => ({ ok: false, error, ms: ctx.mono() - started }),
+      (hits): VectorRun => {
+        state.vectorPending = false;
+        return { ok: true, hits, ms: ctx.mono() - started };
+      },
+      (error: unknown): VectorRun => {
+        state.vectorPending = false;
+        return { ok: false, error, ms: ctx.mono() - started };
+      },
     );
   });
   for (let i = 0; i < SETTLE_TICKS && !settled; i += 1) await undefined;

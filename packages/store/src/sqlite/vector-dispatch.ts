@@ -8,6 +8,9 @@
  * connection, never to a failed or changed search: its requests run there, it is restarted lazily up to
  * {@link MAX_RESTARTS} times, then it stays off. While the store's connection is inside a transaction the k-NN
  * runs there (the worker could not see the transaction's writes).
+ *
+ * Where each k-NN runs is chosen per request: an agent's k-NN is searched on the store's connection, without the thread, when its vectors are too few for the worker to pay
+ * for its round trip (see {@link WORKER_MIN_SCAN_BYTES}).
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -16,6 +19,7 @@ import { Worker } from 'node:worker_threads';
 import type { VectorHit } from '../types.js';
 import type { StoreContext } from './context.js';
 import type { VectorOffload, VectorPlan } from './search-vector.js';
+import { PartitionSizes, WORKER_MIN_SCAN_BYTES } from './vector-partition.js';
 import type { VectorWorkerData, VectorWorkerReply } from './vector-worker.js';
 
 /** How many times a worker that failed is started again before the store stays on its own connection. */
@@ -41,11 +45,57 @@ export interface VectorWorkerProbe {
   readonly fallbacks: number;
   /** Workers that failed or exited unasked. */
   readonly failures: number;
+  /** k-NN run on the store's connection because the agent's partition is small (see `WORKER_MIN_SCAN_BYTES`). */
+  readonly local: number;
+  /** Sets the fewest bytes of vectors a partition holds for its k-NN to go to the worker (0: every k-NN). */
+  setMinScanBytes(bytes: number): void;
+  /** Workers replaced because a request waited past its deadline (see `HANG_BASE_MS`). */
+  readonly hangs: number;
+  /** Sets every request's deadline in ms (tests), or null for the default derived from the partition's size. */
+  setDeadlineMs(ms: number | null): void;
+  /**
+   * Makes the running thread hold (answer nothing) until the returned function is called, as a hung thread
+   * would; requests posted meanwhile wait behind it.
+   */
+  hold(): () => void;
   /** Ends the worker thread as a crash would (its pending requests fall back). */
   crash(): Promise<void>;
 }
 
-type Pending = { readonly resolve: (hits: VectorHit[]) => void; readonly reject: () => void };
+type Pending = {
+  readonly resolve: (hits: VectorHit[]) => void;
+  readonly reject: () => void;
+  /** When the request counts as hung (`performance.now()` time). */
+  readonly deadline: number;
+};
+
+/**
+ * How long a request may wait for the worker's answer before the worker counts as hung: a fixed 10 s, plus
+ * 10 ns per byte of vectors the k-NN scans (about twenty times the rate measured on a 2-core machine, 0.45 ns
+ * a byte at 1,536-d, 1.1 at 128-d). A hung thread's requests then run on the store's connection and the
+ * thread is replaced (counted as a failure). Generous on purpose: a k-NN that is merely slow (a loaded
+ * machine, a big partition) must never be run twice. At most {@link HANG_MAX_MS}.
+ */
+export const HANG_BASE_MS = 10_000;
+/** The longest deadline (10 minutes), whatever the partition's size. */
+const HANG_MAX_MS = 600_000;
+
+const HANG_NS_PER_BYTE = 10;
+
+/** The hits of a reply's columns: the objects `runVectorPlan` built on the worker, key for key. */
+function hitsOf(reply: Extract<VectorWorkerReply, { ok: true }>): VectorHit[] {
+  const { ids, distances, chunks } = reply;
+  const hits: VectorHit[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i += 1) {
+    const distance = distances[i] as number;
+    const chunk = chunks?.[i];
+    hits[i] =
+      chunk === undefined
+        ? { id: ids[i] as string, distance, similarity: 1 - distance }
+        : { id: ids[i] as string, distance, similarity: 1 - distance, chunk };
+  }
+  return hits;
+}
 
 /** Where the worker's compiled entry is: next to this module, or, when this runs from source, in `dist/`. */
 function workerUrl(): URL {
@@ -73,6 +123,15 @@ export class VectorWorker {
   #answered = 0;
   #fallbacks = 0;
   #failures = 0;
+  #local = 0;
+  #hangs = 0;
+  /** The deadline of every request, when set (tests); otherwise derived from the partition's size. */
+  #deadlineMs: number | null = null;
+  /** One timer for all pending requests: armed for the earliest deadline, checked when it fires. */
+  #watchdog: ReturnType<typeof setTimeout> | null = null;
+  #minScanBytes = WORKER_MIN_SCAN_BYTES;
+  /** Per agent: its vec0 chunk count, and how many more searches may use it before it is counted again. */
+  readonly #sizes = new PartitionSizes();
   #stopping: Promise<void> | null = null;
   /** True once a search ran: the thread starts with the next one. */
   #seen = false;
@@ -88,6 +147,11 @@ export class VectorWorker {
   /** The offload of `searchVector`: a worker's answer, or undefined to run on the store's connection. */
   readonly offload: VectorOffload = (ctx: StoreContext, plan: VectorPlan) => {
     if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
+    const bytes = this.#sizes.scanBytes(ctx, plan.agentId);
+    if (bytes < this.#minScanBytes) {
+      this.#local += 1;
+      return undefined;
+    }
     const worker = this.#worker;
     if (worker === null) {
       // A one-shot process (a CLI search) never pays for a thread: it starts with the second search.
@@ -105,13 +169,16 @@ export class VectorWorker {
     const id = this.#nextId;
     return new Promise<VectorHit[]>((resolve, reject) => {
       if (this.#pending.size === 0) worker.ref();
+      const wait = this.#deadlineMs ?? Math.min(HANG_MAX_MS, HANG_BASE_MS + (bytes * HANG_NS_PER_BYTE) / 1e6);
       this.#pending.set(id, {
         resolve,
         reject: () => {
           this.#fallbacks += 1;
           reject(new Error('vector worker request failed'));
         },
+        deadline: performance.now() + wait,
       });
+      this.#arm();
       try {
         worker.postMessage({ id, plan, index: ctx.vectorIndex });
       } catch {
@@ -128,11 +195,56 @@ export class VectorWorker {
       answered: this.#answered,
       fallbacks: this.#fallbacks,
       failures: this.#failures,
+      local: this.#local,
+      hangs: this.#hangs,
+      setDeadlineMs: (ms: number | null) => {
+        this.#deadlineMs = ms;
+      },
+      hold: () => {
+        const flag = new Int32Array(new SharedArrayBuffer(4));
+        try {
+          this.#worker?.postMessage({ hold: flag.buffer });
+        } catch {
+          // No thread to hold.
+        }
+        return () => {
+          Atomics.store(flag, 0, 1);
+          Atomics.notify(flag, 0);
+        };
+      },
+      setMinScanBytes: (bytes: number) => {
+        this.#minScanBytes = bytes;
+      },
       crash: async () => {
         const worker = this.#worker;
         if (worker !== null) await worker.terminate();
       },
     };
+  }
+
+  /** Arms the watchdog for the earliest pending deadline, unless it is armed (it re-arms itself when it fires). */
+  #arm(): void {
+    if (this.#watchdog !== null || this.#pending.size === 0) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const p of this.#pending.values()) if (p.deadline < earliest) earliest = p.deadline;
+    const timer = setTimeout(() => this.#check(), Math.max(0, earliest - performance.now()));
+    // Never keeps a process alive (a pending request refs the worker itself).
+    timer.unref();
+    this.#watchdog = timer;
+  }
+
+  /** The watchdog fired: a request past its deadline means a hung thread, replaced like a failed one. */
+  #check(): void {
+    this.#watchdog = null;
+    const now = performance.now();
+    for (const p of this.#pending.values()) {
+      if (p.deadline <= now) {
+        this.#hangs += 1;
+        this.#failed();
+        return;
+      }
+    }
+    this.#arm();
   }
 
   /** Replays the worker's statement counts on the store's observer, then resolves the request. */
@@ -145,7 +257,7 @@ export class VectorWorker {
     }
     for (const kind of reply.kinds) this.#ctx.count(kind);
     this.#answered += 1;
-    pending.resolve(reply.hits as VectorHit[]);
+    pending.resolve(hitsOf(reply));
   }
 
   #settle(id: number): Pending | undefined {
