@@ -290,9 +290,9 @@ describe('the vector worker', () => {
   });
 
   it('keeps the k-NN of a small partition on the store connection, with the same answers', async () => {
-    // One agent over one vec0 chunk (1,024 vectors), three within it; the threshold set between the two (at
-    // this width the default, 2 MiB of vectors, keeps every agent here): only the big one's k-NN goes to the
-    // worker.
+    // One agent over one vec0 chunk (1,024 vectors), three within it; the threshold set to one full chunk's
+    // vectors (at this width the default, 2 MiB, keeps every agent here). Each small agent's chunk has that
+    // capacity but holds 240 vectors: its rows decide, and only the big one's k-NN goes to the worker.
     const path = join(dir, 'dispatch.db');
     const here = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: false });
     await fill(here);
@@ -305,7 +305,7 @@ describe('the vector worker', () => {
       })),
     );
     const store = createSqliteMemoryStore({ path, embedding: profile, vectorWorker: true });
-    vectorWorkerProbe(store)?.setMinScanBytes(1024 * DIM * 4 + 1);
+    vectorWorkerProbe(store)?.setMinScanBytes(1024 * DIM * 4);
     try {
       for (let i = 0; i < 500 && vectorWorkerProbe(store)?.state !== 'ready'; i += 1) {
         await store.searchVector({ agentId: 'agent-big', vector: vectorOf(1), k: 1 });

@@ -147,8 +147,8 @@ export class VectorWorker {
   /** The offload of `searchVector`: a worker's answer, or undefined to run on the store's connection. */
   readonly offload: VectorOffload = (ctx: StoreContext, plan: VectorPlan) => {
     if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
-    const bytes = this.#sizes.scanBytes(ctx, plan.agentId);
-    if (bytes < this.#minScanBytes) {
+    const bytes = this.#sizes.scanBytes(ctx, plan.agentId, this.#minScanBytes);
+    if (bytes.estimate < this.#minScanBytes) {
       this.#local += 1;
       return undefined;
     }
@@ -169,7 +169,8 @@ export class VectorWorker {
     const id = this.#nextId;
     return new Promise<VectorHit[]>((resolve, reject) => {
       if (this.#pending.size === 0) worker.ref();
-      const wait = this.#deadlineMs ?? Math.min(HANG_MAX_MS, HANG_BASE_MS + (bytes * HANG_NS_PER_BYTE) / 1e6);
+      const wait =
+        this.#deadlineMs ?? Math.min(HANG_MAX_MS, HANG_BASE_MS + (bytes.bound * HANG_NS_PER_BYTE) / 1e6);
       this.#pending.set(id, {
         resolve,
         reject: () => {
