@@ -11,6 +11,7 @@
  * evictions, agents idle past the TTL (expired on touch, by a snapshot's sweep and by `cleanup`), and rings
  * that wrap. Generated from a seeded PRNG: the same sequence on every run.
  */
+
 import {
   CANDIDATE_ARMS,
   DEGRADATION_CAUSES,
@@ -20,22 +21,11 @@ import {
   RETRIEVAL_STAGES,
   type RetrievalExecution,
 } from '@engram/contracts';
+import { mulberry32 } from '@engram/test-support/prng';
 import type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collector.js';
 
 /** The factory under test: `createDiagnosticsCollector` of one build. */
 export type CollectorFactory = (config: DiagnosticsCollectorConfig) => DiagnosticsCollector;
-
-/** Mulberry32: a small deterministic PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const AGENTS = 100;
 const RECORDS = 6_000;
@@ -177,7 +167,7 @@ export interface SequenceResult {
 
 /** Feeds the sequence to collectors made by `create` and returns every snapshot taken along it. */
 export function runRecordSequence(create: CollectorFactory): SequenceResult {
-  const random = prng(0x5eed13);
+  const random = mulberry32(0x5eed13);
   let now = START;
   let nanClock = false;
   const collector = create({

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { mulberry32 } from '@engram/test-support/prng';
 
 /** A small deterministic PRNG (mulberry32): the same seed gives the same sequence on every machine. */
 export interface Prng {
@@ -26,14 +27,7 @@ export interface Prng {
 
 /** Creates a mulberry32 PRNG from a 32-bit seed. */
 export function createPrng(seed: number): Prng {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (n: number): number => Math.floor(next() * n);
   return {
     next,

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_BUDGET } from './chunking.js';
 import { openDatabase } from './native.js';
@@ -27,17 +28,6 @@ afterEach(() => {
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Unit vectors around 12 centres (as text embeddings cluster by topic), deterministic. */
 function clustered(count: number, seed: number): Float32Array[] {
