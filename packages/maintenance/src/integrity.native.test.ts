@@ -69,6 +69,7 @@ describe('cheap phase over a store broken behind its back', () => {
     raw.prepare('DELETE FROM memories_fts_words WHERE rowid = ?').run(orphanRid);
     raw.prepare('DELETE FROM memories_fts_trigram WHERE rowid = ?').run(orphanRid);
     raw.prepare('DELETE FROM lexical_postings WHERE rid = ?').run(orphanRid);
+    raw.prepare('DELETE FROM lexical_postings_fresh WHERE rid = ?').run(orphanRid);
     raw.prepare('DELETE FROM lexical_docs WHERE rid = ?').run(orphanRid);
     raw.prepare('DELETE FROM memories WHERE rid = ?').run(orphanRid);
     // 3. A `ready` row stamped with another embedder's fingerprint (mixed vectors).

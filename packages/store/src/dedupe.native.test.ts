@@ -140,7 +140,7 @@ describe('schema v4 → v5', () => {
 
     clock = 9_000;
     const store = openStore(file);
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const byId = async (key: string) =>
       store.getMemory(key === 'other-agent' ? 'b' : 'a', ids[key] as string);
@@ -191,7 +191,7 @@ describe('a batch insert stores what one-by-one inserts store', () => {
           'SELECT * FROM memory_chunks ORDER BY agent_id, rid, idx',
           'SELECT rowid, * FROM memories_fts_words ORDER BY rowid',
           'SELECT rowid, * FROM memories_fts_trigram ORDER BY rowid',
-          'SELECT * FROM lexical_postings ORDER BY agent_id, term, rid',
+          'SELECT * FROM (SELECT * FROM lexical_postings UNION ALL SELECT * FROM lexical_postings_fresh) ORDER BY agent_id, term, rid',
           'SELECT * FROM lexical_docs ORDER BY rid',
           'SELECT * FROM lexical_stats ORDER BY agent_id',
           "SELECT * FROM sqlite_sequence WHERE name = 'memories'",

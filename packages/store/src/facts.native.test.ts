@@ -54,7 +54,15 @@ describe('forgetting in the file', () => {
         .get() as { n: number };
       expect(text.n).toBe(0);
       expect((db.prepare('SELECT count(*) AS n FROM memories').get() as { n: number }).n).toBe(0);
-      expect((db.prepare('SELECT count(*) AS n FROM lexical_postings').get() as { n: number }).n).toBe(0);
+      expect(
+        (
+          db
+            .prepare(
+              'SELECT count(*) AS n FROM (SELECT * FROM lexical_postings UNION ALL SELECT * FROM lexical_postings_fresh)',
+            )
+            .get() as { n: number }
+        ).n,
+      ).toBe(0);
       expect(
         (
           db.prepare("SELECT count(*) AS n FROM memory_history WHERE action = 'forgotten'").get() as {

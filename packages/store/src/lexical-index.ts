@@ -10,10 +10,29 @@
  * `rid`; `lexical_stats(agent_id, docs, total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
  * rowid); a longer memory split into chunks indexes each chunk as its own unit.
  *
+ * The postings are kept in two levels (schema v11), as a log-structured merge tree of two levels would:
+ * `lexical_postings_fresh` (same columns and key) takes every write transaction's postings and stays small;
+ * once it holds `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement. A
+ * posting's key is (agent, term, unit), so a batch written straight into the large table touched one of its
+ * leaves per distinct term — nearly all of them once an agent has many rows — and each touched page was
+ * rewritten at each commit; a merge touches each of them at most once for many batches. Readers (scoring,
+ * document frequencies, removal, the integrity check) read both tables; a unit's postings are always all in
+ * one of them.
+ *
  * The score of a unit d for query terms q is Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl)), with
  * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
  * Probabilistic Relevance Framework: BM25 and Beyond").
  */
+import {
+  FRESH_POSTINGS,
+  FRESH_POSTINGS_DDL,
+  type GetSql,
+  MAIN_POSTINGS,
+  mergeFreshPostings,
+  POSTINGS_MERGE,
+  type PostingsTable,
+  type RunSql,
+} from './lexical-postings.js';
 import { forEachIndexWord, stem } from './lexical-tokens.js';
 
 /** BM25 settings of a store. */
@@ -30,8 +49,8 @@ export interface Bm25Settings {
  */
 export const DEFAULT_BM25: Bm25Settings = Object.freeze({ k1: 0.9, b: 0.4 });
 
-/** The SQL the BM25 index adds to the schema (schema v3). */
-export const LEXICAL_INDEX_DDL = `
+/** The SQL the BM25 index adds to the schema (schema v3; the fresh postings since v11). */
+export const LEXICAL_INDEX_DDL: string = `
 CREATE TABLE IF NOT EXISTS lexical_postings (
   agent_id TEXT NOT NULL,
   term TEXT NOT NULL,
@@ -41,6 +60,7 @@ CREATE TABLE IF NOT EXISTS lexical_postings (
   PRIMARY KEY (agent_id, term, rid)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
+${FRESH_POSTINGS_DDL}
 CREATE TABLE IF NOT EXISTS lexical_docs (
   rid INTEGER PRIMARY KEY,
   agent_id TEXT NOT NULL,
@@ -54,50 +74,6 @@ CREATE TABLE IF NOT EXISTS lexical_stats (
 ) WITHOUT ROWID;
 `;
 
-/**
- * Schema v7: each unit's distinct terms are kept with its length (`terms`, created with the table since v7,
- * added here to an older file), and the postings' index on `rid` goes: it cost a second B-tree insert per
- * posting. Units indexed before get their terms from their postings, through that index, before it goes.
- */
-export function addLexicalTerms(db: {
-  exec(sql: string): unknown;
-  prepare(sql: string): { all(): unknown[] };
-}): void {
-  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_docs')").all() as {
-    name: string;
-  }[];
-  if (!columns.some((c) => c.name === 'terms')) db.exec('ALTER TABLE lexical_docs ADD COLUMN terms TEXT');
-  db.exec(`UPDATE lexical_docs SET terms = (
-      SELECT json_group_array(p.term) FROM lexical_postings p WHERE p.rid = lexical_docs.rid)
-    WHERE terms IS NULL;
-    DROP INDEX IF EXISTS lexical_postings_rid;`);
-}
-
-/**
- * Schema v10: each posting carries its unit's length in tokens (`length`, created with the table since v10,
- * added here to an older file and filled from the units' length rows in one statement), so the BM25 scoring
- * statement reads the length with the posting instead of joining `lexical_docs` per hit. A posting whose unit
- * has no length row (only a damaged file has one; the integrity check reports its memory) keeps a null length
- * and scores nothing, as it matched nothing in the join before.
- */
-export function addPostingLengths(db: {
-  exec(sql: string): unknown;
-  prepare(sql: string): { all(): unknown[] };
-}): void {
-  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_postings')").all() as {
-    name: string;
-  }[];
-  if (!columns.some((c) => c.name === 'length'))
-    db.exec('ALTER TABLE lexical_postings ADD COLUMN length INTEGER');
-  db.exec(`UPDATE lexical_postings SET length = (SELECT d.length FROM lexical_docs d WHERE d.rid = lexical_postings.rid)
-    WHERE length IS NULL`);
-}
-
-/** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
-export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
-/** Reads one row. */
-export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
-
 // The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
 // value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
 // binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
@@ -107,17 +83,21 @@ const DOCS_CHUNK = 256;
 const postingsSql = new Map<number, string>();
 const agentPostingsSql = new Map<number, string>();
 
-/** The insert of `n` postings: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent then `[term, rid, tf, length]` each. */
-function insertPostingsSql(n: number, oneAgent: boolean): string {
+/**
+ * The insert of `n` postings into `table`: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent
+ * then `[term, rid, tf, length]` each.
+ */
+function insertPostingsSql(n: number, oneAgent: boolean, table: PostingsTable): string {
   const cache = oneAgent ? agentPostingsSql : postingsSql;
-  let sql = cache.get(n);
+  const key = table === FRESH_POSTINGS ? n : -n;
+  let sql = cache.get(key);
   if (sql === undefined) {
     sql = oneAgent
-      ? `INSERT INTO lexical_postings(agent_id, term, rid, tf, length)
+      ? `INSERT INTO ${table}(agent_id, term, rid, tf, length)
   SELECT ?, column1, column2, column3, column4 FROM (VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')})`
-      : `INSERT INTO lexical_postings(agent_id, term, rid, tf, length)
+      : `INSERT INTO ${table}(agent_id, term, rid, tf, length)
   VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
-    cache.set(n, sql);
+    cache.set(key, sql);
   }
   return sql;
 }
@@ -175,6 +155,8 @@ export class LexicalBatch {
   #inOrder = true;
   #lastRid = -1;
   #stats = new Map<string, [docs: number, totalLength: number]>();
+  /** Postings in the fresh table, as far as this batch's flushes know (undefined: counted at the next flush). */
+  #fresh: number | undefined;
 
   /** Units waiting to be written. */
   get size(): number {
@@ -260,8 +242,13 @@ export class LexicalBatch {
     }
   }
 
-  /** Forgets the waiting units (their transaction rolled back). */
+  /** Forgets the waiting units (their transaction rolled back, and with it any insert or merge of the fresh postings). */
   clear(): void {
+    this.#reset();
+    this.#fresh = undefined;
+  }
+
+  #reset(): void {
     this.#agents = new Map();
     this.#unitLists.length = 0;
     this.#unitTerms.length = 0;
@@ -276,18 +263,21 @@ export class LexicalBatch {
   /**
    * Writes the waiting units, none when nothing waits: the postings in multi-row inserts of up to 1,024 postings
    * (whole chunks, then the rest in halving sizes), the unit lengths 256 a statement, one statement of the
-   * statistics. With `stats` false the agents' statistics are left to the caller (a bulk
-   * rebuild recomputes them once).
+   * statistics. With `fresh` (a reader on the same connection) the postings go into the fresh table, which is
+   * merged into the main one once it holds `POSTINGS_MERGE.at` postings; without it (a bulk rebuild) straight
+   * into the main table. With `stats` false the agents' statistics are left to the caller (a bulk rebuild
+   * recomputes them once).
    */
-  flush(run: RunSql, stats = true): void {
+  flush(run: RunSql, stats = true, fresh?: GetSql): void {
     if (this.#units === 0) return;
+    const table = fresh === undefined ? MAIN_POSTINGS : FRESH_POSTINGS;
     const agentsTerms = this.#agents;
     const inOrder = this.#inOrder;
     const docs = this.#docs;
     const units = this.#units;
     const total = this.#postingCount;
     const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
-    this.clear();
+    this.#reset();
     // The postings in key order (agent, term, unit; strings by UTF-16 code units), `[agent,] term, rid, tf,
     // length` each, bound one chunk at a time.
     const oneAgent = agentsTerms.size === 1;
@@ -306,7 +296,7 @@ export class LexicalBatch {
           else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
           inChunk += 1;
           if (inChunk === n) {
-            run(insertPostingsSql(n, oneAgent), ...chunk);
+            run(insertPostingsSql(n, oneAgent, table), ...chunk);
             left -= n;
             n = chunkSize(left, POSTINGS_CHUNK);
             chunk = oneAgent ? [agentId] : [];
@@ -321,6 +311,17 @@ export class LexicalBatch {
       run(INSERT_DOCS, ...values);
     }
     if (stats) run(ADD_STATS, JSON.stringify(agents));
+    if (fresh === undefined) return;
+    const held =
+      this.#fresh === undefined
+        ? (fresh<{ n: number }>('SELECT count(*) AS n FROM lexical_postings_fresh')?.n ?? 0)
+        : this.#fresh + total;
+    if (held >= POSTINGS_MERGE.at) {
+      mergeFreshPostings(run);
+      this.#fresh = 0;
+    } else {
+      this.#fresh = held;
+    }
   }
 }
 
@@ -348,24 +349,26 @@ INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT agent_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id;`;
 
 /**
- * Removes one unit's postings and statistics (nothing when it is not indexed): its postings by their keys,
- * from the terms its length row lists. Postings without a length row (only a damaged file has them) are found
- * by a scan.
+ * Removes one unit's postings and statistics (nothing when it is not indexed): its postings by their keys, in
+ * both the main and the fresh table, from the terms its length row lists. Postings without a length row (only a
+ * damaged file has them) are found by a scan.
  */
 export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {
   const doc = get<{ agent_id: string; length: number; terms: string | null }>(
     'SELECT agent_id, length, terms FROM lexical_docs WHERE rid = ?',
     rid,
   );
-  if (doc === undefined || doc.terms === null) {
-    run('DELETE FROM lexical_postings WHERE rid = ?', rid);
-  } else {
-    run(
-      'DELETE FROM lexical_postings WHERE agent_id = ? AND term IN (SELECT value FROM json_each(?)) AND rid = ?',
-      doc.agent_id,
-      doc.terms,
-      rid,
-    );
+  for (const table of [MAIN_POSTINGS, FRESH_POSTINGS]) {
+    if (doc === undefined || doc.terms === null) {
+      run(`DELETE FROM ${table} WHERE rid = ?`, rid);
+    } else {
+      run(
+        `DELETE FROM ${table} WHERE agent_id = ? AND term IN (SELECT value FROM json_each(?)) AND rid = ?`,
+        doc.agent_id,
+        doc.terms,
+        rid,
+      );
+    }
   }
   if (doc === undefined) return;
   run('DELETE FROM lexical_docs WHERE rid = ?', rid);

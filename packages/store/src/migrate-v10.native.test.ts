@@ -81,7 +81,7 @@ function wrongLengths(path: string): number {
     return (
       db
         .prepare(
-          `SELECT count(*) AS n FROM lexical_postings p LEFT JOIN lexical_docs d ON d.rid = p.rid
+          `SELECT count(*) AS n FROM (SELECT * FROM lexical_postings UNION ALL SELECT * FROM lexical_postings_fresh) p LEFT JOIN lexical_docs d ON d.rid = p.rid
            WHERE p.length IS NULL OR d.length IS NULL OR p.length <> d.length`,
         )
         .get() as { n: number }
@@ -113,15 +113,19 @@ describe('schema v9 → v10', () => {
     // Turn the file back into what version 9 wrote: postings without their unit's length, version 9.
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
+      // Version 9 kept every posting in one table.
+      raw.exec(
+        'INSERT INTO lexical_postings SELECT * FROM lexical_postings_fresh; DROP TABLE lexical_postings_fresh;',
+      );
       raw.exec('ALTER TABLE lexical_postings DROP COLUMN length');
       raw.prepare("UPDATE meta SET value = '9' WHERE key = 'schema_version'").run();
     } finally {
       raw.close();
     }
 
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(10);
+    expect(store.info.schemaVersion).toBe(11);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(wrongLengths(path)).toBe(0);

@@ -119,6 +119,7 @@ describe('schema v8 → v9', () => {
         CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);
         DROP INDEX memories_agent_hash_prefix;
         CREATE INDEX memories_agent_hash ON memories(agent_id, content_hash);
+        INSERT INTO lexical_postings SELECT * FROM lexical_postings_fresh; DROP TABLE lexical_postings_fresh;
         ALTER TABLE lexical_postings DROP COLUMN length;`);
       raw.prepare("UPDATE meta SET value = '8' WHERE key = 'schema_version'").run();
     } finally {
@@ -126,9 +127,9 @@ describe('schema v8 → v9', () => {
     }
     expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(10);
+    expect(store.info.schemaVersion).toBe(11);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
     expect(names).not.toContain('memories_agent_hash');

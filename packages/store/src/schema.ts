@@ -3,13 +3,8 @@
  * the migrations because its dimensions come from the embedder profile (see `vectorTableSql`).
  */
 
-import {
-  addLexicalTerms,
-  addPostingLengths,
-  LEXICAL_INDEX_DDL,
-  LexicalBatch,
-  REBUILD_LEXICAL_STATS,
-} from './lexical-index.js';
+import { LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
+import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexical-postings.js';
 import type { SqliteDatabase } from './native.js';
 import { likeText } from './normalize.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
@@ -143,7 +138,9 @@ CREATE TABLE IF NOT EXISTS skills (
     up(db: SqliteDatabase): void {
       db.exec(LEXICAL_INDEX_DDL);
       // Idempotent: whatever an interrupted or foreign build left is rebuilt from the rows.
-      db.exec('DELETE FROM lexical_postings; DELETE FROM lexical_docs; DELETE FROM lexical_stats;');
+      db.exec(
+        'DELETE FROM lexical_postings; DELETE FROM lexical_postings_fresh; DELETE FROM lexical_docs; DELETE FROM lexical_stats;',
+      );
       const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
       const prepared = (sql: string): ReturnType<SqliteDatabase['prepare']> => {
         let stmt = statements.get(sql);
@@ -291,6 +288,16 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
     version: 10,
     up(db: SqliteDatabase): void {
       addPostingLengths(db);
+    },
+  },
+  {
+    // The BM25 postings in two levels (see `lexical-index.ts`): the fresh postings table every write transaction
+    // inserts into, merged into `lexical_postings` in bulk once it is large enough. An existing file's postings
+    // stay where they are (the main table); the version itself matters too: an older Engram would not read the
+    // fresh table, so it refuses the file.
+    version: 11,
+    up(db: SqliteDatabase): void {
+      db.exec(FRESH_POSTINGS_DDL);
     },
   },
 ];

@@ -163,7 +163,10 @@ function dump(path: string): Record<string, unknown[]> {
       memory_tags: byUnit(all('SELECT * FROM memory_tags'), 'rid'),
       memory_chunks: byUnit(all('SELECT * FROM memory_chunks'), 'rid'),
       vectors: byUnit(all('SELECT rowid AS rid, agent_id, hex(embedding) AS v FROM memories_vec'), 'rid'),
-      lexical_postings: byUnit(all('SELECT * FROM lexical_postings'), 'rid'),
+      lexical_postings: byUnit(
+        all('SELECT * FROM (SELECT * FROM lexical_postings UNION ALL SELECT * FROM lexical_postings_fresh)'),
+        'rid',
+      ),
       lexical_docs: byUnit(all('SELECT * FROM lexical_docs'), 'rid'),
       lexical_stats: all('SELECT * FROM lexical_stats ORDER BY agent_id'),
       fts: all(

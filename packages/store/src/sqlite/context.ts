@@ -213,7 +213,11 @@ export class StoreContext {
 
   /** Writes the BM25 units the open transaction indexed so far (one statement per 1,024 postings, plus two). */
   flushLexical(): void {
-    this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params));
+    this.lexical.flush(
+      (sql, ...params) => this.stmt('fts', sql).run(...params),
+      true,
+      (sql, ...params) => this.stmt('fts', sql).get(...params),
+    );
   }
 
   /**

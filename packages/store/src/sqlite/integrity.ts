@@ -169,7 +169,10 @@ export function pruneOrphanedVectors(
              WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_docs', 'rid')}
            UNION
            SELECT DISTINCT rid FROM lexical_postings
-             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_postings', 'rid')}`,
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_postings', 'rid')}
+           UNION
+           SELECT DISTINCT rid FROM lexical_postings_fresh
+             WHERE ${agentId === undefined ? '' : 'agent_id = @agent AND'} ${live('lexical_postings_fresh', 'rid')}`,
         )
         .all<{ rid: number }>(
           agentId === undefined ? {} : { match: `agent : "${ctx.agentToken(agentId)}"`, agent: agentId },

@@ -35,7 +35,9 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
     );
     phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
   }
-  // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
+  // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings,
+  // one arm of `post` per postings table (main, then fresh; a unit's postings are all in one of them, so a unit's
+  // rows reach the sum in the query terms' order, as from one table).
   // `+cand` in the cut keeps SQLite from building an automatic index over the hits for it (a sort of every
   // hit, more than the cut's own top-n sort: a quarter of the statement's time for a query with a common term).
   // The cut score is read once (`lim`): it bounds the join and tells the caller whether the cut dropped units
@@ -43,14 +45,19 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
   // The statement returns the passing units as they come; `bestPerMemory` picks each memory's best unit and
   // orders and limits them in JavaScript (a `GROUP BY m.rid` and an `ORDER BY` here were two more sorters, 40 %
   // of the statement at 10k rows).
+  const postArms = ['lexical_postings', 'lexical_postings_fresh']
+    .map(
+      (table) => `SELECT p.rid, w.idf, w.grp, p.tf, p.length FROM w
+      CROSS JOIN ${table} p ON p.agent_id = @agent AND p.term = w.term
+      WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}`,
+    )
+    .join('\n      UNION ALL\n      ');
   return `WITH w(term, idf, grp) AS MATERIALIZED (
       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
       FROM json_each(@weights)),
     ${phraseCtes.map((c) => `${c},`).join('\n    ')}
     post(rid, idf, grp, tf, length) AS (
-      SELECT p.rid, w.idf, w.grp, p.tf, p.length FROM w
-      CROSS JOIN lexical_postings p ON p.agent_id = @agent AND p.term = w.term
-      WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}),
+      ${postArms}),
     hits(rid, score, cand) AS MATERIALIZED (
       SELECT post.rid,
         sum(post.idf * post.tf * (@k1 + 1.0) / (post.tf + @k1 * (1.0 - @b + @b * post.length / @avgdl))),
@@ -91,8 +98,13 @@ export function searchBm25(
       'fts',
       `SELECT s.docs AS docs, s.total_length AS total_length,
         (SELECT json_group_array(json_array(term, n)) FROM (
-          SELECT term, count(*) AS n FROM lexical_postings
-          WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term)) AS df
+          SELECT term, sum(n) AS n FROM (
+            SELECT term, count(*) AS n FROM lexical_postings
+            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term
+            UNION ALL
+            SELECT term, count(*) AS n FROM lexical_postings_fresh
+            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term)
+          GROUP BY term)) AS df
        FROM lexical_stats s WHERE s.agent_id = @agent`,
     )
     .get<{ docs: number; total_length: number; df: string }>({

@@ -1,0 +1,95 @@
+/**
+ * The BM25 postings' tables across schema versions: the two levels of the postings (schema v11: the small fresh
+ * table every write goes into, merged in bulk into the main table), the main table's migrations (v7 the units'
+ * term lists, v10 each posting's unit length), and the statement runners the index writers take. The index
+ * itself (the batch writer, removal, statistics) is `lexical-index.ts`.
+ */
+
+/** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
+export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
+/** Reads one row. */
+export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
+
+/**
+ * Schema v11: the fresh postings, the small first level of the postings (same columns and key as
+ * `lexical_postings`). Every write transaction inserts its postings here; once the table holds
+ * `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement (`mergeFreshPostings`).
+ */
+export const FRESH_POSTINGS_DDL = `CREATE TABLE IF NOT EXISTS lexical_postings_fresh (
+  agent_id TEXT NOT NULL,
+  term TEXT NOT NULL,
+  rid INTEGER NOT NULL,
+  tf INTEGER NOT NULL,
+  length INTEGER,
+  PRIMARY KEY (agent_id, term, rid)
+) WITHOUT ROWID;`;
+
+/** The main postings table (the large second level). */
+export const MAIN_POSTINGS = 'lexical_postings';
+/** The fresh postings table (the small first level, see `FRESH_POSTINGS_DDL`). */
+export const FRESH_POSTINGS = 'lexical_postings_fresh';
+export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
+
+/**
+ * When the fresh postings move into the main table: once the fresh table holds `at` postings or more at the end
+ * of a write transaction's flush. An internal knob (tests lower or raise it), not part of the store's API.
+ *
+ * 65,536 postings: the fresh table then stays near 2 MiB (about 30 bytes a posting), inside the store's page
+ * cache, and one seek deeper than a page or two per query term; a merge rewrites each main-table leaf holding
+ * one of the fresh table's distinct terms once, and the distinct terms of 65,536 postings of natural text are a
+ * few thousand (vocabulary grows far slower than text), so the merge writes a few thousand leaves for what
+ * would have been that many leaves per 1,000-row batch (about 20,000 postings) written straight into the main
+ * table. Smaller makes merges more frequent for about the same leaves each; larger makes every batch rewrite
+ * more of the fresh table's own leaves.
+ */
+export const POSTINGS_MERGE: { at: number } = { at: 65_536 };
+
+/**
+ * Moves every fresh posting into the main table in key order (each main leaf is written at most once) and
+ * empties the fresh table; runs inside the caller's write transaction. A key already in the main table (never
+ * in an intact file: a unit's postings are written once, by one batch) is replaced by the fresh posting.
+ */
+export function mergeFreshPostings(run: RunSql): void {
+  run(`INSERT OR REPLACE INTO lexical_postings(agent_id, term, rid, tf, length)
+  SELECT agent_id, term, rid, tf, length FROM lexical_postings_fresh ORDER BY agent_id, term, rid`);
+  run('DELETE FROM lexical_postings_fresh');
+}
+
+/**
+ * Schema v7: each unit's distinct terms are kept with its length (`terms`, created with the table since v7,
+ * added here to an older file), and the postings' index on `rid` goes: it cost a second B-tree insert per
+ * posting. Units indexed before get their terms from their postings, through that index, before it goes.
+ */
+export function addLexicalTerms(db: {
+  exec(sql: string): unknown;
+  prepare(sql: string): { all(): unknown[] };
+}): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_docs')").all() as {
+    name: string;
+  }[];
+  if (!columns.some((c) => c.name === 'terms')) db.exec('ALTER TABLE lexical_docs ADD COLUMN terms TEXT');
+  db.exec(`UPDATE lexical_docs SET terms = (
+      SELECT json_group_array(p.term) FROM lexical_postings p WHERE p.rid = lexical_docs.rid)
+    WHERE terms IS NULL;
+    DROP INDEX IF EXISTS lexical_postings_rid;`);
+}
+
+/**
+ * Schema v10: each posting carries its unit's length in tokens (`length`, created with the table since v10,
+ * added here to an older file and filled from the units' length rows in one statement), so the BM25 scoring
+ * statement reads the length with the posting instead of joining `lexical_docs` per hit. A posting whose unit
+ * has no length row (only a damaged file has one; the integrity check reports its memory) keeps a null length
+ * and scores nothing, as it matched nothing in the join before.
+ */
+export function addPostingLengths(db: {
+  exec(sql: string): unknown;
+  prepare(sql: string): { all(): unknown[] };
+}): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('lexical_postings')").all() as {
+    name: string;
+  }[];
+  if (!columns.some((c) => c.name === 'length'))
+    db.exec('ALTER TABLE lexical_postings ADD COLUMN length INTEGER');
+  db.exec(`UPDATE lexical_postings SET length = (SELECT d.length FROM lexical_docs d WHERE d.rid = lexical_postings.rid)
+    WHERE length IS NULL`);
+}
