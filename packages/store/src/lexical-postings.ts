@@ -34,13 +34,16 @@ export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
  * When the fresh postings move into the main table: once the fresh table holds `at` postings or more at the end
  * of a write transaction's flush. An internal knob (tests lower or raise it), not part of the store's API.
  *
- * 65,536 postings: the fresh table then stays near 2 MiB (about 30 bytes a posting), inside the store's page
- * cache, and one seek deeper than a page or two per query term; a merge rewrites each main-table leaf holding
- * one of the fresh table's distinct terms once, and the distinct terms of 65,536 postings of natural text are a
- * few thousand (vocabulary grows far slower than text), so the merge writes a few thousand leaves for what
- * would have been that many leaves per 1,000-row batch (about 20,000 postings) written straight into the main
- * table. Smaller makes merges more frequent for about the same leaves each; larger makes every batch rewrite
- * more of the fresh table's own leaves.
+ * 65,536 postings: the fresh table then holds about 2 MiB (about 30 bytes a posting; SQLite's default page
+ * cache is 2 MiB), so the pages each batch rewrites in it stay few, and a query term costs one more short index
+ * seek. A merge writes each main-table leaf holding one of the fresh table's distinct terms once; the distinct
+ * terms of 65,536 postings are far fewer than the postings (a vocabulary grows far slower than the text: 65,536
+ * postings of the benchmark's 6,000-word Zipf workload are about 4,900 rows), where each 1,000-row batch written
+ * straight into the main table touched one leaf per distinct term of its own. Smaller merges more often, each
+ * still touching most of those leaves; larger makes every batch rewrite more of the fresh table's own leaves
+ * and makes the merging write slower (the merge runs inside the write that crosses the threshold). On 100k
+ * one-agent bench rows, 16,384 to 262,144 all ran faster than one level; 1,048,576 (no merge until 75k rows) did
+ * not (single noisy runs; see the store README).
  */
 export const POSTINGS_MERGE: { at: number } = { at: 65_536 };
 
