@@ -42,8 +42,8 @@ export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
  * straight into the main table touched one leaf per distinct term of its own. Smaller merges more often, each
  * still touching most of those leaves; larger makes every batch rewrite more of the fresh table's own leaves
  * and makes the merging write slower (the merge runs inside the write that crosses the threshold). On 100k
- * one-agent bench rows, 16,384 to 262,144 all ran faster than one level; 1,048,576 (no merge until 75k rows) did
- * not (single noisy runs; see the store README).
+ * one-agent bench rows, single noisy runs of thresholds from 16,384 to 1,048,576 spread within the run-to-run
+ * noise around 65,536, which is chosen for the size bound above, not for a figure (see the store README).
  */
 export const POSTINGS_MERGE: { at: number } = { at: 65_536 };
 
