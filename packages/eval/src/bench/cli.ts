@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
+import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
   BENCH_SCENARIOS,
@@ -23,10 +25,14 @@ Side-by-side performance benchmark (not part of pnpm test):
   hundredAgents       100 agents × min(size / 10, 10,000) rows each, in one file
   oneAgent384d        one agent, size rows, 384-d vectors
   oneAgent1536d       one agent, size rows, 1536-d vectors
-  hundredAgents1536d  100 agents × min(size / 100, 10,000) rows each, 1536-d vectors
+  hundredAgents1536d  100 agents × min(size / 10, 10,000) rows each, 1536-d vectors
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
-Orama (in memory) indexes one database per agent, for at most 20 queried agents.
+Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents, and only as
+many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288 for the 1M-row 1536-d
+scenario; a smaller heap indexes fewer agents, and the report says how many).
+--size 100000 runs about 1 h 15 min on 2 cores and needs about 30 GB of free temporary disk (the 1M-row
+1536-d scenario alone: about 35 min and 26 GB); the default --size 10000 a few minutes.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
   --size <n>            default 10000
@@ -91,26 +97,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${line}\n`);
   };
 
-  const plans: { name: BenchScenarioName; agents: number; rowsPerAgent: number; dimensions: number }[] = [
-    { name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000), dimensions: 128 },
-  ];
-  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size, dimensions: 128 });
-  plans.push(
-    {
-      name: 'hundredAgents',
-      agents: 100,
-      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
-      dimensions: 128,
-    },
-    { name: 'oneAgent384d', agents: 1, rowsPerAgent: size, dimensions: 384 },
-    { name: 'oneAgent1536d', agents: 1, rowsPerAgent: size, dimensions: 1536 },
-    {
-      name: 'hundredAgents1536d',
-      agents: 100,
-      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 100), 10_000)),
-      dimensions: 1536,
-    },
-  );
+  const plans = benchPlans(size);
 
   const only = args.flags.get('only');
   if (only !== undefined) {
@@ -140,7 +127,11 @@ async function main(argv: readonly string[]): Promise<number> {
         dimensions: plan.dimensions,
         queries,
         oramaQueries,
-        oramaMaxAgents: 20,
+        oramaMaxAgents: oramaAgentsWithin(
+          getHeapStatistics().heap_size_limit - process.memoryUsage().heapUsed,
+          plan.rowsPerAgent,
+          plan.dimensions,
+        ),
         batchSize: 1000,
         dir,
         log,

@@ -204,6 +204,9 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       .filter(([q]) => oramaAgents.includes(agentOf(q)))
       .slice(0, config.oramaQueries);
     const beforeOrama = memoryNow();
+    log(
+      `[${config.name}] orama: indexing ${oramaAgents.length} agent(s) × ${config.rowsPerAgent} rows (at most ${config.oramaMaxAgents} within the heap), ${oramaQueryIdx.length} queries`,
+    );
     const oramaDbs = new Map<number, Awaited<ReturnType<typeof createOramaDb>>>();
     let oramaIndexMs = 0;
     let oramaRows = 0;
