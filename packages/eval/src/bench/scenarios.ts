@@ -351,7 +351,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         },
         ...(oramaAgents.length < config.agents
           ? {
-              note: `Orama indexed the ${oramaAgents.length} queried agent(s) of ${config.agents}, one in-memory database per agent; Engram searched all agents in one file.`,
+              note: `Orama indexed ${oramaAgents.length} queried agent(s) of ${config.agents} (at most ${config.oramaMaxAgents}: the bench's cap, or what fits in half the free heap), one in-memory database per agent; Engram searched all agents in one file.`,
             }
           : {}),
       },
