@@ -307,9 +307,6 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
     for (const sql of [...ctx.statements.keys()]) {
       if (sql.includes('memories_vec')) ctx.statements.delete(sql);
     }
-    // The float table is empty: this only clears the build watermark.
-    if (next !== null && ctx.vectorIndex.quantization !== 'none')
-      finishQuantIndex(ctx, ctx.vectorIndex.quantization, next.dimensions);
     ctx.bindProfile(next, fingerprint);
   });
 }

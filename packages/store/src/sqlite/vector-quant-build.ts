@@ -59,7 +59,11 @@ export function prepareQuantIndex(
   if (quantization === 'none' || profile === null) return;
   db.exec(quantTableSql(quantization, profile.dimensions) as string);
   ctx.count('meta');
-  if (hasTable(ctx, 'memories_vec')) {
+  // Only a float table with vectors needs a build (a new file, or one just reset, has none).
+  if (
+    hasTable(ctx, 'memories_vec') &&
+    ctx.db.prepare('SELECT rowid FROM memories_vec LIMIT 1').get() !== undefined
+  ) {
     ctx.stmt('meta', 'INSERT INTO meta(key, value) VALUES (?, ?)').run(QUANT_BUILD_META, '0');
   }
 }
