@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,8 +31,9 @@ orthogonal transform (every similarity, so every ranking, unchanged; see widenVe
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents, and only as
 many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288 for the 1M-row 1536-d
 scenario; a smaller heap indexes fewer agents, and the report says how many).
---size 100000 runs about 1 h 15 min on 2 cores and needs about 30 GB of free temporary disk (the 1M-row
-1536-d scenario alone: about 35 min and 26 GB); the default --size 10000 a few minutes.
+--size 100000 runs about 50 min on a quiet 2-core machine and needs about 31 GB of free temporary disk (each
+scenario's files are deleted when it ends; the 1M-row 1536-d scenario alone takes about 27 min and 31 GB, and
+pnpm bench's 12 GiB heap); the default --size 10000 takes a few minutes and about 3 GB.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
   --size <n>            default 10000
@@ -150,6 +151,11 @@ async function main(argv: readonly string[]): Promise<number> {
       };
       writeJsonFile(reportPath, partial);
       log(formatBenchTable(partial));
+      // The scenario's files go now (the 1M-row 1536-d one leaves ≈31 GB), so the disk a run needs is its
+      // largest scenario's, not the sum.
+      for (const file of readdirSync(dir)) {
+        if (file.startsWith(`${plan.name}-`)) rmSync(join(dir, file), { force: true });
+      }
       // Release the scenario's memory (Orama's indexes) before the next one measures its own.
       (globalThis as { gc?: () => void }).gc?.();
     }
