@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
+import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
   BENCH_SCENARIOS,
@@ -23,10 +25,15 @@ Side-by-side performance benchmark (not part of pnpm test):
   hundredAgents       100 agents × min(size / 10, 10,000) rows each, in one file
   oneAgent384d        one agent, size rows, 384-d vectors
   oneAgent1536d       one agent, size rows, 1536-d vectors
-  hundredAgents1536d  100 agents × min(size / 100, 10,000) rows each, 1536-d vectors
+  hundredAgents1536d  100 agents × min(size / 10, 10,000) rows each, 1536-d vectors
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
-Orama (in memory) indexes one database per agent, for at most 20 queried agents.
+Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents, and only as
+many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288 for the 1M-row 1536-d
+scenario; a smaller heap indexes fewer agents, and the report says how many).
+--size 100000 runs about 50 min on a quiet 2-core machine and needs about 31 GB of free temporary disk (each
+scenario's files are deleted when it ends; the 1M-row 1536-d scenario alone takes about 27 min and 31 GB, and
+pnpm bench's 12 GiB heap); the default --size 10000 takes a few minutes and about 3 GB.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
   --size <n>            default 10000
@@ -91,26 +98,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${line}\n`);
   };
 
-  const plans: { name: BenchScenarioName; agents: number; rowsPerAgent: number; dimensions: number }[] = [
-    { name: 'oneAgent10k', agents: 1, rowsPerAgent: Math.min(size, 10_000), dimensions: 128 },
-  ];
-  if (size >= 100_000) plans.push({ name: 'oneAgent100k', agents: 1, rowsPerAgent: size, dimensions: 128 });
-  plans.push(
-    {
-      name: 'hundredAgents',
-      agents: 100,
-      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 10), 10_000)),
-      dimensions: 128,
-    },
-    { name: 'oneAgent384d', agents: 1, rowsPerAgent: size, dimensions: 384 },
-    { name: 'oneAgent1536d', agents: 1, rowsPerAgent: size, dimensions: 1536 },
-    {
-      name: 'hundredAgents1536d',
-      agents: 100,
-      rowsPerAgent: Math.max(1, Math.min(Math.floor(size / 100), 10_000)),
-      dimensions: 1536,
-    },
-  );
+  const plans = benchPlans(size);
 
   const only = args.flags.get('only');
   if (only !== undefined) {
@@ -140,7 +128,11 @@ async function main(argv: readonly string[]): Promise<number> {
         dimensions: plan.dimensions,
         queries,
         oramaQueries,
-        oramaMaxAgents: 20,
+        oramaMaxAgents: oramaAgentsWithin(
+          getHeapStatistics().heap_size_limit - process.memoryUsage().heapUsed,
+          plan.rowsPerAgent,
+          plan.dimensions,
+        ),
         batchSize: 1000,
         dir,
         log,
@@ -159,6 +151,11 @@ async function main(argv: readonly string[]): Promise<number> {
       };
       writeJsonFile(reportPath, partial);
       log(formatBenchTable(partial));
+      // The scenario's files go now (the 1M-row 1536-d one leaves ≈31 GB), so the disk a run needs is its
+      // largest scenario's, not the sum.
+      for (const file of readdirSync(dir)) {
+        if (file.startsWith(`${plan.name}-`)) rmSync(join(dir, file), { force: true });
+      }
       // Release the scenario's memory (Orama's indexes) before the next one measures its own.
       (globalThis as { gc?: () => void }).gc?.();
     }

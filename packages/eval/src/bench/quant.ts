@@ -76,7 +76,9 @@ export async function measureQuantised(
   const modes: Partial<
     Record<'int8' | 'bit', { run: { ms: number[]; ids: string[][] }; buildMs: number; rescore: number }>
   > = {};
+  log(`  vector arm alone: ${queries.length} queries exact, then int8, then bit, then exact again`);
   for (const quantization of ['int8', 'bit'] as const) {
+    log(`  quantised index ${quantization}: building from the stored float vectors`);
     const t = process.hrtime.bigint();
     const { indexed } = await store.resetVectorIndex({ quantization });
     const buildMs = elapsedMs(t);

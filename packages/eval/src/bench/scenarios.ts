@@ -204,6 +204,9 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       .filter(([q]) => oramaAgents.includes(agentOf(q)))
       .slice(0, config.oramaQueries);
     const beforeOrama = memoryNow();
+    log(
+      `[${config.name}] orama: indexing ${oramaAgents.length} agent(s) × ${config.rowsPerAgent} rows (at most ${config.oramaMaxAgents} within the heap), ${oramaQueryIdx.length} queries`,
+    );
     const oramaDbs = new Map<number, Awaited<ReturnType<typeof createOramaDb>>>();
     let oramaIndexMs = 0;
     let oramaRows = 0;
@@ -348,7 +351,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         },
         ...(oramaAgents.length < config.agents
           ? {
-              note: `Orama indexed the ${oramaAgents.length} queried agent(s) of ${config.agents}, one in-memory database per agent; Engram searched all agents in one file.`,
+              note: `Orama indexed ${oramaAgents.length} queried agent(s) of ${config.agents} (at most ${config.oramaMaxAgents}: the bench's cap, or what fits in half the free heap), one in-memory database per agent; Engram searched all agents in one file.`,
             }
           : {}),
       },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin, oramaHeapBytesPerRow } from './plan.js';
 import { type BenchReport, formatBenchTable } from './report.js';
 import {
   benchQueries,
@@ -194,5 +195,42 @@ describe('formatBenchTable', () => {
     expect(lines[2]).toMatch(
       /^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40\s+0\.25\/0\.40$/,
     );
+  });
+
+  it('--size 100000 runs the 100 agents × 10k scenario at 128-d and at 1536-d; the default keeps 100 × 1k', () => {
+    const plan = (size: number): Record<string, string> =>
+      Object.fromEntries(
+        benchPlans(size).map((p) => [p.name, `${p.agents}×${p.rowsPerAgent}@${p.dimensions}`]),
+      );
+    expect(plan(100_000)).toEqual({
+      oneAgent10k: '1×10000@128',
+      oneAgent100k: '1×100000@128',
+      hundredAgents: '100×10000@128',
+      oneAgent384d: '1×100000@384',
+      oneAgent1536d: '1×100000@1536',
+      hundredAgents1536d: '100×10000@1536',
+    });
+    expect(plan(10_000)).toEqual({
+      oneAgent10k: '1×10000@128',
+      hundredAgents: '100×1000@128',
+      oneAgent384d: '1×10000@384',
+      oneAgent1536d: '1×10000@1536',
+      hundredAgents1536d: '100×1000@1536',
+    });
+    // Never more than 10k rows per agent, never an empty agent.
+    expect(plan(1_000_000).hundredAgents1536d).toBe('100×10000@1536');
+    expect(plan(5).hundredAgents1536d).toBe('100×1@1536');
+  });
+
+  it('Orama indexes only as many agents as fit in half the free heap, between 1 and the cap', () => {
+    const perAgent = 10_000 * oramaHeapBytesPerRow(1536);
+    // 12 GiB free: every agent up to the cap; 4 GiB: fewer; a tiny heap: still one.
+    expect(oramaAgentsWithin(12 * 2 ** 30, 10_000, 1536)).toBe(ORAMA_MAX_AGENTS);
+    const within4 = oramaAgentsWithin(4 * 2 ** 30, 10_000, 1536);
+    expect(within4).toBe(Math.floor((2 * 2 ** 30) / perAgent));
+    expect(within4).toBeLessThan(ORAMA_MAX_AGENTS);
+    expect(oramaAgentsWithin(1, 10_000, 1536)).toBe(1);
+    // 128-d, 1k rows per agent (the default run): the cap.
+    expect(oramaAgentsWithin(2 * 2 ** 30, 1000, 128)).toBe(ORAMA_MAX_AGENTS);
   });
 });

@@ -114,6 +114,12 @@ export class StoreContext {
   bm25: Bm25Settings = DEFAULT_BM25;
   /** The vector index the store searches with (set at open, or by `resetVectorIndex`; see `vector-quant.ts`). */
   vectorIndex: VectorIndexSetting = { quantization: 'none', rescore: 1 };
+  /**
+   * False while the quantised table is still being built (a build left unfinished, seen by a read-only open, or
+   * a `resetVectorIndex` that failed part-way): searches then run the exact float k-NN, writes still keep the
+   * quantised copies (see `vector-quant-build.ts`).
+   */
+  quantReady = true;
   /** The vector worker of `searchVector`, when the store uses one (see `vector-dispatch.ts`). */
   vectorWorker: VectorWorker | null = null;
   /** True once `close()` ran. */

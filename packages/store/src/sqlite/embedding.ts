@@ -19,12 +19,8 @@ import { checkProfile, checkVectorIndex } from './config.js';
 import type { StoreContext } from './context.js';
 import { embeddingFingerprint, setMeta } from './migrate.js';
 import { deleteVector, writeVector } from './mirrors.js';
-import {
-  buildQuantIndex,
-  VECTOR_INDEX_META,
-  type VectorIndexOptions,
-  vectorIndexSetting,
-} from './vector-quant.js';
+import { VECTOR_INDEX_META, type VectorIndexOptions, vectorIndexSetting } from './vector-quant.js';
+import { finishQuantIndex, prepareQuantIndex } from './vector-quant-build.js';
 
 /**
  * Active rows waiting for an embedding, in insertion order: `pending` rows, plus `error` rows with fewer than
@@ -297,7 +293,7 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
         ctx.count('meta');
       }
       // The quantised table follows the float one (empty, of the new width; none without a profile).
-      buildQuantIndex(ctx, ctx.vectorIndex.quantization, next, true);
+      prepareQuantIndex(ctx, ctx.vectorIndex.quantization, next, true);
       ctx
         .stmt(
           'write',
@@ -327,15 +323,20 @@ export function resetVectorIndex(
   return ctx.op('resetVectorIndex', () => {
     checkVectorIndex(options);
     const setting = vectorIndexSetting(ctx.vectorIndex.quantization, options);
-    const indexed = ctx.tx(() => {
-      const n = buildQuantIndex(ctx, setting.quantization, ctx.profile, true);
+    ctx.tx(() => {
+      prepareQuantIndex(ctx, setting.quantization, ctx.profile, true);
       setMeta(ctx, VECTOR_INDEX_META, setting.quantization);
-      return n;
     });
     for (const sql of [...ctx.statements.keys()]) {
       if (sql.includes('memories_vec')) ctx.statements.delete(sql);
     }
+    // Writes keep the new table's copies from now on; searches use it once it is complete. A build that fails
+    // part-way is finished by the next writable open (or by calling this again).
     ctx.vectorIndex = setting;
+    ctx.quantReady = false;
+    const indexed =
+      ctx.profile === null ? 0 : finishQuantIndex(ctx, setting.quantization, ctx.profile.dimensions);
+    ctx.quantReady = true;
     return { indexed };
   });
 }

@@ -14,13 +14,13 @@ import {
 import type { EmbeddingProfile } from '../types.js';
 import type { StoreContext } from './context.js';
 import {
-  buildQuantIndex,
   hasQuantTable,
   parseRecordedQuantization,
   VECTOR_INDEX_META,
   type VectorQuantization,
   vectorIndexMismatch,
 } from './vector-quant.js';
+import { prepareQuantIndex, QUANT_BUILD_META, quantBuildPending } from './vector-quant-build.js';
 
 /** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
 export function embeddingFingerprint(profile: EmbeddingProfile | null): string {
@@ -61,12 +61,15 @@ export interface MigrationResult {
   readonly schemaVersion: number;
   /** The vector index quantisation the file records (`none` for a file without one). */
   readonly quantization: VectorQuantization;
+  /** True while the file records an unfinished quantised-table build (see `vector-quant-build.ts`). */
+  readonly quantBuildPending: boolean;
 }
 
 /**
  * The binding of an up-to-date file, read with plain reads and no lock: the recorded embedder profile checked
  * against `embedding` (`undefined` adopts it; another one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`). Returns null
- * when a write is needed (a meta row to add, an unstamped file, the vector table to create); a read-only open
+ * when a write is needed (a meta row to add, an unstamped file, the vector table to create, a quantised-table
+ * build to finish); a read-only open
  * never writes, so it binds what is there (a file without a recorded profile has no vector index).
  */
 export function readBinding(
@@ -79,15 +82,17 @@ export function readBinding(
   const rows = ctx
     .stmt(
       'meta',
-      `SELECT key, value FROM meta WHERE key IN ('tokenizer', 'created_at', 'embedding_fingerprint', '${VECTOR_INDEX_META}')`,
+      `SELECT key, value FROM meta WHERE key IN ('tokenizer', 'created_at', 'embedding_fingerprint', '${VECTOR_INDEX_META}', '${QUANT_BUILD_META}')`,
     )
     .all<{ key: string; value: string }>();
   const meta = new Map(rows.map((r) => [r.key, r.value]));
   const storedFp = meta.get('embedding_fingerprint');
   const storedIndex = parseRecordedQuantization(meta.get(VECTOR_INDEX_META));
+  const pending = meta.has(QUANT_BUILD_META);
   if (
     writable &&
     (!stamped ||
+      pending ||
       storedFp === undefined ||
       storedIndex === undefined ||
       !meta.has('tokenizer') ||
@@ -113,6 +118,7 @@ export function readBinding(
     fingerprint: embeddingFingerprint(recorded),
     schemaVersion: SCHEMA_VERSION,
     quantization: index,
+    quantBuildPending: pending,
   };
 }
 
@@ -177,12 +183,14 @@ export function migrate(
     }
     const index = storedIndex ?? quantization ?? 'none';
     if (storedIndex === undefined) setMeta(ctx, VECTOR_INDEX_META, index);
-    buildQuantIndex(ctx, index, profile, false);
+    // Created empty here; the caller fills it after this transaction, in bounded steps.
+    prepareQuantIndex(ctx, index, profile, false);
     return {
       profile: profile === null ? null : { id: profile.id, dimensions: profile.dimensions },
       fingerprint: embeddingFingerprint(profile),
       schemaVersion: SCHEMA_VERSION,
       quantization: index,
+      quantBuildPending: quantBuildPending(ctx),
     };
   });
 }

@@ -27,6 +27,7 @@ import { checksAtOpen, quickCheck } from './quick-check.js';
 import { vectorRegistryKey } from './registry.js';
 import { defaultVectorWorker, VectorWorker } from './vector-dispatch.js';
 import { vectorIndexSetting } from './vector-quant.js';
+import { finishQuantIndex } from './vector-quant-build.js';
 
 /**
  * Opens the database of `config` and returns its context; throws `EngramStoreError`. The file is identified
@@ -89,6 +90,12 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
             ? readBinding(ctx, config.embedding, true, identity.stamped, quantization)
             : null;
         opened = current ?? migrate(ctx, config.embedding, quantization);
+        // A quantised table created now or left unfinished (a build interrupted part-way) is filled here, in
+        // bounded transactions, before the store is handed out.
+        if (opened.quantBuildPending && opened.profile !== null) {
+          finishQuantIndex(ctx, opened.quantization, opened.profile.dimensions);
+          opened = { ...opened, quantBuildPending: false };
+        }
         // A file created just now is checked too, so its health says `ok` from the start.
         if (!checked && !memory && identity.kind === 'new') quickCheck(ctx);
       }
@@ -104,6 +111,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.schemaVersion = opened.schemaVersion;
   ctx.bindProfile(opened.profile, opened.fingerprint);
   ctx.vectorIndex = vectorIndexSetting(opened.quantization, config.vectorIndex);
+  // A build this open could not finish (read-only, or a damaged file): searches stay exact.
+  ctx.quantReady = !opened.quantBuildPending;
   if (usesVectorWorker(config, memory)) {
     ctx.vectorWorker = new VectorWorker(ctx, {
       path: resolve(config.path),

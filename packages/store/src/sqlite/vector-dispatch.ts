@@ -20,6 +20,7 @@ import type { VectorHit } from '../types.js';
 import type { StoreContext } from './context.js';
 import type { VectorOffload, VectorPlan } from './search-vector.js';
 import { PartitionSizes, WORKER_MIN_SCAN_BYTES } from './vector-partition.js';
+import { searchIndex } from './vector-quant.js';
 import type { VectorWorkerData, VectorWorkerReply } from './vector-worker.js';
 
 /** How many times a worker that failed is started again before the store stays on its own connection. */
@@ -181,7 +182,7 @@ export class VectorWorker {
       });
       this.#arm();
       try {
-        worker.postMessage({ id, plan, index: ctx.vectorIndex });
+        worker.postMessage({ id, plan, index: searchIndex(ctx) });
       } catch {
         this.#settle(id)?.reject();
       }

@@ -6,6 +6,7 @@
  */
 import type { SqliteStatement } from '../native.js';
 import type { StoreContext } from './context.js';
+import { searchIndex } from './vector-quant.js';
 
 /**
  * The fewest bytes of vectors an agent's partition holds for its k-NN to go to the worker (2 MiB: 1,024
@@ -45,7 +46,7 @@ export class PartitionSizes {
    */
   scanBytes(ctx: StoreContext, agentId: string, threshold: number): { bound: number; estimate: number } {
     const dimensions = ctx.profile?.dimensions ?? 0;
-    const q = ctx.vectorIndex.quantization;
+    const q = searchIndex(ctx).quantization;
     const perVector = q === 'none' ? 4 * dimensions : q === 'int8' ? dimensions : dimensions / 8;
     const limit = perVector > 0 ? Math.ceil(threshold / perVector) : 0;
     const { chunks, rows } = this.#counts(ctx, agentId, limit);

@@ -12,11 +12,10 @@
  *
  * The setting is recorded in the meta table (`vector_index`), beside the embedder fingerprint: a store opened
  * with another one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`, and changing it is the explicit `resetVectorIndex`,
- * which rebuilds the quantised table from the stored float vectors (no re-embedding).
+ * which rebuilds the quantised table from the stored float vectors (no re-embedding; `vector-quant-build.ts`).
  */
 import { EngramStoreError } from '../errors.js';
 import type { SqliteDatabase } from '../native.js';
-import type { EmbeddingProfile } from '../types.js';
 import type { StoreContext } from './context.js';
 
 /** How the vector index is quantised: `none` (exact float scan, the default), `int8` or `bit`. */
@@ -127,8 +126,16 @@ export function quantize(quantization: 'int8' | 'bit', vector: Float32Array): Ui
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 
+/** The exact float k-NN's setting: what a search uses while the quantised table is incomplete. */
+const EXACT: VectorIndexSetting = { quantization: 'none', rescore: 1 };
+
+/** The setting searches use now: the store's, or the exact scan while its quantised table is being built. */
+export function searchIndex(ctx: StoreContext): VectorIndexSetting {
+  return ctx.quantReady ? ctx.vectorIndex : EXACT;
+}
+
 /** The SQL function that types a quantised blob for the table. */
-function typed(quantization: 'int8' | 'bit', param: string): string {
+export function typed(quantization: 'int8' | 'bit', param: string): string {
   return quantization === 'int8' ? `vec_int8(${param})` : `vec_bit(${param})`;
 }
 
@@ -161,7 +168,7 @@ export function deleteQuantVector(ctx: StoreContext, rid: number | bigint): void
  * table rescored by the exact distance of their float copies. Parameters from `knnParams`.
  */
 export function knnSql(ctx: StoreContext): string {
-  const q = ctx.vectorIndex.quantization;
+  const q = searchIndex(ctx).quantization;
   if (q === 'none') {
     return 'SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent';
   }
@@ -173,106 +180,9 @@ export function knnSql(ctx: StoreContext): string {
 
 /** The extra parameters of `knnSql` for a query `vector` and `kk` wanted neighbours (none without quantisation). */
 export function knnParams(ctx: StoreContext, vector: Float32Array, kk: number): Record<string, unknown> {
-  const { quantization, rescore } = ctx.vectorIndex;
+  const { quantization, rescore } = searchIndex(ctx);
   if (quantization === 'none') return {};
   return { q: quantize(quantization, vector), kq: Math.min(kk * rescore, MAX_KNN) };
-}
-
-/**
- * Makes the quantised table match `quantization` for `profile` inside the caller's transaction: drops it when
- * it is of another kind (or not wanted), creates it, and fills it from the stored float vectors when it was
- * created now. Returns how many vectors it quantised.
- */
-export function buildQuantIndex(
-  ctx: StoreContext,
-  quantization: VectorQuantization,
-  profile: EmbeddingProfile | null,
-  rebuild: boolean,
-): number {
-  const db = ctx.db;
-  const exists = hasQuantTable(db);
-  if (exists && (rebuild || quantization === 'none' || profile === null)) {
-    db.exec(`DROP TABLE IF EXISTS ${QUANT_TABLE}`);
-    ctx.count('meta');
-  } else if (exists) {
-    return 0;
-  }
-  if (quantization === 'none' || profile === null) return 0;
-  db.exec(quantTableSql(quantization, profile.dimensions) as string);
-  ctx.count('meta');
-  const hasFloat =
-    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'").get() !==
-    undefined;
-  if (!hasFloat) return 0;
-  const insert = db.prepare(
-    `INSERT INTO ${QUANT_TABLE}(rowid, agent_id, embedding, vector) VALUES (?, ?, ${typed(quantization, '?')}, ?)`,
-  );
-  const add = (rowid: number, agent: string, bytes: Uint8Array): void => {
-    // A copy: the driver's buffer need not be aligned for a Float32Array view.
-    const floats = new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength / 4);
-    insert.run(BigInt(rowid), agent, quantize(quantization, floats), floats);
-  };
-  const n = hasShadowLayout(db) ? fillFromChunks(db, profile.dimensions, add) : fillByKey(db, add);
-  ctx.count('vector');
-  return n;
-}
-
-/** The shadow tables of sqlite-vec 0.1.x's `vec0` (one float column, one partition key) that `fillFromChunks` reads. */
-const SHADOW_TABLES = ['memories_vec_rowids', 'memories_vec_chunks', 'memories_vec_vector_chunks00'];
-
-function hasShadowLayout(db: SqliteDatabase): boolean {
-  const found = db
-    .prepare(
-      `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN (${SHADOW_TABLES.map((t) => `'${t}'`).join(', ')})`,
-    )
-    .get() as { n: number };
-  return found.n === SHADOW_TABLES.length;
-}
-
-/**
- * Reads every float vector chunk by chunk from vec0's shadow tables: each chunk blob (1,024 vectors) is read
- * once and sliced at each live row's offset. Reading the vectors one by one through `memories_vec` walks the
- * chunk blob for each (100k × 1536-d took 5 minutes that way); this is one read per 1,024 vectors.
- */
-function fillFromChunks(
-  db: SqliteDatabase,
-  dimensions: number,
-  add: (rowid: number, agent: string, bytes: Uint8Array) => void,
-): number {
-  const rows = db
-    .prepare(
-      `SELECT r.rowid AS rowid, r.chunk_id AS chunk, r.chunk_offset AS offset, c.partition00 AS agent
-       FROM memories_vec_rowids r JOIN memories_vec_chunks c ON c.chunk_id = r.chunk_id
-       ORDER BY r.chunk_id, r.chunk_offset`,
-    )
-    .all() as { rowid: number; chunk: number; offset: number; agent: string }[];
-  const read = db.prepare('SELECT vectors FROM memories_vec_vector_chunks00 WHERE rowid = ?');
-  const width = dimensions * 4;
-  let chunk = -1;
-  let blob: Uint8Array = new Uint8Array(0);
-  for (const r of rows) {
-    if (r.chunk !== chunk) {
-      chunk = r.chunk;
-      blob = (read.get(chunk) as { vectors: Uint8Array }).vectors;
-    }
-    add(r.rowid, r.agent, blob.subarray(r.offset * width, (r.offset + 1) * width));
-  }
-  return rows.length;
-}
-
-/** Reads the float vectors one by one by key (the keys first: a vec0 scan cannot run while a statement writes). */
-function fillByKey(
-  db: SqliteDatabase,
-  add: (rowid: number, agent: string, bytes: Uint8Array) => void,
-): number {
-  const keys = db.prepare('SELECT rowid, agent_id FROM memories_vec').all() as {
-    rowid: number;
-    agent_id: string;
-  }[];
-  const read = db.prepare('SELECT embedding FROM memories_vec WHERE rowid = ?');
-  for (const { rowid, agent_id } of keys)
-    add(rowid, agent_id, (read.get(rowid) as { embedding: Uint8Array }).embedding);
-  return keys.length;
 }
 
 /**

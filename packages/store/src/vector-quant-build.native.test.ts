@@ -1,0 +1,192 @@
+/**
+ * The quantised table's build is resumable: it runs in bounded steps, each recording how far it got, so a build
+ * stopped part-way (a crash, a killed process) leaves a file whose next writable open finishes it, with the
+ * same table and the same search results as a build that ran through; until then a read-only open searches
+ * with the exact float scan, never with the half-built table.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mulberry32 } from '@engram/test-support/prng';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from './native.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+const DIMS = 64;
+const PROFILE = { id: 'random', dimensions: DIMS };
+/** Three agents' partitions: 1,500 + 1,500 + 700 rows, five vec0 chunks of up to 1,024 vectors. */
+const AGENTS = [
+  ['a', 1500],
+  ['b', 1500],
+  ['c', 700],
+] as const;
+let dir: string;
+const open: SqliteMemoryStore[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-quant-build-'));
+});
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function unitVectors(count: number, seed: number): Float32Array[] {
+  const random = mulberry32(seed);
+  return Array.from({ length: count }, () => {
+    const v = Float32Array.from({ length: DIMS }, () => random() - 0.5);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
+const ROWS = new Map(AGENTS.map(([agent, n], i) => [agent, unitVectors(n, 11 + i)]));
+const QUERIES = unitVectors(12, 5);
+
+function openStore(path: string, access: 'read' | 'write' = 'write'): SqliteMemoryStore {
+  const store = createSqliteMemoryStore({
+    path,
+    access,
+    ...(access === 'write' ? { embedding: PROFILE, vectorIndex: { quantization: 'int8' as const } } : {}),
+  });
+  open.push(store);
+  return store;
+}
+
+function closeAll(): void {
+  for (const s of open.splice(0)) s.close();
+}
+
+/** Every query against every agent: ids and similarities, in order. */
+async function searchAll(store: SqliteMemoryStore): Promise<{ id: string; similarity: number }[][]> {
+  const out: { id: string; similarity: number }[][] = [];
+  for (const [agent] of AGENTS) {
+    for (const vector of QUERIES) {
+      const hits = await store.searchVector({ agentId: agent, vector, k: 10 });
+      out.push(hits.map((h) => ({ id: h.id, similarity: h.similarity })));
+    }
+  }
+  return out;
+}
+
+/** The exact top 10 by brute force, per agent and query (ids only). */
+function exactIds(): string[][] {
+  const out: string[][] = [];
+  for (const [agent] of AGENTS) {
+    const rows = ROWS.get(agent) as Float32Array[];
+    for (const q of QUERIES) {
+      const scored = rows.map((v, i) => {
+        let dot = 0;
+        for (let d = 0; d < DIMS; d += 1) dot += (v[d] as number) * (q[d] as number);
+        return { id: `${agent}${i}`, dot };
+      });
+      out.push(
+        scored
+          .sort((x, y) => y.dot - x.dot)
+          .slice(0, 10)
+          .map((s) => s.id),
+      );
+    }
+  }
+  return out;
+}
+
+/** Row counts of the float and quantised tables, and the recorded build watermark. */
+function state(path: string): { float: number; quant: number; mark: string | undefined } {
+  const db = openDatabase(path);
+  try {
+    const count = (table: string): number =>
+      (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const mark = db.prepare("SELECT value FROM meta WHERE key = 'vector_index_build'").get() as
+      | { value: string }
+      | undefined;
+    return { float: count('memories_vec'), quant: count('memories_vec_quant'), mark: mark?.value };
+  } finally {
+    db.close();
+  }
+}
+
+/** A fully built file: every agent's rows, written through an `int8` store. */
+async function built(path: string): Promise<{ id: string; similarity: number }[][]> {
+  const store = openStore(path);
+  for (const [agent] of AGENTS) {
+    const rows = ROWS.get(agent) as Float32Array[];
+    await store.insertMemories(
+      rows.map((vector, i) => ({
+        id: `${agent}${i}`,
+        agentId: agent,
+        kind: 'fact' as const,
+        content: `n ${i}`,
+        vector,
+      })),
+    );
+  }
+  const results = await searchAll(store);
+  closeAll();
+  return results;
+}
+
+describe('the quantised table build', () => {
+  it('a build stopped part-way is finished by the next open, with the results of a full build', async () => {
+    const path = join(dir, 'stopped.db');
+    const full = await built(path);
+    expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
+    // What a build stopped after its step through the second chunk leaves: the quantised copies of the first
+    // two chunks (agent a's rows), the watermark at chunk 2, nothing of agents b and c.
+    const raw = openDatabase(path);
+    try {
+      raw
+        .prepare(
+          'DELETE FROM memories_vec_quant WHERE rowid IN (SELECT rowid FROM memories_vec_rowids WHERE chunk_id > 2)',
+        )
+        .run();
+      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '2')").run();
+    } finally {
+      raw.close();
+    }
+    expect(state(path)).toEqual({ float: 3700, quant: 1500, mark: '2' });
+
+    // A read-only open cannot finish it: it keeps the recorded setting and searches exactly, so agents b and c
+    // (absent from the half-built table) are found.
+    const reader = openStore(path, 'read');
+    expect(reader.vectorIndex.quantization).toBe('int8');
+    const exact = exactIds();
+    expect((await searchAll(reader)).map((hits) => hits.map((h) => h.id))).toEqual(exact);
+    closeAll();
+    expect(state(path).mark).toBe('2');
+
+    // A writable open finishes it: the same table, the same answers as the full build.
+    const store = openStore(path);
+    expect(await searchAll(store)).toEqual(full);
+    closeAll();
+    expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
+  });
+
+  it('a step skips vectors that already have their quantised copy', async () => {
+    const path = join(dir, 'again.db');
+    const full = await built(path);
+    // A build recorded as not started over a table that is already complete (another process got there, or
+    // the store wrote copies while the build was pending): finishing writes nothing twice.
+    const raw = openDatabase(path);
+    try {
+      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '0')").run();
+    } finally {
+      raw.close();
+    }
+    const store = openStore(path);
+    expect(await searchAll(store)).toEqual(full);
+    closeAll();
+    expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
+  });
+
+  it('resetVectorIndex builds in steps and leaves no watermark', async () => {
+    const path = join(dir, 'reset.db');
+    const full = await built(path);
+    const store = openStore(path);
+    expect(await store.resetVectorIndex({ quantization: 'int8' })).toEqual({ indexed: 3700 });
+    expect(await searchAll(store)).toEqual(full);
+    closeAll();
+    expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
+  });
+});
