@@ -31,6 +31,7 @@ import {
   mergeFreshPostings,
   POSTINGS_MERGE,
   type PostingsTable,
+  postingsTableDdl,
   type RunSql,
 } from './lexical-postings.js';
 import { forEachIndexWord, stem } from './lexical-tokens.js';
@@ -51,14 +52,7 @@ export const DEFAULT_BM25: Bm25Settings = Object.freeze({ k1: 0.9, b: 0.4 });
 
 /** The SQL the BM25 index adds to the schema (schema v3; the fresh postings since v11). */
 export const LEXICAL_INDEX_DDL: string = `
-CREATE TABLE IF NOT EXISTS lexical_postings (
-  agent_id TEXT NOT NULL,
-  term TEXT NOT NULL,
-  rid INTEGER NOT NULL,
-  tf INTEGER NOT NULL,
-  length INTEGER,
-  PRIMARY KEY (agent_id, term, rid)
-) WITHOUT ROWID;
+${postingsTableDdl(MAIN_POSTINGS)}
 CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
 ${FRESH_POSTINGS_DDL}
 CREATE TABLE IF NOT EXISTS lexical_docs (

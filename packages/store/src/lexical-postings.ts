@@ -10,12 +10,18 @@ export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
 
+/** The main postings table (the large second level). */
+export const MAIN_POSTINGS = 'lexical_postings';
+/** The fresh postings table (the small first level, see `FRESH_POSTINGS_DDL`). */
+export const FRESH_POSTINGS = 'lexical_postings_fresh';
+export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
+
 /**
- * Schema v11: the fresh postings, the small first level of the postings (same columns and key as
- * `lexical_postings`). Every write transaction inserts its postings here; once the table holds
- * `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement (`mergeFreshPostings`).
+ * The table of one level of the postings: both levels have the same columns and key (agent, term, unit), and
+ * (schema v10) the unit's length in each posting.
  */
-export const FRESH_POSTINGS_DDL = `CREATE TABLE IF NOT EXISTS lexical_postings_fresh (
+export function postingsTableDdl(table: PostingsTable): string {
+  return `CREATE TABLE IF NOT EXISTS ${table} (
   agent_id TEXT NOT NULL,
   term TEXT NOT NULL,
   rid INTEGER NOT NULL,
@@ -23,12 +29,14 @@ export const FRESH_POSTINGS_DDL = `CREATE TABLE IF NOT EXISTS lexical_postings_f
   length INTEGER,
   PRIMARY KEY (agent_id, term, rid)
 ) WITHOUT ROWID;`;
+}
 
-/** The main postings table (the large second level). */
-export const MAIN_POSTINGS = 'lexical_postings';
-/** The fresh postings table (the small first level, see `FRESH_POSTINGS_DDL`). */
-export const FRESH_POSTINGS = 'lexical_postings_fresh';
-export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
+/**
+ * Schema v11: the fresh postings, the small first level of the postings (same columns and key as
+ * `lexical_postings`). Every write transaction inserts its postings here; once the table holds
+ * `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement (`mergeFreshPostings`).
+ */
+export const FRESH_POSTINGS_DDL: string = postingsTableDdl(FRESH_POSTINGS);
 
 /**
  * When the fresh postings move into the main table: once the fresh table holds `at` postings or more at the end
