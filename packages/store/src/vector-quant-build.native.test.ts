@@ -180,6 +180,34 @@ describe('the quantised table build', () => {
     expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
   });
 
+  it('a store already open searches exactly while another process rebuilds the quantised table', async () => {
+    const path = join(dir, 'shared.db');
+    const full = await built(path);
+    const store = openStore(path);
+    expect(await searchAll(store)).toEqual(full);
+    // Another process's rebuild, stopped after its step through the second chunk: a new table holding only
+    // agent a's copies, and the watermark. This store's own view (opened with a complete table) is unchanged.
+    const raw = openDatabase(path);
+    try {
+      raw
+        .prepare(
+          'DELETE FROM memories_vec_quant WHERE rowid IN (SELECT rowid FROM memories_vec_rowids WHERE chunk_id > 2)',
+        )
+        .run();
+      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '2')").run();
+    } finally {
+      raw.close();
+    }
+    // Agents b and c are missing from the half-built table; the file's watermark sends every k-NN to the
+    // float index, so they are found.
+    expect((await searchAll(store)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
+    const agentC = await store.searchVector({ agentId: 'c', vector: QUERIES[0] as Float32Array, k: 10 });
+    expect(agentC).toHaveLength(10);
+    closeAll();
+    // The next writable open finishes the build: the full build's answers again.
+    expect(await searchAll(openStore(path))).toEqual(full);
+  });
+
   it('resetVectorIndex builds in steps and leaves no watermark', async () => {
     const path = join(dir, 'reset.db');
     const full = await built(path);

@@ -20,15 +20,18 @@ import type { EmbeddingProfile } from '../types.js';
 import type { StoreContext } from './context.js';
 import {
   hasQuantTable,
+  parseRecordedQuantization,
+  QUANT_BUILD_META,
   QUANT_TABLE,
   quantize,
   quantTableSql,
   typed,
+  VECTOR_INDEX_META,
   type VectorQuantization,
 } from './vector-quant.js';
 
 /** The meta key of an unfinished build: the last float chunk (vec0 `chunk_id`) whose vectors are quantised. */
-export const QUANT_BUILD_META = 'vector_index_build';
+export { QUANT_BUILD_META };
 
 /** Float vector bytes one build step quantises at most (about 10,000 vectors at 1536-d): bounds the WAL. */
 const STEP_BYTES = 64 * 1024 * 1024;
@@ -125,6 +128,11 @@ function buildStep(
     .stmt('meta', 'SELECT value FROM meta WHERE key = ?')
     .get<{ value: string }>(QUANT_BUILD_META);
   if (mark === undefined) return { written: 0, done: true };
+  // Another process may have reset the index to another kind since this build started: that build is its own.
+  const recorded = ctx
+    .stmt('meta', 'SELECT value FROM meta WHERE key = ?')
+    .get<{ value: string }>(VECTOR_INDEX_META)?.value;
+  if (parseRecordedQuantization(recorded) !== quantization) return { written: 0, done: true };
   const finish = (written: number): { written: number; done: boolean } => {
     ctx.stmt('meta', 'DELETE FROM meta WHERE key = ?').run(QUANT_BUILD_META);
     return { written, done: true };

@@ -56,6 +56,11 @@ const MAX_KNN = 4096;
 
 /** The meta key the setting is recorded under. */
 export const VECTOR_INDEX_META = 'vector_index';
+/**
+ * The meta key of an unfinished build of the quantised table (`vector-quant-build.ts`): while it exists the table
+ * is incomplete, and every k-NN reads the float index instead.
+ */
+export const QUANT_BUILD_META = 'vector_index_build';
 
 /** The name of the quantised table. */
 export const QUANT_TABLE = 'memories_vec_quant';
@@ -172,10 +177,19 @@ export function knnSql(ctx: StoreContext): string {
   if (q === 'none') {
     return 'SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent';
   }
-  return `SELECT c.rowid AS rowid, vec_distance_cosine(c.vector, @v) AS distance
-    FROM (SELECT rowid, vector FROM ${QUANT_TABLE}
-      WHERE embedding MATCH ${typed(q, '@q')} AND k = @kq AND agent_id = @agent) c
-    ORDER BY distance, c.rowid LIMIT @kk`;
+  // The file decides, not this connection's view of it: another process may be rebuilding the quantised table
+  // (its build commits in steps), and then the float index answers. Each arm's condition is constant, so SQLite
+  // checks it before that arm's scan and runs only one of the two.
+  const pending = `SELECT 1 FROM meta WHERE key = '${QUANT_BUILD_META}'`;
+  return `SELECT rowid, distance FROM (
+      SELECT c.rowid AS rowid, vec_distance_cosine(c.vector, @v) AS distance
+      FROM (SELECT rowid, vector FROM ${QUANT_TABLE}
+        WHERE embedding MATCH ${typed(q, '@q')} AND k = @kq AND agent_id = @agent) c
+      ORDER BY distance, c.rowid LIMIT @kk)
+    WHERE NOT EXISTS (${pending})
+    UNION ALL
+    SELECT rowid, distance FROM memories_vec
+    WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent AND EXISTS (${pending})`;
 }
 
 /** The extra parameters of `knnSql` for a query `vector` and `kk` wanted neighbours (none without quantisation). */
