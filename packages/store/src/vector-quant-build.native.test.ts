@@ -107,6 +107,24 @@ function state(path: string): { float: number; quant: number; mark: string | und
   }
 }
 
+/**
+ * What a build stopped after its step through the second float chunk leaves (another process's, or this file's
+ * own): the quantised copies of the first two chunks only (agent a's rows), and the watermark at chunk 2.
+ */
+function stopAfterChunk2(path: string): void {
+  const raw = openDatabase(path);
+  try {
+    raw
+      .prepare(
+        'DELETE FROM memories_vec_quant WHERE rowid IN (SELECT rowid FROM memories_vec_rowids WHERE chunk_id > 2)',
+      )
+      .run();
+    raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '2')").run();
+  } finally {
+    raw.close();
+  }
+}
+
 /** A fully built file: every agent's rows, written through an `int8` store. */
 async function built(path: string): Promise<{ id: string; similarity: number }[][]> {
   const store = openStore(path);
@@ -134,17 +152,7 @@ describe('the quantised table build', () => {
     expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
     // What a build stopped after its step through the second chunk leaves: the quantised copies of the first
     // two chunks (agent a's rows), the watermark at chunk 2, nothing of agents b and c.
-    const raw = openDatabase(path);
-    try {
-      raw
-        .prepare(
-          'DELETE FROM memories_vec_quant WHERE rowid IN (SELECT rowid FROM memories_vec_rowids WHERE chunk_id > 2)',
-        )
-        .run();
-      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '2')").run();
-    } finally {
-      raw.close();
-    }
+    stopAfterChunk2(path);
     expect(state(path)).toEqual({ float: 3700, quant: 1500, mark: '2' });
 
     // A read-only open cannot finish it: it keeps the recorded setting and searches exactly, so agents b and c
@@ -187,17 +195,7 @@ describe('the quantised table build', () => {
     expect(await searchAll(store)).toEqual(full);
     // Another process's rebuild, stopped after its step through the second chunk: a new table holding only
     // agent a's copies, and the watermark. This store's own view (opened with a complete table) is unchanged.
-    const raw = openDatabase(path);
-    try {
-      raw
-        .prepare(
-          'DELETE FROM memories_vec_quant WHERE rowid IN (SELECT rowid FROM memories_vec_rowids WHERE chunk_id > 2)',
-        )
-        .run();
-      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '2')").run();
-    } finally {
-      raw.close();
-    }
+    stopAfterChunk2(path);
     // Agents b and c are missing from the half-built table; the file's watermark sends every k-NN to the
     // float index, so they are found.
     expect((await searchAll(store)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
