@@ -28,9 +28,12 @@ Side-by-side performance benchmark (not part of pnpm test):
   hundredAgents1536d  100 agents × min(size / 10, 10,000) rows each, 1536-d vectors
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
-Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents, and only as
-many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288 for the 1M-row 1536-d
-scenario; a smaller heap indexes fewer agents, and the report says how many).
+Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
+over them, and only as many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288
+for the 1M-row 1536-d scenario; a smaller heap indexes fewer agents, and the report says how many).
+Every engine gets the same warm-up: one untimed query per queried agent (not a timed one; its time is
+reported as the agent's cold first query), then the first 20 timed queries, untimed, for the JIT. Engram and
+raw are timed query by query in one loop, Engram and Orama in another, each alternating which goes first.
 --size 100000 runs about 50 min on a quiet 2-core machine and needs about 31 GB of free temporary disk (each
 scenario's files are deleted when it ends; the 1M-row 1536-d scenario alone takes about 27 min and 31 GB, and
 pnpm bench's 12 GiB heap); the default --size 10000 takes a few minutes and about 3 GB.

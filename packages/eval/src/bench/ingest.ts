@@ -24,6 +24,16 @@ export function elapsedMs(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+/** Bytes in a MiB. */
+export const MB: number = 1024 * 1024;
+
+/** Heap and RSS now, in MiB, after a full collection when the process exposes one (`node --expose-gc`). */
+export function memoryNow(): { readonly rssMB: number; readonly heapMB: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rssMB: m.rss / MB, heapMB: m.heapUsed / MB };
+}
+
 interface BatchRow {
   readonly index: number;
   readonly agent: number;

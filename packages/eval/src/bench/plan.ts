@@ -51,3 +51,17 @@ export function oramaAgentsWithin(heapFreeBytes: number, rowsPerAgent: number, d
   const perAgent = rowsPerAgent * oramaHeapBytesPerRow(dimensions);
   return Math.max(1, Math.min(ORAMA_MAX_AGENTS, Math.floor(heapFreeBytes / 2 / perAgent)));
 }
+
+/**
+ * `count` of `items` spread evenly over them, in order: the items at `floor(i · n / count)` for i from 0 (every
+ * (n / count)-th; all of them when `count ≥ n`). Orama's agents are chosen this way, not as the first `count`:
+ * agents are written in order, so the first ones are the oldest in the page cache when the queries start (in the
+ * 1M-row 1536-d scenario the only ones read from disk), and a sample of them alone is no fair picture of the rest.
+ */
+export function spreadEvenly<T>(items: readonly T[], count: number): T[] {
+  const n = items.length;
+  if (count >= n) return [...items];
+  const picked: T[] = [];
+  for (let i = 0; i < Math.max(0, count); i += 1) picked.push(items[Math.floor((i * n) / count)] as T);
+  return picked;
+}

@@ -77,13 +77,35 @@ export interface BenchQuery {
   /** p50 of the raw FTS5 MATCH (with keyword extraction) and of the raw vec0 k-NN (with the query embedding). */
   readonly rawFtsP50Ms: number;
   readonly rawVectorP50Ms: number;
+  /** Each queried agent's first query since ingest (the untimed warm-up; see `BenchColdFirst`; absent in older reports). */
+  readonly coldFirst?: BenchColdFirst;
+}
+
+/**
+ * The warm-up queries: before any timed query, one query per queried agent (not one of the timed queries) on
+ * Engram and on the raw statements, alternating which goes first. They are each agent's first read of its data
+ * since ingest, from disk when the page cache dropped it, so the timed figures never include that first touch;
+ * these figures say what it cost (the scenario's first query of all is among them: statement preparation and
+ * JIT compilation are in their max).
+ */
+export interface BenchColdFirst {
+  readonly queries: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly maxMs: number;
+  readonly rawP50Ms: number;
+  readonly rawP95Ms: number;
+  readonly rawMaxMs: number;
 }
 
 /** Orama's hybrid search over the same rows and vectors. */
 export interface BenchOrama {
   readonly p50Ms: number;
   readonly p95Ms: number;
-  /** Engram p50 ÷ Orama p50 on the same queries (lower is better). */
+  /**
+   * Engram p50 ÷ Orama p50 on the same queries, timed in the same phase, alternating which goes first, after one
+   * warm-up query per agent on both (lower is better; older reports reused Engram's main-loop times).
+   */
   readonly ratio: number;
   readonly p95Ratio: number;
   /** Recall@5 of Orama against each query's known target. */
@@ -94,6 +116,8 @@ export interface BenchOrama {
   readonly engramP50Ms: number;
   readonly engramP95Ms: number;
   readonly queries: number;
+  /** Agents Orama indexed: all the queried agents, or that many spread evenly over them (absent in older reports). */
+  readonly agents?: number;
   /** Rows Orama indexed (all the scenario's rows, or the queried agents' rows; see `note`). */
   readonly rowsIndexed: number;
   readonly rowsPerSec: number;
@@ -275,6 +299,22 @@ export function formatBenchTable(report: BenchReport): string {
       n(o?.heapBytesPerRow ?? Number.NaN, 0),
     ]);
   }
+  const coldHeader = ['scenario', 'agents', 'engram p50', 'p95', 'max', 'raw p50', 'p95', 'max'];
+  const coldRows: string[][] = [];
+  for (const name of BENCH_SCENARIOS) {
+    const c = report[name]?.query.coldFirst;
+    if (c === undefined) continue;
+    coldRows.push([
+      name,
+      String(c.queries),
+      n(c.p50Ms, 2),
+      n(c.p95Ms, 2),
+      n(c.maxMs, 2),
+      n(c.rawP50Ms, 2),
+      n(c.rawP95Ms, 2),
+      n(c.rawMaxMs, 2),
+    ]);
+  }
   const pg = report.postgres;
   const pgLines =
     pg === undefined
@@ -295,6 +335,13 @@ export function formatBenchTable(report: BenchReport): string {
           '',
           'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
           ...table(memoryHeader, memoryRows),
+        ]),
+    ...(coldRows.length === 0
+      ? []
+      : [
+          '',
+          "first query of each agent (ms; the untimed warm-up before the timed queries, the first read of the agent's data since ingest)",
+          ...table(coldHeader, coldRows),
         ]),
     ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
     ...pgLines,

@@ -6,19 +6,20 @@ import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, extractKeywords } from '@engram/retrieval';
 import { createSqliteMemoryStore } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
-import { create, insertMultiple, search } from '@orama/orama';
 import {
   agentId,
   elapsedMs,
+  memoryNow,
   BENCH_NOW as NOW,
   openRaw,
   openRawRow,
   rawAgentToken,
   runIngest,
 } from './ingest.js';
+import { runOramaPhase, type TimedSearch } from './orama.js';
 import { measureQuantised, type QuantQuery } from './quant.js';
 import type { BenchScenarioReport } from './report.js';
-import { type BenchQuery, benchQueries, percentile, rowText, widenVector } from './workload.js';
+import { type BenchQuery, percentile, scenarioQueries, widenVector } from './workload.js';
 
 /** How one scenario is run. */
 export interface ScenarioConfig {
@@ -27,9 +28,12 @@ export interface ScenarioConfig {
   readonly rowsPerAgent: number;
   /** Hybrid queries timed on Engram and on the raw statements. */
   readonly queries: number;
-  /** Queries run on Orama (a subset of the above; Orama is slow to index large corpora). */
+  /**
+   * Queries run on Orama and timed again on Engram beside it (of the indexed agents' queries, spread evenly over
+   * them; Orama is slow to index large corpora).
+   */
   readonly oramaQueries: number;
-  /** Orama indexes the rows of at most this many agents (one Orama database per agent). */
+  /** Orama indexes the rows of at most this many queried agents, spread evenly (one Orama database per agent). */
   readonly oramaMaxAgents: number;
   readonly batchSize: number;
   /** Vector dimensions: 128 (the deterministic embedder's own) or a multiple, widened by `widenVector`. */
@@ -44,15 +48,6 @@ const SIMILARITY_THRESHOLD = 0.1;
 const WARMUP_QUERIES = 20;
 /** Queries of the quantised-search figures (the exact scan runs them twice). */
 const QUANT_QUERIES = 100;
-
-const MB = 1024 * 1024;
-
-/** Heap and RSS now, in MiB, after a full collection when the process exposes one (`node --expose-gc`). */
-function memoryNow(): { readonly rssMB: number; readonly heapMB: number } {
-  (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  return { rssMB: m.rss / MB, heapMB: m.heapUsed / MB };
-}
 
 /** The logical size of a database in bytes (its pages, the WAL's committed pages included). */
 function databaseBytes(db: SqliteDatabase): number {
@@ -105,12 +100,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     );
 
     // ---- Queries: the same texts for every system, each query's agent is the target row's agent.
-    const queries: BenchQuery[] = [];
-    const perAgent = Math.ceil(config.queries / config.agents);
-    for (let a = 0; a < config.agents && queries.length < config.queries; a += 1) {
-      const count = Math.min(perAgent, config.queries - queries.length);
-      queries.push(...benchQueries(a * config.rowsPerAgent, config.rowsPerAgent, count, a + 1));
-    }
+    const { timed: queries, warmUps } = scenarioQueries(config.agents, config.rowsPerAgent, config.queries);
     const agentOf = (q: BenchQuery): number => Math.floor(q.target / config.rowsPerAgent);
 
     const retriever = createRetriever({
@@ -129,7 +119,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     };
     const engramCpuMs: number[] = [];
     const rawCpuMs: number[] = [];
-    const engramOnce = async (q: BenchQuery, record: boolean): Promise<{ ms: number; ranked: string[] }> => {
+    const engramOnce = async (q: BenchQuery, record: boolean): Promise<TimedSearch> => {
       const cpu = process.cpuUsage();
       const t = process.hrtime.bigint();
       const response = await retriever.search(agentId(agentOf(q)), q.text, { limit: 10 });
@@ -173,13 +163,28 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
       return Number(end - t) / 1e6;
     };
 
+    // ---- Warm-up, the same for every engine: first each queried agent's warm-up query (not a timed one), so no
+    // timed query is an agent's first read of its data since ingest (from disk when the page cache dropped it);
+    // their times are reported apart. Then WARMUP_QUERIES of the timed queries, for the JIT.
+    const coldEngramMs: number[] = [];
+    const coldRawMs: number[] = [];
+    for (let i = 0; i < warmUps.length; i += 1) {
+      const q = warmUps[i] as BenchQuery;
+      if (i % 2 === 0) {
+        coldEngramMs.push((await engramOnce(q, false)).ms);
+        coldRawMs.push(rawOnce(q, false));
+      } else {
+        coldRawMs.push(rawOnce(q, false));
+        coldEngramMs.push((await engramOnce(q, false)).ms);
+      }
+    }
     for (const q of queries.slice(0, WARMUP_QUERIES)) {
       await engramOnce(q, false);
       rawOnce(q, false);
     }
     const engramMsList: number[] = [];
     const rawMsList: number[] = [];
-    const engramRanked: string[][] = [];
+    const engramRanked: (readonly string[])[] = [];
     for (let i = 0; i < queries.length; i += 1) {
       const q = queries[i] as BenchQuery;
       // Alternate the order so neither side always runs on a warmer cache.
@@ -205,75 +210,23 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     const rawP50 = percentile(rawMsList, 0.5);
     const rawP95 = percentile(rawMsList, 0.95);
 
-    // ---- Orama: the queried agents' rows (one database per agent, at most oramaMaxAgents), same vectors.
-    const oramaAgents = [...new Set(queries.map(agentOf))].slice(0, config.oramaMaxAgents);
-    const oramaQueryIdx = queries
-      .map((q, i) => [q, i] as const)
-      .filter(([q]) => oramaAgents.includes(agentOf(q)))
-      .slice(0, config.oramaQueries);
-    const beforeOrama = memoryNow();
-    log(
-      `[${config.name}] orama: indexing ${oramaAgents.length} agent(s) × ${config.rowsPerAgent} rows (at most ${config.oramaMaxAgents} within the heap), ${oramaQueryIdx.length} queries`,
-    );
-    const oramaDbs = new Map<number, Awaited<ReturnType<typeof createOramaDb>>>();
-    let oramaIndexMs = 0;
-    let oramaRows = 0;
-    for (const a of oramaAgents) {
-      const db = await createOramaDb(dimensions);
-      for (let start = 0; start < config.rowsPerAgent; start += config.batchSize) {
-        const docs: { id: string; content: string; embedding: number[] }[] = [];
-        for (let j = start; j < Math.min(start + config.batchSize, config.rowsPerAgent); j += 1) {
-          const index = a * config.rowsPerAgent + j;
-          const text = rowText(index);
-          docs.push({ id: `r${index}`, content: text, embedding: Array.from(vectorOf(text)) });
-        }
-        const t = process.hrtime.bigint();
-        await insertMultiple(db, docs, docs.length);
-        oramaIndexMs += elapsedMs(t);
-        oramaRows += docs.length;
-      }
-      oramaDbs.set(a, db);
-      if (oramaDbs.size % 5 === 0 || oramaDbs.size === oramaAgents.length) {
-        log(
-          `[${config.name}] orama indexed ${oramaRows} rows (${oramaDbs.size} of ${oramaAgents.length} agents)`,
-        );
-      }
-    }
-    const oramaOnce = async (q: BenchQuery): Promise<{ ms: number; ranked: string[] }> => {
-      const db = oramaDbs.get(agentOf(q));
-      if (db === undefined) throw new Error('no Orama database for the query agent');
-      const t = process.hrtime.bigint();
-      const result = await search(db, {
-        mode: 'hybrid',
-        term: q.text,
-        vector: { value: Array.from(vectorOf(q.text)), property: 'embedding' },
-        similarity: SIMILARITY_THRESHOLD,
-        limit: 10,
-      });
-      const ms = elapsedMs(t);
-      return { ms, ranked: result.hits.map((h) => h.id) };
-    };
-    const afterOramaIndex = memoryNow();
-    for (const [q] of oramaQueryIdx.slice(0, WARMUP_QUERIES)) await oramaOnce(q);
-    const oramaMsList: number[] = [];
-    const oramaRecall: number[] = [];
-    const engramOnSame: number[] = [];
-    const engramRecallOnSame: number[] = [];
-    for (const [q, i] of oramaQueryIdx) {
-      const o = await oramaOnce(q);
-      oramaMsList.push(o.ms);
-      oramaRecall.push(recallAt5(o.ranked, `r${q.target}`));
-      engramOnSame.push(engramMsList[i] as number);
-      engramRecallOnSame.push(engramRecall[i] as number);
-      if (oramaMsList.length % 100 === 0 || oramaMsList.length === oramaQueryIdx.length) {
-        log(`[${config.name}] orama queries ${oramaMsList.length}/${oramaQueryIdx.length}`);
-      }
-    }
-    const afterOramaQueries = memoryNow();
-    const engramSameP50 = percentile(engramOnSame, 0.5);
-    const engramSameP95 = percentile(engramOnSame, 0.95);
-    const oramaP50 = percentile(oramaMsList, 0.5);
-    const oramaP95 = percentile(oramaMsList, 0.95);
+    // ---- Orama: the queried agents' rows (at most oramaMaxAgents of them), timed beside Engram on the same queries.
+    const orama = await runOramaPhase({
+      name: config.name,
+      rowsPerAgent: config.rowsPerAgent,
+      dimensions,
+      batchSize: config.batchSize,
+      oramaQueries: config.oramaQueries,
+      oramaMaxAgents: config.oramaMaxAgents,
+      similarityThreshold: SIMILARITY_THRESHOLD,
+      jitWarmUps: WARMUP_QUERIES,
+      queries,
+      warmUps,
+      agentOf,
+      vectorOf,
+      engram: (q) => engramOnce(q, false),
+      log,
+    });
     const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
     const sizer = openDatabase(engramPath);
     let engramBytes: number;
@@ -337,32 +290,17 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         rawCpuP95Ms: percentile(rawCpuMs, 0.95),
         rawFtsP50Ms: percentile(rawFtsMs, 0.5),
         rawVectorP50Ms: percentile(rawVectorMs, 0.5),
-      },
-      orama: {
-        p50Ms: oramaP50,
-        p95Ms: oramaP95,
-        ratio: engramSameP50 / oramaP50,
-        p95Ratio: engramSameP95 / oramaP95,
-        recallAt5: mean(oramaRecall),
-        engramRecallAt5: mean(engramRecallOnSame),
-        engramP50Ms: engramSameP50,
-        engramP95Ms: engramSameP95,
-        queries: oramaMsList.length,
-        rowsIndexed: oramaRows,
-        rowsPerSec: oramaRows / (oramaIndexMs / 1000),
-        memory: {
-          rssAfterIndexMB: afterOramaIndex.rssMB - beforeOrama.rssMB,
-          heapAfterIndexMB: afterOramaIndex.heapMB - beforeOrama.heapMB,
-          rssAfterQueriesMB: afterOramaQueries.rssMB - beforeOrama.rssMB,
-          heapAfterQueriesMB: afterOramaQueries.heapMB - beforeOrama.heapMB,
-          heapBytesPerRow: ((afterOramaIndex.heapMB - beforeOrama.heapMB) * MB) / Math.max(1, oramaRows),
+        coldFirst: {
+          queries: warmUps.length,
+          p50Ms: percentile(coldEngramMs, 0.5),
+          p95Ms: percentile(coldEngramMs, 0.95),
+          maxMs: Math.max(...coldEngramMs),
+          rawP50Ms: percentile(coldRawMs, 0.5),
+          rawP95Ms: percentile(coldRawMs, 0.95),
+          rawMaxMs: Math.max(...coldRawMs),
         },
-        ...(oramaAgents.length < config.agents
-          ? {
-              note: `Orama indexed ${oramaAgents.length} queried agent(s) of ${config.agents} (at most ${config.oramaMaxAgents}: the bench's cap, or what fits in half the free heap), one in-memory database per agent; Engram searched all agents in one file.`,
-            }
-          : {}),
       },
+      orama,
       ...(quantised === undefined ? {} : { quantised }),
     };
   } finally {
@@ -370,12 +308,6 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     raw.close();
     if (rawRowOpen) rawRow.close();
   }
-}
-
-async function createOramaDb(dimensions: number) {
-  return create({
-    schema: { id: 'string', content: 'string', embedding: `vector[${dimensions}]` } as const,
-  });
 }
 
 /**

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin, oramaHeapBytesPerRow } from './plan.js';
+import {
+  benchPlans,
+  ORAMA_MAX_AGENTS,
+  oramaAgentsWithin,
+  oramaHeapBytesPerRow,
+  spreadEvenly,
+} from './plan.js';
 import { type BenchReport, formatBenchTable } from './report.js';
 import {
   benchQueries,
@@ -8,6 +14,7 @@ import {
   percentile,
   rowRanks,
   rowText,
+  scenarioQueries,
   VOCABULARY_SIZE,
   widenVector,
 } from './workload.js';
@@ -38,6 +45,61 @@ describe('benchmark workload', () => {
       expect(queryWords.length).toBeLessThanOrEqual(3);
       for (const w of queryWords) expect(words.has(w)).toBe(true);
     }
+  });
+});
+
+describe('scenario queries: the timed ones and one warm-up query per queried agent', () => {
+  it('times the same queries as before, agent by agent, and warms each queried agent once with another query', () => {
+    const { timed, warmUps } = scenarioQueries(100, 1000, 400);
+    expect(timed).toEqual(
+      Array.from({ length: 100 }, (_, a) => benchQueries(a * 1000, 1000, 4, a + 1)).flat(),
+    );
+    expect(warmUps).toHaveLength(100);
+    warmUps.forEach((w, a) => {
+      // In its agent's rows, made of its target's words, and not the text of any of that agent's timed queries.
+      expect(Math.floor(w.target / 1000)).toBe(a);
+      const words = new Set(rowText(w.target).replace(/\.$/, '').split(' '));
+      for (const word of w.text.split(' ')) expect(words.has(word)).toBe(true);
+      const own = timed.filter((q) => Math.floor(q.target / 1000) === a).map((q) => q.text);
+      expect(own).toHaveLength(4);
+      expect(own).not.toContain(w.text);
+    });
+    expect(scenarioQueries(100, 1000, 400)).toEqual({ timed, warmUps });
+  });
+
+  it('warms only the agents that have timed queries, and finds a distinct warm-up even in a one-row agent', () => {
+    const few = scenarioQueries(100, 1000, 30);
+    expect(few.timed).toHaveLength(30);
+    expect(few.warmUps.map((w) => Math.floor(w.target / 1000))).toEqual(
+      Array.from({ length: 30 }, (_, a) => a),
+    );
+    const one = scenarioQueries(1, 10_000, 400);
+    expect(one.timed).toHaveLength(400);
+    expect(one.warmUps).toHaveLength(1);
+    expect(one.timed.map((q) => q.text)).not.toContain(one.warmUps[0]?.text);
+    // `--size 5`: 100 agents of one row, four timed queries each on that same row.
+    const tiny = scenarioQueries(100, 1, 400);
+    tiny.warmUps.forEach((w, a) => {
+      expect(w.target).toBe(a);
+      expect(tiny.timed.filter((q) => q.target === a).map((q) => q.text)).not.toContain(w.text);
+    });
+  });
+});
+
+describe('spreadEvenly (the agents Orama indexes)', () => {
+  it('takes every (n / count)-th item in order, never more than count, all of them when count ≥ n', () => {
+    const agents = Array.from({ length: 100 }, (_, a) => a);
+    expect(spreadEvenly(agents, 20)).toEqual(Array.from({ length: 20 }, (_, i) => i * 5));
+    expect(spreadEvenly(agents, 9)).toEqual([0, 11, 22, 33, 44, 55, 66, 77, 88]);
+    expect(spreadEvenly(agents, 20)).toEqual(spreadEvenly(agents, 20));
+    expect(spreadEvenly(agents, 100)).toEqual(agents);
+    expect(spreadEvenly(agents, 150)).toEqual(agents);
+    expect(spreadEvenly(agents, 0)).toEqual([]);
+    expect(spreadEvenly([7], 1)).toEqual([7]);
+    // Spread over the range: the last pick is in the last count-th of it, not among the first agents.
+    const picked = spreadEvenly(agents, 3);
+    expect(picked).toEqual([0, 33, 66]);
+    expect(new Set(spreadEvenly(agents, 37)).size).toBe(37);
   });
 });
 
@@ -194,6 +256,65 @@ describe('formatBenchTable', () => {
     expect(lines[0]).toMatch(/orama R@5\s+raw\+row rows\/s\s+ratio\s+cpu ratio raw \/ raw\+row$/);
     expect(lines[2]).toMatch(
       /^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40\s+0\.25\/0\.40$/,
+    );
+  });
+
+  it("prints each agent's first query (the warm-up) in its own table, Engram and raw, when the report has it", () => {
+    const query = {
+      p50Ms: 3,
+      p95Ms: 6,
+      ratioToRaw: 2,
+      p95RatioToRaw: 1.5,
+      rawP50Ms: 1.5,
+      rawP95Ms: 4,
+      recallAt5: 1,
+      queries: 400,
+      stagesP50Ms: { total: 3 },
+      rawFtsP50Ms: 0.5,
+      rawVectorP50Ms: 1,
+      coldFirst: {
+        queries: 100,
+        p50Ms: 40,
+        p95Ms: 90.5,
+        maxMs: 120,
+        rawP50Ms: 35,
+        rawP95Ms: 80,
+        rawMaxMs: 99,
+      },
+    };
+    const orama = {
+      p50Ms: 2,
+      p95Ms: 2,
+      ratio: 1.5,
+      p95Ratio: 3,
+      recallAt5: 1,
+      engramRecallAt5: 1,
+      engramP50Ms: 3,
+      engramP95Ms: 6,
+      queries: 80,
+      agents: 20,
+      rowsIndexed: 20_000,
+      rowsPerSec: 7000,
+    };
+    const report: BenchReport = {
+      version: 1,
+      size: 10_000,
+      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+      hundredAgents1536d: {
+        agents: 100,
+        rows: 100_000,
+        ingest: { rowsPerSec: 1, ratioToRaw: 1, rawRowsPerSec: 1, batchSize: 1000 },
+        query,
+        orama,
+      },
+      diagnostics: { nsPerRecord: 100, records: 1 },
+    };
+    const lines = formatBenchTable(report).split('\n');
+    const title = lines.findIndex((l) => l.startsWith('first query of each agent'));
+    expect(title).toBeGreaterThan(0);
+    expect(lines[title + 1]).toMatch(/^scenario\s+agents\s+engram p50\s+p95\s+max\s+raw p50\s+p95\s+max$/);
+    expect(lines[title + 3]).toMatch(
+      /^hundredAgents1536d\s+100\s+40\.00\s+90\.50\s+120\.00\s+35\.00\s+80\.00\s+99\.00$/,
     );
   });
 

@@ -151,6 +151,48 @@ export function benchQueries(first: number, rows: number, count: number, salt: n
   return queries;
 }
 
+/** A scenario's queries: the timed ones, and one warm-up query per queried agent. */
+export interface ScenarioQueries {
+  /** The timed queries, agent by agent (agent 0's first), `ceil(count / agents)` per agent until `count`. */
+  readonly timed: readonly BenchQuery[];
+  /**
+   * One untimed query per agent that has timed queries, in agent order: its first read of that agent's data
+   * since ingest, run before any timed query so that no engine's timed figures include that first touch.
+   * Drawn like a timed query (another seed), never the text of one of the agent's timed queries.
+   */
+  readonly warmUps: readonly BenchQuery[];
+}
+
+/** Seed of the warm-up queries' draws (the timed queries' salts are the agent numbers from 1). */
+const WARM_UP_SEED = 0x5741_524d;
+/** Attempts at a warm-up query whose text no timed query of its agent has (the draws rarely collide). */
+const WARM_UP_DRAWS = 64;
+
+/**
+ * The queries of a scenario of `agents` × `rowsPerAgent` rows (agent `a` holds the rows
+ * `[a · rowsPerAgent, (a + 1) · rowsPerAgent)`): `count` timed queries spread over the agents, and one warm-up
+ * query per queried agent (see `ScenarioQueries`).
+ */
+export function scenarioQueries(agents: number, rowsPerAgent: number, count: number): ScenarioQueries {
+  const timed: BenchQuery[] = [];
+  const warmUps: BenchQuery[] = [];
+  const perAgent = Math.ceil(count / agents);
+  for (let a = 0; a < agents && timed.length < count; a += 1) {
+    const first = a * rowsPerAgent;
+    const own = benchQueries(first, rowsPerAgent, Math.min(perAgent, count - timed.length), a + 1);
+    timed.push(...own);
+    const texts = new Set(own.map((q) => q.text));
+    let warmUp: BenchQuery | undefined;
+    for (let draw = 0; draw < WARM_UP_DRAWS && warmUp === undefined; draw += 1) {
+      const candidate = benchQueries(first, rowsPerAgent, 1, mix(WARM_UP_SEED ^ a, draw))[0] as BenchQuery;
+      if (!texts.has(candidate.text)) warmUp = candidate;
+    }
+    // A row's whole text (10 words or more) is never a timed query's (3 words at most).
+    warmUps.push(warmUp ?? { text: rowText(first).replace(/\.$/, ''), target: first });
+  }
+  return { timed, warmUps };
+}
+
 /** Nearest-rank percentile (`sorted[ceil(p·n) − 1]`) of unsorted samples; NaN for no samples. */
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return Number.NaN;
