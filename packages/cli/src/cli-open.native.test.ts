@@ -173,6 +173,54 @@ describe('read commands', () => {
   });
 });
 
+describe('a quantised vector index build an interrupted process left', () => {
+  it('is finished by a writing command, with progress lines on stderr that hold counts only', async () => {
+    const path = join(dir, 'quant-pending.db');
+    const embedder = createDeterministicEmbedder();
+    const texts = ['The release train leaves on Fridays.', 'Tea at four.', 'The API listens on 8080.'];
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: embedder.profile,
+      vectorIndex: { quantization: 'int8' },
+    });
+    try {
+      await store.insertMemories(
+        texts.map((content) => ({
+          agentId: 'default',
+          kind: 'fact' as const,
+          content,
+          vector: embedder.embedSync(content),
+        })),
+      );
+    } finally {
+      await store.close();
+    }
+    // What a build stopped before its first step leaves: an empty quantised table and the watermark at 0.
+    const raw = openDatabase(path);
+    try {
+      raw.prepare('DELETE FROM memories_vec_quant').run();
+      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '0')").run();
+    } finally {
+      raw.close();
+    }
+    const run = await cli(['remember', 'Deploys go out on Mondays.', '--db', path]);
+    expect(run.code).toBe(0);
+    const lines = run.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('building the quantised vector index'));
+    expect(lines[0]).toBe('building the quantised vector index: 0/3');
+    expect(lines.at(-1)).toBe('building the quantised vector index: 3/3');
+    for (const text of texts) expect(run.stderr).not.toContain(text.slice(0, 8));
+    const check = openDatabase(path);
+    try {
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'vector_index_build'").get()).toBeUndefined();
+      expect(check.prepare('SELECT count(*) AS n FROM memories_vec_quant').get()).toEqual({ n: 4 });
+    } finally {
+      check.close();
+    }
+  });
+});
+
 /** Flips `flips` seeded random bits in the middle third of the file's pages (page 1, the header, is spared). */
 function flipBits(path: string, seed: number, flips: number): void {
   const bytes = readFileSync(path);

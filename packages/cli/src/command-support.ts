@@ -6,6 +6,7 @@ import { loadEncryptionKey } from './encryption-key.js';
 import { EngramDemoError } from './errors.js';
 import type { CliIo } from './io.js';
 import { postgresFor } from './postgres-module.js';
+import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';
 
 /** Exit codes: success, runtime failure, invalid arguments. */
@@ -88,14 +89,23 @@ export async function withEngram<T>(
     );
   }
   const key = await loadEncryptionKey(target.keyFile, io.env);
-  const engram = await openEngram({
-    dbPath: db,
-    env: io.env,
-    warm: mode.warm === true,
-    access: fresh ? 'write' : mode.access,
-    ...(mode.embedder === undefined ? {} : { embedder: mode.embedder }),
-    ...(key === undefined ? {} : { encryptionKey: key }),
-  });
+  // A writable open finishes a quantised vector index build an interrupted process left (minutes at a million
+  // vectors): its progress goes to stderr, counts only.
+  const indexProgress = createProgress(io.stderr, 'building the quantised vector index');
+  let engram: Engram;
+  try {
+    engram = await openEngram({
+      dbPath: db,
+      env: io.env,
+      warm: mode.warm === true,
+      access: fresh ? 'write' : mode.access,
+      ...(mode.embedder === undefined ? {} : { embedder: mode.embedder }),
+      ...(key === undefined ? {} : { encryptionKey: key }),
+      onIndexProgress: (p) => indexProgress.update(p.done, p.total),
+    });
+  } finally {
+    indexProgress.finish();
+  }
   try {
     if (mode.writes === true && engram.store.integrity.state === 'failed') {
       throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);

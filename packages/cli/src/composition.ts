@@ -33,7 +33,7 @@ import {
   createOpenAICompatibleEmbedder,
 } from '@engram/provider-openai';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
-import type { EventRecord, SqliteMemoryStore } from '@engram/store';
+import type { EventRecord, SqliteMemoryStore, VectorIndexProgress } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import {
   BUILT_IN_PROFILES,
@@ -73,6 +73,11 @@ export interface EngramConfig {
    * create the file, migrate it and write.
    */
   readonly access?: 'read' | 'write';
+  /**
+   * Progress of a quantised vector index build the open finishes (one an interrupted process left on a SQLite
+   * file): counts only. Never called for a PostgreSQL database.
+   */
+  readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run stops early). */
@@ -209,7 +214,14 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
       throw embedderMismatch(error, undefined);
     }
   } else if (hasDatabase(config.dbPath)) {
-    store = openStore(config.dbPath, undefined, collector, config.encryptionKey, access);
+    store = openStore(
+      config.dbPath,
+      undefined,
+      collector,
+      config.encryptionKey,
+      access,
+      config.onIndexProgress,
+    );
     try {
       choice = chooseEmbedder({ recorded: store.embeddingProfile, requested, remote });
     } catch (error) {
@@ -219,7 +231,14 @@ export async function openEngram(config: EngramConfig): Promise<Engram> {
   } else {
     choice = chooseEmbedder({ recorded: 'new', requested, remote });
     const profile = choice === 'openai' ? remote : BUILT_IN_PROFILES[choice];
-    store = openStore(config.dbPath, profile ?? undefined, collector, config.encryptionKey, access);
+    store = openStore(
+      config.dbPath,
+      profile ?? undefined,
+      collector,
+      config.encryptionKey,
+      access,
+      config.onIndexProgress,
+    );
   }
 
   let drainEmbedder: EmbedderPort;

@@ -5,7 +5,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DiagnosticsCollector } from '@engram/diagnostics';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorIndexProgress } from '@engram/store';
 import type { EmbedderProfile } from './embedder-choice.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
 
@@ -18,13 +18,17 @@ export function hasDatabase(path: string): boolean {
   }
 }
 
-/** Opens a SQLite store (a new file is bound to `embedding`; an existing one keeps its own). */
+/**
+ * Opens a SQLite store (a new file is bound to `embedding`; an existing one keeps its own). A writable open
+ * finishes a quantised vector index build an interrupted process left, reporting to `onIndexProgress`.
+ */
 export function openStore(
   path: string,
   embedding: EmbedderProfile | undefined,
   collector: DiagnosticsCollector,
   key: string | Uint8Array | undefined,
   access: 'read' | 'write',
+  onIndexProgress?: (progress: VectorIndexProgress) => void,
 ): SqliteMemoryStore {
   if (access === 'write') {
     try {
@@ -45,6 +49,7 @@ export function openStore(
         : { embedding: { id: embedding.id, dimensions: embedding.dimensions } }),
       observer: collector.storeObserver,
       ...(key === undefined ? {} : { encryption: { key } }),
+      ...(onIndexProgress === undefined ? {} : { onIndexProgress }),
     });
   } catch (error) {
     // Another process created the file with another embedder between the check and the open.

@@ -27,7 +27,7 @@ import {
   type ModelPort,
 } from '@engram/maintenance';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
-import type { VectorIndexOptions } from '@engram/store';
+import type { VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { redactPostgresUrl } from '@engram/store-postgres/open';
 import { EngramMemoryError } from './errors.js';
 import { type EngineStore, openEngineStore } from './open-store.js';
@@ -57,6 +57,8 @@ export interface EngineConfig {
   readonly encryptionKey?: string | Uint8Array;
   /** The SQLite store's vector index (quantised search); a PostgreSQL URL refuses it (`ENGRAM_MEMORY_INVALID_CONFIG`). */
   readonly vectorIndex?: VectorIndexOptions;
+  /** Progress of a quantised vector index build at open (SQLite only; see the store's `onIndexProgress`). */
+  readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run makes no progress). */

@@ -12,7 +12,13 @@ export type { EmbedderPort, MaintenancePassResult, ModelMessage, ModelPort } fro
 export { EngramMaintenanceError, isEngramMaintenanceError } from '@engram/maintenance';
 export type { RetrievalExplanation } from '@engram/retrieval';
 export { EngramRetrievalError, isEngramRetrievalError } from '@engram/retrieval';
-export type { Lifecycle, MemoryFilter, MemoryKind, MetadataCondition } from '@engram/store';
+export type {
+  Lifecycle,
+  MemoryFilter,
+  MemoryKind,
+  MetadataCondition,
+  VectorIndexProgress,
+} from '@engram/store';
 export { EngramStoreError, isEngramStoreError } from '@engram/store';
 export type { EmbedderOption } from './engine.js';
 export type { EngramMemoryErrorCode } from './errors.js';

@@ -8,7 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelPort } from '@engram/maintenance';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type VectorIndexProgress } from '@engram/store';
+import { openDatabase } from '@engram/store/raw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemory } from './memory.js';
 import type { Memory } from './types.js';
@@ -288,6 +289,47 @@ describe('vector index', () => {
       expect(store.vectorIndex.quantization).toBe('int8');
     } finally {
       await store.close();
+    }
+  });
+
+  it('onIndexProgress reports the quantised build an interrupted process left, as the open finishes it', async () => {
+    n += 1;
+    const path = join(dir, `m${n}`, 'memory.db');
+    const options = {
+      path,
+      embedder: 'deterministic' as const,
+      vectorIndex: { quantization: 'int8' as const },
+    };
+    const first = await createMemory(options);
+    try {
+      for (const text of [
+        'The API server listens on port 8080',
+        'Deploys go out on Fridays',
+        'Tea at four',
+      ]) {
+        await first.add(text);
+      }
+    } finally {
+      await first.close();
+    }
+    // What a build stopped before its first step leaves: an empty quantised table and the watermark at 0.
+    const raw = openDatabase(path);
+    try {
+      raw.prepare('DELETE FROM memories_vec_quant').run();
+      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '0')").run();
+    } finally {
+      raw.close();
+    }
+    const reports: VectorIndexProgress[] = [];
+    const memory = await createMemory({ ...options, onIndexProgress: (p) => reports.push(p) });
+    try {
+      expect(reports.length).toBeGreaterThanOrEqual(2);
+      expect(reports[0]).toEqual({ phase: 'vectorIndex', quantization: 'int8', step: 0, done: 0, total: 3 });
+      expect(reports.at(-1)).toMatchObject({ done: 3, total: 3 });
+      const hits = await memory.search('which port does the API server listen on?');
+      expect(hits[0]?.content).toBe('The API server listens on port 8080');
+    } finally {
+      await memory.close();
     }
   });
 

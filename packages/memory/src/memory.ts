@@ -54,6 +54,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.model === undefined ? {} : { model: config.model }),
     ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
     ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
+    ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;

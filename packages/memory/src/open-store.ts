@@ -14,6 +14,7 @@ import {
   type EmbeddingProfile,
   type SqliteMemoryStore,
   type VectorIndexOptions,
+  type VectorIndexProgress,
 } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { openBoundPostgres, postgresFor } from '@engram/store-postgres/open';
@@ -29,6 +30,7 @@ export interface StoreOptions {
   readonly embedder?: EmbedderOption;
   readonly encryptionKey?: string | Uint8Array;
   readonly vectorIndex?: VectorIndexOptions;
+  readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
 }
 
 /** What holds the memories, as errors name it. */
@@ -127,6 +129,7 @@ function openSqlite(
       observer: collector.storeObserver,
       ...(options.encryptionKey === undefined ? {} : { encryption: { key: options.encryptionKey } }),
       ...(options.vectorIndex === undefined ? {} : { vectorIndex: options.vectorIndex }),
+      ...(options.onIndexProgress === undefined ? {} : { onIndexProgress: options.onIndexProgress }),
     });
   } catch (error) {
     throw mismatchOr(error, 'file');

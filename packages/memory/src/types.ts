@@ -2,7 +2,13 @@
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
 import type { RetrievalExplanation } from '@engram/retrieval';
-import type { Lifecycle, MemoryFilter, MemoryKind, VectorIndexOptions } from '@engram/store';
+import type {
+  Lifecycle,
+  MemoryFilter,
+  MemoryKind,
+  VectorIndexOptions,
+  VectorIndexProgress,
+} from '@engram/store';
 import type { EmbedderOption } from './engine.js';
 
 /** Options of {@link createMemory}. */
@@ -29,6 +35,14 @@ export interface MemoryConfig {
    * search; see `@engram/store`). SQLite only.
    */
   readonly vectorIndex?: VectorIndexOptions;
+  /**
+   * Progress of a quantised vector index build during the open: the one a file from before quantised search gets
+   * when `vectorIndex` asks for one, or one an interrupted process left unfinished (a million 1536-d vectors take
+   * minutes). Counts only — `{ phase: 'vectorIndex', quantization, step, done, total }`, after each bounded step
+   * and at the end (`done === total`). What it throws is ignored. SQLite only; a PostgreSQL database has no such
+   * build and never calls it.
+   */
+  readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
 }
 
 /** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */

@@ -33,6 +33,7 @@ export type {
   SqliteStoreEncryption,
   StoreAccess,
   VectorIndexOptions,
+  VectorIndexProgress,
   VectorIndexSetting,
   VectorQuantization,
 } from './sqlite-store.js';

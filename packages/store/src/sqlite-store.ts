@@ -85,6 +85,7 @@ export type {
   SqliteMemoryStoreInfo,
   SqliteStoreEncryption,
   StoreAccess,
+  VectorIndexProgress,
 } from './sqlite/config.js';
 export { DEFAULT_MMAP_SIZE } from './sqlite/config.js';
 export type { IntegrityResult } from './sqlite/context.js';

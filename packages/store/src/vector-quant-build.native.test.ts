@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+import { QUANT_BUILD_STEP } from './sqlite/vector-quant-build.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorIndexProgress } from './sqlite-store.js';
 
 const DIMS = 64;
 const PROFILE = { id: 'random', dimensions: DIMS };
@@ -27,7 +28,10 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-quant-build-'));
 });
 
+const DEFAULT_STEP_BYTES = QUANT_BUILD_STEP.bytes;
+
 afterEach(() => {
+  QUANT_BUILD_STEP.bytes = DEFAULT_STEP_BYTES;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -211,6 +215,71 @@ describe('the quantised table build', () => {
     const full = await built(path);
     const store = openStore(path);
     expect(await store.resetVectorIndex({ quantization: 'int8' })).toEqual({ indexed: 3700 });
+    expect(await searchAll(store)).toEqual(full);
+    closeAll();
+    expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });
+  });
+});
+
+describe('the quantised table build reports its progress', () => {
+  /** A writable `int8` store of `path` whose `onIndexProgress` keeps each report (or throws, after keeping it). */
+  function openReporting(path: string, reports: VectorIndexProgress[], fail = false): SqliteMemoryStore {
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: PROFILE,
+      vectorIndex: { quantization: 'int8' },
+      onIndexProgress: (p) => {
+        reports.push(p);
+        if (fail) throw new Error('the progress display failed');
+      },
+    });
+    open.push(store);
+    return store;
+  }
+  const steps = (reports: readonly VectorIndexProgress[]): number[][] =>
+    reports.map((r) => [r.step, r.done, r.total]);
+
+  it('resetVectorIndex reports after each step, counts only, rising to the total', async () => {
+    const path = join(dir, 'progress.db');
+    const full = await built(path);
+    // One vec0 chunk (1,024 vectors) per step: the five chunks of agents a (2), b (2) and c (1).
+    QUANT_BUILD_STEP.bytes = 1024 * DIMS * 4;
+    const reports: VectorIndexProgress[] = [];
+    const store = openReporting(path, reports);
+    // Opening a complete file builds nothing and reports nothing.
+    expect(reports).toEqual([]);
+    expect(await store.resetVectorIndex({ quantization: 'int8' })).toEqual({ indexed: 3700 });
+    expect(steps(reports)).toEqual([
+      [0, 0, 3700],
+      [1, 1024, 3700],
+      [2, 1500, 3700],
+      [3, 2524, 3700],
+      [4, 3000, 3700],
+      [5, 3700, 3700],
+      [6, 3700, 3700],
+    ]);
+    for (const r of reports) {
+      expect(Object.keys(r).sort()).toEqual(['done', 'phase', 'quantization', 'step', 'total']);
+      expect(r).toMatchObject({ phase: 'vectorIndex', quantization: 'int8' });
+    }
+    expect(await searchAll(store)).toEqual(full);
+  });
+
+  it('an open that finishes a stopped build reports from what was done; a throwing callback changes nothing', async () => {
+    const path = join(dir, 'resume.db');
+    const full = await built(path);
+    stopAfterChunk2(path);
+    QUANT_BUILD_STEP.bytes = 1024 * DIMS * 4;
+    const reports: VectorIndexProgress[] = [];
+    const store = openReporting(path, reports, true);
+    // Agent a's 1,500 copies were there; chunks 3, 4 and 5, then the step that finds no more.
+    expect(steps(reports)).toEqual([
+      [0, 1500, 3700],
+      [1, 2524, 3700],
+      [2, 3000, 3700],
+      [3, 3700, 3700],
+      [4, 3700, 3700],
+    ]);
     expect(await searchAll(store)).toEqual(full);
     closeAll();
     expect(state(path)).toEqual({ float: 3700, quant: 3700, mark: undefined });

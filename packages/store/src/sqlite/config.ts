@@ -90,6 +90,26 @@ export interface SqliteMemoryStoreConfig {
    * keeps the process alive, and ends with `close()`. A worker that fails degrades to the store's connection.
    */
   readonly vectorWorker?: boolean;
+  /**
+   * Progress of a quantised vector index build (see `vectorIndex`): called after each bounded step of a build
+   * and once at its end (`done === total`), from the store's own thread, during the open that finishes a
+   * pending build or during `resetVectorIndex`. Counts only, never content. What the callback throws is
+   * ignored: the build goes on. Not called when there is nothing to build.
+   */
+  readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
+}
+
+/** One report of a quantised vector index build (`onIndexProgress`): counts only. */
+export interface VectorIndexProgress {
+  readonly phase: 'vectorIndex';
+  /** The quantisation being built. */
+  readonly quantization: 'int8' | 'bit';
+  /** Steps of this build finished so far (one transaction each; 0 in a report before the first). */
+  readonly step: number;
+  /** Vectors that have their quantised copy (including those done by an earlier, interrupted build). */
+  readonly done: number;
+  /** The stored float vectors. */
+  readonly total: number;
 }
 
 /**
@@ -165,6 +185,7 @@ const configSchema = z.object({
     })
     .optional(),
   vectorWorker: z.boolean().optional(),
+  onIndexProgress: fnSchema.optional(),
   encryption: z
     .object({
       key: keyValueSchema,

@@ -12,7 +12,7 @@ import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { sha256Hex } from '../normalize.js';
 import type { EmbeddingProfile } from '../types.js';
 import type { ValidationLimits } from '../validate.js';
-import type { StoreAccess } from './config.js';
+import type { StoreAccess, VectorIndexProgress } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
 import type { VectorWorker } from './vector-dispatch.js';
 import type { VectorIndexSetting } from './vector-quant.js';
@@ -120,6 +120,8 @@ export class StoreContext {
    * quantised copies (see `vector-quant-build.ts`).
    */
   quantReady = true;
+  /** The configuration's `onIndexProgress` (see `vector-quant-build.ts`), set at open. */
+  onIndexProgress: ((progress: VectorIndexProgress) => void) | null = null;
   /** The vector worker of `searchVector`, when the store uses one (see `vector-dispatch.ts`). */
   vectorWorker: VectorWorker | null = null;
   /** True once `close()` ran. */

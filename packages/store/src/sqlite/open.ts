@@ -63,6 +63,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   });
   ctx.bm25 = resolveBm25(config.lexical);
   ctx.forgetMode = config.forget ?? 'erase';
+  ctx.onIndexProgress = config.onIndexProgress ?? null;
   const quantization = config.vectorIndex?.quantization;
   let opened: MigrationResult;
   try {

@@ -33,8 +33,11 @@ import {
 /** The meta key of an unfinished build: the last float chunk (vec0 `chunk_id`) whose vectors are quantised. */
 export { QUANT_BUILD_META };
 
-/** Float vector bytes one build step quantises at most (about 10,000 vectors at 1536-d): bounds the WAL. */
-const STEP_BYTES = 64 * 1024 * 1024;
+/**
+ * Float vector bytes one build step quantises at most (about 10,000 vectors at 1536-d): bounds the WAL. An
+ * internal knob (tests lower it to build in many steps), not part of the store's API.
+ */
+export const QUANT_BUILD_STEP: { bytes: number } = { bytes: 64 * 1024 * 1024 };
 
 /** Vectors per vec0 chunk (sqlite-vec 0.1.x). */
 const CHUNK_VECTORS = 1024;
@@ -81,14 +84,17 @@ export function quantBuildPending(ctx: StoreContext): boolean {
 
 /**
  * Finishes a recorded build, one bounded transaction per step (see the top of this file); nothing when none is
- * recorded. Returns how many vectors it quantised.
+ * recorded. Returns how many vectors it quantised. With an `onIndexProgress` callback, reports after each step
+ * and at the end (see `progressOf`).
  */
 export function finishQuantIndex(
   ctx: StoreContext,
   quantization: VectorQuantization,
   dimensions: number,
 ): number {
+  const progress = progressOf(ctx, quantization);
   let total = 0;
+  let steps = 0;
   // Statements on the quantised table are prepared per build, not cached: the table was just recreated.
   const stmts = new Map<string, SqliteStatement>();
   const prepare = (sql: string): SqliteStatement => {
@@ -102,8 +108,41 @@ export function finishQuantIndex(
   for (;;) {
     const step = ctx.tx(() => buildStep(ctx, prepare, quantization, dimensions));
     total += step.written;
+    steps += 1;
+    progress?.(steps, total, step.done);
     if (step.done) return total;
   }
+}
+
+/**
+ * The build's progress reporter, or null without a callback (or with nothing to build): counts the float
+ * vectors and those that already have their quantised copy once, before the first step (two counts of the
+ * vec0 rowid tables: tens of milliseconds at a million vectors, against minutes of build), then reports
+ * `done` = that count + the vectors written since, never above `total`, and `done === total` at the end. What
+ * the callback throws is ignored: it must not stop or corrupt the build.
+ */
+function progressOf(
+  ctx: StoreContext,
+  quantization: VectorQuantization,
+): ((steps: number, written: number, finished: boolean) => void) | null {
+  const callback = ctx.onIndexProgress;
+  if (callback === null || quantization === 'none' || !quantBuildPending(ctx)) return null;
+  const count = (table: string): number =>
+    hasTable(ctx, table)
+      ? (ctx.stmt('vector', `SELECT count(*) AS n FROM ${table}`).get<{ n: number }>()?.n ?? 0)
+      : 0;
+  const rowids = (table: string): string => (hasTable(ctx, `${table}_rowids`) ? `${table}_rowids` : table);
+  const total = count(rowids('memories_vec'));
+  const before = Math.min(total, count(rowids(QUANT_TABLE)));
+  const report = (step: number, done: number): void => {
+    try {
+      callback({ phase: 'vectorIndex', quantization, step, done, total });
+    } catch {
+      // A progress callback's failure never changes the build.
+    }
+  };
+  report(0, before);
+  return (steps, written, finished) => report(steps, finished ? total : Math.min(total, before + written));
 }
 
 function hasTable(ctx: StoreContext, name: string): boolean {
@@ -117,7 +156,7 @@ function hasTable(ctx: StoreContext, name: string): boolean {
 /** The shadow tables of sqlite-vec 0.1.x's `vec0` (one float column, one partition key) that a step reads. */
 const SHADOW_TABLES = ['memories_vec_chunks', 'memories_vec_vector_chunks00', `${QUANT_TABLE}_rowids`];
 
-/** One step: quantises the float chunks after the watermark, up to `STEP_BYTES` of vectors, and moves it. */
+/** One step: quantises the float chunks after the watermark, up to `QUANT_BUILD_STEP` bytes of vectors, and moves it. */
 function buildStep(
   ctx: StoreContext,
   prepare: (sql: string) => SqliteStatement,
@@ -148,7 +187,7 @@ function buildStep(
   };
   if (!SHADOW_TABLES.every((t) => hasTable(ctx, t))) return finish(fillByKey(ctx, prepare, add));
   const width = dimensions * 4;
-  const chunksPerStep = Math.max(1, Math.floor(STEP_BYTES / (CHUNK_VECTORS * width)));
+  const chunksPerStep = Math.max(1, Math.floor(QUANT_BUILD_STEP.bytes / (CHUNK_VECTORS * width)));
   const chunks = ctx
     .stmt(
       'vector',
