@@ -73,10 +73,18 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
   };
   const totalRows = config.agents * config.rowsPerAgent;
   const engramPath = join(config.dir, `${config.name}-engram.sqlite`);
+  // The quantised builds of the wide scenarios (minutes at a million vectors) log their progress by tenths.
+  let tenthLogged = -1;
   const store = createSqliteMemoryStore({
     path: engramPath,
     embedding: { id: embedder.profile.id, dimensions },
     now: () => NOW,
+    onIndexProgress: ({ quantization, step, done, total }) => {
+      const tenth = step === 0 ? -1 : Math.floor((done / Math.max(1, total)) * 10);
+      if (step !== 0 && tenth <= tenthLogged) return;
+      tenthLogged = tenth;
+      log(`[${config.name}]  quantised index ${quantization}: ${done}/${total} vectors (step ${step})`);
+    },
   });
   const raw = openRaw(join(config.dir, `${config.name}-raw.sqlite`), dimensions);
   const rawRowPath = join(config.dir, `${config.name}-rawrow.sqlite`);
