@@ -118,12 +118,12 @@ describe('schema v10 → v11', () => {
     expect(old).toMatchObject({ fresh: null, version: '10' });
     expect(old.main).toBeGreaterThan(500);
 
-    expect(SCHEMA_VERSION).toBe(12);
+    expect(SCHEMA_VERSION).toBe(11);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(12);
+    expect(store.info.schemaVersion).toBe(11);
     expect(await searchAll(store)).toBe(before);
     closeAll();
-    expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: '12' });
+    expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: '11' });
 
     const again = openStore(path);
     await again.insertMemories([

@@ -11,7 +11,6 @@ import { contentHash } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
-import { FIND_BY_CONTENT_HASH_SQL } from './sqlite/read.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 let dir: string;
@@ -118,7 +117,7 @@ describe('schema v8 → v9', () => {
     try {
       raw.exec(`DROP INDEX memories_embedding_pending; DROP INDEX memories_embedding_error;
         CREATE INDEX memories_embedding ON memories(embedding_state, agent_id, rid);
-        DROP INDEX memories_hash_key;
+        DROP INDEX memories_agent_hash_prefix;
         CREATE INDEX memories_agent_hash ON memories(agent_id, content_hash);
         INSERT INTO lexical_postings SELECT * FROM lexical_postings_fresh; DROP TABLE lexical_postings_fresh;
         ALTER TABLE lexical_postings DROP COLUMN length;`);
@@ -128,14 +127,18 @@ describe('schema v8 → v9', () => {
     }
     expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
-    expect(SCHEMA_VERSION).toBe(12);
+    expect(SCHEMA_VERSION).toBe(11);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(12);
+    expect(store.info.schemaVersion).toBe(11);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
     expect(names).not.toContain('memories_agent_hash');
     expect(names).toEqual(
-      expect.arrayContaining(['memories_hash_key', 'memories_embedding_error', 'memories_embedding_pending']),
+      expect.arrayContaining([
+        'memories_agent_hash_prefix',
+        'memories_embedding_error',
+        'memories_embedding_pending',
+      ]),
     );
     expect(await backlogView(store)).toBe(before);
     expect(await hashLookups(store)).toBe(lookupsBefore);
@@ -161,18 +164,11 @@ describe('schema v8 → v9', () => {
           "SELECT rid FROM memories m WHERE m.embedding_state = 'pending' AND m.lifecycle = 'active' AND m.agent_id = 'b' ORDER BY m.rid LIMIT 10",
         ),
       ).toMatch(/SEARCH m USING INDEX memories_embedding_pending \(embedding_state=\? AND agent_id=\?\)/);
-      // The lookup by content hash is an index seek (keyed by the hash alone since schema 12).
       expect(
-        (
-          db
-            .prepare(`EXPLAIN QUERY PLAN ${FIND_BY_CONTENT_HASH_SQL}`)
-            .all({ agent: 'a', hash: 'ab', kind: null }) as {
-            detail: string;
-          }[]
-        )
-          .map((r) => r.detail)
-          .join(' | '),
-      ).toMatch(/SEARCH memories USING INDEX memories_hash_key \(<expr>=\?\)/);
+        plan(
+          "SELECT * FROM memories WHERE agent_id = 'a' AND substr(content_hash, 1, 16) = substr('ab', 1, 16) AND content_hash = 'ab'",
+        ),
+      ).toMatch(/SEARCH memories USING INDEX memories_agent_hash_prefix \(agent_id=\? AND <expr>=\?\)/);
     } finally {
       db.close();
     }

@@ -300,37 +300,14 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
       db.exec(FRESH_POSTINGS_DDL);
     },
   },
-  {
-    // The lookup by content hash keys its index by the hash's first 4 bytes as a blob (`HASH_KEY_INDEX_SQL`)
-    // instead of the agent and the hash's first 16 hex digits as text. Its key is random, so a 1,000-row batch
-    // rewrote most of its leaves at every commit (at 100k rows 651 of the 1,411 pages a batch wrote); entries of
-    // a third the size halve that. Built from the rows here.
-    version: 12,
-    up(db: SqliteDatabase): void {
-      db.exec(`${HASH_KEY_INDEX_SQL}
-DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
-    },
-  },
 ];
 
-/** The index of the lookup by content hash in schema versions 9–11: agent, then the hash's first 16 digits. */
-const HASH_PREFIX_INDEX_SQL = `CREATE INDEX IF NOT EXISTS memories_agent_hash_prefix
-  ON memories(agent_id, substr(content_hash, 1, 16));`;
+/** Hex digits of the content hash that key the lookup index (the full hash is compared on the rows found). */
+export const HASH_PREFIX_LENGTH = 16;
 
-/**
- * The key of the lookup by content hash (schema version 12): the hash's first 8 hex digits as a 4-byte blob.
- * `findByContentHash` compares the agent and the full hash on the rows the key finds, so a key shared by two
- * hashes (about one lookup in 2^32 per row in the file) costs a row read, never a wrong answer.
- */
-export const HASH_KEY_SQL = 'unhex(substr(content_hash, 1, 8))';
-
-/**
- * The index of the lookup by content hash (schema version 12), on {@link HASH_KEY_SQL} alone. Unlike the other
- * indexes it does not start with the agent: the hash is already a uniformly random key, so the agent would add
- * bytes to every entry (and leaves for every batch to rewrite), not locality or selectivity.
- */
-export const HASH_KEY_INDEX_SQL: string = `CREATE INDEX IF NOT EXISTS memories_hash_key
-  ON memories(${HASH_KEY_SQL});`;
+/** The index of the lookup by content hash (schema version 9): agent, then the hash's first digits. */
+export const HASH_PREFIX_INDEX_SQL: string = `CREATE INDEX IF NOT EXISTS memories_agent_hash_prefix
+  ON memories(agent_id, substr(content_hash, 1, ${HASH_PREFIX_LENGTH}));`;
 
 /**
  * The partial indexes of the rows awaiting an embedding (schema version 9): by state, agent and insertion order,

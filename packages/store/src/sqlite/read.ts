@@ -5,7 +5,7 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import { HASH_KEY_SQL } from '../schema.js';
+import { HASH_PREFIX_LENGTH } from '../schema.js';
 import type {
   ListMemoriesOptions,
   MemoryBrief,
@@ -90,16 +90,6 @@ export function listMemories(
   });
 }
 
-/**
- * The statement of {@link findByContentHash}: an index seek on the hash's key (the indexed expression, see
- * `HASH_KEY_INDEX_SQL`; the unary `+` keeps the planner off the agent's indexes), then the agent and the full
- * hash decide.
- */
-export const FIND_BY_CONTENT_HASH_SQL: string = `SELECT * FROM memories WHERE +agent_id = @agent
-  AND ${HASH_KEY_SQL} = unhex(substr(@hash, 1, 8))
-  AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
-ORDER BY created_at, id`;
-
 /** Rows of an agent with this content hash (every lifecycle, oldest first), optionally of one kind. */
 export function findByContentHash(
   ctx: StoreContext,
@@ -113,7 +103,16 @@ export function findByContentHash(
       throw invalidInput('contentHash must be a non-empty string');
     }
     const k = kind === undefined ? null : validateKind(kind);
-    const rows = ctx.stmt('read', FIND_BY_CONTENT_HASH_SQL).all<MemoryRow>({ agent: agentId, hash, kind: k });
+    const rows = ctx
+      .stmt(
+        'read',
+        // The prefix term is the indexed expression (see `HASH_PREFIX_INDEX_SQL`); the full hash decides.
+        `SELECT * FROM memories WHERE agent_id = @agent
+           AND substr(content_hash, 1, ${HASH_PREFIX_LENGTH}) = substr(@hash, 1, ${HASH_PREFIX_LENGTH})
+           AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
+         ORDER BY created_at, id`,
+      )
+      .all<MemoryRow>({ agent: agentId, hash, kind: k });
     return rows.map((r) => toRecord(r));
   });
 }
