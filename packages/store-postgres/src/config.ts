@@ -22,7 +22,7 @@ export interface PostgresMemoryStoreConfig {
   readonly now?: () => number;
   /** Statement counts and the vector warm-up; no-op by default. */
   readonly observer?: StoreObserver;
-  /** Ids of new memories without a caller id; `crypto.randomUUID` by default. */
+  /** Ids of new memories without a caller id; a time-ordered UUID (version 7, `timeOrderedId`) by default. */
   readonly idFactory?: () => string;
   /** BM25 settings (k1 0..10, default 0.9; b 0..1, default 0.4), as in the SQLite store. */
   readonly lexical?: { readonly k1?: number; readonly b?: number };

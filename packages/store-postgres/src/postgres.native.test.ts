@@ -1,5 +1,5 @@
 // Store-specific behaviour of the PostgreSQL store: migrations under the advisory lock, the embedder binding,
-// halfvec above 2,000 dimensions, filtered k-NN that never starves, compare-and-set and idempotency under
+// time-ordered default ids, halfvec above 2,000 dimensions, filtered k-NN that never starves, compare-and-set and idempotency under
 // concurrent writers, errors when the server is unreachable, and the documented differences from SQLite.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +69,27 @@ it('a newer schema is refused, another embedder is a mismatch, an omitted one is
   await expect(open({ connectionString: url })).rejects.toMatchObject({
     code: 'ENGRAM_STORE_SCHEMA_TOO_NEW',
   });
+});
+
+it('makes time-ordered ids (UUID version 7) when the caller gives none, as the SQLite store does', async () => {
+  const store = await freshPostgresStore({ embedding: null });
+  opened.push(store);
+  const made: string[] = [];
+  for (let b = 0; b < 3; b += 1) {
+    const rows = await store.insertMemories(
+      Array.from({ length: 50 }, (_, i) => ({
+        agentId: 'a',
+        kind: 'semantic' as const,
+        content: `note ${b} ${i}`,
+      })),
+    );
+    made.push(...rows.map((r) => r.id));
+  }
+  expect(
+    made.filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)),
+  ).toEqual([]);
+  expect([...made].sort()).toEqual(made);
+  expect(new Set(made).size).toBe(150);
 });
 
 it('stores halfvec above 2,000 dimensions and still finds the nearest row', async () => {

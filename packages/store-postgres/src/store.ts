@@ -52,7 +52,12 @@ import {
   type VectorHit,
   type VectorQuery,
 } from '@engram/store';
-import { DEFAULT_BM25, DEFAULT_MAX_CONTENT_LENGTH, invalidInput } from '@engram/store/port-kit';
+import {
+  DEFAULT_BM25,
+  DEFAULT_MAX_CONTENT_LENGTH,
+  invalidInput,
+  timeOrderedId,
+} from '@engram/store/port-kit';
 import pg from 'pg';
 import { checkConfig, type PostgresMemoryStoreConfig } from './config.js';
 
@@ -370,7 +375,7 @@ export async function createPostgresMemoryStore(
     ownsPool,
     observer: config.observer ?? {},
     now: config.now ?? Date.now,
-    idFactory: config.idFactory ?? randomUUID,
+    idFactory: config.idFactory ?? timeOrderedId,
     limits: { maxContentLength: config.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH },
     bm25: { k1: config.lexical?.k1 ?? DEFAULT_BM25.k1, b: config.lexical?.b ?? DEFAULT_BM25.b },
     claimLeaseMs: config.claimLeaseMs ?? null,

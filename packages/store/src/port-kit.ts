@@ -2,7 +2,7 @@
  * `@engram/store/port-kit`: the pure pieces a second adapter of the store port reuses, so that it validates,
  * chunks, tokenizes and ranks exactly as the SQLite adapter does (one rule in one place). No native code and
  * no SQL: input validation (the query filters and the whole vector query included), chunk spans, the BM25
- * tokenizer and query planner, the idf, the LIKE-path text and the embedder fingerprint. Like `@engram/store/raw` it carries no compatibility promise beyond the store's
+ * tokenizer and query planner, the idf, the LIKE-path text, the embedder fingerprint and the default memory id. Like `@engram/store/raw` it carries no compatibility promise beyond the store's
  * own adapters.
  */
 
@@ -18,6 +18,7 @@ export { bm25Idf, DEFAULT_BM25 } from './lexical-index.js';
 export type { LexicalPlan } from './lexical-plan.js';
 export { planLexicalQuery } from './lexical-plan.js';
 export { indexTokens, queryTokens, termFrequencies } from './lexical-tokens.js';
+export { timeOrderedId } from './memory-id.js';
 export { codePointLength, likeText, splitCjkSegments } from './normalize.js';
 export type { CheckedTime, CheckedVectorQuery } from './query-checks.js';
 export {

@@ -89,7 +89,7 @@ export interface MemoryRecord {
 
 /** Input of a new memory. Optional fields get defaults (importance 0.5, confidence 1, no tags). */
 export interface NewMemory {
-  /** A caller-chosen id (unique in the store); a random UUID when omitted. */
+  /** A caller-chosen id (unique in the store); a time-ordered UUID (version 7) when omitted. */
   readonly id?: string;
   readonly agentId: string;
   readonly kind: MemoryKind;

@@ -46,7 +46,7 @@ export interface SqliteMemoryStoreConfig {
   readonly now?: () => number;
   /** Statement counts and vector gauges; no-op by default. */
   readonly observer?: StoreObserver;
-  /** Ids of new memories without a caller id; `crypto.randomUUID` by default. */
+  /** Ids of new memories without a caller id; a time-ordered UUID (version 7, `timeOrderedId`) by default. */
   readonly idFactory?: () => string;
   /** A better-sqlite3 compatible driver constructor (e.g. better-sqlite3-multiple-ciphers); better-sqlite3 by default. */
   readonly driver?: SqliteDriver;

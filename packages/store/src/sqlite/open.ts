@@ -4,12 +4,12 @@
  * then for a write open the integrity check, the WAL switch and the migration when one is needed; the vector
  * lease. Returns the connection context the slices use.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { noopStoreObserver } from '@engram/contracts';
 import { classifySqliteError, EngramStoreError, invalidInput } from '../errors.js';
 import { type Bm25Settings, DEFAULT_BM25 } from '../lexical-index.js';
+import { timeOrderedId } from '../memory-id.js';
 import { openDatabase, type SqliteDatabase } from '../native.js';
 import { SCHEMA_VERSION } from '../schema.js';
 import { DEFAULT_MAX_CONTENT_LENGTH } from '../validate.js';
@@ -53,7 +53,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     db,
     observer: config.observer ?? noopStoreObserver,
     now: config.now ?? Date.now,
-    idFactory: config.idFactory ?? randomUUID,
+    idFactory: config.idFactory ?? timeOrderedId,
     limits: { maxContentLength },
     vectorKey,
     encrypted: config.encryption !== undefined,
