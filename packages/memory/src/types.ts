@@ -38,8 +38,8 @@ export interface MemoryConfig {
   /**
    * Progress of a quantised vector index build during the open: the one a file from before quantised search gets
    * when `vectorIndex` asks for one, or one an interrupted process left unfinished (a million 1536-d vectors take
-   * minutes). Counts only — `{ phase: 'vectorIndex', quantization, step, done, total }`, after each bounded step
-   * and at the end (`done === total`). What it throws is ignored. SQLite only; a PostgreSQL database has no such
+   * minutes). Counts only — `{ phase: 'vectorIndex', quantization, step, done, total }`, once before the first
+   * step, after each bounded step and at the end (`done === total`). What it throws or rejects with is ignored. SQLite only; a PostgreSQL database has no such
    * build and never calls it.
    */
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;

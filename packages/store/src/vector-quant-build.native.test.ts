@@ -265,6 +265,43 @@ describe('the quantised table build reports its progress', () => {
     expect(await searchAll(store)).toEqual(full);
   });
 
+  it('a build another process abandons (a reset to another kind) never reports itself complete', async () => {
+    const path = join(dir, 'abandoned.db');
+    await built(path);
+    QUANT_BUILD_STEP.bytes = 1024 * DIMS * 4;
+    const reports: VectorIndexProgress[] = [];
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: PROFILE,
+      vectorIndex: { quantization: 'int8' },
+      // An async callback: its rejections must not surface as unhandled (vitest fails the run on one).
+      onIndexProgress: async (p) => {
+        reports.push(p);
+        // Between the first and the second step, another process records another quantisation.
+        if (p.step === 1) {
+          const raw = openDatabase(path);
+          try {
+            raw.prepare("UPDATE meta SET value = 'bit' WHERE key = 'vector_index'").run();
+          } finally {
+            raw.close();
+          }
+        }
+        throw new Error('the progress display failed');
+      },
+    });
+    open.push(store);
+    await store.resetVectorIndex({ quantization: 'int8' });
+    // The second step finds the other kind and stops: its report repeats how far the build got, not the total.
+    expect(steps(reports)).toEqual([
+      [0, 0, 3700],
+      [1, 1024, 3700],
+      [2, 1024, 3700],
+    ]);
+    // The build is not done: the file keeps its watermark, so every k-NN reads the float index.
+    expect(state(path).mark).toBeDefined();
+    expect((await searchAll(store)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
+  });
+
   it('an open that finishes a stopped build reports from what was done; a throwing callback changes nothing', async () => {
     const path = join(dir, 'resume.db');
     const full = await built(path);

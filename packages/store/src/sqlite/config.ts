@@ -91,10 +91,12 @@ export interface SqliteMemoryStoreConfig {
    */
   readonly vectorWorker?: boolean;
   /**
-   * Progress of a quantised vector index build (see `vectorIndex`): called after each bounded step of a build
-   * and once at its end (`done === total`), from the store's own thread, during the open that finishes a
-   * pending build or during `resetVectorIndex`. Counts only, never content. What the callback throws is
-   * ignored: the build goes on. Not called when there is nothing to build.
+   * Progress of a quantised vector index build (see `vectorIndex`): called once before the first step (`step`
+   * 0, `done` = what an interrupted build already did), after each bounded step and at the end (`done ===
+   * total`), from the store's own thread, during the open that finishes a pending build or during
+   * `resetVectorIndex`. If another process resets the index to another kind meanwhile, this build stops and its
+   * last report says how far it got (no `done === total`). Counts only, never content. What the callback throws
+   * (or an async callback rejects with) is ignored: the build goes on. Not called when there is nothing to build.
    */
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
 }

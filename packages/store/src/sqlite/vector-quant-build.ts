@@ -109,7 +109,8 @@ export function finishQuantIndex(
     const step = ctx.tx(() => buildStep(ctx, prepare, quantization, dimensions));
     total += step.written;
     steps += 1;
-    progress?.(steps, total, step.done);
+    // An abandoned build (another process reset the index to another kind) is not reported as complete.
+    progress?.(steps, total, step.done && !step.abandoned);
     if (step.done) return total;
   }
 }
@@ -118,8 +119,10 @@ export function finishQuantIndex(
  * The build's progress reporter, or null without a callback (or with nothing to build): counts the float
  * vectors and those that already have their quantised copy once, before the first step (two counts of the
  * vec0 rowid tables: tens of milliseconds at a million vectors, against minutes of build), then reports
- * `done` = that count + the vectors written since, never above `total`, and `done === total` at the end. What
- * the callback throws is ignored: it must not stop or corrupt the build.
+ * `done` = that count + the vectors written since, never above `total`, and `done === total` at the end — except
+ * when another process reset the index to another kind meanwhile: this build stops, and its last report says how
+ * far it got. What the callback throws (or an async callback rejects with) is ignored: it must not stop or
+ * corrupt the build.
  */
 function progressOf(
   ctx: StoreContext,
@@ -136,7 +139,9 @@ function progressOf(
   const before = Math.min(total, count(rowids(QUANT_TABLE)));
   const report = (step: number, done: number): void => {
     try {
-      callback({ phase: 'vectorIndex', quantization, step, done, total });
+      // A callback typed `=> void` may still be async: its rejection is swallowed too, not left unhandled.
+      const returned: unknown = callback({ phase: 'vectorIndex', quantization, step, done, total });
+      if (returned instanceof Promise) returned.catch(() => undefined);
     } catch {
       // A progress callback's failure never changes the build.
     }
@@ -162,7 +167,7 @@ function buildStep(
   prepare: (sql: string) => SqliteStatement,
   quantization: VectorQuantization,
   dimensions: number,
-): { written: number; done: boolean } {
+): { written: number; done: boolean; abandoned?: true } {
   const mark = ctx
     .stmt('meta', 'SELECT value FROM meta WHERE key = ?')
     .get<{ value: string }>(QUANT_BUILD_META);
@@ -171,7 +176,8 @@ function buildStep(
   const recorded = ctx
     .stmt('meta', 'SELECT value FROM meta WHERE key = ?')
     .get<{ value: string }>(VECTOR_INDEX_META)?.value;
-  if (parseRecordedQuantization(recorded) !== quantization) return { written: 0, done: true };
+  if (parseRecordedQuantization(recorded) !== quantization)
+    return { written: 0, done: true, abandoned: true };
   const finish = (written: number): { written: number; done: boolean } => {
     ctx.stmt('meta', 'DELETE FROM meta WHERE key = ?').run(QUANT_BUILD_META);
     return { written, done: true };
