@@ -59,6 +59,8 @@ export interface EngineConfig {
   readonly vectorIndex?: VectorIndexOptions;
   /** Progress of a quantised vector index build at open (SQLite only; see the store's `onIndexProgress`). */
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
+  /** The id of each new memory (default: the store's time-ordered UUID). */
+  readonly idFactory?: () => string;
 }
 
 /** Totals of a full drain (every run until the backlog is empty or a run makes no progress). */

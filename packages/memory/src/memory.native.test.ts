@@ -78,6 +78,41 @@ describe('add and search', () => {
   });
 });
 
+describe('memory ids', () => {
+  it('new memories get time-ordered ids by default, the caller’s idFactory when given; a bad one is a typed error', async () => {
+    const memory = await fresh();
+    try {
+      const first = (await memory.add('The API server listens on port 8080')).added[0]?.id ?? '';
+      const second = (await memory.add('Deploys go out on Fridays')).added[0]?.id ?? '';
+      // UUID version 7: the version nibble, and a later memory sorts after an earlier one.
+      expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(second > first).toBe(true);
+    } finally {
+      await memory.close();
+    }
+    n += 1;
+    let next = 0;
+    const own = await createMemory({
+      path: join(dir, `m${n}`, 'memory.db'),
+      embedder: 'deterministic',
+      idFactory: () => `note-${(next += 1)}`,
+    });
+    try {
+      const { added } = await own.add('The API server listens on port 8080');
+      expect(added[0]?.id).toBe('note-1');
+      expect((await own.search('API server port'))[0]?.id).toBe('note-1');
+    } finally {
+      await own.close();
+    }
+    n += 1;
+    const path = join(dir, `m${n}`, 'memory.db');
+    await expect(
+      createMemory({ path, embedder: 'deterministic', idFactory: 'uuid' as unknown as () => string }),
+    ).rejects.toMatchObject({ code: 'ENGRAM_MEMORY_INVALID_INPUT' });
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
 describe('conversations', () => {
   it('messages without a model are logged as given, and a resent history logs only what is new', async () => {
     const memory = await fresh();

@@ -47,6 +47,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
   if (typeof config !== 'object' || config === null) throw invalidInput('config must be an object');
   if (typeof config.path !== 'string' || config.path.trim() === '')
     throw invalidInput('path must be a file path or a PostgreSQL URL');
+  if (config.idFactory !== undefined && typeof config.idFactory !== 'function')
+    throw invalidInput('idFactory must be a function');
   const defaultAgent = agentOf(config, 'default');
   const engine = await openEngine({
     path: config.path,
@@ -55,6 +57,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
     ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
     ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
+    ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;

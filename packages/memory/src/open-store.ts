@@ -31,6 +31,7 @@ export interface StoreOptions {
   readonly encryptionKey?: string | Uint8Array;
   readonly vectorIndex?: VectorIndexOptions;
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
+  readonly idFactory?: () => string;
 }
 
 /** What holds the memories, as errors name it. */
@@ -130,6 +131,7 @@ function openSqlite(
       ...(options.encryptionKey === undefined ? {} : { encryption: { key: options.encryptionKey } }),
       ...(options.vectorIndex === undefined ? {} : { vectorIndex: options.vectorIndex }),
       ...(options.onIndexProgress === undefined ? {} : { onIndexProgress: options.onIndexProgress }),
+      ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
     });
   } catch (error) {
     throw mismatchOr(error, 'file');
@@ -169,6 +171,7 @@ export async function openEngineStore(
           return { choice, profile: profileOf(choice) };
         },
         observer: collector.storeObserver,
+        ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
       });
     } catch (error) {
       throw mismatchOr(error, 'database');

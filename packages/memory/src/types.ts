@@ -39,10 +39,17 @@ export interface MemoryConfig {
    * Progress of a quantised vector index build during the open: the one a file from before quantised search gets
    * when `vectorIndex` asks for one, or one an interrupted process left unfinished (a million 1536-d vectors take
    * minutes). Counts only — `{ phase: 'vectorIndex', quantization, step, done, total }`, once before the first
-   * step, after each bounded step and at the end (`done === total`). What it throws or rejects with is ignored. SQLite only; a PostgreSQL database has no such
-   * build and never calls it.
+   * step, after each bounded step and at the end (`done === total`). What it throws or rejects with is ignored.
+   * SQLite only; a PostgreSQL database has no such build and never calls it.
    */
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
+  /**
+   * The id of each new memory (default: a time-ordered UUID, version 7, which carries the real time of its
+   * insert to the millisecond — even when `createdAt` is given, and after an erasing `forget`, in the history
+   * tombstone that keeps the id). Pass e.g. `crypto.randomUUID` if ids must not reveal that time; ids must be
+   * unique. SQLite and PostgreSQL.
+   */
+  readonly idFactory?: () => string;
 }
 
 /** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */

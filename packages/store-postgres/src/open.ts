@@ -32,6 +32,8 @@ export interface OpenBoundPostgresConfig<T> {
     readonly profile: EmbeddingProfile | null;
   };
   readonly observer?: StoreObserver;
+  /** The id of each new memory (default: the store's time-ordered UUID). */
+  readonly idFactory?: () => string;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function openBoundPostgres<T>(
       ? {}
       : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
     ...(config.observer === undefined ? {} : { observer: config.observer }),
+    ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
   });
   return { store, choice };
 }
