@@ -31,9 +31,10 @@ orthogonal transform (every similarity, so every ranking, unchanged; see widenVe
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
 over them, and only as many as fit in half the free heap (pnpm bench runs node with --max-old-space-size=12288
 for the 1M-row 1536-d scenario; a smaller heap indexes fewer agents, and the report says how many).
-Every engine gets the same warm-up: one untimed query per queried agent (not a timed one; its time is
-reported as the agent's cold first query), then the first 20 timed queries, untimed, for the JIT. Engram and
-raw are timed query by query in one loop, Engram and Orama in another, each alternating which goes first.
+Engram, raw and Orama get the same warm-up: one untimed query per queried agent (not a timed one; its time
+is reported as the agent's cold first query), then the first 20 timed queries, untimed, for the JIT. Engram
+and raw are timed query by query in one loop, Engram and Orama in another, each alternating which goes first
+(Engram's queries there are its second run of those texts; the PostgreSQL scenario keeps its own order).
 --size 100000 runs about 50 min on a quiet 2-core machine and needs about 31 GB of free temporary disk (each
 scenario's files are deleted when it ends; the 1M-row 1536-d scenario alone takes about 27 min and 31 GB, and
 pnpm bench's 12 GiB heap); the default --size 10000 takes a few minutes and about 3 GB.
