@@ -95,7 +95,10 @@ describe('memory ids', () => {
     const own = await createMemory({
       path: join(dir, `m${n}`, 'memory.db'),
       embedder: 'deterministic',
-      idFactory: () => `note-${(next += 1)}`,
+      idFactory: () => {
+        next += 1;
+        return `note-${next}`;
+      },
     });
     try {
       const { added } = await own.add('The API server listens on port 8080');
