@@ -222,15 +222,22 @@ describe('the quantised table build', () => {
 });
 
 describe('the quantised table build reports its progress', () => {
-  /** A writable `int8` store of `path` whose `onIndexProgress` keeps each report (or throws, after keeping it). */
-  function openReporting(path: string, reports: VectorIndexProgress[], fail = false): SqliteMemoryStore {
+  /**
+   * A writable `int8` store of `path` whose `onIndexProgress` keeps each report, then returns what `then` returns
+   * for it (a throw or a rejected promise reaches the store as a failing callback's would).
+   */
+  function openReporting(
+    path: string,
+    reports: VectorIndexProgress[],
+    then: (p: VectorIndexProgress) => void = () => undefined,
+  ): SqliteMemoryStore {
     const store = createSqliteMemoryStore({
       path,
       embedding: PROFILE,
       vectorIndex: { quantization: 'int8' },
       onIndexProgress: (p) => {
         reports.push(p);
-        if (fail) throw new Error('the progress display failed');
+        return then(p);
       },
     });
     open.push(store);
@@ -270,26 +277,19 @@ describe('the quantised table build reports its progress', () => {
     await built(path);
     QUANT_BUILD_STEP.bytes = 1024 * DIMS * 4;
     const reports: VectorIndexProgress[] = [];
-    const store = createSqliteMemoryStore({
-      path,
-      embedding: PROFILE,
-      vectorIndex: { quantization: 'int8' },
-      // An async callback: its rejections must not surface as unhandled (vitest fails the run on one).
-      onIndexProgress: async (p) => {
-        reports.push(p);
-        // Between the first and the second step, another process records another quantisation.
-        if (p.step === 1) {
-          const raw = openDatabase(path);
-          try {
-            raw.prepare("UPDATE meta SET value = 'bit' WHERE key = 'vector_index'").run();
-          } finally {
-            raw.close();
-          }
+    // An async callback: its rejections must not surface as unhandled (vitest fails the run on one).
+    const store = openReporting(path, reports, async (p) => {
+      // Between the first and the second step, another process records another quantisation.
+      if (p.step === 1) {
+        const raw = openDatabase(path);
+        try {
+          raw.prepare("UPDATE meta SET value = 'bit' WHERE key = 'vector_index'").run();
+        } finally {
+          raw.close();
         }
-        throw new Error('the progress display failed');
-      },
+      }
+      throw new Error('the progress display failed');
     });
-    open.push(store);
     await store.resetVectorIndex({ quantization: 'int8' });
     // The second step finds the other kind and stops: its report repeats how far the build got, not the total.
     expect(steps(reports)).toEqual([
@@ -308,7 +308,9 @@ describe('the quantised table build reports its progress', () => {
     stopAfterChunk2(path);
     QUANT_BUILD_STEP.bytes = 1024 * DIMS * 4;
     const reports: VectorIndexProgress[] = [];
-    const store = openReporting(path, reports, true);
+    const store = openReporting(path, reports, () => {
+      throw new Error('the progress display failed');
+    });
     // Agent a's 1,500 copies were there; chunks 3, 4 and 5, then the step that finds no more.
     expect(steps(reports)).toEqual([
       [0, 1500, 3700],

@@ -198,6 +198,25 @@ function n(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '—';
 }
 
+/** One row per scenario present in the report, in `BENCH_SCENARIOS` order; `row` returns null to leave one out. */
+function scenarioRows(
+  report: BenchReport,
+  row: (name: BenchScenarioName, s: BenchScenarioReport) => string[] | null,
+): string[][] {
+  const rows: string[][] = [];
+  for (const name of BENCH_SCENARIOS) {
+    const s = report[name];
+    const cells = s === undefined ? null : row(name, s);
+    if (cells !== null) rows.push(cells);
+  }
+  return rows;
+}
+
+/** A titled table after a blank line, or nothing when it has no rows. */
+function section(title: string, header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return rows.length === 0 ? [] : ['', title, ...table(header, rows)];
+}
+
 /** Renders the report as a plain-text table, one row per scenario, then the diagnostics figure. */
 export function formatBenchTable(report: BenchReport): string {
   const header = [
@@ -220,31 +239,26 @@ export function formatBenchTable(report: BenchReport): string {
     'ratio',
     'cpu ratio raw / raw+row',
   ];
-  const rows: string[][] = [];
-  for (const name of BENCH_SCENARIOS) {
-    const s = report[name];
-    if (s === undefined) continue;
-    rows.push([
-      name,
-      String(s.rows),
-      n(s.ingest.rowsPerSec, 0),
-      n(s.ingest.rawRowsPerSec, 0),
-      n(s.ingest.ratioToRaw, 2),
-      n(s.query.p50Ms, 2),
-      n(s.query.p95Ms, 2),
-      n(s.query.rawP50Ms, 2),
-      n(s.query.rawP95Ms, 2),
-      n(s.query.ratioToRaw, 2),
-      n(s.query.recallAt5, 3),
-      n(s.orama.p50Ms, 2),
-      n(s.orama.p95Ms, 2),
-      n(s.orama.ratio, 2),
-      n(s.orama.recallAt5, 3),
-      n(s.ingest.rawRowRowsPerSec ?? Number.NaN, 0),
-      n(s.ingest.ratioToRawRow ?? Number.NaN, 2),
-      `${n(s.ingest.cpu?.ratioToRaw ?? Number.NaN, 2)}/${n(s.ingest.cpu?.ratioToRawRow ?? Number.NaN, 2)}`,
-    ]);
-  }
+  const rows = scenarioRows(report, (name, s) => [
+    name,
+    String(s.rows),
+    n(s.ingest.rowsPerSec, 0),
+    n(s.ingest.rawRowsPerSec, 0),
+    n(s.ingest.ratioToRaw, 2),
+    n(s.query.p50Ms, 2),
+    n(s.query.p95Ms, 2),
+    n(s.query.rawP50Ms, 2),
+    n(s.query.rawP95Ms, 2),
+    n(s.query.ratioToRaw, 2),
+    n(s.query.recallAt5, 3),
+    n(s.orama.p50Ms, 2),
+    n(s.orama.p95Ms, 2),
+    n(s.orama.ratio, 2),
+    n(s.orama.recallAt5, 3),
+    n(s.ingest.rawRowRowsPerSec ?? Number.NaN, 0),
+    n(s.ingest.ratioToRawRow ?? Number.NaN, 2),
+    `${n(s.ingest.cpu?.ratioToRaw ?? Number.NaN, 2)}/${n(s.ingest.cpu?.ratioToRawRow ?? Number.NaN, 2)}`,
+  ]);
   const stageHeader = [
     'scenario',
     ...STAGE_COLUMNS.map(([, label]) => label),
@@ -253,19 +267,14 @@ export function formatBenchTable(report: BenchReport): string {
     'cpu p50/p95',
     'raw cpu p50/p95',
   ];
-  const stageRows: string[][] = [];
-  for (const name of BENCH_SCENARIOS) {
-    const s = report[name];
-    if (s === undefined) continue;
-    stageRows.push([
-      name,
-      ...STAGE_COLUMNS.map(([stage]) => n(s.query.stagesP50Ms[stage] ?? Number.NaN, 2)),
-      n(s.query.rawFtsP50Ms, 2),
-      n(s.query.rawVectorP50Ms, 2),
-      `${n(s.query.cpuP50Ms ?? Number.NaN, 2)}/${n(s.query.cpuP95Ms ?? Number.NaN, 2)}`,
-      `${n(s.query.rawCpuP50Ms ?? Number.NaN, 2)}/${n(s.query.rawCpuP95Ms ?? Number.NaN, 2)}`,
-    ]);
-  }
+  const stageRows = scenarioRows(report, (name, s) => [
+    name,
+    ...STAGE_COLUMNS.map(([stage]) => n(s.query.stagesP50Ms[stage] ?? Number.NaN, 2)),
+    n(s.query.rawFtsP50Ms, 2),
+    n(s.query.rawVectorP50Ms, 2),
+    `${n(s.query.cpuP50Ms ?? Number.NaN, 2)}/${n(s.query.cpuP95Ms ?? Number.NaN, 2)}`,
+    `${n(s.query.rawCpuP50Ms ?? Number.NaN, 2)}/${n(s.query.rawCpuP95Ms ?? Number.NaN, 2)}`,
+  ]);
   const memoryHeader = [
     'scenario',
     'dims',
@@ -279,13 +288,11 @@ export function formatBenchTable(report: BenchReport): string {
     'orama +heap',
     'orama B/row',
   ];
-  const memoryRows: string[][] = [];
-  for (const name of BENCH_SCENARIOS) {
-    const s = report[name];
-    if (s === undefined || s.memory === undefined) continue;
+  const memoryRows = scenarioRows(report, (name, s) => {
     const m = s.memory;
+    if (m === undefined) return null;
     const o = s.orama.memory;
-    memoryRows.push([
+    return [
       name,
       String(s.dimensions ?? 128),
       n(m.rssAfterIngestMB, 0),
@@ -297,14 +304,13 @@ export function formatBenchTable(report: BenchReport): string {
       n(o?.rssAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapBytesPerRow ?? Number.NaN, 0),
-    ]);
-  }
+    ];
+  });
   const coldHeader = ['scenario', 'agents', 'engram p50', 'p95', 'max', 'raw p50', 'p95', 'max'];
-  const coldRows: string[][] = [];
-  for (const name of BENCH_SCENARIOS) {
-    const c = report[name]?.query.coldFirst;
-    if (c === undefined) continue;
-    coldRows.push([
+  const coldRows = scenarioRows(report, (name, s) => {
+    const c = s.query.coldFirst;
+    if (c === undefined) return null;
+    return [
       name,
       String(c.queries),
       n(c.p50Ms, 2),
@@ -313,8 +319,8 @@ export function formatBenchTable(report: BenchReport): string {
       n(c.rawP50Ms, 2),
       n(c.rawP95Ms, 2),
       n(c.rawMaxMs, 2),
-    ]);
-  }
+    ];
+  });
   const pg = report.postgres;
   const pgLines =
     pg === undefined
@@ -329,20 +335,16 @@ export function formatBenchTable(report: BenchReport): string {
     '',
     "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
     ...table(stageHeader, stageRows),
-    ...(memoryRows.length === 0
-      ? []
-      : [
-          '',
-          'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
-          ...table(memoryHeader, memoryRows),
-        ]),
-    ...(coldRows.length === 0
-      ? []
-      : [
-          '',
-          "first query of each agent (ms; the untimed warm-up before the timed queries, the first read of the agent's data since ingest)",
-          ...table(coldHeader, coldRows),
-        ]),
+    ...section(
+      'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
+      memoryHeader,
+      memoryRows,
+    ),
+    ...section(
+      "first query of each agent (ms; the untimed warm-up before the timed queries, the first read of the agent's data since ingest)",
+      coldHeader,
+      coldRows,
+    ),
     ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
     ...pgLines,
     '',

@@ -149,6 +149,16 @@ describe('percentile', () => {
 });
 
 describe('formatBenchTable', () => {
+  /** The printed lines of a report holding `scenarios` (and a diagnostics figure of 812 ns). */
+  const printed = (scenarios: Partial<BenchReport>): string[] =>
+    formatBenchTable({
+      version: 1,
+      size: 10_000,
+      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
+      ...scenarios,
+    }).split('\n');
+
   it('prints one line per scenario present, with an em dash for a missing figure, and the diagnostics line', () => {
     const scenario = {
       agents: 1,
@@ -181,14 +191,7 @@ describe('formatBenchTable', () => {
         rowsPerSec: 7000,
       },
     };
-    const report: BenchReport = {
-      version: 1,
-      size: 10_000,
-      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
-      oneAgent10k: scenario,
-      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
-    };
-    const lines = formatBenchTable(report).split('\n');
+    const lines = printed({ oneAgent10k: scenario });
     expect(lines).toHaveLength(10);
     expect(lines[2]).toMatch(
       /^oneAgent10k\s+10000\s+12000\s+48000\s+0\.25\s+3\.00\s+6\.00\s+1\.50\s+4\.00\s+2\.00\s+0\.990\s+—\s+2\.00/,
@@ -245,14 +248,7 @@ describe('formatBenchTable', () => {
         rowsPerSec: 7000,
       },
     };
-    const report: BenchReport = {
-      version: 1,
-      size: 10_000,
-      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
-      hundredAgents: scenario,
-      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
-    };
-    const lines = formatBenchTable(report).split('\n');
+    const lines = printed({ hundredAgents: scenario });
     expect(lines[0]).toMatch(/orama R@5\s+raw\+row rows\/s\s+ratio\s+cpu ratio raw \/ raw\+row$/);
     expect(lines[2]).toMatch(
       /^hundredAgents\s+10000\s+12000\s+48000\s+0\.25\s.*\s30000\s+0\.40\s+0\.25\/0\.40$/,
@@ -296,10 +292,7 @@ describe('formatBenchTable', () => {
       rowsIndexed: 20_000,
       rowsPerSec: 7000,
     };
-    const report: BenchReport = {
-      version: 1,
-      size: 10_000,
-      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+    const lines = printed({
       hundredAgents1536d: {
         agents: 100,
         rows: 100_000,
@@ -307,9 +300,7 @@ describe('formatBenchTable', () => {
         query,
         orama,
       },
-      diagnostics: { nsPerRecord: 100, records: 1 },
-    };
-    const lines = formatBenchTable(report).split('\n');
+    });
     const title = lines.findIndex((l) => l.startsWith('first query of each agent'));
     expect(title).toBeGreaterThan(0);
     expect(lines[title + 1]).toMatch(/^scenario\s+agents\s+engram p50\s+p95\s+max\s+raw p50\s+p95\s+max$/);
