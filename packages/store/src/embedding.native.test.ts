@@ -82,7 +82,10 @@ describe('pruning cost', () => {
   it('costs the same number of statements for 20 and 800 clean rows (anti-joins, no point read per row)', async () => {
     const small = await pruneStatements(20);
     expect(await pruneStatements(800)).toBe(small);
-    expect(small).toBeLessThanOrEqual(4);
+    // The transaction (2), the float anti-join, the FTS anti-join, and the `PRAGMA data_version` read that checks,
+    // once per transaction, that the file's vector index setting is still this store's (another connection may
+    // have called resetVectorIndex; see followVectorIndex).
+    expect(small).toBeLessThanOrEqual(5);
   });
 
   it('prunes trigram-only orphans and vectors filed under another agent', async () => {

@@ -297,9 +297,15 @@ describe('the quantised table build reports its progress', () => {
       [1, 1024, 3700],
       [2, 1024, 3700],
     ]);
-    // The build is not done: the file keeps its watermark, so every k-NN reads the float index.
+    // The build is not done: the file keeps its watermark, so every k-NN reads the float index. This store named
+    // int8 and the file now records bit: it refuses to search (as opening it with int8 would); a store that
+    // adopts the file's setting searches, and reads the float index.
     expect(state(path).mark).toBeDefined();
-    expect((await searchAll(store)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
+    await expect(searchAll(store)).rejects.toMatchObject({ code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH' });
+    const adopting = createSqliteMemoryStore({ path, access: 'read' });
+    open.push(adopting);
+    expect(adopting.vectorIndex.quantization).toBe('bit');
+    expect((await searchAll(adopting)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
   });
 
   it('an open that finishes a stopped build reports from what was done; a throwing callback changes nothing', async () => {

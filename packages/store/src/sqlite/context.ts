@@ -15,7 +15,7 @@ import type { ValidationLimits } from '../validate.js';
 import type { StoreAccess, VectorIndexProgress } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
 import type { VectorWorker } from './vector-dispatch.js';
-import type { VectorIndexSetting } from './vector-quant.js';
+import type { VectorIndexOptions, VectorIndexSetting } from './vector-quant.js';
 
 /** A prepared statement that reports each execution to the store's observer. */
 export class CountedStatement {
@@ -114,6 +114,20 @@ export class StoreContext {
   bm25: Bm25Settings = DEFAULT_BM25;
   /** The vector index the store searches with (set at open, or by `resetVectorIndex`; see `vector-quant.ts`). */
   vectorIndex: VectorIndexSetting = { quantization: 'none', rescore: 1 };
+  /**
+   * The configuration's `vectorIndex` (set at open; `resetVectorIndex` moves an explicit `quantization` to the
+   * one it records). An explicit `quantization` is the setting this store holds to; without one the store follows
+   * the file's (see `followVectorIndex` in `vector-quant.ts`).
+   */
+  vectorIndexOption: VectorIndexOptions | undefined = undefined;
+  /**
+   * The `PRAGMA data_version` at which `vectorIndex` was last confirmed as the file's recorded setting; null while
+   * the store opens, for a `:memory:` database (no other connection can change it) and on the vector worker's
+   * context: then nothing is checked.
+   */
+  vectorIndexVersion: number | null = null;
+  /** True once the open write transaction confirmed `vectorIndex` (it cannot change until that transaction ends). */
+  vectorIndexChecked = false;
   /**
    * False while the quantised table is still being built (a build left unfinished, seen by a read-only open, or
    * a `resetVectorIndex` that failed part-way): searches then run the exact float k-NN, writes still keep the
@@ -235,6 +249,7 @@ export class StoreContext {
   tx<T>(fn: () => T): T {
     this.assertWritable('write');
     this.stmt('meta', 'BEGIN IMMEDIATE').run();
+    this.vectorIndexChecked = false;
     try {
       const result = fn();
       this.flushLexical();
@@ -251,6 +266,16 @@ export class StoreContext {
       }
       throw err;
     }
+  }
+
+  /**
+   * The connection's `PRAGMA data_version`: it changes when another connection (in this process or another)
+   * commits to the file, never for this connection's own commits.
+   */
+  dataVersion(): number {
+    return (
+      this.stmt('meta', 'PRAGMA data_version').get<{ data_version: number }>()?.data_version ?? Number.NaN
+    );
   }
 
   /** Runs a public operation: closed check, then every non-store error is classified. */

@@ -19,7 +19,13 @@ import { checkProfile, checkVectorIndex } from './config.js';
 import type { StoreContext } from './context.js';
 import { embeddingFingerprint, setMeta } from './migrate.js';
 import { deleteVector, writeVector } from './mirrors.js';
-import { VECTOR_INDEX_META, type VectorIndexOptions, vectorIndexSetting } from './vector-quant.js';
+import {
+  followVectorIndex,
+  parseRecordedQuantization,
+  VECTOR_INDEX_META,
+  type VectorIndexOptions,
+  vectorIndexSetting,
+} from './vector-quant.js';
 import { finishQuantIndex, prepareQuantIndex } from './vector-quant-build.js';
 
 /**
@@ -286,6 +292,8 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
     const next = profile === null ? null : { id: profile.id, dimensions: profile.dimensions };
     const fingerprint = embeddingFingerprint(next);
     ctx.tx(() => {
+      // The quantised table is recreated below with this store's kind: it must be the file's.
+      followVectorIndex(ctx);
       ctx.db.exec('DROP TABLE IF EXISTS memories_vec');
       ctx.count('meta');
       if (next !== null) {
@@ -322,17 +330,31 @@ export function resetVectorIndex(
 ): Promise<{ readonly indexed: number }> {
   return ctx.op('resetVectorIndex', () => {
     checkVectorIndex(options);
-    const setting = vectorIndexSetting(ctx.vectorIndex.quantization, options);
-    ctx.tx(() => {
+    // The explicit change: it never follows nor refuses another connection's earlier change (it is how a store
+    // refused for one recovers); an omitted quantization keeps the file's, read under the write lock.
+    const { setting, version } = ctx.tx(() => {
+      const version = ctx.dataVersion();
+      const recorded =
+        parseRecordedQuantization(
+          ctx.stmt('meta', 'SELECT value FROM meta WHERE key = ?').get<{ value: string }>(VECTOR_INDEX_META)
+            ?.value,
+        ) ?? 'none';
+      const setting = vectorIndexSetting(recorded, options);
       prepareQuantIndex(ctx, setting.quantization, ctx.profile, true);
       setMeta(ctx, VECTOR_INDEX_META, setting.quantization);
+      return { setting, version };
     });
     for (const sql of [...ctx.statements.keys()]) {
       if (sql.includes('memories_vec')) ctx.statements.delete(sql);
     }
     // Writes keep the new table's copies from now on; searches use it once it is complete. A build that fails
-    // part-way is finished by the next writable open (or by calling this again).
+    // part-way is finished by the next writable open (or by calling this again). A store that named its kind
+    // holds to the new one from now on; one that did not keeps following the file.
     ctx.vectorIndex = setting;
+    ctx.vectorIndexVersion = version;
+    if (ctx.vectorIndexOption?.quantization !== undefined) {
+      ctx.vectorIndexOption = { ...ctx.vectorIndexOption, quantization: setting.quantization };
+    }
     ctx.quantReady = false;
     const indexed =
       ctx.profile === null ? 0 : finishQuantIndex(ctx, setting.quantization, ctx.profile.dimensions);

@@ -27,8 +27,7 @@ export function linksChanged(ctx: StoreContext): void {
  * runs). Costs a `PRAGMA data_version` read, and one indexed `EXISTS` when the answer is not known.
  */
 export function mayHaveOpenLinks(ctx: StoreContext, agentId: string): boolean {
-  const version =
-    ctx.stmt('meta', 'PRAGMA data_version').get<{ data_version: number }>()?.data_version ?? Number.NaN;
+  const version = ctx.dataVersion();
   let cache = caches.get(ctx);
   if (cache === undefined) {
     cache = { version, agents: new Map() };

@@ -66,12 +66,17 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.onIndexProgress = config.onIndexProgress ?? null;
   const quantization = config.vectorIndex?.quantization;
   let opened: MigrationResult;
+  let version = Number.NaN;
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     db.exec('PRAGMA foreign_keys = ON');
     if (mmapSize > 0) db.exec(`PRAGMA mmap_size = ${mmapSize}`);
     const identity = identify(db);
     ctx.count('meta');
+    // Read before the binding: a commit by another connection after this (a `resetVectorIndex`) moves it, and the
+    // store's first write or search then reads the recorded setting again (see `followVectorIndex`). A
+    // `:memory:` database is private to this connection: nothing else can change it, so it is never checked.
+    if (!memory) version = ctx.dataVersion();
     if (access === 'read') {
       if (identity.kind === 'new') throw notEngram('the database is empty (a read never creates a store)');
       if (identity.version < SCHEMA_VERSION) throw tooOld(identity.version);
@@ -112,6 +117,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.schemaVersion = opened.schemaVersion;
   ctx.bindProfile(opened.profile, opened.fingerprint);
   ctx.vectorIndex = vectorIndexSetting(opened.quantization, config.vectorIndex);
+  ctx.vectorIndexOption = config.vectorIndex;
+  ctx.vectorIndexVersion = memory ? null : version;
   // A build this open could not finish (read-only, or a damaged file): searches stay exact.
   ctx.quantReady = !opened.quantBuildPending;
   if (usesVectorWorker(config, memory)) {

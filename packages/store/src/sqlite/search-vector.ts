@@ -17,7 +17,7 @@ import {
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
-import { knnParams, knnSql } from './vector-quant.js';
+import { followVectorIndex, knnParams, knnSql } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
@@ -63,6 +63,8 @@ export function searchVector(
   // `op` resolves with the callback's value, so a returned promise (the worker's answer) is followed.
   return ctx.op<readonly VectorHit[] | Promise<readonly VectorHit[]>>('searchVector', () => {
     const plan = planVectorSearch(ctx, query);
+    // The file's vector index setting, in case another connection changed it (see `followVectorIndex`).
+    followVectorIndex(ctx);
     const remote = offload?.(ctx, plan);
     if (remote === undefined) return runVectorHere(ctx, plan);
     return remote.then(

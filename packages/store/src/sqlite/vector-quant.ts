@@ -91,6 +91,61 @@ export function vectorIndexMismatch(): EngramStoreError {
   );
 }
 
+/**
+ * The error of a store whose explicit setting (`held`) is no longer the file's (`recorded`): another connection
+ * called `resetVectorIndex`. Names the kinds only (never content) and the recovery.
+ */
+export function vectorIndexChanged(held: VectorQuantization, recorded: VectorQuantization): EngramStoreError {
+  return new EngramStoreError(
+    'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    `the database's vector index quantization is now '${recorded}' (another connection called resetVectorIndex), not the '${held}' this store was opened with; nothing was written: reopen the store with vectorIndex.quantization '${recorded}', or without vectorIndex to adopt the file's setting`,
+  );
+}
+
+/**
+ * Keeps `ctx.vectorIndex` the file's recorded setting while the store is open: another connection (another store
+ * object, another process) may have called `resetVectorIndex` since this store opened, and then its quantised
+ * table is of another kind, or gone, or new. Every write of a quantised copy (inside its write transaction, so
+ * the check and the write see the same file, once per transaction) and every vector search calls this first.
+ *
+ * It does what opening the store now would do: a store opened with an explicit `vectorIndex.quantization` that
+ * differs from the file's raises `ENGRAM_STORE_FINGERPRINT_MISMATCH` (the write's transaction rolls back, nothing is
+ * written; the store stays refused until reopened, since its holder asked for that kind and must not silently get
+ * another), and a store opened without one adopts the file's setting (its writes keep the new table's copies, its
+ * searches use it). Cheap: one `PRAGMA data_version` read; the recorded setting is read again only when another
+ * connection committed since the last check (the same technique as `open-links.ts`).
+ */
+export function followVectorIndex(ctx: StoreContext): void {
+  if (ctx.vectorIndexVersion === null || (ctx.vectorIndexChecked && ctx.db.inTransaction)) return;
+  const version = ctx.dataVersion();
+  if (version !== ctx.vectorIndexVersion) {
+    const recorded =
+      parseRecordedQuantization(
+        ctx.stmt('meta', 'SELECT value FROM meta WHERE key = ?').get<{ value: string }>(VECTOR_INDEX_META)
+          ?.value,
+      ) ?? 'none';
+    const held = ctx.vectorIndex.quantization;
+    if (recorded !== held) {
+      // The version is not moved on: every later write and search is refused too, not only this one.
+      if (ctx.vectorIndexOption?.quantization !== undefined) throw vectorIndexChanged(held, recorded);
+      adoptVectorIndex(ctx, recorded);
+    }
+    ctx.vectorIndexVersion = version;
+  }
+  ctx.vectorIndexChecked = ctx.db.inTransaction;
+}
+
+/** Switches the store to the file's `recorded` setting (a store opened without one: see `followVectorIndex`). */
+function adoptVectorIndex(ctx: StoreContext, recorded: VectorQuantization): void {
+  ctx.vectorIndex = vectorIndexSetting(recorded, ctx.vectorIndexOption);
+  // A build still pending in the file is seen by each k-NN itself (`knnSql`), not by this connection's flag.
+  ctx.quantReady = true;
+  // Statements on the old quantised table are stale (as after this store's own `resetVectorIndex`).
+  for (const sql of [...ctx.statements.keys()]) {
+    if (sql.includes(QUANT_TABLE)) ctx.statements.delete(sql);
+  }
+}
+
 /** The SQL that creates the quantised table for `quantization` and `dimensions` (null for `none`). */
 export function quantTableSql(quantization: VectorQuantization, dimensions: number): string | null {
   if (quantization === 'none') return null;
@@ -151,6 +206,7 @@ export function writeQuantVector(
   agentId: string,
   vector: Float32Array,
 ): void {
+  followVectorIndex(ctx);
   const q = ctx.vectorIndex.quantization;
   if (q === 'none') return;
   ctx
@@ -163,6 +219,7 @@ export function writeQuantVector(
 
 /** Removes a row's quantised vector (nothing when the store searches exactly). */
 export function deleteQuantVector(ctx: StoreContext, rid: number | bigint): void {
+  followVectorIndex(ctx);
   if (ctx.vectorIndex.quantization === 'none') return;
   ctx.stmt('vector', `DELETE FROM ${QUANT_TABLE} WHERE rowid = ?`).run(rid);
 }
@@ -204,6 +261,7 @@ export function knnParams(ctx: StoreContext, vector: Float32Array, kk: number): 
  * all) whose float vector is gone. Returns how many it deleted.
  */
 export function pruneQuantOrphans(ctx: StoreContext, agentId: string | undefined): number {
+  followVectorIndex(ctx);
   if (ctx.vectorIndex.quantization === 'none' || ctx.profile === null) return 0;
   const orphans = ctx
     .stmt(
@@ -222,6 +280,7 @@ export function pruneQuantOrphans(ctx: StoreContext, agentId: string | undefined
  * most `limit`. Returns how many it wrote.
  */
 export function repairQuantVectors(ctx: StoreContext, agentId: string, limit: number): number {
+  followVectorIndex(ctx);
   if (ctx.vectorIndex.quantization === 'none' || ctx.profile === null || limit <= 0) return 0;
   const missing = ctx
     .stmt(
