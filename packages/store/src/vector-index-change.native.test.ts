@@ -13,7 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
-import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorQuantization } from './sqlite-store.js';
+import {
+  createSqliteMemoryStore,
+  type SqliteMemoryStore,
+  type VectorQuantization,
+  vectorWorkerProbe,
+} from './sqlite-store.js';
 
 const DIMS = 32;
 const PROFILE = { id: 'random', dimensions: DIMS };
@@ -223,6 +228,33 @@ describe('a store that adopts on a search', () => {
     expect(
       (await rejection(pinned.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 3 }))).code,
     ).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
+  });
+});
+
+describe('a store that runs its k-NN on the vector worker', () => {
+  it('hands the worker the adopted setting: its answers are the other store’s', async () => {
+    await seeded('int8');
+    const offloaded = createSqliteMemoryStore({ path, embedding: PROFILE, vectorWorker: true });
+    open.push(offloaded);
+    // Every k-NN to the worker, however small the partition.
+    vectorWorkerProbe(offloaded)?.setMinScanBytes(0);
+    for (let i = 0; i < 200 && vectorWorkerProbe(offloaded)?.state !== 'ready'; i += 1) {
+      await offloaded.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(vectorWorkerProbe(offloaded)?.state).toBe('ready');
+    const other = openStore();
+    await other.resetVectorIndex({ quantization: 'bit' });
+    await other.insertMemories(newMemories('s'));
+    const before = vectorWorkerProbe(offloaded)?.answered ?? 0;
+    for (const vector of ROWS.slice(0, 10)) {
+      const expected = await other.searchVector({ agentId: 'a', vector, k: 5 });
+      expect(await offloaded.searchVector({ agentId: 'a', vector, k: 5 })).toStrictEqual(expected);
+    }
+    expect(await nearestIds(offloaded)).toEqual(['s0', 's1', 's2']);
+    expect(offloaded.vectorIndex.quantization).toBe('bit');
+    expect((vectorWorkerProbe(offloaded)?.answered ?? 0) - before).toBe(13);
+    expect(vectorWorkerProbe(offloaded)?.fallbacks).toBe(0);
   });
 });
 
