@@ -11,6 +11,7 @@ const EXPECTED: Record<EngramStoreErrorCode, StoreFailureCause> = {
   ENGRAM_STORE_CONFLICT: 'storeError',
   ENGRAM_STORE_BUSY: 'storeTimeout',
   ENGRAM_STORE_FINGERPRINT_MISMATCH: 'storeUnusable',
+  ENGRAM_STORE_VECTOR_INDEX_MISMATCH: 'storeUnusable',
   ENGRAM_STORE_SCHEMA_TOO_NEW: 'storeUnusable',
   ENGRAM_STORE_SCHEMA_TOO_OLD: 'storeUnusable',
   ENGRAM_STORE_NOT_ENGRAM: 'storeUnusable',

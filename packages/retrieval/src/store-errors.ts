@@ -9,8 +9,8 @@ export type StoreFailureCause = Extract<
 
 /**
  * Every store error code and what it means for a retrieval call, exhaustive by type: a code the store adds
- * fails the typecheck until it is classified here. Busy → `storeTimeout`; closed, corrupt, a schema, key or
- * fingerprint the process cannot use, missing native code → `storeUnusable`; an unavailable vector index →
+ * fails the typecheck until it is classified here. Busy → `storeTimeout`; closed, corrupt, a schema, key,
+ * fingerprint or vector index setting the process cannot use, missing native code → `storeUnusable`; an unavailable vector index →
  * `vectorCold`; an unavailable full-text index → `ftsUnavailable`. The retriever checks its input with the store's own rules before any read, so a store
  * `INVALID_INPUT` is a disagreement the retriever did not expect (`unknown`), never the store's fault.
  */
@@ -21,6 +21,7 @@ const CAUSE_BY_STORE_CODE: Readonly<Record<EngramStoreErrorCode, StoreFailureCau
   ENGRAM_STORE_CONFLICT: 'storeError',
   ENGRAM_STORE_BUSY: 'storeTimeout',
   ENGRAM_STORE_FINGERPRINT_MISMATCH: 'storeUnusable',
+  ENGRAM_STORE_VECTOR_INDEX_MISMATCH: 'storeUnusable',
   ENGRAM_STORE_SCHEMA_TOO_NEW: 'storeUnusable',
   ENGRAM_STORE_SCHEMA_TOO_OLD: 'storeUnusable',
   ENGRAM_STORE_NOT_ENGRAM: 'storeUnusable',

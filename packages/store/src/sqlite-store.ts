@@ -440,7 +440,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 }
 
-/** Opens (or creates) a SQLite memory store; throws `EngramStoreError` (schema too new, fingerprint mismatch …). */
+/** Opens (or creates) a SQLite memory store; throws `EngramStoreError` (schema too new, fingerprint or vector index mismatch …). */
 export function createSqliteMemoryStore(config: SqliteMemoryStoreConfig): SqliteMemoryStore {
   try {
     return new SqliteMemoryStore(config);

@@ -2,7 +2,7 @@
  * A store that was open while another connection (another store object in this process, or another process)
  * changed the file's vector index quantisation with `resetVectorIndex` follows the file, the way opening the
  * store now would: a store opened with an explicit `vectorIndex.quantization` that no longer matches refuses
- * its writes and searches with `ENGRAM_STORE_FINGERPRINT_MISMATCH` (nothing written), and a store opened
+ * its writes and searches with `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` (nothing written), and a store opened
  * without one adopts the file's setting, so its writes keep the quantised copies the other store searches.
  */
 import { execFileSync } from 'node:child_process';
@@ -144,7 +144,7 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
     expect(before.recorded).toBe(to);
 
     const write = await rejection(stale.insertMemories(newMemories('s')));
-    expect(write.code).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
+    expect(write.code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
     expect(write.message).toContain(`'${from}'`);
     expect(write.message).toContain(`'${to}'`);
     expect(write.message).not.toContain('new 0');
@@ -155,7 +155,7 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
     const search = await rejection(
       stale.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 3 }),
     );
-    expect(search.code).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
+    expect(search.code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
     // It stays refused (not only the first call after the change), deletes too.
     expect(
       (
@@ -169,8 +169,8 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
           }),
         )
       ).code,
-    ).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
-    expect((await rejection(stale.deleteMemory('a', 'm0'))).code).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
+    ).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
+    expect((await rejection(stale.deleteMemory('a', 'm0'))).code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
     expect(await other.getMemory('a', 'm0')).not.toBeNull();
     expect(counts()).toEqual(before);
 
@@ -227,7 +227,7 @@ describe('a store that adopts on a search', () => {
     expect(reader.vectorIndex.quantization).toBe('none');
     expect(
       (await rejection(pinned.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 3 }))).code,
-    ).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
+    ).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
   });
 });
 
@@ -284,7 +284,7 @@ process.stdout.write(JSON.stringify(out));`;
     expect(before).toEqual({ memories: 60, float: 60, quant: 60, recorded: 'bit' });
 
     expect((await rejection(pinned.insertMemories(newMemories('p')))).code).toBe(
-      'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+      'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
     );
     expect(counts()).toEqual(before);
     await adopting.insertMemories(newMemories('s'));

@@ -301,7 +301,7 @@ describe('the quantised table build reports its progress', () => {
     // int8 and the file now records bit: it refuses to search (as opening it with int8 would); a store that
     // adopts the file's setting searches, and reads the float index.
     expect(state(path).mark).toBeDefined();
-    await expect(searchAll(store)).rejects.toMatchObject({ code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH' });
+    await expect(searchAll(store)).rejects.toMatchObject({ code: 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH' });
     const adopting = createSqliteMemoryStore({ path, access: 'read' });
     open.push(adopting);
     expect(adopting.vectorIndex.quantization).toBe('bit');

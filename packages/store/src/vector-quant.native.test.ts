@@ -1,7 +1,7 @@
 /**
  * Opt-in quantised vector search (`vectorIndex: { quantization: 'int8' | 'bit' }`): the coarse k-NN on the
  * quantised copies rescored by exact float distances finds the exact top 10 on clustered vectors, with the same
- * similarities; the setting is recorded (another one is a fingerprint mismatch, `resetVectorIndex` changes it);
+ * similarities; the setting is recorded (another one is a vector index mismatch, `resetVectorIndex` changes it);
  * a schema-7 file migrates and gets its quantised index from its stored float vectors; every write, delete,
  * chunk, prune and repair keeps the quantised table in step with the float one.
  */
@@ -182,21 +182,25 @@ describe('quantised vector search', () => {
     expect(await recallAt10(narrow)).toBeLessThan(await recallAt10(wide));
   });
 
-  it('records the setting: another one is a fingerprint mismatch, resetVectorIndex changes it', async () => {
+  it('records the setting: another one is a vector index mismatch, resetVectorIndex changes it', async () => {
     const path = join(dir, 'fp.db');
     await fill(openStore(path, 'int8'));
     closeAll();
     // Omitted: the recorded setting is adopted.
     expect(openStore(path).vectorIndex).toEqual({ quantization: 'int8', rescore: 8 });
     closeAll();
+    // Its own code, not the embedder's FINGERPRINT_MISMATCH: the recovery differs (the message names both kinds).
     for (const other of ['bit', 'none'] as const) {
       expect(() => openStore(path, other)).toThrow(
-        expect.objectContaining({ code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH' }),
+        expect.objectContaining({
+          code: 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
+          message: expect.stringContaining(`quantization is 'int8', not the '${other}' asked for`),
+        }),
       );
     }
     expect(() =>
       createSqliteMemoryStore({ path, access: 'read', vectorIndex: { quantization: 'bit' } }),
-    ).toThrow(expect.objectContaining({ code: 'ENGRAM_STORE_FINGERPRINT_MISMATCH' }));
+    ).toThrow(expect.objectContaining({ code: 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH' }));
     // The explicit change: rebuilt from the stored float vectors, nothing re-embedded.
     const store = openStore(path);
     expect(await store.resetVectorIndex({ quantization: 'bit' })).toEqual({ indexed: 1050 });

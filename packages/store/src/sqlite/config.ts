@@ -76,11 +76,11 @@ export interface SqliteMemoryStoreConfig {
    * coarse k-NN on quantised copies of the vectors, then the exact float distance of `k × rescore`
    * candidates). Omitted: the file's recorded setting is adopted (a new file, or one from before schema 8,
    * records the one asked for, `none` by default). Another setting than the recorded one is
-   * `ENGRAM_STORE_FINGERPRINT_MISMATCH`; changing it is an explicit `resetVectorIndex`. `rescore` applies at
+   * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` (the embedder's is `ENGRAM_STORE_FINGERPRINT_MISMATCH`); changing it is an explicit `resetVectorIndex`. `rescore` applies at
    * query time and is not recorded. When another connection (another store object, another process) changes the
    * recorded setting while this store is open, the store does what an open would: with an explicit
    * `quantization` that no longer matches, its later vector writes and searches fail with
-   * `ENGRAM_STORE_FINGERPRINT_MISMATCH` and write nothing (reopen it with the file's setting); without one it
+   * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` and write nothing (reopen it with the file's setting); without one it
    * adopts the file's setting. Checked with one `PRAGMA data_version` read per vector search and per write
    * transaction that writes a vector.
    */

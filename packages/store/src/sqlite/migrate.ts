@@ -105,7 +105,7 @@ export function readBinding(
     throw mismatch();
   }
   const index = storedIndex ?? 'none';
-  if (quantization !== undefined && quantization !== index) throw vectorIndexMismatch();
+  if (quantization !== undefined && quantization !== index) throw vectorIndexMismatch(quantization, index);
   if (writable && recorded !== null) {
     const hasVec = ctx
       .stmt('meta', "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'memories_vec'")
@@ -179,7 +179,7 @@ export function migrate(
     // its quantised table is built from the stored float vectors; another one than recorded is a mismatch.
     const storedIndex = parseRecordedQuantization(getMeta(VECTOR_INDEX_META));
     if (storedIndex !== undefined && quantization !== undefined && quantization !== storedIndex) {
-      throw vectorIndexMismatch();
+      throw vectorIndexMismatch(quantization, storedIndex);
     }
     const index = storedIndex ?? quantization ?? 'none';
     if (storedIndex === undefined) setMeta(ctx, VECTOR_INDEX_META, index);

@@ -11,7 +11,7 @@
  * plain table. It costs 4 bytes per dimension per vector on top of the quantised vector.
  *
  * The setting is recorded in the meta table (`vector_index`), beside the embedder fingerprint: a store opened
- * with another one is `ENGRAM_STORE_FINGERPRINT_MISMATCH`, and changing it is the explicit `resetVectorIndex`,
+ * with another one is `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`, and changing it is the explicit `resetVectorIndex`,
  * which rebuilds the quantised table from the stored float vectors (no re-embedding; `vector-quant-build.ts`).
  */
 import { EngramStoreError } from '../errors.js';
@@ -83,11 +83,18 @@ export function parseRecordedQuantization(value: string | undefined): VectorQuan
   return value as VectorQuantization;
 }
 
-/** The error of a store opened with another vector index setting than its file records. */
-export function vectorIndexMismatch(): EngramStoreError {
+/**
+ * The error of a store opened with another vector index setting (`asked`) than its file records (`recorded`):
+ * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`, not the embedder's `ENGRAM_STORE_FINGERPRINT_MISMATCH` (the recovery
+ * differs). Names the kinds only (never content) and the recovery.
+ */
+export function vectorIndexMismatch(
+  asked: VectorQuantization,
+  recorded: VectorQuantization,
+): EngramStoreError {
   return new EngramStoreError(
-    'ENGRAM_STORE_FINGERPRINT_MISMATCH',
-    'the database was created with another vector index quantization; call resetVectorIndex to rebuild it',
+    'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
+    `the database's vector index quantization is '${recorded}', not the '${asked}' asked for: open it with vectorIndex.quantization '${recorded}' or without vectorIndex to adopt it, or call resetVectorIndex to rebuild it as '${asked}'`,
   );
 }
 
@@ -97,7 +104,7 @@ export function vectorIndexMismatch(): EngramStoreError {
  */
 export function vectorIndexChanged(held: VectorQuantization, recorded: VectorQuantization): EngramStoreError {
   return new EngramStoreError(
-    'ENGRAM_STORE_FINGERPRINT_MISMATCH',
+    'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
     `the database's vector index quantization is now '${recorded}' (another connection called resetVectorIndex), not the '${held}' this store was opened with; nothing was written: reopen the store with vectorIndex.quantization '${recorded}', or without vectorIndex to adopt the file's setting`,
   );
 }
@@ -109,7 +116,7 @@ export function vectorIndexChanged(held: VectorQuantization, recorded: VectorQua
  * the check and the write see the same file, once per transaction) and every vector search calls this first.
  *
  * It does what opening the store now would do: a store opened with an explicit `vectorIndex.quantization` that
- * differs from the file's raises `ENGRAM_STORE_FINGERPRINT_MISMATCH` (the write's transaction rolls back, nothing is
+ * differs from the file's raises `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` (the write's transaction rolls back, nothing is
  * written; the store stays refused until reopened, since its holder asked for that kind and must not silently get
  * another), and a store opened without one adopts the file's setting (its writes keep the new table's copies, its
  * searches use it). Cheap: one `PRAGMA data_version` read; the recorded setting is read again only when another
