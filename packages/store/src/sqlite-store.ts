@@ -3,6 +3,7 @@
  * A thin facade: the connection context (`sqlite/context.ts`) is opened by `sqlite/open.ts`, and each slice of
  * the port is implemented as functions over that context in its own module under `sqlite/`.
  * Async methods, synchronous inside; every write is one transaction; every driver error is classified.
+ * Longer than 400 lines because it is the list of the port's methods, each a documented one-line delegation.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -324,6 +325,15 @@ export class SqliteMemoryStore implements MemoryStore {
   get vectorIndex(): VectorIndexSetting {
     const { quantization, rescore } = this.#ctx.vectorIndex;
     return { quantization, rescore };
+  }
+  /**
+   * The file's vector index setting, read now as the next vector write or search would: resolves with the
+   * setting in use (the file's, adopted, for a store opened without `vectorIndex`); rejects with
+   * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` when another connection's `resetVectorIndex` left another kind than this
+   * store was opened with (its vector writes and searches are refused until it is reopened).
+   */
+  refreshVectorIndex(): Promise<VectorIndexSetting> {
+    return embedding.refreshVectorIndex(this.#ctx);
   }
 
   // ---------------------------------------------------------------- integrity slice (sqlite/integrity.ts)

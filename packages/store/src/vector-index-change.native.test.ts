@@ -231,6 +231,30 @@ describe('a store that adopts on a search', () => {
   });
 });
 
+describe('refreshVectorIndex', () => {
+  it('reads the file now: the pinned store is refused at once, the adopting one reports the new setting', async () => {
+    await seeded('int8');
+    const pinned = openStore('int8');
+    const adopting = openStore();
+    expect(await pinned.refreshVectorIndex()).toEqual({ quantization: 'int8', rescore: 8 });
+    const other = openStore();
+    await other.resetVectorIndex({ quantization: 'bit' });
+    // Before any write or search: `vectorIndex` still says what the store last saw, the refresh reads the file.
+    expect(adopting.vectorIndex.quantization).toBe('int8');
+    expect(await adopting.refreshVectorIndex()).toEqual({ quantization: 'bit', rescore: 16 });
+    expect(adopting.vectorIndex.quantization).toBe('bit');
+    const refused = await rejection(pinned.refreshVectorIndex());
+    expect(refused.code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
+    expect(refused.message).toContain("now 'bit'");
+    expect(refused.message).toContain("'int8' this store was opened with");
+    expect(
+      (await rejection(pinned.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 3 }))).code,
+    ).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
+    pinned.close();
+    expect((await rejection(pinned.refreshVectorIndex())).code).toBe('ENGRAM_STORE_CLOSED');
+  });
+});
+
 describe('a store that runs its k-NN on the vector worker', () => {
   it('hands the worker the adopted setting: its answers are the other store’s', async () => {
     await seeded('int8');

@@ -24,6 +24,7 @@ import {
   parseRecordedQuantization,
   VECTOR_INDEX_META,
   type VectorIndexOptions,
+  type VectorIndexSetting,
   vectorIndexSetting,
 } from './vector-quant.js';
 import { finishQuantIndex, prepareQuantIndex } from './vector-quant-build.js';
@@ -360,5 +361,18 @@ export function resetVectorIndex(
       ctx.profile === null ? 0 : finishQuantIndex(ctx, setting.quantization, ctx.profile.dimensions);
     ctx.quantReady = true;
     return { indexed };
+  });
+}
+
+/**
+ * The file's vector index setting, read now as the next vector write or search would (`followVectorIndex`): the
+ * setting in use (the file's, adopted, for a store opened without one), or `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`
+ * when another connection's `resetVectorIndex` left another kind than this store was opened with.
+ */
+export function refreshVectorIndex(ctx: StoreContext): Promise<VectorIndexSetting> {
+  return ctx.op('refreshVectorIndex', () => {
+    followVectorIndex(ctx);
+    const { quantization, rescore } = ctx.vectorIndex;
+    return { quantization, rescore };
   });
 }
