@@ -75,13 +75,18 @@ export async function embedNow(
     return rows;
   }
   if (vectors.length !== short.length) return rows;
-  await engine.store.commitEmbeddings(
-    short.map((r, i) => ({
-      id: r.id,
-      revision: r.revision,
-      state: 'ready',
-      vector: vectors[i] as Float32Array,
-    })),
-  );
+  try {
+    await engine.store.commitEmbeddings(
+      short.map((r, i) => ({
+        id: r.id,
+        revision: r.revision,
+        state: 'ready',
+        vector: vectors[i] as Float32Array,
+      })),
+    );
+  } catch (error) {
+    // The rows stay pending; a vector index changed by another connection is the facade's own error.
+    throw engine.storeError(error);
+  }
   return Promise.all(rows.map(async (r) => (await engine.store.getMemory(r.agentId, r.id)) ?? r));
 }

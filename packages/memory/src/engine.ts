@@ -29,8 +29,8 @@ import {
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
 import type { VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { redactPostgresUrl } from '@engram/store-postgres/open';
-import { EngramMemoryError } from './errors.js';
-import { type EngineStore, openEngineStore } from './open-store.js';
+import { EngramMemoryError, engramErrorCode } from './errors.js';
+import { type EngineStore, openEngineStore, vectorIndexOr } from './open-store.js';
 import { englishQueries, gatedRetriever } from './query-side.js';
 
 /** The built-in embedders by name, or any embedder object (an OpenAI-compatible one, your own). */
@@ -91,6 +91,17 @@ export interface Engine {
   warmUp(): Promise<void>;
   /** Embeds pending rows (one agent's, or all) until none are left, a run makes no progress, or `signal` aborts. */
   drain(options?: { readonly agentId?: string; readonly signal?: AbortSignal }): Promise<DrainTotals>;
+  /**
+   * A store error of a vector write (embedding, delete) as the facade reports it: the file's vector index
+   * quantization changed by another connection since this memory was opened with another one is
+   * `ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH`; anything else as is.
+   */
+  storeError(error: unknown): unknown;
+  /**
+   * After a search whose vector arm the store refused (`storeUnusable`): rejects with that facade error when the
+   * store is refused for its vector index now; resolves otherwise (the answer stands as degraded).
+   */
+  checkVectorIndex(): Promise<void>;
   /** The health DTO of one agent, or of every agent when null. */
   health(agentId: string | null): Promise<HealthDto>;
   /** Closes the store (idempotent). */
@@ -173,6 +184,9 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     return { ...totals, backlog };
   }
 
+  const asked = config.vectorIndex?.quantization;
+  const storeError = (error: unknown): unknown => vectorIndexOr(error, asked, 'changed');
+
   let closed = false;
   return {
     path: redactPostgresUrl(config.path),
@@ -188,6 +202,16 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     hasModel: model !== null,
     warmUp,
     drain,
+    storeError,
+    async checkVectorIndex(): Promise<void> {
+      if (!('refreshVectorIndex' in store)) return;
+      try {
+        await store.refreshVectorIndex();
+      } catch (error) {
+        // Only the vector index refusal turns the degraded answer into an error; anything else leaves it as is.
+        if (engramErrorCode(error) === 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH') throw storeError(error);
+      }
+    },
     async health(agentId: string | null): Promise<HealthDto> {
       const answer = await store.health(agentId ?? undefined);
       if (!answer.ok) {

@@ -137,6 +137,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       if (execution.outcome !== 'completed') {
         throw new EngramMemoryError('ENGRAM_MEMORY_SEARCH_FAILED', `search ${execution.outcome}`);
       }
+      // A vector arm the store refused: an answer from the keyword arm alone stands, unless the refusal is the
+      // vector index another connection changed (it lasts until the memory is reopened: say so, not degrade).
+      if (execution.degradations.includes('storeUnusable')) await engine.checkVectorIndex();
       return results.map(
         (r): SearchHit => ({ ...toItem(r.record), score: r.score, explanation: r.explanation }),
       );
@@ -211,13 +214,18 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         return true;
       } catch (error) {
         if (engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') return false;
-        throw error;
+        throw engine.storeError(error);
       }
     },
 
     async deleteAll(options) {
       const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
-      return (await open().store.deleteAll(agentId, { actor: 'caller' })).memories;
+      const e = open();
+      try {
+        return (await e.store.deleteAll(agentId, { actor: 'caller' })).memories;
+      } catch (error) {
+        throw e.storeError(error);
+      }
     },
 
     async history(id, options) {

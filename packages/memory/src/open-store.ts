@@ -15,6 +15,7 @@ import {
   type SqliteMemoryStore,
   type VectorIndexOptions,
   type VectorIndexProgress,
+  type VectorQuantization,
 } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { openBoundPostgres, postgresFor } from '@engram/store-postgres/open';
@@ -33,6 +34,9 @@ export interface StoreOptions {
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
   readonly idFactory?: () => string;
 }
+
+/** The vector index kinds an error may name. */
+const KINDS: ReadonlySet<string> = new Set<VectorQuantization>(['none', 'int8', 'bit']);
 
 /** What holds the memories, as errors name it. */
 type Noun = 'file' | 'database';
@@ -99,8 +103,34 @@ export function chooseEngineEmbedder(
   );
 }
 
-/** The facade's error for a store bound to another embedder in between; any other error as is. */
-function mismatchOr(error: unknown, noun: Noun): unknown {
+/**
+ * The facade's error for a SQLite file whose vector index quantization is not the `asked` one: at open (`open`),
+ * or after another connection's `resetVectorIndex` (`changed`: the store refuses its vector writes and searches
+ * until it is reopened). Any other error as is. Names the kind only (the store's error, kept as `cause`, names
+ * both).
+ */
+export function vectorIndexOr(
+  error: unknown,
+  asked: VectorQuantization | undefined,
+  when: 'open' | 'changed',
+): unknown {
+  if (engramErrorCode(error) !== 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH') return error;
+  // A kind the store knows (it validated the option before comparing it), never an arbitrary string.
+  const kind = KINDS.has(asked as string) ? ` '${asked}'` : '';
+  const message =
+    when === 'open'
+      ? `the file's vector index uses another quantization than the vectorIndex.quantization${kind} asked for; open it without vectorIndex to adopt the file's setting, or with its quantization (the store's resetVectorIndex rebuilds the index as another)`
+      : `another connection changed the file's vector index quantization since this memory was opened with vectorIndex.quantization${kind}; its vector writes and searches are refused until it is reopened without vectorIndex (adopting the file's setting) or with the file's quantization`;
+  return new EngramMemoryError('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH', message, { cause: error });
+}
+
+/**
+ * The facade's error for a store bound to another embedder in between, or (SQLite) opened with another vector
+ * index quantization than its file's; any other error as is.
+ */
+function mismatchOr(error: unknown, noun: Noun, asked?: VectorQuantization): unknown {
+  if (engramErrorCode(error) === 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH')
+    return vectorIndexOr(error, asked, 'open');
   // Another process created the file or database with another embedder between the check and the open.
   if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
   return new EngramMemoryError(
@@ -134,7 +164,7 @@ function openSqlite(
       ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
     });
   } catch (error) {
-    throw mismatchOr(error, 'file');
+    throw mismatchOr(error, 'file', options.vectorIndex?.quantization);
   }
 }
 
