@@ -197,7 +197,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         const [embedded] = await embedNow(e, [row]);
         return toItem(embedded ?? row);
       } catch (error) {
-        throw conflictOr(error);
+        throw conflictOr(e.storeError(error));
       }
     },
 

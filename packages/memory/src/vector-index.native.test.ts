@@ -95,7 +95,7 @@ describe('opening a file with another vector index quantization', () => {
 });
 
 describe('another connection changes the quantization of an open memory', () => {
-  it('a memory opened with the old one refuses add, search and delete with the vector index error', async () => {
+  it('a memory opened with the old one refuses add, search, update and delete with the vector index error', async () => {
     const path = await int8File();
     const memory = await createMemory({
       path,
@@ -116,6 +116,8 @@ describe('another connection changes the quantization of an open memory', () => 
       const searched = await rejection(memory.search('which port does the API server listen on?'));
       expect(searched.code).toBe('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH');
       expect(searched.message).not.toContain('port');
+      const updated = await rejection(memory.update(before?.id ?? '', 'The API server listens on port 9090'));
+      expect(updated.code).toBe('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH');
       const deleted = await rejection(memory.delete(before?.id ?? ''));
       expect(deleted.code).toBe('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH');
       // The model-facing tool names the store's code, never the text.
@@ -126,12 +128,17 @@ describe('another connection changes the quantization of an open memory', () => 
     } finally {
       await memory.close();
     }
-    // Reopened without vectorIndex, it adopts the file's setting: the memory is there and searched by vector.
+    // The refused add and update stored their text, not its vector. Reopened without vectorIndex, the memory
+    // adopts the file's setting and embeds them: both are found by vector.
     const reopened = await createMemory({ path, embedder: 'deterministic' });
     try {
-      const hits = await reopened.search('which port does the API server listen on?');
-      expect(hits[0]?.content).toBe(PORT);
-      expect(hits[0]?.explanation.arms).toContain('vector');
+      await reopened.flush();
+      const port = await reopened.search('which port does the API server listen on?');
+      expect(port[0]?.content).toBe('The API server listens on port 9090');
+      expect(port[0]?.explanation.arms).toContain('vector');
+      const backups = await reopened.search('when do the backups run?');
+      expect(backups[0]?.content).toBe('Backups run nightly');
+      expect(backups[0]?.explanation.arms).toContain('vector');
     } finally {
       await reopened.close();
     }
