@@ -59,7 +59,9 @@ export function openStore(
 
 /**
  * The CLI's error for a database bound to another embedder (another process bound it between the check and the
- * open); any other error as is.
+ * open); any other error as is. A vector index mismatch is another code (`ENGRAM_STORE_VECTOR_INDEX_MISMATCH`) and
+ * passes as the store reports it: the CLI opens without a quantization setting, so it adopts the file's (also
+ * after another process's `resetVectorIndex`) and never meets one itself.
  */
 export function embedderMismatch(error: unknown, embedding: EmbedderProfile | undefined): unknown {
   if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
