@@ -11,24 +11,30 @@
  * rowid); a longer memory split into chunks indexes each chunk as its own unit.
  *
  * The postings are kept in two levels (schema v11), as a log-structured merge tree of two levels would:
- * `lexical_postings_fresh` (same columns and key) takes every write transaction's postings and stays small;
- * once it holds `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement. A
- * posting's key is (agent, term, unit), so a batch written straight into the large table touched one of its
- * leaves per distinct term — nearly all of them once an agent has many rows — and each touched page was
- * rewritten at each commit; a merge touches each of them at most once for many batches. Readers (scoring,
- * document frequencies, removal, the integrity check) read both tables; a unit's postings are always all in
- * one of them.
+ * `lexical_postings_fresh` (same columns and key) takes a large agent's postings of each write transaction and
+ * stays small; once it holds `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted
+ * statement. A posting's key is (agent, term, unit), so a batch of a large agent written straight into the
+ * large table touched one of its leaves per distinct term — nearly all of the agent's once it has many rows —
+ * and each touched page was rewritten at each commit; a merge touches each of them at most once for many
+ * batches. A small agent (fewer tokens than `POSTINGS_MERGE.directBelow`) spans no more leaves of the main
+ * table than the fresh table holds, so its postings go straight there, written once instead of twice. The
+ * choice is made per agent per flush, so a unit's postings are always all in one table. Readers (scoring,
+ * document frequencies, removal, the integrity check) read both tables.
  *
  * The score of a unit d for query terms q is Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl)), with
  * Lucene's non-negative idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5)) (Robertson & Zaragoza 2009, "The
  * Probabilistic Relevance Framework: BM25 and Beyond").
  */
 import {
+  type AllSql,
+  chunkSize,
   FRESH_POSTINGS,
   FRESH_POSTINGS_DDL,
   type GetSql,
+  insertPostingsSql,
   MAIN_POSTINGS,
   mergeFreshPostings,
+  POSTINGS_CHUNK,
   POSTINGS_MERGE,
   type PostingsTable,
   postingsTableDdl,
@@ -68,33 +74,9 @@ CREATE TABLE IF NOT EXISTS lexical_stats (
 ) WITHOUT ROWID;
 `;
 
-// The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
-// value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
-// binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
-// the same way, `DOCS_CHUNK` units a statement.
-const POSTINGS_CHUNK = 1024;
+// The unit lengths go in as bound values like the postings (see `insertPostingsSql`), `DOCS_CHUNK` units a
+// statement.
 const DOCS_CHUNK = 256;
-const postingsSql = new Map<number, string>();
-const agentPostingsSql = new Map<number, string>();
-
-/**
- * The insert of `n` postings into `table`: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent
- * then `[term, rid, tf, length]` each.
- */
-function insertPostingsSql(n: number, oneAgent: boolean, table: PostingsTable): string {
-  const cache = oneAgent ? agentPostingsSql : postingsSql;
-  const key = table === FRESH_POSTINGS ? n : -n;
-  let sql = cache.get(key);
-  if (sql === undefined) {
-    sql = oneAgent
-      ? `INSERT INTO ${table}(agent_id, term, rid, tf, length)
-  SELECT ?, column1, column2, column3, column4 FROM (VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')})`
-      : `INSERT INTO ${table}(agent_id, term, rid, tf, length)
-  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
-    cache.set(key, sql);
-  }
-  return sql;
-}
 
 // The unit lengths: one statement shape of `DOCS_CHUNK` rows, a short last chunk padded with null rows that the
 // statement skips (binding a few hundred nulls costs less than a statement per bit of the remainder).
@@ -102,17 +84,13 @@ const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
   SELECT column1, column2, column3, column4 FROM (VALUES ${new Array<string>(DOCS_CHUNK).fill('(?, ?, ?, ?)').join(', ')})
   WHERE column1 IS NOT NULL`;
 
-/** The largest statement size for `left` rows: `max` while that many are left, then halving (a bounded set of shapes). */
-function chunkSize(left: number, max: number): number {
-  let n = max;
-  while (n > left) n >>= 1;
-  return n;
-}
-
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
+/** The same upsert, giving back each agent's new total length (which level its postings go to). */
+const ADD_STATS_RETURNING = `${ADD_STATS}
+  RETURNING agent_id, total_length`;
 
 /**
  * One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. The
@@ -126,10 +104,14 @@ interface BatchTerm {
   readonly postings: TermPostings;
 }
 
-/** An agent's terms in a batch, and each word seen so far with its term (so a word is stemmed once a batch). */
+/**
+ * An agent's terms in a batch, each word seen so far with its term (so a word is stemmed once a batch), and the
+ * agent's postings in the batch.
+ */
 interface AgentTerms {
   readonly byTerm: Map<string, BatchTerm>;
   readonly byWord: Map<string, BatchTerm>;
+  postings: number;
 }
 
 /**
@@ -144,7 +126,6 @@ export class LexicalBatch {
   #agents = new Map<string, AgentTerms>();
   #docs: (number | string | null)[] = [];
   #units = 0;
-  #postingCount = 0;
   /** False once a unit was added with a lower key than the one before (chunks, edits): the postings then get sorted. */
   #inOrder = true;
   #lastRid = -1;
@@ -171,7 +152,7 @@ export class LexicalBatch {
   add(rid: number, agentId: string, text: string): void {
     let agent = this.#agents.get(agentId);
     if (agent === undefined) {
-      agent = { byTerm: new Map(), byWord: new Map() };
+      agent = { byTerm: new Map(), byWord: new Map(), postings: 0 };
       this.#agents.set(agentId, agent);
     }
     if (rid < this.#lastRid) this.#inOrder = false;
@@ -184,7 +165,7 @@ export class LexicalBatch {
     const length = this.#unitLength;
     const lists = this.#unitLists;
     for (const list of lists) list[list.length - 1] = length;
-    this.#postingCount += lists.length;
+    agent.postings += lists.length;
     this.#units += 1;
     this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms));
     lists.length = 0;
@@ -250,66 +231,54 @@ export class LexicalBatch {
     this.#lastRid = -1;
     this.#docs = [];
     this.#units = 0;
-    this.#postingCount = 0;
     this.#stats.clear();
   }
 
   /**
-   * Writes the waiting units, none when nothing waits: the postings in multi-row inserts of up to 1,024 postings
-   * (whole chunks, then the rest in halving sizes), the unit lengths 256 a statement, one statement of the
-   * statistics. With `fresh` (a reader on the same connection) the postings go into the fresh table, which is
-   * merged into the main one once it holds `POSTINGS_MERGE.at` postings; without it (a bulk rebuild) straight
-   * into the main table. With `stats` false the agents' statistics are left to the caller (a bulk rebuild
-   * recomputes them once).
+   * Writes the waiting units, none when nothing waits: one statement of the statistics, the postings in
+   * multi-row inserts of up to 1,024 postings (whole chunks, then the rest in halving sizes; one run of chunks
+   * per table written), the unit lengths 256 a statement. With `levels` (readers on the same connection) each
+   * agent's postings go straight into the main table while the agent is small (its total length after this
+   * batch, read back from the statistics' upsert, is below `POSTINGS_MERGE.directBelow`), else into the fresh
+   * table, which is merged into the main one once it holds `POSTINGS_MERGE.at` postings; without it (a bulk
+   * rebuild) all go straight into the main table. With `stats` false the agents' statistics are left to the
+   * caller (a bulk rebuild recomputes them once; with `levels`, every agent's postings then go to the fresh table).
    */
-  flush(run: RunSql, stats = true, fresh?: GetSql): void {
+  flush(run: RunSql, stats = true, levels?: { get: GetSql; all: AllSql }): void {
     if (this.#units === 0) return;
-    const table = fresh === undefined ? MAIN_POSTINGS : FRESH_POSTINGS;
     const agentsTerms = this.#agents;
     const inOrder = this.#inOrder;
     const docs = this.#docs;
     const units = this.#units;
-    const total = this.#postingCount;
     const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
     this.#reset();
-    // The postings in key order (agent, term, unit; strings by UTF-16 code units), `[agent,] term, rid, tf,
-    // length` each, bound one chunk at a time.
-    const oneAgent = agentsTerms.size === 1;
-    let left = total;
-    let n = chunkSize(left, POSTINGS_CHUNK);
-    let chunk: unknown[] = [];
-    let inChunk = 0;
-    for (const agentId of [...agentsTerms.keys()].sort()) {
-      if (oneAgent) chunk.push(agentId);
-      const { byTerm } = agentsTerms.get(agentId) as AgentTerms;
-      for (const term of [...byTerm.keys()].sort()) {
-        const postings = (byTerm.get(term) as BatchTerm).postings;
-        const list = inOrder ? postings : inRidOrder(postings);
-        for (let i = 0; i < list.length; i += 3) {
-          if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
-          else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
-          inChunk += 1;
-          if (inChunk === n) {
-            run(insertPostingsSql(n, oneAgent, table), ...chunk);
-            left -= n;
-            n = chunkSize(left, POSTINGS_CHUNK);
-            chunk = oneAgent ? [agentId] : [];
-            inChunk = 0;
-          }
-        }
-      }
+    const direct = new Set<string>();
+    if (stats && levels !== undefined) {
+      const totals = levels.all<{ agent_id: string; total_length: number }>(
+        ADD_STATS_RETURNING,
+        JSON.stringify(agents),
+      );
+      for (const t of totals) if (t.total_length < POSTINGS_MERGE.directBelow) direct.add(t.agent_id);
+    } else if (stats) {
+      run(ADD_STATS, JSON.stringify(agents));
     }
+    const main: string[] = [];
+    const fresh: string[] = [];
+    for (const agentId of [...agentsTerms.keys()].sort()) {
+      (levels === undefined || direct.has(agentId) ? main : fresh).push(agentId);
+    }
+    writePostings(run, MAIN_POSTINGS, main, agentsTerms, inOrder);
+    const added = writePostings(run, FRESH_POSTINGS, fresh, agentsTerms, inOrder);
     for (let start = 0; start < units; start += DOCS_CHUNK) {
       const values = docs.slice(start * 4, (start + DOCS_CHUNK) * 4);
       for (let i = values.length; i < DOCS_CHUNK * 4; i += 1) values.push(null);
       run(INSERT_DOCS, ...values);
     }
-    if (stats) run(ADD_STATS, JSON.stringify(agents));
-    if (fresh === undefined) return;
+    if (levels === undefined || added === 0) return;
     const held =
       this.#fresh === undefined
-        ? (fresh<{ n: number }>('SELECT count(*) AS n FROM lexical_postings_fresh')?.n ?? 0)
-        : this.#fresh + total;
+        ? (levels.get<{ n: number }>('SELECT count(*) AS n FROM lexical_postings_fresh')?.n ?? 0)
+        : this.#fresh + added;
     if (held >= POSTINGS_MERGE.at) {
       mergeFreshPostings(run);
       this.#fresh = 0;
@@ -317,6 +286,47 @@ export class LexicalBatch {
       this.#fresh = held;
     }
   }
+}
+
+/**
+ * Inserts the batch's postings of `agentIds` (sorted) into `table` in key order (agent, term, unit; strings by
+ * UTF-16 code units), `[agent,] term, rid, tf, length` each, bound one chunk at a time; returns how many.
+ */
+function writePostings(
+  run: RunSql,
+  table: PostingsTable,
+  agentIds: readonly string[],
+  agentsTerms: ReadonlyMap<string, AgentTerms>,
+  inOrder: boolean,
+): number {
+  let total = 0;
+  for (const agentId of agentIds) total += (agentsTerms.get(agentId) as AgentTerms).postings;
+  const oneAgent = agentIds.length === 1;
+  let left = total;
+  let n = chunkSize(left, POSTINGS_CHUNK);
+  let chunk: unknown[] = [];
+  let inChunk = 0;
+  for (const agentId of agentIds) {
+    if (oneAgent) chunk.push(agentId);
+    const { byTerm } = agentsTerms.get(agentId) as AgentTerms;
+    for (const term of [...byTerm.keys()].sort()) {
+      const postings = (byTerm.get(term) as BatchTerm).postings;
+      const list = inOrder ? postings : inRidOrder(postings);
+      for (let i = 0; i < list.length; i += 3) {
+        if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
+        else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+        inChunk += 1;
+        if (inChunk === n) {
+          run(insertPostingsSql(n, oneAgent, table), ...chunk);
+          left -= n;
+          n = chunkSize(left, POSTINGS_CHUNK);
+          chunk = oneAgent ? [agentId] : [];
+          inChunk = 0;
+        }
+      }
+    }
+  }
+  return total;
 }
 
 /** A term's `[rid, tf, length, …]` triples by rid (units are usually added in rid order; chunks and edits may not be). */

@@ -1,6 +1,8 @@
 /**
- * The BM25 postings in two levels: every write goes into the small fresh table, which is merged into the main
- * table once it holds `POSTINGS_MERGE.at` postings. A store that merges (inside a batch, after deletes and
+ * The BM25 postings in two levels: a large agent's writes go into the small fresh table, which is merged into the
+ * main table once it holds `POSTINGS_MERGE.at` postings (these tests send every agent there, with
+ * `POSTINGS_MERGE.directBelow` 0; `lexical-direct.native.test.ts` covers small agents written straight into the
+ * main table). A store that merges (inside a batch, after deletes and
  * edits, in a batch that rolls back) keeps exactly the postings, hits and scores of one that never merges.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,13 +16,16 @@ import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.
 let dir: string;
 const open: SqliteMemoryStore[] = [];
 const DEFAULT_MERGE_AT = POSTINGS_MERGE.at;
+const DEFAULT_DIRECT_BELOW = POSTINGS_MERGE.directBelow;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-levels-'));
+  POSTINGS_MERGE.directBelow = 0;
 });
 
 afterEach(() => {
   POSTINGS_MERGE.at = DEFAULT_MERGE_AT;
+  POSTINGS_MERGE.directBelow = DEFAULT_DIRECT_BELOW;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,14 +1,17 @@
 /**
  * The BM25 postings' tables across schema versions: the two levels of the postings (schema v11: the small fresh
- * table every write goes into, merged in bulk into the main table), the main table's migrations (v7 the units'
- * term lists, v10 each posting's unit length), and the statement runners the index writers take. The index
- * itself (the batch writer, removal, statistics) is `lexical-index.ts`.
+ * table a large agent's writes go into, merged in bulk into the main table; a small agent's writes go straight
+ * into the main table, see `POSTINGS_MERGE.directBelow`), the main table's migrations (v7 the units' term lists,
+ * v10 each posting's unit length), and the statement runners the index writers take. The index itself (the batch
+ * writer, removal, statistics) is `lexical-index.ts`.
  */
 
 /** Runs one SQL statement (a store context's counted statement, or a plain database in a migration). */
 export type RunSql = (sql: string, ...params: unknown[]) => { changes: number };
 /** Reads one row. */
 export type GetSql = <T>(sql: string, ...params: unknown[]) => T | undefined;
+/** Runs one SQL statement and returns its rows (a statement with `RETURNING`). */
+export type AllSql = <T>(sql: string, ...params: unknown[]) => T[];
 
 /** The main postings table (the large second level). */
 export const MAIN_POSTINGS = 'lexical_postings';
@@ -33,14 +36,28 @@ export function postingsTableDdl(table: PostingsTable): string {
 
 /**
  * Schema v11: the fresh postings, the small first level of the postings (same columns and key as
- * `lexical_postings`). Every write transaction inserts its postings here; once the table holds
- * `POSTINGS_MERGE.at` postings they move into `lexical_postings` in one sorted statement (`mergeFreshPostings`).
+ * `lexical_postings`). A write transaction inserts a large agent's postings here (a small agent's go straight
+ * into the main table, see `POSTINGS_MERGE.directBelow`); once the table holds `POSTINGS_MERGE.at` postings they
+ * move into `lexical_postings` in one sorted statement (`mergeFreshPostings`).
  */
 export const FRESH_POSTINGS_DDL: string = postingsTableDdl(FRESH_POSTINGS);
 
 /**
- * When the fresh postings move into the main table: once the fresh table holds `at` postings or more at the end
- * of a write transaction's flush. An internal knob (tests lower or raise it), not part of the store's API.
+ * Where a write transaction's postings go, and when the fresh postings move into the main table. Internal knobs
+ * (tests lower or raise them), not part of the store's API.
+ *
+ * `directBelow`: an agent whose units hold fewer than `directBelow` tokens, this transaction's included (its
+ * `lexical_stats.total_length`, read back from the statistics' upsert, so it costs no statement), has its
+ * postings of the transaction written straight into the main table; a larger agent's go into the fresh table.
+ * A unit's distinct terms are at most its tokens, so such an agent holds fewer than `directBelow` postings in the
+ * main table: with `directBelow` = `at`, its key range there spans no more leaves than the whole fresh table can
+ * hold, so a batch written there rewrites no more pages than in the fresh table, and each of its postings is
+ * written once instead of twice (fresh, then merged). A large agent's range spans many more leaves than a batch
+ * has distinct terms, and the fresh table's merge touches each of them once for many batches. 0 sends every
+ * agent to the fresh table (the behaviour before), as some tests want.
+ *
+ * `at`: the fresh postings move into the main table once the fresh table holds `at` postings or more at the end
+ * of a write transaction's flush.
  *
  * 65,536 postings: the fresh table then holds about 2 MiB (about 30 bytes a posting; SQLite's default page
  * cache is 2 MiB), so the pages each batch rewrites in it stay few, and a query term costs one more short index
@@ -53,7 +70,41 @@ export const FRESH_POSTINGS_DDL: string = postingsTableDdl(FRESH_POSTINGS);
  * one-agent bench rows, single noisy runs of thresholds from 16,384 to 1,048,576 spread within the run-to-run
  * noise around 65,536, which is chosen for the size bound above, not for a figure (see the store README).
  */
-export const POSTINGS_MERGE: { at: number } = { at: 65_536 };
+export const POSTINGS_MERGE: { at: number; directBelow: number } = { at: 65_536, directBelow: 65_536 };
+
+// The postings go in as bound values, in multi-row inserts of up to `POSTINGS_CHUNK` postings: extracting each
+// value from a JSON argument (`jsonb_each` with `->>` per field) cost SQLite about twice the instructions of
+// binding it. A batch of one agent (the usual case) binds the agent once per statement. The unit lengths go in
+// the same way (`lexical-index.ts`).
+export const POSTINGS_CHUNK = 1024;
+const postingsSql = new Map<number, string>();
+const agentPostingsSql = new Map<number, string>();
+
+/**
+ * The insert of `n` postings into `table`: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent
+ * then `[term, rid, tf, length]` each.
+ */
+export function insertPostingsSql(n: number, oneAgent: boolean, table: PostingsTable): string {
+  const cache = oneAgent ? agentPostingsSql : postingsSql;
+  const key = table === FRESH_POSTINGS ? n : -n;
+  let sql = cache.get(key);
+  if (sql === undefined) {
+    sql = oneAgent
+      ? `INSERT INTO ${table}(agent_id, term, rid, tf, length)
+  SELECT ?, column1, column2, column3, column4 FROM (VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')})`
+      : `INSERT INTO ${table}(agent_id, term, rid, tf, length)
+  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
+    cache.set(key, sql);
+  }
+  return sql;
+}
+
+/** The largest statement size for `left` rows: `max` while that many are left, then halving (a bounded set of shapes). */
+export function chunkSize(left: number, max: number): number {
+  let n = max;
+  while (n > left) n >>= 1;
+  return n;
+}
 
 /**
  * Moves every fresh posting into the main table in key order (each main leaf is written at most once) and

@@ -7,18 +7,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { POSTINGS_MERGE } from './lexical-postings.js';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 let dir: string;
 const open: SqliteMemoryStore[] = [];
+const DEFAULT_DIRECT_BELOW = POSTINGS_MERGE.directBelow;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-v7-'));
 });
 
 afterEach(() => {
+  POSTINGS_MERGE.directBelow = DEFAULT_DIRECT_BELOW;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -213,6 +216,9 @@ describe('BM25 index writes of a whole batch', () => {
       content: i === 5 ? `${content(i)} ${'walrus ferns cache budget. '.repeat(120)}` : content(i),
     }));
     let fts = 0;
+    // The postings go to the fresh table, as a large agent's do (a small agent's statement count is in
+    // `lexical-direct.native.test.ts`).
+    POSTINGS_MERGE.directBelow = 0;
     const batched = createSqliteMemoryStore({
       path: join(dir, 'batched.db'),
       embedding: null,

@@ -8,18 +8,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { POSTINGS_MERGE } from './lexical-postings.js';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 let dir: string;
 const open: SqliteMemoryStore[] = [];
+const DEFAULT_DIRECT_BELOW = POSTINGS_MERGE.directBelow;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-v11-'));
 });
 
 afterEach(() => {
+  POSTINGS_MERGE.directBelow = DEFAULT_DIRECT_BELOW;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -125,6 +128,9 @@ describe('schema v10 → v11', () => {
     closeAll();
     expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: '11' });
 
+    // Every later write goes to the fresh table, as it would for a large agent (a small agent's go straight into
+    // the main table, see `POSTINGS_MERGE.directBelow`).
+    POSTINGS_MERGE.directBelow = 0;
     const again = openStore(path);
     await again.insertMemories([
       { id: 'n1', agentId: 'a', kind: 'fact', content: 'zebra walrus pipeline after the migration' },

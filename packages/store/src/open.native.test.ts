@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { StatementKind } from '@engram/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngramStoreError } from './errors.js';
+import { POSTINGS_MERGE } from './lexical-postings.js';
 import {
   checkNativeCapabilities,
   loadDefaultDriver,
@@ -22,12 +23,14 @@ import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.
 
 let dir: string;
 const open: SqliteMemoryStore[] = [];
+const DEFAULT_DIRECT_BELOW = POSTINGS_MERGE.directBelow;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-open-'));
 });
 
 afterEach(() => {
+  POSTINGS_MERGE.directBelow = DEFAULT_DIRECT_BELOW;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -420,6 +423,9 @@ describe('native capabilities', () => {
 describe('observer', () => {
   it('counts each executed statement by family and survives a throwing observer', async () => {
     const counts: Partial<Record<StatementKind, number>> = {};
+    // The postings go to the fresh table, as a large agent's do (a small agent's, straight into the main table,
+    // skip the fresh table's count: `lexical-direct.native.test.ts`).
+    POSTINGS_MERGE.directBelow = 0;
     const store = openStore({
       path: ':memory:',
       embedding: v1,

@@ -235,11 +235,10 @@ export class StoreContext {
 
   /** Writes the BM25 units the open transaction indexed so far (one statement per 1,024 postings, plus two). */
   flushLexical(): void {
-    this.lexical.flush(
-      (sql, ...params) => this.stmt('fts', sql).run(...params),
-      true,
-      (sql, ...params) => this.stmt('fts', sql).get(...params),
-    );
+    this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params), true, {
+      get: (sql, ...params) => this.stmt('fts', sql).get(...params),
+      all: (sql, ...params) => this.stmt('fts', sql).all(...params),
+    });
   }
 
   /**
