@@ -1,8 +1,9 @@
 /**
  * The facade's errors for a file whose vector index quantization is not the one the memory asks for: at open
  * (`ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH`, not the embedder's `ENGRAM_MEMORY_EMBEDDER_MISMATCH`), and after another
- * connection's `resetVectorIndex` on a memory opened with an explicit quantization (its adds, searches and
- * deletes are refused with the same code until it is reopened; the tools name the store's code). A memory opened
+ * connection's `resetVectorIndex` on a memory opened with an explicit quantization (its adds, updates and
+ * searches are refused with the same code until it is reopened, its deletes still erase; the tools name the
+ * store's code). A memory opened
  * without `vectorIndex` adopts the file's setting and keeps working.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -95,8 +96,9 @@ describe('opening a file with another vector index quantization', () => {
 });
 
 describe('another connection changes the quantization of an open memory', () => {
-  it('a memory opened with the old one refuses add, search, update and delete with the vector index error', async () => {
+  it('a memory opened with the old one refuses add, search and update with the vector index error, and still deletes', async () => {
     const path = await int8File();
+    let deployAgent = '';
     const memory = await createMemory({
       path,
       embedder: 'deterministic',
@@ -105,6 +107,9 @@ describe('another connection changes the quantization of an open memory', () => 
     try {
       const [before] = await memory.search('which port does the API server listen on?');
       expect(before?.content).toBe(PORT);
+      const deploys = (await memory.search('when do deploys go out?')).find((h) => h.content === DEPLOYS);
+      expect(deploys).toBeDefined();
+      deployAgent = deploys?.agentId ?? '';
       await resetElsewhere(path, 'bit');
 
       const added = await rejection(memory.add('Backups run nightly'));
@@ -118,8 +123,8 @@ describe('another connection changes the quantization of an open memory', () => 
       expect(searched.message).not.toContain('port');
       const updated = await rejection(memory.update(before?.id ?? '', 'The API server listens on port 9090'));
       expect(updated.code).toBe('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH');
-      const deleted = await rejection(memory.delete(before?.id ?? ''));
-      expect(deleted.code).toBe('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH');
+      // Erasing does not wait for a reopen: the delete goes through, with the file's quantised copy.
+      expect(await memory.delete(deploys?.id ?? '')).toBe(true);
       // The model-facing tool names the store's code, never the text.
       const remembered = await memory.callTool('memory_remember', { content: 'Lunch is at noon' });
       expect(remembered.ok).toBe(false);
@@ -139,8 +144,16 @@ describe('another connection changes the quantization of an open memory', () => 
       const backups = await reopened.search('when do the backups run?');
       expect(backups[0]?.content).toBe('Backups run nightly');
       expect(backups[0]?.explanation.arms).toContain('vector');
+      expect((await reopened.search('when do deploys go out?')).map((h) => h.content)).not.toContain(DEPLOYS);
     } finally {
       await reopened.close();
+    }
+    // The deleted memory's quantised copy went with it: nothing is left for maintenance to prune.
+    const store = createSqliteMemoryStore({ path });
+    try {
+      expect(await store.pruneOrphanedVectors(deployAgent)).toEqual({ pruned: 0 });
+    } finally {
+      await store.close();
     }
   });
 

@@ -156,7 +156,7 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
       stale.searchVector({ agentId: 'a', vector: NEW[0] as Float32Array, k: 3 }),
     );
     expect(search.code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
-    // It stays refused (not only the first call after the change), deletes too.
+    // It stays refused (not only the first call after the change).
     expect(
       (
         await rejection(
@@ -170,9 +170,22 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
         )
       ).code,
     ).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
-    expect((await rejection(stale.deleteMemory('a', 'm0'))).code).toBe('ENGRAM_STORE_VECTOR_INDEX_MISMATCH');
-    expect(await other.getMemory('a', 'm0')).not.toBeNull();
     expect(counts()).toEqual(before);
+    // A delete is never refused (erasing must not wait for a reopen), and it takes the file's quantised copy
+    // with it, whatever kind that is now: nothing is left for maintenance to prune.
+    expect(await stale.deleteMemory('a', 'm0')).toBe(true);
+    expect(await other.getMemory('a', 'm0')).toBeNull();
+    expect(counts()).toEqual({
+      ...before,
+      memories: before.memories - 1,
+      float: before.float - 1,
+      quant: before.quant === null ? null : before.quant - 1,
+    });
+    expect(await other.pruneOrphanedVectors('a')).toEqual({ pruned: 0 });
+    // Writes stay refused after the delete.
+    expect((await rejection(stale.insertMemories(newMemories('u')))).code).toBe(
+      'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
+    );
 
     // The recovery the message names: reopen with the file's setting.
     const reopened = openStore(to);

@@ -80,9 +80,9 @@ export interface SqliteMemoryStoreConfig {
    * query time and is not recorded. When another connection (another store object, another process) changes the
    * recorded setting while this store is open, the store does what an open would: with an explicit
    * `quantization` that no longer matches, its later vector writes and searches fail with
-   * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` and write nothing (reopen it with the file's setting); without one it
-   * adopts the file's setting. Checked with one `PRAGMA data_version` read per vector search and per write
-   * transaction that writes a vector.
+   * `ENGRAM_STORE_VECTOR_INDEX_MISMATCH` and write nothing (reopen it with the file's setting), while its deletes
+   * still remove the file's quantised copies; without one it adopts the file's setting. Checked with one
+   * `PRAGMA data_version` read per vector search and per write transaction that writes or deletes a vector.
    */
   readonly vectorIndex?: VectorIndexOptions;
   /**

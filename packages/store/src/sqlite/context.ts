@@ -233,7 +233,7 @@ export class StoreContext {
     }
   }
 
-  /** Writes the BM25 units the open transaction indexed so far (one statement per 1,024 postings, plus two). */
+  /** Writes the BM25 units the open transaction indexed so far (see `LexicalBatch.flush` for its statements). */
   flushLexical(): void {
     this.lexical.flush((sql, ...params) => this.stmt('fts', sql).run(...params), true, {
       get: (sql, ...params) => this.stmt('fts', sql).get(...params),

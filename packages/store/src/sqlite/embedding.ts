@@ -352,7 +352,8 @@ export function resetVectorIndex(
     // part-way is finished by the next writable open (or by calling this again). A store that named its kind
     // holds to the new one from now on; one that did not keeps following the file.
     ctx.vectorIndex = setting;
-    ctx.vectorIndexVersion = version;
+    // A `:memory:` store (null) is never checked: nothing else can change its file.
+    if (ctx.vectorIndexVersion !== null) ctx.vectorIndexVersion = version;
     if (ctx.vectorIndexOption?.quantization !== undefined) {
       ctx.vectorIndexOption = { ...ctx.vectorIndexOption, quantization: setting.quantization };
     }

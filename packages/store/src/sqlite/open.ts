@@ -117,7 +117,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.schemaVersion = opened.schemaVersion;
   ctx.bindProfile(opened.profile, opened.fingerprint);
   ctx.vectorIndex = vectorIndexSetting(opened.quantization, config.vectorIndex);
-  ctx.vectorIndexOption = config.vectorIndex;
+  // A copy: the caller changing its configuration object later must not change what this store holds to.
+  ctx.vectorIndexOption = config.vectorIndex === undefined ? undefined : { ...config.vectorIndex };
   ctx.vectorIndexVersion = memory ? null : version;
   // A build this open could not finish (read-only, or a damaged file): searches stay exact.
   ctx.quantReady = !opened.quantBuildPending;

@@ -94,7 +94,7 @@ export function vectorIndexMismatch(
 ): EngramStoreError {
   return new EngramStoreError(
     'ENGRAM_STORE_VECTOR_INDEX_MISMATCH',
-    `the database's vector index quantization is '${recorded}', not the '${asked}' asked for: open it with vectorIndex.quantization '${recorded}' or without vectorIndex to adopt it, or call resetVectorIndex to rebuild it as '${asked}'`,
+    `the database's vector index quantization is '${recorded}', not the '${asked}' asked for: open it with vectorIndex.quantization '${recorded}' or without vectorIndex to adopt it, or open it without vectorIndex and call resetVectorIndex to rebuild it as '${asked}'`,
   );
 }
 
@@ -121,9 +121,15 @@ export function vectorIndexChanged(held: VectorQuantization, recorded: VectorQua
  * another), and a store opened without one adopts the file's setting (its writes keep the new table's copies, its
  * searches use it). Cheap: one `PRAGMA data_version` read; the recorded setting is read again only when another
  * connection committed since the last check (the same technique as `open-links.ts`).
+ *
+ * With `refuse` false (a delete: a `forget` must not wait for a reopen) a store holding another kind is not
+ * refused: the file's recorded kind is returned for this one statement, and the store stays refused for writes
+ * and searches. Returns the kind whose quantised table the file has now.
  */
-export function followVectorIndex(ctx: StoreContext): void {
-  if (ctx.vectorIndexVersion === null || (ctx.vectorIndexChecked && ctx.db.inTransaction)) return;
+export function followVectorIndex(ctx: StoreContext, refuse = true): VectorQuantization {
+  if (ctx.vectorIndexVersion === null || (ctx.vectorIndexChecked && ctx.db.inTransaction)) {
+    return ctx.vectorIndex.quantization;
+  }
   const version = ctx.dataVersion();
   if (version !== ctx.vectorIndexVersion) {
     const recorded =
@@ -134,12 +140,16 @@ export function followVectorIndex(ctx: StoreContext): void {
     const held = ctx.vectorIndex.quantization;
     if (recorded !== held) {
       // The version is not moved on: every later write and search is refused too, not only this one.
-      if (ctx.vectorIndexOption?.quantization !== undefined) throw vectorIndexChanged(held, recorded);
+      if (ctx.vectorIndexOption?.quantization !== undefined) {
+        if (refuse) throw vectorIndexChanged(held, recorded);
+        return recorded;
+      }
       adoptVectorIndex(ctx, recorded);
     }
     ctx.vectorIndexVersion = version;
   }
   ctx.vectorIndexChecked = ctx.db.inTransaction;
+  return ctx.vectorIndex.quantization;
 }
 
 /** Switches the store to the file's `recorded` setting (a store opened without one: see `followVectorIndex`). */
@@ -224,10 +234,13 @@ export function writeQuantVector(
     .run(BigInt(rid), agentId, quantize(q, vector), vector);
 }
 
-/** Removes a row's quantised vector (nothing when the store searches exactly). */
+/**
+ * Removes a row's quantised vector (nothing when the file has no quantised table). Never refused for a vector
+ * index another connection changed: the copy of the file's current kind goes, so a delete or `forget` by a store
+ * opened with another kind neither waits for a reopen nor leaves a copy behind.
+ */
 export function deleteQuantVector(ctx: StoreContext, rid: number | bigint): void {
-  followVectorIndex(ctx);
-  if (ctx.vectorIndex.quantization === 'none') return;
+  if (followVectorIndex(ctx, false) === 'none') return;
   ctx.stmt('vector', `DELETE FROM ${QUANT_TABLE} WHERE rowid = ?`).run(rid);
 }
 
