@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lexicalNote, searchLexicalAll } from '@engram/test-support/lexical-fixture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { POSTINGS_MERGE } from './lexical-postings.js';
 import { openDatabase } from './native.js';
@@ -26,22 +27,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const WORDS = [
-  'deploy',
-  'pipeline',
-  'walrus',
-  'ferns',
-  'cache',
-  'token',
-  'retry',
-  'budget',
-  'schema',
-  'index',
-];
-
 function content(i: number): string {
-  const w = (k: number): string => WORDS[(i * 7 + k * 3 + (i >> 3)) % WORDS.length] as string;
-  return `note ${i} ${w(0)} ${w(1)} ${w(1)} ${w(2)} ${i % 3 === 0 ? '数据库连接池' : 'plain'} ${w(i % 4)} word${i % 37}`;
+  return lexicalNote(i, { shift: true, tail: ` word${i % 37}` });
 }
 
 type Row = { id: string; agentId: string; kind: 'fact'; content: string };
@@ -144,17 +131,8 @@ const QUERIES: readonly (readonly string[])[] = [
   ['quokka'],
 ];
 
-async function searchAll(store: SqliteMemoryStore): Promise<string> {
-  const out: unknown[] = [];
-  for (const agentId of ['a', 'b']) {
-    for (const terms of QUERIES) {
-      for (const limit of [3, 40]) {
-        const r = await store.searchLexical({ agentId, terms, limit });
-        out.push(r.hits.map((h) => [h.id, h.score, h.chunk ?? null]));
-      }
-    }
-  }
-  return JSON.stringify(out);
+function searchAll(store: SqliteMemoryStore): Promise<string> {
+  return searchLexicalAll(store, { agents: ['a', 'b'], queries: QUERIES, limits: [3, 40] });
 }
 
 describe('BM25 postings of a small agent go straight into the main table', () => {

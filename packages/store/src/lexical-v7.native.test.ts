@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lexicalNote } from '@engram/test-support/lexical-fixture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { POSTINGS_MERGE } from './lexical-postings.js';
 import { openDatabase } from './native.js';
@@ -26,22 +27,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const WORDS = [
-  'deploy',
-  'pipeline',
-  'walrus',
-  'ferns',
-  'cache',
-  'token',
-  'retry',
-  'budget',
-  'schema',
-  'index',
-];
-
 function content(i: number): string {
-  const w = (k: number): string => WORDS[(i * 7 + k * 3) % WORDS.length] as string;
-  return `note ${i} ${w(0)} ${w(1)} ${w(1)} ${w(2)} ${i % 3 === 0 ? '数据库连接池' : 'plain'} ${w(i % 4)}`;
+  return lexicalNote(i);
 }
 
 const QUERIES: readonly (readonly string[])[] = [

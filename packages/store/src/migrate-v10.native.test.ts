@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lexicalNote, lexicalWord, searchLexicalAll } from '@engram/test-support/lexical-fixture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
@@ -23,23 +24,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const WORDS = [
-  'deploy',
-  'pipeline',
-  'walrus',
-  'ferns',
-  'cache',
-  'token',
-  'retry',
-  'budget',
-  'schema',
-  'index',
-];
-
 function content(i: number): string {
-  const w = (k: number): string => WORDS[(i * 7 + k * 3) % WORDS.length] as string;
-  const extra = i % 5 === 0 ? ` ${w(2)} ${w(3)} extra words make this unit longer than most` : '';
-  return `note ${i} ${w(0)} ${w(1)} ${w(1)} ${w(2)} ${i % 3 === 0 ? '数据库连接池' : 'plain'} ${w(i % 4)}${extra}`;
+  const extra =
+    i % 5 === 0
+      ? ` ${lexicalWord(i, 2)} ${lexicalWord(i, 3)} extra words make this unit longer than most`
+      : '';
+  return lexicalNote(i, { tail: extra });
 }
 
 const QUERIES: readonly (readonly string[])[] = [
@@ -61,17 +51,8 @@ function closeAll(): void {
   for (const s of open.splice(0)) s.close();
 }
 
-async function searchAll(store: SqliteMemoryStore): Promise<string> {
-  const out: unknown[] = [];
-  for (const agentId of ['a', 'b']) {
-    for (const terms of QUERIES) {
-      for (const limit of [3, 50]) {
-        const r = await store.searchLexical({ agentId, terms, limit });
-        out.push(r.hits.map((h) => [h.id, h.score, h.chunk ?? null]));
-      }
-    }
-  }
-  return JSON.stringify(out);
+function searchAll(store: SqliteMemoryStore): Promise<string> {
+  return searchLexicalAll(store, { agents: ['a', 'b'], queries: QUERIES, limits: [3, 50] });
 }
 
 /** Postings whose length differs from their unit's length row (or is missing). */

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { lexicalNote, searchLexicalAll } from '@engram/test-support/lexical-fixture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { POSTINGS_MERGE } from './lexical-postings.js';
 import { openDatabase } from './native.js';
@@ -27,22 +28,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const WORDS = [
-  'deploy',
-  'pipeline',
-  'walrus',
-  'ferns',
-  'cache',
-  'token',
-  'retry',
-  'budget',
-  'schema',
-  'index',
-];
-
 function content(i: number): string {
-  const w = (k: number): string => WORDS[(i * 7 + k * 3) % WORDS.length] as string;
-  return `note ${i} ${w(0)} ${w(1)} ${w(1)} ${w(2)} ${i % 3 === 0 ? '数据库连接池' : 'plain'} ${w(i % 4)}`;
+  return lexicalNote(i);
 }
 
 const QUERIES: readonly (readonly string[])[] = [
@@ -63,17 +50,8 @@ function closeAll(): void {
   for (const s of open.splice(0)) s.close();
 }
 
-async function searchAll(store: SqliteMemoryStore): Promise<string> {
-  const out: unknown[] = [];
-  for (const agentId of ['a', 'b']) {
-    for (const terms of QUERIES) {
-      for (const limit of [3, 50]) {
-        const r = await store.searchLexical({ agentId, terms, limit });
-        out.push(r.hits.map((h) => [h.id, h.score, h.chunk ?? null]));
-      }
-    }
-  }
-  return JSON.stringify(out);
+function searchAll(store: SqliteMemoryStore): Promise<string> {
+  return searchLexicalAll(store, { agents: ['a', 'b'], queries: QUERIES, limits: [3, 50] });
 }
 
 function counts(path: string): { main: number; fresh: number | null; version: string } {
