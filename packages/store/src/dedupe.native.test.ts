@@ -109,7 +109,8 @@ async function writeVersion4WithDuplicates(file: string): Promise<Record<string,
   store.close();
   const db = openDatabase(file, { loadVectorExtension: false });
   try {
-    db.exec('DROP INDEX memories_active_content');
+    // The rule's unique index (version 5's `memories_active_content`, keyed anew by version 12).
+    db.exec('DROP INDEX memories_active_hash');
     // What version 6 added.
     db.exec(`DROP INDEX memories_agent_user; DROP INDEX memories_agent_session;
       DROP INDEX memories_agent_superseded_by; DROP TABLE memory_links; DROP TABLE memory_history;`);
@@ -140,7 +141,7 @@ describe('schema v4 → v5', () => {
 
     clock = 9_000;
     const store = openStore(file);
-    expect(SCHEMA_VERSION).toBe(11);
+    expect(SCHEMA_VERSION).toBe(12);
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const byId = async (key: string) =>
       store.getMemory(key === 'other-agent' ? 'b' : 'a', ids[key] as string);

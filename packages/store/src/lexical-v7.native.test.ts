@@ -78,7 +78,7 @@ describe('schema v4 → v7', () => {
     // duplicate index (v5) or the scopes, metadata, validity, links and history (v6), version 4.
     const raw = openDatabase(path, { loadVectorExtension: false });
     try {
-      raw.exec(`DROP INDEX memories_active_content;
+      raw.exec(`DROP INDEX memories_active_hash;
         DROP INDEX memories_agent_user; DROP INDEX memories_agent_superseded_by;
         DROP TABLE memory_links; DROP TABLE memory_history;
         ALTER TABLE memories DROP COLUMN user_id; ALTER TABLE memories DROP COLUMN metadata;
@@ -97,8 +97,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(11);
-    expect(store.info.schemaVersion).toBe(11);
+    expect(SCHEMA_VERSION).toBe(12);
+    expect(store.info.schemaVersion).toBe(12);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.

@@ -99,12 +99,12 @@ describe('schema v10 → v11', () => {
     expect(old).toMatchObject({ fresh: null, version: '10' });
     expect(old.main).toBeGreaterThan(500);
 
-    expect(SCHEMA_VERSION).toBe(11);
+    expect(SCHEMA_VERSION).toBe(12);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(11);
+    expect(store.info.schemaVersion).toBe(12);
     expect(await searchAll(store)).toBe(before);
     closeAll();
-    expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: '11' });
+    expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: String(SCHEMA_VERSION) });
 
     // Every later write goes to the fresh table, as it would for a large agent (a small agent's go straight into
     // the main table, see `POSTINGS_MERGE.directBelow`).

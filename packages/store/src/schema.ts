@@ -300,12 +300,28 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
       db.exec(FRESH_POSTINGS_DDL);
     },
   },
+  {
+    // Each row has one content-hash index entry, not two. The rows the exact-duplicate rule covers (active, not
+    // events) are in its unique index, now keyed (agent, hash, kind) so that it also serves the lookup by hash;
+    // the other rows (events, and rows no longer active) are in the lookup's prefix index, now partial. Both
+    // keys are random, so an inserted fact used to scatter page writes over both; the rule is unchanged (the
+    // same rows, the same key columns: a file that held the old index holds no duplicate for the new one).
+    version: 12,
+    up(db: SqliteDatabase): void {
+      db.exec(`${CONTENT_HASH_INDEXES_SQL}
+DROP INDEX IF EXISTS memories_active_content;
+DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
+    },
+  },
 ];
 
 /** Hex digits of the content hash that key the lookup index (the full hash is compared on the rows found). */
 export const HASH_PREFIX_LENGTH = 16;
 
-/** The index of the lookup by content hash (schema version 9): agent, then the hash's first digits. */
+/**
+ * The index of the lookup by content hash of schema versions 9 to 11, over every row: agent, then the hash's
+ * first digits. Version 12 replaced it by the partial indexes of `CONTENT_HASH_INDEXES_SQL`.
+ */
 export const HASH_PREFIX_INDEX_SQL: string = `CREATE INDEX IF NOT EXISTS memories_agent_hash_prefix
   ON memories(agent_id, substr(content_hash, 1, ${HASH_PREFIX_LENGTH}));`;
 
@@ -321,7 +337,30 @@ CREATE INDEX IF NOT EXISTS memories_embedding_error
 /** The rows the uniqueness rule covers: active rows of every kind but `event`. */
 export const ACTIVE_CONTENT_WHERE: string = "lifecycle = 'active' AND kind <> 'event'";
 
-/** The partial unique index behind the exact-duplicate rule (schema version 5). */
+/**
+ * The other rows: the complement of {@link ACTIVE_CONTENT_WHERE} (both columns are `NOT NULL`). Written as its
+ * negation on purpose: as a partial index's condition, a term such as `kind = 'event'` would make SQLite compare
+ * it with the bound value of every `kind = ?` of a statement on `memories`, and re-prepare that statement each
+ * time the parameter is bound (measured: a 2 µs lookup by kind became 9 µs).
+ */
+export const OTHER_CONTENT_WHERE: string = `NOT (${ACTIVE_CONTENT_WHERE})`;
+
+/**
+ * The content-hash indexes (schema version 12); each row is in exactly one of them. The rows the
+ * exact-duplicate rule covers are in the unique `memories_active_hash`, which enforces it (the insert's
+ * `ON CONFLICT` target) and answers the lookup by hash for those rows; the others are in
+ * `memories_other_hash_prefix`, keyed by the hash's first digits (the full hash is compared on the rows found).
+ * A statement reads the second only with {@link OTHER_CONTENT_WHERE} and the prefix term written as here.
+ */
+export const CONTENT_HASH_INDEXES_SQL: string = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_hash
+  ON memories(agent_id, content_hash, kind) WHERE ${ACTIVE_CONTENT_WHERE};
+CREATE INDEX IF NOT EXISTS memories_other_hash_prefix
+  ON memories(agent_id, substr(content_hash, 1, ${HASH_PREFIX_LENGTH})) WHERE ${OTHER_CONTENT_WHERE};`;
+
+/**
+ * The partial unique index behind the exact-duplicate rule of schema versions 5 to 11, keyed (agent, kind,
+ * hash). Version 12 replaced it by `memories_active_hash`, the same rule keyed (agent, hash, kind).
+ */
 export const ACTIVE_CONTENT_INDEX_SQL: string = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_content
   ON memories(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE}`;
 

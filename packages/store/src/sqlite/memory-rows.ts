@@ -78,7 +78,8 @@ const INSERT_COLUMNS = `id, agent_id, kind, content, content_hash, importance, c
         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
         user_id, metadata, valid_from`;
 const INSERT_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-const ON_DUPLICATE = `ON CONFLICT(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`;
+// The target is the unique index `memories_active_hash` (see `CONTENT_HASH_INDEXES_SQL`).
+const ON_DUPLICATE = `ON CONFLICT(agent_id, content_hash, kind) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`;
 /** Rows of the largest multi-row insert (21 values each; well under SQLite's parameter limit). */
 const INSERT_CHUNK = 64;
 

@@ -5,7 +5,7 @@
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import { invalidInput } from '../errors.js';
-import { HASH_PREFIX_LENGTH } from '../schema.js';
+import { ACTIVE_CONTENT_WHERE, HASH_PREFIX_LENGTH, OTHER_CONTENT_WHERE } from '../schema.js';
 import type {
   ListMemoriesOptions,
   MemoryBrief,
@@ -90,6 +90,19 @@ export function listMemories(
   });
 }
 
+/**
+ * The lookup by content hash. Each row is in one of the two content-hash indexes (see
+ * `CONTENT_HASH_INDEXES_SQL`): one seek in the unique index of the active non-event rows, one in the prefix index
+ * of the others (the prefix term is its indexed expression; the full hash decides).
+ */
+export const FIND_BY_CONTENT_HASH_SQL: string = `SELECT * FROM memories WHERE agent_id = @agent AND content_hash = @hash
+   AND (@kind IS NULL OR kind = @kind) AND ${ACTIVE_CONTENT_WHERE}
+ UNION ALL
+ SELECT * FROM memories WHERE agent_id = @agent
+   AND substr(content_hash, 1, ${HASH_PREFIX_LENGTH}) = substr(@hash, 1, ${HASH_PREFIX_LENGTH})
+   AND content_hash = @hash AND (@kind IS NULL OR kind = @kind) AND ${OTHER_CONTENT_WHERE}
+ ORDER BY created_at, id`;
+
 /** Rows of an agent with this content hash (every lifecycle, oldest first), optionally of one kind. */
 export function findByContentHash(
   ctx: StoreContext,
@@ -103,16 +116,7 @@ export function findByContentHash(
       throw invalidInput('contentHash must be a non-empty string');
     }
     const k = kind === undefined ? null : validateKind(kind);
-    const rows = ctx
-      .stmt(
-        'read',
-        // The prefix term is the indexed expression (see `HASH_PREFIX_INDEX_SQL`); the full hash decides.
-        `SELECT * FROM memories WHERE agent_id = @agent
-           AND substr(content_hash, 1, ${HASH_PREFIX_LENGTH}) = substr(@hash, 1, ${HASH_PREFIX_LENGTH})
-           AND content_hash = @hash AND (@kind IS NULL OR kind = @kind)
-         ORDER BY created_at, id`,
-      )
-      .all<MemoryRow>({ agent: agentId, hash, kind: k });
+    const rows = ctx.stmt('read', FIND_BY_CONTENT_HASH_SQL).all<MemoryRow>({ agent: agentId, hash, kind: k });
     return rows.map((r) => toRecord(r));
   });
 }
