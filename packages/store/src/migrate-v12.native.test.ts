@@ -119,6 +119,24 @@ describe('schema v11 → v12', () => {
       ['f-old', 'fact', 'superseded'],
       ['f-active', 'fact', 'active'],
     ]);
+    // Each kind finds its own rows only, in every lifecycle (the two indexes each answer part of a lookup); the
+    // other agent's copy is its own.
+    expect(JSON.parse(before).slice(1, 8)).toEqual([
+      [
+        ['f-archived', 'fact', 'archived'],
+        ['f-old', 'fact', 'superseded'],
+        ['f-active', 'fact', 'active'],
+      ],
+      [['s1', 'semantic', 'active']],
+      [
+        ['e1', 'event', 'active'],
+        ['e2', 'event', 'active'],
+      ],
+      [['b1', 'fact', 'active']],
+      [['b1', 'fact', 'active']],
+      [],
+      [],
+    ]);
     closeAll();
     // Turn the file back into what version 11 wrote: the rule's index keyed (agent, kind, hash) and the lookup's
     // prefix index over every row.
@@ -187,6 +205,43 @@ describe('schema v11 → v12', () => {
   });
 });
 
+describe("schema v11 → v12 on a file without the rule's index", () => {
+  it('resolves the duplicates such a file holds (as version 5 did) and opens it, nothing deleted', async () => {
+    const path = join(dir, 'damaged.db');
+    const first = openStore(path);
+    await first.insertMemories([
+      { id: 'one', agentId: 'a', kind: 'fact', content: PNPM, createdAt: 1_000 },
+      { id: 'two', agentId: 'a', kind: 'fact', content: CI, createdAt: 2_000 },
+    ]);
+    closeAll();
+    // A version-11 file whose rule index was lost, then a second active copy of the text written around it.
+    const raw = openDatabase(path, { loadVectorExtension: false });
+    try {
+      raw.exec(
+        `DROP INDEX memories_active_hash; DROP INDEX memories_other_hash_prefix; ${HASH_PREFIX_INDEX_SQL}`,
+      );
+      raw
+        .prepare("UPDATE memories SET content = ?, content_hash = ? WHERE id = 'two'")
+        .run(PNPM, contentHash(PNPM));
+      raw.prepare("UPDATE meta SET value = '11' WHERE key = 'schema_version'").run();
+    } finally {
+      raw.close();
+    }
+
+    const store = openStore(path);
+    expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
+    const rows = await store.findByContentHash('a', contentHash(PNPM), 'fact');
+    // The earliest copy stays active; the later one is superseded by it, with its lineage.
+    expect(rows.map((r) => [r.id, r.lifecycle, r.supersededBy])).toEqual([
+      ['one', 'active', null],
+      ['two', 'superseded', 'one'],
+    ]);
+    expect(indexes(path)).toEqual(
+      expect.arrayContaining(['memories_active_hash', 'memories_other_hash_prefix']),
+    );
+  });
+});
+
 /** Runs `fn` and returns the SQL of the statements it prepared. */
 async function preparedBy(c: StoreContext, fn: () => Promise<unknown>): Promise<string[]> {
   const before = new Set(c.statements.keys());
@@ -195,7 +250,7 @@ async function preparedBy(c: StoreContext, fn: () => Promise<unknown>): Promise<
 }
 
 describe('the statements on content hashes read an index', () => {
-  it('the lookup, the duplicate checks and the insert seek the v12 indexes, never scan the table', async () => {
+  it('the lookup and the duplicate checks seek the v12 indexes, never scan the table', async () => {
     const c = openStoreContext({ path: ':memory:', embedding: null });
     ctx = c;
     const hash = contentHash(PNPM);

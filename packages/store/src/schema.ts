@@ -305,9 +305,17 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
     // events) are in its unique index, now keyed (agent, hash, kind) so that it also serves the lookup by hash;
     // the other rows (events, and rows no longer active) are in the lookup's prefix index, now partial. Both
     // keys are random, so an inserted fact used to scatter page writes over both; the rule is unchanged (the
-    // same rows, the same key columns: a file that held the old index holds no duplicate for the new one).
+    // same rows, the same key columns: a file that held the old index holds no duplicate for the new one). A
+    // file that lost the old index (a damaged file, or one edited by hand) may hold duplicates, which version 11
+    // opened: they are resolved first, as version 5 did, so the new index can be built.
     version: 12,
-    up(db: SqliteDatabase): void {
+    up(db: SqliteDatabase, ctx: StoreContext): void {
+      const ruleIndex = db
+        .prepare(
+          "SELECT 1 AS found FROM sqlite_master WHERE type = 'index' AND name = 'memories_active_content'",
+        )
+        .get();
+      if (ruleIndex === undefined) resolveActiveDuplicates(db, ctx.now());
       db.exec(`${CONTENT_HASH_INDEXES_SQL}
 DROP INDEX IF EXISTS memories_active_content;
 DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
