@@ -307,15 +307,11 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
     // keys are random, so an inserted fact used to scatter page writes over both; the rule is unchanged (the
     // same rows, the same key columns: a file that held the old index holds no duplicate for the new one). A
     // file that lost the old index (a damaged file, or one edited by hand) may hold duplicates, which version 11
-    // opened: they are resolved first, as version 5 did, so the new index can be built.
+    // opened: they are resolved first, as version 5 did, so the new index can be built (on an intact file the
+    // check finds none and changes nothing).
     version: 12,
     up(db: SqliteDatabase, ctx: StoreContext): void {
-      const ruleIndex = db
-        .prepare(
-          "SELECT 1 AS found FROM sqlite_master WHERE type = 'index' AND name = 'memories_active_content'",
-        )
-        .get();
-      if (ruleIndex === undefined) resolveActiveDuplicates(db, ctx.now());
+      resolveActiveDuplicates(db, ctx.now());
       db.exec(`${CONTENT_HASH_INDEXES_SQL}
 DROP INDEX IF EXISTS memories_active_content;
 DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
