@@ -24,7 +24,14 @@ export type {
 } from './facts-types.js';
 export type { EncryptionCipher, NativeCapability, NativeCapabilityReport, SqliteDriver } from './native.js';
 export { checkNativeCapabilities } from './native.js';
-export { ENGRAM_APPLICATION_ID, SCHEMA_VERSION } from './schema.js';
+export {
+  ENGRAM_APPLICATION_ID,
+  SCHEMA_VERSION,
+  VEC0_CHUNK_BYTES,
+  VEC0_DEFAULT_CHUNK_SIZE,
+  vec0ChunkSize,
+  vectorChunkSize,
+} from './schema.js';
 export type {
   IntegrityResult,
   RepairEmbeddingIntegrityOptions,

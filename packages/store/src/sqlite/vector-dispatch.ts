@@ -131,7 +131,7 @@ export class VectorWorker {
   /** One timer for all pending requests: armed for the earliest deadline, checked when it fires. */
   #watchdog: ReturnType<typeof setTimeout> | null = null;
   #minScanBytes = WORKER_MIN_SCAN_BYTES;
-  /** Per agent: its vec0 chunk count, and how many more searches may use it before it is counted again. */
+  /** Per agent: the capacity of its vec0 chunks, and how many more searches may use it before it is counted again. */
   readonly #sizes = new PartitionSizes();
   #stopping: Promise<void> | null = null;
   /** True once a search ran: the thread starts with the next one. */

@@ -1,6 +1,7 @@
 /**
  * How big an agent's vector partition is, for the vector worker's dispatch (`vector-dispatch.ts`): the bytes
- * of vectors its k-NN scans, from its vec0 chunks (their capacity: an upper bound) and its rows (counted up to
+ * of vectors its k-NN scans, from its vec0 chunks (their capacity in vectors, each chunk's recorded size: an
+ * upper bound) and its rows (counted up to
  * the dispatch threshold only, so the count is bounded), counted at most once per agent per
  * {@link CHUNK_RECOUNT} searches.
  */
@@ -21,9 +22,6 @@ import { searchIndex } from './vector-quant.js';
  */
 export const WORKER_MIN_SCAN_BYTES: number = 2 * 1024 * 1024;
 
-/** vec0 keeps a partition's vectors in chunks of this many (the partition's size is counted in chunks). */
-const VEC0_CHUNK_VECTORS = 1024;
-
 /** How many searches of an agent reuse its counted chunks before they are counted again. */
 const CHUNK_RECOUNT = 256;
 /** The most agents whose chunk counts are kept (past it the counts are dropped and taken again). */
@@ -31,14 +29,17 @@ const CHUNK_CACHE_AGENTS = 4096;
 
 /** The chunk counts of the agents a store searched (one per store, kept by its vector worker). */
 export class PartitionSizes {
-  /** Per agent: its vec0 chunk count, and how many more searches may use it before it is counted again. */
+  /**
+   * Per agent: the vectors its vec0 chunks hold (their capacity), and how many more searches may use it before
+   * it is counted again.
+   */
   readonly #chunks = new Map<string, { chunks: number; rows: number; limit: number; left: number }>();
   #countChunks: SqliteStatement | undefined;
   #countRows: SqliteStatement | undefined;
 
   /**
    * The bytes of vectors a k-NN of the agent scans, in the index's format: `bound`, the capacity of its vec0
-   * chunks (1,024 vectors each, filled or not; what the hang deadline is derived from), and `estimate`, its
+   * chunks (`chunk_size` vectors each, filled or not; what the hang deadline is derived from), and `estimate`, its
    * rows' vectors when fewer than the chunks hold, counted only up to `threshold` bytes (what the dispatch
    * compares with). vec0 reads a chunk's whole vector blob but computes distances for its rows only: at
    * 1,536-d a chunk of 100 rows took 1.05 ms against 2.5–2.8 ms for 1,000, so the rows are the better
@@ -50,12 +51,13 @@ export class PartitionSizes {
     const perVector = q === 'none' ? 4 * dimensions : q === 'int8' ? dimensions : dimensions / 8;
     const limit = perVector > 0 ? Math.ceil(threshold / perVector) : 0;
     const { chunks, rows } = this.#counts(ctx, agentId, limit);
-    const bound = chunks * VEC0_CHUNK_VECTORS * perVector;
+    const bound = chunks * perVector;
     return { bound, estimate: Math.min(bound, rows * perVector) };
   }
 
   /**
-   * The agent's vec0 chunk count and its rows up to `limit` (Infinity: at least `limit`), counted on the store's connection at most once per {@link CHUNK_RECOUNT}
+   * The capacity of the agent's vec0 chunks in vectors (the sum of their sizes: 1,024 each in a file made
+   * before `vec0ChunkSize`, fewer at wide vectors since) and its rows up to `limit` (Infinity: at least `limit`), counted on the store's connection at most once per {@link CHUNK_RECOUNT}
    * searches of the agent: a count that is a little stale only moves a k-NN between connections, never changes
    * its answer. Not reported to the observer: it is the dispatch's probe, not the search's work.
    */
@@ -69,7 +71,7 @@ export class PartitionSizes {
     let rows = Number.POSITIVE_INFINITY;
     try {
       this.#countChunks ??= ctx.db.prepare(
-        'SELECT count(*) AS n FROM memories_vec_chunks WHERE partition00 = ?',
+        'SELECT coalesce(sum(size), 0) AS n FROM memories_vec_chunks WHERE partition00 = ?',
       );
       const row = this.#countChunks.get(agentId) as { n: number } | undefined;
       chunks = row?.n ?? 0;

@@ -16,6 +16,7 @@
  * written by a store while the build was pending), so two processes can finish one build together.
  */
 import type { SqliteStatement } from '../native.js';
+import { VEC0_DEFAULT_CHUNK_SIZE } from '../schema.js';
 import type { EmbeddingProfile } from '../types.js';
 import type { StoreContext } from './context.js';
 import {
@@ -38,9 +39,6 @@ export { QUANT_BUILD_META };
  * internal knob (tests lower it to build in many steps), not part of the store's API.
  */
 export const QUANT_BUILD_STEP: { bytes: number } = { bytes: 64 * 1024 * 1024 };
-
-/** Vectors per vec0 chunk (sqlite-vec 0.1.x). */
-const CHUNK_VECTORS = 1024;
 
 /**
  * Makes the quantised table match `quantization` for `profile` inside the caller's transaction: drops it when it
@@ -193,7 +191,13 @@ function buildStep(
   };
   if (!SHADOW_TABLES.every((t) => hasTable(ctx, t))) return finish(fillByKey(ctx, prepare, add));
   const width = dimensions * 4;
-  const chunksPerStep = Math.max(1, Math.floor(QUANT_BUILD_STEP.bytes / (CHUNK_VECTORS * width)));
+  // Vectors per float chunk: the size the table was created with (vec0's default 1,024 in files made before
+  // `vec0ChunkSize`), as recorded in each chunk's row.
+  const chunkVectors =
+    ctx
+      .stmt('vector', 'SELECT size FROM memories_vec_chunks WHERE chunk_id > ? ORDER BY chunk_id LIMIT 1')
+      .get<{ size: number }>(Number(mark.value))?.size ?? VEC0_DEFAULT_CHUNK_SIZE;
+  const chunksPerStep = Math.max(1, Math.floor(QUANT_BUILD_STEP.bytes / (chunkVectors * width)));
   const chunks = ctx
     .stmt(
       'vector',

@@ -6,9 +6,9 @@
  * float vector as an auxiliary column. A k-NN then runs on the quantised table for `k × rescore` candidates,
  * and the exact cosine distance of each candidate's float copy orders them: the arm returns the same distances
  * as the exact scan, for the candidates the coarse pass found. The copy is what makes rescoring cheap: vec0
- * keeps its vectors in chunk blobs of 1,024, and reading one of them by rowid walks a blob of megabytes at
- * 1536-d (measured 5× slower than the exact scan it should beat), while an auxiliary value is one row of a
- * plain table. It costs 4 bytes per dimension per vector on top of the quantised vector.
+ * keeps its vectors in chunk blobs (up to 1 MiB, `vec0ChunkSize`; 6 MiB at 1536-d in files made before), and
+ * reading one of them by rowid walks such a blob (measured 5× slower than the exact scan it should beat, with
+ * 6 MiB chunks), while an auxiliary value is one row of a plain table. It costs 4 bytes per dimension per vector on top of the quantised vector.
  *
  * The setting is recorded in the meta table (`vector_index`), beside the embedder fingerprint: a store opened
  * with another one is `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`, and changing it is the explicit `resetVectorIndex`,
@@ -16,6 +16,7 @@
  */
 import { EngramStoreError } from '../errors.js';
 import type { SqliteDatabase } from '../native.js';
+import { vec0ChunkSize } from '../schema.js';
 import type { StoreContext } from './context.js';
 
 /** How the vector index is quantised: `none` (exact float scan, the default), `int8` or `bit`. */
@@ -166,11 +167,11 @@ function adoptVectorIndex(ctx: StoreContext, recorded: VectorQuantization): void
 /** The SQL that creates the quantised table for `quantization` and `dimensions` (null for `none`). */
 export function quantTableSql(quantization: VectorQuantization, dimensions: number): string | null {
   if (quantization === 'none') return null;
-  const column =
-    quantization === 'int8'
-      ? `int8[${dimensions}] distance_metric=cosine`
-      : `bit[${Math.ceil(dimensions / 8) * 8}]`;
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, embedding ${column}, +vector blob)`;
+  const bits = Math.ceil(dimensions / 8) * 8;
+  const column = quantization === 'int8' ? `int8[${dimensions}] distance_metric=cosine` : `bit[${bits}]`;
+  // The chunk size follows the quantised vector's own width (int8: a byte per dimension; bit: one bit).
+  const chunkSize = vec0ChunkSize(quantization === 'int8' ? dimensions : bits / 8);
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, embedding ${column}, +vector blob, chunk_size=${chunkSize})`;
 }
 
 /** True when the file has the quantised table. */
