@@ -1,7 +1,7 @@
 // The ingest half of a scenario: the same batches into Engram, the raw FTS5 + vec0 baseline and the "raw + row"
 // floor, each timed alone (wall clock and this process's CPU).
 import { createHash } from 'node:crypto';
-import { DEFAULT_MMAP_SIZE, type NewMemory, type SqliteMemoryStore } from '@engram/store';
+import { DEFAULT_MMAP_SIZE, type NewMemory, type SqliteMemoryStore, vectorChunkSize } from '@engram/store';
 import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
 import { rowText } from './workload.js';
 
@@ -42,11 +42,17 @@ interface BatchRow {
 }
 
 /**
- * Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store, on
- * a connection with the store's settings (WAL, `synchronous = NORMAL`, the store's default memory map), so the
- * ratio compares the same statements on equal connections.
+ * Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store (its
+ * `chunk_size` too, `vectorChunkSize`), on a connection with the store's settings (WAL, `synchronous = NORMAL`,
+ * the store's default memory map), so the ratio compares the same statements on equal connections.
+ * `chunkSize: null` creates the vec0 table with vec0's own default (1,024) instead: the small-agents figure's
+ * reference, never a timed baseline.
  */
-export function openRaw(path: string, dimensions: number): SqliteDatabase {
+export function openRaw(
+  path: string,
+  dimensions: number,
+  chunkSize: number | null = vectorChunkSize(dimensions),
+): SqliteDatabase {
   const db = openDatabase(path);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
@@ -55,7 +61,7 @@ export function openRaw(path: string, dimensions: number): SqliteDatabase {
     `CREATE VIRTUAL TABLE raw_fts USING fts5(agent, content, content='', contentless_delete=1, tokenize='${WORDS_TOKENIZER}')`,
   );
   db.exec(
-    `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine)`,
+    `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine${chunkSize === null ? '' : `, chunk_size=${chunkSize}`})`,
   );
   return db;
 }

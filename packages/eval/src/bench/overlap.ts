@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { extractKeywords } from '@engram/retrieval';
-import { DEFAULT_MMAP_SIZE } from '@engram/store';
+import { DEFAULT_MMAP_SIZE, vectorChunkSize } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts } from '@engram/store/raw';
 import { benchQueries, percentile, rowText } from './workload.js';
 
@@ -41,7 +41,7 @@ try {
     "CREATE VIRTUAL TABLE raw_fts USING fts5(agent, content, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')",
   );
   db.exec(
-    'CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[128] distance_metric=cosine)',
+    `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[128] distance_metric=cosine, chunk_size=${vectorChunkSize(128)})`,
   );
   const fts = db.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
   const vec = db.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');

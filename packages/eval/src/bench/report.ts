@@ -1,6 +1,7 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
+import type { BenchSmallAgents } from './small-agents.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -141,6 +142,12 @@ export interface BenchMemory {
   readonly heapAfterQueriesMB: number;
   readonly bytesPerRow: number;
   readonly rawBytesPerRow: number;
+  /**
+   * What a small agent costs: database bytes per row with many agents of a few rows each at the scenario's
+   * dimensions, Engram, the raw baseline (the store's vec0 chunk size) and the raw baseline with vec0's default
+   * chunk size (absent in older reports; see `small-agents.ts`).
+   */
+  readonly smallAgents?: BenchSmallAgents;
 }
 
 /** One scenario's figures. */
@@ -287,6 +294,9 @@ export function formatBenchTable(report: BenchReport): string {
     'orama +rss',
     'orama +heap',
     'orama B/row',
+    'small agents B/row',
+    'raw',
+    'raw vec0 default',
   ];
   const memoryRows = scenarioRows(report, (name, s) => {
     const m = s.memory;
@@ -304,6 +314,9 @@ export function formatBenchTable(report: BenchReport): string {
       n(o?.rssAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapBytesPerRow ?? Number.NaN, 0),
+      n(m.smallAgents?.bytesPerRow ?? Number.NaN, 0),
+      n(m.smallAgents?.rawBytesPerRow ?? Number.NaN, 0),
+      n(m.smallAgents?.rawDefaultChunkBytesPerRow ?? Number.NaN, 0),
     ];
   });
   const coldHeader = ['scenario', 'agents', 'engram p50', 'p95', 'max', 'raw p50', 'p95', 'max'];
@@ -336,7 +349,7 @@ export function formatBenchTable(report: BenchReport): string {
     "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
     ...table(stageHeader, stageRows),
     ...section(
-      'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row',
+      'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row (small agents: 100 agents × 10 rows at the same dimensions; raw vec0 default: the raw table with 1,024-vector chunks)',
       memoryHeader,
       memoryRows,
     ),

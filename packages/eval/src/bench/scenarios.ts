@@ -19,6 +19,7 @@ import {
 import { runOramaPhase, type TimedSearch } from './orama.js';
 import { measureQuantised, type QuantQuery } from './quant.js';
 import type { BenchScenarioReport } from './report.js';
+import { measureSmallAgents } from './small-agents.js';
 import { type BenchQuery, percentile, scenarioQueries, widenVector } from './workload.js';
 
 /** How one scenario is run. */
@@ -243,6 +244,17 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
     } finally {
       sizer.close();
     }
+    // ---- Many small agents at these dimensions: database bytes per row (three small files, written and removed).
+    const smallAgents = await measureSmallAgents({
+      dir: config.dir,
+      name: config.name,
+      dimensions,
+      profileId: embedder.profile.id,
+      vectorOf,
+    });
+    log(
+      `[${config.name}] small agents (${smallAgents.agents} × ${smallAgents.rowsPerAgent}): ${smallAgents.bytesPerRow.toFixed(0)} bytes/row, raw ${smallAgents.rawBytesPerRow.toFixed(0)}, raw with vec0's default chunk size ${smallAgents.rawDefaultChunkBytesPerRow.toFixed(0)}`,
+    );
     // ---- Wide vectors: the vector arm alone, exact and quantised (after the size is taken: the quantised tables
     // are built and dropped here).
     const quantQueries: QuantQuery[] = queries
@@ -264,6 +276,7 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         heapAfterQueriesMB: afterQueries.heapMB,
         bytesPerRow: engramBytes / totalRows,
         rawBytesPerRow: databaseBytes(raw) / totalRows,
+        smallAgents,
       },
       ingest: {
         rowsPerSec: engramRowsPerSec,

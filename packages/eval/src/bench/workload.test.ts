@@ -346,3 +346,66 @@ describe('formatBenchTable', () => {
     expect(oramaAgentsWithin(2 * 2 ** 30, 1000, 128)).toBe(ORAMA_MAX_AGENTS);
   });
 });
+
+describe('formatBenchTable memory section', () => {
+  it("prints the small agents bytes per row beside the raw files with the store's and with vec0's default chunk size", () => {
+    const lines = formatBenchTable({
+      version: 1,
+      size: 10_000,
+      machine: { cpus: 2, node: 'v20', platform: 'linux-x64' },
+      diagnostics: { nsPerRecord: 812.4, records: 1_000_000 },
+      oneAgent1536d: {
+        agents: 1,
+        rows: 10_000,
+        dimensions: 1536,
+        memory: {
+          rssAfterIngestMB: 100,
+          heapAfterIngestMB: 20,
+          rssAfterQueriesMB: 110,
+          heapAfterQueriesMB: 21,
+          bytesPerRow: 7000,
+          rawBytesPerRow: 6500,
+          smallAgents: {
+            agents: 100,
+            rowsPerAgent: 10,
+            chunkSize: 128,
+            bytesPerRow: 80_123,
+            rawBytesPerRow: 79_456,
+            rawDefaultChunkBytesPerRow: 630_789,
+          },
+        },
+        ingest: { rowsPerSec: 1, ratioToRaw: 1, rawRowsPerSec: 1, batchSize: 1000 },
+        query: {
+          p50Ms: 1,
+          p95Ms: 1,
+          ratioToRaw: 1,
+          p95RatioToRaw: 1,
+          rawP50Ms: 1,
+          rawP95Ms: 1,
+          recallAt5: 1,
+          queries: 1,
+          stagesP50Ms: {},
+          rawFtsP50Ms: 1,
+          rawVectorP50Ms: 1,
+        },
+        orama: {
+          p50Ms: 1,
+          p95Ms: 1,
+          ratio: 1,
+          p95Ratio: 1,
+          recallAt5: 1,
+          engramRecallAt5: 1,
+          engramP50Ms: 1,
+          engramP95Ms: 1,
+          queries: 1,
+          rowsIndexed: 1,
+          rowsPerSec: 1,
+        },
+      },
+    }).split('\n');
+    const header = lines.find((l) => l.startsWith('scenario') && l.includes('small agents B/row'));
+    expect(header).toBeDefined();
+    const row = lines.filter((l) => l.startsWith('oneAgent1536d')).find((l) => l.includes('6500'));
+    expect(row).toMatch(/\s7000\s+6500\s+.*\s80123\s+79456\s+630789$/);
+  });
+});
