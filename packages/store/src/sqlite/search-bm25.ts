@@ -152,6 +152,8 @@ export function searchBm25(
     t.role.kind === 'free' ? FREE : t.role.kind === 'score' ? SCORE_ONLY : t.role.phrase,
   ]);
   const token = ctx.agentToken(filter.agentId);
+  const limit = filter.limit;
+  // One parameter object for the run and its rerun (a copy of it per run cost more than its binding).
   const params: Record<string, unknown> = {
     weights: JSON.stringify(weights),
     agent: filter.agentId,
@@ -159,6 +161,9 @@ export function searchBm25(
     b: ctx.bm25.b,
     avgdl,
     tags: filter.tags,
+    limit,
+    cutAt: limit - 1,
+    wideAt: WIDE_FACTOR * limit - 1,
     ...filter.scope,
   };
   const kinds = JSON.parse(filter.kinds) as string[];
@@ -174,14 +179,10 @@ export function searchBm25(
   // when they hold fewer than `limit` memories, those down to the (2 · limit)-th (see `bm25Sql`): when `limit`
   // memories pass, they are exactly the best `limit` (every better memory has a unit above the cut, ties
   // included). When fewer pass and the wider cut dropped units, the query runs again without a cut.
-  const limit = filter.limit;
-  let best = bestPerMemory(
-    stmt.values<StatementRow>({ ...params, limit, cutAt: limit - 1, wideAt: WIDE_FACTOR * limit - 1 }),
-  );
+  let best = bestPerMemory(stmt.values<StatementRow>(params));
   if (best.memories.length < limit && best.cut) {
-    best = bestPerMemory(
-      stmt.values<StatementRow>({ ...params, limit, cutAt: Number.MAX_SAFE_INTEGER, wideAt: 0 }),
-    );
+    params.cutAt = Number.MAX_SAFE_INTEGER;
+    best = bestPerMemory(stmt.values<StatementRow>(params));
   }
   const rows = best.memories;
   rows.sort(byScoreThenId);
