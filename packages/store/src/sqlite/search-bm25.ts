@@ -73,7 +73,9 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
     )
     .join('\n      UNION ALL\n      ');
   // The candidate units `h` whose score passes `band`, joined to their memories and filtered (`from`: a
-  // one-row table before the hits, whose condition in `band` then skips their scan when it fails).
+  // one-row table before the hits, whose condition in `band` then skips their scan when it fails). `+h.cand`
+  // keeps SQLite from building an automatic index over the hits for the second band, where they are an inner
+  // loop (its plan had one: a sort of every hit).
   const joined = (
     from: string,
     band: string,
