@@ -280,4 +280,37 @@ describe('BM25 search joins only the best units to their memories', () => {
       expect(top.hits).toEqual(all.hits.slice(0, limit));
     }
   });
+
+  it('counts a memory whose chunks hold the best units once, and still returns the best `limit` memories', async () => {
+    const store = openStore(join(dir, 'chunks.db'));
+    // Two long memories (several chunks each, every chunk full of the word) outscore 20 short ones: the best
+    // units of a small limit are chunks of two memories only, so the search must look past them.
+    await store.insertMemories([
+      ...['long-a', 'long-b'].map((id, i) => ({
+        id,
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `The walrus hauls out on the ice ${i}. `.repeat(100),
+      })),
+      ...Array.from({ length: 20 }, (_, i) => ({
+        id: `s${i}`,
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `walrus note ${i} ${'filler '.repeat(i % 6)}`,
+      })),
+    ]);
+    const all = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit: 100 });
+    expect(all.hits).toHaveLength(22);
+    expect(
+      all.hits
+        .slice(0, 2)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['long-a', 'long-b']);
+    expect(all.hits[0]?.chunk).toBeDefined();
+    for (let limit = 1; limit <= 23; limit += 1) {
+      const top = await store.searchLexical({ agentId: 'a', terms: ['walrus'], limit });
+      expect(top.hits).toEqual(all.hits.slice(0, limit));
+    }
+  });
 });

@@ -106,7 +106,9 @@ describe('filter clauses are built per call shape', () => {
       avgdl: 5,
       // The kinds are bound one value each (null when unused).
       ...Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`kind${i}`, i === 0 ? 'fact' : null])),
-      cutAt: 19,
+      limit: 10,
+      cutAt: 9,
+      wideAt: 19,
       tArchived: 'active',
     };
     const plan = c.db.prepare(`EXPLAIN QUERY PLAN ${bm25[0]}`).all(params) as { detail: string }[];
