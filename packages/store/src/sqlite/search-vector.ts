@@ -17,7 +17,7 @@ import {
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
-import { followVectorIndex, knnParams, knnSql, searchIndex } from './vector-quant.js';
+import { followVectorIndex, knnParams, knnSql } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
@@ -25,12 +25,6 @@ const CHUNK_OVERSAMPLING = 4;
 const MAX_KNN = 4096;
 /** How many more neighbours each round of a filtered search asks for. */
 const FILTER_OVERSAMPLING = 4;
-/**
- * How many more neighbours the unfiltered float k-NN asks for when a tie crosses the k-th place (see
- * `nearestMemories`): k + 1 → 8 (k + 1) → …, at most sqlite-vec's largest k, so a large group of equal vectors
- * costs at most four k-NN rounds.
- */
-const TIE_OVERSAMPLING = 8;
 
 /** The rows a k-NN round found, grouped by memory: nearest chunk first. */
 type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
@@ -156,69 +150,35 @@ function toHits(ctx: StoreContext, agentId: string, rows: readonly Row[]): Vecto
  * arrays in the k-NN's order and the order by distance, then id, is checked here: the rows come nearest first,
  * so sorting is needed only when ties on the distance are not in id order (the comparison the statement's
  * `ORDER BY distance, m.id` did, without a sorter in SQLite or an object per row).
- *
- * Ties at the k-th distance are resolved by id over the whole partition, not by where vec0 keeps the vectors:
- * which of several equally distant vectors vec0's k-NN returns depends on its chunk layout (the chunk size a
- * table was created with, the slots deletions freed), so the float index is asked for one neighbour more than
- * wanted, and when that one is as near as the k-th (a tie across the cut) for more, until the tie is whole
- * (see {@link tieComplete}). Without a tie (real embeddings tie when vectors are equal: a superseded copy, a
- * re-stated text) that is one neighbour more.
  */
 function nearestMemories(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): VectorHit[] {
-  // The quantised arm's candidates are its coarse pass's (by rowid on ties, as before): asked for k.
-  const exact = searchIndex(ctx).quantization === 'none';
-  let kk = exact ? Math.min(k + 1, MAX_KNN) : k;
-  for (;;) {
-    const rows = ctx
-      .stmt(
-        'vector',
-        `WITH knn AS MATERIALIZED (
-           ${knnSql(ctx)})
-         SELECT m.id, knn.distance
-         FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
-         WHERE m.agent_id = @agent`,
-      )
-      .values<[string, number | null]>({ v: vector, kk, agent: agentId, ...knnParams(ctx, vector, kk) });
-    const hits: VectorHit[] = [];
-    let sorted = true;
-    let last: VectorHit | undefined;
-    for (const [id, distance] of rows) {
-      if (distance === null || !Number.isFinite(distance)) continue;
-      const hit: VectorHit = { id, distance, similarity: 1 - distance };
-      if (
-        last !== undefined &&
-        (distance < last.distance || (distance === last.distance && compareIds(id, last.id) < 0))
-      ) {
-        sorted = false;
-      }
-      hits.push(hit);
-      last = hit;
+  const rows = ctx
+    .stmt(
+      'vector',
+      `WITH knn AS MATERIALIZED (
+         ${knnSql(ctx)})
+       SELECT m.id, knn.distance
+       FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
+       WHERE m.agent_id = @agent`,
+    )
+    .values<[string, number | null]>({ v: vector, kk: k, agent: agentId, ...knnParams(ctx, vector, k) });
+  const hits: VectorHit[] = [];
+  let sorted = true;
+  let last: VectorHit | undefined;
+  for (const [id, distance] of rows) {
+    if (distance === null || !Number.isFinite(distance)) continue;
+    const hit: VectorHit = { id, distance, similarity: 1 - distance };
+    if (
+      last !== undefined &&
+      (distance < last.distance || (distance === last.distance && compareIds(id, last.id) < 0))
+    ) {
+      sorted = false;
     }
-    if (exact && !tieComplete(hits, rows.length, k, kk)) {
-      kk = Math.min(kk * TIE_OVERSAMPLING, MAX_KNN);
-      continue;
-    }
-    if (!sorted) hits.sort(byDistanceThenId);
-    return hits.length > k ? hits.slice(0, k) : hits;
+    hits.push(hit);
+    last = hit;
   }
-}
-
-/**
- * True when the first `k` of `hits` (a k-NN's rows, nearest first; `fetched` of the `kk` asked for) are the
- * partition's first `k` by distance, then id: the partition had no more rows, or the farthest row fetched is
- * farther than the k-th (every row not fetched is at least as far as it), or the index's largest k is reached.
- */
-function tieComplete(hits: readonly VectorHit[], fetched: number, k: number, kk: number): boolean {
-  if (fetched < kk || hits.length <= k || kk >= MAX_KNN) return true;
-  let kth = Number.NEGATIVE_INFINITY;
-  let farthest = Number.NEGATIVE_INFINITY;
-  // The rows come nearest first, so the k-th distance is the k-th smallest only up to ties: take the maxima.
-  for (let i = 0; i < hits.length; i += 1) {
-    const d = (hits[i] as VectorHit).distance;
-    if (i < k && d > kth) kth = d;
-    if (d > farthest) farthest = d;
-  }
-  return kth < farthest;
+  if (!sorted) hits.sort(byDistanceThenId);
+  return hits.length > k ? hits.slice(0, k) : hits;
 }
 
 function byDistanceThenId(a: VectorHit, b: VectorHit): number {
@@ -239,33 +199,17 @@ function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: nu
         `WITH knn AS MATERIALIZED (
            ${knnSql(ctx)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
-           (SELECT count(*) FROM knn) AS raw, (SELECT max(distance) FROM knn) AS last
+           (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
          WHERE m.agent_id = @agent
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row & Fetched>({ v: vector, k, kk, agent: agentId, ...knnParams(ctx, vector, kk) });
+      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...knnParams(ctx, vector, kk) });
     const raw = rows[0]?.raw ?? 0;
-    if (raw < kk || kk >= MAX_KNN || (rows.length >= k && !tieAtCut(ctx, rows, k))) return rows;
+    if (rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
     kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
   }
-}
-
-/** What a grouped k-NN round also reports: the rows the index returned and the farthest one's distance. */
-type Fetched = { raw: number; last: number | null };
-
-/**
- * True when the k-th of a grouped round's rows is as far as the farthest vector the float index returned: a
- * vector not returned may tie with it (which of equally distant vectors vec0 returns depends on its chunk
- * layout), so the round is asked again with a wider net and the tie is resolved by id (see `nearestMemories`).
- * The quantised arm keeps its coarse pass's candidates (false).
- */
-function tieAtCut(ctx: StoreContext, rows: readonly (Row & Fetched)[], k: number): boolean {
-  if (searchIndex(ctx).quantization !== 'none') return false;
-  const kth = rows[k - 1]?.distance;
-  const last = rows[0]?.last;
-  return kth !== null && kth !== undefined && last !== null && last !== undefined && kth >= last;
 }
 
 /** The filters of the filtered k-NN over `m`: only the clauses that apply (see `filters.ts`). */
@@ -295,13 +239,13 @@ function nearestPassing(
         `WITH knn AS MATERIALIZED (
            ${knnSql(ctx)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
-           (SELECT count(*) FROM knn) AS raw, (SELECT max(distance) FROM knn) AS last
+           (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
          WHERE ${where}
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row & Fetched>({
+      .all<Row & { raw: number }>({
         v: vector,
         k,
         kk,
@@ -309,9 +253,8 @@ function nearestPassing(
         ...scope,
         ...knnParams(ctx, vector, kk),
       });
-    if (rows.length >= k && !tieAtCut(ctx, rows, k)) return rows;
-    // Fewer passing rows than k, or a tie across the cut: either the partition has no more neighbours (then
-    // every vector was seen), or more must be looked at.
+    if (rows.length >= k) return rows;
+    // Fewer passing rows than k: either the partition has no more neighbours, or more must be looked at.
     const raw =
       rows[0]?.raw ??
       ctx
