@@ -1,6 +1,7 @@
 /**
  * The vector table's vec0 `chunk_size` follows the vector's width (`vec0ChunkSize`): a file made before keeps the
- * table it was created with (vec0's default of 1,024 vectors a chunk), and both find the same neighbours; a new
+ * table it was created with (vec0's default of 1,024 vectors a chunk), and both find neighbours at the same
+ * distances, the same ones except among equally distant vectors that straddle the k-th place; a new
  * file holds many small agents in a fraction of the space the default preallocated.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,7 +71,7 @@ describe('vec0 chunk size', () => {
     }
   });
 
-  it("a file whose table has vec0's default chunk size keeps it and finds the same neighbours as a new file", async () => {
+  it("a file whose table has vec0's default chunk size keeps it and finds neighbours at the same distances as a new file", async () => {
     // 384-d: new files get 512-vector chunks. 1,400 rows in agent a span three of them (two of the old size).
     const DIMS = 384;
     const random = mulberry32(11);

@@ -39,7 +39,9 @@ export class PartitionSizes {
 
   /**
    * The bytes of vectors a k-NN of the agent scans, in the index's format: `bound`, the capacity of its vec0
-   * chunks (`chunk_size` vectors each, filled or not; what the hang deadline is derived from), and `estimate`, its
+   * float chunks (`chunk_size` vectors each, filled or not; what the hang deadline is derived from: with a
+   * quantised index, whose chunks are larger at wide vectors, it may fall short of the quantised table's capacity
+   * by less than one of its chunks, nothing next to the deadline's base), and `estimate`, its
    * rows' vectors when fewer than the chunks hold, counted only up to `threshold` bytes (what the dispatch
    * compares with). vec0 reads a chunk's whole vector blob but computes distances for its rows only: at
    * 1,536-d a chunk of 100 rows took 1.05 ms against 2.5–2.8 ms for 1,000, so the rows are the better
