@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSqliteMemoryStore, vectorChunkSize } from '@engram/store';
 import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
-import { agentId, BENCH_NOW, openRaw } from './ingest.js';
+import { agentId, BENCH_NOW, openRaw, rawAgentToken } from './ingest.js';
 import { rowText } from './workload.js';
 
 /** Agents and rows per agent of the small-agents figure. */
@@ -48,7 +48,7 @@ function fillRaw(db: SqliteDatabase, vectorOf: (text: string) => Float32Array): 
     for (let j = 0; j < SMALL_AGENTS.rowsPerAgent; j += 1) {
       const i = a * SMALL_AGENTS.rowsPerAgent + j;
       const text = rowText(i);
-      fts.run(i + 1, `a${a}x`, text.normalize('NFKC'));
+      fts.run(i + 1, rawAgentToken(a), text.normalize('NFKC'));
       vec.run(BigInt(i + 1), agentId(a), vectorOf(text));
     }
   }
