@@ -22,6 +22,13 @@ import { searchIndex } from './vector-quant.js';
  */
 export const WORKER_MIN_SCAN_BYTES: number = 2 * 1024 * 1024;
 
+/**
+ * The dispatch's probe: the capacity of an agent's float chunks, read through the chunk table's partition index
+ * (`vec0PartitionIndexSql`).
+ */
+export const CHUNK_CAPACITY_SQL =
+  'SELECT coalesce(sum(size), 0) AS n FROM memories_vec_chunks WHERE partition00 = ?';
+
 /** How many searches of an agent reuse its counted chunks before they are counted again. */
 const CHUNK_RECOUNT = 256;
 /** The most agents whose chunk counts are kept (past it the counts are dropped and taken again). */
@@ -61,7 +68,9 @@ export class PartitionSizes {
    * The capacity of the agent's vec0 chunks in vectors (the sum of their sizes: 1,024 each in a file made
    * before `vec0ChunkSize`, fewer at wide vectors since) and its rows up to `limit` (Infinity: at least `limit`), counted on the store's connection at most once per {@link CHUNK_RECOUNT}
    * searches of the agent: a count that is a little stale only moves a k-NN between connections, never changes
-   * its answer. Not reported to the observer: it is the dispatch's probe, not the search's work.
+   * its answer. It reads the agent's chunk rows through the chunk table's partition index (schema 13,
+   * `vec0PartitionIndexSql`), not every agent's. Not reported to the observer: it is the dispatch's probe, not
+   * the search's work.
    */
   #counts(ctx: StoreContext, agentId: string, limit: number): { chunks: number; rows: number } {
     const cached = this.#chunks.get(agentId);
@@ -72,9 +81,7 @@ export class PartitionSizes {
     let chunks: number;
     let rows = Number.POSITIVE_INFINITY;
     try {
-      this.#countChunks ??= ctx.db.prepare(
-        'SELECT coalesce(sum(size), 0) AS n FROM memories_vec_chunks WHERE partition00 = ?',
-      );
+      this.#countChunks ??= ctx.db.prepare(CHUNK_CAPACITY_SQL);
       const row = this.#countChunks.get(agentId) as { n: number } | undefined;
       chunks = row?.n ?? 0;
       if (limit > 0) {

@@ -16,7 +16,7 @@
  */
 import { EngramStoreError } from '../errors.js';
 import type { SqliteDatabase } from '../native.js';
-import { vec0ChunkSize } from '../schema.js';
+import { vec0ChunkSize, vec0PartitionIndexSql } from '../schema.js';
 import type { StoreContext } from './context.js';
 
 /** How the vector index is quantised: `none` (exact float scan, the default), `int8` or `bit`. */
@@ -164,14 +164,18 @@ function adoptVectorIndex(ctx: StoreContext, recorded: VectorQuantization): void
   }
 }
 
-/** The SQL that creates the quantised table for `quantization` and `dimensions` (null for `none`). */
+/**
+ * The SQL that creates the quantised table for `quantization` and `dimensions` and the index of its chunks by
+ * partition (`vec0PartitionIndexSql`; two statements, for `exec`), or null for `none`.
+ */
 export function quantTableSql(quantization: VectorQuantization, dimensions: number): string | null {
   if (quantization === 'none') return null;
   const bits = Math.ceil(dimensions / 8) * 8;
   const column = quantization === 'int8' ? `int8[${dimensions}] distance_metric=cosine` : `bit[${bits}]`;
   // The chunk size follows the quantised vector's own width (int8: a byte per dimension; bit: one bit).
   const chunkSize = vec0ChunkSize(quantization === 'int8' ? dimensions : bits / 8);
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, embedding ${column}, +vector blob, chunk_size=${chunkSize})`;
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, embedding ${column}, +vector blob, chunk_size=${chunkSize});
+${vec0PartitionIndexSql(QUANT_TABLE)};`;
 }
 
 /** True when the file has the quantised table. */
