@@ -30,6 +30,7 @@ export {
   VEC0_CHUNK_BYTES,
   VEC0_DEFAULT_CHUNK_SIZE,
   vec0ChunkSize,
+  vec0PartitionIndexSql,
   vectorChunkSize,
 } from './schema.js';
 export type {

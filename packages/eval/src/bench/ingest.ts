@@ -1,7 +1,13 @@
 // The ingest half of a scenario: the same batches into Engram, the raw FTS5 + vec0 baseline and the "raw + row"
 // floor, each timed alone (wall clock and this process's CPU).
 import { createHash } from 'node:crypto';
-import { DEFAULT_MMAP_SIZE, type NewMemory, type SqliteMemoryStore, vectorChunkSize } from '@engram/store';
+import {
+  DEFAULT_MMAP_SIZE,
+  type NewMemory,
+  type SqliteMemoryStore,
+  vec0PartitionIndexSql,
+  vectorChunkSize,
+} from '@engram/store';
 import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
 import { rowText } from './workload.js';
 
@@ -63,6 +69,8 @@ export function openRaw(
   db.exec(
     `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine${chunkSize === null ? '' : `, chunk_size=${chunkSize}`})`,
   );
+  // The store's configuration (its chunk size) includes its index of vec0's chunk table by agent (schema v13).
+  if (chunkSize !== null) db.exec(vec0PartitionIndexSql('raw_vec'));
   return db;
 }
 
