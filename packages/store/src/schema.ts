@@ -346,6 +346,9 @@ export const VEC0_TABLES: readonly string[] = ['memories_vec', 'memories_vec_qua
  * of the SQL of both vector tables (`vectorTableSql`, `quantTableSql`).
  */
 export function vec0PartitionIndexSql(table: string): string {
+  // The name goes into the SQL as it is: only a plain identifier is taken.
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table))
+    throw new TypeError('vec0PartitionIndexSql: the table name must be a plain SQL identifier');
   return `CREATE INDEX IF NOT EXISTS ${table}_chunks_partition ON ${table}_chunks(partition00)`;
 }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
-import { SCHEMA_VERSION, VEC0_TABLES } from './schema.js';
+import { SCHEMA_VERSION, VEC0_TABLES, vec0PartitionIndexSql } from './schema.js';
 import type { StoreContext } from './sqlite/context.js';
 import { openStoreContext } from './sqlite/open.js';
 import { CHUNK_CAPACITY_SQL } from './sqlite/vector-partition.js';
@@ -186,6 +186,15 @@ describe('the partition index of vec0 chunk tables', () => {
     expect((await store.getMemory('a', stored.id))?.content).toBe('no vectors here');
     closeAll();
     expect(chunkIndexes(path)).toEqual([]);
+  });
+
+  it('takes only a plain table name (the exported helper pastes it into its SQL)', () => {
+    expect(vec0PartitionIndexSql('raw_vec')).toBe(
+      'CREATE INDEX IF NOT EXISTS raw_vec_chunks_partition ON raw_vec_chunks(partition00)',
+    );
+    for (const bad of ['raw vec', 'x; DROP TABLE memories', '"q"', '1abc', '']) {
+      expect(() => vec0PartitionIndexSql(bad)).toThrow(TypeError);
+    }
   });
 
   it('is recreated with the tables resetEmbeddings and resetVectorIndex recreate', async () => {

@@ -49,10 +49,10 @@ interface BatchRow {
 
 /**
  * Opens the raw baseline: the same FTS5 word table (contentless, same tokenizer) and vec0 table as the store (its
- * `chunk_size` too, `vectorChunkSize`), on a connection with the store's settings (WAL, `synchronous = NORMAL`,
+ * `chunk_size` too, `vectorChunkSize`, and its chunk table's index by agent, `vec0PartitionIndexSql`), on a connection with the store's settings (WAL, `synchronous = NORMAL`,
  * the store's default memory map), so the ratio compares the same statements on equal connections.
- * `chunkSize: null` creates the vec0 table with vec0's own default (1,024) instead: the small-agents figure's
- * reference, never a timed baseline.
+ * `chunkSize: null` creates the vec0 table as vec0 makes it by default (1,024-vector chunks, no index) instead:
+ * the small-agents figure's reference, never a timed baseline.
  */
 export function openRaw(
   path: string,

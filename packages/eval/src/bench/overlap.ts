@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { extractKeywords } from '@engram/retrieval';
-import { DEFAULT_MMAP_SIZE, vectorChunkSize } from '@engram/store';
+import { DEFAULT_MMAP_SIZE, vec0PartitionIndexSql, vectorChunkSize } from '@engram/store';
 import { openDatabase, planLexicalQuery, quoteFts } from '@engram/store/raw';
 import { benchQueries, percentile, rowText } from './workload.js';
 
@@ -43,6 +43,7 @@ try {
   db.exec(
     `CREATE VIRTUAL TABLE raw_vec USING vec0(agent_id text partition key, embedding float[128] distance_metric=cosine, chunk_size=${vectorChunkSize(128)})`,
   );
+  db.exec(vec0PartitionIndexSql('raw_vec'));
   const fts = db.prepare('INSERT INTO raw_fts(rowid, agent, content) VALUES (?, ?, ?)');
   const vec = db.prepare('INSERT INTO raw_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)');
   db.exec('BEGIN');
