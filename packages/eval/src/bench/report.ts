@@ -143,6 +143,12 @@ export interface BenchMemory {
   readonly bytesPerRow: number;
   readonly rawBytesPerRow: number;
   /**
+   * Share of Engram's file within SQLite's memory map (the store's default `mmap_size`, clamped by SQLite to its
+   * compile-time maximum: 2 GiB in better-sqlite3's build); pages past it are read with a system call each
+   * (absent in older reports).
+   */
+  readonly mappedShare?: number;
+  /**
    * What a small agent costs: database bytes per row with many agents of a few rows each at the scenario's
    * dimensions, Engram, the raw baseline (the store's vec0 chunk size) and the raw baseline with vec0's default
    * chunk size (absent in older reports; see `small-agents.ts`).
@@ -291,6 +297,7 @@ export function formatBenchTable(report: BenchReport): string {
     'heap queries',
     'bytes/row',
     'raw bytes/row',
+    'mapped',
     'orama +rss',
     'orama +heap',
     'orama B/row',
@@ -311,6 +318,7 @@ export function formatBenchTable(report: BenchReport): string {
       n(m.heapAfterQueriesMB, 0),
       n(m.bytesPerRow, 0),
       n(m.rawBytesPerRow, 0),
+      m.mappedShare === undefined ? '—' : `${n(m.mappedShare * 100, 0)} %`,
       n(o?.rssAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapAfterQueriesMB ?? Number.NaN, 0),
       n(o?.heapBytesPerRow ?? Number.NaN, 0),
