@@ -348,7 +348,7 @@ describe('formatBenchTable', () => {
 });
 
 describe('formatBenchTable memory section', () => {
-  it("prints the small agents bytes per row beside the raw files with the store's and with vec0's default chunk size", () => {
+  it("prints the mapped share of the file, and the small agents bytes per row beside the raw files with the store's and with vec0's default chunk size", () => {
     const lines = formatBenchTable({
       version: 1,
       size: 10_000,
@@ -365,6 +365,7 @@ describe('formatBenchTable memory section', () => {
           heapAfterQueriesMB: 21,
           bytesPerRow: 7000,
           rawBytesPerRow: 6500,
+          mappedShare: 0.2921,
           smallAgents: {
             agents: 100,
             rowsPerAgent: 10,
@@ -406,6 +407,6 @@ describe('formatBenchTable memory section', () => {
     const header = lines.find((l) => l.startsWith('scenario') && l.includes('small agents B/row'));
     expect(header).toBeDefined();
     const row = lines.filter((l) => l.startsWith('oneAgent1536d')).find((l) => l.includes('6500'));
-    expect(row).toMatch(/\s7000\s+6500\s+.*\s80123\s+79456\s+630789$/);
+    expect(row).toMatch(/\s7000\s+6500\s+29 %\s+.*\s80123\s+79456\s+630789$/);
   });
 });
