@@ -237,16 +237,16 @@ export function formatBenchTable(report: BenchReport): string {
     'rows',
     'ingest rows/s',
     'raw rows/s',
-    'ratio',
+    'ingest ratio',
     'p50 ms',
     'p95 ms',
     'raw p50',
     'raw p95',
-    'ratio',
+    'ratio p50/p95',
     'R@5',
     'orama p50',
     'orama p95',
-    'ratio',
+    'ratio p50/p95',
     'orama R@5',
     'raw+row rows/s',
     'ratio',
@@ -262,11 +262,11 @@ export function formatBenchTable(report: BenchReport): string {
     n(s.query.p95Ms, 2),
     n(s.query.rawP50Ms, 2),
     n(s.query.rawP95Ms, 2),
-    n(s.query.ratioToRaw, 2),
+    `${n(s.query.ratioToRaw, 2)}/${n(s.query.p95RatioToRaw, 2)}`,
     n(s.query.recallAt5, 3),
     n(s.orama.p50Ms, 2),
     n(s.orama.p95Ms, 2),
-    n(s.orama.ratio, 2),
+    `${n(s.orama.ratio, 2)}/${n(s.orama.p95Ratio, 2)}`,
     n(s.orama.recallAt5, 3),
     n(s.ingest.rawRowRowsPerSec ?? Number.NaN, 0),
     n(s.ingest.ratioToRawRow ?? Number.NaN, 2),
@@ -327,6 +327,45 @@ export function formatBenchTable(report: BenchReport): string {
       n(m.smallAgents?.rawDefaultChunkBytesPerRow ?? Number.NaN, 0),
     ];
   });
+  const oramaHeader = [
+    'scenario',
+    'agents',
+    'queries',
+    'engram p50',
+    'p95',
+    'orama p50',
+    'p95',
+    'ratio p50',
+    'p95',
+    'engram R@5',
+    'orama R@5',
+    'orama rows/s',
+    '+rss index',
+    '+heap index',
+    '+rss queries',
+    '+heap queries',
+  ];
+  const oramaRows = scenarioRows(report, (name, s) => {
+    const o = s.orama;
+    return [
+      name,
+      o.agents === undefined ? '—' : String(o.agents),
+      String(o.queries),
+      n(o.engramP50Ms, 2),
+      n(o.engramP95Ms, 2),
+      n(o.p50Ms, 2),
+      n(o.p95Ms, 2),
+      n(o.ratio, 2),
+      n(o.p95Ratio, 2),
+      n(o.engramRecallAt5, 3),
+      n(o.recallAt5, 3),
+      n(o.rowsPerSec, 0),
+      n(o.memory?.rssAfterIndexMB ?? Number.NaN, 0),
+      n(o.memory?.heapAfterIndexMB ?? Number.NaN, 0),
+      n(o.memory?.rssAfterQueriesMB ?? Number.NaN, 0),
+      n(o.memory?.heapAfterQueriesMB ?? Number.NaN, 0),
+    ];
+  });
   const coldHeader = ['scenario', 'agents', 'engram p50', 'p95', 'max', 'raw p50', 'p95', 'max'];
   const coldRows = scenarioRows(report, (name, s) => {
     const c = s.query.coldFirst;
@@ -356,6 +395,11 @@ export function formatBenchTable(report: BenchReport): string {
     '',
     "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
     ...table(stageHeader, stageRows),
+    ...section(
+      "Orama's phase (Engram and Orama on the same queries of the agents Orama indexed, alternated; ms; Orama's memory: MiB its index added, after indexing and after its queries)",
+      oramaHeader,
+      oramaRows,
+    ),
     ...section(
       'memory (MiB, process RSS and JS heap; Orama: what its index added) and database bytes per row (small agents: 100 agents × 10 rows at the same dimensions; raw vec0 default: the raw table with 1,024-vector chunks)',
       memoryHeader,

@@ -192,14 +192,18 @@ describe('formatBenchTable', () => {
       },
     };
     const lines = printed({ oneAgent10k: scenario });
-    expect(lines).toHaveLength(10);
+    expect(lines).toHaveLength(15);
     expect(lines[2]).toMatch(
-      /^oneAgent10k\s+10000\s+12000\s+48000\s+0\.25\s+3\.00\s+6\.00\s+1\.50\s+4\.00\s+2\.00\s+0\.990\s+—\s+2\.00/,
+      /^oneAgent10k\s+10000\s+12000\s+48000\s+0\.25\s+3\.00\s+6\.00\s+1\.50\s+4\.00\s+2\.00\/1\.50\s+0\.990\s+—\s+2\.00\s+1\.50\/3\.00\s+1\.000/,
     );
     expect(lines[7]).toMatch(
       /^oneAgent10k\s+1\.00\s+—\s+1\.50\s+—\s+—\s+3\.00\s+0\.50\s+1\.00\s+—\/—\s+—\/—$/,
     );
-    expect(lines[9]).toBe('diagnostics record path: 812 ns CPU per recorded retrieval (1000000 records)');
+    // Orama's phase: Engram's own times there and both ratios (p50 and p95), Orama's agents and memory.
+    expect(lines[12]).toMatch(
+      /^oneAgent10k\s+—\s+400\s+3\.00\s+6\.00\s+—\s+2\.00\s+1\.50\s+3\.00\s+0\.990\s+1\.000\s+7000\s+—\s+—\s+—\s+—$/,
+    );
+    expect(lines[14]).toBe('diagnostics record path: 812 ns CPU per recorded retrieval (1000000 records)');
   });
 
   it('ends the scenario line with the raw + row floor, the ratio to it and the CPU ratios, when present', () => {
