@@ -3,8 +3,8 @@ import { malformed, malformedFrom, postJson } from './http.js';
 import {
   configErrorFrom,
   createTransport,
-  once,
   type OpenAICompatibleHttpConfig,
+  once,
   type Transport,
 } from './transport.js';
 
