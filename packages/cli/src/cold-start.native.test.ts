@@ -69,6 +69,15 @@ describe('a one-shot command loads only what it uses', () => {
       expect(loaded.filter((url) => url.endsWith('/dist/mcp.js') || url.endsWith('/dist/serve.js'))).toEqual(
         [],
       );
+      // The other commands' modules come with their command; a memory id is made without the `uuid` package.
+      for (const other of [
+        '/cli/dist/commands-serve.js',
+        '/cli/dist/transfer-commands.js',
+        '/cli/dist/events-file.js',
+      ]) {
+        expect(loaded.filter((url) => url.endsWith(other))).toEqual([]);
+      }
+      expect(loaded.filter((url) => url.includes('/uuid/'))).toEqual([]);
     }
   });
 });

@@ -4,10 +4,8 @@ import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
 import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
-import { mcp, serve } from './commands-serve.js';
 import type { Engram } from './composition.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
-import { parseLocatedEvents } from './events-file.js';
 import {
   formatEvents,
   formatExecution,
@@ -20,7 +18,6 @@ import {
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';
-import { exportCommand, importCommand, maintainNotes } from './transfer-commands.js';
 
 /** Most agent ids listed when a command without --agent finds nothing. */
 const MAX_LISTED_AGENTS = 20;
@@ -205,6 +202,7 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
       { cause: error },
     );
   }
+  const { parseLocatedEvents } = await import('./events-file.js');
   const sessions = parseLocatedEvents(text, { agentId: c.agent, sessionId: c.session });
   return withEngram(
     io,
@@ -310,7 +308,7 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
         ) {
           failed = true;
         }
-        const notes = maintainNotes(agent, result);
+        const notes = (await import('./transfer-commands.js')).maintainNotes(agent, result);
         for (const warning of notes.warnings) io.stderr.write(printable(`warning: ${warning}\n`, 'lines'));
         if (c.json) {
           passes.push({
@@ -366,8 +364,11 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
 
 export { EXIT } from './command-support.js';
 
-/** Runs one parsed subcommand other than `demo`; resolves with the exit code. */
-export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }>): Promise<number> {
+/**
+ * Runs one parsed subcommand other than `demo`; resolves with the exit code. The modules of `ingest`, `export`,
+ * `import`, `maintain`'s notes, `serve` and `mcp` load with their command: a one-shot search does not load them.
+ */
+export async function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }>): Promise<number> {
   switch (command.name) {
     case 'remember':
       return remember(io, command);
@@ -382,14 +383,14 @@ export function runCommand(io: CliIo, command: Exclude<Command, { name: 'demo' }
     case 'maintain':
       return maintain(io, command);
     case 'export':
-      return exportCommand(io, command);
+      return (await import('./transfer-commands.js')).exportCommand(io, command);
     case 'import':
-      return importCommand(io, command);
+      return (await import('./transfer-commands.js')).importCommand(io, command);
     case 'health':
       return health(io, command);
     case 'serve':
-      return serve(io, command);
+      return (await import('./commands-serve.js')).serve(io, command);
     case 'mcp':
-      return mcp(io, command);
+      return (await import('./commands-serve.js')).mcp(io, command);
   }
 }

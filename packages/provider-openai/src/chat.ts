@@ -4,6 +4,7 @@ import {
   configErrorFrom,
   createTransport,
   type OpenAICompatibleHttpConfig,
+  once,
   type Transport,
 } from './transport.js';
 
@@ -67,45 +68,51 @@ export interface OpenAICompatibleChatModel {
   generate(request: OpenAICompatibleGenerateRequest): Promise<OpenAICompatibleGenerateResult>;
 }
 
-const chatConfigSchema = z.object({
-  model: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }),
-  id: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).optional(),
-  temperature: z
-    .number({ error: 'must be a number' })
-    .min(0, { error: 'must be at least 0' })
-    .max(2, { error: 'must be at most 2' })
-    .optional(),
-  jsonMode: z
-    .enum(['json_schema', 'json_object'], { error: 'must be "json_schema" or "json_object"' })
-    .optional(),
-  strictSchema: z.boolean({ error: 'must be a boolean' }).optional(),
-  maxTokensField: z
-    .enum(['max_tokens', 'max_completion_tokens'], {
-      error: 'must be "max_tokens" or "max_completion_tokens"',
-    })
-    .optional(),
-});
-
-const chatResponseSchema = z.object({
-  choices: z
-    .array(
-      z.object({
-        message: z.object({
-          content: z.string().nullish(),
-          refusal: z.string().nullish(),
-        }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-});
-
-const usageSchema = z.object({
-  usage: z.object({
-    prompt_tokens: z.number().int().min(0),
-    completion_tokens: z.number().int().min(0),
+const chatConfigSchema = once(() =>
+  z.object({
+    model: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }),
+    id: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).optional(),
+    temperature: z
+      .number({ error: 'must be a number' })
+      .min(0, { error: 'must be at least 0' })
+      .max(2, { error: 'must be at most 2' })
+      .optional(),
+    jsonMode: z
+      .enum(['json_schema', 'json_object'], { error: 'must be "json_schema" or "json_object"' })
+      .optional(),
+    strictSchema: z.boolean({ error: 'must be a boolean' }).optional(),
+    maxTokensField: z
+      .enum(['max_tokens', 'max_completion_tokens'], {
+        error: 'must be "max_tokens" or "max_completion_tokens"',
+      })
+      .optional(),
   }),
-});
+);
+
+const chatResponseSchema = once(() =>
+  z.object({
+    choices: z
+      .array(
+        z.object({
+          message: z.object({
+            content: z.string().nullish(),
+            refusal: z.string().nullish(),
+          }),
+          finish_reason: z.string().nullish(),
+        }),
+      )
+      .min(1),
+  }),
+);
+
+const usageSchema = once(() =>
+  z.object({
+    usage: z.object({
+      prompt_tokens: z.number().int().min(0),
+      completion_tokens: z.number().int().min(0),
+    }),
+  }),
+);
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const WHAT = 'OpenAI-compatible chat model';
@@ -131,7 +138,7 @@ class HttpChatModel implements OpenAICompatibleChatModel {
   readonly #maxTokensField: OpenAICompatibleMaxTokensField;
 
   constructor(config: OpenAICompatibleChatModelConfig) {
-    const parsed = chatConfigSchema.safeParse(config);
+    const parsed = chatConfigSchema().safeParse(config);
     if (!parsed.success) throw configErrorFrom(parsed.error, WHAT);
     this.#transport = createTransport(
       config,
@@ -175,7 +182,7 @@ class HttpChatModel implements OpenAICompatibleChatModel {
       ...(request.maxOutputTokens === undefined ? {} : { [this.#maxTokensField]: request.maxOutputTokens }),
     };
     const { json, attempts } = await postJson(transport, payload, request.signal);
-    const parsed = chatResponseSchema.safeParse(json);
+    const parsed = chatResponseSchema().safeParse(json);
     if (!parsed.success)
       throw malformedFrom(transport, attempts, parsed.error, 'a body that is not a chat completion');
     const choice = parsed.data.choices[0]!;
@@ -187,7 +194,7 @@ class HttpChatModel implements OpenAICompatibleChatModel {
     if (choice.finish_reason === 'length') {
       throw malformed(transport, attempts, 'output cut off at the token limit (finish_reason "length")');
     }
-    const usage = usageSchema.safeParse(json);
+    const usage = usageSchema().safeParse(json);
     return usage.success
       ? {
           text: content,

@@ -5,6 +5,7 @@ import {
   configErrorFrom,
   createTransport,
   type OpenAICompatibleHttpConfig,
+  once,
   type Transport,
 } from './transport.js';
 
@@ -50,31 +51,39 @@ export interface OpenAICompatibleEmbedder {
   embed(texts: readonly string[], options?: OpenAICompatibleEmbedOptions): Promise<Float32Array[]>;
 }
 
-const embedderConfigSchema = z.object({
-  model: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }),
-  dimensions: z
-    .number({ error: 'must be a number' })
-    .int({ error: 'must be an integer' })
-    .min(1, { error: 'must be at least 1' })
-    .max(65_536, { error: 'must be at most 65536' }),
-  sendDimensions: z.boolean({ error: 'must be a boolean' }).optional(),
-  profileId: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).optional(),
-  batchSize: z
-    .number({ error: 'must be a number' })
-    .int({ error: 'must be an integer' })
-    .min(1, { error: 'must be at least 1' })
-    .max(4096, { error: 'must be at most 4096' })
-    .optional(),
-});
+const embedderConfigSchema = once(() =>
+  z.object({
+    model: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }),
+    dimensions: z
+      .number({ error: 'must be a number' })
+      .int({ error: 'must be an integer' })
+      .min(1, { error: 'must be at least 1' })
+      .max(65_536, { error: 'must be at most 65536' }),
+    sendDimensions: z.boolean({ error: 'must be a boolean' }).optional(),
+    profileId: z
+      .string({ error: 'must be a string' })
+      .trim()
+      .min(1, { error: 'must not be empty' })
+      .optional(),
+    batchSize: z
+      .number({ error: 'must be a number' })
+      .int({ error: 'must be an integer' })
+      .min(1, { error: 'must be at least 1' })
+      .max(4096, { error: 'must be at most 4096' })
+      .optional(),
+  }),
+);
 
-const embeddingsResponseSchema = z.object({
-  data: z.array(
-    z.object({
-      index: z.number().int().min(0),
-      embedding: z.array(z.number()),
-    }),
-  ),
-});
+const embeddingsResponseSchema = once(() =>
+  z.object({
+    data: z.array(
+      z.object({
+        index: z.number().int().min(0),
+        embedding: z.array(z.number()),
+      }),
+    ),
+  }),
+);
 
 const DEFAULT_BATCH_SIZE = 64;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -88,7 +97,7 @@ class HttpEmbedder implements OpenAICompatibleEmbedder {
   readonly #batchSize: number;
 
   constructor(config: OpenAICompatibleEmbedderConfig) {
-    const parsed = embedderConfigSchema.safeParse(config);
+    const parsed = embedderConfigSchema().safeParse(config);
     if (!parsed.success) throw configErrorFrom(parsed.error, WHAT);
     this.#transport = createTransport(config, 'embeddings', 'embeddings', DEFAULT_TIMEOUT_MS, WHAT);
     this.#model = parsed.data.model;
@@ -118,7 +127,7 @@ class HttpEmbedder implements OpenAICompatibleEmbedder {
       ...(this.#sendDimensions ? { dimensions } : {}),
     };
     const { json, attempts } = await postJson(transport, payload, signal);
-    const parsed = embeddingsResponseSchema.safeParse(json);
+    const parsed = embeddingsResponseSchema().safeParse(json);
     if (!parsed.success)
       throw malformedFrom(transport, attempts, parsed.error, 'a body that is not an embeddings list');
     const { data } = parsed.data;

@@ -62,6 +62,18 @@ export interface Transport {
   readonly timers: ProviderTimers;
 }
 
+/**
+ * A value built on its first use, then the same one every time: the zod schemas of this package are built when
+ * a provider is configured, not when the package is imported (a process with no provider never builds them).
+ */
+export function once<T>(build: () => T): () => T {
+  let value: { readonly built: T } | undefined;
+  return () => {
+    value ??= { built: build() };
+    return value.built;
+  };
+}
+
 const DEFAULTS = {
   maxRetries: 2,
   retryBaseDelayMs: 500,
@@ -83,17 +95,19 @@ const positiveInt = (max: number) =>
     .min(1, { error: 'must be at least 1' })
     .max(max, { error: `must be at most ${max}` });
 
-const httpConfigSchema = z.object({
-  baseUrl: z.string({ error: 'must be a string' }),
-  apiKey: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
-  timeoutMs: positiveInt(3_600_000).optional(),
-  maxRetries: nonNegativeInt(10).optional(),
-  retryBaseDelayMs: nonNegativeInt(600_000).optional(),
-  retryMaxDelayMs: nonNegativeInt(600_000).optional(),
-  retryAfterCapMs: nonNegativeInt(600_000).optional(),
-  maxResponseBytes: positiveInt(1024 * 1024 * 1024).optional(),
-  headers: z.record(z.string(), z.string(), { error: 'must map header names to strings' }).optional(),
-});
+const httpConfigSchema = once(() =>
+  z.object({
+    baseUrl: z.string({ error: 'must be a string' }),
+    apiKey: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+    timeoutMs: positiveInt(3_600_000).optional(),
+    maxRetries: nonNegativeInt(10).optional(),
+    retryBaseDelayMs: nonNegativeInt(600_000).optional(),
+    retryMaxDelayMs: nonNegativeInt(600_000).optional(),
+    retryAfterCapMs: nonNegativeInt(600_000).optional(),
+    maxResponseBytes: positiveInt(1024 * 1024 * 1024).optional(),
+    headers: z.record(z.string(), z.string(), { error: 'must map header names to strings' }).optional(),
+  }),
+);
 
 /** Throws `ENGRAM_PROVIDER_CONFIG` naming the first invalid setting of a zod result; never echoes a value. */
 export function configErrorFrom(error: z.ZodError, what: string): EngramProviderError {
@@ -172,7 +186,7 @@ export function createTransport(
   defaultTimeoutMs: number,
   what: string,
 ): Transport {
-  const parsed = httpConfigSchema.safeParse(config);
+  const parsed = httpConfigSchema().safeParse(config);
   if (!parsed.success) throw configErrorFrom(parsed.error, what);
   for (const key of ['fetch', 'sleep', 'random', 'now'] as const) {
     if (config[key] !== undefined && typeof config[key] !== 'function') {

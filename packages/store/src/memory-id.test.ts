@@ -1,5 +1,5 @@
 import { checkMemoryId } from '@engram/contracts';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { timeOrderedId } from './memory-id.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -8,6 +8,10 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 function millisecondOf(id: string): number {
   return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('timeOrderedId', () => {
   it('makes 100k distinct version 7 ids in a tight loop, each sorting after the one before', () => {
@@ -28,6 +32,28 @@ describe('timeOrderedId', () => {
     // The ids carry the time they were made (a counter that overflows within a millisecond may run ahead by one).
     expect(millisecondOf(ids[0] as string)).toBeGreaterThanOrEqual(before);
     expect(millisecondOf(ids[ids.length - 1] as string)).toBeLessThanOrEqual(after + 1);
+  });
+
+  it('keeps counting within a millisecond and when the clock steps back, never reusing or reordering an id', () => {
+    const clock = vi.spyOn(Date, 'now');
+    // A millisecond later than any id made before, so this test starts a new one.
+    const t = Date.UTC(2400, 0, 1);
+    clock.mockReturnValue(t);
+    const same = Array.from({ length: 1000 }, () => timeOrderedId());
+    clock.mockReturnValue(t - 60_000);
+    const back = Array.from({ length: 1000 }, () => timeOrderedId());
+    clock.mockReturnValue(t + 1);
+    const next = timeOrderedId();
+    const ids = [...same, ...back, next];
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.every((id) => V7.test(id))).toBe(true);
+    expect(ids.every((id, i) => i === 0 || (ids[i - 1] as string) < id)).toBe(true);
+    // The clock that stepped back is not believed: those ids keep the last millisecond and count on; the next
+    // millisecond starts afresh.
+    expect([...same, ...back].every((id) => millisecondOf(id) === t)).toBe(true);
+    expect(millisecondOf(next)).toBe(t + 1);
+    // The tail after the counter is random: ids of one millisecond differ there too.
+    expect(new Set(same.map((id) => id.slice(-10))).size).toBeGreaterThan(990);
   });
 
   it('passes the memory id rule every store applies to a generated id', () => {

@@ -89,47 +89,52 @@ export interface ImportSummary {
   readonly vectorsImported: number;
 }
 
-const cell = z.union([z.string(), z.number(), z.null()]);
-const row = z.record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), cell);
-const counts = z
-  .object({
-    memories: z.number().int().min(0),
-    events: z.number().int().min(0),
-    cursors: z.number().int().min(0),
-    skills: z.number().int().min(0),
-    links: z.number().int().min(0),
-    history: z.number().int().min(0),
-  })
-  .strict();
-const recordSchema = z.discriminatedUnion('type', [
-  z
+/** The schema of one export line, built on its first use (an import), not when the store loads. */
+let recordSchema: ReturnType<typeof buildRecordSchema> | undefined;
+
+function buildRecordSchema() {
+  const cell = z.union([z.string(), z.number(), z.null()]);
+  const row = z.record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), cell);
+  const counts = z
     .object({
-      type: z.literal('header'),
-      format: z.literal(EXPORT_FORMAT),
-      formatVersion: z.number().int().min(1),
-      schemaVersion: z.number().int().min(0),
-      embedder: z
-        .object({ id: z.string().min(1).max(200), dimensions: z.number().int().min(1).max(65_536) })
-        .strict()
-        .nullable(),
-      agentId: z.string().nullable(),
-      vectors: z.boolean(),
+      memories: z.number().int().min(0),
+      events: z.number().int().min(0),
+      cursors: z.number().int().min(0),
+      skills: z.number().int().min(0),
+      links: z.number().int().min(0),
+      history: z.number().int().min(0),
     })
-    .strict(),
-  z
-    .object({
-      type: z.literal('memory'),
-      row,
-      vectors: z.array(z.string().max(2_000_000).nullable()).max(10_000).optional(),
-    })
-    .strict(),
-  z.object({ type: z.literal('event'), row }).strict(),
-  z.object({ type: z.literal('cursor'), row }).strict(),
-  z.object({ type: z.literal('skill'), row }).strict(),
-  z.object({ type: z.literal('link'), row }).strict(),
-  z.object({ type: z.literal('history'), row }).strict(),
-  z.object({ type: z.literal('end'), counts }).strict(),
-]);
+    .strict();
+  return z.discriminatedUnion('type', [
+    z
+      .object({
+        type: z.literal('header'),
+        format: z.literal(EXPORT_FORMAT),
+        formatVersion: z.number().int().min(1),
+        schemaVersion: z.number().int().min(0),
+        embedder: z
+          .object({ id: z.string().min(1).max(200), dimensions: z.number().int().min(1).max(65_536) })
+          .strict()
+          .nullable(),
+        agentId: z.string().nullable(),
+        vectors: z.boolean(),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('memory'),
+        row,
+        vectors: z.array(z.string().max(2_000_000).nullable()).max(10_000).optional(),
+      })
+      .strict(),
+    z.object({ type: z.literal('event'), row }).strict(),
+    z.object({ type: z.literal('cursor'), row }).strict(),
+    z.object({ type: z.literal('skill'), row }).strict(),
+    z.object({ type: z.literal('link'), row }).strict(),
+    z.object({ type: z.literal('history'), row }).strict(),
+    z.object({ type: z.literal('end'), counts }).strict(),
+  ]);
+}
 
 const RECORD_FIELDS: ReadonlySet<string> = new Set([
   'type',
@@ -154,6 +159,7 @@ export function parseExportLine(line: string, lineNumber: number): ExportRecord 
   } catch {
     throw invalidInput(`line ${lineNumber} of the export is not JSON`);
   }
+  recordSchema ??= buildRecordSchema();
   const parsed = recordSchema.safeParse(raw);
   if (!parsed.success) {
     // Only a field name of the format itself is named (never a key or a value read from the line).

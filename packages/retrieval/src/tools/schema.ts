@@ -35,8 +35,8 @@ export const MAX_ARGUMENT_CHARS = 200_000;
 const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]+$/;
 
-const memoryIdField = z.string().min(1).max(128).regex(NO_CONTROL);
-const reasonField = z.string().min(1).max(500).regex(NO_CONTROL);
+const memoryIdField = () => z.string().min(1).max(128).regex(NO_CONTROL);
+const reasonField = () => z.string().min(1).max(500).regex(NO_CONTROL);
 
 const maxCharsField = (fallback: number) =>
   z.int().min(200).max(SEARCH_MAX_CHARS.max).default(fallback).describe('Most characters of the answer.');
@@ -104,109 +104,118 @@ export interface ToolArgs {
   readonly skill_list: SkillListArgs;
 }
 
-/** A tool's description for the model and its input schema. */
+/** A tool's description for the model and how to build its input schema. */
 interface ToolSpec<K extends MemoryToolName> {
   readonly description: string;
-  readonly input: z.ZodType<ToolArgs[K]>;
+  readonly input: () => z.ZodType<ToolArgs[K]>;
 }
 
 /**
  * One entry per tool: its description for the model and its zod input schema (the JSON Schema offered to the
  * model is derived from it). Adding a tool: a name above, an entry here, a handler in `handlers.ts`.
+ * The schemas are built on first use ({@link inputOf}), not at import: a process that loads the package and
+ * never validates a call nor reads a definition's JSON Schema (a one-shot CLI search) does not build them.
  */
 const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
   memory_search: {
     description:
       "Search this agent's long-term memory (facts, past sessions, tool results). Returns ranked, compact results; archived ranges carry a pointer for memory_get.",
-    input: z.strictObject({
-      query: z
-        .string()
-        .min(1)
-        .max(2000)
-        .describe('What to look for: words, identifiers, paths or a question.'),
-      limit: z.int().min(1).max(25).default(5).describe('Most results (1-25).'),
-      maxChars: z
-        .int()
-        .min(200)
-        .max(SEARCH_MAX_CHARS.max)
-        .default(SEARCH_MAX_CHARS.default)
-        .describe('Most characters of the whole answer.'),
-      file: z
-        .string()
-        .min(1)
-        .max(500)
-        .regex(NO_CONTROL)
-        // The search filters on the tag `file:<file>`: the tag rule decides (a lone surrogate fails here).
-        .refine((file) => isValidTag(`file:${file}`))
-        .optional()
-        .describe('Only memories tagged with this file path.'),
-      history: z
-        .boolean()
-        .optional()
-        .describe('Also return versions that were corrected or replaced since (marked superseded).'),
-    }),
+    input: () =>
+      z.strictObject({
+        query: z
+          .string()
+          .min(1)
+          .max(2000)
+          .describe('What to look for: words, identifiers, paths or a question.'),
+        limit: z.int().min(1).max(25).default(5).describe('Most results (1-25).'),
+        maxChars: z
+          .int()
+          .min(200)
+          .max(SEARCH_MAX_CHARS.max)
+          .default(SEARCH_MAX_CHARS.default)
+          .describe('Most characters of the whole answer.'),
+        file: z
+          .string()
+          .min(1)
+          .max(500)
+          .regex(NO_CONTROL)
+          // The search filters on the tag `file:<file>`: the tag rule decides (a lone surrogate fails here).
+          .refine((file) => isValidTag(`file:${file}`))
+          .optional()
+          .describe('Only memories tagged with this file path.'),
+        history: z
+          .boolean()
+          .optional()
+          .describe('Also return versions that were corrected or replaced since (marked superseded).'),
+      }),
   },
   memory_remember: {
     description:
       'Remember one durable fact for future sessions. Exact duplicates are ignored; a near duplicate updates the existing fact unless they differ in a number, a negation or a name.',
-    input: z.strictObject({
-      content: z
-        .string()
-        .min(1)
-        .max(4000)
-        .describe('One durable fact, stated on its own (preference, convention, decision).'),
-      topic: z.string().min(1).max(64).optional().describe('A short topic label, e.g. "tooling".'),
-    }),
+    input: () =>
+      z.strictObject({
+        content: z
+          .string()
+          .min(1)
+          .max(4000)
+          .describe('One durable fact, stated on its own (preference, convention, decision).'),
+        topic: z.string().min(1).max(64).optional().describe('A short topic label, e.g. "tooling".'),
+      }),
   },
   memory_get: {
     description:
       'Read what a pointer returned by memory_search points at: the exact archived events of a session range, or the matching window of a long memory.',
-    input: z.strictObject({
-      pointer: z
-        .string()
-        .min(1)
-        .max(240)
-        .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
-        .describe(
-          'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
-        ),
-      maxChars: maxCharsField(8000),
-    }),
+    input: () =>
+      z.strictObject({
+        pointer: z
+          .string()
+          .min(1)
+          .max(240)
+          .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
+          .describe(
+            'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
+          ),
+        maxChars: maxCharsField(8000),
+      }),
   },
   memory_update: {
     description:
       'Correct a memory: the given text replaces it from now on. The old version is kept in its history (superseded, no longer returned by search). Use the id shown by memory_search.',
-    input: z.strictObject({
-      id: memoryIdField.describe('The id of the memory to correct (from memory_search).'),
-      content: z.string().min(1).max(4000).describe('The corrected fact, stated on its own.'),
-      reason: reasonField.optional().describe('Why it changed, in a few words.'),
-    }),
+    input: () =>
+      z.strictObject({
+        id: memoryIdField().describe('The id of the memory to correct (from memory_search).'),
+        content: z.string().min(1).max(4000).describe('The corrected fact, stated on its own.'),
+        reason: reasonField().optional().describe('Why it changed, in a few words.'),
+      }),
   },
   memory_forget: {
     description:
       'Forget a memory (and the earlier versions it replaced) for good, e.g. when the user asks. A tombstone records when and why; the content is erased unless the store keeps it.',
-    input: z.strictObject({
-      id: memoryIdField.describe('The id of the memory to forget (from memory_search).'),
-      reason: reasonField.optional().describe('Why it is forgotten, in a few words.'),
-    }),
+    input: () =>
+      z.strictObject({
+        id: memoryIdField().describe('The id of the memory to forget (from memory_search).'),
+        reason: reasonField().optional().describe('Why it is forgotten, in a few words.'),
+      }),
   },
   skill_write: {
     description: 'Create or replace a named, reusable procedure (skill).',
-    input: z.strictObject({
-      name: z.string().regex(SKILL_NAME).describe('Unique skill name: letters, digits, "_", "-" (max 64).'),
-      description: z.string().min(1).max(500).describe('When to use the skill, in one sentence.'),
-      content: z.string().min(1).max(20000).describe('The procedure.'),
-    }),
+    input: () =>
+      z.strictObject({
+        name: z.string().regex(SKILL_NAME).describe('Unique skill name: letters, digits, "_", "-" (max 64).'),
+        description: z.string().min(1).max(500).describe('When to use the skill, in one sentence.'),
+        content: z.string().min(1).max(20000).describe('The procedure.'),
+      }),
   },
   skill_delete: {
     description: 'Delete a skill by name.',
-    input: z.strictObject({
-      name: z.string().regex(SKILL_NAME).describe('The skill to delete.'),
-    }),
+    input: () =>
+      z.strictObject({
+        name: z.string().regex(SKILL_NAME).describe('The skill to delete.'),
+      }),
   },
   skill_list: {
     description: 'List the skills of this agent with their descriptions.',
-    input: z.strictObject({ maxChars: maxCharsField(8000) }),
+    input: () => z.strictObject({ maxChars: maxCharsField(8000) }),
   },
 };
 
@@ -224,15 +233,37 @@ function jsonSchemaOf(schema: z.ZodType): Readonly<Record<string, unknown>> {
   return Object.freeze(rest);
 }
 
-/** The tool definitions, derived from the zod input schemas (JSON Schema out). */
+const inputs = new Map<MemoryToolName, z.ZodType>();
+
+/** The zod input schema of one tool, built on first use; the same object every time after. */
+export function inputOf<K extends MemoryToolName>(name: K): z.ZodType<ToolArgs[K]> {
+  let input = inputs.get(name);
+  if (input === undefined) {
+    input = TOOL_SPECS[name].input();
+    inputs.set(name, input);
+  }
+  return input as z.ZodType<ToolArgs[K]>;
+}
+
+/** One tool's definition; its JSON Schema is derived on first read, then the same frozen object every time. */
+function definitionOf(name: MemoryToolName): ToolDefinition {
+  let inputSchema: Readonly<Record<string, unknown>> | undefined;
+  return Object.freeze({
+    name,
+    description: TOOL_SPECS[name].description,
+    get inputSchema(): Readonly<Record<string, unknown>> {
+      inputSchema ??= jsonSchemaOf(inputOf(name));
+      return inputSchema;
+    },
+  });
+}
+
+/**
+ * The tool definitions, derived from the zod input schemas (JSON Schema out). Each `inputSchema` is derived
+ * when first read (an enumerable getter: JSON.stringify, spreading and structuredClone see the value).
+ */
 export const MEMORY_TOOL_DEFINITIONS: readonly ToolDefinition[] = Object.freeze(
-  MEMORY_TOOL_NAMES.map((name) =>
-    Object.freeze({
-      name,
-      description: TOOL_SPECS[name].description,
-      inputSchema: jsonSchemaOf(TOOL_SPECS[name].input),
-    }),
-  ),
+  MEMORY_TOOL_NAMES.map(definitionOf),
 );
 
 /** The result of validating a tool call's arguments. */
@@ -304,7 +335,7 @@ function readInput(tool: MemoryToolName, args: unknown): { input: unknown } | { 
 }
 
 function parseAs<K extends MemoryToolName>(name: K, input: unknown): ParsedToolCall {
-  const parsed = TOOL_SPECS[name].input.safeParse(input);
+  const parsed = inputOf(name).safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 3).map((issue) => describeIssue(issue, input));
     const more = parsed.error.issues.length > 3 ? ` (+${parsed.error.issues.length - 3} more)` : '';
