@@ -175,9 +175,12 @@ describe('the k-NN planner', () => {
       expect(plan('bit', dimensions, 10, 10_000)).toBe('quantised');
       // A partition no larger than the candidates: the exact scan.
       expect(plan('bit', dimensions, 10, 160)).toBe('exact');
-      // 2,048 candidates: selecting them in every chunk costs more than the float scan saves.
-      expect(plan('bit', dimensions, 128, 100_000)).toBe('exact');
+      // 2,048 candidates: selecting them in every chunk costs about what the float scan saves.
+      expect(plan('bit', dimensions, 128, 10_000)).toBe('exact');
     }
+    expect(plan('bit', 384, 128, 1_000_000)).toBe('exact');
+    // At 1,536-d a large partition still pays for the rescoring of 2,048 candidates (the plans cost about the same).
+    expect(plan('bit', 1536, 128, 100_000)).toBe('quantised');
     // At 128-d the float distance is as cheap as selecting 160 candidates: always exact.
     expect(exactPlanBound({ quantization: 'bit', dimensions: 128, kk: 10, kq: 160 })).toBe(
       Number.POSITIVE_INFINITY,

@@ -270,11 +270,14 @@ export type KnnPlan = 'quantised' | 'exact';
  * | int8 distance (`int8` coarse)       | 0.26  | 0.71  | 3.0     | 1.5 / 1.6 / 1.7                                 |
  * | rescoring a candidate (its float copy read as an auxiliary row, one cosine) | 2.3 | 3.8 | 5.0 | 15 / 8 / 3 |
  *
- * and, for every vec0 k-NN whatever its vectors, the selection of the k nearest inside each chunk: per vector,
- * about 0.12 µs at k = 128, 0.28 at 256, 0.74 at 512 and 1.8 at 1,024, where it stops growing (a chunk holds
- * at most 1,024 vectors, {@link vec0ChunkSize}: a k-NN selects at most a chunk's worth from each), negligible
- * at k = 10. That term is why a wide coarse pass is not cheap: at 1,536-d a `bit` pass for kq = 2,048 spends
- * 1.8 µs per vector selecting, more than the float distance it saves.
+ * and, for every vec0 k-NN whatever its vectors, the selection of the k nearest inside each chunk of S vectors
+ * ({@link selectionCost}): per vector, in 1,024-vector chunks, about 0.12 µs at k = 128, 0.28 at 256, 0.74 at
+ * 512 and 1.8 at 1,024, where it stops growing (a k-NN selects at most a chunk's worth from each chunk),
+ * negligible at k = 10; smaller chunks cost more per vector at the same k (measured: 0.16 µs at k = 64 and 0.34
+ * at k = 128 in 128-vector chunks, 0.14 / 0.37 / 0.91 at k = 128 / 256 / 512 in 512-vector chunks, about
+ * √(1,024 / S) times the 1,024-vector figure), plus a little per chunk for a k larger than the chunk (0.005 µs
+ * per vector per further chunk's worth). That term is why a wide coarse pass is not cheap: at 1,536-d a `bit`
+ * pass for kq = 2,048 spends 1.8 µs per vector selecting, more than the float distance it saves.
  */
 const COST = {
   exact: { fixed: 0.03, perDim: 0.00109 },
@@ -283,7 +286,7 @@ const COST = {
   rescore: { fixed: 2.05, perDim: 0.0019 },
 } as const;
 
-/** The per-vector selection cost of a k-NN keeping `k` per chunk (µs, measured: see {@link COST}). */
+/** The per-vector selection cost of a k-NN keeping `k` in 1,024-vector chunks (µs, measured: see {@link COST}). */
 const SELECT: readonly (readonly [number, number])[] = [
   [10, 0],
   [128, 0.12],
@@ -292,14 +295,22 @@ const SELECT: readonly (readonly [number, number])[] = [
   [1024, 1.8],
 ];
 
-function selectionCost(k: number): number {
+/** The per-vector cost (µs) of selecting the `k` nearest in each chunk of `chunk` vectors: see {@link COST}. */
+function selectionCost(k: number, chunk: number): number {
+  const kept = Math.min(k, chunk);
+  let within = 0;
   let prev = SELECT[0] as readonly [number, number];
-  if (k <= prev[0]) return 0;
-  for (const point of SELECT) {
-    if (k <= point[0]) return prev[1] + ((point[1] - prev[1]) * (k - prev[0])) / (point[0] - prev[0]);
-    prev = point;
+  if (kept > prev[0]) {
+    within = (SELECT[SELECT.length - 1] as readonly [number, number])[1];
+    for (const point of SELECT) {
+      if (kept <= point[0]) {
+        within = prev[1] + ((point[1] - prev[1]) * (kept - prev[0])) / (point[0] - prev[0]);
+        break;
+      }
+      prev = point;
+    }
   }
-  return prev[1];
+  return within * Math.sqrt(1024 / chunk) + (0.005 * Math.max(0, k - chunk)) / chunk;
 }
 
 /** What {@link chooseKnnPlan} decides from: plain numbers, so it is tested directly. */
@@ -314,24 +325,25 @@ export interface KnnPlanInput {
 
 /**
  * The most vectors an agent's partition may hold for the exact scan to be the cheaper plan for `input` (0: never;
- * Infinity: always). With n the partition's vectors, costs per vector from {@link COST}, s(k) the selection cost
- * and S the chunk sizes of the two tables, the exact scan is chosen when
+ * Infinity: always). With n the partition's vectors, costs per vector from {@link COST}, s(k, S) the selection
+ * cost and S the chunk sizes of the two tables, the exact scan is chosen when
  *
- *   n × (coarse + s(min(kq, S_quant))) + kq × rescore  >=  n × (float + s(min(kk, S_float)))
+ *   n × (coarse + s(kq, S_quant)) + kq × rescore  >=  n × (float + s(kk, S_float))
  *
- * that is when n <= kq × rescore / (float + s(min(kk, S_float)) − coarse − s(min(kq, S_quant))). With `int8` the
+ * that is when n <= kq × rescore / (float + s(kk, S_float) − coarse − s(kq, S_quant)). With `int8` the
  * coarse distance alone costs more than the float one (sqlite-vec 0.1.9's int8 distance is not faster), so the
- * exact scan is always chosen; with `bit` the bound is a few hundred vectors at k = 10 (kq = 160) and, at k = 128
- * (kq = 2,048, the hybrid retriever's candidate budget), tens of thousands at 128-d and 384-d and every size at
- * 1,536-d, where the coarse pass's selection of 2,048 candidates costs as much as the float scan it replaces.
+ * exact scan is always chosen; with `bit` the bound is a few hundred vectors at k = 10 (kq = 160) at 384-d and
+ * wider (every size at 128-d, where a float distance costs no more than selecting 160 candidates) and, at k = 128
+ * (kq = 2,048, the hybrid retriever's candidate budget), every size up to 768-d and about 61,000 vectors at
+ * 1,536-d: the coarse pass's selection of 2,048 candidates costs about as much as the float scan it replaces.
  */
 export function exactPlanBound(input: KnnPlanInput): number {
   const { quantization, dimensions, kk, kq } = input;
   const at = (c: { fixed: number; perDim: number }): number => c.fixed + c.perDim * dimensions;
   const floatChunk = vectorChunkSize(dimensions);
   const quantChunk = vec0ChunkSize(quantization === 'int8' ? dimensions : Math.ceil(dimensions / 8));
-  const exact = at(COST.exact) + selectionCost(Math.min(kk, floatChunk));
-  const coarse = at(COST[quantization]) + selectionCost(Math.min(kq, quantChunk));
+  const exact = at(COST.exact) + selectionCost(kk, floatChunk);
+  const coarse = at(COST[quantization]) + selectionCost(kq, quantChunk);
   const saved = exact - coarse;
   if (saved <= 0) return Number.POSITIVE_INFINITY;
   return Math.floor((kq * at(COST.rescore)) / saved);
