@@ -154,6 +154,49 @@ describe('quantised vector search: rescoring work', () => {
   });
 });
 
+describe('the k-NN plan follows the partition', () => {
+  const rows = (agentId: string, count: number, seed: number) =>
+    vectors(count, seed).map((vector, i) => ({
+      id: `${agentId}${seed}-${i}`,
+      agentId,
+      kind: 'fact' as const,
+      content: `note ${i}`,
+      vector,
+    }));
+
+  it('a partition that grows past the bound (by this store or another connection) gets the coarse pass', async () => {
+    // bit at k = 10 and 1,536-d: the exact scan up to 539 vectors (128-vector chunks: 512 hold 400 rows).
+    expect(exactPlanBound({ quantization: 'bit', dimensions: DIMS, kk: 10, kq: 160 })).toBe(539);
+    const path = join(dir, 'grow.db');
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: { id: 'counted', dimensions: DIMS },
+      driver: CountingDatabase as unknown as SqliteDriver,
+      vectorIndex: { quantization: 'bit' },
+    });
+    open.push(store);
+    const q = vectors(1, 9)[0] as Float32Array;
+    const searched = async (agentId: string): Promise<number> => {
+      distances = 0;
+      expect(await store.searchVector({ agentId, vector: q, k: 10 })).toHaveLength(10);
+      return distances;
+    };
+    // Its own writes.
+    await store.insertMemories(rows('g', 400, 21));
+    expect(await searched('g')).toBe(0);
+    expect(await searched('g')).toBe(0);
+    await store.insertMemories(rows('g', 600, 22));
+    expect(await searched('g')).toBe(160);
+    // Another connection's commit.
+    await store.insertMemories(rows('h', 400, 23));
+    expect(await searched('h')).toBe(0);
+    const other = createSqliteMemoryStore({ path, embedding: { id: 'counted', dimensions: DIMS } });
+    open.push(other);
+    await other.insertMemories(rows('h', 600, 24));
+    expect(await searched('h')).toBe(160);
+  });
+});
+
 describe('the k-NN planner', () => {
   const plan = (
     quantization: 'bit' | 'int8',
