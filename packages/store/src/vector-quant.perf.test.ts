@@ -1,9 +1,10 @@
 /**
- * The work of a quantised vector search, counted (no clock): the exact float distance is computed for the
- * coarse pass's `k × rescore` candidates only, never for the rest of the agent's partition. The count comes
- * from the SQL function itself: the test's driver replaces sqlite-vec's `vec_distance_cosine` with a counting
- * copy after the extension loads (the exact float k-NN of vec0 computes its distances inside the table and
- * never calls it).
+ * The work of a quantised vector search, counted (no clock): when the coarse pass runs, the exact float distance
+ * is computed for its `k × rescore` candidates only, never for the rest of the agent's partition; when the
+ * planner expects the exact float scan to be cheaper (`chooseKnnPlan`: a coarse pass as wide as the partition,
+ * an `int8` index, a wide k), the exact scan runs and nothing is rescored. The count comes from the SQL function
+ * itself: the test's driver replaces sqlite-vec's `vec_distance_cosine` with a counting copy after the extension
+ * loads (the exact float k-NN of vec0 computes its distances inside the table and never calls it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqliteDriver } from './native.js';
+import { chooseKnnPlan, exactPlanBound } from './sqlite/vector-quant.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorQuantization } from './sqlite-store.js';
 
-const DIMS = 128;
+// 1,536-d: where a narrow `bit` pass is cheaper than the exact scan (at 128-d the planner always scans exactly).
+const DIMS = 1536;
 const ROWS = 3000;
+const OTHER_ROWS = 500;
 let dir: string;
 const open: SqliteMemoryStore[] = [];
 let distances = 0;
@@ -86,7 +90,7 @@ async function storeWith(quantization: VectorQuantization, rescore?: number): Pr
   );
   // Another agent's partition: never scanned, never rescored.
   await store.insertMemories(
-    vectors(ROWS, 4).map((vector, i) => ({
+    vectors(OTHER_ROWS, 4).map((vector, i) => ({
       id: `b${i}`,
       agentId: 'b',
       kind: 'fact' as const,
@@ -99,7 +103,6 @@ async function storeWith(quantization: VectorQuantization, rescore?: number): Pr
 
 describe('quantised vector search: rescoring work', () => {
   it.each([
-    ['int8', undefined, 8],
     ['bit', undefined, 16],
     ['bit', 4, 4],
   ] as const)(
@@ -124,11 +127,113 @@ describe('quantised vector search: rescoring work', () => {
     expect(distances).toBe(0);
   });
 
-  it('a k × rescore larger than the partition rescores each of its rows once', async () => {
+  it('a k × rescore as large as the partition runs the exact scan: nothing rescored, the exact answer', async () => {
     const store = await storeWith('bit', 64);
+    const exact = await storeWith('none');
+    const q = vectors(1, 9)[0] as Float32Array;
     distances = 0;
-    await store.searchVector({ agentId: 'a', vector: vectors(1, 9)[0] as Float32Array, k: 60 });
-    // 60 × 64 = 3,840 asked for; the agent has 3,000 rows.
-    expect(distances).toBe(ROWS);
+    // 60 × 64 = 3,840 asked for; the agent has 3,000 rows: the old plan rescored every one of them.
+    const hits = await store.searchVector({ agentId: 'a', vector: q, k: 60 });
+    expect(distances).toBe(0);
+    expect(hits.map((h) => h.id)).toEqual(
+      (await exact.searchVector({ agentId: 'a', vector: q, k: 60 })).map((h) => h.id),
+    );
+  });
+
+  it("bit at the hybrid retriever's k = 128 (2,048 candidates) and int8 at any k run the exact scan", async () => {
+    for (const quantization of ['bit', 'int8'] as const) {
+      const store = await storeWith(quantization);
+      for (const k of quantization === 'bit' ? [128] : [10, 128]) {
+        distances = 0;
+        const hits = await store.searchVector({ agentId: 'a', vector: vectors(1, 9)[0] as Float32Array, k });
+        expect(hits).toHaveLength(k);
+        // The old plan computed k × rescore (2,048 for bit, 80 and 1,024 for int8) float distances here.
+        expect(distances).toBe(0);
+      }
+    }
+  });
+});
+
+describe('the k-NN plan follows the partition', () => {
+  const rows = (agentId: string, count: number, seed: number) =>
+    vectors(count, seed).map((vector, i) => ({
+      id: `${agentId}${seed}-${i}`,
+      agentId,
+      kind: 'fact' as const,
+      content: `note ${i}`,
+      vector,
+    }));
+
+  it('a partition that grows past the bound (by this store or another connection) gets the coarse pass', async () => {
+    // bit at k = 10 and 1,536-d: the exact scan up to 539 vectors (128-vector chunks: 512 hold 400 rows).
+    expect(exactPlanBound({ quantization: 'bit', dimensions: DIMS, kk: 10, kq: 160 })).toBe(539);
+    const path = join(dir, 'grow.db');
+    const store = createSqliteMemoryStore({
+      path,
+      embedding: { id: 'counted', dimensions: DIMS },
+      driver: CountingDatabase as unknown as SqliteDriver,
+      vectorIndex: { quantization: 'bit' },
+    });
+    open.push(store);
+    const q = vectors(1, 9)[0] as Float32Array;
+    const searched = async (agentId: string): Promise<number> => {
+      distances = 0;
+      expect(await store.searchVector({ agentId, vector: q, k: 10 })).toHaveLength(10);
+      return distances;
+    };
+    // Its own writes.
+    await store.insertMemories(rows('g', 400, 21));
+    expect(await searched('g')).toBe(0);
+    expect(await searched('g')).toBe(0);
+    await store.insertMemories(rows('g', 600, 22));
+    expect(await searched('g')).toBe(160);
+    // Another connection's commit.
+    await store.insertMemories(rows('h', 400, 23));
+    expect(await searched('h')).toBe(0);
+    const other = createSqliteMemoryStore({ path, embedding: { id: 'counted', dimensions: DIMS } });
+    open.push(other);
+    await other.insertMemories(rows('h', 600, 24));
+    expect(await searched('h')).toBe(160);
+  });
+});
+
+describe('the k-NN planner', () => {
+  const plan = (
+    quantization: 'bit' | 'int8',
+    dimensions: number,
+    kk: number,
+    vectors: number,
+    rescore = 16,
+  ) => chooseKnnPlan({ quantization, dimensions, kk, kq: Math.min(kk * rescore, 4096) }, vectors);
+
+  it('int8 always scans exactly: its coarse distance costs more than the float one', () => {
+    for (const dimensions of [128, 384, 768, 1536, 3072]) {
+      for (const kk of [1, 10, 128]) expect(plan('int8', dimensions, kk, 1_000_000, 8)).toBe('exact');
+    }
+  });
+
+  it('bit takes the coarse pass for a narrow k over a large partition at 384-d and 1,536-d', () => {
+    for (const dimensions of [384, 1536]) {
+      expect(plan('bit', dimensions, 10, 100_000)).toBe('quantised');
+      expect(plan('bit', dimensions, 10, 10_000)).toBe('quantised');
+      // A partition no larger than the candidates: the exact scan.
+      expect(plan('bit', dimensions, 10, 160)).toBe('exact');
+      // 2,048 candidates: selecting them in every chunk costs about what the float scan saves.
+      expect(plan('bit', dimensions, 128, 10_000)).toBe('exact');
+    }
+    expect(plan('bit', 384, 128, 1_000_000)).toBe('exact');
+    // At 1,536-d a large partition still pays for the rescoring of 2,048 candidates (the plans cost about the same).
+    expect(plan('bit', 1536, 128, 100_000)).toBe('quantised');
+    // At 128-d the float distance is as cheap as selecting 160 candidates: always exact.
+    expect(exactPlanBound({ quantization: 'bit', dimensions: 128, kk: 10, kq: 160 })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+
+  it('the bound grows with the candidates and shrinks with a cheaper coarse pass', () => {
+    const at = (kk: number, kq: number) => exactPlanBound({ quantization: 'bit', dimensions: 1536, kk, kq });
+    expect(at(10, 160)).toBeGreaterThan(at(10, 40));
+    expect(at(10, 40)).toBeGreaterThan(at(10, 10));
+    expect(at(10, 10)).toBeGreaterThan(0);
   });
 });

@@ -133,3 +133,63 @@ describe('the vector worker takes the k-NN off the store connection', () => {
     }
   });
 });
+
+describe('the vector worker with a quantised index', () => {
+  const WIDE = 1536;
+  const WIDE_ROWS = 2500;
+  let widePath: string;
+
+  function wide(seed: number): Float32Array {
+    const v = new Float32Array(WIDE);
+    for (let i = 0; i < WIDE; i += 1)
+      v[i] = Math.sin(seed * 0.618 + i * 1.37) + Math.cos(seed * (i + 1) * 0.011);
+    return v;
+  }
+
+  beforeAll(async () => {
+    widePath = join(dir, 'bit.db');
+    const writer = createSqliteMemoryStore({
+      path: widePath,
+      embedding: { id: 'wide', dimensions: WIDE },
+      vectorWorker: false,
+      vectorIndex: { quantization: 'bit' },
+    });
+    await writer.insertMemories(
+      Array.from({ length: WIDE_ROWS }, (_, i) => ({
+        agentId: 'agent-0',
+        kind: 'fact' as const,
+        content: `note ${i}`,
+        vector: wide(i),
+      })),
+    );
+    writer.close();
+  });
+
+  it('sends a k-NN that runs the exact float scan by its float bytes, a coarse pass by its quantised ones', async () => {
+    // 2,500 × 1,536-d: 15 MiB of float vectors, 469 KiB of sign bits. At k = 128 (2,048 candidates) the planner
+    // runs the exact scan, whose 15 MiB go to the worker; at k = 10 (160 candidates) the coarse pass, whose
+    // 469 KiB stay on the store's connection.
+    const store = createSqliteMemoryStore({
+      path: widePath,
+      embedding: { id: 'wide', dimensions: WIDE },
+      vectorWorker: true,
+    });
+    try {
+      for (let i = 0; i < 1_000_000 && vectorWorkerProbe(store)?.state !== 'ready'; i += 1) {
+        await store.searchVector({ agentId: 'agent-0', vector: wide(1), k: 128 });
+      }
+      expect(vectorWorkerProbe(store)?.state).toBe('ready');
+      const before = { ...vectorWorkerProbe(store) };
+      for (let i = 0; i < 20; i += 1) {
+        await store.searchVector({ agentId: 'agent-0', vector: wide(50_000 + i), k: 128 });
+        await store.searchVector({ agentId: 'agent-0', vector: wide(60_000 + i), k: 10 });
+      }
+      const probe = vectorWorkerProbe(store);
+      expect((probe?.answered ?? 0) - (before.answered ?? 0)).toBe(20);
+      expect((probe?.local ?? 0) - (before.local ?? 0)).toBe(20);
+      expect(probe?.fallbacks).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+});

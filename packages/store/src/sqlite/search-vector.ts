@@ -17,7 +17,7 @@ import {
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
-import { followVectorIndex, knnParams, knnSql } from './vector-quant.js';
+import { followVectorIndex, knnParams, knnSql, planKnn } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
@@ -152,16 +152,22 @@ function toHits(ctx: StoreContext, agentId: string, rows: readonly Row[]): Vecto
  * `ORDER BY distance, m.id` did, without a sorter in SQLite or an object per row).
  */
 function nearestMemories(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): VectorHit[] {
+  const plan = planKnn(ctx, agentId, k, vector.length);
   const rows = ctx
     .stmt(
       'vector',
       `WITH knn AS MATERIALIZED (
-         ${knnSql(ctx)})
+         ${knnSql(ctx, plan)})
        SELECT m.id, knn.distance
        FROM knn CROSS JOIN memories m ON m.rid = knn.rowid
        WHERE m.agent_id = @agent`,
     )
-    .values<[string, number | null]>({ v: vector, kk: k, agent: agentId, ...knnParams(ctx, vector, k) });
+    .values<[string, number | null]>({
+      v: vector,
+      kk: k,
+      agent: agentId,
+      ...knnParams(ctx, plan, vector, k),
+    });
   const hits: VectorHit[] = [];
   let sorted = true;
   let last: VectorHit | undefined;
@@ -193,11 +199,12 @@ function byDistanceThenId(a: VectorHit, b: VectorHit): number {
 function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): Row[] {
   let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
   for (;;) {
+    const plan = planKnn(ctx, agentId, kk, vector.length);
     const rows = ctx
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           ${knnSql(ctx)})
+           ${knnSql(ctx, plan)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
@@ -205,7 +212,7 @@ function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: nu
          GROUP BY m.rid
          ORDER BY distance, m.id LIMIT @k`,
       )
-      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...knnParams(ctx, vector, kk) });
+      .all<Row & { raw: number }>({ v: vector, k, kk, agent: agentId, ...knnParams(ctx, plan, vector, kk) });
     const raw = rows[0]?.raw ?? 0;
     if (rows.length >= k || raw < kk || kk >= MAX_KNN) return rows;
     kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
@@ -233,11 +240,12 @@ function nearestPassing(
   const where = passingWhere(scope);
   let kk = Math.min(k * FILTER_OVERSAMPLING * (chunked ? CHUNK_OVERSAMPLING : 1), MAX_KNN);
   for (;;) {
+    const plan = planKnn(ctx, agentId, kk, vector.length);
     const rows = ctx
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           ${knnSql(ctx)})
+           ${knnSql(ctx, plan)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
@@ -251,15 +259,15 @@ function nearestPassing(
         kk,
         agent: agentId,
         ...scope,
-        ...knnParams(ctx, vector, kk),
+        ...knnParams(ctx, plan, vector, kk),
       });
     if (rows.length >= k) return rows;
     // Fewer passing rows than k: either the partition has no more neighbours, or more must be looked at.
     const raw =
       rows[0]?.raw ??
       ctx
-        .stmt('vector', `SELECT count(*) AS n FROM (${knnSql(ctx)})`)
-        .get<{ n: number }>({ v: vector, kk, agent: agentId, ...knnParams(ctx, vector, kk) })?.n ??
+        .stmt('vector', `SELECT count(*) AS n FROM (${knnSql(ctx, plan)})`)
+        .get<{ n: number }>({ v: vector, kk, agent: agentId, ...knnParams(ctx, plan, vector, kk) })?.n ??
       0;
     if (raw < kk) return rows;
     if (kk >= MAX_KNN) break;

@@ -1,13 +1,13 @@
 /**
  * How big an agent's vector partition is, for the vector worker's dispatch (`vector-dispatch.ts`): the bytes
- * of vectors its k-NN scans, from its vec0 chunks (their capacity in vectors, each chunk's recorded size: an
+ * of vectors its k-NN scans (the float ones when a quantised store's search runs the exact scan), from its vec0 chunks (their capacity in vectors, each chunk's recorded size: an
  * upper bound) and its rows (counted up to
  * the dispatch threshold only, so the count is bounded), counted at most once per agent per
  * {@link CHUNK_RECOUNT} searches.
  */
 import type { SqliteStatement } from '../native.js';
 import type { StoreContext } from './context.js';
-import { searchIndex } from './vector-quant.js';
+import { chooseKnnPlan, MAX_KNN, searchIndex } from './vector-quant.js';
 
 /**
  * The fewest bytes of vectors an agent's partition holds for its k-NN to go to the worker (2 MiB: 1,024
@@ -54,12 +54,25 @@ export class PartitionSizes {
    * 1,536-d a chunk of 100 rows took 1.05 ms against 2.5–2.8 ms for 1,000, so the rows are the better
    * estimate (the blob read, ≈1 ms per 6 MiB chunk, is left out: it is paid on either connection).
    */
-  scanBytes(ctx: StoreContext, agentId: string, threshold: number): { bound: number; estimate: number } {
+  scanBytes(
+    ctx: StoreContext,
+    agentId: string,
+    threshold: number,
+    k: number,
+  ): { bound: number; estimate: number } {
     const dimensions = ctx.profile?.dimensions ?? 0;
-    const q = searchIndex(ctx).quantization;
-    const perVector = q === 'none' ? 4 * dimensions : q === 'int8' ? dimensions : dimensions / 8;
-    const limit = perVector > 0 ? Math.ceil(threshold / perVector) : 0;
+    const { quantization: q, rescore } = searchIndex(ctx);
+    const quantised = q === 'none' ? 4 * dimensions : q === 'int8' ? dimensions : dimensions / 8;
+    const limit = quantised > 0 ? Math.ceil(threshold / quantised) : 0;
     const { chunks, rows } = this.#counts(ctx, agentId, limit);
+    // The k-NN's plan (`chooseKnnPlan`, from the same chunk capacity the search's own probe reads): a quantised
+    // store whose search runs the exact float scan scans float vectors. The rows were counted up to the larger
+    // limit of the narrower vectors, so the count also serves the float ones.
+    const exact =
+      q !== 'none' &&
+      chooseKnnPlan({ quantization: q, dimensions, kk: k, kq: Math.min(k * rescore, MAX_KNN) }, chunks) ===
+        'exact';
+    const perVector = exact ? 4 * dimensions : quantised;
     const bound = chunks * perVector;
     return { bound, estimate: Math.min(bound, rows * perVector) };
   }

@@ -15,8 +15,8 @@
  * which rebuilds the quantised table from the stored float vectors (no re-embedding; `vector-quant-build.ts`).
  */
 import { EngramStoreError } from '../errors.js';
-import type { SqliteDatabase } from '../native.js';
-import { vec0ChunkSize, vec0PartitionIndexSql } from '../schema.js';
+import type { SqliteDatabase, SqliteStatement } from '../native.js';
+import { vec0ChunkSize, vec0PartitionIndexSql, vectorChunkSize } from '../schema.js';
 import type { StoreContext } from './context.js';
 
 /** How the vector index is quantised: `none` (exact float scan, the default), `int8` or `bit`. */
@@ -53,7 +53,7 @@ export const VECTOR_QUANTIZATIONS: readonly VectorQuantization[] = ['none', 'int
 export const DEFAULT_RESCORE: Readonly<Record<VectorQuantization, number>> = { none: 1, int8: 8, bit: 16 };
 
 /** sqlite-vec's largest k. */
-const MAX_KNN = 4096;
+export const MAX_KNN = 4096;
 
 /** The meta key the setting is recorded under. */
 export const VECTOR_INDEX_META = 'vector_index';
@@ -250,13 +250,215 @@ export function deleteQuantVector(ctx: StoreContext, rid: number | bigint): void
 }
 
 /**
- * The k-NN the vector arm reads as `knn(rowid, distance)` for `@v` (the query), `@kk` (neighbours wanted) and
- * `@agent`: the float index's own k-NN, or with quantisation the coarse k-NN of `@kq` candidates on the quantised
- * table rescored by the exact distance of their float copies. Parameters from `knnParams`.
+ * Which k-NN a search runs: `quantised`, the coarse pass on the quantised table for `kq` candidates rescored by
+ * their float copies, or `exact`, the float index's own k-NN (what a store without quantisation runs). Chosen per
+ * search by {@link chooseKnnPlan}: the exact scan's answer is exact, so choosing it never lowers recall.
  */
-export function knnSql(ctx: StoreContext): string {
+export type KnnPlan = 'quantised' | 'exact';
+
+/**
+ * What one k-NN costs, per vector of the agent's partition and per rescored candidate, in µs measured on a
+ * 2-core x86 machine with sqlite-vec 0.1.9 (CPU time, partitions of 4k and 16k vectors at 128-d and 384-d, 2k
+ * and 8k at 1,536-d; the scripts are described in the store README, "Quantised vector search"). Only their
+ * ratios matter: {@link chooseKnnPlan} compares two sums of them, and a faster or slower machine moves all of
+ * them together. The table gives the measurements; the constants below fit each as a fixed part plus a part per
+ * dimension (within 10 % of them, 27 % for the noisiest, rescoring at 384-d, measured 1.6–4.5 µs):
+ *
+ * | per vector / candidate              | 128-d | 384-d | 1,536-d | ratio to the float distance (128 / 384 / 1,536) |
+ * | ----------------------------------- | ----- | ----- | ------- | ----------------------------------------------- |
+ * | float distance (exact scan)         | 0.15  | 0.45  | 1.7     | 1                                               |
+ * | Hamming distance (`bit` coarse)     | 0.018 | 0.041 | 0.071   | 0.12 / 0.09 / 0.04                              |
+ * | int8 distance (`int8` coarse)       | 0.26  | 0.71  | 3.0     | 1.5 / 1.6 / 1.7                                 |
+ * | rescoring a candidate (its float copy read as an auxiliary row, one cosine) | 2.3 | 3.8 | 5.0 | 15 / 8 / 3 |
+ *
+ * and, for every vec0 k-NN whatever its vectors, the selection of the k nearest inside each chunk of S vectors
+ * ({@link selectionCost}): per vector, in 1,024-vector chunks, about 0.12 µs at k = 128, 0.28 at 256, 0.74 at
+ * 512 and 1.8 at 1,024, where it stops growing (a k-NN selects at most a chunk's worth from each chunk),
+ * negligible at k = 10; smaller chunks cost more per vector at the same k (measured: 0.16 µs at k = 64 and 0.34
+ * at k = 128 in 128-vector chunks, 0.14 / 0.37 / 0.91 at k = 128 / 256 / 512 in 512-vector chunks, about
+ * √(1,024 / S) times the 1,024-vector figure), plus a little per chunk for a k larger than the chunk (0.005 µs
+ * per vector per further chunk's worth). That term is why a wide coarse pass is not cheap: at 1,536-d a `bit`
+ * pass for kq = 2,048 spends 1.8 µs per vector selecting, more than the float distance it saves.
+ */
+const COST = {
+  exact: { fixed: 0.03, perDim: 0.00109 },
+  bit: { fixed: 0.015, perDim: 0.000037 },
+  int8: { fixed: 0, perDim: 0.00197 },
+  rescore: { fixed: 2.05, perDim: 0.0019 },
+} as const;
+
+/** The per-vector selection cost of a k-NN keeping `k` in 1,024-vector chunks (µs, measured: see {@link COST}). */
+const SELECT: readonly (readonly [number, number])[] = [
+  [10, 0],
+  [128, 0.12],
+  [256, 0.28],
+  [512, 0.74],
+  [1024, 1.8],
+];
+
+/** The per-vector cost (µs) of selecting the `k` nearest in each chunk of `chunk` vectors: see {@link COST}. */
+function selectionCost(k: number, chunk: number): number {
+  const kept = Math.min(k, chunk);
+  let within = 0;
+  let prev = SELECT[0] as readonly [number, number];
+  if (kept > prev[0]) {
+    within = (SELECT[SELECT.length - 1] as readonly [number, number])[1];
+    for (const point of SELECT) {
+      if (kept <= point[0]) {
+        within = prev[1] + ((point[1] - prev[1]) * (kept - prev[0])) / (point[0] - prev[0]);
+        break;
+      }
+      prev = point;
+    }
+  }
+  return within * Math.sqrt(1024 / chunk) + (0.005 * Math.max(0, k - chunk)) / chunk;
+}
+
+/** What {@link chooseKnnPlan} decides from: plain numbers, so it is tested directly. */
+export interface KnnPlanInput {
+  readonly quantization: 'int8' | 'bit';
+  readonly dimensions: number;
+  /** The neighbours the exact scan would be asked for. */
+  readonly kk: number;
+  /** The candidates the coarse pass would be asked for (`kk × rescore`, at most sqlite-vec's 4,096). */
+  readonly kq: number;
+}
+
+/**
+ * The most vectors an agent's partition may hold for the exact scan to be the cheaper plan for `input` (0: never;
+ * Infinity: always). With n the partition's vectors, costs per vector from {@link COST}, s(k, S) the selection
+ * cost and S the chunk sizes of the two tables, the exact scan is chosen when
+ *
+ *   n × (coarse + s(kq, S_quant)) + kq × rescore  >=  n × (float + s(kk, S_float))
+ *
+ * that is when n <= kq × rescore / (float + s(kk, S_float) − coarse − s(kq, S_quant)). With `int8` the
+ * coarse distance alone costs more than the float one (sqlite-vec 0.1.9's int8 distance is not faster), so the
+ * exact scan is always chosen; with `bit` the bound is a few hundred vectors at k = 10 (kq = 160) at 384-d and
+ * wider (every size at 128-d, where a float distance costs no more than selecting 160 candidates) and, at k = 128
+ * (kq = 2,048, the hybrid retriever's candidate budget), every size up to 768-d and about 61,000 vectors at
+ * 1,536-d: the coarse pass's selection of 2,048 candidates costs about as much as the float scan it replaces.
+ */
+export function exactPlanBound(input: KnnPlanInput): number {
+  const { quantization, dimensions, kk, kq } = input;
+  const at = (c: { fixed: number; perDim: number }): number => c.fixed + c.perDim * dimensions;
+  const floatChunk = vectorChunkSize(dimensions);
+  const quantChunk = vec0ChunkSize(quantization === 'int8' ? dimensions : Math.ceil(dimensions / 8));
+  const exact = at(COST.exact) + selectionCost(kk, floatChunk);
+  const coarse = at(COST[quantization]) + selectionCost(kq, quantChunk);
+  const saved = exact - coarse;
+  if (saved <= 0) return Number.POSITIVE_INFINITY;
+  return Math.floor((kq * at(COST.rescore)) / saved);
+}
+
+/** The plan for `input` and a partition of (at most) `vectors` vectors: see {@link exactPlanBound}. */
+export function chooseKnnPlan(input: KnnPlanInput, vectors: number): KnnPlan {
+  return vectors <= exactPlanBound(input) ? 'exact' : 'quantised';
+}
+
+/**
+ * The probe of the planner: the capacity of the agent's float chunks (an upper bound of its vectors, read through
+ * the chunk table's partition index, `vec0PartitionIndexSql`), summed over at most `?` chunks, so its work is
+ * bounded by the plan's bound, not by the partition.
+ */
+const PLAN_PROBE_SQL =
+  'SELECT coalesce(sum(size), 0) AS n FROM (SELECT size FROM memories_vec_chunks WHERE partition00 = ? LIMIT ?)';
+/** What the probe's answers are valid for: this connection's writes, and (when not known) other connections' commits. */
+const PLAN_STAMP_SQL = 'SELECT total_changes() AS c';
+const PLAN_STAMP_VERSION_SQL = 'SELECT total_changes() AS c, data_version AS v FROM pragma_data_version';
+/** The most probe answers kept per connection (past it they are dropped and probed again). */
+const PLAN_CACHE_MAX = 4096;
+
+/**
+ * Per connection: the planner's statements (prepared once; not reported to the observer: not the search's work)
+ * and its probe's answers, kept while the file is unchanged as this connection sees it — no write of its own
+ * (`total_changes()`) and no commit of another (`PRAGMA data_version`, which `followVectorIndex` has just read
+ * for this search on the store's connection) — so a search of an unchanged partition does not read the chunk
+ * index again (measured: the probe cost 20–35 µs per search, about 2 % of a 1 ms k-NN, its pages being cold
+ * after the scan).
+ */
+interface PlanState {
+  readonly probe: SqliteStatement;
+  readonly stamp: SqliteStatement;
+  readonly stampVersion: SqliteStatement;
+  changes: number;
+  version: number;
+  readonly vectors: Map<string, number>;
+}
+const planStates = new WeakMap<StoreContext, PlanState>();
+
+/** The capacity of `agentId`'s float chunks, summed over at most `chunks` of them (see {@link PLAN_PROBE_SQL}). */
+function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): number {
+  let state = planStates.get(ctx);
+  if (state === undefined) {
+    state = {
+      probe: ctx.db.prepare(PLAN_PROBE_SQL),
+      stamp: ctx.db.prepare(PLAN_STAMP_SQL),
+      stampVersion: ctx.db.prepare(PLAN_STAMP_VERSION_SQL),
+      changes: -1,
+      version: -1,
+      vectors: new Map(),
+    };
+    planStates.set(ctx, state);
+  }
+  let changes: number;
+  let version: number;
+  if (ctx.vectorIndexVersion === null) {
+    // The vector worker's connection (or a private `:memory:` one): no version read by this search yet.
+    const row = state.stampVersion.get() as { c: number; v: number };
+    changes = row.c;
+    version = row.v;
+  } else {
+    changes = (state.stamp.get() as { c: number }).c;
+    version = ctx.vectorIndexVersion;
+  }
+  if (changes !== state.changes || version !== state.version || state.vectors.size >= PLAN_CACHE_MAX) {
+    state.vectors.clear();
+    state.changes = changes;
+    state.version = version;
+  }
+  const key = `${chunks}:${agentId}`;
+  let n = state.vectors.get(key);
+  if (n === undefined) {
+    n = (state.probe.get(agentId, chunks) as { n: number } | undefined)?.n ?? 0;
+    state.vectors.set(key, n);
+  }
+  return n;
+}
+
+/**
+ * The k-NN plan of one search of `agentId`'s partition for `kk` neighbours of a `dimensions`-wide query: `exact`
+ * without quantisation (or while the quantised table is being built by this connection), otherwise the cheaper
+ * of the two by {@link chooseKnnPlan}, the partition's size bounded from its float chunks. The same on the store's
+ * connection and on the vector worker's (whose `ctx` has the setting the store posted).
+ */
+export function planKnn(ctx: StoreContext, agentId: string, kk: number, dimensions: number): KnnPlan {
+  const { quantization, rescore } = searchIndex(ctx);
+  if (quantization === 'none') return 'exact';
+  const bound = exactPlanBound({ quantization, dimensions, kk, kq: Math.min(kk * rescore, MAX_KNN) });
+  if (bound === Number.POSITIVE_INFINITY) return 'exact';
+  if (bound <= 0) return 'quantised';
+  // Enough chunks to exceed the bound: the chunks of one table share one size, this width's chunk size in a file
+  // made since `vec0ChunkSize` and vec0's default (1,024, larger) in one made before.
+  const chunks = Math.floor(bound / vectorChunkSize(dimensions)) + 1;
+  let vectors: number;
+  try {
+    vectors = partitionVectors(ctx, agentId, chunks);
+  } catch {
+    // A vec0 layout without that table: the quantised plan, as before the planner.
+    return 'quantised';
+  }
+  return vectors <= bound ? 'exact' : 'quantised';
+}
+
+/**
+ * The k-NN the vector arm reads as `knn(rowid, distance)` for `@v` (the query), `@kk` (neighbours wanted) and
+ * `@agent`, in `plan`: the float index's own k-NN, or the coarse k-NN of `@kq` candidates on the quantised table
+ * rescored by the exact distance of their float copies. Two SQL texts per store (each prepared once); parameters
+ * from `knnParams` with the same plan.
+ */
+export function knnSql(ctx: StoreContext, plan: KnnPlan): string {
   const q = searchIndex(ctx).quantization;
-  if (q === 'none') {
+  if (q === 'none' || plan === 'exact') {
     return 'SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent';
   }
   // The file decides, not this connection's view of it: another process may be rebuilding the quantised table
@@ -274,10 +476,18 @@ export function knnSql(ctx: StoreContext): string {
     WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent AND EXISTS (${pending})`;
 }
 
-/** The extra parameters of `knnSql` for a query `vector` and `kk` wanted neighbours (none without quantisation). */
-export function knnParams(ctx: StoreContext, vector: Float32Array, kk: number): Record<string, unknown> {
+/**
+ * The extra parameters of `knnSql` in `plan` for a query `vector` and `kk` wanted neighbours (none for the exact
+ * scan).
+ */
+export function knnParams(
+  ctx: StoreContext,
+  plan: KnnPlan,
+  vector: Float32Array,
+  kk: number,
+): Record<string, unknown> {
   const { quantization, rescore } = searchIndex(ctx);
-  if (quantization === 'none') return {};
+  if (quantization === 'none' || plan === 'exact') return {};
   return { q: quantize(quantization, vector), kq: Math.min(kk * rescore, MAX_KNN) };
 }
 
