@@ -333,8 +333,8 @@ export interface KnnPlanInput {
  *
  * that is when n <= kq × rescore / (float + s(kk, S_float) − coarse − s(kq, S_quant)). With `int8` the
  * coarse distance alone costs more than the float one (sqlite-vec 0.1.9's int8 distance is not faster), so the
- * exact scan is always chosen; with `bit` the bound is a few hundred vectors at k = 10 (kq = 160) at 384-d and
- * wider (every size at 128-d, where a float distance costs no more than selecting 160 candidates) and, at k = 128
+ * exact scan is always chosen; with `bit` the bound at k = 10 (kq = 160) is about 1,700 vectors at 384-d and 539
+ * at 1,536-d (every size at 128-d, where a float distance costs no more than selecting 160 candidates) and, at k = 128
  * (kq = 2,048, the hybrid retriever's candidate budget), every size up to 768-d and about 61,000 vectors at
  * 1,536-d: the coarse pass's selection of 2,048 candidates costs about as much as the float scan it replaces.
  */
@@ -377,7 +377,8 @@ const PLAN_CACHE_MAX = 4096;
  * after the scan).
  */
 interface PlanState {
-  readonly probe: SqliteStatement;
+  /** Null when the layout has no chunk table to probe (its `prepare` failed): every search is then `quantised`. */
+  readonly probe: SqliteStatement | null;
   readonly stamp: SqliteStatement;
   readonly stampVersion: SqliteStatement;
   changes: number;
@@ -386,12 +387,28 @@ interface PlanState {
 }
 const planStates = new WeakMap<StoreContext, PlanState>();
 
-/** The capacity of `agentId`'s float chunks, summed over at most `chunks` of them (see {@link PLAN_PROBE_SQL}). */
-function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): number {
+/** The statement of the planner's probe, or null on a vec0 layout without the chunk table it reads. */
+function prepareProbe(ctx: StoreContext): SqliteStatement | null {
+  try {
+    return ctx.db.prepare(PLAN_PROBE_SQL);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The capacity of `agentId`'s float chunks, summed over at most `chunks` of them (see {@link PLAN_PROBE_SQL}), or
+ * null when the layout has no chunk table to probe (remembered per connection: it is not prepared again).
+ *
+ * Inside a transaction the answer is not kept: `total_changes()` does not go back when the transaction rolls
+ * back, so a count of rows a rollback removed would otherwise outlive them (only the plan would follow from it,
+ * never the answer; a worker's failed request falls back to this connection without reading `data_version`).
+ */
+function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): number | null {
   let state = planStates.get(ctx);
   if (state === undefined) {
     state = {
-      probe: ctx.db.prepare(PLAN_PROBE_SQL),
+      probe: prepareProbe(ctx),
       stamp: ctx.db.prepare(PLAN_STAMP_SQL),
       stampVersion: ctx.db.prepare(PLAN_STAMP_VERSION_SQL),
       changes: -1,
@@ -399,6 +416,11 @@ function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): n
       vectors: new Map(),
     };
     planStates.set(ctx, state);
+  }
+  const probe = state.probe;
+  if (probe === null) return null;
+  if (ctx.db.inTransaction) {
+    return (probe.get(agentId, chunks) as { n: number } | undefined)?.n ?? 0;
   }
   let changes: number;
   let version: number;
@@ -419,7 +441,7 @@ function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): n
   const key = `${chunks}:${agentId}`;
   let n = state.vectors.get(key);
   if (n === undefined) {
-    n = (state.probe.get(agentId, chunks) as { n: number } | undefined)?.n ?? 0;
+    n = (probe.get(agentId, chunks) as { n: number } | undefined)?.n ?? 0;
     state.vectors.set(key, n);
   }
   return n;
@@ -432,6 +454,15 @@ function partitionVectors(ctx: StoreContext, agentId: string, chunks: number): n
  * connection and on the vector worker's (whose `ctx` has the setting the store posted).
  */
 export function planKnn(ctx: StoreContext, agentId: string, kk: number, dimensions: number): KnnPlan {
+  const { quantization } = searchIndex(ctx);
+  if (quantization === 'none') return 'exact';
+  const plan = knnPlanTestHook.forced ?? choosePlan(ctx, agentId, kk, dimensions);
+  knnPlanTestHook[plan] += 1;
+  return plan;
+}
+
+/** {@link planKnn} for a quantised store: the cheaper plan for the partition, probed. */
+function choosePlan(ctx: StoreContext, agentId: string, kk: number, dimensions: number): KnnPlan {
   const { quantization, rescore } = searchIndex(ctx);
   if (quantization === 'none') return 'exact';
   const bound = exactPlanBound({ quantization, dimensions, kk, kq: Math.min(kk * rescore, MAX_KNN) });
@@ -440,15 +471,29 @@ export function planKnn(ctx: StoreContext, agentId: string, kk: number, dimensio
   // Enough chunks to exceed the bound: the chunks of one table share one size, this width's chunk size in a file
   // made since `vec0ChunkSize` and vec0's default (1,024, larger) in one made before.
   const chunks = Math.floor(bound / vectorChunkSize(dimensions)) + 1;
-  let vectors: number;
+  let vectors: number | null;
   try {
     vectors = partitionVectors(ctx, agentId, chunks);
   } catch {
-    // A vec0 layout without that table: the quantised plan, as before the planner.
-    return 'quantised';
+    vectors = null;
   }
+  // A vec0 layout without that table: the quantised plan, as before the planner.
+  if (vectors === null) return 'quantised';
   return vectors <= bound ? 'exact' : 'quantised';
 }
+
+/**
+ * INTERNAL, for this package's tests only (never exported from the package's entry points, not part of the API):
+ * `forced` makes every search of a quantised store on this thread's connections take that plan instead of the
+ * planner's choice (the vector worker's thread has its own module and is not affected: tests that force a plan
+ * search on the store's connection), and `quantised` / `exact` count the plans quantised stores' searches took
+ * (one per k-NN round), so a test can assert that the path it means to cover ran.
+ */
+export const knnPlanTestHook: { forced: KnnPlan | null; quantised: number; exact: number } = {
+  forced: null,
+  quantised: 0,
+  exact: 0,
+};
 
 /**
  * The k-NN the vector arm reads as `knn(rowid, distance)` for `@v` (the query), `@kk` (neighbours wanted) and
