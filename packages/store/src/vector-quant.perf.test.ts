@@ -12,8 +12,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqliteDriver } from './native.js';
-import { chooseKnnPlan, exactPlanBound } from './sqlite/vector-quant.js';
-import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorQuantization } from './sqlite-store.js';
+import { chooseKnnPlan, exactPlanBound, knnPlanTestHook } from './sqlite/vector-quant.js';
+import {
+  createSqliteMemoryStore,
+  type SqliteMemoryStore,
+  type VectorQuantization,
+  vectorWorkerProbe,
+} from './sqlite-store.js';
 
 // 1,536-d: where a narrow `bit` pass is cheaper than the exact scan (at 128-d the planner always scans exactly).
 const DIMS = 1536;
@@ -151,6 +156,34 @@ describe('quantised vector search: rescoring work', () => {
         expect(distances).toBe(0);
       }
     }
+  });
+});
+
+describe("the vector worker's dispatch sizes the scan the search runs", () => {
+  it('a filtered search whose first round runs the exact scan is sized as that scan, not as a coarse pass', async () => {
+    // bit at 1,536-d: k = 10 unfiltered asks for 10 (the coarse pass past 539 vectors: 3,000 × 192 bytes, under
+    // the worker's 2 MiB), k = 10 filtered for 40 (the exact scan up to 4,455: 3,000 × 6 KiB).
+    expect(exactPlanBound({ quantization: 'bit', dimensions: DIMS, kk: 40, kq: 640 })).toBeGreaterThan(ROWS);
+    await storeWith('bit');
+    // The default driver (a store with its own driver has no worker); the plans are counted by the test hook.
+    const store = createSqliteMemoryStore({
+      path: join(dir, 'bit-default.db'),
+      embedding: { id: 'counted', dimensions: DIMS },
+      vectorWorker: true,
+    });
+    open.push(store);
+    // The probe is a snapshot: read again after each search.
+    const local = (): number | undefined => vectorWorkerProbe(store)?.local;
+    const q = vectors(1, 9)[0] as Float32Array;
+    const plans = { ...knnPlanTestHook };
+    await store.searchVector({ agentId: 'a', vector: q, k: 10 });
+    expect(knnPlanTestHook.quantised - plans.quantised).toBe(1);
+    expect(local()).toBe(1);
+    // The filtered search runs the exact scan and is not kept on the store's connection (the first such search
+    // of a store runs here without counting as kept: the thread starts with the next one).
+    expect(await store.searchVector({ agentId: 'a', vector: q, k: 10, kinds: ['fact'] })).toHaveLength(10);
+    expect(knnPlanTestHook.exact - plans.exact).toBe(1);
+    expect(local()).toBe(1);
   });
 });
 

@@ -17,14 +17,21 @@ import {
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
-import { followVectorIndex, knnParams, knnSql, planKnn } from './vector-quant.js';
+import { followVectorIndex, knnParams, knnSql, MAX_KNN, planKnn } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
 const CHUNK_OVERSAMPLING = 4;
-/** sqlite-vec's largest k. */
-const MAX_KNN = 4096;
 /** How many more neighbours each round of a filtered search asks for. */
 const FILTER_OVERSAMPLING = 4;
+
+/**
+ * The neighbours the first k-NN round of a search for `k` asks the index for: `k`, ×4 when the agent has chunked
+ * memories, ×4 when filtered (×16 both), at most sqlite-vec's largest k. The search plans with it, and so does
+ * the vector worker's dispatch (`vector-partition.ts`), so both size the same scan.
+ */
+export function firstRoundK(k: number, filtered: boolean, chunked: boolean): number {
+  return Math.min(k * (filtered ? FILTER_OVERSAMPLING : 1) * (chunked ? CHUNK_OVERSAMPLING : 1), MAX_KNN);
+}
 
 /** The rows a k-NN round found, grouped by memory: nearest chunk first. */
 type Row = { id: string; distance: number | null; key: number; rid: number; chunks: number };
@@ -197,7 +204,7 @@ function byDistanceThenId(a: VectorHit, b: VectorHit): number {
  * again with a wider net, so chunking never starves the arm.
  */
 function nearest(ctx: StoreContext, agentId: string, vector: Float32Array, k: number): Row[] {
-  let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
+  let kk = firstRoundK(k, false, true);
   for (;;) {
     const plan = planKnn(ctx, agentId, kk, vector.length);
     const rows = ctx
@@ -238,7 +245,7 @@ function nearestPassing(
   scope: Scope,
 ): Row[] {
   const where = passingWhere(scope);
-  let kk = Math.min(k * FILTER_OVERSAMPLING * (chunked ? CHUNK_OVERSAMPLING : 1), MAX_KNN);
+  let kk = firstRoundK(k, true, chunked);
   for (;;) {
     const plan = planKnn(ctx, agentId, kk, vector.length);
     const rows = ctx

@@ -148,7 +148,7 @@ export class VectorWorker {
   /** The offload of `searchVector`: a worker's answer, or undefined to run on the store's connection. */
   readonly offload: VectorOffload = (ctx: StoreContext, plan: VectorPlan) => {
     if (this.#closed || this.#off || this.#stopping !== null || ctx.db.inTransaction) return undefined;
-    const bytes = this.#sizes.scanBytes(ctx, plan.agentId, this.#minScanBytes, plan.k);
+    const bytes = this.#sizes.scanBytes(ctx, plan.agentId, this.#minScanBytes, plan.k, plan.scope !== null);
     if (bytes.estimate < this.#minScanBytes) {
       this.#local += 1;
       return undefined;

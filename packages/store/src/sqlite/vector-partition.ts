@@ -6,7 +6,9 @@
  * {@link CHUNK_RECOUNT} searches.
  */
 import type { SqliteStatement } from '../native.js';
+import { agentHasChunks } from './chunks.js';
 import type { StoreContext } from './context.js';
+import { firstRoundK } from './search-vector.js';
 import { chooseKnnPlan, MAX_KNN, searchIndex } from './vector-quant.js';
 
 /**
@@ -59,19 +61,23 @@ export class PartitionSizes {
     agentId: string,
     threshold: number,
     k: number,
+    filtered: boolean,
   ): { bound: number; estimate: number } {
     const dimensions = ctx.profile?.dimensions ?? 0;
     const { quantization: q, rescore } = searchIndex(ctx);
     const quantised = q === 'none' ? 4 * dimensions : q === 'int8' ? dimensions : dimensions / 8;
     const limit = quantised > 0 ? Math.ceil(threshold / quantised) : 0;
     const { chunks, rows } = this.#counts(ctx, agentId, limit);
-    // The k-NN's plan (`chooseKnnPlan`, from the same chunk capacity the search's own probe reads): a quantised
-    // store whose search runs the exact float scan scans float vectors. The rows were counted up to the larger
-    // limit of the narrower vectors, so the count also serves the float ones.
-    const exact =
-      q !== 'none' &&
-      chooseKnnPlan({ quantization: q, dimensions, kk: k, kq: Math.min(k * rescore, MAX_KNN) }, chunks) ===
-        'exact';
+    // The k-NN's plan (`chooseKnnPlan`, from the same chunk capacity the search's own probe reads, for the same
+    // first-round k, `firstRoundK`): a quantised store whose search runs the exact float scan scans float
+    // vectors. The rows were counted up to the larger limit of the narrower vectors, so the count also serves
+    // the float ones.
+    let exact = false;
+    if (q !== 'none') {
+      const kk = firstRoundK(k, filtered, agentHasChunks(ctx, agentId));
+      exact =
+        chooseKnnPlan({ quantization: q, dimensions, kk, kq: Math.min(kk * rescore, MAX_KNN) }, chunks) === 'exact';
+    }
     const perVector = exact ? 4 * dimensions : quantised;
     const bound = chunks * perVector;
     return { bound, estimate: Math.min(bound, rows * perVector) };
