@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
+import { knnPlanTestHook } from './sqlite/vector-quant.js';
 import {
   createSqliteMemoryStore,
   type SqliteMemoryStore,
@@ -29,9 +30,13 @@ const open: SqliteMemoryStore[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-quant-change-'));
   path = join(dir, 'shared.db');
+  // At these sizes the planner would run the exact float scan; the quantised table's statements (stale after
+  // another connection's reset) are what these tests are about, so every quantised search takes the coarse pass.
+  knnPlanTestHook.forced = 'quantised';
 });
 
 afterEach(() => {
+  knnPlanTestHook.forced = null;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -207,7 +212,10 @@ describe.each(TRANSITIONS)('another store resets the index from %s to %s', (from
     expect(after).toEqual({ memories: 63, float: 63, quant: to === 'none' ? null : 63, recorded: to });
     // The other store searches the new index and finds what the adopting store wrote.
     expect(await nearestIds(other)).toEqual(['s0', 's1', 's2']);
+    const coarse = knnPlanTestHook.quantised;
     expect(await nearestIds(stale)).toEqual(['s0', 's1', 's2']);
+    // The adopting store's searches ran the coarse pass on the new table (none without quantisation).
+    expect(knnPlanTestHook.quantised - coarse).toBe(to === 'none' ? 0 : 3);
     // A delete by the adopting store removes the quantised copy too: nothing is left for maintenance.
     expect(await stale.deleteMemory('a', 's1')).toBe(true);
     expect(await other.pruneOrphanedVectors('a')).toEqual({ pruned: 0 });
@@ -222,7 +230,9 @@ describe('a store that adopts on a search', () => {
     const other = openStore();
     await other.resetVectorIndex({ quantization: 'bit' });
     const exact = await other.searchVector({ agentId: 'a', vector: ROWS[5] as Float32Array, k: 5 });
+    const coarse = knnPlanTestHook.quantised;
     expect(await stale.searchVector({ agentId: 'a', vector: ROWS[5] as Float32Array, k: 5 })).toEqual(exact);
+    expect(knnPlanTestHook.quantised - coarse).toBe(1);
     expect(stale.vectorIndex).toEqual({ quantization: 'bit', rescore: 16 });
     await stale.insertMemories(newMemories('s'));
     expect(await nearestIds(other)).toEqual(['s0', 's1', 's2']);

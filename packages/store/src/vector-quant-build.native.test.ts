@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
+import { knnPlanTestHook } from './sqlite/vector-quant.js';
 import { QUANT_BUILD_STEP } from './sqlite/vector-quant-build.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorIndexProgress } from './sqlite-store.js';
 
@@ -26,11 +27,15 @@ const open: SqliteMemoryStore[] = [];
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'engram-quant-build-'));
+  // The planner runs int8's exact float scan whatever the size; the coarse pass's guard on a pending build (the
+  // file's watermark sends it to the float index) is what these tests are about, so searches take that SQL.
+  knnPlanTestHook.forced = 'quantised';
 });
 
 const DEFAULT_STEP_BYTES = QUANT_BUILD_STEP.bytes;
 
 afterEach(() => {
+  knnPlanTestHook.forced = null;
   QUANT_BUILD_STEP.bytes = DEFAULT_STEP_BYTES;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
@@ -201,10 +206,12 @@ describe('the quantised table build', () => {
     // agent a's copies, and the watermark. This store's own view (opened with a complete table) is unchanged.
     stopAfterChunk2(path);
     // Agents b and c are missing from the half-built table; the file's watermark sends every k-NN to the
-    // float index, so they are found.
+    // float index, so they are found, by the coarse pass's SQL (its guard on the pending build).
+    const coarse = knnPlanTestHook.quantised;
     expect((await searchAll(store)).map((hits) => hits.map((h) => h.id))).toEqual(exactIds());
     const agentC = await store.searchVector({ agentId: 'c', vector: QUERIES[0] as Float32Array, k: 10 });
     expect(agentC).toHaveLength(10);
+    expect(knnPlanTestHook.quantised - coarse).toBe(AGENTS.length * QUERIES.length + 1);
     closeAll();
     // The next writable open finishes the build: the full build's answers again.
     expect(await searchAll(openStore(path))).toEqual(full);

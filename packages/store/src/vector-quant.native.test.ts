@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK_BUDGET } from './chunking.js';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
+import { knnPlanTestHook } from './sqlite/vector-quant.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorQuantization } from './sqlite-store.js';
 
 const DIMS = 256;
@@ -25,6 +26,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  knnPlanTestHook.forced = null;
   for (const s of open.splice(0)) s.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -158,8 +160,13 @@ describe('quantised vector search', () => {
     const store = openStore(path, quantization);
     await fill(store);
     expect(store.vectorIndex.quantization).toBe(quantization);
+    // At 1,000 vectors of 256-d the planner would scan exactly; the coarse pass (its SQL for this kind) is what
+    // is tested here, so it is forced, and counted.
+    knnPlanTestHook.forced = 'quantised';
+    const coarse = knnPlanTestHook.quantised;
     expect(await recallAt10(store)).toBeGreaterThanOrEqual(floor);
-    // A filtered search goes through the same coarse pass and rescoring.
+    expect(knnPlanTestHook.quantised - coarse).toBe(QUERIES.length);
+    // A filtered search, forced the same way, goes through the same coarse pass and rescoring.
     const tagged = await store.searchVector({
       agentId: 'a',
       vector: QUERIES[0] as Float32Array,
@@ -167,6 +174,7 @@ describe('quantised vector search', () => {
       kinds: ['fact'],
     });
     expect(tagged.map((h) => h.id)).toEqual(exactTop(QUERIES[0] as Float32Array, 5).map((e) => e.id));
+    expect(knnPlanTestHook.quantised - coarse).toBe(QUERIES.length + 1);
     closeAll();
     const t = tables(path);
     expect(t.quant).toEqual(t.float);
@@ -179,6 +187,8 @@ describe('quantised vector search', () => {
     const wide = openStore(join(dir, 'wide.db'), 'bit');
     await fill(wide);
     expect(wide.vectorIndex.rescore).toBe(16);
+    // Both through the coarse pass (the planner would scan exactly for the wide one at this size).
+    knnPlanTestHook.forced = 'quantised';
     expect(await recallAt10(narrow)).toBeLessThan(await recallAt10(wide));
   });
 
