@@ -34,7 +34,10 @@ describe('timeOrderedId', () => {
     expect(millisecondOf(ids[ids.length - 1] as string)).toBeLessThanOrEqual(after + 1);
   });
 
-  it('keeps counting within a millisecond and when the clock steps back, never reusing or reordering an id', () => {
+  it('keeps counting within a millisecond and when the clock steps back, never reusing or reordering an id', async () => {
+    // A fresh module instance: its state (the last millisecond, here in the year 2400) stays with this test.
+    vi.resetModules();
+    const { timeOrderedId } = await import('./memory-id.js');
     const clock = vi.spyOn(Date, 'now');
     // A millisecond later than any id made before, so this test starts a new one.
     const t = Date.UTC(2400, 0, 1);

@@ -9,9 +9,10 @@
  * its insert to the millisecond, even when the caller sets `createdAt`, and after an erasing forget (the history
  * tombstone keeps the id); callers who mind pass their own `idFactory`.
  *
- * The algorithm is the `uuid` package's `v7()` (version 14), written out here: that package's entry point
- * loads its 20 modules (every UUID version), which every process that opens a store paid for at import, a
- * one-shot search included, for one function that a search never calls.
+ * It follows the same layout and state rules as the `uuid` package's `v7()` (version 14), implemented here (the
+ * counter's seed differs in form: 31 random bits either way): that package's entry point loads its 20 modules
+ * (every UUID version), which every process that opens a store paid for at import, a one-shot search included,
+ * for one function that a search never calls.
  */
 
 /** The 16 random bytes of one id (the Web Crypto API, as `uuid` uses it). */
@@ -29,7 +30,8 @@ export function timeOrderedId(): string {
   const now = Date.now();
   crypto.getRandomValues(random);
   if (now > lastMs) {
-    // A new millisecond: the counter starts at 31 random bits.
+    // A new millisecond: the counter starts at 31 random bits (uuid 14 takes them as `r6 << 23 | …`, these as
+    // `(r6 & 0x7f) << 24 | …`: the same range, a different draw).
     seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
     lastMs = now;
   } else {
