@@ -76,7 +76,8 @@ export class PartitionSizes {
     if (q !== 'none') {
       const kk = firstRoundK(k, filtered, agentHasChunks(ctx, agentId));
       exact =
-        chooseKnnPlan({ quantization: q, dimensions, kk, kq: Math.min(kk * rescore, MAX_KNN) }, chunks) === 'exact';
+        chooseKnnPlan({ quantization: q, dimensions, kk, kq: Math.min(kk * rescore, MAX_KNN) }, chunks) ===
+        'exact';
     }
     const perVector = exact ? 4 * dimensions : quantised;
     const bound = chunks * perVector;
