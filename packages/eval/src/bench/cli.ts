@@ -35,10 +35,10 @@ Engram, raw and Orama get the same warm-up: one untimed query per queried agent 
 is reported as the agent's cold first query), then the first 20 timed queries, untimed, for the JIT. Engram
 and raw are timed query by query in one loop, Engram and Orama in another, each alternating which goes first
 (Engram's queries there are its second run of those texts; the PostgreSQL scenario keeps its own order).
---size 100000 runs about 40 min on a quiet 2-core machine and needs about 21 GB of free temporary disk (each
-scenario's files are deleted when it ends, the raw + row floor's as soon as its ingest is timed; the 1M-row
-1536-d scenario alone takes about 17 min, 21 GB and pnpm bench's 12 GiB heap); the default --size 10000 takes a
-few minutes and about 3 GB.
+--size 100000 runs about half an hour on a quiet 2-core machine (28 min in the last full run) and needs about
+21 GB of free temporary disk, the 1M-row 1536-d scenario's peak (each scenario's files are deleted when it ends,
+the raw + row floor's as soon as its ingest is timed, the raw baseline's once its queries are), and pnpm bench's
+12 GiB heap for that scenario's Orama phase; the default --size 10000 takes a few minutes and about 3 GB.
 Each measures Engram's ingest against a raw FTS5 + vec0 loop, Engram's hybrid query latency against the raw
 FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: Recall@5 on known targets).
   --size <n>            default 10000
@@ -156,8 +156,8 @@ async function main(argv: readonly string[]): Promise<number> {
       };
       writeJsonFile(reportPath, partial);
       log(formatBenchTable(partial));
-      // The scenario's files go now (the 1M-row 1536-d one leaves ≈31 GB), so the disk a run needs is its
-      // largest scenario's, not the sum.
+      // The scenario's files go now (the 1M-row 1536-d one needs about 21 GB at its peak), so the disk a run
+      // needs is its largest scenario's, not the sum.
       for (const file of readdirSync(dir)) {
         if (file.startsWith(`${plan.name}-`)) rmSync(join(dir, file), { force: true });
       }
