@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mulberry32 } from '@engram/test-support/prng';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqliteDriver } from './native.js';
@@ -65,14 +66,7 @@ afterEach(() => {
 });
 
 function vectors(count: number, seed: number): Float32Array[] {
-  let a = seed >>> 0;
-  const random = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = mulberry32(seed);
   return Array.from({ length: count }, () => Float32Array.from({ length: DIMS }, () => random() - 0.5));
 }
 
