@@ -53,6 +53,7 @@ const LAYERS = {
   '@engram/health-ui': 1,
   '@engram/retrieval': 2,
   '@engram/store-postgres': 2,
+  '@engram/store-sqlite': 2,
   '@engram/maintenance': 3,
   '@engram/eval': 4,
   '@engram/memory': 4,

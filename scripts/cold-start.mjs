@@ -45,7 +45,7 @@ async function make(db) {
     { env: { ...process.env, ENGRAM_EMBEDDER: 'deterministic' }, stdio: 'ignore' },
   );
   const dist = (pkg) => pathToFileURL(join(ROOT, 'packages', pkg, 'dist/index.js')).href;
-  const { createSqliteMemoryStore } = await import(dist('store'));
+  const { createSqliteMemoryStore } = await import(dist('store-sqlite'));
   const { createDeterministicEmbedder } = await import(dist('embedder-deterministic'));
   const embedder = createDeterministicEmbedder();
   const store = createSqliteMemoryStore({ path: db });

@@ -146,7 +146,7 @@ import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@e
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
 
 const step = (message) => console.log('  ✓ ' + message);
-for (const name of ['@engram/store', '@engram/retrieval', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
+for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
   await assert.rejects(import(name), { code: 'ERR_MODULE_NOT_FOUND' }, name + ' must not be installed');
 }
 step('no producer and no native package is importable');
@@ -257,7 +257,7 @@ import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, createToolHandler } from '@engram/retrieval';
 import { createEmbeddingDrain, createEventIngestor } from '@engram/maintenance';
@@ -453,7 +453,7 @@ const summary = JSON.parse(
   execFileSync(npx, ['--no', 'engram', 'import', '--db', copy, '--json'], { env, input: exported, encoding: 'utf8' }),
 );
 assert.ok(summary !== null && typeof summary === 'object');
-const { openDatabase } = await import('@engram/store/raw');
+const { openDatabase } = await import('@engram/store-sqlite/raw');
 const rows = (file) => {
   const raw = openDatabase(file, { loadVectorExtension: false });
   try {

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, SCHEMA_VERSION } from '@engram/store';
-import { openDatabase } from '@engram/store/raw';
+import { createSqliteMemoryStore, SCHEMA_VERSION } from '@engram/store-sqlite';
+import { openDatabase } from '@engram/store-sqlite/raw';
 import { type ChildRun, runNode } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { healthDtoSchema } from '@engram/diagnostics';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createEventIngestor } from '@engram/maintenance';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngram } from './composition.js';
 import { isEngramDemoError } from './errors.js';

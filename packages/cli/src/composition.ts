@@ -34,8 +34,9 @@ import {
   createOpenAICompatibleEmbedder,
 } from '@engram/provider-openai';
 import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
-import type { EventRecord, SqliteMemoryStore, VectorIndexProgress } from '@engram/store';
+import type { EventRecord, VectorIndexProgress } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
+import type { SqliteMemoryStore } from '@engram/store-sqlite';
 import {
   BUILT_IN_PROFILES,
   chooseEmbedder,

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEngram } from './composition.js';
 import { describeFailure } from './main.js';

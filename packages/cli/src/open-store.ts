@@ -5,7 +5,8 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DiagnosticsCollector } from '@engram/diagnostics';
-import { createSqliteMemoryStore, type SqliteMemoryStore, type VectorIndexProgress } from '@engram/store';
+import type { VectorIndexProgress } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import type { EmbedderProfile } from './embedder-choice.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
 

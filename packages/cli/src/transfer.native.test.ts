@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));

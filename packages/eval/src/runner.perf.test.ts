@@ -1,6 +1,7 @@
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, type RetrievalExecution } from '@engram/retrieval';
-import { createSqliteMemoryStore, type StatementKind } from '@engram/store';
+import type { StatementKind } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { describe, expect, it } from 'vitest';
 import { benchQueries, rowText } from './bench/workload.js';
 import type { RetrievalFixture } from './fixture.js';

@@ -6,15 +6,9 @@ import {
   type RetrievalObserver,
   type Retriever,
 } from '@engram/retrieval';
-import {
-  CHUNK_BUDGET,
-  createSqliteMemoryStore,
-  type EmbeddingOutcome,
-  type NewMemory,
-  type SqliteMemoryStore,
-  type StoreObserver,
-} from '@engram/store';
+import { CHUNK_BUDGET, type EmbeddingOutcome, type NewMemory, type StoreObserver } from '@engram/store';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from '@engram/store-postgres';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { bm25Rankings } from './bm25.js';
 import { DETERMINISTIC_VECTOR_PROFILE } from './datasets/common.js';
 import { createEvalEmbedder, createVectorSource, type EvalEmbedder, type VectorSource } from './embedders.js';

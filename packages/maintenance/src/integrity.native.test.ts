@@ -1,5 +1,5 @@
 import type { MaintenancePassReport } from '@engram/contracts';
-import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createMaintenanceRunner } from './maintenance.js';

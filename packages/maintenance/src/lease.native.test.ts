@@ -1,7 +1,7 @@
 // The maintenance lease over a real SQLite file: runners in several workers (two runners, two connections to
 // one file) run one pass per agent at a time; the other worker's pass is skipped as `claimed` and does nothing.
 import type { MaintenancePassReport } from '@engram/contracts';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMaintenanceRunner } from './maintenance.js';
 import { createFakeTime } from './test-support/fake-time.js';

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { MaintenancePassReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type NewMemory } from '@engram/store';
+import type { NewMemory } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createEventIngestor } from './ingest.js';

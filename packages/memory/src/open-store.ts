@@ -9,16 +9,15 @@ import { dirname } from 'node:path';
 import type { DiagnosticsCollector } from '@engram/diagnostics';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { USE_LITE_PROFILE } from '@engram/embedder-use';
-import {
-  createSqliteMemoryStore,
-  type EmbeddingProfile,
-  type SqliteMemoryStore,
-  type VectorIndexOptions,
-  type VectorIndexProgress,
-  type VectorQuantization,
+import type {
+  EmbeddingProfile,
+  VectorIndexOptions,
+  VectorIndexProgress,
+  VectorQuantization,
 } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { openBoundPostgres, postgresFor } from '@engram/store-postgres/open';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import type { EmbedderOption } from './engine.js';
 import { EngramMemoryError, engramErrorCode } from './errors.js';
 

@@ -20,7 +20,8 @@
 import { createInterface } from 'node:readline';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type MemoryRecord } from '@engram/store';
+import type { MemoryRecord } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { createFaultDriver } from './fault-driver.js';
 import { checksum, checksumTag, codeOf, createPrng, emit, VOCABULARY } from './harness.js';
 

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
 import { createRetriever, createToolHandler } from '@engram/retrieval';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { codeOf, emit, factsFor, WRITES_AGENT } from './harness.js';
 
 async function rememberAll(seed: number, count: number, path: string): Promise<Record<string, number>> {

@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore } from '@engram/store';
-import { openDatabase } from '@engram/store/raw';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
+import { openDatabase } from '@engram/store-sqlite/raw';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CONSISTENT,

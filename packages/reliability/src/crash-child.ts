@@ -19,8 +19,9 @@
  * Usage: node --import tsx crash-child.ts <db path> <seed> <run> <none | tx:<m> | commit:<m>> [key]
  */
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type MemoryKind, type NewMemory } from '@engram/store';
-import { loadCipherDriver } from '@engram/store/raw';
+import type { MemoryKind, NewMemory } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
+import { loadCipherDriver } from '@engram/store-sqlite/raw';
 import { createFaultDriver, type StatementEvent } from './fault-driver.js';
 import { CJK_PHRASES, checksum, codeOf, createPrng, emit, VOCABULARY } from './harness.js';
 

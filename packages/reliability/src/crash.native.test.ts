@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
-import { createSqliteMemoryStore } from '@engram/store';
-import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
+import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CONSISTENT,

@@ -11,7 +11,7 @@ import {
 import { createDeterministicEmbedder, DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const CANARY = 'canarynative';

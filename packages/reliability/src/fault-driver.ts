@@ -10,7 +10,7 @@ import {
   type SqliteDatabase,
   type SqliteDriver,
   type SqliteStatement,
-} from '@engram/store/raw';
+} from '@engram/store-sqlite/raw';
 
 /** What a hook learns about a statement: the SQL family and table, never parameters or content. */
 export interface StatementEvent {

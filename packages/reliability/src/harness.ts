@@ -8,7 +8,7 @@ import { writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { mulberry32 } from '@engram/test-support/prng';
 
 /** A small deterministic PRNG (mulberry32): the same seed gives the same sequence on every machine. */

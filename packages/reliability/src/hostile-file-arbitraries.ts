@@ -6,7 +6,7 @@
  * recipe; `writeForeignFile` and `damageFile` turn it into bytes on disk.
  */
 import { writeFileSync } from 'node:fs';
-import { openDatabase } from '@engram/store/raw';
+import { openDatabase } from '@engram/store-sqlite/raw';
 import fc from 'fast-check';
 import { createPrng } from './harness.js';
 

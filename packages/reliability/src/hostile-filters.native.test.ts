@@ -11,12 +11,8 @@ import { join } from 'node:path';
 import { checkMemoryFilter, matchesMemoryFilter } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, isEngramRetrievalError, type Retriever } from '@engram/retrieval';
-import {
-  createSqliteMemoryStore,
-  isEngramStoreError,
-  type MemoryRecord,
-  type SqliteMemoryStore,
-} from '@engram/store';
+import { isEngramStoreError, type MemoryRecord } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suiteSeed } from './harness.js';

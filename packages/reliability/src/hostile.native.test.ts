@@ -22,13 +22,8 @@ import {
   type Retriever,
   type ToolHandler,
 } from '@engram/retrieval';
-import {
-  createSqliteMemoryStore,
-  isEngramStoreError,
-  type MemoryRecord,
-  type NewMemory,
-  type SqliteMemoryStore,
-} from '@engram/store';
+import { isEngramStoreError, type MemoryRecord, type NewMemory } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSISTENT, consistencyProblems, inspectDatabase, suiteSeed } from './harness.js';

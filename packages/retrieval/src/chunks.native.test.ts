@@ -1,5 +1,5 @@
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { embedAllPending } from '@engram/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildInjection } from './injection.js';

@@ -5,7 +5,7 @@
  */
 import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { correctMemory } from './corrections.js';
 import { createRetriever } from './retriever.js';

@@ -3,14 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CircuitSnapshot, RetrievalExecution, Timers } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import {
-  createSqliteMemoryStore,
-  type MemoryKind,
-  type MemoryRecord,
-  type MemoryStore,
-  type SqliteMemoryStore,
-} from '@engram/store';
-import { openDatabase, vectorWorkerProbe } from '@engram/store/raw';
+import type { MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
+import { openDatabase, vectorWorkerProbe } from '@engram/store-sqlite/raw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cosineSimilarity } from './fact-merge.js';
 import type { QueryEmbedder } from './ports.js';

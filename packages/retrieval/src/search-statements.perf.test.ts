@@ -8,7 +8,7 @@
  */
 import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRetriever } from './retriever.js';
 

@@ -1,6 +1,6 @@
 import { contentHash, estimateTokens, hasCjk } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isEngramRetrievalError } from './errors.js';
 import { buildInjection } from './injection.js';

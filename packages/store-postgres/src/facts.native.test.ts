@@ -1,7 +1,8 @@
 // The extended port on PostgreSQL beyond the conformance suite (which holds the exact-duplicate rule, filters,
 // validity and asOf, history, forgetting, delete-all, contradiction links and merges): export and import in the
 // shared format (from SQLite too), the migration of a schema-1 database, and a failed integrity check.
-import { createSqliteMemoryStore, type ExportRecord } from '@engram/store';
+import type { ExportRecord } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { MIGRATIONS } from './schema.js';

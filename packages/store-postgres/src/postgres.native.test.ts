@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteMemoryStore } from '@engram/store';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';

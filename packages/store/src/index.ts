@@ -1,8 +1,8 @@
 /**
- * `@engram/store`: the data model, the async store port and its SQLite adapter (better-sqlite3 + FTS5 +
- * sqlite-vec). Importing this module loads no native code; the driver is loaded when a store is opened.
- * The closed enums, the observer port and the shared input rules (agent id, tag, content hash) live in
- * `@engram/contracts`; the raw driver layer for benchmarks and fault-injection suites is `@engram/store/raw`.
+ * `@engram/store`: the store port. The data model, the async `MemoryStore` interface and its slices, the
+ * typed store errors and their codes, and the export format: pure TypeScript, no native dependency. The
+ * adapters implement it: `@engram/store-sqlite` (one SQLite file) and `@engram/store-postgres`. The pure rules
+ * an adapter reuses (validation, chunking, tokens, BM25 planning) are `@engram/store/port-kit`.
  */
 
 export type { ChunkSpan } from './chunking.js';
@@ -22,35 +22,16 @@ export type {
   MemoryHistoryAction,
   MemoryHistoryEntry,
 } from './facts-types.js';
-export type { EncryptionCipher, NativeCapability, NativeCapabilityReport, SqliteDriver } from './native.js';
-export { checkNativeCapabilities } from './native.js';
-export {
-  ENGRAM_APPLICATION_ID,
-  SCHEMA_VERSION,
-  VEC0_CHUNK_BYTES,
-  VEC0_DEFAULT_CHUNK_SIZE,
-  vec0ChunkSize,
-  vec0PartitionIndexSql,
-  vectorChunkSize,
-} from './schema.js';
 export type {
   IntegrityResult,
   RepairEmbeddingIntegrityOptions,
-  SqliteMemoryStoreConfig,
-  SqliteMemoryStoreInfo,
-  SqliteStoreEncryption,
   StoreAccess,
   VectorIndexOptions,
   VectorIndexProgress,
   VectorIndexSetting,
   VectorQuantization,
-} from './sqlite-store.js';
-export {
-  createSqliteMemoryStore,
-  DEFAULT_MMAP_SIZE,
-  embeddingFingerprint,
-  SqliteMemoryStore,
-} from './sqlite-store.js';
+} from './store-options.js';
+export { embeddingFingerprint } from './store-options.js';
 export type {
   ExportCounts,
   ExportHeader,

@@ -1,14 +1,14 @@
 // The ingest half of a scenario: the same batches into Engram, the raw FTS5 + vec0 baseline and the "raw + row"
 // floor, each timed alone (wall clock and this process's CPU).
 import { createHash } from 'node:crypto';
+import type { NewMemory } from '@engram/store';
 import {
   DEFAULT_MMAP_SIZE,
-  type NewMemory,
   type SqliteMemoryStore,
   vec0PartitionIndexSql,
   vectorChunkSize,
-} from '@engram/store';
-import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+} from '@engram/store-sqlite';
+import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { rowText } from './workload.js';
 
 /** The bench's fixed clock (every row's creation time). */

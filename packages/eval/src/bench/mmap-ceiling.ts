@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { DEFAULT_MMAP_SIZE, vec0PartitionIndexSql, vectorChunkSize } from '@engram/store';
-import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { DEFAULT_MMAP_SIZE, vec0PartitionIndexSql, vectorChunkSize } from '@engram/store-sqlite';
+import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { percentile, rowText, widenVector } from './workload.js';
 
 const K = 128;

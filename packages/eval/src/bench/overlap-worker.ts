@@ -3,8 +3,8 @@
  * for `(vector, agent)` with the rows and the statement's own time.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { DEFAULT_MMAP_SIZE } from '@engram/store';
-import { openDatabase } from '@engram/store/raw';
+import { DEFAULT_MMAP_SIZE } from '@engram/store-sqlite';
+import { openDatabase } from '@engram/store-sqlite/raw';
 
 const { path, k } = workerData as { readonly path: string; readonly k: number };
 const db = openDatabase(path, { readonly: true });

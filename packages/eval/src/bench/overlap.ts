@@ -14,8 +14,8 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { extractKeywords } from '@engram/retrieval';
-import { DEFAULT_MMAP_SIZE, vec0PartitionIndexSql, vectorChunkSize } from '@engram/store';
-import { openDatabase, planLexicalQuery, quoteFts } from '@engram/store/raw';
+import { DEFAULT_MMAP_SIZE, vec0PartitionIndexSql, vectorChunkSize } from '@engram/store-sqlite';
+import { openDatabase, planLexicalQuery, quoteFts } from '@engram/store-sqlite/raw';
 import { benchQueries, percentile, rowText } from './workload.js';
 
 const K = 128;

@@ -7,8 +7,9 @@
  */
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type MemoryStore, type NewMemory } from '@engram/store';
+import type { MemoryStore, NewMemory } from '@engram/store';
 import { createPostgresMemoryStore } from '@engram/store-postgres';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import pg from 'pg';
 import { type BenchQuery, benchQueries, percentile, rowText } from './workload.js';
 

@@ -5,7 +5,7 @@
  * the exact scan's top 10. The exact scan is timed before and after the quantised runs and both samples are
  * pooled, so a machine that slows down during the run does not flatter one side.
  */
-import type { SqliteMemoryStore } from '@engram/store';
+import type { SqliteMemoryStore } from '@engram/store-sqlite';
 import { percentile } from './workload.js';
 
 /** One quantised index's figures. */

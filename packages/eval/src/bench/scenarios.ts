@@ -4,8 +4,8 @@ import { RETRIEVAL_STAGES, type RetrievalExecution, type RetrievalStage } from '
 import { createDiagnosticsCollector } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever, extractKeywords } from '@engram/retrieval';
-import { createSqliteMemoryStore, DEFAULT_MMAP_SIZE } from '@engram/store';
-import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store/raw';
+import { createSqliteMemoryStore, DEFAULT_MMAP_SIZE } from '@engram/store-sqlite';
+import { openDatabase, planLexicalQuery, quoteFts, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import {
   agentId,
   elapsedMs,

@@ -8,8 +8,8 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSqliteMemoryStore, vectorChunkSize } from '@engram/store';
-import { openDatabase, type SqliteDatabase } from '@engram/store/raw';
+import { createSqliteMemoryStore, vectorChunkSize } from '@engram/store-sqlite';
+import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { agentId, BENCH_NOW, openRaw, rawAgentToken } from './ingest.js';
 import { rowText } from './workload.js';
 

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDeterministicEmbedder, DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
-import { createSqliteMemoryStore, type SqliteMemoryStore, type StoreObserver } from '@engram/store';
+import type { StoreObserver } from '@engram/store';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 
 /** A real SQLite store on a temporary file, bound to the deterministic embedder's profile. */
 export interface TempStore {

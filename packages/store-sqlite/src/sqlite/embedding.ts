@@ -1,0 +1,385 @@
+/**
+ * The embedding slice (the drain's view): pending rows, revision-checked commits of outcomes, the backlog, and
+ * the explicit re-index to another embedder profile.
+ */
+
+import type {
+  EmbeddingBacklog,
+  EmbeddingCommitResult,
+  EmbeddingOutcome,
+  EmbeddingProfile,
+  ListPendingOptions,
+  PendingEmbedding,
+} from '@engram/store/port-kit';
+import {
+  checkEmbeddingOutcomes,
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateLimit,
+} from '@engram/store/port-kit';
+import { vectorTableSql } from '../schema.js';
+import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
+import { checkProfile, checkVectorIndex } from './config.js';
+import type { StoreContext } from './context.js';
+import { embeddingFingerprint, setMeta } from './migrate.js';
+import { deleteVector, writeVector } from './mirrors.js';
+import {
+  followVectorIndex,
+  parseRecordedQuantization,
+  VECTOR_INDEX_META,
+  type VectorIndexOptions,
+  type VectorIndexSetting,
+  vectorIndexSetting,
+} from './vector-quant.js';
+import { finishQuantIndex, prepareQuantIndex } from './vector-quant-build.js';
+
+/**
+ * Active rows waiting for an embedding, in insertion order: `pending` rows, plus `error` rows with fewer than
+ * `retryErrorsBelowAttempts` attempts when asked.
+ */
+export function listPendingEmbeddings(
+  ctx: StoreContext,
+  options: ListPendingOptions,
+): Promise<readonly PendingEmbedding[]> {
+  return ctx.op('listPendingEmbeddings', () => {
+    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+    const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
+    const limit = validateLimit(options.limit, 'limit', 1000, 64);
+    const below =
+      options.retryErrorsBelowAttempts === undefined
+        ? 0
+        : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
+    const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
+    let ids: string | null = null;
+    if (options.ids !== undefined) {
+      if (!Array.isArray(options.ids)) throw invalidInput('ids must be an array');
+      if (options.ids.length > 1000) throw invalidInput('at most 1,000 ids');
+      ids = JSON.stringify([...new Set(options.ids.map((id) => validateId(id, 'ids entry')))]);
+    }
+    const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';
+    const stateCond =
+      below > 0
+        ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
+        : "m.embedding_state = 'pending'";
+    type Key = { rid: number; idx: number | null; start_at: number | null; end_at: number | null };
+    type Row = {
+      id: string;
+      agent_id: string;
+      content: string;
+      revision: number;
+      embedding_attempts: number;
+    };
+    // A short memory is one item; a chunked memory gives one item per chunk still without a vector. The
+    // items are chosen first (keys only, so the ordering never copies content), then their rows are read.
+    const keys = ctx
+      .stmt(
+        'read',
+        `SELECT m.rid, c.idx, c.start_at, c.end_at
+         FROM memories m LEFT JOIN memory_chunks c
+           ON m.chunk_count > 1 AND c.agent_id = m.agent_id AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
+         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} ${idCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+         ORDER BY m.rid, c.idx LIMIT @limit`,
+      )
+      .all<Key>({
+        limit,
+        ...(agentId === null ? {} : { agent: agentId }),
+        ...(below > 0 ? { below } : {}),
+        ...(ids === null ? {} : { ids }),
+      });
+    // Their rows in one read (never one statement per item), each row once however many chunks it gives.
+    const rows = new Map<number, Row>();
+    if (keys.length > 0) {
+      const distinct = [...new Set(keys.map((k) => k.rid))];
+      const read = ctx
+        .stmt(
+          'read',
+          `SELECT rid, id, agent_id, content, revision, embedding_attempts FROM memories
+           WHERE rid IN (SELECT value FROM json_each(?))`,
+        )
+        .all<Row & { rid: number }>(JSON.stringify(distinct));
+      for (const r of read) rows.set(r.rid, r);
+    }
+    const out: PendingEmbedding[] = [];
+    for (const k of keys) {
+      const r = rows.get(k.rid);
+      if (r === undefined) continue;
+      out.push({
+        id: r.id,
+        agentId: r.agent_id,
+        content: k.idx === null ? r.content : r.content.slice(k.start_at ?? 0, k.end_at ?? r.content.length),
+        revision: r.revision,
+        embeddingAttempts: r.embedding_attempts,
+        ...(k.idx === null ? {} : { chunk: k.idx }),
+      });
+    }
+    return out;
+  });
+}
+
+type CommitRow = { rid: number; agent_id: string; revision: number; chunk_count: number };
+
+/** The states a commit may move a row out of: a row another drain already settled is left alone. */
+const AWAITING = "embedding_state IN ('pending', 'error')";
+
+/**
+ * Moves a row to `state`; `awaiting` requires it to be `pending` or `error` still. Returns whether the row
+ * changed (the statement's own count, so two concurrent commits of one row count it once).
+ */
+function setState(
+  ctx: StoreContext,
+  rid: number,
+  state: 'ready' | 'error' | 'ftsOnly',
+  awaiting: boolean,
+): boolean {
+  const guard = awaiting ? ` AND ${AWAITING}` : '';
+  if (state === 'ready') {
+    return (
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET embedding_state = 'ready', embedding_fingerprint = ? WHERE rid = ?${guard}`,
+        )
+        .run(ctx.fingerprint, rid).changes === 1
+    );
+  }
+  if (state === 'error') {
+    return (
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
+           embedding_attempts = embedding_attempts + 1 WHERE rid = ?${guard}`,
+        )
+        .run(rid).changes === 1
+    );
+  }
+  return (
+    ctx
+      .stmt(
+        'write',
+        `UPDATE memories SET embedding_state = 'ftsOnly', embedding_fingerprint = NULL WHERE rid = ?${guard}`,
+      )
+      .run(rid).changes === 1
+  );
+}
+
+/**
+ * One chunk's outcome: its vector (or none) and its chunk state; the memory's state is settled after. False
+ * (nothing written) when the chunk is no longer pending: another commit settled it.
+ */
+function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { chunk: number }): boolean {
+  if (o.state === 'error') {
+    const chunk = ctx
+      .stmt('read', 'SELECT vec FROM memory_chunks WHERE agent_id = ? AND rid = ? AND idx = ?')
+      .get<{ vec: number }>(row.agent_id, row.rid, o.chunk);
+    if (chunk?.vec !== CHUNK_VEC_PENDING) return false;
+    deleteVector(ctx, chunkKey(row.rid, o.chunk));
+    return true;
+  }
+  const moved = ctx
+    .stmt(
+      'write',
+      `UPDATE memory_chunks SET vec = ? WHERE agent_id = ? AND rid = ? AND idx = ? AND vec = ${CHUNK_VEC_PENDING}`,
+    )
+    .run(o.state === 'ready' ? CHUNK_VEC_READY : CHUNK_VEC_NONE, row.agent_id, row.rid, o.chunk);
+  if (moved.changes !== 1) return false;
+  const key = chunkKey(row.rid, o.chunk);
+  deleteVector(ctx, key);
+  if (o.state === 'ready') writeVector(ctx, key, row.agent_id, o.vector);
+  return true;
+}
+
+/**
+ * A chunked memory's state after its chunks' outcomes: `error` when a chunk failed in this commit; else, once
+ * no chunk is pending, `ready` when some chunk has a vector and `ftsOnly` when none has; else unchanged.
+ */
+function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean): void {
+  if (failed) {
+    setState(ctx, row.rid, 'error', false);
+    return;
+  }
+  const counts = ctx
+    .stmt(
+      'read',
+      `SELECT sum(vec = ${CHUNK_VEC_PENDING}) AS pending, sum(vec = ${CHUNK_VEC_READY}) AS ready
+       FROM memory_chunks WHERE agent_id = ? AND rid = ?`,
+    )
+    .get<{ pending: number | null; ready: number | null }>(row.agent_id, row.rid);
+  if ((counts?.pending ?? 0) > 0) return;
+  setState(ctx, row.rid, (counts?.ready ?? 0) > 0 ? 'ready' : 'ftsOnly', false);
+}
+
+/**
+ * Commits embedding outcomes in one transaction; rows whose revision changed (or that are gone), and rows or
+ * chunks no longer waiting for an embedding (settled by a concurrent commit), are `stale` and left untouched:
+ * the counts are the transitions this commit made.
+ * A chunk outcome (`chunk` given) stores that chunk's vector; the memory becomes `ready` when none of its
+ * chunks is pending. An outcome without `chunk` for a chunked memory, or naming a chunk the memory does not
+ * have, is `stale` (it cannot describe the stored chunks).
+ */
+export function commitEmbeddings(
+  ctx: StoreContext,
+  outcomes: readonly EmbeddingOutcome[],
+): Promise<EmbeddingCommitResult> {
+  return ctx.op('commitEmbeddings', () => {
+    checkEmbeddingOutcomes(ctx.profile, outcomes);
+    const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
+    if (outcomes.length === 0) return result;
+    return ctx.tx(() => {
+      const chunked = new Map<number, { row: CommitRow; failed: boolean }>();
+      for (const o of outcomes) {
+        const row = ctx
+          .stmt('read', 'SELECT rid, agent_id, revision, chunk_count FROM memories WHERE id = ?')
+          .get<CommitRow>(o.id);
+        const isChunked = row !== undefined && row.chunk_count > 1;
+        if (
+          row === undefined ||
+          row.revision !== o.revision ||
+          isChunked !== (o.chunk !== undefined) ||
+          (o.chunk !== undefined && o.chunk >= row.chunk_count)
+        ) {
+          result.stale += 1;
+          continue;
+        }
+        if (o.chunk !== undefined) {
+          if (!commitChunk(ctx, row, { ...o, chunk: o.chunk })) {
+            result.stale += 1;
+            continue;
+          }
+          result[o.state] += 1;
+          const entry = chunked.get(row.rid) ?? { row, failed: false };
+          if (o.state === 'error') entry.failed = true;
+          chunked.set(row.rid, entry);
+          continue;
+        }
+        // Only a row still waiting moves (another drain may have settled it since this one read it).
+        if (!setState(ctx, row.rid, o.state, true)) {
+          result.stale += 1;
+          continue;
+        }
+        result[o.state] += 1;
+        deleteVector(ctx, row.rid);
+        if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, o.vector);
+      }
+      for (const { row, failed } of chunked.values()) settleChunked(ctx, row, failed);
+      return result;
+    });
+  });
+}
+
+/** Active `pending` rows, in total and per agent. */
+export function countEmbeddingBacklog(ctx: StoreContext): Promise<EmbeddingBacklog> {
+  return ctx.op('countEmbeddingBacklog', () => {
+    const rows = ctx
+      .stmt(
+        'read',
+        `SELECT agent_id, count(*) AS n FROM memories WHERE embedding_state = 'pending' AND lifecycle = 'active'
+         GROUP BY agent_id ORDER BY agent_id`,
+      )
+      .all<{ agent_id: string; n: number }>();
+    const byAgent: Record<string, number> = {};
+    let total = 0;
+    for (const r of rows) {
+      byAgent[r.agent_id] = r.n;
+      total += r.n;
+    }
+    return { total, byAgent };
+  });
+}
+
+/**
+ * The explicit re-index: drops every vector, recreates the vector table for `profile` (or none), resets every
+ * row to `pending` and records the new fingerprint.
+ */
+export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | null): Promise<void> {
+  return ctx.op('resetEmbeddings', () => {
+    checkProfile(profile);
+    const next = profile === null ? null : { id: profile.id, dimensions: profile.dimensions };
+    const fingerprint = embeddingFingerprint(next);
+    ctx.tx(() => {
+      // The quantised table is recreated below with this store's kind: it must be the file's.
+      followVectorIndex(ctx);
+      ctx.db.exec('DROP TABLE IF EXISTS memories_vec');
+      ctx.count('meta');
+      if (next !== null) {
+        ctx.db.exec(vectorTableSql(next.dimensions));
+        ctx.count('meta');
+      }
+      // The quantised table follows the float one (empty, of the new width; none without a profile).
+      prepareQuantIndex(ctx, ctx.vectorIndex.quantization, next, true);
+      ctx
+        .stmt(
+          'write',
+          `UPDATE memories SET embedding_state = 'pending', embedding_fingerprint = NULL, embedding_attempts = 0`,
+        )
+        .run();
+      ctx.stmt('write', `UPDATE memory_chunks SET vec = ${CHUNK_VEC_PENDING} WHERE vec <> 0`).run();
+      setMeta(ctx, 'embedding_fingerprint', fingerprint);
+    });
+    // Statements on the old vector table are stale now.
+    for (const sql of [...ctx.statements.keys()]) {
+      if (sql.includes('memories_vec')) ctx.statements.delete(sql);
+    }
+    ctx.bindProfile(next, fingerprint);
+  });
+}
+
+/**
+ * The explicit change of the vector index setting: drops the quantised table, builds the one `options` asks
+ * for from the stored float vectors (nothing is re-embedded) and records the setting. Returns how many vectors
+ * were quantised.
+ */
+export function resetVectorIndex(
+  ctx: StoreContext,
+  options: VectorIndexOptions,
+): Promise<{ readonly indexed: number }> {
+  return ctx.op('resetVectorIndex', () => {
+    checkVectorIndex(options);
+    // The explicit change: it never follows nor refuses another connection's earlier change (it is how a store
+    // refused for one recovers); an omitted quantization keeps the file's, read under the write lock.
+    const { setting, version } = ctx.tx(() => {
+      const version = ctx.dataVersion();
+      const recorded =
+        parseRecordedQuantization(
+          ctx.stmt('meta', 'SELECT value FROM meta WHERE key = ?').get<{ value: string }>(VECTOR_INDEX_META)
+            ?.value,
+        ) ?? 'none';
+      const setting = vectorIndexSetting(recorded, options);
+      prepareQuantIndex(ctx, setting.quantization, ctx.profile, true);
+      setMeta(ctx, VECTOR_INDEX_META, setting.quantization);
+      return { setting, version };
+    });
+    for (const sql of [...ctx.statements.keys()]) {
+      if (sql.includes('memories_vec')) ctx.statements.delete(sql);
+    }
+    // Writes keep the new table's copies from now on; searches use it once it is complete. A build that fails
+    // part-way is finished by the next writable open (or by calling this again). A store that named its kind
+    // holds to the new one from now on; one that did not keeps following the file.
+    ctx.vectorIndex = setting;
+    // A `:memory:` store (null) is never checked: nothing else can change its file.
+    if (ctx.vectorIndexVersion !== null) ctx.vectorIndexVersion = version;
+    if (ctx.vectorIndexOption?.quantization !== undefined) {
+      ctx.vectorIndexOption = { ...ctx.vectorIndexOption, quantization: setting.quantization };
+    }
+    ctx.quantReady = false;
+    const indexed =
+      ctx.profile === null ? 0 : finishQuantIndex(ctx, setting.quantization, ctx.profile.dimensions);
+    ctx.quantReady = true;
+    return { indexed };
+  });
+}
+
+/**
+ * The file's vector index setting, read now as the next vector write or search would (`followVectorIndex`): the
+ * setting in use (the file's, adopted, for a store opened without one), or `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`
+ * when another connection's `resetVectorIndex` left another kind than this store was opened with.
+ */
+export function refreshVectorIndex(ctx: StoreContext): Promise<VectorIndexSetting> {
+  return ctx.op('refreshVectorIndex', () => {
+    followVectorIndex(ctx);
+    const { quantization, rescore } = ctx.vectorIndex;
+    return { quantization, rescore };
+  });
+}

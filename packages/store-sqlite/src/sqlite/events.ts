@@ -1,0 +1,264 @@
+/**
+ * The event-log slice: idempotent appends by seq, reads, sessions, and the per-session ingestion cursor moved
+ * atomically with the memories of a batch.
+ */
+
+import { contentHash } from '@engram/contracts';
+import type {
+  AppendEventsResult,
+  EventInput,
+  EventRecord,
+  IngestBatch,
+  MemoryRecord,
+} from '@engram/store/port-kit';
+import {
+  EngramStoreError,
+  invalidInput,
+  type PreparedEvent,
+  prepareEvent,
+  validateAgentId,
+  validateInteger,
+  validateLimit,
+} from '@engram/store/port-kit';
+import type { StoreContext } from './context.js';
+import { insertPreparedBatch, prepareInsert } from './memory-rows.js';
+import { type EventRow, toEvent } from './rows.js';
+
+/** The fields that make two events with one seq the same event. */
+interface EventFields {
+  readonly type: string;
+  readonly role: string;
+  readonly content: string;
+  readonly toolName: string | null;
+  readonly metadataJson: string;
+}
+
+function sameEvent(a: EventFields, b: EventFields): boolean {
+  return (
+    a.type === b.type &&
+    a.role === b.role &&
+    a.content === b.content &&
+    a.toolName === b.toolName &&
+    a.metadataJson === b.metadataJson
+  );
+}
+
+/** Drops identical re-sends inside a batch (counted as skipped); two different events with one seq are invalid. */
+function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEvent[]; skipped: number } {
+  const bySeq = new Map<number, PreparedEvent>();
+  let skipped = 0;
+  const unique: PreparedEvent[] = [];
+  for (const e of prepared) {
+    const prev = bySeq.get(e.seq);
+    if (prev === undefined) {
+      bySeq.set(e.seq, e);
+      unique.push(e);
+    } else if (sameEvent(prev, e)) {
+      skipped += 1;
+    } else {
+      throw invalidInput('the batch has two different events with the same seq');
+    }
+  }
+  return { unique, skipped };
+}
+
+/** Appends events idempotently by seq: identical re-appends are skipped, a differing one is a conflict. */
+export function appendEvents(
+  ctx: StoreContext,
+  agentId: string,
+  sessionId: string,
+  events: readonly EventInput[],
+): Promise<AppendEventsResult> {
+  return ctx.op('appendEvents', () => {
+    validateAgentId(agentId);
+    validateAgentId(sessionId, 'sessionId');
+    if (!Array.isArray(events)) throw invalidInput('events must be an array');
+    const prepared = events.map((e, i) => prepareEvent(e, ctx.limits, `events[${i}]`));
+    const { unique, skipped: skippedInBatch } = dedupeBatch(prepared);
+    let skipped = skippedInBatch;
+    const now = ctx.now();
+    return ctx.tx(() => {
+      let appended = 0;
+      if (unique.length > 0) {
+        const existing = ctx
+          .stmt(
+            'read',
+            `SELECT seq, type, role, content, tool_name, metadata FROM events
+             WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
+          )
+          .all<Pick<EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
+            agentId,
+            sessionId,
+            JSON.stringify(unique.map((e) => e.seq)),
+          );
+        const stored = new Map(existing.map((r) => [r.seq, r]));
+        const insert = ctx.stmt(
+          'write',
+          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        for (const e of unique) {
+          const s = stored.get(e.seq);
+          if (s !== undefined) {
+            if (
+              sameEvent(
+                {
+                  type: s.type,
+                  role: s.role,
+                  content: s.content,
+                  toolName: s.tool_name,
+                  metadataJson: s.metadata,
+                },
+                e,
+              )
+            ) {
+              skipped += 1;
+              continue;
+            }
+            throw new EngramStoreError(
+              'ENGRAM_STORE_CONFLICT',
+              'an event with this seq is already stored with different content',
+            );
+          }
+          insert.run(
+            agentId,
+            sessionId,
+            e.seq,
+            e.type,
+            e.role,
+            e.content,
+            e.toolName,
+            e.metadataJson,
+            contentHash(e.content),
+            e.createdAt ?? now,
+          );
+          appended += 1;
+        }
+      }
+      const last = ctx
+        .stmt('read', 'SELECT max(seq) AS last FROM events WHERE agent_id = ? AND session_id = ?')
+        .get<{ last: number | null }>(agentId, sessionId);
+      return { appended, skipped, lastSeq: last?.last ?? 0 };
+    });
+  });
+}
+
+/** Exactly the stored events with `fromSeq ≤ seq ≤ toSeq`, in order. */
+export function readEvents(
+  ctx: StoreContext,
+  agentId: string,
+  sessionId: string,
+  fromSeq: number,
+  toSeq: number,
+): Promise<readonly EventRecord[]> {
+  return ctx.op('readEvents', () => {
+    validateAgentId(agentId);
+    validateAgentId(sessionId, 'sessionId');
+    validateInteger(fromSeq, 'fromSeq', 0);
+    validateInteger(toSeq, 'toSeq', 0);
+    if (toSeq < fromSeq) return [];
+    return ctx
+      .stmt(
+        'read',
+        `SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
+      )
+      .all<EventRow>(agentId, sessionId, fromSeq, toSeq)
+      .map((r) => toEvent(r));
+  });
+}
+
+/** Up to `limit` events with `seq > afterSeq`, in order. */
+export function listEventsAfter(
+  ctx: StoreContext,
+  agentId: string,
+  sessionId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<readonly EventRecord[]> {
+  return ctx.op('listEventsAfter', () => {
+    validateAgentId(agentId);
+    validateAgentId(sessionId, 'sessionId');
+    validateInteger(afterSeq, 'afterSeq', 0);
+    const n = validateLimit(limit, 'limit', 10_000);
+    return ctx
+      .stmt(
+        'read',
+        'SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+      )
+      .all<EventRow>(agentId, sessionId, afterSeq, n)
+      .map((r) => toEvent(r));
+  });
+}
+
+/** The agent's sessions (with events or a cursor), with their last seq and cursor, by session id. */
+export function listSessions(
+  ctx: StoreContext,
+  agentId: string,
+): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]> {
+  return ctx.op('listSessions', () => {
+    validateAgentId(agentId);
+    return ctx
+      .stmt(
+        'read',
+        `SELECT session_id AS sessionId, max(last_seq) AS lastSeq, max(cur) AS cursor FROM (
+           SELECT session_id, max(seq) AS last_seq, 0 AS cur FROM events WHERE agent_id = @agent GROUP BY session_id
+           UNION ALL
+           SELECT session_id, 0 AS last_seq, cursor AS cur FROM session_cursors WHERE agent_id = @agent
+         ) GROUP BY session_id ORDER BY session_id`,
+      )
+      .all<{ sessionId: string; lastSeq: number; cursor: number }>({ agent: agentId });
+  });
+}
+
+function readCursor(ctx: StoreContext, agentId: string, sessionId: string): number {
+  return (
+    ctx
+      .stmt('read', 'SELECT cursor FROM session_cursors WHERE agent_id = ? AND session_id = ?')
+      .get<{ cursor: number }>(agentId, sessionId)?.cursor ?? 0
+  );
+}
+
+/** The last ingested seq of a session (0 before any ingestion). */
+export function getCursor(ctx: StoreContext, agentId: string, sessionId: string): Promise<number> {
+  return ctx.op('getCursor', () => {
+    validateAgentId(agentId);
+    validateAgentId(sessionId, 'sessionId');
+    return readCursor(ctx, agentId, sessionId);
+  });
+}
+
+/** Inserts the batch's memories and moves the cursor atomically (compare-and-set on the cursor). */
+export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
+  return ctx.op('ingestBatch', () => {
+    if (typeof batch !== 'object' || batch === null) throw invalidInput('batch must be an object');
+    const agentId = validateAgentId(batch.agentId);
+    const sessionId = validateAgentId(batch.sessionId, 'sessionId');
+    const expected = validateInteger(batch.expectedCursor, 'expectedCursor', 0);
+    const next = validateInteger(batch.nextCursor, 'nextCursor', 0);
+    if (next < expected) throw invalidInput('nextCursor must not be below expectedCursor');
+    if (!Array.isArray(batch.memories)) throw invalidInput('memories must be an array');
+    const prepared = batch.memories.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    for (const p of prepared) {
+      if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
+    }
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const current = readCursor(ctx, agentId, sessionId);
+      if (current !== expected) {
+        throw new EngramStoreError(
+          'ENGRAM_STORE_REVISION_CONFLICT',
+          `the session cursor moved meanwhile (expected ${expected}, stored ${current})`,
+        );
+      }
+      const records = insertPreparedBatch(ctx, prepared, now).map((r) => r.record);
+      ctx
+        .stmt(
+          'write',
+          `INSERT INTO session_cursors(agent_id, session_id, cursor, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT(agent_id, session_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
+        )
+        .run(agentId, sessionId, next, now);
+      return records;
+    });
+  });
+}

@@ -1,0 +1,224 @@
+/**
+ * The export side of the transfer format (see `transfer.ts`): a header, then every memory, event, session
+ * cursor and skill of the file (or of one agent), page by page in storage order, then the end record. Each
+ * page is one short read, so an export holds one page in memory whatever the file's size, and other
+ * connections keep writing between pages.
+ */
+
+import type { ExportCounts, ExportOptions, ExportRecord, ExportRow } from '@engram/store/port-kit';
+import {
+  EngramStoreError,
+  EXPORT_FORMAT,
+  EXPORT_FORMAT_VERSION,
+  validateAgentId,
+} from '@engram/store/port-kit';
+import { CHUNK_VEC_READY, chunkKey } from './chunks.js';
+import { classifySqliteError } from './classify.js';
+import type { StoreContext } from './context.js';
+
+/** Rows per page. */
+const PAGE = 500;
+
+/** Columns of `memories` that an import recomputes from the content (never exported). */
+export const DERIVED_MEMORY_COLUMNS: ReadonlySet<string> = new Set([
+  'rid',
+  'has_cjk',
+  'like_text',
+  'chunk_count',
+]);
+/** Columns of `events` that an import recomputes. */
+export const DERIVED_EVENT_COLUMNS: ReadonlySet<string> = new Set(['content_hash']);
+
+/** A table exported row by row as it is stored (besides `memories`). */
+export interface PlainTable {
+  readonly type: 'event' | 'cursor' | 'skill' | 'link' | 'history';
+  readonly count: keyof ExportCounts;
+  readonly table: string;
+  /** The columns that identify a row (an import looks it up by them); empty: every exported column. */
+  readonly key: readonly string[];
+  /** The order of the export (a unique key), used for paging. */
+  readonly order: readonly string[];
+  /** Columns recomputed or assigned by an import, never exported. */
+  readonly derived: ReadonlySet<string>;
+}
+
+/** The plain tables, in export order (history last: it refers to memories and links). */
+export const PLAIN_TABLES: readonly PlainTable[] = [
+  {
+    type: 'event',
+    count: 'events',
+    table: 'events',
+    key: ['agent_id', 'session_id', 'seq'],
+    order: ['agent_id', 'session_id', 'seq'],
+    derived: DERIVED_EVENT_COLUMNS,
+  },
+  {
+    type: 'cursor',
+    count: 'cursors',
+    table: 'session_cursors',
+    key: ['agent_id', 'session_id'],
+    order: ['agent_id', 'session_id'],
+    derived: new Set(),
+  },
+  {
+    type: 'skill',
+    count: 'skills',
+    table: 'skills',
+    key: ['agent_id', 'name'],
+    order: ['agent_id', 'name'],
+    derived: new Set(),
+  },
+  {
+    type: 'link',
+    count: 'links',
+    table: 'memory_links',
+    key: ['agent_id', 'older_id', 'newer_id', 'kind'],
+    order: ['agent_id', 'older_id', 'newer_id', 'kind'],
+    derived: new Set(),
+  },
+  {
+    type: 'history',
+    count: 'history',
+    table: 'memory_history',
+    key: [],
+    order: ['seq'],
+    derived: new Set(['seq']),
+  },
+];
+
+/** True when the file has the table (a table added by a later schema may be absent from an older file). */
+export function tableExists(ctx: StoreContext, table: string): boolean {
+  return (
+    ctx
+      .stmt('meta', "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get<{ x: number }>(table) !== undefined
+  );
+}
+
+/** Runs one synchronous read of an export: closed check, and every driver error classified. */
+function read<T>(ctx: StoreContext, fn: () => T): T {
+  if (ctx.closed)
+    throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store export failed: the store is closed');
+  try {
+    return fn();
+  } catch (err) {
+    throw classifySqliteError(err, 'export');
+  }
+}
+
+/** A stored row without its internal and derived columns. */
+function exportRow(raw: Record<string, unknown>, derived: ReadonlySet<string>): ExportRow {
+  const out: Record<string, string | number | null> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (derived.has(key) || key.startsWith('_')) continue;
+    if (typeof value === 'bigint') out[key] = Number(value);
+    else if (typeof value === 'string' || typeof value === 'number' || value === null) out[key] = value;
+    else
+      throw new EngramStoreError(
+        'ENGRAM_STORE_CORRUPT',
+        'a stored column holds a value the export cannot carry',
+      );
+  }
+  return out;
+}
+
+function vectorBase64(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  return null;
+}
+
+/** The vectors of one memory, one entry per chunk (null where a chunk has none). */
+function memoryVectors(ctx: StoreContext, raw: Record<string, unknown>): (string | null)[] {
+  const rid = Number(raw.rid);
+  const chunks = Number(raw.chunk_count ?? 1);
+  const agent = String(raw.agent_id);
+  const get = ctx.stmt('vector', 'SELECT embedding FROM memories_vec WHERE rowid = ?');
+  if (chunks <= 1) return [vectorBase64(get.get<{ embedding: unknown }>(BigInt(rid))?.embedding)];
+  const states = ctx
+    .stmt('read', 'SELECT idx, vec FROM memory_chunks WHERE agent_id = ? AND rid = ? ORDER BY idx')
+    .all<{ idx: number; vec: number }>(agent, rid);
+  return states.map((c) =>
+    c.vec === CHUNK_VEC_READY
+      ? vectorBase64(get.get<{ embedding: unknown }>(BigInt(chunkKey(rid, c.idx)))?.embedding)
+      : null,
+  );
+}
+
+/**
+ * Streams the file's records (see `transfer.ts`). With `vectors`, a `ready` memory carries its vectors
+ * (the header names the embedder profile they belong to).
+ */
+export async function* exportRecords(
+  ctx: StoreContext,
+  options: ExportOptions = {},
+): AsyncGenerator<ExportRecord> {
+  const agentId = options.agentId === undefined ? null : read(ctx, () => validateAgentId(options.agentId));
+  const withVectors = options.vectors === true && ctx.profile !== null;
+  yield {
+    type: 'header',
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    schemaVersion: ctx.schemaVersion,
+    embedder: ctx.profile === null ? null : { id: ctx.profile.id, dimensions: ctx.profile.dimensions },
+    agentId,
+    vectors: withVectors,
+  };
+  const counts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
+  const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
+  const agentParam = agentId === null ? {} : { agent: agentId };
+
+  let after = 0;
+  for (;;) {
+    const page = read(ctx, () =>
+      ctx
+        .stmt('read', `SELECT * FROM memories WHERE rid > @after ${agentCond} ORDER BY rid LIMIT ${PAGE}`)
+        .all<Record<string, unknown>>({ after, ...agentParam }),
+    );
+    if (page.length === 0) break;
+    const records = read(ctx, () =>
+      page.map((raw): ExportRecord => {
+        const row = exportRow(raw, DERIVED_MEMORY_COLUMNS);
+        if (!withVectors || raw.embedding_state !== 'ready') return { type: 'memory', row };
+        return { type: 'memory', row, vectors: memoryVectors(ctx, raw) };
+      }),
+    );
+    after = Number(page[page.length - 1]?.rid);
+    for (const r of records) {
+      counts.memories += 1;
+      yield r;
+    }
+  }
+
+  // The other tables, each paged by its key in key order.
+  for (const t of PLAIN_TABLES) {
+    if (!read(ctx, () => tableExists(ctx, t.table))) continue;
+    const order = t.order.join(', ');
+    const after = `(${order}) > (${t.order.map((_, i) => `@k${i}`).join(', ')})`;
+    let last: Record<string, unknown> | undefined;
+    for (;;) {
+      const cond = [last === undefined ? '' : after, agentId === null ? '' : 'agent_id = @agent'].filter(
+        (c) => c !== '',
+      );
+      const where = cond.length === 0 ? '' : `WHERE ${cond.join(' AND ')}`;
+      const keys: Record<string, unknown> = {};
+      t.order.forEach((col, i) => {
+        if (last !== undefined) keys[`k${i}`] = last[col];
+      });
+      const page = read(ctx, () =>
+        ctx
+          .stmt('read', `SELECT * FROM ${t.table} ${where} ORDER BY ${order} LIMIT ${PAGE}`)
+          .all<Record<string, unknown>>({ ...keys, ...agentParam }),
+      );
+      if (page.length === 0) break;
+      last = page[page.length - 1];
+      for (const raw of page) {
+        counts[t.count] += 1;
+        yield { type: t.type, row: read(ctx, () => exportRow(raw, t.derived)) } as ExportRecord;
+      }
+    }
+  }
+  const end: ExportCounts = { ...counts };
+  yield { type: 'end', counts: end };
+}

@@ -1,0 +1,150 @@
+/**
+ * The lifecycle slice: archive, supersede and the general compare-and-set lifecycle move. FTS and vector rows
+ * stay in place; search filters on `active`.
+ */
+
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store/port-kit';
+import {
+  invalidInput,
+  validateAgentId,
+  validateId,
+  validateInteger,
+  validateLifecycle,
+} from '@engram/store/port-kit';
+import type { StoreContext } from './context.js';
+import { recordHistory } from './history.js';
+import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
+
+/** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
+export function archiveMemory(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  expectedRevision?: number,
+): Promise<MemoryRecord> {
+  return ctx.op('archiveMemory', () => {
+    validateAgentId(agentId);
+    validateId(id);
+    if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      return casLifecycle(ctx, row, 'archived', row.superseded_by, now);
+    });
+  });
+}
+
+/**
+ * Marks the old row `superseded` and inserts the replacement, in one transaction; `supersededBy` names the
+ * replacement, or the active exact duplicate of it that was already stored (then nothing new is inserted).
+ */
+export function supersedeMemory(
+  ctx: StoreContext,
+  agentId: string,
+  oldId: string,
+  expectedRevision: number,
+  replacement: NewMemory,
+): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
+  return ctx.op('supersedeMemory', () => {
+    validateAgentId(agentId);
+    validateId(oldId, 'oldId');
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    const prepared = prepareInsert(ctx, replacement, 'replacement');
+    if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
+      // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      let superseded = casLifecycle(ctx, row, 'superseded', id, now);
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
+      if (!inserted.created) {
+        // The replacement was already stored as another active row: that row is the successor.
+        ctx
+          .stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?')
+          .run(inserted.record.id, row.rid);
+        superseded = { ...superseded, supersededBy: inserted.record.id };
+      }
+      recordHistory(ctx, {
+        agentId,
+        memoryId: oldId,
+        action: 'superseded',
+        at: now,
+        revision: superseded.revision,
+        relatedId: inserted.record.id,
+      });
+      return { superseded, replacement: inserted.record };
+    });
+  });
+}
+
+/** Compare-and-set lifecycle move. */
+export function setLifecycle(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  expectedRevision: number,
+  lifecycle: Lifecycle,
+): Promise<MemoryRecord> {
+  return ctx.op('setLifecycle', () => {
+    validateAgentId(agentId);
+    validateId(id);
+    validateInteger(expectedRevision, 'expectedRevision', 1);
+    validateLifecycle(lifecycle);
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      return casLifecycle(ctx, row, lifecycle, row.superseded_by, now);
+    });
+  });
+}
+
+/** Inserts the merged row and supersedes every source by it, compare-and-set on each, in one transaction. */
+export function mergeMemories(
+  ctx: StoreContext,
+  agentId: string,
+  sources: readonly MergeSource[],
+  merged: NewMemory,
+): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
+  return ctx.op('mergeMemories', () => {
+    validateAgentId(agentId);
+    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
+    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
+    const seen = new Set<string>();
+    for (const [i, s] of sources.entries()) {
+      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
+      validateId(s.id, `sources[${i}].id`);
+      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
+      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
+      seen.add(s.id);
+    }
+    const prepared = prepareInsert(ctx, merged, 'merged');
+    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const now = ctx.now();
+    return ctx.tx(() => {
+      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
+      // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
+      const id = prepared.id ?? newId(ctx);
+      let superseded = rows.map((row) => casLifecycle(ctx, row, 'superseded', id, now));
+      const inserted = insertPrepared(ctx, { ...prepared, id }, now);
+      const successor = inserted.record.id;
+      if (!inserted.created) {
+        // The merged text was already stored as another active row: that row is the successor.
+        const relink = ctx.stmt('write', 'UPDATE memories SET superseded_by = ? WHERE rid = ?');
+        for (const row of rows) relink.run(successor, row.rid);
+        superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
+      }
+      for (const done of superseded) {
+        recordHistory(ctx, {
+          agentId,
+          memoryId: done.id,
+          action: 'superseded',
+          at: now,
+          revision: done.revision,
+          relatedId: successor,
+        });
+      }
+      return { superseded, merged: inserted.record };
+    });
+  });
+}

@@ -1,0 +1,251 @@
+/**
+ * `any`-mode lexical search over the BM25 index (see `lexical-index.ts` and `bm25-plan.ts`): exact Okapi BM25
+ * with the store's k1 and b and the agent's own statistics, OR semantics, phrases checked with the word index.
+ */
+import { MEMORY_KINDS } from '@engram/contracts';
+import type { Bm25Plan, LexicalHit } from '@engram/store/port-kit';
+import { buildMatch } from '@engram/store/port-kit';
+import { bm25Idf } from '../lexical-index.js';
+import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
+import type { StoreContext } from './context.js';
+import { type FilterParams, filterSql, scopeKey, type TimeParams, tagsSql, timeSql } from './filters.js';
+import { compareIds } from './id-order.js';
+
+/**
+ * Units the scoring statement's second band keeps per wanted memory (see `bm25Sql`): it is joined only when the
+ * first band (the best `limit` units) left fewer than `limit` memories, because chunks of one memory are several
+ * units or a filter dropped some.
+ */
+const WIDE_FACTOR = 2;
+
+/**
+ * The kinds filter as one bound parameter per kind (`@kind0` … `@kind6`, null when unused): a constant list, which
+ * SQLite checks per row far cheaper than `IN (SELECT value FROM json_each(@kinds))` (a tenth to a fifth of the
+ * statement at 10k rows). The kinds are validated and deduplicated, so there are at most `MEMORY_KINDS.length`.
+ */
+const KIND_PARAMS = MEMORY_KINDS.map((_, i) => `@kind${i}`).join(', ');
+
+/** Role codes in the weights JSON: a free term, a score-only term, or the index of its phrase. */
+const FREE = -1;
+const SCORE_ONLY = -2;
+
+function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string): string {
+  const phraseCtes: string[] = [];
+  const phraseConds: string[] = [];
+  for (let i = 0; i < phrases; i += 1) {
+    phraseCtes.push(
+      `ph${i}(rid) AS (SELECT rowid FROM memories_fts_words WHERE memories_fts_words MATCH @phrase${i})`,
+    );
+    phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
+  }
+  // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
+  // The hits are one grouped arm per postings table (main, then fresh): a unit's postings are all in one of
+  // them, so each unit is summed once, over the same rows in the same order as from one table, and each arm
+  // stays a plain join into its sorter (one `UNION ALL` of the postings under a single `GROUP BY` ran it as a
+  // co-routine, a copy of every posting: about 3 ms more at 100k rows for a query with a common term).
+  // `+cand` in the cut keeps SQLite from building an automatic index over the hits for it (a sort of every
+  // hit, more than the cut's own top-n sort: a quarter of the statement's time for a query with a common term).
+  // The cut score is read once (`lim`): it bounds the join and tells the caller whether the cut dropped units
+  // (a second `(SELECT … FROM cut)` ran the cut's scan and sort again, a tenth of the statement).
+  // The statement returns the passing units as they come; `bestPerMemory` picks each memory's best unit and
+  // orders and limits them in JavaScript (a `GROUP BY m.rid` and an `ORDER BY` here were two more sorters, 40 %
+  // of the statement at 10k rows).
+  // The join to the memories runs in two bands, both in this one statement. The first joins the units at or
+  // above the `limit`-th best score (`lim`), which is the whole answer when they hold `limit` memories that
+  // pass: no chunks and no filtered rows among them, the common case. Only when they hold fewer (`short`, a
+  // constant test SQLite makes once, before the band's loop) does the second band join the units down to the
+  // (2 · limit)-th score (`wide`, sorted only then), and a last row (key null) says whether that cut dropped
+  // units. Both bands together are the single (2 · limit) cut this replaced, so the hits and the runs again are
+  // the same. The bench's queries join half the units (about 135 instead of 261 at limit 128): the statement's
+  // p50 over them, alternated with the former one on one connection, went from 0.99 to 0.72 ms at 10k rows and
+  // from 4.15 to 3.54 ms at 100k (p95 4.9 to 4.5 and 42.8 to 41.2 ms), with the same answers.
+  // Rows are [key, score, id, revision, chunk count]: the memory's rid is key % 2^40, computed by the caller
+  // (two columns fewer per row than when the rid and the cut score were read per row).
+  const hitArms = ['lexical_postings', 'lexical_postings_fresh']
+    .map(
+      (table) => `SELECT p.rid,
+        sum(w.idf * p.tf * (@k1 + 1.0) / (p.tf + @k1 * (1.0 - @b + @b * p.length / @avgdl))),
+        max(w.grp <> ${SCORE_ONLY})
+      FROM w CROSS JOIN ${table} p ON p.agent_id = @agent AND p.term = w.term
+      WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}
+      GROUP BY p.rid`,
+    )
+    .join('\n      UNION ALL\n      ');
+  // The candidate units `h` whose score passes `band`, joined to their memories and filtered (`from`: a
+  // one-row table before the hits, whose condition in `band` then skips their scan when it fails). `+h.cand`
+  // keeps SQLite from building an automatic index over the hits for the second band, where they are an inner
+  // loop (its plan had one: a sort of every hit).
+  const joined = (
+    from: string,
+    band: string,
+  ): string => `SELECT h.rid, h.score, m.id, m.revision, m.chunk_count
+      FROM ${from} CROSS JOIN hits h CROSS JOIN memories m ON m.rid = h.rid % ${CHUNK_KEY_SPAN}
+      WHERE ${band} AND +h.cand = 1
+        AND m.agent_id = @agent AND ${timeSql(scope)} AND ${filterSql(scope)}
+        AND m.kind IN (${KIND_PARAMS})
+        ${tagsSql(tags)}`;
+  return `WITH w(term, idf, grp) AS MATERIALIZED (
+      SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+      FROM json_each(@weights)),
+    ${phraseCtes.map((c) => `${c},`).join('\n    ')}
+    hits(rid, score, cand) AS MATERIALIZED (
+      ${hitArms}),
+    cut(score) AS (SELECT score FROM hits WHERE +cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @cutAt),
+    lim(score) AS MATERIALIZED (SELECT (SELECT score FROM cut)),
+    band(key, score, id, revision, chunks) AS MATERIALIZED (
+      ${joined('lim c', 'h.score >= coalesce(c.score, -1.0)')}),
+    short(yes) AS MATERIALIZED (SELECT CASE
+      WHEN (SELECT score FROM lim) IS NULL THEN 0
+      WHEN (SELECT count(*) FROM band) < @limit THEN 1
+      WHEN (SELECT max(key) FROM band) < ${CHUNK_KEY_SPAN} THEN 0
+      ELSE (SELECT count(DISTINCT key % ${CHUNK_KEY_SPAN}) FROM band) < @limit END),
+    wide(score) AS MATERIALIZED (SELECT (
+      SELECT score FROM hits WHERE +cand = 1 ORDER BY score DESC LIMIT 1 OFFSET @wideAt))
+    SELECT key, score, id, revision, chunks FROM band
+    UNION ALL
+    ${joined('short s CROSS JOIN lim c', 's.yes AND h.score < c.score AND h.score >= coalesce((SELECT score FROM wide), -1.0)')}
+    UNION ALL
+    SELECT NULL, (SELECT score FROM wide), NULL, NULL, NULL FROM short WHERE yes`;
+}
+
+/**
+ * The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). The units
+ * are chunks (a short memory is one): a memory scores as its best chunk (max over chunks), the hit names it.
+ */
+export function searchBm25(
+  ctx: StoreContext,
+  plan: Bm25Plan,
+  filter: {
+    readonly agentId: string;
+    readonly kinds: string;
+    readonly tags: string;
+    readonly limit: number;
+    /** The parameters of `filterSql` and `timeSql`. */
+    readonly scope: FilterParams & TimeParams;
+  },
+): LexicalHit[] {
+  if (plan.terms.length === 0) return [];
+  const distinct = [...new Set(plan.terms.map((t) => t.term))];
+  // The agent's statistics and the terms' document frequencies in one statement.
+  const stats = ctx
+    .stmt(
+      'fts',
+      `SELECT s.docs AS docs, s.total_length AS total_length,
+        (SELECT json_group_array(json_array(term, n)) FROM (
+          SELECT term, sum(n) AS n FROM (
+            SELECT term, count(*) AS n FROM lexical_postings
+            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term
+            UNION ALL
+            SELECT term, count(*) AS n FROM lexical_postings_fresh
+            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term)
+          GROUP BY term)) AS df
+       FROM lexical_stats s WHERE s.agent_id = @agent`,
+    )
+    .get<{ docs: number; total_length: number; df: string }>({
+      agent: filter.agentId,
+      terms: JSON.stringify(distinct),
+    });
+  if (stats === undefined || stats.docs <= 0) return [];
+  const avgdl = stats.total_length > 0 ? stats.total_length / stats.docs : 1;
+  const df = new Map(JSON.parse(stats.df) as [string, number][]);
+  const weights = plan.terms.map((t): [string, number, number] => [
+    t.term,
+    bm25Idf(stats.docs, df.get(t.term) ?? 0),
+    t.role.kind === 'free' ? FREE : t.role.kind === 'score' ? SCORE_ONLY : t.role.phrase,
+  ]);
+  const token = ctx.agentToken(filter.agentId);
+  const limit = filter.limit;
+  // One parameter object for the run and its rerun (a copy of it per run cost more than its binding).
+  const params: Record<string, unknown> = {
+    weights: JSON.stringify(weights),
+    agent: filter.agentId,
+    k1: ctx.bm25.k1,
+    b: ctx.bm25.b,
+    avgdl,
+    tags: filter.tags,
+    limit,
+    cutAt: limit - 1,
+    wideAt: WIDE_FACTOR * limit - 1,
+    ...filter.scope,
+  };
+  const kinds = JSON.parse(filter.kinds) as string[];
+  for (let i = 0; i < MEMORY_KINDS.length; i += 1) params[`kind${i}`] = kinds[i] ?? null;
+  plan.phrases.forEach((phrase, i) => {
+    params[`phrase${i}`] = buildMatch(token, phrase);
+  });
+  const phrases = plan.phrases.length;
+  const stmt = ctx.variant('fts', `bm25:${phrases}:${scopeKey(filter.scope, filter.tags)}`, () =>
+    bm25Sql(phrases, filter.scope, filter.tags),
+  );
+  // Only the units scoring at least the limit-th best score are joined to their memories and filtered, then,
+  // when they hold fewer than `limit` memories, those down to the (2 · limit)-th (see `bm25Sql`): when `limit`
+  // memories pass, they are exactly the best `limit` (every better memory has a unit above the cut, ties
+  // included). When fewer pass and the wider cut dropped units, the query runs again without a cut.
+  let best = bestPerMemory(stmt.values<StatementRow>(params));
+  if (best.memories.length < limit && best.cut) {
+    params.cutAt = Number.MAX_SAFE_INTEGER;
+    best = bestPerMemory(stmt.values<StatementRow>(params));
+  }
+  const rows = best.memories;
+  rows.sort(byScoreThenId);
+  const n = Math.min(rows.length, limit);
+  const hits: LexicalHit[] = new Array(n);
+  for (let i = 0; i < n; i += 1) {
+    const [key, score, id, revision, chunks] = rows[i] as UnitRow;
+    const span =
+      chunks > 1
+        ? chunkSpan(ctx, filter.agentId, key % CHUNK_KEY_SPAN, Math.floor(key / CHUNK_KEY_SPAN))
+        : undefined;
+    hits[i] = span === undefined ? { id, revision, score } : { id, revision, score, chunk: span };
+  }
+  return hits;
+}
+
+/** A passing unit: its key (the memory's rid plus its chunk index · 2^40), score, and its memory's id, revision and chunk count. */
+type UnitRow = [number, number, string, number, number];
+/** The statement's last row when its first band was short: the wider cut's score (null when it dropped nothing). */
+type WideRow = [null, number | null, null, null, null];
+type StatementRow = UnitRow | WideRow;
+
+/**
+ * Each memory's best unit (highest score; of equal scores the lowest key, the unit `max()` kept when SQLite
+ * grouped them), and whether a cut dropped units: only when the first band was short (its last row says
+ * whether the wider cut dropped any; without that row, fewer than `limit` memories means no cut applied).
+ * Units keyed by their memory's rid (none past its first chunk) are each their own memory.
+ */
+function bestPerMemory(rows: StatementRow[]): { memories: UnitRow[]; cut: boolean } {
+  let cut = false;
+  const last = rows[rows.length - 1];
+  if (last !== undefined && last[0] === null) {
+    rows.pop();
+    cut = last[1] !== null;
+  }
+  const units = rows as UnitRow[];
+  let chunked = false;
+  for (const unit of units) {
+    if (unit[0] >= CHUNK_KEY_SPAN) {
+      chunked = true;
+      break;
+    }
+  }
+  if (!chunked) return { memories: units, cut };
+  const at = new Map<number, number>();
+  const memories: UnitRow[] = [];
+  for (const unit of units) {
+    const rid = unit[0] % CHUNK_KEY_SPAN;
+    const i = at.get(rid);
+    if (i === undefined) {
+      at.set(rid, memories.length);
+      memories.push(unit);
+      continue;
+    }
+    const held = memories[i] as UnitRow;
+    if (unit[1] > held[1] || (unit[1] === held[1] && unit[0] < held[0])) memories[i] = unit;
+  }
+  return { memories, cut };
+}
+
+/** The statement's former `ORDER BY score DESC, m.id ASC` (ids in SQLite's byte order). */
+function byScoreThenId(a: UnitRow, b: UnitRow): number {
+  return b[1] - a[1] || compareIds(a[2], b[2]);
+}

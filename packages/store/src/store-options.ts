@@ -1,0 +1,64 @@
+/**
+ * What a store adapter's options and reports share with its callers: how a file or database is opened, the
+ * vector index setting, its build progress, the integrity result, and the embedder fingerprint recorded in
+ * the store. Pure types and values; each adapter validates them.
+ */
+import type { IntegrityState } from '@engram/contracts';
+import type { EmbeddingProfile } from './types.js';
+
+/** One report of a quantised vector index build (`onIndexProgress`): counts only. */
+export interface VectorIndexProgress {
+  readonly phase: 'vectorIndex';
+  /** The quantisation being built. */
+  readonly quantization: 'int8' | 'bit';
+  /** Steps of this build finished so far (one transaction each; 0 in a report before the first). */
+  readonly step: number;
+  /** Vectors that have their quantised copy (including those done by an earlier, interrupted build). */
+  readonly done: number;
+  /** The stored float vectors. */
+  readonly total: number;
+}
+
+/** How a store file is opened: `read` (a read-only connection) or `write`. */
+export type StoreAccess = 'read' | 'write';
+
+/** Options of `repairEmbeddingIntegrity`. */
+export interface RepairEmbeddingIntegrityOptions {
+  /** At most this many rows are repaired (default 1000, at most 100,000). */
+  readonly limit?: number;
+}
+
+/** How the vector index is quantised: `none` (exact float scan, the default), `int8` or `bit`. */
+export type VectorQuantization = 'none' | 'int8' | 'bit';
+
+/** The vector index options of a SQLite store. */
+export interface VectorIndexOptions {
+  /** `none` (default): exact float k-NN. `int8` / `bit`: a coarse k-NN on quantised vectors, then exact rescoring. */
+  readonly quantization?: VectorQuantization;
+  /**
+   * How many coarse candidates per wanted neighbour are rescored with the exact float distance (an integer,
+   * 1–64; default 8 for `int8`, 16 for `bit`). Applies at query time: changing it needs no re-index.
+   */
+  readonly rescore?: number;
+}
+
+/** The vector index a store searches with: the recorded quantisation and the oversampling of the coarse pass. */
+export interface VectorIndexSetting {
+  readonly quantization: VectorQuantization;
+  readonly rescore: number;
+}
+
+/** The outcome of the file's last integrity check (`PRAGMA quick_check`), and when it ran (epoch ms). */
+export interface IntegrityResult {
+  readonly state: IntegrityState;
+  readonly checkedAt: number | null;
+}
+
+/** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
+export function embeddingFingerprint(profile: EmbeddingProfile | null): string {
+  return profile === null ? 'none' : `${profile.id}:${profile.dimensions}`;
+}
+
+/** The tokenizer description recorded in the meta table (the SQLite adapter's FTS5 tokenizers and the BM25 tokens). */
+export const TOKENIZER_DESCRIPTION: string =
+  'words=porter unicode61 remove_diacritics 2; trigram=trigram (cjk rows only); bm25=porter words + cjk unigrams and bigrams';
