@@ -87,7 +87,7 @@ describe('event ingestion over a real store', () => {
     expect(memories.map((m) => ({ content: m.content, tags: m.tags }))).toEqual([
       {
         content: 'Fix the failing build in src/app.ts',
-        tags: [h('Fix the failing build in src/app.ts'), 'seq:1-1', 'type:message'],
+        tags: [h('Fix the failing build in src/app.ts'), 'role:user', 'seq:1-1', 'type:message'],
       },
       {
         content: 'tool read_file {"path":"src/app.ts"}',
@@ -126,7 +126,7 @@ describe('event ingestion over a real store', () => {
       },
       {
         content: 'Fixed: the port constant was wrong.',
-        tags: [h('Fixed: the port constant was wrong.'), 'seq:6-6', 'type:message'],
+        tags: [h('Fixed: the port constant was wrong.'), 'role:assistant', 'seq:6-6', 'type:message'],
       },
     ]);
     for (const m of memories) {

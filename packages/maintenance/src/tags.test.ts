@@ -85,6 +85,15 @@ describe('deriveEventTags', () => {
     ]);
   });
 
+  it("names a message's role, so recall can say who said it", () => {
+    expect(
+      deriveEventTags({ type: 'message', role: 'user', toolName: null, metadata: {} }, 'Hello', 1, 1),
+    ).toEqual([`hash:${sha('hello')}`, 'role:user', 'seq:1-1', 'type:message']);
+    expect(
+      deriveEventTags({ type: 'tool_result', role: 'tool', toolName: 'web', metadata: {} }, 'x', 2, 2),
+    ).not.toContain('role:tool');
+  });
+
   it('drops tags the store would reject instead of failing', () => {
     const long = `src/${'a'.repeat(600)}.ts`;
     const tags = deriveEventTags(

@@ -76,17 +76,19 @@ export function eventMemoryContent(
 
 /**
  * Tags derived from event metadata alone (no model call), sorted and unique: `type:<eventType>`,
- * `tool:<name>`, `file:<path>` for each path in the tool arguments, `hash:<sha256 of the normalised content>`
+ * `role:<role>` of a message (who said it: recall labels the line by it), `tool:<name>`, `file:<path>` for each path in the tool arguments, `hash:<sha256 of the normalised content>`
  * and `seq:<from>-<to>`. Tags the store would reject (too long, control characters …) are dropped.
  */
 export function deriveEventTags(
-  event: Pick<EventRecord, 'type' | 'toolName' | 'metadata'>,
+  event: Pick<EventRecord, 'type' | 'toolName' | 'metadata'> & { readonly role?: string },
   content: string,
   seqFrom: number,
   seqTo: number,
 ): string[] {
   const tags = new Set<string>();
   tags.add(`type:${event.type}`);
+  const role = event.role?.trim() ?? '';
+  if (event.type === 'message' && role !== '') tags.add(`role:${role}`);
   if (event.toolName !== null && event.toolName.trim() !== '') tags.add(`tool:${event.toolName.trim()}`);
   const args = toolArguments(event.metadata);
   const paths = filePathsOf(args);
