@@ -27,12 +27,90 @@ export function toItem(record: MemoryRecord): MemoryItem {
 }
 
 /** An options argument: undefined or a plain object. */
-export function checkOptions<T extends object>(options: T | undefined, name: string): Partial<T> {
+export function checkOptions<T extends object>(
+  options: T | undefined,
+  name: string,
+  known: readonly (keyof T & string)[],
+): Partial<T> {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw invalidInput(`${name} must be an object`);
   }
+  for (const key of Object.keys(options)) {
+    if ((known as readonly string[]).includes(key)) continue;
+    const meant = optionMeant(key, known);
+    throw invalidInput(
+      `${name} has an unknown option "${printableKey(key)}"${meant === null ? '' : ` (did you mean "${meant}"?)`}`,
+    );
+  }
   return options;
+}
+
+/** Names other memory libraries use for an option of ours. */
+const OPTION_ALIASES: Readonly<Record<string, string>> = {
+  user_id: 'userId',
+  userid: 'userId',
+  user: 'userId',
+  agent_id: 'agentId',
+  agentid: 'agentId',
+  agent: 'agentId',
+  session_id: 'sessionId',
+  sessionid: 'sessionId',
+  run_id: 'sessionId',
+  runid: 'sessionId',
+  session: 'sessionId',
+  filters: 'filter',
+  where: 'filter',
+  threshold: 'minScore',
+  min_score: 'minScore',
+  score_threshold: 'minScore',
+  top_k: 'limit',
+  topk: 'limit',
+  k: 'limit',
+  max_results: 'limit',
+  as_of: 'asOf',
+  include_history: 'includeHistory',
+  include_inactive: 'includeInactive',
+  after_id: 'afterId',
+};
+
+/** The known option an unknown key most likely meant: a known alias, the same word in another case, or one edit away. */
+function optionMeant(key: string, known: readonly string[]): string | null {
+  const alias = OPTION_ALIASES[key.toLowerCase()];
+  if (alias !== undefined && known.includes(alias)) return alias;
+  const folded = key.toLowerCase().replace(/[_-]/g, '');
+  const same = known.find((k) => k.toLowerCase() === folded);
+  if (same !== undefined) return same;
+  return known.find((k) => editDistanceAtMostOne(k.toLowerCase(), key.toLowerCase())) ?? null;
+}
+
+function editDistanceAtMostOne(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  let j = 0;
+  let edits = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      i += 1;
+      j += 1;
+      continue;
+    }
+    edits += 1;
+    if (edits > 1) return false;
+    if (a.length > b.length) i += 1;
+    else if (b.length > a.length) j += 1;
+    else {
+      i += 1;
+      j += 1;
+    }
+  }
+  return edits + (a.length - i) + (b.length - j) <= 1;
+}
+
+/** An option's name as an error may show it: the caller's key, bounded and stripped of controls. */
+function printableKey(key: string): string {
+  const clean = key.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }
 
 /** The agent a call acts for: the one it names, else the memory's; the store's agent-id rule applies. */

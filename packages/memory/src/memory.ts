@@ -18,6 +18,21 @@ import {
   cutMessages,
   toItem,
 } from './items.js';
+import {
+  ADD_KEYS,
+  CALL_TOOL_KEYS,
+  CHANGE_KEYS,
+  CLEAR_MESSAGES_KEYS,
+  CONTEXT_KEYS,
+  FORGET_KEYS,
+  HEALTH_KEYS,
+  INGEST_KEYS,
+  LIST_KEYS,
+  MAINTAIN_KEYS,
+  MESSAGES_KEYS,
+  SCOPE_KEYS,
+  SEARCH_KEYS,
+} from './option-keys.js';
 import type {
   AddResult,
   ChatMessage,
@@ -94,7 +109,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     agentId: defaultAgent,
 
     async add(input, options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', ADD_KEYS);
       const agentId = agentOf(o, defaultAgent);
       const sessionId = checkSession(o.sessionId);
       if (Array.isArray(input)) {
@@ -121,9 +136,12 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async search(query, options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', SEARCH_KEYS);
       const agentId = agentOf(o, defaultAgent);
       checkText(query, 'query');
+      if (o.minScore !== undefined && !(Number.isFinite(o.minScore) && o.minScore >= 0)) {
+        throw invalidInput('minScore must be a finite number ≥ 0');
+      }
       const { results, execution } = await open().retriever.search(agentId, query, {
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
@@ -140,22 +158,23 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       // A vector arm the store refused: an answer from the keyword arm alone stands, unless the refusal is the
       // vector index another connection changed (it lasts until the memory is reopened: say so, not degrade).
       if (execution.degradations.includes('storeUnusable')) await engine.checkVectorIndex();
-      return results.map(
-        (r): SearchHit => ({ ...toItem(r.record), score: r.score, explanation: r.explanation }),
-      );
+      const minScore = o.minScore ?? Number.NEGATIVE_INFINITY;
+      return results
+        .filter((r) => r.score >= minScore)
+        .map((r): SearchHit => ({ ...toItem(r.record), score: r.score, explanation: r.explanation }));
     },
 
     async get(id, options) {
-      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
       const row = await open().store.getMemory(agentId, checkText(id, 'id'));
       return row === null ? null : toItem(row);
     },
 
     async update(id, change, options) {
-      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
       checkText(id, 'id');
       const patch: MemoryChange =
-        typeof change === 'string' ? { content: change } : checkOptions(change, 'change');
+        typeof change === 'string' ? { content: change } : checkOptions(change, 'change', CHANGE_KEYS);
       if (patch.content !== undefined) checkText(patch.content, 'change.content');
       if (
         patch.content === undefined &&
@@ -202,7 +221,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async delete(id, options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', FORGET_KEYS);
       const agentId = agentOf(o, defaultAgent);
       checkText(id, 'id');
       try {
@@ -219,7 +238,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async deleteAll(options) {
-      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
       const e = open();
       try {
         return (await e.store.deleteAll(agentId, { actor: 'caller' })).memories;
@@ -229,7 +248,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async history(id, options) {
-      const agentId = agentOf(checkOptions(options, 'options'), defaultAgent);
+      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
       const history = await open().store.history(agentId, checkText(id, 'id'));
       if (history.entries.length === 0 && history.records.length === 0) {
         throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
@@ -242,7 +261,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async list(options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', LIST_KEYS);
       const agentId = agentOf(o, defaultAgent);
       const rows = await open().store.listMemories(agentId, {
         lifecycles:
@@ -257,7 +276,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async ingest(input, options): Promise<IngestSummary> {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', INGEST_KEYS);
       const agentId = agentOf(o, defaultAgent);
       const sessionId = checkSession(o.sessionId);
       if (!Array.isArray(input)) throw invalidInput('ingest takes an array of texts or of messages');
@@ -290,7 +309,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async maintain(options): Promise<MaintenancePassResult> {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', MAINTAIN_KEYS);
       const agentId = agentOf(o, defaultAgent);
       const e = open();
       const result = await e.runner.run(agentId, o.force === true ? { force: true } : {});
@@ -300,13 +319,13 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async health(options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', HEALTH_KEYS);
       const agentId = o.agentId === null ? null : agentOf(o, defaultAgent);
       return open().health(agentId);
     },
 
     async context(query, options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', CONTEXT_KEYS);
       const agentId = agentOf(o, defaultAgent);
       if (query !== null) checkText(query, 'query');
       return buildContext(open(), agentId, query, o);
@@ -315,20 +334,20 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     toolDefinitions: ALL_TOOL_DEFINITIONS,
 
     async callTool(name, args, options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', CALL_TOOL_KEYS);
       const agentId = agentOf(o, defaultAgent);
       if (typeof name !== 'string') throw invalidInput('name must be a string');
       return callTool(open(), name, args, agentId, o.signal);
     },
 
     async messages(options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', MESSAGES_KEYS);
       const agentId = agentOf(o, defaultAgent);
       return sessionMessages(open(), agentId, checkSession(o.sessionId), o.limit ?? 1000);
     },
 
     async clearMessages(options) {
-      const o = checkOptions(options, 'options');
+      const o = checkOptions(options, 'options', CLEAR_MESSAGES_KEYS);
       const agentId = agentOf(o, defaultAgent);
       await clearSession(open(), agentId, checkSession(o.sessionId));
     },

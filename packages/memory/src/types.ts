@@ -173,6 +173,11 @@ export interface SearchOptions extends Scope {
   readonly asOf?: number;
   /** Current and superseded facts alike. */
   readonly includeHistory?: boolean;
+  /**
+   * Leave out results scoring below this (≥ 0; a result's `score` is the fused score the explanation shows,
+   * higher is better). Fewer than `limit` results may come back.
+   */
+  readonly minScore?: number;
   readonly signal?: AbortSignal;
 }
 

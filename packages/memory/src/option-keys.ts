@@ -1,0 +1,68 @@
+/**
+ * The options each method of a `Memory` knows, checked at run time: a key not listed here (a misspelt key,
+ * another library's name for an option) is `ENGRAM_MEMORY_INVALID_INPUT` naming the key and the option meant,
+ * never silently ignored. Each list is typed by its options interface, so it cannot name an option that does
+ * not exist.
+ */
+import type {
+  AddOptions,
+  ClearMessagesOptions,
+  ContextOptions,
+  ForgetOptions,
+  IngestOptions,
+  ListOptions,
+  MemoryChange,
+  MessagesOptions,
+  Scope,
+  SearchOptions,
+} from './types.js';
+
+export const SCOPE_KEYS: readonly (keyof Scope)[] = ['agentId'];
+export const ADD_KEYS: readonly (keyof AddOptions)[] = [
+  'agentId',
+  'sessionId',
+  'skipLogged',
+  'maxContentChars',
+  'kind',
+  'tags',
+  'importance',
+  'userId',
+  'metadata',
+];
+export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
+  'agentId',
+  'limit',
+  'kinds',
+  'tags',
+  'filter',
+  'asOf',
+  'includeHistory',
+  'minScore',
+  'signal',
+];
+export const CHANGE_KEYS: readonly (keyof MemoryChange)[] = ['content', 'tags', 'importance', 'metadata'];
+export const FORGET_KEYS: readonly (keyof ForgetOptions)[] = ['agentId', 'actor', 'reason'];
+export const LIST_KEYS: readonly (keyof ListOptions)[] = [
+  'agentId',
+  'kinds',
+  'tags',
+  'filter',
+  'includeInactive',
+  'limit',
+  'afterId',
+];
+export const INGEST_KEYS: readonly (keyof IngestOptions)[] = ['agentId', 'sessionId'];
+export const MAINTAIN_KEYS: readonly (keyof (Scope & { readonly force?: boolean }))[] = ['agentId', 'force'];
+export const HEALTH_KEYS: readonly 'agentId'[] = ['agentId'];
+export const CONTEXT_KEYS: readonly (keyof ContextOptions)[] = [
+  'agentId',
+  'budgetTokens',
+  'recallLimit',
+  'signal',
+];
+export const CALL_TOOL_KEYS: readonly (keyof (Scope & { readonly signal?: AbortSignal }))[] = [
+  'agentId',
+  'signal',
+];
+export const MESSAGES_KEYS: readonly (keyof MessagesOptions)[] = ['agentId', 'sessionId', 'limit'];
+export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = ['agentId', 'sessionId'];
