@@ -60,6 +60,7 @@ export function engramMiddleware(
       const query = latestUserText(params.prompt);
       const context = await memory.context(query, {
         ...scope,
+        sessionId: session.sessionId,
         ...(options.budgetTokens === undefined ? {} : { budgetTokens: options.budgetTokens }),
         ...(options.recallLimit === undefined ? {} : { recallLimit: options.recallLimit }),
         ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),

@@ -38,6 +38,40 @@ describe('context', () => {
   });
 });
 
+describe('recall without a model', () => {
+  it('says no extraction ran, and recall never echoes the question or the entries the prompt holds', async () => {
+    const memory = await createMemory({ path: join(dir, 'echo.db'), embedder: 'deterministic' });
+    try {
+      const old = await memory.add(
+        [
+          { role: 'user', content: 'I like the Helix editor more than Vim' },
+          { role: 'assistant', content: 'Noted: Helix it is.' },
+        ],
+        { sessionId: 'monday' },
+      );
+      expect(old.extraction).toBe('noModel');
+      const question = 'Which editor do I like?';
+      await memory.add(
+        [
+          { role: 'user', content: question },
+          { role: 'assistant', content: 'Let me check which editor you like.' },
+        ],
+        { sessionId: 'tuesday' },
+      );
+      const context = await memory.context(question, { sessionId: 'tuesday' });
+      expect(context.recall).toContain('Helix editor');
+      expect(context.recall).not.toContain(question);
+      expect(context.recall).not.toContain('Let me check');
+      // With the session's entries counted out of the prompt, they may be recalled again.
+      const all = await memory.context(question, { sessionId: 'tuesday', recentMessages: 0 });
+      expect(all.recall).toContain('Let me check');
+      expect(all.recall).not.toContain(JSON.stringify(question));
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
 describe('tools', () => {
   it('offers search, remember, get, update, forget and the skills, and runs them for the agent', async () => {
     const memory = await createMemory({

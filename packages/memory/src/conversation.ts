@@ -28,9 +28,25 @@ export async function buildContext(
   engine: Engine,
   agentId: string,
   query: string | null,
-  options: { readonly budgetTokens?: number; readonly recallLimit?: number; readonly signal?: AbortSignal },
+  options: {
+    readonly budgetTokens?: number;
+    readonly recallLimit?: number;
+    readonly sessionId?: string;
+    readonly recentMessages?: number;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<MemoryContext> {
+  const recent = options.recentMessages ?? DEFAULT_RECENT_MESSAGES;
+  if (!Number.isInteger(recent) || recent < 0 || recent > 10_000) {
+    throw invalidInput('recentMessages must be an integer from 0 to 10000');
+  }
+  let held: { sessionId: string; fromSeq: number } | undefined;
+  if (options.sessionId !== undefined && recent > 0) {
+    const session = (await engine.store.listSessions(agentId)).find((s) => s.sessionId === options.sessionId);
+    if (session !== undefined) held = { sessionId: session.sessionId, fromSeq: session.lastSeq - recent + 1 };
+  }
   const injection = await buildInjection({
+    ...(held === undefined ? {} : { inPrompt: held }),
     store: engine.store,
     retriever: engine.retriever,
     agentId,
@@ -41,6 +57,9 @@ export async function buildContext(
   });
   return { core: injection.core, recall: injection.recall, tokens: injection.tokens };
 }
+
+/** The entries of the current session a framework is taken to resend with each call (`recentMessages`). */
+export const DEFAULT_RECENT_MESSAGES = 20;
 
 /** The session's logged entries in order (of its last `limit` events), from after its last clear. */
 export async function sessionMessages(

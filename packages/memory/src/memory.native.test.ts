@@ -168,6 +168,7 @@ describe('conversations', () => {
       ]);
       expect(asked[0]).toBe('memory_candidates');
       expect(result.extractionError).toBeUndefined();
+      expect(result.extraction).toBe('extracted');
       const fact = result.added.find((m) => m.kind === 'fact');
       expect(fact?.content).toBe('The user deploys with Docker Compose');
       expect(fact?.embedded).toBe(true);

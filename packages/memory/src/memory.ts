@@ -93,7 +93,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged });
     if (!e.hasModel) {
       const added = await embedNow(e, logged.rows);
-      return { added: added.map(toItem), unchanged: [], events: logged.appended };
+      return { added: added.map(toItem), unchanged: [], events: logged.appended, extraction: 'noModel' };
     }
     const extracted = await extractMessages(e, agentId, sessionId, logged);
     const added = await embedNow(e, [...logged.rows, ...extracted.rows]);
@@ -101,7 +101,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       added: added.map(toItem),
       unchanged: [],
       events: logged.appended,
-      ...(extracted.errorCode === undefined ? {} : { extractionError: extracted.errorCode }),
+      ...(extracted.errorCode === undefined
+        ? { extraction: 'extracted' }
+        : { extraction: 'failed', extractionError: extracted.errorCode }),
     };
   }
 
@@ -328,7 +330,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options', CONTEXT_KEYS);
       const agentId = agentOf(o, defaultAgent);
       if (query !== null) checkText(query, 'query');
-      return buildContext(open(), agentId, query, o);
+      return buildContext(open(), agentId, query, {
+        ...o,
+        ...(o.sessionId === undefined ? {} : { sessionId: checkSession(o.sessionId) }),
+      });
     },
 
     toolDefinitions: ALL_TOOL_DEFINITIONS,

@@ -56,6 +56,8 @@ export const MAINTAIN_KEYS: readonly (keyof (Scope & { readonly force?: boolean 
 export const HEALTH_KEYS: readonly 'agentId'[] = ['agentId'];
 export const CONTEXT_KEYS: readonly (keyof ContextOptions)[] = [
   'agentId',
+  'sessionId',
+  'recentMessages',
   'budgetTokens',
   'recallLimit',
   'signal',

@@ -153,6 +153,12 @@ export interface AddResult {
   /** When a model is configured and extraction failed: its error code (the messages are kept). */
   readonly extractionError?: string;
   /**
+   * For messages, whether memories were extracted from them: `extracted`, `failed` (see `extractionError`), or
+   * `noModel` — no chat model is configured, so nothing was extracted: the messages are logged, each becomes
+   * an `event` memory, and recall finds them as they were said. Absent when `add` was given a text.
+   */
+  readonly extraction?: 'extracted' | 'failed' | 'noModel';
+  /**
    * Current facts the new fact contradicts (same subject, another value: "port 8080" / "port 9090"): both are
    * kept and linked as conflicting — search explains it — until `update`, `delete` or maintenance settles it.
    */
@@ -239,6 +245,13 @@ export interface MemoryContext {
 
 /** Options of {@link Memory.context}. */
 export interface ContextOptions extends Scope {
+  /**
+   * The conversation the call is part of. Its latest `recentMessages` entries are in the prompt already (a
+   * framework resends them), so recall leaves them out.
+   */
+  readonly sessionId?: string;
+  /** How many of the session's latest entries the prompt holds (default 20; 0 recalls them too). */
+  readonly recentMessages?: number;
   /** Token budget of both blocks (default 2,000; the core block takes at most 60%). */
   readonly budgetTokens?: number;
   /** Most recalled memories (default 8). */

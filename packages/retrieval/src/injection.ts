@@ -45,6 +45,11 @@ export interface InjectionInput {
   readonly coreBudgetTokens?: number;
   /** Most recalled memories (default 8). */
   readonly recallLimit?: number;
+  /**
+   * What the prompt already holds: the current session's entries from `fromSeq` on (the messages a framework
+   * resends with every call). Their event memories are not recalled, so recall never repeats the prompt.
+   */
+  readonly inPrompt?: { readonly sessionId: string; readonly fromSeq: number };
   readonly signal?: AbortSignal;
 }
 
@@ -207,6 +212,15 @@ async function listActiveFacts(
   return { facts: kept.sort(byPriority).slice(0, MAX_CORE_FACTS), total };
 }
 
+function inPrompt(record: MemoryRecord, held: InjectionInput['inPrompt']): boolean {
+  return (
+    held !== undefined &&
+    record.sessionId === held.sessionId &&
+    record.seqFrom !== null &&
+    (record.seqTo ?? record.seqFrom) >= held.fromSeq
+  );
+}
+
 /**
  * Builds the context to inject before a model call: the stable core block (the agent's active facts, see
  * {@link renderCoreBlock}) and a bounded recall block (memories retrieved for `query` with the `injection`
@@ -260,8 +274,9 @@ export async function buildInjection(input: InjectionInput): Promise<Injection> 
     for (const result of response.results) {
       if (lines.length >= recallLimit) break;
       if (coreIds.has(result.record.id)) continue;
-      // The prompt already holds the query: a memory that only repeats it recalls nothing.
+      // The prompt already holds the query and the session's latest entries: recalling them adds nothing.
       if (normalizeContent(result.record.content) === asked) continue;
+      if (inPrompt(result.record, input.inPrompt)) continue;
       const line = renderRecallLine(result.record, result.explanation.chunk);
       const lineUnits = tokenUnits(line);
       if (units + lineUnits > recallBudget) continue;
