@@ -39,7 +39,7 @@ describe('update, history, delete', () => {
       expect((await memory.list()).map((m) => m.content)).toEqual(['The API listens on port 9090']);
       expect(await memory.list({ includeInactive: true })).toHaveLength(2);
       const versions = await memory.history(old);
-      expect(versions.map((v) => [v.content, v.lifecycle])).toEqual([
+      expect(versions.map((v) => ['content' in v ? v.content : null, v.lifecycle])).toEqual([
         ['The API listens on port 8080', 'superseded'],
         ['The API listens on port 9090', 'active'],
       ]);
@@ -59,13 +59,23 @@ describe('update, history, delete', () => {
       const old = added[0]?.id ?? '';
       const current = await memory.update(old, 'The staging database is db-stage-2');
       await memory.add('Keep this one');
-      expect(await memory.delete(current.id)).toBe(true);
+      expect(await memory.delete(current.id, { actor: 'user', reason: 'moved to a new database' })).toBe(
+        true,
+      );
       expect(await memory.get(current.id)).toBeNull();
       expect(await memory.get(old)).toBeNull();
       expect(await memory.search('staging database')).toEqual([]);
       expect(await memory.delete(current.id)).toBe(false);
-      // Forgotten versions are gone from the history (their tombstones stay in the store); an unknown id is not found.
-      expect(await memory.history(current.id)).toEqual([]);
+      // Forgotten versions show their tombstones (who, when, why), never their text; an unknown id is not found.
+      const tombs = await memory.history(current.id);
+      expect(tombs.map((v) => [v.id, v.lifecycle])).toEqual([
+        [old, 'forgotten'],
+        [current.id, 'forgotten'],
+      ]);
+      for (const tomb of tombs) {
+        expect(tomb).toMatchObject({ forgottenBy: 'user', reason: 'moved to a new database' });
+        expect(JSON.stringify(tomb)).not.toContain('db-stage');
+      }
       expect(await codeOf(memory.history('never-stored'))).toBe('ENGRAM_MEMORY_NOT_FOUND');
       expect((await memory.list()).map((m) => m.content)).toEqual(['Keep this one']);
       expect(await memory.deleteAll()).toBe(1);

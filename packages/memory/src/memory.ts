@@ -40,6 +40,7 @@ import type {
   Memory,
   MemoryChange,
   MemoryConfig,
+  MemoryVersion,
   SearchHit,
 } from './types.js';
 import { appendMessages, clearSession, extractMessages, linkContradictions, writeTexts } from './writes.js';
@@ -256,9 +257,27 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
       }
       const byId = new Map(history.records.map((r) => [r.id, r]));
-      return history.chain.flatMap((chainId) => {
+      const forgotten = new Map(
+        history.entries
+          .filter((entry) => entry.action === 'forgotten')
+          .map((entry) => [entry.memoryId, entry]),
+      );
+      return history.chain.flatMap((chainId): MemoryVersion[] => {
         const row = byId.get(chainId);
-        return row === undefined ? [] : [toItem(row)];
+        const tomb = forgotten.get(chainId);
+        if (row !== undefined && tomb === undefined) return [toItem(row)];
+        if (tomb === undefined) return [];
+        // A forgotten version shows its tombstone, never its text (even where the store kept the row).
+        return [
+          {
+            id: chainId,
+            agentId,
+            lifecycle: 'forgotten',
+            forgottenAt: tomb.at,
+            forgottenBy: tomb.actor,
+            reason: tomb.reason,
+          },
+        ];
       });
     },
 

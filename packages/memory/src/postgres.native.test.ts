@@ -51,7 +51,9 @@ it('add, search, update, history and delete work on a PostgreSQL URL as on a fil
     const updated = await memory.update(id, 'The API server listens on port 9090');
     expect(updated.content).toBe('The API server listens on port 9090');
     const versions = await memory.history(updated.id);
-    expect(versions.map((m) => m.content)).toContain('The API server listens on port 8080');
+    expect(versions.map((m) => ('content' in m ? m.content : null))).toContain(
+      'The API server listens on port 8080',
+    );
     expect((await memory.search('API server port'))[0]?.content).toBe('The API server listens on port 9090');
 
     expect(await memory.delete(updated.id)).toBe(true);

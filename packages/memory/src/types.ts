@@ -86,6 +86,25 @@ export interface MemoryItem {
   readonly updatedAt: number;
 }
 
+/**
+ * What `history` shows of a forgotten memory: its tombstone — who forgot it, when and why. Its text and
+ * vectors are gone (an erasing forget) or kept out of every read.
+ */
+export interface ForgottenMemory {
+  readonly id: string;
+  readonly agentId: string;
+  readonly lifecycle: 'forgotten';
+  /** When it was forgotten (epoch ms). */
+  readonly forgottenAt: number;
+  /** Who asked (`caller`, `agent`, `user`, `maintenance`, an operator's name), when recorded. */
+  readonly forgottenBy: string | null;
+  /** Why, when given. */
+  readonly reason: string | null;
+}
+
+/** One entry of {@link Memory.history}: a stored version, or the tombstone of a forgotten one. */
+export type MemoryVersion = MemoryItem | ForgottenMemory;
+
 /** One search result: the memory, its score and why it ranks where it does. */
 export interface SearchHit extends MemoryItem {
   readonly score: number;
@@ -316,7 +335,7 @@ export interface Memory {
   /** Forgets every memory of the agent (and its events and skills); resolves to how many memories. */
   deleteAll(options?: Scope): Promise<number>;
   /** Every stored version of a memory, oldest first (the current one last); forgotten versions are gone. */
-  history(id: string, options?: Scope): Promise<readonly MemoryItem[]>;
+  history(id: string, options?: Scope): Promise<readonly MemoryVersion[]>;
   /** The agent's memories in id order (active ones unless `includeInactive`). */
   list(options?: ListOptions): Promise<readonly MemoryItem[]>;
   /** Bulk write: stored at once (found by words), embedded in the background; `flush()` waits. */
