@@ -25,6 +25,30 @@ async function codeOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+describe('contradictions in the core block', () => {
+  it('marks both sides of an open conflict, and keeps marking it after one side is corrected', async () => {
+    const memory = await createMemory({ path: join(dir, 'core-conflict.db'), embedder: 'deterministic' });
+    try {
+      await memory.add('The team standup is on Tuesdays');
+      const newer = await memory.add('The team standup is on Wednesdays');
+      expect(newer.conflicts).toHaveLength(1);
+      const marked = (await memory.context(null)).core.split('\n').filter((l) => l.includes('standup'));
+      expect(marked).toEqual([
+        '- [conflicting: another fact here says otherwise] The team standup is on Tuesdays',
+        '- [conflicting: another fact here says otherwise] The team standup is on Wednesdays',
+      ]);
+      await memory.update(newer.added[0]?.id ?? '', 'The team standup is on Thursdays');
+      const after = (await memory.context(null)).core.split('\n').filter((l) => l.includes('standup'));
+      expect(after).toEqual([
+        '- [conflicting: another fact here says otherwise] The team standup is on Tuesdays',
+        '- [conflicting: another fact here says otherwise] The team standup is on Thursdays',
+      ]);
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
 describe('update, history, delete', () => {
   it('new text makes a new version: search finds only it, history shows both, in order', async () => {
     const memory = await createMemory({ path: join(dir, 'update.db'), embedder: 'deterministic' });

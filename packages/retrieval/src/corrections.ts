@@ -28,6 +28,25 @@ function invalid(message: string): EngramRetrievalError {
 }
 
 /**
+ * An open contradiction of a corrected fact stays open on its new version: the correction settles nothing by
+ * itself, so the core block and search keep showing the two facts as conflicting until one is resolved.
+ */
+async function carryOpenConflicts(
+  store: CorrectionStore,
+  agentId: string,
+  oldId: string,
+  newId: string,
+): Promise<void> {
+  if (store.listConflicts === undefined || store.linkConflict === undefined || oldId === newId) return;
+  const links = await store.listConflicts(agentId, { ids: [oldId], state: 'open', limit: 100 });
+  for (const link of links) {
+    const other = link.olderId === oldId ? link.newerId : link.olderId;
+    if (other === newId) continue;
+    await store.linkConflict(agentId, other, newId, link.reason);
+  }
+}
+
+/**
  * Corrects a current memory: the new content supersedes it (the old version is closed at the correction time
  * and kept in its history; search returns the new one). The replacement keeps the kind, tags, scopes,
  * metadata, importance and confidence. Compare-and-set with one retry on a concurrent change.
@@ -66,7 +85,9 @@ export async function correctMemory(
       ...(options.validFrom === undefined ? {} : { validFrom: options.validFrom }),
     };
     try {
-      return await store.supersedeMemory(agentId, id, current.revision, replacement);
+      const corrected = await store.supersedeMemory(agentId, id, current.revision, replacement);
+      await carryOpenConflicts(store, agentId, id, corrected.replacement.id);
+      return corrected;
     } catch (error) {
       if (attempt === 0 && errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
       throw error;

@@ -3,6 +3,7 @@ import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
 import {
   buildInjection,
+  CONFLICT_MARK,
   CORE_BLOCK_HEADER,
   memoryPointer,
   renderCoreBlock,
@@ -149,6 +150,13 @@ describe('recall lines: memory text is data, never a line, label or pointer of i
 
   it('renders a stored time that is not a date as undated instead of throwing', () => {
     expect(renderRecallLine(fact('x', 'odd row', 9e15))).toBe('- [fact, undated] "odd row"\n');
+  });
+
+  it('marks the facts of an open contradiction', () => {
+    const block = renderCoreBlock(FACTS, { budgetTokens: 1000, conflicted: new Set(['f0', 'f3']) });
+    expect(block).toContain(`- ${CONFLICT_MARK} same time, lower id\n`);
+    expect(block).toContain(`- ${CONFLICT_MARK} Deploys go through scripts/deploy.sh\n`);
+    expect(block).toContain('- The user prefers English and short answers\n');
   });
 
   it('folds bidi controls and line separators out of core facts too', () => {

@@ -28,7 +28,12 @@ export const MAX_CORE_FACTS = 5000;
 export interface CoreBlockOptions {
   /** Token budget of the whole block, header included. */
   readonly budgetTokens: number;
+  /** Facts in an open contradiction with another current fact: their lines say so. */
+  readonly conflicted?: ReadonlySet<string>;
 }
+
+/** What the line of a fact in an open contradiction starts with. */
+export const CONFLICT_MARK = '[conflicting: another fact here says otherwise]';
 
 /** Input of {@link buildInjection}. */
 export interface InjectionInput {
@@ -101,13 +106,14 @@ export function memoryPointer(record: Pick<MemoryRecord, 'sessionId' | 'seqFrom'
  * changes. Non-active rows and other kinds are ignored. Empty when there is no fact.
  */
 export function renderCoreBlock(facts: readonly MemoryRecord[], options: CoreBlockOptions): string {
-  return selectCoreFacts(facts, options.budgetTokens).text;
+  return selectCoreFacts(facts, options.budgetTokens, undefined, options.conflicted).text;
 }
 
 function selectCoreFacts(
   facts: readonly MemoryRecord[],
   budgetTokens: number,
   totalFacts?: number,
+  conflicted?: ReadonlySet<string>,
 ): { text: string; ids: Set<string> } {
   const none = { text: '', ids: new Set<string>() };
   const active = facts.filter((f) => f.kind === 'fact' && f.lifecycle === 'active');
@@ -121,7 +127,8 @@ function selectCoreFacts(
   let units = tokenUnits(header);
   const chosen: { record: MemoryRecord; line: string }[] = [];
   for (const record of ordered) {
-    const line = `- ${oneLine(record.content, MAX_FACT_LINE_CHARS)}\n`;
+    const mark = conflicted?.has(record.id) === true ? `${CONFLICT_MARK} ` : '';
+    const line = `- ${mark}${oneLine(record.content, MAX_FACT_LINE_CHARS)}\n`;
     const lineUnits = tokenUnits(line);
     const reserve = chosen.length + 1 < total ? omittedReserve : 0;
     if (units + lineUnits + reserve > budgetTokens) continue;
@@ -212,6 +219,25 @@ async function listActiveFacts(
   return { facts: kept.sort(byPriority).slice(0, MAX_CORE_FACTS), total };
 }
 
+/** The facts among `facts` in an open contradiction with another of them (both sides current). */
+async function openConflicts(
+  store: InjectionStore,
+  agentId: string,
+  facts: readonly MemoryRecord[],
+): Promise<ReadonlySet<string>> {
+  const marked = new Set<string>();
+  if (store.listConflicts === undefined || facts.length === 0) return marked;
+  const current = new Set(facts.map((f) => f.id));
+  const links = await store.listConflicts(agentId, { state: 'open', limit: MAX_CORE_FACTS });
+  for (const link of links) {
+    if (current.has(link.olderId) && current.has(link.newerId)) {
+      marked.add(link.olderId);
+      marked.add(link.newerId);
+    }
+  }
+  return marked;
+}
+
 function inPrompt(record: MemoryRecord, held: InjectionInput['inPrompt']): boolean {
   return (
     held !== undefined &&
@@ -249,7 +275,8 @@ export async function buildInjection(input: InjectionInput): Promise<Injection> 
     }
   }
   const { facts, total } = await listActiveFacts(input.store, input.agentId);
-  const { text: core, ids: coreIds } = selectCoreFacts(facts, coreBudget, total);
+  const conflicted = await openConflicts(input.store, input.agentId, facts);
+  const { text: core, ids: coreIds } = selectCoreFacts(facts, coreBudget, total, conflicted);
   const coreTokens = estimateTokens(core);
 
   let recall = '';

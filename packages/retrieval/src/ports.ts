@@ -53,11 +53,18 @@ export type ToolStore = Pick<
   | 'listSkills'
 >;
 
-/** The slice of the store that corrections need (see {@link correctMemory}). */
-export type CorrectionStore = Pick<MemoryStore, 'getMemory' | 'supersedeMemory'>;
+/**
+ * The slice of the store that corrections need (see {@link correctMemory}); with the conflict methods, an open
+ * contradiction of the corrected memory moves to its new version.
+ */
+export type CorrectionStore = Pick<MemoryStore, 'getMemory' | 'supersedeMemory'> &
+  Partial<Pick<MemoryStore, 'listConflicts' | 'linkConflict'>>;
 
-/** The slice of the store that context injection needs (the agent's active facts). */
-export type InjectionStore = Pick<MemoryStore, 'listMemories'>;
+/**
+ * The slice of the store that context injection needs: the agent's active facts, and (when the store has it)
+ * its open contradictions, which the core block marks.
+ */
+export type InjectionStore = Pick<MemoryStore, 'listMemories'> & Partial<Pick<MemoryStore, 'listConflicts'>>;
 
 /**
  * Query-embedder port: turns texts into vectors of the store's embedding profile.
