@@ -148,18 +148,8 @@ const sourceFiles = files.filter((file) => /\.(ts|mts|mjs|js)$/.test(file) && !f
 // 3. One rule, one place: names exported by @engram/contracts are declared nowhere else.
 const contractsIndex = join(root, 'packages/contracts/src/index.ts');
 if (existsSync(contractsIndex)) {
-  const text = readFileSync(contractsIndex, 'utf8');
-  const names = new Set();
-  for (const block of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
-    for (const part of block[1].split(',')) {
-      const name = part
-        .trim()
-        .split(/\s+as\s+/)
-        .pop()
-        ?.trim();
-      if (name && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name);
-    }
-  }
+  // Every name the root exports, through its subpath entries too (`export *` is followed).
+  const names = new Set([...exportedNames(contractsIndex)].filter((name) => /^[A-Za-z_$][\w$]*$/.test(name)));
   const alternatives = [...names].join('|');
   // Declarations only: an import specifier (`type X,`) or a use is not a copy.
   const declaration = new RegExp(
