@@ -7,11 +7,14 @@
 //                 (`--fix` regenerates those lists from the workspace, so they are never edited by hand);
 //   3. rules    — no package outside @engram/contracts re-declares a name that contracts exports, or writes
 //                 its own CJK character class;
-//   4. links    — no Markdown link, source comment or script path points outside the repository.
+//   4. links    — no Markdown link, source comment or script path points outside the repository;
+//   5. native   — only the SQLite adapter and the composition roots depend on better-sqlite3 (or the adapter)
+//                 at run time; a port package (@engram/contracts, @engram/store) reaches no native module;
+//   6. surface  — each entry point of a published package exports at most SURFACE_LIMIT names.
 //
 // Node's standard library only. Exit code 1 with one line per finding; `--fix` rewrites turbo.json.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -145,18 +148,8 @@ const sourceFiles = files.filter((file) => /\.(ts|mts|mjs|js)$/.test(file) && !f
 // 3. One rule, one place: names exported by @engram/contracts are declared nowhere else.
 const contractsIndex = join(root, 'packages/contracts/src/index.ts');
 if (existsSync(contractsIndex)) {
-  const text = readFileSync(contractsIndex, 'utf8');
-  const names = new Set();
-  for (const block of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
-    for (const part of block[1].split(',')) {
-      const name = part
-        .trim()
-        .split(/\s+as\s+/)
-        .pop()
-        ?.trim();
-      if (name && /^[A-Za-z_$][\w$]*$/.test(name)) names.add(name);
-    }
-  }
+  // Every name the root exports, through its subpath entries too (`export *` is followed).
+  const names = new Set([...exportedNames(contractsIndex)].filter((name) => /^[A-Za-z_$][\w$]*$/.test(name)));
   const alternatives = [...names].join('|');
   // Declarations only: an import specifier (`type X,`) or a use is not a copy.
   const declaration = new RegExp(
@@ -231,11 +224,187 @@ for (const file of textFiles) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 5. Native code stays at the edge.
+const RUNTIME_SECTIONS = ['dependencies', 'peerDependencies', 'optionalDependencies'];
+/** What loads SQLite's native module: the drivers, the vector extension, and the adapter that uses them. */
+const SQLITE_PACKAGES = new Set([
+  'better-sqlite3',
+  'better-sqlite3-multiple-ciphers',
+  'sqlite-vec',
+  '@engram/store-sqlite',
+]);
+/** The SQLite adapter and the composition roots: the packages that choose a store for their user. */
+const SQLITE_AT_RUN_TIME = new Set([
+  '@engram/store-sqlite',
+  '@engram/memory',
+  '@engram/cli',
+  '@engram/eval',
+  '@engram/reliability',
+  '@engram/demo',
+]);
+/** The ports: installing one compiles and downloads nothing native, in its tests neither. */
+const PORTS = ['@engram/contracts', '@engram/store'];
+/** Native modules by name (some ship prebuilt binaries with no build manifest to recognise). */
+const NATIVE_NAMES =
+  /^(?:better-sqlite3.*|sqlite-vec.*|pg-native|libpq|onnxruntime-node|@tensorflow\/tfjs-node.*|sharp|canvas|duckdb.*)$/;
+/** What a native module's manifest depends on to build or fetch its binary. */
+const NATIVE_TOOLS = [
+  'node-gyp-build',
+  'prebuild-install',
+  'bindings',
+  'node-addon-api',
+  '@mapbox/node-pre-gyp',
+  'cmake-js',
+];
+
+for (const { manifest } of packages) {
+  if (SQLITE_AT_RUN_TIME.has(manifest.name)) continue;
+  for (const section of RUNTIME_SECTIONS) {
+    for (const dep of Object.keys(manifest[section] ?? {})) {
+      if (!SQLITE_PACKAGES.has(dep)) continue;
+      report(
+        'native',
+        `${manifest.name} (${section}) depends on ${dep}: only the SQLite adapter (@engram/store-sqlite) and the composition roots (${[...SQLITE_AT_RUN_TIME].slice(1).join(', ')}) load better-sqlite3 at run time; take the store as the port (@engram/store) and let the composition root pass the SQLite store in`,
+      );
+    }
+  }
+}
+
+/** The installed manifest of `name` as seen from `fromDir` (node's lookup, following pnpm's links), or null. */
+function installed(name, fromDir) {
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name, 'package.json');
+    if (existsSync(candidate)) {
+      const real = realpathSync(candidate);
+      return { dir: dirname(real), manifest: JSON.parse(readFileSync(real, 'utf8')) };
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+function isNative(name, found) {
+  if (NATIVE_NAMES.test(name)) return true;
+  if (found === null) return false;
+  const { dir, manifest } = found;
+  if (manifest.gypfile === true || existsSync(join(dir, 'binding.gyp'))) return true;
+  const deps = { ...manifest.dependencies, ...manifest.optionalDependencies };
+  if (NATIVE_TOOLS.some((tool) => tool in deps)) return true;
+  return /node-gyp|prebuild|node-pre-gyp/.test(manifest.scripts?.install ?? '');
+}
+const byName = new Map(packages.map((entry) => [entry.manifest.name, entry]));
+for (const port of PORTS) {
+  const entry = byName.get(port);
+  if (entry === undefined) continue;
+  // Every section of the port itself (its tests included), then what those install at run time.
+  const queue = [
+    { name: port, via: [], dir: join(root, entry.dir), sections: ['devDependencies', ...RUNTIME_SECTIONS] },
+  ];
+  const seen = new Set();
+  while (queue.length > 0) {
+    const { name, via, dir, sections } = queue.shift();
+    const manifest =
+      name === port ? entry.manifest : (byName.get(name)?.manifest ?? installed(name, dir)?.manifest);
+    if (manifest === undefined || manifest === null) continue;
+    for (const section of sections) {
+      for (const dep of Object.keys(manifest[section] ?? {})) {
+        if (seen.has(dep) || dep === port) continue;
+        seen.add(dep);
+        const path = [...via, dep];
+        const workspace = byName.get(dep);
+        if (workspace !== undefined) {
+          if (SQLITE_PACKAGES.has(dep) || dep === '@engram/store-postgres') {
+            report(
+              'native',
+              `${port} reaches the adapter ${path.join(' → ')}: a port package depends on no adapter`,
+            );
+            continue;
+          }
+          queue.push({ name: dep, via: path, dir: join(root, workspace.dir), sections: RUNTIME_SECTIONS });
+          continue;
+        }
+        const found = installed(dep, dir);
+        if (isNative(dep, found)) {
+          report(
+            'native',
+            `${port} reaches the native module ${path.join(' → ')}: a port package (${PORTS.join(', ')}) has no native dependency, in its tests neither`,
+          );
+          continue;
+        }
+        if (found !== null)
+          queue.push({
+            name: dep,
+            via: path,
+            dir: found.dir,
+            sections: ['dependencies', 'optionalDependencies'],
+          });
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. A public surface fits one screen: each entry point a published package exports names at most this many
+// things (types included). The widest today is @engram/store's root, the store port's vocabulary.
+const SURFACE_LIMIT = 100;
+/** Entries exempt from the limit, each for a stated reason. */
+const WIDE_ENTRIES = {
+  '@engram/contracts': 'the compatibility barrel of its four subpath entries, which are checked one by one',
+  '@engram/store/port-kit': "the store adapters' kit, with no compatibility promise beyond them",
+};
+/** The names a source module exports (`export *` from a relative module followed). */
+function exportedNames(file, seen = new Set()) {
+  const names = new Set();
+  if (seen.has(file) || !existsSync(file)) return names;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+  for (const block of text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const part of block[1].split(',')) {
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()
+        ?.trim();
+      if (name) names.add(name);
+    }
+  }
+  for (const match of text.matchAll(
+    /^export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?|const|let|var|class|abstract\s+class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm,
+  )) {
+    names.add(match[1]);
+  }
+  for (const match of text.matchAll(/export\s+\*\s+as\s+([\w$]+)\s+from/g)) names.add(match[1]);
+  for (const match of text.matchAll(/export\s+\*\s+from\s+'(\.[^']+)'/g)) {
+    for (const name of exportedNames(resolve(dirname(file), match[1].replace(/\.js$/, '.ts')), seen))
+      names.add(name);
+  }
+  return names;
+}
+for (const { dir, manifest } of packages) {
+  if (manifest.private === true) continue;
+  for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+    const built = typeof target === 'string' ? target : (target?.default ?? target?.import);
+    if (typeof built !== 'string' || !built.startsWith('./dist/') || !built.endsWith('.js')) continue;
+    const entryName = subpath === '.' ? manifest.name : `${manifest.name}${subpath.slice(1)}`;
+    if (entryName in WIDE_ENTRIES) continue;
+    const source = join(dir, built.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'));
+    const count = exportedNames(join(root, source)).size;
+    if (count > SURFACE_LIMIT) {
+      report(
+        'surface',
+        `${source} (${entryName}) exports ${count} names, more than ${SURFACE_LIMIT}: export what a user of the package needs, and reach internals by path or a subpath entry`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 if (findings.length > 0) {
   process.stderr.write(`${findings.map((line) => `✗ ${line}`).join('\n')}\n`);
   process.stderr.write(`check-shape: ${findings.length} finding(s)\n`);
   process.exit(1);
 }
 process.stdout.write(
-  `check-shape: ${packages.length} packages in their layers, tiers derived, rules in one place, links inside the repository\n`,
+  `check-shape: ${packages.length} packages in their layers, tiers derived, rules in one place, links inside the repository, native code at the edge, surfaces within ${SURFACE_LIMIT} names\n`,
 );

@@ -142,6 +142,9 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import * as contracts from '@engram/contracts';
 import * as enums from '@engram/contracts/enums';
+import * as healthEntry from '@engram/contracts/health';
+import * as observers from '@engram/contracts/observers';
+import * as rules from '@engram/contracts/rules';
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
 
@@ -152,6 +155,9 @@ for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval'
 step('no producer and no native package is importable');
 
 assert.deepEqual(enums.RETRIEVAL_PURPOSES, contracts.RETRIEVAL_PURPOSES);
+const fromEntries = [enums, rules, observers, healthEntry].flatMap((entry) => Object.keys(entry)).sort();
+assert.deepEqual(Object.keys(contracts).sort(), fromEntries);
+step('the contracts entries /enums, /rules, /observers and /health make up its root');
 const agentId = 'consumer';
 const collector = createDiagnosticsCollector();
 collector.retrievalObserver.onRetrieval({

@@ -3,29 +3,31 @@
  * the producers call. The recorders live one module per port (`record-*.ts`) over a shared
  * {@link CollectorState}; `snapshot.ts` assembles the DTO.
  */
+
+import type { ProviderKind } from '@engram/contracts/enums';
 import {
-  type CircuitSnapshot,
   DEFAULT_AGENT_TTL_MS,
   DEFAULT_MAX_AGENTS,
   DEFAULT_SAMPLE_CAPACITY,
   type DiagnosticsSnapshot,
   type DiagnosticsSnapshotAll,
-  type DrainBatchReport,
-  type EmbeddingBacklogReport,
-  type ExtractionQueueReport,
-  type ExtractionReport,
-  isValidAgentId,
-  MAX_AGENT_ID_LENGTH,
-  type MaintenanceObserver,
-  type MaintenancePassReport,
-  type ProviderKind,
-  type ProviderObserver,
-  type ProviderQueueReport,
-  type RetrievalExecution,
-  type RetrievalObserver,
-  type StoreObserver,
-  type VectorStoreGauge,
-} from '@engram/contracts';
+} from '@engram/contracts/health';
+import type {
+  CircuitSnapshot,
+  DrainBatchReport,
+  EmbeddingBacklogReport,
+  ExtractionQueueReport,
+  ExtractionReport,
+  MaintenanceObserver,
+  MaintenancePassReport,
+  ProviderObserver,
+  ProviderQueueReport,
+  RetrievalExecution,
+  RetrievalObserver,
+  StoreObserver,
+  VectorStoreGauge,
+} from '@engram/contracts/observers';
+import { isValidAgentId, MAX_AGENT_ID_LENGTH } from '@engram/contracts/rules';
 import { EngramDiagnosticsError } from './errors.js';
 import {
   recordBacklog,

@@ -7,7 +7,7 @@ import type {
   ProviderObserver,
   RetrievalObserver,
   StoreObserver,
-} from '@engram/contracts';
+} from '@engram/contracts/observers';
 
 /** Accepts an array only when it lists every member of `T` and nothing else. */
 function exhaustive<T extends string>(): <const A extends readonly T[]>(

@@ -1,12 +1,12 @@
 // The types of what a collector produces (the rest of the DTO's types are in `@engram/contracts`).
-export type { DiagnosticsSnapshot, HealthDto } from '@engram/contracts';
+export type { DiagnosticsSnapshot, HealthDto } from '@engram/contracts/health';
 export {
   createEmptySnapshot,
   createHealthDto,
   diagnosticsSnapshotAllSchema,
   diagnosticsSnapshotSchema,
   healthDtoSchema,
-} from '@engram/contracts';
+} from '@engram/contracts/health';
 export type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collector.js';
 export { createDiagnosticsCollector } from './collector.js';
 export {

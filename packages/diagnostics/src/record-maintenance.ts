@@ -1,20 +1,22 @@
 /** The maintenance recorder: drain batches, extraction chunks, maintenance passes and their gauges. */
+
 import {
-  createEmptyAgentDiagnostics,
   DRAIN_TRANSITIONS,
-  type DrainBatchReport,
-  type EmbeddingBacklogReport,
   EXTRACTION_DECISIONS,
   EXTRACTION_OUTCOMES,
-  type ExtractionQueueReport,
-  type ExtractionReport,
-  fillRecord,
   MAINTENANCE_STEPS,
-  type MaintenancePassReport,
   MODEL_OUTPUT_SCHEMAS,
   PHASE_OUTCOMES,
   type PhaseOutcome,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import { createEmptyAgentDiagnostics, fillRecord } from '@engram/contracts/health';
+import type {
+  DrainBatchReport,
+  EmbeddingBacklogReport,
+  ExtractionQueueReport,
+  ExtractionReport,
+  MaintenancePassReport,
+} from '@engram/contracts/observers';
 import { type CollectorState, type ExtractionState, isCount, type MaintenanceState, setOf } from './state.js';
 
 const EXTRACTION_OUTCOME_SET = setOf(EXTRACTION_OUTCOMES);

@@ -4,8 +4,8 @@ import {
   PROVIDER_KINDS,
   PROVIDER_RACES,
   type ProviderKind,
-  type ProviderQueueReport,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import type { ProviderQueueReport } from '@engram/contracts/observers';
 import { type CollectorState, isCount, setOf } from './state.js';
 
 const PROVIDER_KIND_SET = setOf(PROVIDER_KINDS);

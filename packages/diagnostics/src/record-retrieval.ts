@@ -2,16 +2,15 @@
 import {
   CANDIDATE_ARMS,
   CIRCUIT_STATES,
-  type CircuitSnapshot,
   DEGRADATION_CAUSES,
-  fillRecord,
   RETRIEVAL_ARMS,
   RETRIEVAL_OUTCOMES,
   RETRIEVAL_PURPOSES,
   RETRIEVAL_STAGES,
-  type RetrievalExecution,
   type RetrievalPurpose,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import { fillRecord } from '@engram/contracts/health';
+import type { CircuitSnapshot, RetrievalExecution } from '@engram/contracts/observers';
 import { newRetrievalRings, recordCandidates, recordLatencies } from './retrieval-samples.js';
 import { type AgentState, type CollectorState, isCount, type PurposeState, setOf } from './state.js';
 

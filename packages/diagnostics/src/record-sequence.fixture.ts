@@ -19,8 +19,8 @@ import {
   RETRIEVAL_OUTCOMES,
   RETRIEVAL_PURPOSES,
   RETRIEVAL_STAGES,
-  type RetrievalExecution,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import type { RetrievalExecution } from '@engram/contracts/observers';
 import { mulberry32 } from '@engram/test-support/prng';
 import type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collector.js';
 

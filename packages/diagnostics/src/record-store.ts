@@ -3,9 +3,9 @@ import {
   STATEMENT_KINDS,
   type StatementKind,
   VECTOR_WARMUP_OUTCOMES,
-  type VectorStoreGauge,
   type VectorWarmupOutcome,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import type { VectorStoreGauge } from '@engram/contracts/observers';
 import { type CollectorState, isCount, setOf } from './state.js';
 
 const WARMUP_SET = setOf(VECTOR_WARMUP_OUTCOMES);

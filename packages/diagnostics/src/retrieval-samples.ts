@@ -3,7 +3,8 @@
  * the purpose's ring set (see `ring.ts`) by literal positions. The ring set's layout for a purpose is made here
  * too (`newRetrievalRings`), after the purpose's counters (`record-retrieval.ts`).
  */
-import { type CANDIDATE_ARMS, RETRIEVAL_STAGES, type RetrievalExecution } from '@engram/contracts';
+import { type CANDIDATE_ARMS, RETRIEVAL_STAGES } from '@engram/contracts/enums';
+import type { RetrievalExecution } from '@engram/contracts/observers';
 import { EngramDiagnosticsError } from './errors.js';
 import {
   type GROUP_APART,

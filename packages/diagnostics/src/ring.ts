@@ -1,4 +1,8 @@
-import { DEFAULT_SAMPLE_CAPACITY, type DistributionSummary, EMPTY_DISTRIBUTION } from '@engram/contracts';
+import {
+  DEFAULT_SAMPLE_CAPACITY,
+  type DistributionSummary,
+  EMPTY_DISTRIBUTION,
+} from '@engram/contracts/health';
 import { EngramDiagnosticsError } from './errors.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   type DiagnosticsSnapshot,
   type DiagnosticsSnapshotAll,
   type ProcessDiagnostics,
-} from '@engram/contracts';
+} from '@engram/contracts/health';
 import { syncRetrievalCounts } from './record-retrieval.js';
 import { isSampleWindow, summarize } from './ring.js';
 import type { AgentState, CollectorState } from './state.js';

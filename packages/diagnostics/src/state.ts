@@ -3,17 +3,20 @@
  * the DTO schemas (`z.infer`): a distribution of the DTO is a ring here, every other field is the same, so
  * the snapshot is the state with its rings summarised and nothing is declared twice.
  */
+
 import {
-  type agentDiagnosticsSchema,
   type CandidateArm,
-  checkAgentId,
-  createEmptyProcessDiagnostics,
-  type DistributionSummary,
-  type processDiagnosticsSchema,
   RETRIEVAL_PURPOSES,
   type RetrievalPurpose,
   type RetrievalStage,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import {
+  type agentDiagnosticsSchema,
+  createEmptyProcessDiagnostics,
+  type DistributionSummary,
+  type processDiagnosticsSchema,
+} from '@engram/contracts/health';
+import { checkAgentId } from '@engram/contracts/rules';
 import type { z } from 'zod';
 import { EngramDiagnosticsError } from './errors.js';
 import { BoundedNumberRing, type NumberRingSet, type SampleWindow } from './ring.js';

@@ -1,4 +1,5 @@
-import type { CircuitSnapshot, CircuitState } from '@engram/contracts';
+import type { CircuitState } from '@engram/contracts/enums';
+import type { CircuitSnapshot } from '@engram/contracts/observers';
 
 /** Configuration of the query-embedding circuit breaker. */
 export interface CircuitBreakerConfig {

@@ -1,4 +1,4 @@
-import { contentHash } from '@engram/contracts';
+import { contentHash } from '@engram/contracts/rules';
 import { EngramRetrievalError } from './errors.js';
 
 /** Pointers are kept up to this many characters, so the replacement text stays short. */

@@ -2,7 +2,7 @@
  * The fact-merge guard and the similarity measures `memory_remember` uses to find near duplicates
  * (near duplicates merge, but never across a number, a negation or a named entity).
  */
-import { hasCjk } from '@engram/contracts';
+import { hasCjk } from '@engram/contracts/rules';
 import { extractKeywords } from './keywords.js';
 
 /** Why two similar facts must stay separate. */

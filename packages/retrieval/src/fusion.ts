@@ -1,4 +1,4 @@
-import type { RetrievalArm } from '@engram/contracts';
+import type { RetrievalArm } from '@engram/contracts/enums';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { explain, type RetrievalResult } from './explanation.js';
 

@@ -5,7 +5,7 @@
  */
 
 // The retriever.
-export type { CircuitSnapshot, RetrievalExecution, RetrievalObserver } from '@engram/contracts';
+export type { CircuitSnapshot, RetrievalExecution, RetrievalObserver } from '@engram/contracts/observers';
 // Corrections (the same function as `memory_update`).
 export type { Correction, CorrectionOptions } from './corrections.js';
 export { correctMemory } from './corrections.js';

@@ -1,10 +1,5 @@
-import {
-  estimateTokens,
-  formatArchivePointer,
-  normalizeContent,
-  type RetrievalExecution,
-  tokenUnits,
-} from '@engram/contracts';
+import type { RetrievalExecution } from '@engram/contracts/observers';
+import { estimateTokens, formatArchivePointer, normalizeContent, tokenUnits } from '@engram/contracts/rules';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
 import { agentIdProblem } from './pipeline/validate.js';

@@ -6,7 +6,7 @@
  * code identifiers, CJK runs, words) so that the bound drops the least specific terms first.
  */
 
-import { CJK_CHARACTER, CJK_CLASS_SOURCE } from '@engram/contracts';
+import { CJK_CHARACTER, CJK_CLASS_SOURCE } from '@engram/contracts/rules';
 import { EngramRetrievalError } from './errors.js';
 
 /** Kinds of extracted terms. */

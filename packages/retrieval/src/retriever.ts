@@ -1,10 +1,10 @@
+import type { RetrievalPurpose } from '@engram/contracts/enums';
 import {
   type CircuitSnapshot,
   noopRetrievalObserver,
   type RetrievalExecution,
-  type RetrievalPurpose,
-  systemTimers,
-} from '@engram/contracts';
+} from '@engram/contracts/observers';
+import { systemTimers } from '@engram/contracts/rules';
 import { type CircuitBreaker, createCircuitBreaker } from './circuit.js';
 import type { RetrievalResult } from './explanation.js';
 import { defaultDefer, recordAccess } from './pipeline/access.js';

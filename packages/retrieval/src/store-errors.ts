@@ -1,4 +1,4 @@
-import type { DegradationCause } from '@engram/contracts';
+import type { DegradationCause } from '@engram/contracts/enums';
 import type { EngramStoreErrorCode } from '@engram/store';
 
 /** The causes a store rejection can give a failed or degraded call. */

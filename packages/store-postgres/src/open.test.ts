@@ -1,7 +1,19 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { postgresFor, redactPostgresUrl } from './open.js';
 
+/**
+ * Loading the PostgreSQL store graph (pg and every slice, through vitest's transform) may take longer than a
+ * test's default 10 s on a busy machine.
+ */
+const LOAD_GRAPH_TIMEOUT_MS = 120_000;
+
 describe('postgresFor', () => {
+  // `postgresFor` imports the store package for any string starting with "postgres": it is loaded once, here,
+  // under its own timeout, so each test below only checks what the function decides.
+  beforeAll(async () => {
+    await import('./index.js');
+  }, LOAD_GRAPH_TIMEOUT_MS);
+
   it('a file path, even one named postgres…, is no PostgreSQL database', async () => {
     expect(await postgresFor('/tmp/memory.db')).toBeNull();
     expect(await postgresFor('postgres-notes.db')).toBeNull();

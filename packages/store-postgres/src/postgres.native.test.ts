@@ -1,10 +1,7 @@
 // Store-specific behaviour of the PostgreSQL store: migrations under the advisory lock, the embedder binding,
 // time-ordered default ids, halfvec above 2,000 dimensions, filtered k-NN that never starves, compare-and-set and idempotency under
-// concurrent writers, errors when the server is unreachable, and the documented differences from SQLite.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createSqliteMemoryStore } from '@engram/store-sqlite';
+// concurrent writers, errors when the server is unreachable, and the documented differences from SQLite (the one
+// that needs a SQLite store to show it is in @engram/store-sqlite's cross-store test).
 import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
@@ -174,27 +171,6 @@ it('an unreachable server is an I/O error at open; a URL of another database is 
       vectorIndex: { quantization: 'bit' },
     } as Parameters<typeof createPostgresMemoryStore>[0]),
   ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
-});
-
-it('documented difference: all-mode CJK runs match by shared bigrams here, as a substring in SQLite', async () => {
-  const content = '连接和接池的说明';
-  const pgStore = await freshPostgresStore({ embedding: null });
-  opened.push(pgStore);
-  const p = await pgStore.insertMemory({ agentId: 'a', kind: 'fact', content });
-  const dir = mkdtempSync(join(tmpdir(), 'engram-diff-'));
-  const sqlite = createSqliteMemoryStore({ path: join(dir, 'x.db'), embedding: null });
-  try {
-    await sqlite.insertMemory({ agentId: 'a', kind: 'fact', content });
-    const query = { agentId: 'a', terms: ['连接池'], limit: 5, mode: 'all' as const };
-    expect((await pgStore.searchLexical(query)).hits.map((h) => h.id)).toEqual([p.id]);
-    expect((await sqlite.searchLexical(query)).hits).toEqual([]);
-    // In `any` mode, the arm retrieval uses, both stores find it through the shared bigrams.
-    expect((await sqlite.searchLexical({ ...query, mode: 'any' })).hits).toHaveLength(1);
-    expect((await pgStore.searchLexical({ ...query, mode: 'any' })).hits).toHaveLength(1);
-  } finally {
-    sqlite.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
 });
 
 it('refreshes the planner statistics after a bulk insert (servers without autovacuum plan for empty tables)', async () => {

@@ -3,7 +3,7 @@
  * that implements the port: a store validates with these, so the SQLite and the PostgreSQL store refuse the
  * same input with the same message.
  */
-import { hasControlCharacter, isWellFormedText } from '@engram/contracts';
+import { hasControlCharacter, isWellFormedText } from '@engram/contracts/rules';
 import { invalidInput } from './errors.js';
 import type { ForgetOptions } from './facts-types.js';
 

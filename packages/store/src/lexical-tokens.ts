@@ -10,7 +10,7 @@
  *   (the stemmer FTS5's `porter` tokenizer also uses), cut to 64 code points.
  * - English stop words are dropped from queries only, never from the index (document lengths stay exact).
  */
-import { CJK_CLASS_SOURCE } from '@engram/contracts';
+import { CJK_CLASS_SOURCE } from '@engram/contracts/rules';
 import { stemmer } from 'stemmer';
 
 /** Words longer than this many code points are cut (the Porter stemmer's own limit in SQLite). */

@@ -4,7 +4,7 @@
  * code-point length and the LIKE-path text of a row.
  */
 import { createHash } from 'node:crypto';
-import { CJK_CLASS_SOURCE, hasCjk } from '@engram/contracts';
+import { CJK_CLASS_SOURCE, hasCjk } from '@engram/contracts/rules';
 
 /** SHA-256 hex of a string as-is (UTF-8). */
 export function sha256Hex(text: string): string {

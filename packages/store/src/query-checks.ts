@@ -5,7 +5,7 @@
  * the normalised values into its own SQL. Pure: no native code, no SQL (exported to other adapters through
  * `@engram/store/port-kit`).
  */
-import { checkMemoryFilter, type NormalisedFilter } from '@engram/contracts';
+import { checkMemoryFilter, type NormalisedFilter } from '@engram/contracts/rules';
 import { EngramStoreError, invalidInput } from './errors.js';
 import type { MemoryKind, VectorQuery } from './types.js';
 import {

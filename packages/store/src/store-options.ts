@@ -3,7 +3,7 @@
  * vector index setting, its build progress, the integrity result, and the embedder fingerprint recorded in
  * the store. Pure types and values; each adapter validates them.
  */
-import type { IntegrityState } from '@engram/contracts';
+import type { IntegrityState } from '@engram/contracts/enums';
 import type { EmbeddingProfile } from './types.js';
 
 /** One report of a quantised vector index build (`onIndexProgress`): counts only. */

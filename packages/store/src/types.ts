@@ -8,15 +8,9 @@
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
  */
-import type {
-  EmbeddingState,
-  EventType,
-  Lifecycle,
-  MemoryFilter,
-  MemoryKind,
-  StoreHealthDto,
-  StoreIntegrityDto,
-} from '@engram/contracts';
+import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts/enums';
+import type { StoreHealthDto, StoreIntegrityDto } from '@engram/contracts/health';
+import type { MemoryFilter } from '@engram/contracts/rules';
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 
@@ -24,14 +18,12 @@ export type {
   EmbeddingState,
   EventType,
   Lifecycle,
-  MemoryFilter,
   MemoryKind,
-  MetadataCondition,
-  MetadataScalar,
   StatementKind,
-  StoreObserver,
   VectorWarmupOutcome,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+export type { StoreObserver } from '@engram/contracts/observers';
+export type { MemoryFilter, MetadataCondition, MetadataScalar } from '@engram/contracts/rules';
 
 import type { ChunkSpan } from './chunking.js';
 

@@ -5,27 +5,30 @@
  * Slightly over 400 lines on purpose: every input rule of the store (ids, content, tags, vectors, metadata,
  * events, skills) sits in one file, so that one message style and one serialisation of JSON values serve all.
  */
+
+import {
+  EVENT_TYPES,
+  type EventType,
+  LIFECYCLES,
+  type Lifecycle,
+  MEMORY_KINDS,
+  type MemoryKind,
+} from '@engram/contracts/enums';
 import {
   type AgentIdFormProblem,
   checkAgentId,
   checkAgentIdForm,
   checkMemoryId,
   checkTag,
-  EVENT_TYPES,
-  type EventType,
   hasControlCharacter,
   type IdentifierProblem,
   isWellFormedText,
-  LIFECYCLES,
-  type Lifecycle,
   MAX_AGENT_ID_LENGTH,
   MAX_MEMORY_ID_LENGTH,
   MAX_TAG_VALUE_LENGTH,
   MAX_TAGS,
-  MEMORY_KINDS,
-  type MemoryKind,
   type TagProblem,
-} from '@engram/contracts';
+} from '@engram/contracts/rules';
 import { EngramStoreError, invalidInput } from './errors.js';
 import type { EventInput, MemoryPatch, NewMemory, SkillInput } from './types.js';
 

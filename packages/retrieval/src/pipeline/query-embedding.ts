@@ -1,4 +1,5 @@
-import { createDeadline, type DegradationCause, type Timers } from '@engram/contracts';
+import type { DegradationCause } from '@engram/contracts/enums';
+import { createDeadline, type Timers } from '@engram/contracts/rules';
 import type { EmbeddingProfile } from '@engram/store';
 import type { CircuitBreaker } from '../circuit.js';
 import { MAX_QUERY_SCAN_CHARS } from '../keywords.js';

@@ -3,11 +3,11 @@ import {
   type DegradationCause,
   RETRIEVAL_ARMS,
   type RetrievalArm,
-  type RetrievalExecution,
   type RetrievalOutcome,
   type RetrievalPurpose,
   type RetrievalStage,
-} from '@engram/contracts';
+} from '@engram/contracts/enums';
+import type { RetrievalExecution } from '@engram/contracts/observers';
 
 /** Mutable execution record of one call, settled once into a frozen {@link RetrievalExecution}. */
 export class ExecutionRecorder {

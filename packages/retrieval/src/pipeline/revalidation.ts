@@ -1,4 +1,4 @@
-import { matchesMemoryFilter } from '@engram/contracts';
+import { matchesMemoryFilter } from '@engram/contracts/rules';
 import type { MemoryBrief, MemoryKind, RevalidateOptions, RevalidationCandidate } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {

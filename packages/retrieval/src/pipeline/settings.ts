@@ -1,4 +1,5 @@
-import type { RetrievalObserver, Timers } from '@engram/contracts';
+import type { RetrievalObserver } from '@engram/contracts/observers';
+import type { Timers } from '@engram/contracts/rules';
 import { DEFAULT_COOLDOWN_MS, DEFAULT_FAILURE_THRESHOLD } from '../circuit.js';
 import { EngramRetrievalError } from '../errors.js';
 import {

@@ -1,4 +1,4 @@
-import type { DegradationCause } from '@engram/contracts';
+import type { DegradationCause } from '@engram/contracts/enums';
 import type { ChunkSpan, MemoryBrief, MemoryRecord, VectorHit } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';

@@ -1,4 +1,11 @@
 import {
+  MEMORY_KINDS,
+  type MemoryKind,
+  RECALLABLE_KINDS,
+  RETRIEVAL_PURPOSES,
+  type RetrievalPurpose,
+} from '@engram/contracts/enums';
+import {
   type AgentIdFormProblem,
   checkAgentId,
   checkAgentIdForm,
@@ -6,14 +13,9 @@ import {
   checkTag,
   checkTimestamp,
   type IdentifierProblem,
-  MEMORY_KINDS,
   type MemoryFilter,
-  type MemoryKind,
   type NormalisedFilter,
-  RECALLABLE_KINDS,
-  RETRIEVAL_PURPOSES,
-  type RetrievalPurpose,
-} from '@engram/contracts';
+} from '@engram/contracts/rules';
 import type { TimeScope } from '@engram/store';
 import { EngramRetrievalError } from '../errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_TAG_FILTERS } from './settings.js';
