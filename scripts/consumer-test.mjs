@@ -146,7 +146,7 @@ import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@e
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
 
 const step = (message) => console.log('  ✓ ' + message);
-for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
+for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval', '@engram/tools', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
   await assert.rejects(import(name), { code: 'ERR_MODULE_NOT_FOUND' }, name + ' must not be installed');
 }
 step('no producer and no native package is importable');
@@ -259,7 +259,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createRetriever, createToolHandler } from '@engram/retrieval';
+import { createRetriever } from '@engram/retrieval';
+import { createToolHandler } from '@engram/tools';
 import { createEmbeddingDrain, createEventIngestor } from '@engram/maintenance';
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';

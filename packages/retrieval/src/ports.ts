@@ -29,33 +29,6 @@ import type { MemoryStore } from '@engram/store';
 export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'> &
   Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts' | 'revalidateBrief'>>;
 
-/**
- * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.
- *
- * Contract: async; rejections are `EngramStoreError`s, which the tool handler turns into an `ok: false`
- * answer naming the error code. `embeddingProfile` tells the tools whether a fact's vector may be written
- * with the row (only when it equals the embedder's profile).
- */
-export type ToolStore = Pick<
-  MemoryStore,
-  | 'embeddingProfile'
-  | 'insertUniqueMemory'
-  | 'getMemory'
-  | 'findByContentHash'
-  | 'listMemories'
-  | 'updateMemory'
-  | 'supersedeMemory'
-  | 'forgetMemory'
-  | 'linkConflict'
-  | 'readEvents'
-  | 'writeSkill'
-  | 'deleteSkill'
-  | 'listSkills'
->;
-
-/** The slice of the store that corrections need (see {@link correctMemory}). */
-export type CorrectionStore = Pick<MemoryStore, 'getMemory' | 'supersedeMemory'>;
-
 /** The slice of the store that context injection needs (the agent's active facts). */
 export type InjectionStore = Pick<MemoryStore, 'listMemories'>;
 

@@ -3,11 +3,10 @@
  * model-facing `memory_update` and an application's own `update` run the same function; forgetting, deleting
  * an agent's memories and reading a memory's history are store calls (`forgetMemory`, `deleteAll`, `history`).
  */
-import { checkAgentId, checkMemoryId } from '@engram/contracts';
+import { checkAgentId, checkMemoryId, engramErrorCode } from '@engram/contracts';
+import { EngramRetrievalError } from '@engram/retrieval';
 import type { MemoryRecord, NewMemory } from '@engram/store';
-import { EngramRetrievalError } from './errors.js';
 import type { CorrectionStore } from './ports.js';
-import { errorCode } from './store-errors.js';
 
 /** Options of {@link correctMemory}. */
 export interface CorrectionOptions {
@@ -68,7 +67,7 @@ export async function correctMemory(
     try {
       return await store.supersedeMemory(agentId, id, current.revision, replacement);
     } catch (error) {
-      if (attempt === 0 && errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
+      if (attempt === 0 && engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
       throw error;
     }
   }

@@ -1,10 +1,8 @@
 import { contentHash, estimateTokens, hasCjk } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { buildInjection, createRetriever, isEngramRetrievalError } from '@engram/retrieval';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEngramRetrievalError } from './errors.js';
-import { buildInjection } from './injection.js';
-import { createRetriever } from './retriever.js';
 import { createToolHandler, type ToolHandlerConfig } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
