@@ -8,12 +8,12 @@
  * runner's per-agent state), which splitting would have to thread through every step.
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
-import { normalizeContent } from '@engram/contracts';
+import { engramErrorCode, normalizeContent } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import type { PassBudget, PassBudgetLimits } from './budget.js';
 import type { Clock } from './clock.js';
-import { errorCodeOf, isRevisionConflict } from './errors.js';
+import { isRevisionConflict } from './errors.js';
 import { callModel, type ModelCallResult } from './model-call.js';
 import {
   challengeOutputSchema,
@@ -92,7 +92,7 @@ export async function cas(
     await write();
     return true;
   } catch (error) {
-    if (isRevisionConflict(error) || errorCodeOf(error) === 'ENGRAM_STORE_NOT_FOUND') {
+    if (isRevisionConflict(error) || engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') {
       ctx.counters.conflicts += 1;
       return false;
     }
