@@ -57,6 +57,8 @@ const LAYERS = {
   '@engram/retrieval': 2,
   '@engram/store-postgres': 2,
   '@engram/store-sqlite': 2,
+  // The agent-facing write path: above the retriever it searches with, below maintenance and the facade.
+  '@engram/tools': 2.5,
   '@engram/maintenance': 3,
   '@engram/eval': 4,
   '@engram/memory': 4,

@@ -143,21 +143,22 @@ import { createRequire } from 'node:module';
 import * as contracts from '@engram/contracts';
 import * as enums from '@engram/contracts/enums';
 import * as healthEntry from '@engram/contracts/health';
+import * as errorsEntry from '@engram/contracts/errors';
 import * as observers from '@engram/contracts/observers';
 import * as rules from '@engram/contracts/rules';
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';
 
 const step = (message) => console.log('  ✓ ' + message);
-for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
+for (const name of ['@engram/store', '@engram/store-sqlite', '@engram/retrieval', '@engram/tools', '@engram/maintenance', 'better-sqlite3', 'sqlite-vec']) {
   await assert.rejects(import(name), { code: 'ERR_MODULE_NOT_FOUND' }, name + ' must not be installed');
 }
 step('no producer and no native package is importable');
 
 assert.deepEqual(enums.RETRIEVAL_PURPOSES, contracts.RETRIEVAL_PURPOSES);
-const fromEntries = [enums, rules, observers, healthEntry].flatMap((entry) => Object.keys(entry)).sort();
+const fromEntries = [enums, rules, observers, healthEntry, errorsEntry].flatMap((entry) => Object.keys(entry)).sort();
 assert.deepEqual(Object.keys(contracts).sort(), fromEntries);
-step('the contracts entries /enums, /rules, /observers and /health make up its root');
+step('the contracts entries /enums, /rules, /observers, /health and /errors make up its root');
 const agentId = 'consumer';
 const collector = createDiagnosticsCollector();
 collector.retrievalObserver.onRetrieval({
@@ -265,7 +266,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createRetriever, createToolHandler } from '@engram/retrieval';
+import { createRetriever } from '@engram/retrieval';
+import { createToolHandler } from '@engram/tools';
 import { createEmbeddingDrain, createEventIngestor } from '@engram/maintenance';
 import { createDiagnosticsCollector, createHealthDto, healthDtoSchema } from '@engram/diagnostics';
 import { createHealthHandler, healthUiAssets } from '@engram/health-ui';

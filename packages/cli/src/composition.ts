@@ -33,10 +33,11 @@ import {
   createOpenAICompatibleChatModel,
   createOpenAICompatibleEmbedder,
 } from '@engram/provider-openai';
-import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
+import { createRetriever, type Retriever } from '@engram/retrieval';
 import type { EventRecord, VectorIndexProgress } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import type { SqliteMemoryStore } from '@engram/store-sqlite';
+import { createToolHandler, type ToolHandler } from '@engram/tools';
 import {
   BUILT_IN_PROFILES,
   chooseEmbedder,

@@ -41,8 +41,4 @@ export function isEngramDemoError(value: unknown): value is EngramDemoError {
 }
 
 /** The `code` of any Engram error (`ENGRAM_*`), or undefined. */
-export function engramErrorCode(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const code = (value as { code?: unknown }).code;
-  return typeof code === 'string' && /^ENGRAM_[A-Z0-9_]+$/.test(code) ? code : undefined;
-}
+export { engramErrorCode } from '@engram/contracts/errors';

@@ -12,7 +12,7 @@
  * stdout carries protocol messages only.
  */
 
-import type { ToolHandler } from '@engram/retrieval';
+import type { ToolHandler } from '@engram/tools';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -88,7 +88,7 @@ export function createMemoryMcpServer(
         'Long-term memory. Call memory_search before answering questions about past work, preferences or files; call memory_remember for durable facts worth keeping.',
     },
   );
-  // The tool schemas are JSON Schema already (derived from zod in @engram/retrieval): serve them as they are.
+  // The tool schemas are JSON Schema already (derived from zod in @engram/tools): serve them as they are.
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.definitions.map((d) => {
       const annotations = toolAnnotations(d.name);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as enums from './enums.js';
+import * as errors from './errors.js';
 import * as health from './health-dto/index.js';
 import * as root from './index.js';
 import * as observers from './observers.js';
@@ -27,13 +28,13 @@ function loadedModules(entry: URL): { files: string[]; packages: string[] } {
 
 describe('the entries of @engram/contracts', () => {
   it('the root still exports every name of every subpath entry, and nothing besides', () => {
-    const fromEntries = [enums, rules, observers, health].flatMap((entry) => Object.keys(entry));
+    const fromEntries = [enums, rules, observers, health, errors].flatMap((entry) => Object.keys(entry));
     expect(new Set(fromEntries).size).toBe(fromEntries.length);
     expect(Object.keys(root).sort()).toEqual(fromEntries.sort());
   });
 
   it('importing a rule, an enum or an observer default does not build the health schemas (zod)', () => {
-    for (const entry of ['./rules/index.ts', './enums.ts', './observers.ts']) {
+    for (const entry of ['./rules/index.ts', './enums.ts', './observers.ts', './errors.ts']) {
       const { files, packages } = loadedModules(new URL(entry, import.meta.url));
       expect(packages.filter((name) => !name.startsWith('node:'))).toEqual([]);
       expect(files.filter((file) => file.includes('/health-dto/'))).toEqual([]);
@@ -47,7 +48,7 @@ describe('the entries of @engram/contracts', () => {
       exports: Record<string, { default?: string }>;
     };
     const sources = Object.fromEntries(
-      ['./enums', './rules', './observers', './health'].map((subpath) => [
+      ['./enums', './rules', './observers', './health', './errors'].map((subpath) => [
         subpath,
         manifest.exports[subpath]?.default?.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts'),
       ]),
@@ -57,6 +58,7 @@ describe('the entries of @engram/contracts', () => {
       './rules': './rules/index.ts',
       './observers': './observers.ts',
       './health': './health-dto/index.ts',
+      './errors': './errors.ts',
     });
   });
 });

@@ -51,6 +51,15 @@ export {
   STATEMENT_KINDS,
   VECTOR_WARMUP_OUTCOMES,
 } from './enums.js';
+// The error hierarchy: every package's error class extends EngramError.
+export type { EngramErrorOptions } from './errors.js';
+export {
+  ENGRAM_ERROR_CODE_PATTERN,
+  EngramError,
+  engramErrorCode,
+  hasEngramErrorShape,
+  isEngramError,
+} from './errors.js';
 export type { EmptyProcessSettings, EmptySnapshotOptions } from './health-dto/empty.js';
 export {
   createEmptyAgentDiagnostics,

@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramDiagnosticsError}. */
 export const ENGRAM_DIAGNOSTICS_ERROR_CODES: readonly [
   'ENGRAM_DIAGNOSTICS_INVALID_CONFIG',
@@ -12,24 +14,13 @@ export type EngramDiagnosticsErrorCode = (typeof ENGRAM_DIAGNOSTICS_ERROR_CODES)
  * configuration, a percentile outside 0..1). Recorders never throw. Messages name the offending
  * option, never a recorded value.
  */
-export class EngramDiagnosticsError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramDiagnosticsErrorCode;
-
+export class EngramDiagnosticsError extends EngramError<EngramDiagnosticsErrorCode> {
   constructor(code: EngramDiagnosticsErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = 'EngramDiagnosticsError';
+    super('EngramDiagnosticsError', code, message, options);
   }
 }
 
 /** Guard for {@link EngramDiagnosticsError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramDiagnosticsError(value: unknown): value is EngramDiagnosticsError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    name === 'EngramDiagnosticsError' &&
-    typeof code === 'string' &&
-    (ENGRAM_DIAGNOSTICS_ERROR_CODES as readonly string[]).includes(code)
-  );
+  return hasEngramErrorShape(value, ['EngramDiagnosticsError'], ENGRAM_DIAGNOSTICS_ERROR_CODES);
 }

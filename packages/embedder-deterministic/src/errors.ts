@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramEmbedderError}. */
 export const ENGRAM_EMBEDDER_ERROR_CODES: readonly [
   'ENGRAM_EMBEDDER_ABORTED',
@@ -13,24 +15,13 @@ export type EngramEmbedderErrorCode = (typeof ENGRAM_EMBEDDER_ERROR_CODES)[numbe
  * An abort has `name === 'AbortError'` (like `fetch`), so generic abort checks recognise it;
  * every other error has `name === 'EngramEmbedderError'`. Messages never contain input text.
  */
-export class EngramEmbedderError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramEmbedderErrorCode;
-
+export class EngramEmbedderError extends EngramError<EngramEmbedderErrorCode> {
   constructor(code: EngramEmbedderErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = code === 'ENGRAM_EMBEDDER_ABORTED' ? 'AbortError' : 'EngramEmbedderError';
+    super(code === 'ENGRAM_EMBEDDER_ABORTED' ? 'AbortError' : 'EngramEmbedderError', code, message, options);
   }
 }
 
 /** Guard for {@link EngramEmbedderError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramEmbedderError(value: unknown): value is EngramEmbedderError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    typeof code === 'string' &&
-    (ENGRAM_EMBEDDER_ERROR_CODES as readonly string[]).includes(code) &&
-    (name === 'EngramEmbedderError' || name === 'AbortError')
-  );
+  return hasEngramErrorShape(value, ['EngramEmbedderError', 'AbortError'], ENGRAM_EMBEDDER_ERROR_CODES);
 }

@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramEmbedderUseError}. */
 export const ENGRAM_EMBEDDER_USE_ERROR_CODES: readonly [
   'ENGRAM_EMBEDDER_USE_ABORTED',
@@ -26,25 +28,23 @@ export type EngramEmbedderUseErrorCode = (typeof ENGRAM_EMBEDDER_USE_ERROR_CODES
  * A model-load failure carries the file-system or runtime error as `cause` (it names files of the model
  * package, never user content); an inference failure carries no cause.
  */
-export class EngramEmbedderUseError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramEmbedderUseErrorCode;
-
+export class EngramEmbedderUseError extends EngramError<EngramEmbedderUseErrorCode> {
   constructor(code: EngramEmbedderUseErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = code === 'ENGRAM_EMBEDDER_USE_ABORTED' ? 'AbortError' : 'EngramEmbedderUseError';
+    super(
+      code === 'ENGRAM_EMBEDDER_USE_ABORTED' ? 'AbortError' : 'EngramEmbedderUseError',
+      code,
+      message,
+      options,
+    );
   }
 }
 
 /** Guard for {@link EngramEmbedderUseError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramEmbedderUseError(value: unknown): value is EngramEmbedderUseError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    typeof code === 'string' &&
-    (ENGRAM_EMBEDDER_USE_ERROR_CODES as readonly string[]).includes(code) &&
-    (name === 'EngramEmbedderUseError' || name === 'AbortError')
+  return hasEngramErrorShape(
+    value,
+    ['EngramEmbedderUseError', 'AbortError'],
+    ENGRAM_EMBEDDER_USE_ERROR_CODES,
   );
 }
 

@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramEvalError}. */
 export const ENGRAM_EVAL_ERROR_CODES: readonly [
   'ENGRAM_EVAL_INVALID_FIXTURE',
@@ -26,9 +28,7 @@ export type EngramEvalErrorCode = (typeof ENGRAM_EVAL_ERROR_CODES)[number];
  * Messages name what is wrong (a field path, an id, a count) and never quote memory text or query text.
  * `issues` lists every problem found when validation collects more than one.
  */
-export class EngramEvalError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramEvalErrorCode;
+export class EngramEvalError extends EngramError<EngramEvalErrorCode> {
   /** Every problem found, for validation errors (empty otherwise). */
   readonly issues: readonly string[];
 
@@ -37,20 +37,12 @@ export class EngramEvalError extends Error {
     message: string,
     options: { readonly cause?: unknown; readonly issues?: readonly string[] } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = 'EngramEvalError';
+    super('EngramEvalError', code, message, options);
     this.issues = Object.freeze([...(options.issues ?? [])]);
   }
 }
 
 /** Guard for {@link EngramEvalError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramEvalError(value: unknown): value is EngramEvalError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    name === 'EngramEvalError' &&
-    typeof code === 'string' &&
-    (ENGRAM_EVAL_ERROR_CODES as readonly string[]).includes(code)
-  );
+  return hasEngramErrorShape(value, ['EngramEvalError'], ENGRAM_EVAL_ERROR_CODES);
 }

@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramHealthUiError}. */
 export const ENGRAM_HEALTH_UI_ERROR_CODES: readonly [
   'ENGRAM_HEALTH_UI_INVALID_CONFIG',
@@ -16,24 +18,13 @@ export type EngramHealthUiErrorCode = (typeof ENGRAM_HEALTH_UI_ERROR_CODES)[numb
  * The one error type of this package: an invalid handler configuration, built assets that cannot be
  * found, or a server that cannot listen. Messages name the option or the file, never health data.
  */
-export class EngramHealthUiError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramHealthUiErrorCode;
-
+export class EngramHealthUiError extends EngramError<EngramHealthUiErrorCode> {
   constructor(code: EngramHealthUiErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = 'EngramHealthUiError';
+    super('EngramHealthUiError', code, message, options);
   }
 }
 
 /** Guard for {@link EngramHealthUiError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramHealthUiError(value: unknown): value is EngramHealthUiError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    name === 'EngramHealthUiError' &&
-    typeof code === 'string' &&
-    (ENGRAM_HEALTH_UI_ERROR_CODES as readonly string[]).includes(code)
-  );
+  return hasEngramErrorShape(value, ['EngramHealthUiError'], ENGRAM_HEALTH_UI_ERROR_CODES);
 }

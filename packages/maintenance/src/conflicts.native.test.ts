@@ -3,7 +3,8 @@
  * current and the other is superseded (closed, kept in its history) or both stay; without a model both stay
  * current and marked conflicting. Facts of other subjects are never touched.
  */
-import { createRetriever, createToolHandler } from '@engram/retrieval';
+import { createRetriever } from '@engram/retrieval';
+import { createToolHandler } from '@engram/tools';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMaintenanceRunner } from './maintenance.js';
 import { createFakeTime } from './test-support/fake-time.js';

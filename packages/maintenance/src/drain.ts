@@ -1,7 +1,8 @@
 import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
 import type { EmbeddingCommitResult, EmbeddingOutcome, PendingEmbedding } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
-import { checkIdArgument, EngramMaintenanceError, errorCodeOf, isLocalRejection } from './errors.js';
+import { checkIdArgument, EngramMaintenanceError, isLocalRejection } from './errors.js';
 import type { EmbedderPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DrainStore } from './store-ports.js';
@@ -280,7 +281,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
       }
     } catch (error) {
       outcome = signal?.aborted === true ? 'cancelled' : 'failed';
-      errorCode = errorCodeOf(error) ?? 'UNKNOWN';
+      errorCode = engramErrorCode(error) ?? 'UNKNOWN';
     }
     const backlog = await backlogFor(agentId);
     return {

@@ -4,6 +4,7 @@
  * `cause` only.
  */
 import { checkAgentId, checkAgentIdForm } from '@engram/contracts';
+import { EngramError, engramErrorCode, hasEngramErrorShape } from '@engram/contracts/errors';
 
 /** Stable error codes of background memory work. */
 export const ENGRAM_MAINTENANCE_ERROR_CODES = [
@@ -39,23 +40,16 @@ export const LOCAL_REJECTION_CODES: readonly EngramMaintenanceErrorCode[] = Obje
   'ENGRAM_MAINTENANCE_CLOSED',
 ]);
 
-/** The base error of `@engram/maintenance`, with a stable `code` and a `cause`. */
-export class EngramMaintenanceError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramMaintenanceErrorCode;
-
+/** The base error of `@engram/maintenance`: an `EngramError` with a stable `code` and a `cause`. */
+export class EngramMaintenanceError extends EngramError<EngramMaintenanceErrorCode> {
   constructor(code: EngramMaintenanceErrorCode, message: string, options: { readonly cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'EngramMaintenanceError';
-    this.code = code;
+    super('EngramMaintenanceError', code, message, options);
   }
 }
 
 /** True when `value` is an `EngramMaintenanceError` (checked by `name` and `code`, so it works across copies). */
 export function isEngramMaintenanceError(value: unknown): value is EngramMaintenanceError {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as { name?: unknown; code?: unknown };
-  return v.name === 'EngramMaintenanceError' && typeof v.code === 'string' && CODE_SET.has(v.code);
+  return hasEngramErrorShape(value, ['EngramMaintenanceError'], CODE_SET);
 }
 
 /** True when the error is a local rejection (rate limit, capacity, queue timeout, abort, closed) rather than a provider failure. */
@@ -63,16 +57,9 @@ export function isLocalRejection(value: unknown): boolean {
   return isEngramMaintenanceError(value) && LOCAL_REJECTION_CODES.includes(value.code);
 }
 
-/** The `code` of any error-like value (store, retrieval, maintenance …), or undefined. Never reads the message. */
-export function errorCodeOf(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const code = (value as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /** True when the error is the store's compare-and-set conflict (`ENGRAM_STORE_REVISION_CONFLICT`). */
 export function isRevisionConflict(value: unknown): boolean {
-  return errorCodeOf(value) === 'ENGRAM_STORE_REVISION_CONFLICT';
+  return engramErrorCode(value) === 'ENGRAM_STORE_REVISION_CONFLICT';
 }
 
 /**

@@ -6,9 +6,10 @@ import {
   type MaintenanceObserver,
   noopMaintenanceObserver,
 } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
 import type { MemoryKind, MemoryRecord, NewMemory } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
-import { checkIdArgument, errorCodeOf, isEngramMaintenanceError, isRevisionConflict } from './errors.js';
+import { checkIdArgument, isEngramMaintenanceError, isRevisionConflict } from './errors.js';
 import type { ExtractionQueue } from './extraction-queue.js';
 import { callModel } from './model-call.js';
 import {
@@ -325,7 +326,8 @@ export function createExtractor(config: ExtractorConfig): Extractor {
           try {
             done = await apply(chunk, plan);
           } catch (error) {
-            if (!isRevisionConflict(error) && errorCodeOf(error) !== 'ENGRAM_STORE_NOT_FOUND') throw error;
+            if (!isRevisionConflict(error) && engramErrorCode(error) !== 'ENGRAM_STORE_NOT_FOUND')
+              throw error;
             conflicts += 1;
             // A real conflict: re-read the neighbours and re-decide once; never a blind retry.
             let again: Planned;
@@ -341,7 +343,10 @@ export function createExtractor(config: ExtractorConfig): Extractor {
             try {
               done = await apply(chunk, again);
             } catch (secondError) {
-              if (!isRevisionConflict(secondError) && errorCodeOf(secondError) !== 'ENGRAM_STORE_NOT_FOUND') {
+              if (
+                !isRevisionConflict(secondError) &&
+                engramErrorCode(secondError) !== 'ENGRAM_STORE_NOT_FOUND'
+              ) {
                 throw secondError;
               }
               conflicts += 1;
@@ -358,12 +363,12 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         invalidOutputs += 1;
         outcome = 'failed';
         errorCode = 'ENGRAM_MAINTENANCE_INVALID_MODEL_OUTPUT';
-      } else if (signal?.aborted === true || errorCodeOf(error) === 'ENGRAM_MAINTENANCE_ABORTED') {
+      } else if (signal?.aborted === true || engramErrorCode(error) === 'ENGRAM_MAINTENANCE_ABORTED') {
         outcome = 'cancelled';
         errorCode = 'ENGRAM_MAINTENANCE_ABORTED';
       } else {
         outcome = 'failed';
-        errorCode = errorCodeOf(error) ?? 'UNKNOWN';
+        errorCode = engramErrorCode(error) ?? 'UNKNOWN';
       }
     }
     const report: ExtractionReport = {
@@ -404,7 +409,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
           conflicts: 0,
         };
         safeNotify(() => observer.onExtraction?.(report));
-        return { report, applied: [], errorCode: errorCodeOf(error) ?? 'UNKNOWN' };
+        return { report, applied: [], errorCode: engramErrorCode(error) ?? 'UNKNOWN' };
       }
     },
   };

@@ -9,11 +9,12 @@
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
 import { normalizeContent } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
 import type { MemoryRecord } from '@engram/store';
 import type { z } from 'zod';
 import type { PassBudget, PassBudgetLimits } from './budget.js';
 import type { Clock } from './clock.js';
-import { errorCodeOf, isRevisionConflict } from './errors.js';
+import { isRevisionConflict } from './errors.js';
 import { callModel, type ModelCallResult } from './model-call.js';
 import {
   challengeOutputSchema,
@@ -92,7 +93,7 @@ export async function cas(
     await write();
     return true;
   } catch (error) {
-    if (isRevisionConflict(error) || errorCodeOf(error) === 'ENGRAM_STORE_NOT_FOUND') {
+    if (isRevisionConflict(error) || engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') {
       ctx.counters.conflicts += 1;
       return false;
     }

@@ -1,5 +1,5 @@
+import { engramErrorCode } from '@engram/contracts/errors';
 import type { z } from 'zod';
-import { errorCodeOf } from './errors.js';
 import { checkModelOutput, jsonSchemaOf, type ModelOutputFailure } from './model-output.js';
 import type { ModelMessage, ModelPort } from './ports.js';
 
@@ -29,7 +29,7 @@ export async function callModel<T>(
     text = answer.text;
   } catch (error) {
     if (options.signal?.aborted === true) return { ok: false, reason: 'aborted' };
-    return { ok: false, reason: 'error', code: errorCodeOf(error) ?? 'UNKNOWN' };
+    return { ok: false, reason: 'error', code: engramErrorCode(error) ?? 'UNKNOWN' };
   }
   if (options.signal?.aborted === true) return { ok: false, reason: 'aborted' };
   if (typeof text !== 'string') return { ok: false, reason: 'invalid', path: '', issue: 'not_text' };

@@ -1,7 +1,8 @@
 import { backgroundTimers, type SchedulerTask, type Timers } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
 import { type Clock, systemClock } from './clock.js';
 import type { EmbeddingDrain } from './drain.js';
-import { EngramMaintenanceError, errorCodeOf } from './errors.js';
+import { EngramMaintenanceError } from './errors.js';
 import type { EventIngestor } from './ingest.js';
 import type { MaintenanceRunner } from './maintenance.js';
 
@@ -89,7 +90,7 @@ export function createMaintenanceScheduler(config: MaintenanceSchedulerConfig): 
         },
         (error: unknown) => {
           try {
-            config.onTaskError?.(task, errorCodeOf(error) ?? 'UNKNOWN');
+            config.onTaskError?.(task, engramErrorCode(error) ?? 'UNKNOWN');
           } catch {
             // A failing error hook must not stop the scheduler.
           }

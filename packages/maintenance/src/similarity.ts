@@ -1,5 +1,5 @@
 import { CJK_CLASS_SOURCE } from '@engram/contracts';
-import { canMergeFacts } from '@engram/retrieval';
+import { canMergeFacts } from '@engram/tools';
 
 /** A run of CJK characters (the contracts class). */
 const CJK_RUN = new RegExp(`${CJK_CLASS_SOURCE}+`, 'gu');
@@ -31,7 +31,7 @@ export function textSimilarity(a: string, b: string): number {
 /**
  * The merge guard: two memories that differ in a number, a negation or a named entity ("port 8080" /
  * "port 3000", "use pnpm" / "don't use pnpm", "English" / "Spanish", `src/a.ts` / `src/b.ts`) are never
- * merged, whatever their similarity. It is `@engram/retrieval`'s `canMergeFacts`, the same rule
+ * merged, whatever their similarity. It is `@engram/tools`' `canMergeFacts`, the same rule
  * `memory_remember` applies, so the heavy phase can never merge what the hot path keeps apart.
  */
 export function mayMerge(a: string, b: string): boolean {

@@ -2,8 +2,8 @@
  * What framework adapters build on: the context blocks to put before a model call, the model-facing memory
  * tools, and a session's logged messages.
  */
-import type { ToolCallResult } from '@engram/retrieval';
-import { buildInjection, MEMORY_TOOL_DEFINITIONS } from '@engram/retrieval';
+import { buildInjection } from '@engram/retrieval';
+import { MEMORY_TOOL_DEFINITIONS, type ToolCallResult } from '@engram/tools';
 import type { Engine } from './engine.js';
 import { loggedEntry, sinceClear } from './entries.js';
 import { invalidInput } from './errors.js';

@@ -26,9 +26,10 @@ import {
   type MaintenanceRunner,
   type ModelPort,
 } from '@engram/maintenance';
-import { createRetriever, createToolHandler, type Retriever, type ToolHandler } from '@engram/retrieval';
+import { createRetriever, type Retriever } from '@engram/retrieval';
 import type { VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { redactPostgresUrl } from '@engram/store-postgres/open';
+import { createToolHandler, type ToolHandler } from '@engram/tools';
 import { EngramMemoryError, engramErrorCode } from './errors.js';
 import { type EngineStore, openEngineStore, vectorIndexOr } from './open-store.js';
 import { englishQueries, gatedRetriever } from './query-side.js';

@@ -4,6 +4,7 @@
  * underneath (store, retrieval, maintenance) that the facade does not translate passes through unchanged with
  * its own typed code; {@link engramErrorCode} reads the code of any of them.
  */
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
 
 /** Stable codes of {@link EngramMemoryError}. */
 export const ENGRAM_MEMORY_ERROR_CODES = [
@@ -25,30 +26,19 @@ export type EngramMemoryErrorCode = (typeof ENGRAM_MEMORY_ERROR_CODES)[number];
 const CODES: ReadonlySet<string> = new Set<string>(ENGRAM_MEMORY_ERROR_CODES);
 
 /** The base error of `@engram/memory`, with a stable `code` and the underlying error as `cause`. */
-export class EngramMemoryError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramMemoryErrorCode;
-
+export class EngramMemoryError extends EngramError<EngramMemoryErrorCode> {
   constructor(code: EngramMemoryErrorCode, message: string, options?: { readonly cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = 'EngramMemoryError';
+    super('EngramMemoryError', code, message, options);
   }
 }
 
 /** Guard for {@link EngramMemoryError} that checks `name` and `code`, not `instanceof` (works across copies). */
 export function isEngramMemoryError(value: unknown): value is EngramMemoryError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return name === 'EngramMemoryError' && typeof code === 'string' && CODES.has(code);
+  return hasEngramErrorShape(value, ['EngramMemoryError'], CODES);
 }
 
 /** The `code` of any Engram error (`ENGRAM_*`, from this package or one underneath), or undefined. */
-export function engramErrorCode(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const code = (value as { code?: unknown }).code;
-  return typeof code === 'string' && /^ENGRAM_[A-Z0-9_]+$/.test(code) ? code : undefined;
-}
+export { engramErrorCode } from '@engram/contracts/errors';
 
 /** A caller's mistake: nothing was read or written. */
 export function invalidInput(message: string): EngramMemoryError {

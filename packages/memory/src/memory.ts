@@ -4,7 +4,7 @@
  * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
  */
 import type { MaintenancePassResult } from '@engram/maintenance';
-import { correctMemory } from '@engram/retrieval';
+import { correctMemory } from '@engram/tools';
 import { backgroundDrain, embedNow } from './background.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';

@@ -1,8 +1,8 @@
 /** The facade's writes: deduplicated texts, messages appended to a session's log, extraction over them. */
 import { contentHash } from '@engram/contracts';
 import type { ExtractionTurn } from '@engram/maintenance';
-import { contradiction } from '@engram/retrieval';
 import type { EventInput, MemoryRecord, NewMemory } from '@engram/store';
+import { contradiction } from '@engram/tools';
 import type { Engine } from './engine.js';
 import { clearMarker, entryEvent, ID_WINDOW, idOf, isClearMarker, sinceClear } from './entries.js';
 import { overlapWithTail } from './items.js';

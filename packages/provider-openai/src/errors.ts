@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramProviderError}. */
 export const ENGRAM_PROVIDER_ERROR_CODES = [
   'ENGRAM_PROVIDER_HTTP',
@@ -47,17 +49,13 @@ const RETRYABLE_CODES: ReadonlySet<EngramProviderErrorCode> = new Set([
  * counts it as a provider failure; every other error has `name === 'EngramProviderError'`. Messages and fields never
  * contain the API key, a request or response body, a URL or any text that was sent to the model.
  */
-export class EngramProviderError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramProviderErrorCode;
+export class EngramProviderError extends EngramError<EngramProviderErrorCode> {
   /** The endpoint the failing call went to. */
   readonly operation: ProviderOperation;
   /** The last HTTP status the provider answered, when there was one. */
   readonly status: number | undefined;
   /** How many HTTP requests the call made. */
   readonly attempts: number;
-  /** Whether trying again later may succeed (rate limiting, unavailability, timeouts). */
-  readonly retryable: boolean;
   /** For `ENGRAM_PROVIDER_DIMENSIONS`: the configured vector length. */
   readonly expectedDimensions: number | undefined;
   /** For `ENGRAM_PROVIDER_DIMENSIONS`: the vector length the provider returned. */
@@ -66,13 +64,14 @@ export class EngramProviderError extends Error {
   readonly setting: string | undefined;
 
   constructor(code: EngramProviderErrorCode, message: string, details: EngramProviderErrorDetails) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.code = code;
-    this.name = code === 'ENGRAM_PROVIDER_ABORTED' ? 'AbortError' : 'EngramProviderError';
+    // `retryable`: whether trying again later may succeed (rate limiting, unavailability, timeouts).
+    super(code === 'ENGRAM_PROVIDER_ABORTED' ? 'AbortError' : 'EngramProviderError', code, message, {
+      cause: details.cause,
+      retryable: RETRYABLE_CODES.has(code),
+    });
     this.operation = details.operation;
     this.status = details.status;
     this.attempts = details.attempts ?? 0;
-    this.retryable = RETRYABLE_CODES.has(code);
     this.expectedDimensions = details.expectedDimensions;
     this.receivedDimensions = details.receivedDimensions;
     this.setting = details.setting;
@@ -81,11 +80,5 @@ export class EngramProviderError extends Error {
 
 /** Guard for {@link EngramProviderError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramProviderError(value: unknown): value is EngramProviderError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    typeof code === 'string' &&
-    (ENGRAM_PROVIDER_ERROR_CODES as readonly string[]).includes(code) &&
-    (name === 'EngramProviderError' || name === 'AbortError')
-  );
+  return hasEngramErrorShape(value, ['EngramProviderError', 'AbortError'], ENGRAM_PROVIDER_ERROR_CODES);
 }

@@ -12,8 +12,9 @@
 import { createInterface } from 'node:readline';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createEmbeddingDrain } from '@engram/maintenance';
-import { createRetriever, createToolHandler } from '@engram/retrieval';
+import { createRetriever } from '@engram/retrieval';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
+import { createToolHandler } from '@engram/tools';
 import { codeOf, emit, factsFor, WRITES_AGENT } from './harness.js';
 
 async function rememberAll(seed: number, count: number, path: string): Promise<Record<string, number>> {

@@ -14,16 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkAgentIdForm, contentHash, MEMORY_KINDS } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import {
-  createRetriever,
-  createToolHandler,
-  isEngramRetrievalError,
-  MEMORY_TOOL_NAMES,
-  type Retriever,
-  type ToolHandler,
-} from '@engram/retrieval';
+import { createRetriever, isEngramRetrievalError, type Retriever } from '@engram/retrieval';
 import { isEngramStoreError, type MemoryRecord, type NewMemory } from '@engram/store';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
+import { createToolHandler, MEMORY_TOOL_NAMES, type ToolHandler } from '@engram/tools';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSISTENT, consistencyProblems, inspectDatabase, suiteSeed } from './harness.js';

@@ -4,7 +4,6 @@ import { embedAllPending } from '@engram/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildInjection } from './injection.js';
 import { createRetriever } from './retriever.js';
-import { createToolHandler } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
 const stores: SqliteMemoryStore[] = [];
@@ -53,35 +52,6 @@ describe('long memories through retrieval', () => {
     const plants = await retriever.search('a', 'office plants watered', { limit: 1 });
     expect(plants.results[0]?.record.content).toBe('The office plants are watered on Mondays');
     expect(plants.results[0]?.explanation).not.toHaveProperty('chunk');
-  });
-
-  it('memory_search shows the window and memory_get returns exactly that window, bounded', async () => {
-    const { store, content, phrase } = await seeded();
-    const handler = createToolHandler({ store, retriever: createRetriever({ store, embedder }), embedder });
-    const found = await handler.execute(
-      'memory_search',
-      { query: 'greenhouse heaters invoice', maxChars: 4000 },
-      { agentId: 'a' },
-    );
-    const pointer = /\(memory_get (memory\/summary#\d+-\d+)\)/u.exec(found.text)?.[1];
-    expect(pointer).toBeDefined();
-    expect(found.text).toContain('greenhouse heaters');
-    const [start, end] = (pointer ?? '').split('#')[1]?.split('-').map(Number) ?? [];
-    const got = await handler.execute('memory_get', { pointer, maxChars: 8000 }, { agentId: 'a' });
-    expect(got.ok).toBe(true);
-    expect(got.text).toContain(content.slice(start, end));
-    expect(got.text).toContain(phrase);
-    expect(got.text.length).toBeLessThan(content.length);
-    const small = await handler.execute('memory_get', { pointer, maxChars: 300 }, { agentId: 'a' });
-    expect(small.text.length).toBeLessThanOrEqual(300);
-    // Another agent, or a range past the content, reads nothing.
-    expect((await handler.execute('memory_get', { pointer }, { agentId: 'b' })).ok).toBe(false);
-    const past = await handler.execute(
-      'memory_get',
-      { pointer: 'memory/summary#0-999999' },
-      { agentId: 'a' },
-    );
-    expect(past.ok).toBe(false);
   });
 
   it('context injection recalls the matching window of a long memory, not its beginning', async () => {

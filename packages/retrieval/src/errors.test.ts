@@ -1,3 +1,4 @@
+import { EngramError, engramErrorCode } from '@engram/contracts/errors';
 import { describe, expect, it } from 'vitest';
 import { EngramRetrievalError, isEngramRetrievalError } from './errors.js';
 
@@ -17,6 +18,13 @@ describe('EngramRetrievalError', () => {
       cause,
     });
     expect(isEngramRetrievalError(error)).toBe(true);
+  });
+
+  it('is an EngramError of the shared hierarchy: not retryable, its code read by engramErrorCode', () => {
+    const error = new EngramRetrievalError('ENGRAM_RETRIEVAL_INVALID_CONFIG', 'limit is out of range.');
+    expect(error).toBeInstanceOf(EngramError);
+    expect(error.retryable).toBe(false);
+    expect(engramErrorCode(error)).toBe('ENGRAM_RETRIEVAL_INVALID_CONFIG');
   });
 
   it('is recognised by code and name, not by instanceof', () => {

@@ -1,3 +1,5 @@
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable codes of {@link EngramRetrievalError}. */
 export const ENGRAM_RETRIEVAL_ERROR_CODES: readonly [
   'ENGRAM_RETRIEVAL_INVALID_INPUT',
@@ -12,24 +14,13 @@ export type EngramRetrievalErrorCode = (typeof ENGRAM_RETRIEVAL_ERROR_CODES)[num
  * a limit that is not a positive integer, an invalid configuration). Degradations and store failures never throw: they
  * are reported in the execution context. Messages name the offending parameter, never user content.
  */
-export class EngramRetrievalError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramRetrievalErrorCode;
-
+export class EngramRetrievalError extends EngramError<EngramRetrievalErrorCode> {
   constructor(code: EngramRetrievalErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.name = 'EngramRetrievalError';
+    super('EngramRetrievalError', code, message, options);
   }
 }
 
 /** Guard for {@link EngramRetrievalError} that checks `code` and `name`, not `instanceof`. */
 export function isEngramRetrievalError(value: unknown): value is EngramRetrievalError {
-  if (typeof value !== 'object' || value === null) return false;
-  const { code, name } = value as { code?: unknown; name?: unknown };
-  return (
-    name === 'EngramRetrievalError' &&
-    typeof code === 'string' &&
-    (ENGRAM_RETRIEVAL_ERROR_CODES as readonly string[]).includes(code)
-  );
+  return hasEngramErrorShape(value, ['EngramRetrievalError'], ENGRAM_RETRIEVAL_ERROR_CODES);
 }

@@ -30,37 +30,6 @@ export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' 
   Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts' | 'revalidateBrief'>>;
 
 /**
- * The slice of the store that the agent-facing tools need, on top of {@link RetrievalStore}.
- *
- * Contract: async; rejections are `EngramStoreError`s, which the tool handler turns into an `ok: false`
- * answer naming the error code. `embeddingProfile` tells the tools whether a fact's vector may be written
- * with the row (only when it equals the embedder's profile).
- */
-export type ToolStore = Pick<
-  MemoryStore,
-  | 'embeddingProfile'
-  | 'insertUniqueMemory'
-  | 'getMemory'
-  | 'findByContentHash'
-  | 'listMemories'
-  | 'updateMemory'
-  | 'supersedeMemory'
-  | 'forgetMemory'
-  | 'linkConflict'
-  | 'readEvents'
-  | 'writeSkill'
-  | 'deleteSkill'
-  | 'listSkills'
->;
-
-/**
- * The slice of the store that corrections need (see {@link correctMemory}); with the conflict methods, an open
- * contradiction of the corrected memory moves to its new version.
- */
-export type CorrectionStore = Pick<MemoryStore, 'getMemory' | 'supersedeMemory'> &
-  Partial<Pick<MemoryStore, 'listConflicts' | 'linkConflict'>>;
-
-/**
  * The slice of the store that context injection needs: the agent's active facts, and (when the store has it)
  * its open contradictions, which the core block marks.
  */

@@ -7,9 +7,23 @@ import type { MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { openDatabase, vectorWorkerProbe } from '@engram/store-sqlite/raw';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cosineSimilarity } from './fact-merge.js';
 import type { QueryEmbedder } from './ports.js';
 import { createRetriever, type RetrieverConfig } from './retriever.js';
+
+/** Cosine similarity of two vectors of the same length (the reference the explanations are checked against). */
+function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i += 1) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
 
 const embedder = createDeterministicEmbedder();
 const stores: SqliteMemoryStore[] = [];

@@ -1,4 +1,5 @@
 import type { DegradationCause } from '@engram/contracts/enums';
+import { engramErrorCode } from '@engram/contracts/errors';
 import type { EngramStoreErrorCode } from '@engram/store';
 
 /** The causes a store rejection can give a failed or degraded call. */
@@ -39,13 +40,6 @@ const CAUSE_BY_STORE_CODE: Readonly<Record<EngramStoreErrorCode, StoreFailureCau
   ENGRAM_STORE_UNKNOWN: 'storeError',
 });
 
-/** The stable `code` of an error-like value, or undefined. Never reads the message. */
-export function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 function isClassifiedCode(code: string | undefined): code is EngramStoreErrorCode {
   return code !== undefined && Object.hasOwn(CAUSE_BY_STORE_CODE, code);
 }
@@ -55,6 +49,6 @@ function isClassifiedCode(code: string | undefined): code is EngramStoreErrorCod
  * anything that is not a store error code → `storeError`.
  */
 export function classifyStoreError(error: unknown): StoreFailureCause {
-  const code = errorCode(error);
+  const code = engramErrorCode(error);
   return isClassifiedCode(code) ? CAUSE_BY_STORE_CODE[code] : 'storeError';
 }

@@ -4,6 +4,8 @@
  * as `cause` only (it never leaves the process through diagnostics).
  */
 
+import { EngramError, hasEngramErrorShape } from '@engram/contracts/errors';
+
 /** Stable error codes of the store. */
 export const ENGRAM_STORE_ERROR_CODES = [
   'ENGRAM_STORE_INVALID_INPUT',
@@ -42,26 +44,19 @@ export interface EngramStoreErrorOptions {
   readonly retryable?: boolean;
 }
 
-/** The base error of `@engram/store`, with a stable `code`, a `cause` and a `retryable` hint. */
-export class EngramStoreError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: EngramStoreErrorCode;
-  /** True when retrying the same call later may succeed. */
-  readonly retryable: boolean;
-
+/** The error of `@engram/store`: an `EngramError` with a stable `code`, a `cause` and a `retryable` hint. */
+export class EngramStoreError extends EngramError<EngramStoreErrorCode> {
   constructor(code: EngramStoreErrorCode, message: string, options: EngramStoreErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'EngramStoreError';
-    this.code = code;
-    this.retryable = options.retryable ?? code === 'ENGRAM_STORE_BUSY';
+    super('EngramStoreError', code, message, {
+      cause: options.cause,
+      retryable: options.retryable ?? code === 'ENGRAM_STORE_BUSY',
+    });
   }
 }
 
 /** True when `value` is an `EngramStoreError` (checked by `name` and `code`, so it works across copies). */
 export function isEngramStoreError(value: unknown): value is EngramStoreError {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as { name?: unknown; code?: unknown };
-  return v.name === 'EngramStoreError' && typeof v.code === 'string' && CODE_SET.has(v.code);
+  return hasEngramErrorShape(value, ['EngramStoreError'], CODE_SET);
 }
 
 /** The store error code of a value, or undefined when it is not a store error. */

@@ -1,10 +1,13 @@
 import { contentHash, estimateTokens, hasCjk } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import {
+  buildInjection,
+  CORE_BLOCK_HEADER,
+  createRetriever,
+  isEngramRetrievalError,
+} from '@engram/retrieval';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEngramRetrievalError } from './errors.js';
-import { buildInjection, CORE_BLOCK_HEADER } from './injection.js';
-import { createRetriever } from './retriever.js';
 import { createToolHandler, type ToolHandlerConfig } from './tools.js';
 
 const embedder = createDeterministicEmbedder();

@@ -1,8 +1,6 @@
-import { systemTimers, type Timers } from '@engram/contracts';
-import { EngramRetrievalError } from './errors.js';
-import { agentIdProblem } from './pipeline/validate.js';
-import type { QueryEmbedder, ToolStore } from './ports.js';
-import type { Retriever } from './retriever.js';
+import { checkAgentId, checkAgentIdForm, systemTimers, type Timers } from '@engram/contracts';
+import { EngramRetrievalError, type QueryEmbedder, type Retriever } from '@engram/retrieval';
+import type { ToolStore } from './ports.js';
 import {
   runToolCall,
   type ToolCallContext,
@@ -103,7 +101,10 @@ export function createToolHandler(config: ToolHandlerConfig): ToolHandler {
   return Object.freeze({
     definitions: MEMORY_TOOL_DEFINITIONS,
     async execute(name: string, args: unknown, ctx: ToolCallContext): Promise<ToolCallResult> {
-      const problem = typeof ctx === 'object' && ctx !== null ? agentIdProblem(ctx.agentId) : 'notString';
+      const problem =
+        typeof ctx === 'object' && ctx !== null
+          ? (checkAgentId(ctx.agentId) ?? checkAgentIdForm(ctx.agentId))
+          : 'notString';
       if (problem !== null) {
         throw new EngramRetrievalError(
           'ENGRAM_RETRIEVAL_INVALID_INPUT',

@@ -4,10 +4,10 @@
  * an agent's memories and reading a memory's history are store calls (`forgetMemory`, `deleteAll`, `history`).
  */
 import { checkAgentId, checkMemoryId } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
+import { EngramRetrievalError } from '@engram/retrieval';
 import type { MemoryRecord, NewMemory } from '@engram/store';
-import { EngramRetrievalError } from './errors.js';
 import type { CorrectionStore } from './ports.js';
-import { errorCode } from './store-errors.js';
 
 /** Options of {@link correctMemory}. */
 export interface CorrectionOptions {
@@ -89,7 +89,7 @@ export async function correctMemory(
       await carryOpenConflicts(store, agentId, id, corrected.replacement.id);
       return corrected;
     } catch (error) {
-      if (attempt === 0 && errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
+      if (attempt === 0 && engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') continue;
       throw error;
     }
   }

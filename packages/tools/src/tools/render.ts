@@ -1,9 +1,7 @@
+import { formatMemoryWindow, memoryPointer, type RetrievalResult, resultText } from '@engram/retrieval';
 import type { MemoryRecord } from '@engram/store';
-import type { RetrievalResult } from '../explanation.js';
-import { memoryPointer } from '../injection.js';
 import type { ToolStore } from '../ports.js';
 import type { ToolSearchHit } from './handlers.js';
-import { formatMemoryWindow, resultText } from './window.js';
 
 type ArchivedEvent = Awaited<ReturnType<ToolStore['readEvents']>>[number];
 type SkillSummary = Awaited<ReturnType<ToolStore['listSkills']>>[number];

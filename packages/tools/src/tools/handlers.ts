@@ -1,4 +1,6 @@
 import { contentHash, MAX_TAGS, parseArchivePointer, type Timers, withDeadline } from '@engram/contracts';
+import { engramErrorCode } from '@engram/contracts/errors';
+import { parseMemoryWindow, type QueryEmbedder, type Retriever } from '@engram/retrieval';
 import {
   type ContradictionReason,
   canMergeFacts,
@@ -7,13 +9,10 @@ import {
   type FactMergeBlock,
   tokenJaccard,
 } from '../fact-merge.js';
-import type { QueryEmbedder, ToolStore } from '../ports.js';
-import type { Retriever } from '../retriever.js';
-import { errorCode } from '../store-errors.js';
+import type { ToolStore } from '../ports.js';
 import { forget, update } from './corrections.js';
 import { clip, renderEvents, renderSearch, renderSkills, renderWindow, searchHits } from './render.js';
 import type { MemoryToolName, ToolArgs, ToolCallOf } from './schema.js';
-import { parseMemoryWindow } from './window.js';
 
 /** Most events one `memory_get` pointer may span. */
 export const MAX_POINTER_EVENTS = 200;
@@ -96,7 +95,7 @@ const FAILURE_CAUSES: ReadonlySet<string> = new Set([
 ]);
 
 function storeFailure(tool: MemoryToolName, error: unknown): ToolFailure {
-  const code = errorCode(error);
+  const code = engramErrorCode(error);
   return new ToolFailure(
     `${tool} failed: memory store error${code === undefined ? '' : ` (${clip(code, 64)})`}.`,
   );
@@ -246,11 +245,11 @@ const remember = async (
       };
     } catch (error) {
       // A revision conflict, or the text became another fact meanwhile (a second active duplicate is refused).
-      const code = errorCode(error);
+      const code = engramErrorCode(error);
       if ((code === 'ENGRAM_STORE_REVISION_CONFLICT' || code === 'ENGRAM_STORE_CONFLICT') && attempt === 0) {
         return remember(deps, args, ctx, 1);
       }
-      if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
+      if (engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
         return {
           ok: false,
           text: 'memory_remember failed: the similar fact changed concurrently; try again.',
@@ -395,7 +394,7 @@ export async function runToolCall<K extends MemoryToolName>(
     return await handler(deps, call.args, ctx);
   } catch (error) {
     if (error instanceof ToolFailure) return { ok: false, text: error.text };
-    const code = errorCode(error);
+    const code = engramErrorCode(error);
     return {
       ok: false,
       text: `${call.name} failed: internal error${code === undefined ? '' : ` (${clip(code, 64)})`}.`,

@@ -5,10 +5,10 @@
  */
 import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createRetriever } from '@engram/retrieval';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { correctMemory } from './corrections.js';
-import { createRetriever } from './retriever.js';
 import { createToolHandler } from './tools.js';
 
 const embedder = createDeterministicEmbedder();

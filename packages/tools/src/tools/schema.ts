@@ -1,7 +1,7 @@
 import { ARCHIVE_POINTER_PATTERN, isValidTag } from '@engram/contracts';
+import { MEMORY_WINDOW_PATTERN } from '@engram/retrieval';
 import { z } from 'zod';
 import { clip } from './render.js';
-import { MEMORY_WINDOW_PATTERN } from './window.js';
 
 /** Names of the agent-facing memory tools, in the order they are offered. */
 export const MEMORY_TOOL_NAMES = [

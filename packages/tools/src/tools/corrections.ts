@@ -1,10 +1,10 @@
+import { engramErrorCode } from '@engram/contracts/errors';
 import { correctMemory } from '../corrections.js';
-import { errorCode } from '../store-errors.js';
 import { type ToolCallResult, ToolFailure, type ToolHandlerFunction } from './handlers.js';
 import { clip } from './render.js';
 
 function failure(tool: 'memory_update' | 'memory_forget', error: unknown): ToolFailure {
-  const code = errorCode(error);
+  const code = engramErrorCode(error);
   return new ToolFailure(
     `${tool} failed: memory store error${code === undefined ? '' : ` (${clip(code, 64)})`}.`,
   );
@@ -20,13 +20,13 @@ export const update: ToolHandlerFunction<'memory_update'> = async (
   try {
     result = await correctMemory(store, ctx.agentId, args.id, args.content);
   } catch (error) {
-    if (errorCode(error) === 'ENGRAM_RETRIEVAL_INVALID_INPUT') {
+    if (engramErrorCode(error) === 'ENGRAM_RETRIEVAL_INVALID_INPUT') {
       return { ok: false, text: 'Invalid arguments for memory_update: "id" or "content" is invalid.' };
     }
-    if (errorCode(error) === 'ENGRAM_STORE_INVALID_INPUT') {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_INVALID_INPUT') {
       return { ok: false, text: 'Invalid arguments for memory_update: "content" is not storable.' };
     }
-    if (errorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_REVISION_CONFLICT') {
       return {
         ok: false,
         text: 'memory_update failed: the memory changed concurrently; search and try again.',
@@ -62,10 +62,10 @@ export const forget: ToolHandlerFunction<'memory_forget'> = async (
         : 'It is no longer searched; the store keeps its content (forget setting: keep).';
     return { ok: true, text: `Forgot memory ${args.id}${versions}. ${what}` };
   } catch (error) {
-    if (errorCode(error) === 'ENGRAM_STORE_NOT_FOUND') {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_NOT_FOUND') {
       return { ok: false, text: 'memory_forget: no memory with that id.' };
     }
-    if (errorCode(error) === 'ENGRAM_STORE_INVALID_INPUT') {
+    if (engramErrorCode(error) === 'ENGRAM_STORE_INVALID_INPUT') {
       return { ok: false, text: 'Invalid arguments for memory_forget: "id" or "reason" is not storable.' };
     }
     throw failure('memory_forget', error);

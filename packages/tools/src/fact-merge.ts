@@ -3,7 +3,7 @@
  * (near duplicates merge, but never across a number, a negation or a named entity).
  */
 import { hasCjk } from '@engram/contracts/rules';
-import { extractKeywords } from './keywords.js';
+import { extractKeywords } from '@engram/retrieval';
 
 /** Why two similar facts must stay separate. */
 export type FactMergeBlock = 'number' | 'negation' | 'entity';
