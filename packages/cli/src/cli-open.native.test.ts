@@ -90,7 +90,7 @@ describe('files that are not Engram stores', () => {
         writeFileSync(path, '');
         return path;
       },
-      /no Engram store at .*: the file is empty.*--create.*\(ENGRAM_DEMO_NOT_FOUND\)\n$/,
+      /no Engram store at .*: the file is empty.*--create.*\(ENGRAM_CLI_NOT_FOUND\)\n$/,
     ],
     [
       'a text file',

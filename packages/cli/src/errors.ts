@@ -1,48 +1,60 @@
-/** Stable codes of {@link EngramDemoError}. */
-export const ENGRAM_DEMO_ERROR_CODES = [
-  'ENGRAM_DEMO_INVALID_ARGUMENTS',
-  'ENGRAM_DEMO_FILE_UNREADABLE',
-  'ENGRAM_DEMO_INVALID_EVENTS',
-  'ENGRAM_DEMO_STORE_FAILED',
-  'ENGRAM_DEMO_NOT_FOUND',
-  'ENGRAM_DEMO_TOOL_FAILED',
-  'ENGRAM_DEMO_SERVE_FAILED',
-  'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
-  'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+/** Stable codes of {@link EngramCliError}. */
+export const ENGRAM_CLI_ERROR_CODES = [
+  'ENGRAM_CLI_INVALID_ARGUMENTS',
+  'ENGRAM_CLI_FILE_UNREADABLE',
+  'ENGRAM_CLI_INVALID_EVENTS',
+  'ENGRAM_CLI_STORE_FAILED',
+  'ENGRAM_CLI_NOT_FOUND',
+  'ENGRAM_CLI_TOOL_FAILED',
+  'ENGRAM_CLI_SERVE_FAILED',
+  'ENGRAM_CLI_EMBEDDER_UNAVAILABLE',
+  'ENGRAM_CLI_EMBEDDER_MISMATCH',
 ] as const;
 
-/** One stable error code of the demo app. */
-export type EngramDemoErrorCode = (typeof ENGRAM_DEMO_ERROR_CODES)[number];
+/** One stable error code of the CLI. */
+export type EngramCliErrorCode = (typeof ENGRAM_CLI_ERROR_CODES)[number];
 
 /**
- * The one error type of the demo app and CLI. Messages are fixed per situation: they name files, flags,
+ * The one error type of the CLI (its commands, MCP server and demo). Messages are fixed per situation: they name files, flags,
  * line numbers and error codes, never memory content, queries or provider text.
  */
-export class EngramDemoError extends Error {
+export class EngramCliError extends Error {
   /** Stable machine-readable code. */
-  readonly code: EngramDemoErrorCode;
+  readonly code: EngramCliErrorCode;
 
-  constructor(code: EngramDemoErrorCode, message: string, options?: { readonly cause?: unknown }) {
+  constructor(code: EngramCliErrorCode, message: string, options?: { readonly cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.name = 'EngramDemoError';
+    this.name = 'EngramCliError';
   }
 }
 
-/** Guard for {@link EngramDemoError} that checks `code` and `name`, not `instanceof`. */
-export function isEngramDemoError(value: unknown): value is EngramDemoError {
+/** Guard for {@link EngramCliError} that checks `code` and `name`, not `instanceof`. */
+export function isEngramCliError(value: unknown): value is EngramCliError {
   if (typeof value !== 'object' || value === null) return false;
   const { code, name } = value as { code?: unknown; name?: unknown };
   return (
-    name === 'EngramDemoError' &&
+    name === 'EngramCliError' &&
     typeof code === 'string' &&
-    (ENGRAM_DEMO_ERROR_CODES as readonly string[]).includes(code)
+    (ENGRAM_CLI_ERROR_CODES as readonly string[]).includes(code)
   );
 }
 
-/** The `code` of any Engram error (`ENGRAM_*`), or undefined. */
+/**
+ * The CLI's code of what the composition root (`@engram/memory/compose`) reports in the CLI's name: a database
+ * that cannot be opened, its embedder, the `ENGRAM_EMBEDDER` setting. Any other code as is.
+ */
+const CLI_CODES: Readonly<Record<string, EngramCliErrorCode>> = {
+  ENGRAM_MEMORY_INVALID_CONFIG: 'ENGRAM_CLI_INVALID_ARGUMENTS',
+  ENGRAM_MEMORY_STORE_FAILED: 'ENGRAM_CLI_STORE_FAILED',
+  ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE: 'ENGRAM_CLI_EMBEDDER_UNAVAILABLE',
+  ENGRAM_MEMORY_EMBEDDER_MISMATCH: 'ENGRAM_CLI_EMBEDDER_MISMATCH',
+};
+
+/** The `code` of any Engram error (`ENGRAM_*`) as the CLI reports it, or undefined. */
 export function engramErrorCode(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const code = (value as { code?: unknown }).code;
-  return typeof code === 'string' && /^ENGRAM_[A-Z0-9_]+$/.test(code) ? code : undefined;
+  if (typeof code !== 'string' || !/^ENGRAM_[A-Z0-9_]+$/.test(code)) return undefined;
+  return CLI_CODES[code] ?? code;
 }
