@@ -69,7 +69,9 @@ describe('a one-shot command loads only what it uses', () => {
       // The composition root (`@engram/memory/compose`) wires the command, never the facade above it.
       expect(loaded.some((url) => url.endsWith('/memory/dist/compose.js'))).toBe(true);
       expect(
-        loaded.filter((url) => url.endsWith('/memory/dist/index.js') || url.endsWith('/memory/dist/memory.js')),
+        loaded.filter(
+          (url) => url.endsWith('/memory/dist/index.js') || url.endsWith('/memory/dist/memory.js'),
+        ),
       ).toEqual([]);
       expect(loaded.filter((url) => url.endsWith('/dist/mcp.js') || url.endsWith('/dist/serve.js'))).toEqual(
         [],

@@ -1,11 +1,6 @@
 /** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
 import { existsSync } from 'node:fs';
-import {
-  type EmbedderChoice,
-  type Engine as Engram,
-  openEngine,
-  probeStore,
-} from '@engram/memory/compose';
+import { type EmbedderChoice, type Engine as Engram, openEngine, probeStore } from '@engram/memory/compose';
 import { loadEncryptionKey } from './encryption-key.js';
 import { EngramCliError } from './errors.js';
 import type { CliIo } from './io.js';

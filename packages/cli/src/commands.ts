@@ -1,9 +1,8 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
 import { readFile } from 'node:fs/promises';
-import type { HealthDto, MaintenancePassResult } from '@engram/memory/compose';
+import type { Engine as Engram, HealthDto, MaintenancePassResult } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
-import type { Engine as Engram } from '@engram/memory/compose';
 import { EngramCliError, engramErrorCode } from './errors.js';
 import {
   formatEvents,

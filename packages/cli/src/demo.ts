@@ -3,7 +3,7 @@
  * runs example searches with their explanations, runs a maintenance pass, prints a diagnostics summary and
  * serves the health page. Idempotent: a second run adds nothing.
  */
-import { embedderChoiceFromEnv, type EventInput, openEngine } from '@engram/memory/compose';
+import { type EventInput, embedderChoiceFromEnv, openEngine } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { loadEncryptionKey } from './encryption-key.js';

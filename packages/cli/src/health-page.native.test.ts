@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Engine as Engram, openEngine } from '@engram/memory/compose';
 import { chromiumLaunchOptions } from '@engram/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine as Engram, openEngine } from '@engram/memory/compose';
 import { type StartedHealthServer, serveHealthPage } from './serve.js';
 
 const ACTIVE = 'agent-alpha';

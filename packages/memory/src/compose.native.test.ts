@@ -10,8 +10,8 @@ import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createEventIngestor } from '@engram/maintenance';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineConfig, openEngine } from './engine.js';
 import type { EmbedderChoice } from './embedder-choice.js';
+import { type EngineConfig, openEngine } from './engine.js';
 import { isEngramMemoryError } from './errors.js';
 import { SAMPLE_FACTS, SAMPLE_SESSIONS } from './sample-data.fixture.js';
 

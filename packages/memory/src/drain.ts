@@ -29,7 +29,7 @@ export type DrainProgress = (done: number, total: number) => void;
 
 /** What a full drain runs on. */
 export interface DrainDriver {
-  /** Loads the embedder's model (never rejects). */
+  /** Loads the embedder's model (never rejects); awaited before the first run when rows are pending. */
   warmUp(): Promise<void>;
   /** One run of the embedding drain, reporting its own progress (rows done, rows of that run) to `onProgress`. */
   run(options: DrainRunOptions, onProgress: DrainProgress): Promise<DrainRunResult>;
@@ -56,7 +56,8 @@ export async function drainAll(
   let outcome = 'completed';
   let backlog: number | null = total;
   onProgress?.(0, total);
-  await driver.warmUp();
+  // Nothing pending: the model is not loaded for nothing (a row written meanwhile loads it as it embeds).
+  if (total > 0) await driver.warmUp();
   do {
     if (signal?.aborted === true) break;
     const before = totals.rows;

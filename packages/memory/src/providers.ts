@@ -62,7 +62,8 @@ export async function providerFromEnv(
   const remote: EmbedderProfile | null = embedder?.profile ?? null;
   const rule: EmbedderRule<EmbedderChoice> = {
     choose: (recorded) => chooseEmbedder({ recorded, requested: asked, remote }),
-    profile: (choice) => (choice === 'openai' && remote !== null ? remote : BUILT_IN_PROFILES[choiceOf(choice)]),
+    profile: (choice) =>
+      choice === 'openai' && remote !== null ? remote : BUILT_IN_PROFILES[choiceOf(choice)],
     mismatch: (error, _noun, profile) => embedderMismatch(error, profile),
   };
   if (embedder === null && provider.chat === null) {

@@ -28,9 +28,17 @@ function session(agentId: string, sessionId: string, turns: readonly Turn[]): Sa
   const events = turns.map((turn, i): EventInput => {
     const seq = i + 1;
     if (turn[0] === 'call') {
-      return { seq, type: 'tool_call', role: 'assistant', toolName: turn[1], content: '', metadata: { arguments: turn[2] } };
+      return {
+        seq,
+        type: 'tool_call',
+        role: 'assistant',
+        toolName: turn[1],
+        content: '',
+        metadata: { arguments: turn[2] },
+      };
     }
-    if (turn[0] === 'result') return { seq, type: 'tool_result', role: 'tool', toolName: turn[1], content: turn[2] };
+    if (turn[0] === 'result')
+      return { seq, type: 'tool_result', role: 'tool', toolName: turn[1], content: turn[2] };
     return { seq, type: 'message', role: turn[0], content: turn[1] };
   });
   return { agentId, sessionId, events };
