@@ -68,6 +68,8 @@ export interface EmbedderRule<C> {
   choose(recorded: EmbeddingProfile | null | 'new', noun: Noun): C;
   profile(choice: C): EmbeddingProfile;
   mismatch(error: unknown, noun: Noun, profile: EmbeddingProfile | undefined): unknown;
+  /** How its errors word a file's missing directory and a key given for a PostgreSQL database (default: the facade's). */
+  readonly wording?: { readonly noDirectory: string; readonly postgresKey: string };
 }
 
 /** The rule of an embedder option (`openEngine({ embedder })`): see {@link chooseEngineEmbedder}. */
@@ -166,9 +168,8 @@ function openSqlite<C>(
     try {
       mkdirSync(dirname(options.path), { recursive: true });
     } catch (error) {
-      throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'cannot create the directory of the file', {
-        cause: error,
-      });
+      const message = rule.wording?.noDirectory ?? 'cannot create the directory of the file';
+      throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', message, { cause: error });
     }
   }
   try {
@@ -222,7 +223,10 @@ export async function openEngineStore<C>(
   const postgres = await postgresFor(options.path);
   if (postgres !== null) {
     if (options.encryptionKey !== undefined) {
-      throw sqliteOnly('encryptionKey', 'encryption at rest is the server’s; TLS with sslmode in the URL');
+      const worded = rule.wording?.postgresKey;
+      throw worded === undefined
+        ? sqliteOnly('encryptionKey', 'encryption at rest is the server’s; TLS with sslmode in the URL')
+        : new EngramMemoryError('ENGRAM_MEMORY_INVALID_CONFIG', worded);
     }
     if (options.vectorIndex !== undefined) {
       throw sqliteOnly('vectorIndex', 'pgvector indexes the vectors');

@@ -65,6 +65,12 @@ export async function providerFromEnv(
     profile: (choice) =>
       choice === 'openai' && remote !== null ? remote : BUILT_IN_PROFILES[choiceOf(choice)],
     mismatch: (error, _noun, profile) => embedderMismatch(error, profile),
+    // Worded for a command line's --db and --key-file, as `embedderMismatch` and `chooseEmbedder` are.
+    wording: {
+      noDirectory: 'cannot create the database directory',
+      postgresKey:
+        'a PostgreSQL database takes no encryption key: encryption at rest is the server’s (TLS with sslmode in the URL)',
+    },
   };
   if (embedder === null && provider.chat === null) {
     return { rule, remote: null, model: null, modelLabel: null };
