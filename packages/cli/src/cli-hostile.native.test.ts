@@ -204,7 +204,7 @@ describe('engram ingest: an event the store refuses', () => {
     const run = await runCli(['ingest', file, '--db', join(dir, 'oversized.db')]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^engram ingest: events file line 7: content is longer than \d+ characters \(ENGRAM_DEMO_INVALID_EVENTS\)\n$/,
+      /^engram ingest: events file line 7: content is longer than \d+ characters \(ENGRAM_CLI_INVALID_EVENTS\)\n$/,
     );
     expect(run.stderr).not.toContain('events[');
   }, 30_000);
@@ -274,10 +274,10 @@ describe('engram with an encrypted database', () => {
     const empty = join(dir, 'empty.key');
     await writeFile(empty, '\n');
     expect((await run(['health', '--db', db, '--key-file', empty])).stderr).toBe(
-      'engram health: the key file is empty (ENGRAM_DEMO_INVALID_ARGUMENTS)\n',
+      'engram health: the key file is empty (ENGRAM_CLI_INVALID_ARGUMENTS)\n',
     );
     expect((await run(['health', '--db', db, '--key-file', join(dir, 'absent.key')])).stderr).toBe(
-      'engram health: cannot read the key file (ENOENT) (ENGRAM_DEMO_FILE_UNREADABLE)\n',
+      'engram health: cannot read the key file (ENOENT) (ENGRAM_CLI_FILE_UNREADABLE)\n',
     );
 
     for (const r of runs) {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, SCHEMA_VERSION } from '@engram/store-sqlite';
 import { openDatabase } from '@engram/store-sqlite/raw';
-import { type ChildRun, runNode } from '@engram/test-support';
+import { type ChildRun, interruptVectorIndexBuild, runNode } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -90,7 +90,7 @@ describe('files that are not Engram stores', () => {
         writeFileSync(path, '');
         return path;
       },
-      /no Engram store at .*: the file is empty.*--create.*\(ENGRAM_DEMO_NOT_FOUND\)\n$/,
+      /no Engram store at .*: the file is empty.*--create.*\(ENGRAM_CLI_NOT_FOUND\)\n$/,
     ],
     [
       'a text file',
@@ -196,13 +196,7 @@ describe('a quantised vector index build an interrupted process left', () => {
       await store.close();
     }
     // What a build stopped before its first step leaves: an empty quantised table and the watermark at 0.
-    const raw = openDatabase(path);
-    try {
-      raw.prepare('DELETE FROM memories_vec_quant').run();
-      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '0')").run();
-    } finally {
-      raw.close();
-    }
+    interruptVectorIndexBuild(openDatabase(path));
     const run = await cli(['remember', 'Deploys go out on Mondays.', '--db', path]);
     expect(run.code).toBe(0);
     const lines = run.stderr

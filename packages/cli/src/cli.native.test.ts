@@ -447,7 +447,7 @@ describe('engram over a database file', () => {
     const refused = await runCli(['search', 'deploys', '--db', db], dir, { ENGRAM_EMBEDDER: 'use' });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      'engram search: the database was made with the embedder deterministic-lexicon-v1 (128 d), not ENGRAM_EMBEDDER=use; it needs ENGRAM_EMBEDDER=deterministic (or use another --db) (ENGRAM_DEMO_EMBEDDER_MISMATCH)\n',
+      'engram search: the database was made with the embedder deterministic-lexicon-v1 (128 d), not ENGRAM_EMBEDDER=use; it needs ENGRAM_EMBEDDER=deterministic (or use another --db) (ENGRAM_CLI_EMBEDDER_MISMATCH)\n',
     );
   });
 
@@ -456,19 +456,19 @@ describe('engram over a database file', () => {
     const noDb = await runCli(['search', 'anything', '--db', db], dir);
     expect(noDb.code).toBe(1);
     expect(noDb.stderr).toBe(
-      `engram search: no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create) (ENGRAM_DEMO_NOT_FOUND)\n`,
+      `engram search: no database at ${db} (create one with engram remember, engram ingest or engram demo, or pass --create) (ENGRAM_CLI_NOT_FOUND)\n`,
     );
     await runCli(['remember', 'Something to keep.', '--db', db], dir);
     const missing = await runCli(['get', 'no-such-id', '--db', db], dir);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
-      'engram get: no memory with that id for agent default (ENGRAM_DEMO_NOT_FOUND)\n',
+      'engram get: no memory with that id for agent default (ENGRAM_CLI_NOT_FOUND)\n',
     );
 
     const noFile = await runCli(['ingest', join(dir, 'absent.jsonl'), '--db', db], dir);
     expect(noFile.code).toBe(1);
     expect(noFile.stderr).toBe(
-      'engram ingest: cannot read the events file (ENOENT) (ENGRAM_DEMO_FILE_UNREADABLE)\n',
+      'engram ingest: cannot read the events file (ENOENT) (ENGRAM_CLI_FILE_UNREADABLE)\n',
     );
 
     const bad = join(dir, 'bad.jsonl');
@@ -479,7 +479,7 @@ describe('engram over a database file', () => {
     const invalid = await runCli(['ingest', bad, '--db', db], dir);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toBe(
-      'engram ingest: events file line 1: "seq" must be a positive integer (ENGRAM_DEMO_INVALID_EVENTS)\n',
+      'engram ingest: events file line 1: "seq" must be a positive integer (ENGRAM_CLI_INVALID_EVENTS)\n',
     );
     expect(invalid.stderr).not.toContain('secret');
   });

@@ -1,5 +1,5 @@
 /**
- * Cold start: a one-shot command loads only what it uses. The MCP SDK (with its JSON-schema validator) and the
+ * Cold start: a one-shot command loads only what it uses, through the composition root of `@engram/memory`. The MCP SDK (with its JSON-schema validator) and the
  * health page are loaded by the commands that serve them, the PostgreSQL store (and its `pg` driver) by a
  * PostgreSQL URL, event ingestion, extraction, the drain and maintenance by the commands that run them — never
  * by `search` or `remember` on a file, whose time to the first result is mostly module loading. Counted in
@@ -63,9 +63,16 @@ describe('a one-shot command loads only what it uses', () => {
       expect(loaded.filter((url) => url.includes('@modelcontextprotocol'))).toEqual([]);
       expect(loaded.filter((url) => url.includes('zod-to-json-schema'))).toEqual([]);
       expect(loaded.filter((url) => url.includes('/health-ui/'))).toEqual([]);
-      for (const heavy of ['/store-postgres/', '/pg/', '/maintenance/', '/memory/dist/']) {
+      for (const heavy of ['/store-postgres/', '/pg/', '/maintenance/']) {
         expect(loaded.filter((url) => url.includes(heavy))).toEqual([]);
       }
+      // The composition root (`@engram/memory/compose`) wires the command, never the facade above it.
+      expect(loaded.some((url) => url.endsWith('/memory/dist/compose.js'))).toBe(true);
+      expect(
+        loaded.filter(
+          (url) => url.endsWith('/memory/dist/index.js') || url.endsWith('/memory/dist/memory.js'),
+        ),
+      ).toEqual([]);
       expect(loaded.filter((url) => url.endsWith('/dist/mcp.js') || url.endsWith('/dist/serve.js'))).toEqual(
         [],
       );

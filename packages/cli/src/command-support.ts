@@ -1,11 +1,9 @@
 /** What every subcommand shares: exit codes, output for people and for programs, opening the database. */
-import { existsSync, statSync } from 'node:fs';
-import { type Engram, openEngram } from './composition.js';
-import type { EmbedderChoice } from './embedder-choice.js';
+import { existsSync } from 'node:fs';
+import { type EmbedderChoice, type Engine as Engram, openEngine, probeStore } from '@engram/memory/compose';
 import { loadEncryptionKey } from './encryption-key.js';
-import { EngramDemoError } from './errors.js';
+import { EngramCliError } from './errors.js';
 import type { CliIo } from './io.js';
-import { postgresFor } from './postgres-module.js';
 import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';
 
@@ -49,15 +47,6 @@ export interface OpenMode {
 export const INTEGRITY_FAILED =
   'the database file failed its integrity check (ENGRAM_STORE_CORRUPT): writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
 
-/** True when a file with content is at `path` (a missing or empty file holds no store). */
-function hasContent(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Opens the database for one command. Commands that only read (search, get, health, serve) open it with access
  * `read`: a read-only connection that never waits for a writer and never creates, converts or migrates the
@@ -73,15 +62,13 @@ export async function withEngram<T>(
   mode: OpenMode,
 ): Promise<T> {
   const { db } = target;
-  const postgres = await postgresFor(db);
   // A database server: "missing" is a database without Engram's schema (named without its URL, which may
-  // carry a password).
-  const fresh =
-    postgres !== null ? (await postgres.postgres.readPostgresBinding(db)) === 'new' : !hasContent(db);
+  // carry a password); a file: a missing or empty one.
+  const { kind, fresh } = await probeStore(db);
   if (fresh && mode.creates !== true && target.create !== true) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_NOT_FOUND',
-      postgres !== null
+    throw new EngramCliError(
+      'ENGRAM_CLI_NOT_FOUND',
+      kind === 'postgres'
         ? 'no Engram data in that PostgreSQL database (create some with engram remember, engram ingest or engram demo, or pass --create)'
         : existsSync(db)
           ? `no Engram store at ${db}: the file is empty (create one with engram remember, engram ingest or engram demo, or pass --create)`
@@ -94,8 +81,8 @@ export async function withEngram<T>(
   const indexProgress = createProgress(io.stderr, 'building the quantised vector index');
   let engram: Engram;
   try {
-    engram = await openEngram({
-      dbPath: db,
+    engram = await openEngine({
+      path: db,
       env: io.env,
       warm: mode.warm === true,
       access: fresh ? 'write' : mode.access,
@@ -108,7 +95,7 @@ export async function withEngram<T>(
   }
   try {
     if (mode.writes === true && engram.store.integrity.state === 'failed') {
-      throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+      throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED);
     }
     return await run(engram);
   } finally {

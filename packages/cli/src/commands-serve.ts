@@ -1,8 +1,9 @@
 /** The long-running subcommands: `serve` (the health page of a file) and `mcp` (the MCP server over stdio). */
-import { buildInjection } from '@engram/retrieval';
+
+import type { Engine as Engram } from '@engram/memory/compose';
+import { buildInjection } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, out, withEngram } from './command-support.js';
-import type { Engram } from './composition.js';
 import type { CliIo } from './io.js';
 import type { McpMemorySource } from './mcp.js';
 import { printable } from './terminal-text.js';

@@ -1,11 +1,9 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
 import { readFile } from 'node:fs/promises';
-import type { HealthDto } from '@engram/diagnostics';
-import type { MaintenancePassResult } from '@engram/maintenance';
+import type { Engine as Engram, HealthDto, MaintenancePassResult } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
-import type { Engram } from './composition.js';
-import { EngramDemoError, engramErrorCode } from './errors.js';
+import { cliErrorCode, EngramCliError } from './errors.js';
 import {
   formatEvents,
   formatExecution,
@@ -59,7 +57,7 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
         { content: c.content, ...(c.topic === null ? {} : { topic: c.topic }) },
         { agentId: c.agent },
       );
-      if (!result.ok) throw new EngramDemoError('ENGRAM_DEMO_TOOL_FAILED', result.text);
+      if (!result.ok) throw new EngramCliError('ENGRAM_CLI_TOOL_FAILED', result.text);
       if (c.json) outJson(io, { agent: c.agent, ...result.data, ok: result.ok, text: result.text });
       else out(io, result.text);
       return EXIT.ok;
@@ -87,8 +85,8 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       }
       if (execution.outcome !== 'completed') {
         const cause = execution.degradations[0];
-        throw new EngramDemoError(
-          'ENGRAM_DEMO_STORE_FAILED',
+        throw new EngramCliError(
+          'ENGRAM_CLI_STORE_FAILED',
           `the search ended ${execution.outcome}${cause === undefined ? '' : ` (${cause})`}`,
         );
       }
@@ -153,7 +151,7 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
         const record = await engram.store.getMemory(c.agent, c.target.id);
         if (record === null) {
           await listOtherAgents(io, engram, c);
-          throw new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+          throw new EngramCliError('ENGRAM_CLI_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
         }
         if (c.json) outJson(io, record);
         else out(io, formatMemory(record));
@@ -163,8 +161,8 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
       const events = await engram.store.readEvents(c.agent, sessionId, from, to);
       if (events.length === 0) {
         await listOtherAgents(io, engram, c);
-        throw new EngramDemoError(
-          'ENGRAM_DEMO_NOT_FOUND',
+        throw new EngramCliError(
+          'ENGRAM_CLI_NOT_FOUND',
           `no archived events at that pointer for agent ${c.agent}`,
         );
       }
@@ -181,11 +179,11 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
  * a file, so name its line instead (`events file line 7: content …`). Other errors pass through.
  */
 function atFileLine(error: unknown, lines: readonly number[], offset: number): unknown {
-  if (engramErrorCode(error) !== 'ENGRAM_STORE_INVALID_INPUT' || !(error instanceof Error)) return error;
+  if (cliErrorCode(error) !== 'ENGRAM_STORE_INVALID_INPUT' || !(error instanceof Error)) return error;
   const match = /^(?:invalid input: )?events\[(\d+)\]\.?(.*)$/.exec(error.message.split('\n')[0] ?? '');
   const line = match === null ? undefined : lines[offset + Number(match[1])];
   if (match === null || line === undefined) return error;
-  return new EngramDemoError('ENGRAM_DEMO_INVALID_EVENTS', `events file line ${line}: ${match[2]}`, {
+  return new EngramCliError('ENGRAM_CLI_INVALID_EVENTS', `events file line ${line}: ${match[2]}`, {
     cause: error,
   });
 }
@@ -196,8 +194,8 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
     text = await readFile(c.file, 'utf8');
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_FILE_UNREADABLE',
+    throw new EngramCliError(
+      'ENGRAM_CLI_FILE_UNREADABLE',
       `cannot read the events file${typeof code === 'string' ? ` (${code})` : ''}`,
       { cause: error },
     );
@@ -351,11 +349,11 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
         // The damage keeps the counts from being read: the failed check is the report.
         if (c.json) outJson(io, { integrity });
         else out(io, formatIntegrity(integrity));
-        throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED, { cause: error });
+        throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED, { cause: error });
       }
       if (c.json) outJson(io, dto);
       else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
-      if (failed) throw new EngramDemoError('ENGRAM_DEMO_STORE_FAILED', INTEGRITY_FAILED);
+      if (failed) throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED);
       return EXIT.ok;
     },
     { access: 'read' },

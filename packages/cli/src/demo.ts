@@ -3,12 +3,9 @@
  * runs example searches with their explanations, runs a maintenance pass, prints a diagnostics summary and
  * serves the health page. Idempotent: a second run adds nothing.
  */
-import type { EventInput } from '@engram/store';
-import { redactPostgresUrl } from '@engram/store-postgres/open';
+import { type EventInput, embedderChoiceFromEnv, openEngine } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
-import { openEngram } from './composition.js';
-import { embedderChoiceFromEnv } from './embedder-choice.js';
 import { loadEncryptionKey } from './encryption-key.js';
 import {
   cliInvocation,
@@ -50,8 +47,8 @@ export async function runDemo(
   const now = options.now ?? Date.now;
   // The model loads while the sample is ingested (the searches of step 4 wait for it, if need be).
   const key = await loadEncryptionKey(command.keyFile, io.env);
-  const engram = await openEngram({
-    dbPath: command.db,
+  const engram = await openEngine({
+    path: command.db,
     env: io.env,
     warm: true,
     ...(key === undefined ? {} : { encryptionKey: key }),
@@ -60,9 +57,9 @@ export async function runDemo(
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
     // A PostgreSQL URL may carry a password: it is never printed.
-    line(io, `  database  ${redactPostgresUrl(command.db)}`);
+    line(io, `  database  ${engram.path}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
-    if (engram.embedder === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
+    if (engram.embedderChoice === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
       // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.
       line(io, '            (this file keeps the embedder it was made with; a new --db gets USE-lite)');
     }

@@ -4,7 +4,7 @@
  * no message here (or anywhere in the CLI) contains it: errors name the file's problem, never its content.
  */
 import { readFile } from 'node:fs/promises';
-import { EngramDemoError } from './errors.js';
+import { EngramCliError } from './errors.js';
 
 /** Environment variable holding the key when no `--key-file` is given. */
 export const KEY_ENV = 'ENGRAM_KEY';
@@ -26,18 +26,18 @@ export async function loadEncryptionKey(
     bytes = await readFile(keyFile);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_FILE_UNREADABLE',
+    throw new EngramCliError(
+      'ENGRAM_CLI_FILE_UNREADABLE',
       `cannot read the key file${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : ''}`,
     );
   }
   let end = bytes.length;
   if (end > 0 && bytes[end - 1] === 0x0a) end -= 1;
   if (end > 0 && bytes[end - 1] === 0x0d) end -= 1;
-  if (end === 0) throw new EngramDemoError('ENGRAM_DEMO_INVALID_ARGUMENTS', 'the key file is empty');
+  if (end === 0) throw new EngramCliError('ENGRAM_CLI_INVALID_ARGUMENTS', 'the key file is empty');
   if (end > MAX_KEY_FILE_BYTES) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_INVALID_ARGUMENTS',
+    throw new EngramCliError(
+      'ENGRAM_CLI_INVALID_ARGUMENTS',
       `the key file is larger than ${MAX_KEY_FILE_BYTES} bytes`,
     );
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEngramDemoError } from './errors.js';
+import { isEngramCliError } from './errors.js';
 import { parseEventsJsonl, parseLocatedEvents } from './events-file.js';
 
 const defaults = { agentId: 'coder', sessionId: null } as const;
@@ -8,8 +8,8 @@ function failureOf(text: string, d: { agentId: string; sessionId: string | null 
   try {
     parseEventsJsonl(text, d);
   } catch (error) {
-    expect(isEngramDemoError(error)).toBe(true);
-    expect((error as { code: string }).code).toBe('ENGRAM_DEMO_INVALID_EVENTS');
+    expect(isEngramCliError(error)).toBe(true);
+    expect((error as { code: string }).code).toBe('ENGRAM_CLI_INVALID_EVENTS');
     return (error as Error).message;
   }
   throw new Error('expected a failure');

@@ -3,9 +3,9 @@
  * the file. Errors name the line and the field, never the line's content.
  */
 import { checkAgentIdForm, checkTimestamp, isValidAgentId, MAX_TIMESTAMP_MS } from '@engram/contracts';
-import type { EventInput } from '@engram/store';
+import type { EventInput } from '@engram/memory/compose';
 import { z } from 'zod';
-import { EngramDemoError } from './errors.js';
+import { EngramCliError } from './errors.js';
 
 /** Most events one file may hold. */
 export const MAX_EVENTS_PER_FILE = 1_000_000;
@@ -79,7 +79,7 @@ function fieldOf(issue: z.core.$ZodIssue, json: unknown): string {
 /**
  * Parses a JSONL events file into sessions (grouped by agent and session, first appearance order; events
  * are sorted by seq). Blank lines are skipped. Lines without `agentId` / `sessionId` take the defaults;
- * a line without a session id and no default is an error. Throws `ENGRAM_DEMO_INVALID_EVENTS` naming the line.
+ * a line without a session id and no default is an error. Throws `ENGRAM_CLI_INVALID_EVENTS` naming the line.
  */
 export function parseEventsJsonl(
   text: string,
@@ -113,13 +113,13 @@ export function parseLocatedEvents(
     try {
       json = JSON.parse(line);
     } catch {
-      throw new EngramDemoError('ENGRAM_DEMO_INVALID_EVENTS', `${where}: not valid JSON`);
+      throw new EngramCliError('ENGRAM_CLI_INVALID_EVENTS', `${where}: not valid JSON`);
     }
     const parsed = lineSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_INVALID_EVENTS',
+      throw new EngramCliError(
+        'ENGRAM_CLI_INVALID_EVENTS',
         `${where}: ${issue === undefined ? 'invalid' : fieldOf(issue, json)}`,
       );
     }
@@ -127,15 +127,15 @@ export function parseLocatedEvents(
     const agentId = event.agentId ?? defaults.agentId;
     const sessionId = event.sessionId ?? defaults.sessionId;
     if (sessionId === null) {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_INVALID_EVENTS',
+      throw new EngramCliError(
+        'ENGRAM_CLI_INVALID_EVENTS',
         `${where}: "sessionId" is required (or pass --session)`,
       );
     }
     count += 1;
     if (count > MAX_EVENTS_PER_FILE) {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_INVALID_EVENTS',
+      throw new EngramCliError(
+        'ENGRAM_CLI_INVALID_EVENTS',
         `events file holds more than ${MAX_EVENTS_PER_FILE} events`,
       );
     }
@@ -146,8 +146,8 @@ export function parseLocatedEvents(
       groups.set(key, group);
     }
     if (group.seqs.has(event.seq)) {
-      throw new EngramDemoError(
-        'ENGRAM_DEMO_INVALID_EVENTS',
+      throw new EngramCliError(
+        'ENGRAM_CLI_INVALID_EVENTS',
         `${where}: "seq" ${event.seq} repeats within its session`,
       );
     }

@@ -5,8 +5,13 @@
 
 import type { DiagnosticsSnapshot, DistributionSummary, HealthDto } from '@engram/contracts';
 import { checkTimestamp } from '@engram/contracts';
-import type { RetrievalExecution, RetrievalExplanation, RetrievalResult } from '@engram/retrieval';
-import type { EventRecord, MemoryRecord } from '@engram/store';
+import type {
+  EventRecord,
+  MemoryRecord,
+  RetrievalExecution,
+  RetrievalExplanation,
+  RetrievalResult,
+} from '@engram/memory/compose';
 
 /** The em dash shown for a missing sample (never `0 ms`). */
 export const MISSING = '—';

@@ -1,6 +1,6 @@
 /**
  * The health page as `engram serve` composes it: a real SQLite store, the retriever, the deterministic
- * embedder and the diagnostics collector wired by `openEngram`, served by `serveHealthPage`, read in Debian's
+ * embedder and the diagnostics collector wired by `openEngine`, served by `serveHealthPage`, read in Debian's
  * Chromium through playwright-core. It checks that what the store and the collector really counted after a
  * small workload is what the page shows, that a refresh shows a new search, and that no memory content or
  * query text reaches the page. (The page's rendering of every figure is tested in @engram/health-ui.)
@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Engine as Engram, openEngine } from '@engram/memory/compose';
 import { chromiumLaunchOptions } from '@engram/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engram, openEngram } from './composition.js';
 import { type StartedHealthServer, serveHealthPage } from './serve.js';
 
 const ACTIVE = 'agent-alpha';
@@ -60,7 +60,7 @@ async function load(page: Page, action: () => Promise<unknown>): Promise<void> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'engram-demo-health-'));
-  engram = await openEngram({ dbPath: join(dir, 'memory.db'), embedder: 'deterministic' });
+  engram = await openEngine({ path: join(dir, 'memory.db'), env: {}, embedder: 'deterministic' });
   // Eight of ten rows get their vector now; two stay pending until a drain.
   for (const [i, content] of CONTENT.entries()) {
     await engram.store.insertMemory({

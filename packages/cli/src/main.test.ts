@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mainHelp } from './args-help.js';
-import { EngramDemoError, isEngramDemoError } from './errors.js';
+import { EngramCliError, isEngramCliError } from './errors.js';
 import type { CliIo } from './io.js';
 import { describeFailure, main } from './main.js';
 import { appVersion } from './version.js';
@@ -47,8 +47,8 @@ describe('main (no database is opened for help, version and invalid arguments)',
 describe('describeFailure', () => {
   it('shows the fixed message and code of Engram errors', () => {
     expect(
-      describeFailure(new EngramDemoError('ENGRAM_DEMO_NOT_FOUND', 'no memory with that id for agent a')),
-    ).toBe('no memory with that id for agent a (ENGRAM_DEMO_NOT_FOUND)');
+      describeFailure(new EngramCliError('ENGRAM_CLI_NOT_FOUND', 'no memory with that id for agent a')),
+    ).toBe('no memory with that id for agent a (ENGRAM_CLI_NOT_FOUND)');
     const storeLike = Object.assign(new Error('Database is busy.\nsecond line'), {
       name: 'EngramStoreError',
       code: 'ENGRAM_STORE_BUSY',
@@ -67,8 +67,8 @@ describe('describeFailure', () => {
   });
 
   it('recognises its own errors by code and name', () => {
-    expect(isEngramDemoError(new EngramDemoError('ENGRAM_DEMO_TOOL_FAILED', 'x'))).toBe(true);
-    expect(isEngramDemoError({ name: 'EngramDemoError', code: 'ENGRAM_DEMO_OTHER' })).toBe(false);
-    expect(isEngramDemoError(new Error('x'))).toBe(false);
+    expect(isEngramCliError(new EngramCliError('ENGRAM_CLI_TOOL_FAILED', 'x'))).toBe(true);
+    expect(isEngramCliError({ name: 'EngramCliError', code: 'ENGRAM_CLI_OTHER' })).toBe(false);
+    expect(isEngramCliError(new Error('x'))).toBe(false);
   });
 });

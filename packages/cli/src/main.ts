@@ -1,6 +1,6 @@
 /** The CLI's dispatcher: parse, run, and turn every failure into a one-line message and an exit code. */
 import { parseCommandLine } from './args.js';
-import { engramErrorCode } from './errors.js';
+import { cliErrorCode } from './errors.js';
 import type { CliIo } from './io.js';
 import { printable } from './terminal-text.js';
 import { appVersion } from './version.js';
@@ -10,7 +10,7 @@ import { appVersion } from './version.js';
  * settings, files and codes only; anything else is reported by its code or name alone.
  */
 export function describeFailure(error: unknown): string {
-  const code = engramErrorCode(error);
+  const code = cliErrorCode(error);
   if (code !== undefined) {
     const message = error instanceof Error ? error.message.split('\n')[0]?.trim() : '';
     return message === undefined || message === '' ? `failed (${code})` : `${message} (${code})`;

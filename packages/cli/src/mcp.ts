@@ -12,7 +12,7 @@
  * stdout carries protocol messages only.
  */
 
-import type { ToolHandler } from '@engram/tools';
+import type { ToolHandler } from '@engram/memory/compose';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,

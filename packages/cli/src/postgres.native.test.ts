@@ -54,7 +54,7 @@ it('remembers, embeds and searches through --db postgres://…, and keeps the em
   expect(other.stdout).toContain('(no results)');
   const refused = await cli(['search', 'staging', '--db', db, '--agent', 'ops'], { ENGRAM_EMBEDDER: 'use' });
   expect(refused.code).not.toBe(0);
-  expect(refused.stderr).toContain('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+  expect(refused.stderr).toContain('ENGRAM_CLI_EMBEDDER_MISMATCH');
 });
 
 it('an unreachable server is a typed error without the URL or a stack trace', async () => {

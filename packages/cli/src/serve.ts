@@ -1,7 +1,7 @@
 /** Serving the health page of an {@link Engram} on 127.0.0.1, falling back to a free port when taken. */
 import { type HealthServer, startHealthServer } from '@engram/health-ui';
-import type { Engram } from './composition.js';
-import { EngramDemoError } from './errors.js';
+import type { Engine as Engram } from '@engram/memory/compose';
+import { EngramCliError } from './errors.js';
 
 /** A started health server and whether it had to fall back from the asked port. */
 export interface StartedHealthServer {
@@ -33,10 +33,10 @@ export async function serveHealthPage(engram: Engram, port: number): Promise<Sta
       try {
         return { server: await startHealthServer({ ...config, port: 0 }), fellBackFrom: port };
       } catch (again) {
-        throw new EngramDemoError('ENGRAM_DEMO_SERVE_FAILED', 'cannot listen on 127.0.0.1', { cause: again });
+        throw new EngramCliError('ENGRAM_CLI_SERVE_FAILED', 'cannot listen on 127.0.0.1', { cause: again });
       }
     }
-    throw new EngramDemoError('ENGRAM_DEMO_SERVE_FAILED', `cannot listen on 127.0.0.1:${port}`, {
+    throw new EngramCliError('ENGRAM_CLI_SERVE_FAILED', `cannot listen on 127.0.0.1:${port}`, {
       cause: error,
     });
   }

@@ -5,15 +5,20 @@
  */
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
-import type { MaintenancePassResult } from '@engram/maintenance';
-import { type ExportRecord, formatExportLine, type ImportSummary, parseExportLine } from '@engram/store';
+import {
+  BUILT_IN_PROFILES,
+  type EmbedderChoice,
+  type ExportRecord,
+  formatExportLine,
+  type ImportSummary,
+  type MaintenancePassResult,
+  parseExportLine,
+  probeStore,
+} from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, out, outJson, withEngram } from './command-support.js';
-import { BUILT_IN_PROFILES, type EmbedderChoice } from './embedder-choice.js';
-import { EngramDemoError } from './errors.js';
+import { EngramCliError } from './errors.js';
 import type { CliIo, TextSink } from './io.js';
-import { postgresFor } from './postgres-module.js';
 import { printable } from './terminal-text.js';
 
 /** A pass that archives at least this many rows says so on stderr. */
@@ -121,7 +126,7 @@ function choiceFor(header: ExportRecord | undefined): EmbedderChoice | undefined
   if (header === undefined || header.type !== 'header' || header.embedder === null) return undefined;
   const { id, dimensions } = header.embedder;
   const same = (p: { id: string; dimensions: number }) => p.id === id && p.dimensions === dimensions;
-  if (same(DETERMINISTIC_PROFILE)) return 'deterministic';
+  if (same(BUILT_IN_PROFILES.deterministic)) return 'deterministic';
   if (same(BUILT_IN_PROFILES.use)) return 'use';
   return undefined;
 }
@@ -137,8 +142,8 @@ function formatSummary(db: string, s: ImportSummary): string {
 export async function importCommand(io: CliIo, c: Extract<Command, { name: 'import' }>): Promise<number> {
   const input = io.stdin;
   if (input === undefined || (input as { isTTY?: boolean }).isTTY === true) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_INVALID_ARGUMENTS',
+    throw new EngramCliError(
+      'ENGRAM_CLI_INVALID_ARGUMENTS',
       'engram import reads an export from stdin: engram import --db file.db < memories.jsonl',
     );
   }
@@ -155,8 +160,8 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
   };
   const header = await next();
   if (header === undefined) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_INVALID_ARGUMENTS',
+    throw new EngramCliError(
+      'ENGRAM_CLI_INVALID_ARGUMENTS',
       'engram import: stdin is empty (no export to read)',
     );
   }
@@ -190,7 +195,6 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
 
 /** True when `db` already holds a database: an existing file, or a PostgreSQL database with Engram's schema. */
 async function holdsDatabase(db: string): Promise<boolean> {
-  const pg = await postgresFor(db);
-  if (pg === null) return existsSync(db);
-  return (await pg.postgres.readPostgresBinding(db)) !== 'new';
+  const { kind, fresh } = await probeStore(db);
+  return kind === 'sqlite' ? existsSync(db) : !fresh;
 }

@@ -1,10 +1,11 @@
 /**
- * The composition under the facade: opens the store — a SQLite file, or a PostgreSQL database for a URL
- * (`open-store.ts`) — with its embedder (the one it records; for a new one the one asked for, else the offline
- * USE-lite embedder) and wires the retriever, the memory tools,
- * the diagnostics collector, event ingestion, the embedding drain, extraction and maintenance passes — every
- * producer reporting to the one collector. The facade (`memory.ts`) is built on it; a CLI or a server can be
- * too (`@engram/memory/compose`).
+ * The composition root: the only module that wires a store — a SQLite file, or a PostgreSQL database for a URL
+ * (`open-store.ts`) — with its embedder (the one it records; for a new one the one asked for, else the one the
+ * environment configures, else the offline USE-lite embedder), the retriever, the memory tools, the diagnostics
+ * collector, event ingestion, the embedding drain, extraction and maintenance passes — every producer reporting
+ * to the one collector. The facade (`memory.ts`) is built on it, and so are the CLI, its MCP server and its demo
+ * (`@engram/memory/compose`). What a caller may not need (the PostgreSQL store and `pg`, the maintenance layer)
+ * is imported when first needed, so a one-shot search loads only the store, retrieval and its embedder.
  */
 import {
   createDiagnosticsCollector,
@@ -14,25 +15,29 @@ import {
 } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createUseEmbedder } from '@engram/embedder-use';
-import {
-  createEmbeddingDrain,
-  createEventIngestor,
-  createExtractor,
-  createMaintenanceRunner,
-  type EmbedderPort,
-  type EmbeddingDrain,
-  type EventIngestor,
-  type Extractor,
-  type MaintenanceRunner,
-  type ModelPort,
+import type {
+  EmbedderPort,
+  EmbeddingDrain,
+  EventIngestor,
+  ExtractionResult,
+  ExtractionTurn,
+  Extractor,
+  MaintenancePassResult,
+  MaintenanceRunner,
+  ModelPort,
 } from '@engram/maintenance';
 import { createRetriever, type Retriever } from '@engram/retrieval';
-import type { VectorIndexOptions, VectorIndexProgress } from '@engram/store';
-import { redactPostgresUrl } from '@engram/store-postgres/open';
+import type { EventRecord, VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { createToolHandler, type ToolHandler } from '@engram/tools';
+import { type DrainProgress, type DrainSummary, drainAll } from './drain.js';
+import { type EmbedderChoice, profileLabel } from './embedder-choice.js';
 import { EngramMemoryError, engramErrorCode } from './errors.js';
-import { type EngineStore, openEngineStore, vectorIndexOr } from './open-store.js';
+import { type EngineStore, openEngineStore, optionRule, vectorIndexOr } from './open-store.js';
+import { displayPath } from './postgres-module.js';
+import { type EnvProvider, loadMaintenance, providerFromEnv } from './providers.js';
 import { englishQueries, gatedRetriever } from './query-side.js';
+
+export type { DrainProgress, DrainSummary, DrainTotals } from './drain.js';
 
 /** The built-in embedders by name, or any embedder object (an OpenAI-compatible one, your own). */
 export type EmbedderOption = 'use' | 'deterministic' | EmbedderPort;
@@ -45,12 +50,30 @@ export interface EngineConfig {
    */
   readonly path: string;
   /**
-   * The embedder of a new file or database (default `'use'`); an existing one must be given the one it records,
-   * or none.
+   * The embedder of a new file or database (default `'use'`, or with `env` the one it configures); an existing
+   * one must be given the one it records, or none. `'openai'` (with `env` only) is the OpenAI-compatible
+   * embedder the environment configures.
    */
-  readonly embedder?: EmbedderOption;
-  /** A chat model for extraction and the maintenance passes' model steps (default: none). */
+  readonly embedder?: EmbedderOption | 'openai';
+  /** A chat model for extraction and the maintenance passes' model steps (default: none, or with `env` its own). */
   readonly model?: ModelPort | null;
+  /**
+   * Environment variables to configure from: `ENGRAM_EMBEDDER` (`use`, `deterministic` or `openai`; the
+   * `embedder` option wins) and an OpenAI-compatible provider (`ENGRAM_OPENAI_*`: its embedder and chat model,
+   * behind one gateway with request limits). Default: none. Errors name the variable, never its value.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * `read`: the store opens read-only — nothing is created, converted or migrated, no write lock is taken, and
+   * writes reject with `ENGRAM_STORE_READ_ONLY`. `write` (default): the store may create the file, migrate it
+   * and write.
+   */
+  readonly access?: 'read' | 'write';
+  /**
+   * Start loading the embedder's model at once, in the background. Without it the model loads on the first
+   * search, tool call or drain.
+   */
+  readonly warm?: boolean;
   /**
    * The SQLCipher key of an encrypted file; handed to the store only, never logged or put in an error. A
    * PostgreSQL URL refuses it (`ENGRAM_MEMORY_INVALID_CONFIG`).
@@ -64,13 +87,14 @@ export interface EngineConfig {
   readonly idFactory?: () => string;
 }
 
-/** Totals of a full drain (every run until the backlog is empty or a run makes no progress). */
-export interface DrainTotals {
-  readonly rows: number;
-  readonly ready: number;
-  readonly error: number;
-  /** Pending rows left (for the agent, or in total); null when the count failed. */
-  readonly backlog: number | null;
+/** What {@link Engine.drain} takes. */
+export interface DrainOptions {
+  /** One agent's rows (default: every agent's, each batch reported under its own agent). */
+  readonly agentId?: string;
+  /** Stops the drain after its current batch. */
+  readonly signal?: AbortSignal;
+  /** Rows done and rows expected so far. */
+  readonly onProgress?: DrainProgress;
 }
 
 /** The wired memory system of one file or database. */
@@ -86,12 +110,31 @@ export interface Engine {
   readonly runner: MaintenanceRunner;
   /** The embedder rows are embedded with (its profile is the one the file records). */
   readonly embedder: EmbedderPort;
+  /** Which embedder by name (`use`, `deterministic`, `openai`), or null for an embedder object given. */
+  readonly embedderChoice: EmbedderChoice | null;
+  /** The embedder's profile id and dimensions, e.g. `use-lite-512-v1 (512 d)`. */
+  readonly embedderLabel: string;
   /** Whether a chat model is configured. */
   readonly hasModel: boolean;
-  /** Loads the embedder's model once; never rejects (a failed load leaves search lexical-only). */
+  /** The chat model's name, or null when none is configured (the heavy phase and extraction are skipped). */
+  readonly modelLabel: string | null;
+  /**
+   * Loads the embedder's model once (later calls return the same promise) and never rejects: a failed load
+   * leaves search lexical-only and drained rows in error. Searches and tool calls wait for it.
+   */
   warmUp(): Promise<void>;
-  /** Embeds pending rows (one agent's, or all) until none are left, a run makes no progress, or `signal` aborts. */
-  drain(options?: { readonly agentId?: string; readonly signal?: AbortSignal }): Promise<DrainTotals>;
+  /**
+   * Embeds pending rows (one agent's, or all) run after run until none are left, a run makes no progress or
+   * stops early, or `signal` aborts; at least one run, so the process-wide backlog gauge is reported.
+   */
+  drain(options?: DrainOptions): Promise<DrainSummary>;
+  /** One maintenance pass for an agent. */
+  maintain(
+    agentId: string,
+    options?: { readonly force?: boolean; readonly dryRun?: boolean },
+  ): Promise<MaintenancePassResult>;
+  /** Runs extraction over archived events of one session (recorded as `skipped` without a model). */
+  extract(events: readonly EventRecord[]): Promise<ExtractionResult | null>;
   /**
    * A store error of a vector write (embedding, delete) as the facade reports it: the file's vector index
    * quantization changed by another connection since this memory was opened with another one is
@@ -105,16 +148,20 @@ export interface Engine {
   checkVectorIndex(): Promise<void>;
   /** The health DTO of one agent, or of every agent when null. */
   health(agentId: string | null): Promise<HealthDto>;
+  /** Agents with at least one memory or event. */
+  listAgents(): Promise<readonly string[]>;
   /** Closes the store (idempotent). */
   close(): Promise<void>;
 }
 
 /** The drain-side and query-side embedders of a choice, and how to load its model. */
-function embedders(choice: EmbedderOption): {
+interface Embedders {
   readonly drain: EmbedderPort;
   readonly query: EmbedderPort;
   readonly load: () => Promise<unknown>;
-} {
+}
+
+function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | null): Embedders {
   if (choice === 'use') {
     const use = createUseEmbedder();
     // The first inference after the load is slow too: run one, so the first query meets its deadline.
@@ -124,19 +171,71 @@ function embedders(choice: EmbedderOption): {
       load: () => use.load().then(() => use.embed(['warm up'])),
     };
   }
+  if (choice === 'openai') {
+    // `chooseEmbedder` picks `openai` only when the environment configures an embedder.
+    const remote = provider?.remote;
+    if (remote === undefined || remote === null) {
+      throw new EngramMemoryError(
+        'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
+        "the embedder 'openai' is the one an environment configures (ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS in env)",
+      );
+    }
+    return { ...remote, load: () => Promise.resolve() };
+  }
   const embedder = choice === 'deterministic' ? createDeterministicEmbedder() : choice;
   return { drain: embedder, query: embedder, load: () => Promise.resolve() };
 }
 
+/** The background parts of an {@link Engine}, built on first use. */
+interface Background {
+  readonly ingestor: EventIngestor;
+  readonly extractor: Extractor;
+  readonly drainer: EmbeddingDrain;
+  readonly runner: MaintenanceRunner;
+}
+
+/** The store and its embedder: by the environment's rule with `env`, else by the embedder option. */
+async function openWired(
+  config: EngineConfig,
+  collector: DiagnosticsCollector,
+): Promise<{
+  readonly store: EngineStore;
+  readonly choice: EmbedderOption | 'openai';
+  readonly provider: EnvProvider | null;
+}> {
+  const asked = config.embedder;
+  const provider =
+    config.env === undefined
+      ? null
+      : await providerFromEnv(config.env, typeof asked === 'string' ? asked : undefined, collector);
+  if (provider !== null && typeof asked !== 'object') {
+    return { ...(await openEngineStore(config, provider.rule, collector)), provider };
+  }
+  if (asked === 'openai') {
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_INVALID_CONFIG',
+      "embedder 'openai' is the one an environment configures: pass env with ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS",
+    );
+  }
+  return { ...(await openEngineStore(config, optionRule(asked), collector)), provider };
+}
+
 /**
  * Opens (or creates) a file or a PostgreSQL database and wires every package around it. Throws a typed error
- * when it cannot be opened, records another embedder than the one given, or is given an option its kind of
- * store does not take.
+ * when it cannot be opened, records another embedder than the one given (or one not available here), is given
+ * an option its kind of store does not take, or the provider environment is invalid.
  */
 export async function openEngine(config: EngineConfig): Promise<Engine> {
   const collector = createDiagnosticsCollector();
-  const { store, choice } = await openEngineStore(config, collector);
-  const { drain: drainEmbedder, query: queryEmbedder, load } = embedders(choice);
+  const { store, choice, provider } = await openWired(config, collector);
+  let wired: Embedders;
+  try {
+    wired = embedders(choice, provider);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const { drain: drainEmbedder, query: queryEmbedder, load } = wired;
   let warming: Promise<void> | null = null;
   const warmUp = (): Promise<void> => {
     warming ??= load().then(
@@ -145,8 +244,10 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     );
     return warming;
   };
+  if (config.warm === true) void warmUp();
 
-  const model = config.model ?? null;
+  const model = config.model ?? provider?.model ?? null;
+  // Searches wait for a model that loads; every other embedder is ready at once (nothing to wait for).
   const retriever = gatedRetriever(
     createRetriever({ store, embedder: queryEmbedder, observer: collector.retrievalObserver }),
     warmUp,
@@ -160,49 +261,99 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     },
   };
   const observer = collector.maintenanceObserver;
-  const drainer: EmbeddingDrain = createEmbeddingDrain({ store, embedder: drainEmbedder, observer });
-
-  async function drain(
-    options: { readonly agentId?: string; readonly signal?: AbortSignal } = {},
-  ): Promise<DrainTotals> {
-    const { agentId, signal } = options;
-    await warmUp();
-    const totals = { rows: 0, ready: 0, error: 0 };
-    let backlog: number | null = null;
-    for (;;) {
-      if (signal?.aborted === true) break;
-      const result = await drainer.run({
-        ...(agentId === undefined ? {} : { agentId }),
-        ...(signal === undefined ? {} : { signal }),
+  let progress: DrainProgress | undefined;
+  // Event ingestion, extraction, the drain and maintenance passes load with their first use: a one-shot
+  // search never loads them.
+  let background: Promise<Background> | null = null;
+  const parts = (): Promise<Background> => {
+    background ??= loadMaintenance().then((m): Background => {
+      const drainer = m.createEmbeddingDrain({
+        store,
+        embedder: drainEmbedder,
+        observer,
+        onProgress: (done, total) => progress?.(done, total),
       });
-      totals.rows += result.rows;
-      totals.ready += result.transitions.ready;
-      totals.error += result.transitions.error;
-      backlog = result.backlog;
-      // Rows that keep failing stay in the backlog: stop once a run makes no progress.
-      if (result.rows === 0 || result.outcome !== 'completed' || backlog === null || backlog === 0) break;
-    }
-    return { ...totals, backlog };
+      return {
+        ingestor: m.createEventIngestor({ store }),
+        extractor: m.createExtractor({ store, retriever, model, observer }),
+        drainer,
+        // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
+        runner: m.createMaintenanceRunner({ store, retriever, model, drain: drainer, observer }),
+      };
+    });
+    return background;
+  };
+  const ingestor: EventIngestor = {
+    ingest: async (...args) => (await parts()).ingestor.ingest(...args),
+    appendAndIngest: async (...args) => (await parts()).ingestor.appendAndIngest(...args),
+    ingestPending: async (...args) => (await parts()).ingestor.ingestPending(...args),
+  };
+  const extractor: Extractor = {
+    extract: async (...args) => (await parts()).extractor.extract(...args),
+  };
+  const runner: MaintenanceRunner = {
+    run: async (...args) => (await parts()).runner.run(...args),
+  };
+
+  async function extract(events: readonly EventRecord[]): Promise<ExtractionResult | null> {
+    const first = events[0];
+    const last = events[events.length - 1];
+    if (first === undefined || last === undefined) return null;
+    const turns = events
+      .filter((e) => e.type === 'message' && e.content.trim() !== '')
+      .map(
+        (e): ExtractionTurn => ({
+          role: e.role === 'user' || e.role === 'assistant' || e.role === 'system' ? e.role : 'tool',
+          content: e.content,
+        }),
+      );
+    if (turns.length === 0) return null;
+    return extractor.extract({
+      agentId: first.agentId,
+      sessionId: first.sessionId,
+      turns,
+      seqFrom: first.seq,
+      seqTo: last.seq,
+    });
   }
 
   const asked = config.vectorIndex?.quantization;
   const storeError = (error: unknown): unknown => vectorIndexOr(error, asked, 'changed');
+  const path = await displayPath(config.path);
 
   let closed = false;
   return {
-    path: redactPostgresUrl(config.path),
+    path,
     store,
     collector,
     retriever,
     tools,
-    ingestor: createEventIngestor({ store }),
-    extractor: createExtractor({ store, retriever, model, observer }),
-    // The rows a pass writes (merged rows, reflections, personas) are embedded before the pass ends.
-    runner: createMaintenanceRunner({ store, retriever, model, drain: drainer, observer }),
+    ingestor,
+    extractor,
+    runner,
     embedder: drainEmbedder,
+    embedderChoice: typeof choice === 'string' ? choice : null,
+    embedderLabel: profileLabel(drainEmbedder.profile),
     hasModel: model !== null,
+    modelLabel: config.model != null ? config.model.id : (provider?.modelLabel ?? null),
     warmUp,
-    drain,
+    drain: (options: DrainOptions = {}) =>
+      drainAll(store, options, {
+        warmUp,
+        run: async (run, onProgress) => {
+          const { drainer } = await parts();
+          progress = onProgress;
+          return drainer.run(run).finally(() => {
+            progress = undefined;
+          });
+        },
+      }),
+    maintain: (agentId, options = {}) =>
+      runner.run(agentId, {
+        ...(options.force === true ? { force: true } : {}),
+        ...(options.dryRun === true ? { dryRun: true } : {}),
+      }),
+    extract,
     storeError,
     async checkVectorIndex(): Promise<void> {
       if (!('refreshVectorIndex' in store)) return;
@@ -216,14 +367,16 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     async health(agentId: string | null): Promise<HealthDto> {
       const answer = await store.health(agentId ?? undefined);
       if (!answer.ok) {
+        const damaged = answer.integrity?.state === 'failed' ? '; the file failed its integrity check' : '';
         throw new EngramMemoryError(
           'ENGRAM_MEMORY_STORE_FAILED',
-          `the store cannot report its health (${answer.code})`,
+          `the store cannot report its health (${answer.code})${damaged}`,
         );
       }
       const snapshot = agentId === null ? collector.snapshot() : collector.snapshot(agentId);
       return createHealthDto(answer.health, snapshot);
     },
+    listAgents: () => store.listAgents(),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -11,6 +11,7 @@ import type { ModelPort } from '@engram/maintenance';
 import type { VectorIndexProgress } from '@engram/store';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { openDatabase } from '@engram/store-sqlite/raw';
+import { interruptVectorIndexBuild } from '@engram/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemory } from './memory.js';
 import type { Memory } from './types.js';
@@ -353,13 +354,7 @@ describe('vector index', () => {
       await first.close();
     }
     // What a build stopped before its first step leaves: an empty quantised table and the watermark at 0.
-    const raw = openDatabase(path);
-    try {
-      raw.prepare('DELETE FROM memories_vec_quant').run();
-      raw.prepare("INSERT INTO meta(key, value) VALUES ('vector_index_build', '0')").run();
-    } finally {
-      raw.close();
-    }
+    interruptVectorIndexBuild(openDatabase(path));
     const reports: VectorIndexProgress[] = [];
     const memory = await createMemory({ ...options, onIndexProgress: (p) => reports.push(p) });
     try {

@@ -16,10 +16,10 @@ import type {
   VectorQuantization,
 } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
-import { openBoundPostgres, postgresFor } from '@engram/store-postgres/open';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import type { EmbedderOption } from './engine.js';
 import { EngramMemoryError, engramErrorCode } from './errors.js';
+import { postgresFor } from './postgres-module.js';
 
 /** The store under the facade: a SQLite file's or a PostgreSQL database's. */
 export type EngineStore = SqliteMemoryStore | PostgresMemoryStore;
@@ -27,7 +27,8 @@ export type EngineStore = SqliteMemoryStore | PostgresMemoryStore;
 /** What {@link openEngineStore} needs of the engine's configuration. */
 export interface StoreOptions {
   readonly path: string;
-  readonly embedder?: EmbedderOption;
+  /** `read`: a read-only open that creates, converts and migrates nothing (default `write`). */
+  readonly access?: 'read' | 'write';
   readonly encryptionKey?: string | Uint8Array;
   readonly vectorIndex?: VectorIndexOptions;
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
@@ -38,7 +39,7 @@ export interface StoreOptions {
 const KINDS: ReadonlySet<string> = new Set<VectorQuantization>(['none', 'int8', 'bit']);
 
 /** What holds the memories, as errors name it. */
-type Noun = 'file' | 'database';
+export type Noun = 'file' | 'database';
 
 const BUILT_IN: { readonly use: EmbeddingProfile; readonly deterministic: EmbeddingProfile } = {
   use: USE_LITE_PROFILE,
@@ -56,6 +57,28 @@ function label(profile: EmbeddingProfile): string {
 /** The profile an embedder option embeds with. */
 export function profileOf(option: EmbedderOption): EmbeddingProfile {
   return typeof option === 'string' ? BUILT_IN[option] : option.profile;
+}
+
+/**
+ * How a store picks its embedder: from the profile an existing file or database records (`'new'` for a new
+ * one), the choice and its profile; and the error for a store another process bound to another embedder
+ * between the check and the open.
+ */
+export interface EmbedderRule<C> {
+  choose(recorded: EmbeddingProfile | null | 'new', noun: Noun): C;
+  profile(choice: C): EmbeddingProfile;
+  mismatch(error: unknown, noun: Noun, profile: EmbeddingProfile | undefined): unknown;
+  /** How its errors word a file's missing directory and a key given for a PostgreSQL database (default: the facade's). */
+  readonly wording?: { readonly noDirectory: string; readonly postgresKey: string };
+}
+
+/** The rule of an embedder option (`openEngine({ embedder })`): see {@link chooseEngineEmbedder}. */
+export function optionRule(requested: EmbedderOption | undefined): EmbedderRule<EmbedderOption> {
+  return {
+    choose: (recorded, noun) => chooseEngineEmbedder(recorded, requested, noun),
+    profile: profileOf,
+    mismatch: (error, noun) => embedderMismatchOr(error, noun),
+  };
 }
 
 /** True when a non-empty file exists at the path (an empty file is a new database to SQLite). */
@@ -123,13 +146,8 @@ export function vectorIndexOr(
   return new EngramMemoryError('ENGRAM_MEMORY_VECTOR_INDEX_MISMATCH', message, { cause: error });
 }
 
-/**
- * The facade's error for a store bound to another embedder in between, or (SQLite) opened with another vector
- * index quantization than its file's; any other error as is.
- */
-function mismatchOr(error: unknown, noun: Noun, asked?: VectorQuantization): unknown {
-  if (engramErrorCode(error) === 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH')
-    return vectorIndexOr(error, asked, 'open');
+/** The facade's error for a store bound to another embedder in between; any other error as is. */
+function embedderMismatchOr(error: unknown, noun: Noun): unknown {
   // Another process created the file or database with another embedder between the check and the open.
   if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
   return new EngramMemoryError(
@@ -139,21 +157,25 @@ function mismatchOr(error: unknown, noun: Noun, asked?: VectorQuantization): unk
   );
 }
 
-function openSqlite(
+function openSqlite<C>(
   options: StoreOptions,
+  rule: EmbedderRule<C>,
   profile: EmbeddingProfile | undefined,
   collector: DiagnosticsCollector,
 ): SqliteMemoryStore {
-  try {
-    mkdirSync(dirname(options.path), { recursive: true });
-  } catch (error) {
-    throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', 'cannot create the directory of the file', {
-      cause: error,
-    });
+  const access = options.access ?? 'write';
+  if (access === 'write') {
+    try {
+      mkdirSync(dirname(options.path), { recursive: true });
+    } catch (error) {
+      const message = rule.wording?.noDirectory ?? 'cannot create the directory of the file';
+      throw new EngramMemoryError('ENGRAM_MEMORY_STORE_FAILED', message, { cause: error });
+    }
   }
   try {
     return createSqliteMemoryStore({
       path: options.path,
+      access,
       // Omitted for an existing file: the store adopts the profile the file records.
       ...(profile === undefined ? {} : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
       observer: collector.storeObserver,
@@ -163,7 +185,11 @@ function openSqlite(
       ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
     });
   } catch (error) {
-    throw mismatchOr(error, 'file', options.vectorIndex?.quantization);
+    // A vector index quantization other than the file's (only when one is asked for).
+    if (engramErrorCode(error) === 'ENGRAM_STORE_VECTOR_INDEX_MISMATCH') {
+      throw vectorIndexOr(error, options.vectorIndex?.quantization, 'open');
+    }
+    throw rule.mismatch(error, 'file', profile);
   }
 }
 
@@ -175,46 +201,59 @@ function sqliteOnly(option: string, why: string): EngramMemoryError {
   );
 }
 
+/** Where a store is and whether it is new: a missing or empty file, a PostgreSQL database without Engram's schema. */
+export async function probeStore(
+  path: string,
+): Promise<{ readonly kind: 'sqlite' | 'postgres'; readonly fresh: boolean }> {
+  const postgres = await postgresFor(path);
+  if (postgres === null) return { kind: 'sqlite', fresh: !hasDatabase(path) };
+  return { kind: 'postgres', fresh: (await postgres.postgres.readPostgresBinding(path)) === 'new' };
+}
+
 /**
- * Opens the store at `options.path` (a file path or a PostgreSQL URL) and chooses its embedder. Throws a typed
- * error, with nothing created, for a SQLite-only option given with a URL or an embedder that is not the one the
- * store records; the URL is never put in an error.
+ * Opens the store at `options.path` (a file path or a PostgreSQL URL) and chooses its embedder by `rule`. Throws
+ * a typed error, with nothing created, for a SQLite-only option given with a URL or an embedder that is not the
+ * one the store records; the URL is never put in an error. `@engram/store-postgres` (and `pg`) load only for a URL.
  */
-export async function openEngineStore(
+export async function openEngineStore<C>(
   options: StoreOptions,
+  rule: EmbedderRule<C>,
   collector: DiagnosticsCollector,
-): Promise<{ readonly store: EngineStore; readonly choice: EmbedderOption }> {
+): Promise<{ readonly store: EngineStore; readonly choice: C }> {
   const postgres = await postgresFor(options.path);
   if (postgres !== null) {
     if (options.encryptionKey !== undefined) {
-      throw sqliteOnly('encryptionKey', 'encryption at rest is the server’s; TLS with sslmode in the URL');
+      const worded = rule.wording?.postgresKey;
+      throw worded === undefined
+        ? sqliteOnly('encryptionKey', 'encryption at rest is the server’s; TLS with sslmode in the URL')
+        : new EngramMemoryError('ENGRAM_MEMORY_INVALID_CONFIG', worded);
     }
     if (options.vectorIndex !== undefined) {
       throw sqliteOnly('vectorIndex', 'pgvector indexes the vectors');
     }
     try {
-      return await openBoundPostgres(postgres, {
+      return await postgres.open.openBoundPostgres(postgres.postgres, {
         url: options.path,
         choose: (recorded) => {
-          const choice = chooseEngineEmbedder(recorded, options.embedder, 'database');
-          return { choice, profile: profileOf(choice) };
+          const choice = rule.choose(recorded, 'database');
+          return { choice, profile: rule.profile(choice) };
         },
         observer: collector.storeObserver,
         ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
       });
     } catch (error) {
-      throw mismatchOr(error, 'database');
+      throw rule.mismatch(error, 'database', undefined);
     }
   }
   if (hasDatabase(options.path)) {
-    const store = openSqlite(options, undefined, collector);
+    const store = openSqlite(options, rule, undefined, collector);
     try {
-      return { store, choice: chooseEngineEmbedder(store.embeddingProfile, options.embedder) };
+      return { store, choice: rule.choose(store.embeddingProfile, 'file') };
     } catch (error) {
       await store.close();
       throw error;
     }
   }
-  const choice = chooseEngineEmbedder('new', options.embedder);
-  return { store: openSqlite(options, profileOf(choice), collector), choice };
+  const choice = rule.choose('new', 'file');
+  return { store: openSqlite(options, rule, rule.profile(choice), collector), choice };
 }

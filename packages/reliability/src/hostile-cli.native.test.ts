@@ -92,7 +92,7 @@ describe('out-of-range timestamps', () => {
           const run = await cli(['ingest', file, '--db', db]);
           expect(run.code).toBe(1);
           expect(run.stderr).toBe(
-            `engram ingest: events file line ${lines.length}: "createdAt" must be epoch milliseconds (an integer from 0 to 8640000000000000) (ENGRAM_DEMO_INVALID_EVENTS)\n`,
+            `engram ingest: events file line ${lines.length}: "createdAt" must be epoch milliseconds (an integer from 0 to 8640000000000000) (ENGRAM_CLI_INVALID_EVENTS)\n`,
           );
           expect(existsSync(db)).toBe(false);
           refused += 1;

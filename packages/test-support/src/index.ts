@@ -28,5 +28,7 @@ export type { ChildRun, RunNodeOptions } from './run-node.js';
 export { runNode } from './run-node.js';
 export type { ConformanceHarness } from './store-conformance.js';
 export { describeStoreConformance } from './store-conformance.js';
+export type { RawConnection } from './vector-index-build.js';
+export { interruptVectorIndexBuild } from './vector-index-build.js';
 export type { WireServer } from './wire-server.js';
 export { serveWire } from './wire-server.js';

@@ -3,7 +3,7 @@
  * Simplified Chinese), several sessions of messages, tool calls on files and tool results, a few facts to
  * remember, and the example searches the demo runs. Plain data, compiled into `dist/` with the app.
  */
-import type { EventInput } from '@engram/store';
+import type { EventInput } from '@engram/memory/compose';
 
 /** One session of the sample. */
 export interface SampleSession {

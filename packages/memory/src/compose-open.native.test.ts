@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEngram } from './composition.js';
-import { describeFailure } from './main.js';
-import { embedderMismatch } from './open-store.js';
+import { embedderMismatch } from './embedder-choice.js';
+import { openEngine } from './engine.js';
 
 let dir: string;
 
@@ -52,20 +51,21 @@ describe('the store errors the CLI maps at open', () => {
     const error = openError(() => createSqliteMemoryStore({ path, vectorIndex: { quantization: 'bit' } }));
     const mapped = embedderMismatch(error, DETERMINISTIC_PROFILE);
     expect(mapped).toBe(error);
-    const line = describeFailure(mapped);
+    // As the CLI prints a failure: its message, then its code.
+    const line = `${(mapped as Error).message} (${(mapped as { code: string }).code})`;
     expect(line).toMatch(
       /quantization is 'int8', not the 'bit' asked for.*\(ENGRAM_STORE_VECTOR_INDEX_MISMATCH\)$/,
     );
     expect(line).not.toContain('embedder');
   });
 
-  it('an embedder mismatch is still ENGRAM_DEMO_EMBEDDER_MISMATCH', async () => {
+  it('an embedder mismatch is still ENGRAM_MEMORY_EMBEDDER_MISMATCH', async () => {
     const path = await int8File('embedder.db');
     const other = { id: 'other-v1', dimensions: 64 };
     const error = openError(() => createSqliteMemoryStore({ path, embedding: other }));
     expect((error as { code?: unknown }).code).toBe('ENGRAM_STORE_FINGERPRINT_MISMATCH');
     const mapped = embedderMismatch(error, other) as { code?: unknown; message?: unknown };
-    expect(mapped.code).toBe('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+    expect(mapped.code).toBe('ENGRAM_MEMORY_EMBEDDER_MISMATCH');
     expect(mapped.message).toBe(
       'the database was indexed with another embedder than other-v1; use another --db or re-index it',
     );
@@ -75,7 +75,7 @@ describe('the store errors the CLI maps at open', () => {
 describe('another process changes the quantization while the CLI has the file open', () => {
   it('the CLI follows the file: its tools remember and find by vector with the new setting', async () => {
     const path = await int8File('follow.db');
-    const engram = await openEngram({ dbPath: path, env: { ENGRAM_EMBEDDER: 'deterministic' } });
+    const engram = await openEngine({ path, env: { ENGRAM_EMBEDDER: 'deterministic' } });
     try {
       const first = await engram.tools.execute(
         'memory_remember',

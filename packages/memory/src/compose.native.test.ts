@@ -1,6 +1,6 @@
 /**
- * The composition root over a real SQLite file: every producer reports to the one collector, and every file
- * keeps the embedder it was made with.
+ * The composition root over a real SQLite file, configured from the environment as the CLI opens its databases:
+ * every producer reports to the one collector, and every file keeps the embedder it was made with.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,9 +10,26 @@ import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { createEventIngestor } from '@engram/maintenance';
 import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEngram } from './composition.js';
-import { isEngramDemoError } from './errors.js';
-import { SAMPLE_FACTS, SAMPLE_SESSIONS } from './sample/sample-data.js';
+import type { EmbedderChoice } from './embedder-choice.js';
+import { type EngineConfig, openEngine } from './engine.js';
+import { isEngramMemoryError } from './errors.js';
+import { SAMPLE_FACTS, SAMPLE_SESSIONS } from './sample-data.fixture.js';
+
+/** What the CLI opens a database with: its path, the environment (none here unless given), an embedder asked for. */
+interface EngramConfig {
+  readonly dbPath: string;
+  readonly env?: EngineConfig['env'];
+  readonly embedder?: EmbedderChoice;
+}
+
+/** The engine as the CLI opens it: configured from the environment (an empty one unless given). */
+function openEngram(config: EngramConfig) {
+  return openEngine({
+    path: config.dbPath,
+    env: config.env ?? {},
+    ...(config.embedder === undefined ? {} : { embedder: config.embedder }),
+  });
+}
 
 let dir: string;
 
@@ -24,7 +41,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('openEngram', () => {
+describe('openEngine with env', () => {
   it('wires store, embedder, retriever, drain, ingestion, extraction and maintenance into one collector', async () => {
     // The deterministic embedder, the test instrument, asked for explicitly.
     const engram = await openEngram({
@@ -134,8 +151,8 @@ describe('openEngram', () => {
       () => null,
       (error: unknown) => error,
     );
-    expect(isEngramDemoError(failure)).toBe(true);
-    expect((failure as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_UNAVAILABLE');
+    expect(isEngramMemoryError(failure)).toBe(true);
+    expect((failure as { code?: unknown }).code).toBe('ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE');
     expect((failure as Error).message).toBe(
       'the database was made with the embedder someone-else-v1 (8 d), which is not configured; it needs an OpenAI-compatible embedder with that profile (ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS=8) (or use another --db)',
     );
@@ -152,7 +169,7 @@ describe('openEngram', () => {
       () => null,
       (error: unknown) => error,
     );
-    expect((failure as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_UNAVAILABLE');
+    expect((failure as { code?: unknown }).code).toBe('ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE');
     expect((failure as Error).message).toContain(
       'it needs ENGRAM_OPENAI_EMBEDDING_MODEL=text-embedding-3-small with ENGRAM_OPENAI_EMBEDDING_DIMENSIONS=1536',
     );
@@ -165,7 +182,7 @@ describe('openEngram', () => {
       },
     });
     try {
-      expect(configured.embedder).toBe('openai');
+      expect(configured.embedderChoice).toBe('openai');
       expect(configured.embedderLabel).toBe('openai-compatible:text-embedding-3-small (1536 d)');
     } finally {
       await configured.close();
@@ -206,7 +223,7 @@ describe('the embedder of a file', () => {
 
     const engram = await openEngram({ dbPath: path });
     try {
-      expect(engram.embedder).toBe('deterministic');
+      expect(engram.embedderChoice).toBe('deterministic');
       expect(engram.embedderLabel).toBe('deterministic-lexicon-v1 (128 d)');
       expect(engram.store.info.fingerprint).toBe('deterministic-lexicon-v1:128');
       const drained = await engram.drain();
@@ -229,7 +246,7 @@ describe('the embedder of a file', () => {
     const path = join(dir, 'new-default.db');
     const engram = await openEngram({ dbPath: path });
     try {
-      expect(engram.embedder).toBe('use');
+      expect(engram.embedderChoice).toBe('use');
       expect(engram.embedderLabel).toBe('use-lite-512-v1 (512 d)');
       expect(engram.store.info.fingerprint).toBe('use-lite-512-v1:512');
       for (const fact of SAMPLE_FACTS.filter((f) => f.agentId === 'coder')) {
@@ -260,7 +277,7 @@ describe('the embedder of a file', () => {
     }
     const again = await openEngram({ dbPath: path, env: { ENGRAM_EMBEDDER: '' } });
     try {
-      expect(again.embedder).toBe('use');
+      expect(again.embedderChoice).toBe('use');
     } finally {
       await again.close();
     }
@@ -289,7 +306,7 @@ describe('the embedder of a file', () => {
     const path = join(dir, 'asked.db');
     const asked = await openEngram({ dbPath: path, env: { ENGRAM_EMBEDDER: 'Deterministic' } });
     try {
-      expect(asked.embedder).toBe('deterministic');
+      expect(asked.embedderChoice).toBe('deterministic');
       expect(asked.store.info.fingerprint).toBe('deterministic-lexicon-v1:128');
     } finally {
       await asked.close();
@@ -303,7 +320,7 @@ describe('the embedder of a file', () => {
         (error: unknown) => error,
       );
     const mismatch = await refuse({ dbPath: path, env: { ENGRAM_EMBEDDER: 'use' } });
-    expect((mismatch as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+    expect((mismatch as { code?: unknown }).code).toBe('ENGRAM_MEMORY_EMBEDDER_MISMATCH');
     expect((mismatch as Error).message).toBe(
       'the database was made with the embedder deterministic-lexicon-v1 (128 d), not ENGRAM_EMBEDDER=use; it needs ENGRAM_EMBEDDER=deterministic (or use another --db)',
     );
@@ -313,9 +330,9 @@ describe('the embedder of a file', () => {
       embedder: 'use',
       env: { ENGRAM_EMBEDDER: 'deterministic' },
     });
-    expect((byCaller as { code?: unknown }).code).toBe('ENGRAM_DEMO_EMBEDDER_MISMATCH');
+    expect((byCaller as { code?: unknown }).code).toBe('ENGRAM_MEMORY_EMBEDDER_MISMATCH');
     const invalid = await refuse({ dbPath: join(dir, 'invalid.db'), env: { ENGRAM_EMBEDDER: 'bert' } });
-    expect((invalid as { code?: unknown }).code).toBe('ENGRAM_DEMO_INVALID_ARGUMENTS');
+    expect((invalid as { code?: unknown }).code).toBe('ENGRAM_MEMORY_INVALID_CONFIG');
     expect((invalid as Error).message).toBe('ENGRAM_EMBEDDER must be one of use, deterministic, openai');
     // A configured OpenAI-compatible embedder does not take over a file made with another one.
     const withProvider = await openEngram({
@@ -327,7 +344,7 @@ describe('the embedder of a file', () => {
       },
     });
     try {
-      expect(withProvider.embedder).toBe('deterministic');
+      expect(withProvider.embedderChoice).toBe('deterministic');
     } finally {
       await withProvider.close();
     }

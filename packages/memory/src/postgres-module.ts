@@ -1,8 +1,7 @@
 /**
  * PostgreSQL, loaded only for a PostgreSQL database: `@engram/store-postgres` brings the `pg` driver, which a
  * one-shot command on a SQLite file would otherwise load for nothing (a large share of its start-up). Opening
- * the database by its recorded binding is the store package's own (`@engram/store-postgres/open`), shared with
- * the `@engram/memory` facade.
+ * the database by its recorded binding is the store package's own (`@engram/store-postgres/open`).
  */
 
 /** The PostgreSQL store package. */
@@ -19,4 +18,10 @@ export async function postgresFor(
   const open = await import('@engram/store-postgres/open');
   const postgres = await open.postgresFor(db);
   return postgres === null ? null : { postgres, open };
+}
+
+/** The path as it may be shown: a PostgreSQL URL with its password masked, a file path as is. */
+export async function displayPath(path: string): Promise<string> {
+  if (!path.startsWith('postgres')) return path;
+  return (await import('@engram/store-postgres/open')).redactPostgresUrl(path);
 }

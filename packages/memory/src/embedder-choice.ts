@@ -1,12 +1,13 @@
 /**
- * Which embedder a database file gets. A new file gets the one the user asked for (`ENGRAM_EMBEDDER`), else
+ * Which embedder a database gets when the environment configures it (`openEngine({ env })`, as the CLI, the MCP
+ * server and the demo open theirs). A new database gets the one the user asked for (`ENGRAM_EMBEDDER`), else
  * the OpenAI-compatible one when the environment configures it, else the offline USE-lite embedder. An
  * existing file keeps the embedder recorded in it (its embedding fingerprint), whatever the default is now.
  * Pure: no I/O; errors name embedder profiles and settings, never content.
  */
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { USE_LITE_PROFILE } from '@engram/embedder-use';
-import { EngramDemoError } from './errors.js';
+import { EngramMemoryError, engramErrorCode } from './errors.js';
 
 /** The embedders a user can ask for, the default first. */
 export const EMBEDDER_CHOICES: readonly ['use', 'deterministic', 'openai'] = [
@@ -43,7 +44,7 @@ export function profileLabel(profile: EmbedderProfile): string {
 
 /**
  * The embedder asked for by `ENGRAM_EMBEDDER` (case-insensitive), or null when it is unset or empty. Any
- * other value is `ENGRAM_DEMO_INVALID_ARGUMENTS`, naming the variable and the accepted values.
+ * other value is `ENGRAM_MEMORY_INVALID_CONFIG`, naming the variable and the accepted values.
  */
 export function embedderChoiceFromEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -51,8 +52,8 @@ export function embedderChoiceFromEnv(
   const raw = env[EMBEDDER_ENV_VAR]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return null;
   if (isChoice(raw)) return raw;
-  throw new EngramDemoError(
-    'ENGRAM_DEMO_INVALID_ARGUMENTS',
+  throw new EngramMemoryError(
+    'ENGRAM_MEMORY_INVALID_CONFIG',
     `${EMBEDDER_ENV_VAR} must be one of ${EMBEDDER_CHOICES.join(', ')}`,
   );
 }
@@ -84,22 +85,22 @@ function needs(profile: EmbedderProfile): string {
 
 /**
  * Picks the embedder of a file. New file: the requested one, else `openai` when configured, else `use`.
- * Existing file: the one its fingerprint records — `ENGRAM_DEMO_EMBEDDER_UNAVAILABLE` when that embedder is
- * not available here (it says which one the file needs), `ENGRAM_DEMO_EMBEDDER_MISMATCH` when the user asked
+ * Existing file: the one its fingerprint records — `ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE` when that embedder is
+ * not available here (it says which one the file needs), `ENGRAM_MEMORY_EMBEDDER_MISMATCH` when the user asked
  * for another one.
  */
 export function chooseEmbedder(situation: EmbedderSituation): EmbedderChoice {
   const { recorded, requested, remote } = situation;
   if (requested === 'openai' && remote === null) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
       `${EMBEDDER_ENV_VAR}=openai needs ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS`,
     );
   }
   if (recorded === 'new') return requested ?? (remote === null ? 'use' : 'openai');
   if (recorded === null) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
       'the database records no embedder (it was made without a vector index); use another --db',
     );
   }
@@ -108,16 +109,31 @@ export function chooseEmbedder(situation: EmbedderSituation): EmbedderChoice {
   else if (same(recorded, BUILT_IN_PROFILES.deterministic)) found = 'deterministic';
   else if (remote !== null && same(recorded, remote)) found = 'openai';
   if (found === null) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_EMBEDDER_UNAVAILABLE',
       `the database was made with the embedder ${profileLabel(recorded)}, which is not configured; it needs ${needs(recorded)} (or use another --db)`,
     );
   }
   if (requested !== null && requested !== found) {
-    throw new EngramDemoError(
-      'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
       `the database was made with the embedder ${profileLabel(recorded)}, not ${EMBEDDER_ENV_VAR}=${requested}; it needs ${needs(recorded)} (or use another --db)`,
     );
   }
   return found;
+}
+
+/**
+ * The error for a database another process bound to another embedder between the check and the open; any other
+ * error as is. A vector index mismatch is another code (`ENGRAM_STORE_VECTOR_INDEX_MISMATCH`) and passes as the
+ * store reports it: opened without a quantization setting, a store adopts the file's (also after another
+ * process's `resetVectorIndex`) and never meets one itself.
+ */
+export function embedderMismatch(error: unknown, embedding: EmbedderProfile | undefined): unknown {
+  if (engramErrorCode(error) !== 'ENGRAM_STORE_FINGERPRINT_MISMATCH') return error;
+  return new EngramMemoryError(
+    'ENGRAM_MEMORY_EMBEDDER_MISMATCH',
+    `the database was indexed with another embedder than ${embedding?.id ?? 'the one it records'}; use another --db or re-index it`,
+    { cause: error },
+  );
 }
