@@ -84,6 +84,8 @@ type CommandVariant =
       readonly file: string;
       readonly session: string | null;
       readonly json: boolean;
+      /** Present when `--agent` was not given: lines may then name their agents; with it, every line is its. */
+      readonly agentDefaulted?: true;
     }
   | { readonly name: 'drain'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | {
@@ -259,7 +261,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
-      agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
+      agent: agentOption(
+        `the agent of every line: a line naming another is refused (default: ${DEFAULT_AGENT} for lines without "agentId")`,
+      ),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
       json: jsonOption('{ sessions: [{ agent, session, appended, skipped, memories }], totals }'),
       help: helpOption,
@@ -268,6 +272,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'A line: {"sessionId":"s1","seq":1,"type":"message|tool_call|tool_result","role":"user","content":"…",',
       '         "toolName"?:"edit_file","metadata"?:{"path":"src/a.ts"},"createdAt"?:1700000000000,"agentId"?:"coder"}',
       'Run `engram drain` afterwards to embed the new memories.',
+      'A line may hold at most 16 MiB; the whole file is checked before anything is written.',
     ],
     examples: ['engram ingest session.jsonl --agent coder', 'engram ingest chat.jsonl --session 2024-06-01'],
   },

@@ -157,6 +157,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         file: resolveDbPath(cwd, check(fileSchema, text, '<events.jsonl>'), text),
         session: session === undefined ? null : check(agentSchema, session, '--session'),
         json: bool(raw, 'json'),
+        ...agentDefaulted(raw),
       };
     }
     case 'drain':

@@ -1,5 +1,5 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
-import { readFile } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import type { Command } from './args-spec.js';
@@ -15,6 +15,7 @@ import {
   formatResults,
   pointerOf,
 } from './format.js';
+import type { LocatedSessionEvents } from './events-file.js';
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';
@@ -190,20 +191,46 @@ function atFileLine(error: unknown, lines: readonly number[], offset: number): u
   });
 }
 
-async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(c.file, 'utf8');
-  } catch (error) {
+/** The events file, streamed line by line (each line within the line limit) and parsed before anything is written. */
+async function readEventsFile(c: Extract<Command, { name: 'ingest' }>): Promise<LocatedSessionEvents[]> {
+  const unreadable = (error: unknown): EngramDemoError => {
     const code = (error as { code?: unknown }).code;
-    throw new EngramDemoError(
+    return new EngramDemoError(
       'ENGRAM_DEMO_FILE_UNREADABLE',
       `cannot read the events file${typeof code === 'string' ? ` (${code})` : ''}`,
       { cause: error },
     );
+  };
+  const [{ EventsFileParser }, { readLines }] = await Promise.all([
+    import('./events-file.js'),
+    import('./line-reader.js'),
+  ]);
+  // With --agent, every line is that agent's: a line naming another is refused.
+  const parser = new EventsFileParser({
+    agentId: c.agent,
+    sessionId: c.session,
+    agentFixed: c.agentDefaulted !== true,
+  });
+  let handle: FileHandle;
+  try {
+    handle = await open(c.file, 'r');
+  } catch (error) {
+    throw unreadable(error);
   }
-  const { parseLocatedEvents } = await import('./events-file.js');
-  const sessions = parseLocatedEvents(text, { agentId: c.agent, sessionId: c.session });
+  try {
+    for await (const line of readLines(handle.createReadStream({ autoClose: false }), 'events file')) {
+      parser.add(line.text, line.number);
+    }
+  } catch (error) {
+    throw engramErrorCode(error) === undefined ? unreadable(error) : error;
+  } finally {
+    await handle.close();
+  }
+  return parser.sessions();
+}
+
+async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
+  const sessions = await readEventsFile(c);
   return withEngram(
     io,
     c,

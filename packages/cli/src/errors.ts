@@ -9,6 +9,8 @@ export const ENGRAM_DEMO_ERROR_CODES = [
   'ENGRAM_DEMO_SERVE_FAILED',
   'ENGRAM_DEMO_EMBEDDER_UNAVAILABLE',
   'ENGRAM_DEMO_EMBEDDER_MISMATCH',
+  'ENGRAM_DEMO_LINE_TOO_LONG',
+  'ENGRAM_DEMO_AGENT_MISMATCH',
 ] as const;
 
 /** One stable error code of the demo app. */

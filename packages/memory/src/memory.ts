@@ -27,6 +27,7 @@ import type {
   MemoryConfig,
   SearchHit,
 } from './types.js';
+import { checkImportChoices, prepareImport } from './transfer.js';
 import { appendMessages, clearSession, extractMessages, linkContradictions, writeTexts } from './writes.js';
 
 /** Translates a store conflict into the facade's own code; anything else passes through. */
@@ -297,6 +298,40 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       // What the pass wrote (merged rows) is embedded before it resolves.
       await e.drain({ agentId });
       return result;
+    },
+
+    export(options) {
+      const o = checkOptions(options, 'options');
+      const agentId = o.agentId === undefined || o.agentId === null ? null : agentOf(o, defaultAgent);
+      if (o.vectors !== undefined && typeof o.vectors !== 'boolean') throw invalidInput('vectors must be a boolean');
+      return open().store.exportRecords({
+        ...(agentId === null ? {} : { agentId }),
+        ...(o.vectors === true ? { vectors: true } : {}),
+      });
+    },
+
+    async import(records, options) {
+      const o = checkOptions(options, 'options');
+      const choices = checkImportChoices({
+        ...(o.agentId === undefined ? {} : { agentId: o.agentId }),
+        ...(o.keepAges === undefined ? {} : { keepAges: o.keepAges }),
+      });
+      if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
+        throw invalidInput('onProgress must be a function');
+      if (typeof (records as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] !== 'function' &&
+        typeof (records as { [Symbol.iterator]?: unknown })?.[Symbol.iterator] !== 'function')
+        throw invalidInput('records must be an iterable of export records');
+      const e = open();
+      const summary = await e.store.importRecords(
+        prepareImport(records, choices, {
+          now: Date.now(),
+          storedClock: async (agentId, id) => (await e.store.getMemory(agentId, id))?.updatedAt ?? null,
+        }),
+        o.onProgress === undefined ? {} : { onProgress: o.onProgress },
+      );
+      // Memories imported without their vectors are embedded in the background.
+      drain.kick();
+      return summary;
     },
 
     async health(options) {
