@@ -103,7 +103,15 @@ type CommandVariant =
       readonly vectors: boolean;
       readonly json: boolean;
     }
-  | { readonly name: 'import'; readonly db: string; readonly json: boolean }
+  | {
+      readonly name: 'import';
+      readonly db: string;
+      /** `--agent`: every record is imported into this agent (remapped), or null for each record's own. */
+      readonly agent: string | null;
+      /** `--keep-ages`: keep the exported ages instead of starting the decay clocks at the import. */
+      readonly keepAges: boolean;
+      readonly json: boolean;
+    }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
   | {
@@ -297,7 +305,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
-      force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
+      force: {
+        type: 'boolean',
+        description:
+          "run the heavy phase even inside its cool-down, and take over the agent's maintenance lease from a pass that holds it",
+      },
       'dry-run': {
         type: 'boolean',
         description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
@@ -339,16 +351,23 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      agent: agentOption('import every record into this agent (remapped; default: each record keeps its own)'),
+      'keep-ages': {
+        type: 'boolean',
+        description: "keep the memories' exported ages (default: their decay clocks start at the import)",
+      },
       json: { type: 'boolean', description: 'print the summary as JSON' },
       help: helpOption,
     },
     details: [
       "A new file adopts the export's embedder when this CLI has it, so exported vectors are kept.",
       'A record already stored with other values is a conflict: it is counted and left as stored.',
+      'A line may hold at most 16 MiB. Imported memories age from the import unless --keep-ages.',
     ],
     examples: [
       'engram import --db b.db < memories.jsonl',
       'engram export --db a.db | engram import --db b.db',
+      'engram export --agent alice | engram import --agent bob --db b.db',
     ],
   },
   health: {
