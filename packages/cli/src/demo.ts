@@ -4,7 +4,7 @@
  * serves the health page. Idempotent: a second run adds nothing.
  */
 import type { EventInput } from '@engram/store';
-import { redactPostgresUrl } from '@engram/store-postgres/open';
+import { redactConnectionUrl } from '@engram/contracts';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';
@@ -60,7 +60,7 @@ export async function runDemo(
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
     // A PostgreSQL URL may carry a password: it is never printed.
-    line(io, `  database  ${redactPostgresUrl(command.db)}`);
+    line(io, `  database  ${redactConnectionUrl(command.db)}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
     if (engram.embedder === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
       // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.
