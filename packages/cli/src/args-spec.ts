@@ -351,7 +351,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
-      agent: agentOption('import every record into this agent (remapped; default: each record keeps its own)'),
+      agent: agentOption(
+        'import every record into this agent (remapped; default: each record keeps its own)',
+      ),
       'keep-ages': {
         type: 'boolean',
         description: "keep the memories' exported ages (default: their decay clocks start at the import)",

@@ -6,6 +6,7 @@ import type { Command } from './args-spec.js';
 import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
 import type { Engram } from './composition.js';
 import { EngramDemoError, engramErrorCode } from './errors.js';
+import type { LocatedSessionEvents } from './events-file.js';
 import {
   formatEvents,
   formatExecution,
@@ -15,7 +16,6 @@ import {
   formatResults,
   pointerOf,
 } from './format.js';
-import type { LocatedSessionEvents } from './events-file.js';
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { printable } from './terminal-text.js';

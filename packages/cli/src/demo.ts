@@ -3,8 +3,9 @@
  * runs example searches with their explanations, runs a maintenance pass, prints a diagnostics summary and
  * serves the health page. Idempotent: a second run adds nothing.
  */
-import type { EventInput } from '@engram/store';
+
 import { redactConnectionUrl } from '@engram/contracts';
+import type { EventInput } from '@engram/store';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
 import { openEngram } from './composition.js';

@@ -19,8 +19,7 @@ const NEWLINE = 0x0a;
 
 /** The refusal of an over-long line, naming its number and the limit (never its content). */
 export function lineTooLong(what: string, number: number, maxBytes: number): EngramDemoError {
-  const limit =
-    maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
+  const limit = maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes} bytes`;
   return new EngramDemoError(
     'ENGRAM_DEMO_LINE_TOO_LONG',
     `${what} line ${number} is longer than ${limit} (the limit of one line); nothing of it was read`,

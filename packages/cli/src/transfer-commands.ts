@@ -4,8 +4,8 @@
  * pass wrote and embedded, invalid model answers, and warnings when a pass archives many rows.
  */
 import { existsSync } from 'node:fs';
-import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import { redactConnectionUrl } from '@engram/contracts';
+import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import type { MaintenancePassResult } from '@engram/maintenance';
 import { type ImportChoices, prepareImport } from '@engram/memory';
 import { type ExportRecord, formatExportLine, type ImportSummary, parseExportLine } from '@engram/store';

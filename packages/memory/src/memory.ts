@@ -18,6 +18,7 @@ import {
   cutMessages,
   toItem,
 } from './items.js';
+import { checkImportChoices, prepareImport } from './transfer.js';
 import type {
   AddResult,
   ChatMessage,
@@ -27,7 +28,6 @@ import type {
   MemoryConfig,
   SearchHit,
 } from './types.js';
-import { checkImportChoices, prepareImport } from './transfer.js';
 import { appendMessages, clearSession, extractMessages, linkContradictions, writeTexts } from './writes.js';
 
 /** Translates a store conflict into the facade's own code; anything else passes through. */
@@ -303,7 +303,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     export(options) {
       const o = checkOptions(options, 'options');
       const agentId = o.agentId === undefined || o.agentId === null ? null : agentOf(o, defaultAgent);
-      if (o.vectors !== undefined && typeof o.vectors !== 'boolean') throw invalidInput('vectors must be a boolean');
+      if (o.vectors !== undefined && typeof o.vectors !== 'boolean')
+        throw invalidInput('vectors must be a boolean');
       return open().store.exportRecords({
         ...(agentId === null ? {} : { agentId }),
         ...(o.vectors === true ? { vectors: true } : {}),
@@ -318,8 +319,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       });
       if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
         throw invalidInput('onProgress must be a function');
-      if (typeof (records as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] !== 'function' &&
-        typeof (records as { [Symbol.iterator]?: unknown })?.[Symbol.iterator] !== 'function')
+      if (
+        typeof (records as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] !== 'function' &&
+        typeof (records as { [Symbol.iterator]?: unknown })?.[Symbol.iterator] !== 'function'
+      )
         throw invalidInput('records must be an iterable of export records');
       const e = open();
       const summary = await e.store.importRecords(

@@ -54,7 +54,8 @@ export function checkImportChoices(choices: unknown): ImportChoices {
     const problem = checkAgentId(agentId);
     if (problem !== null) throw invalidInput(`agentId is invalid (${problem})`);
   }
-  if (keepAges !== undefined && typeof keepAges !== 'boolean') throw invalidInput('keepAges must be a boolean');
+  if (keepAges !== undefined && typeof keepAges !== 'boolean')
+    throw invalidInput('keepAges must be a boolean');
   return {
     ...(agentId === undefined ? {} : { agentId: agentId as string }),
     ...(keepAges === undefined ? {} : { keepAges }),
