@@ -25,13 +25,23 @@ const MAX_LISTED_AGENTS = 20;
 /** Events appended per store call when ingesting a file. */
 const APPEND_CHUNK = 1000;
 
+/**
+ * The maintenance lease's length in seconds as the CLI names it (`@engram/maintenance`'s
+ * `DEFAULT_MAINTENANCE_LEASE_MS`, not imported here so a one-shot command does not load that package).
+ */
+export const LEASE_SECONDS = 30;
+
 /** Text shown when the heavy phase is skipped for want of a model. */
 export const NO_MODEL_NOTE =
   'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
 
 /** One line summarising a maintenance pass. */
 export function formatPass(agentId: string, result: MaintenancePassResult, hasModel: boolean): string {
-  if (result.report === null) return `${agentId}: skipped (a pass for this agent is already running)`;
+  if (result.report === null) {
+    return result.skipped === 'claimed'
+      ? `${agentId}: skipped (another process holds this agent's maintenance lease: a pass that is running, or one that stopped within the last ${LEASE_SECONDS} s; --force takes it over)`
+      : `${agentId}: skipped (a pass for this agent is already running)`;
+  }
   const r = result.report;
   const cheap = `cheap ${r.cheap.outcome} (repaired ${r.cheap.repaired}, archived ${r.cheap.archived}, pruned ${r.cheap.pruned})`;
   let heavy: string;
@@ -347,6 +357,9 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
           continue;
         }
         out(io, formatPass(agent, result, engram.modelLabel !== null));
+        if (result.details?.tookOverLease === true) {
+          out(io, "  took over this agent's maintenance lease from another holder (--force)");
+        }
         for (const line of notes.lines) out(io, `  ${line}`);
       }
       if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: passes });
