@@ -10,7 +10,7 @@
  * `keepAges: true` keeps every field as exported (a byte-identical copy; old memories may then be archived by
  * the next maintenance pass).
  */
-import { checkAgentId } from '@engram/contracts';
+import { checkAgentId, checkAgentIdForm } from '@engram/contracts';
 import type { ExportRecord, ExportRow } from '@engram/store';
 import { invalidInput } from './errors.js';
 
@@ -51,7 +51,7 @@ export function checkImportChoices(choices: unknown): ImportChoices {
   if (typeof choices !== 'object' || choices === null) throw invalidInput('options must be an object');
   const { agentId, keepAges } = choices as { agentId?: unknown; keepAges?: unknown };
   if (agentId !== undefined) {
-    const problem = checkAgentId(agentId);
+    const problem = checkAgentId(agentId) ?? checkAgentIdForm(agentId);
     if (problem !== null) throw invalidInput(`agentId is invalid (${problem})`);
   }
   if (keepAges !== undefined && typeof keepAges !== 'boolean')
