@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { redactConnectionUrl } from '@engram/contracts';
 import { DETERMINISTIC_PROFILE } from '@engram/embedder-deterministic';
 import type { MaintenancePassResult } from '@engram/maintenance';
-import { type ImportChoices, prepareImport } from '@engram/memory';
+import type { ImportChoices } from '@engram/memory';
 import { type ExportRecord, formatExportLine, type ImportSummary, parseExportLine } from '@engram/store';
 import type { Command } from './args-spec.js';
 import { EXIT, out, outJson, withEngram } from './command-support.js';
@@ -190,6 +190,8 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
     c,
     async (engram) => {
       const store = engram.store;
+      // Loaded with the command (not with `maintain`'s notes, which share this module).
+      const { prepareImport } = await import('@engram/memory');
       const prepared = prepareImport(records(), choices, {
         now: Date.now(),
         // A new database holds nothing yet: no lookups.
