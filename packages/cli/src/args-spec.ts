@@ -84,6 +84,8 @@ type CommandVariant =
       readonly file: string;
       readonly session: string | null;
       readonly json: boolean;
+      /** Present when `--agent` was not given: lines may then name their agents; with it, every line is its. */
+      readonly agentDefaulted?: true;
     }
   | { readonly name: 'drain'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | {
@@ -101,7 +103,15 @@ type CommandVariant =
       readonly vectors: boolean;
       readonly json: boolean;
     }
-  | { readonly name: 'import'; readonly db: string; readonly json: boolean }
+  | {
+      readonly name: 'import';
+      readonly db: string;
+      /** `--agent`: every record is imported into this agent (remapped), or null for each record's own. */
+      readonly agent: string | null;
+      /** `--keep-ages`: keep the exported ages instead of starting the decay clocks at the import. */
+      readonly keepAges: boolean;
+      readonly json: boolean;
+    }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
   | {
@@ -259,7 +269,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
-      agent: agentOption(`agent id for lines without "agentId" (default ${DEFAULT_AGENT})`),
+      agent: agentOption(
+        `the agent of every line: a line naming another is refused (default: ${DEFAULT_AGENT} for lines without "agentId")`,
+      ),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
       json: jsonOption('{ sessions: [{ agent, session, appended, skipped, memories }], totals }'),
       help: helpOption,
@@ -268,6 +280,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'A line: {"sessionId":"s1","seq":1,"type":"message|tool_call|tool_result","role":"user","content":"…",',
       '         "toolName"?:"edit_file","metadata"?:{"path":"src/a.ts"},"createdAt"?:1700000000000,"agentId"?:"coder"}',
       'Run `engram drain` afterwards to embed the new memories.',
+      'A line may hold at most 16 MiB; the whole file is checked before anything is written.',
     ],
     examples: ['engram ingest session.jsonl --agent coder', 'engram ingest chat.jsonl --session 2024-06-01'],
   },
@@ -292,7 +305,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
-      force: { type: 'boolean', description: 'run the heavy phase even inside its cool-down' },
+      force: {
+        type: 'boolean',
+        description:
+          "run the heavy phase even inside its cool-down, and take over the agent's maintenance lease from a pass that holds it",
+      },
       'dry-run': {
         type: 'boolean',
         description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
@@ -334,16 +351,25 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     options: {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
+      agent: agentOption(
+        'import every record into this agent (remapped; default: each record keeps its own)',
+      ),
+      'keep-ages': {
+        type: 'boolean',
+        description: "keep the memories' exported ages (default: their decay clocks start at the import)",
+      },
       json: { type: 'boolean', description: 'print the summary as JSON' },
       help: helpOption,
     },
     details: [
       "A new file adopts the export's embedder when this CLI has it, so exported vectors are kept.",
       'A record already stored with other values is a conflict: it is counted and left as stored.',
+      'A line may hold at most 16 MiB. Imported memories age from the import unless --keep-ages.',
     ],
     examples: [
       'engram import --db b.db < memories.jsonl',
       'engram export --db a.db | engram import --db b.db',
+      'engram export --agent alice | engram import --agent bob --db b.db',
     ],
   },
   health: {

@@ -157,6 +157,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         file: resolveDbPath(cwd, check(fileSchema, text, '<events.jsonl>'), text),
         session: session === undefined ? null : check(agentSchema, session, '--session'),
         json: bool(raw, 'json'),
+        ...agentDefaulted(raw),
       };
     }
     case 'drain':
@@ -179,7 +180,13 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         json: bool(raw, 'json'),
       };
     case 'import':
-      return { name, db: dbOf(raw, cwd, DEFAULT_DB), json: bool(raw, 'json') };
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: optionalAgent(raw),
+        keepAges: bool(raw, 'keep-ages'),
+        json: bool(raw, 'json'),
+      };
     case 'health':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), json: bool(raw, 'json') };
     case 'serve':

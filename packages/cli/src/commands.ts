@@ -1,9 +1,10 @@
 /** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
-import { readFile } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { Engine as Engram, HealthDto, MaintenancePassResult } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
 import { cliErrorCode, EngramCliError } from './errors.js';
+import type { LocatedSessionEvents } from './events-file.js';
 import {
   formatEvents,
   formatExecution,
@@ -22,13 +23,23 @@ const MAX_LISTED_AGENTS = 20;
 /** Events appended per store call when ingesting a file. */
 const APPEND_CHUNK = 1000;
 
+/**
+ * The maintenance lease's length in seconds as the CLI names it (`@engram/maintenance`'s
+ * `DEFAULT_MAINTENANCE_LEASE_MS`, not imported here so a one-shot command does not load that package).
+ */
+export const LEASE_SECONDS = 30;
+
 /** Text shown when the heavy phase is skipped for want of a model. */
 export const NO_MODEL_NOTE =
   'no model configured: set ENGRAM_OPENAI_CHAT_MODEL and ENGRAM_OPENAI_BASE_URL (or ENGRAM_OPENAI_API_KEY) to run challenge, merge, reflection and persona';
 
 /** One line summarising a maintenance pass. */
 export function formatPass(agentId: string, result: MaintenancePassResult, hasModel: boolean): string {
-  if (result.report === null) return `${agentId}: skipped (a pass for this agent is already running)`;
+  if (result.report === null) {
+    return result.skipped === 'claimed'
+      ? `${agentId}: skipped (another process holds this agent's maintenance lease: a pass that is running, or one that stopped within the last ${LEASE_SECONDS} s; --force takes it over)`
+      : `${agentId}: skipped (a pass for this agent is already running)`;
+  }
   const r = result.report;
   const cheap = `cheap ${r.cheap.outcome} (repaired ${r.cheap.repaired}, archived ${r.cheap.archived}, pruned ${r.cheap.pruned})`;
   let heavy: string;
@@ -188,20 +199,46 @@ function atFileLine(error: unknown, lines: readonly number[], offset: number): u
   });
 }
 
-async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(c.file, 'utf8');
-  } catch (error) {
+/** The events file, streamed line by line (each line within the line limit) and parsed before anything is written. */
+async function readEventsFile(c: Extract<Command, { name: 'ingest' }>): Promise<LocatedSessionEvents[]> {
+  const unreadable = (error: unknown): EngramCliError => {
     const code = (error as { code?: unknown }).code;
-    throw new EngramCliError(
+    return new EngramCliError(
       'ENGRAM_CLI_FILE_UNREADABLE',
       `cannot read the events file${typeof code === 'string' ? ` (${code})` : ''}`,
       { cause: error },
     );
+  };
+  const [{ EventsFileParser }, { readLines }] = await Promise.all([
+    import('./events-file.js'),
+    import('./line-reader.js'),
+  ]);
+  // With --agent, every line is that agent's: a line naming another is refused.
+  const parser = new EventsFileParser({
+    agentId: c.agent,
+    sessionId: c.session,
+    agentFixed: c.agentDefaulted !== true,
+  });
+  let handle: FileHandle;
+  try {
+    handle = await open(c.file, 'r');
+  } catch (error) {
+    throw unreadable(error);
   }
-  const { parseLocatedEvents } = await import('./events-file.js');
-  const sessions = parseLocatedEvents(text, { agentId: c.agent, sessionId: c.session });
+  try {
+    for await (const line of readLines(handle.createReadStream({ autoClose: false }), 'events file')) {
+      parser.add(line.text, line.number);
+    }
+  } catch (error) {
+    throw cliErrorCode(error) === undefined ? unreadable(error) : error;
+  } finally {
+    await handle.close();
+  }
+  return parser.sessions();
+}
+
+async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promise<number> {
+  const sessions = await readEventsFile(c);
   return withEngram(
     io,
     c,
@@ -318,6 +355,9 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
           continue;
         }
         out(io, formatPass(agent, result, engram.modelLabel !== null));
+        if (result.details?.tookOverLease === true) {
+          out(io, "  took over this agent's maintenance lease from another holder (--force)");
+        }
         for (const line of notes.lines) out(io, `  ${line}`);
       }
       if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: passes });

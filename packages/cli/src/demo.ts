@@ -3,6 +3,7 @@
  * runs example searches with their explanations, runs a maintenance pass, prints a diagnostics summary and
  * serves the health page. Idempotent: a second run adds nothing.
  */
+import { redactConnectionUrl } from '@engram/contracts';
 import { type EventInput, embedderChoiceFromEnv, openEngine } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
 import { EXIT, formatPass, NO_MODEL_NOTE } from './commands.js';
@@ -57,7 +58,7 @@ export async function runDemo(
     const width = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
     line(io, 'Engram demo: embedded, observable long-term memory for AI agents');
     // A PostgreSQL URL may carry a password: it is never printed.
-    line(io, `  database  ${engram.path}`);
+    line(io, `  database  ${redactConnectionUrl(engram.path)}`);
     line(io, `  embedder  ${engram.embedderLabel}`);
     if (engram.embedderChoice === 'deterministic' && embedderChoiceFromEnv(io.env) === null) {
       // A demo file from before USE-lite became the default keeps its embedder: say how to see the new one.

@@ -99,6 +99,38 @@ describe('parseEventsJsonl', () => {
   });
 });
 
+describe('parseEventsJsonl with an agent chosen for the file (ingest --agent)', () => {
+  const line = (extra: object) =>
+    JSON.stringify({
+      sessionId: 's1',
+      seq: 1,
+      type: 'message',
+      role: 'user',
+      content: 'the secret',
+      ...extra,
+    });
+
+  it('refuses a line naming another agent, with its number and never its content', () => {
+    const text = `${line({})}\n${line({ seq: 2, agentId: 'victim' })}`;
+    let caught: unknown;
+    try {
+      parseEventsJsonl(text, { agentId: 'coder', sessionId: null, agentFixed: true });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ code: 'ENGRAM_CLI_AGENT_MISMATCH' });
+    expect((caught as Error).message).toContain('events file line 2');
+    expect((caught as Error).message).not.toContain('secret');
+  });
+
+  it('accepts lines naming the chosen agent, and lines of other agents when none was chosen', () => {
+    const text = `${line({ agentId: 'coder' })}\n${line({ seq: 2 })}`;
+    expect(parseEventsJsonl(text, { agentId: 'coder', sessionId: null, agentFixed: true })).toHaveLength(1);
+    const mixed = `${line({})}\n${line({ agentId: 'victim' })}`;
+    expect(parseEventsJsonl(mixed, defaults).map((s) => s.agentId)).toEqual(['coder', 'victim']);
+  });
+});
+
 describe('parseEventsJsonl, misleading errors', () => {
   const line = (extra: string): string =>
     `{"sessionId":"s1","seq":1,"type":"message","role":"user","content":"x"${extra}}`;

@@ -76,15 +76,23 @@ function fieldOf(issue: z.core.$ZodIssue, json: unknown): string {
   }
 }
 
+/** How a parse treats agents: the default agent, and whether it was chosen (`--agent`) for the whole file. */
+export interface EventsFileDefaults {
+  readonly agentId: string;
+  readonly sessionId: string | null;
+  /**
+   * True when the agent was chosen for the whole file (`ingest --agent A`): a line naming another agent is
+   * refused (`ENGRAM_CLI_AGENT_MISMATCH`), so one agent's tool never writes into another's memory.
+   */
+  readonly agentFixed?: boolean;
+}
+
 /**
  * Parses a JSONL events file into sessions (grouped by agent and session, first appearance order; events
  * are sorted by seq). Blank lines are skipped. Lines without `agentId` / `sessionId` take the defaults;
  * a line without a session id and no default is an error. Throws `ENGRAM_CLI_INVALID_EVENTS` naming the line.
  */
-export function parseEventsJsonl(
-  text: string,
-  defaults: { readonly agentId: string; readonly sessionId: string | null },
-): SessionEvents[] {
+export function parseEventsJsonl(text: string, defaults: EventsFileDefaults): SessionEvents[] {
   return parseLocatedEvents(text, defaults).map(({ agentId, sessionId, events }) => ({
     agentId,
     sessionId,
@@ -96,19 +104,34 @@ export function parseEventsJsonl(
  * {@link parseEventsJsonl} keeping the file line of every event, so a later refusal of one event (by the
  * store) can name its line. A UTF-8 byte order mark at the start of the file is ignored.
  */
-export function parseLocatedEvents(
-  text: string,
-  defaults: { readonly agentId: string; readonly sessionId: string | null },
-): LocatedSessionEvents[] {
-  const groups = new Map<
+export function parseLocatedEvents(text: string, defaults: EventsFileDefaults): LocatedSessionEvents[] {
+  const parser = new EventsFileParser(defaults);
+  for (const [index, line] of text.split(/\r?\n/).entries()) parser.add(line, index + 1);
+  return parser.sessions();
+}
+
+/**
+ * The events file read line by line (as `engram ingest` streams it): {@link EventsFileParser.add} each line
+ * with its number, then {@link EventsFileParser.sessions}. The same rules and errors as {@link parseLocatedEvents}.
+ */
+export class EventsFileParser {
+  readonly #defaults: EventsFileDefaults;
+  readonly #groups = new Map<
     string,
     { agentId: string; sessionId: string; events: [number, EventInput][]; seqs: Set<number> }
   >();
-  const lines = (text.startsWith('\ufeff') ? text.slice(1) : text).split(/\r?\n/);
-  let count = 0;
-  for (const [index, line] of lines.entries()) {
-    if (line.trim() === '') continue;
-    const where = `events file line ${index + 1}`;
+  #count = 0;
+
+  constructor(defaults: EventsFileDefaults) {
+    this.#defaults = defaults;
+  }
+
+  /** Adds line `number` (1-based); the first line may start with a byte order mark. */
+  add(raw: string, number: number): void {
+    const line = number === 1 && raw.startsWith('\ufeff') ? raw.slice(1) : raw;
+    if (line.trim() === '') return;
+    const defaults = this.#defaults;
+    const where = `events file line ${number}`;
     let json: unknown;
     try {
       json = JSON.parse(line);
@@ -124,6 +147,12 @@ export function parseLocatedEvents(
       );
     }
     const event = parsed.data;
+    if (defaults.agentFixed === true && event.agentId !== undefined && event.agentId !== defaults.agentId) {
+      throw new EngramCliError(
+        'ENGRAM_CLI_AGENT_MISMATCH',
+        `${where}: "agentId" names another agent than --agent ${defaults.agentId}; nothing was written (drop --agent to ingest a file of several agents)`,
+      );
+    }
     const agentId = event.agentId ?? defaults.agentId;
     const sessionId = event.sessionId ?? defaults.sessionId;
     if (sessionId === null) {
@@ -132,18 +161,18 @@ export function parseLocatedEvents(
         `${where}: "sessionId" is required (or pass --session)`,
       );
     }
-    count += 1;
-    if (count > MAX_EVENTS_PER_FILE) {
+    this.#count += 1;
+    if (this.#count > MAX_EVENTS_PER_FILE) {
       throw new EngramCliError(
         'ENGRAM_CLI_INVALID_EVENTS',
         `events file holds more than ${MAX_EVENTS_PER_FILE} events`,
       );
     }
     const key = JSON.stringify([agentId, sessionId]);
-    let group = groups.get(key);
+    let group = this.#groups.get(key);
     if (group === undefined) {
       group = { agentId, sessionId, events: [], seqs: new Set() };
-      groups.set(key, group);
+      this.#groups.set(key, group);
     }
     if (group.seqs.has(event.seq)) {
       throw new EngramCliError(
@@ -153,7 +182,7 @@ export function parseLocatedEvents(
     }
     group.seqs.add(event.seq);
     group.events.push([
-      index + 1,
+      number,
       {
         seq: event.seq,
         type: event.type,
@@ -165,8 +194,12 @@ export function parseLocatedEvents(
       },
     ]);
   }
-  return [...groups.values()].map(({ agentId, sessionId, events }) => {
-    const sorted = [...events].sort((a, b) => a[1].seq - b[1].seq);
-    return { agentId, sessionId, events: sorted.map(([, e]) => e), lines: sorted.map(([line]) => line) };
-  });
+
+  /** The sessions read so far, in first appearance order, each sorted by seq. */
+  sessions(): LocatedSessionEvents[] {
+    return [...this.#groups.values()].map(({ agentId, sessionId, events }) => {
+      const sorted = [...events].sort((a, b) => a[1].seq - b[1].seq);
+      return { agentId, sessionId, events: sorted.map(([, e]) => e), lines: sorted.map(([line]) => line) };
+    });
+  }
 }

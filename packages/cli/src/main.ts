@@ -1,4 +1,5 @@
 /** The CLI's dispatcher: parse, run, and turn every failure into a one-line message and an exit code. */
+import { redactConnectionUrls } from '@engram/contracts';
 import { parseCommandLine } from './args.js';
 import { cliErrorCode } from './errors.js';
 import type { CliIo } from './io.js';
@@ -7,13 +8,16 @@ import { appVersion } from './version.js';
 
 /**
  * A failure as one content-free line: Engram errors (`ENGRAM_*` codes) carry fixed messages that name
- * settings, files and codes only; anything else is reported by its code or name alone.
+ * settings, files and codes only (a connection URL in one is printed without its password); anything else is
+ * reported by its code or name alone.
  */
 export function describeFailure(error: unknown): string {
   const code = cliErrorCode(error);
   if (code !== undefined) {
     const message = error instanceof Error ? error.message.split('\n')[0]?.trim() : '';
-    return message === undefined || message === '' ? `failed (${code})` : `${message} (${code})`;
+    return message === undefined || message === ''
+      ? `failed (${code})`
+      : `${redactConnectionUrls(message)} (${code})`;
   }
   const nodeCode = (error as { code?: unknown } | null)?.code;
   if (typeof nodeCode === 'string' && /^[A-Z0-9_]+$/.test(nodeCode)) return `unexpected error (${nodeCode})`;

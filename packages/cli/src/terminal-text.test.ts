@@ -15,6 +15,14 @@ describe('printable', () => {
     expect(printable('a\tb\r\nc\n\u001b[1md\re', 'lines')).toBe('a\tb\nc\n?[1md?e');
   });
 
+  it('replaces every bidi control (overrides, embeddings, isolates, marks) in both modes', () => {
+    const bidi = '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c';
+    const hostile = `id-1\u202Efdp.exe\n${bidi}`;
+    expect(printable(hostile)).toBe(`id-1?fdp.exe?${'?'.repeat(12)}`);
+    expect(printable(hostile, 'lines')).toBe(`id-1?fdp.exe\n${'?'.repeat(12)}`);
+    expect(clip('\u202eabc')).toBe('?abc');
+  });
+
   it('leaves ordinary text alone, CJK and emoji included', () => {
     const text = '用户喜欢简洁的回答 · café 🚀 — “quotes”';
     expect(printable(text)).toBe(text);

@@ -4,7 +4,8 @@
  * pass wrote and embedded, invalid model answers, and warnings when a pass archives many rows.
  */
 import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { redactConnectionUrl } from '@engram/contracts';
+import type { ImportChoices } from '@engram/memory';
 import {
   BUILT_IN_PROFILES,
   type EmbedderChoice,
@@ -19,6 +20,7 @@ import type { Command } from './args-spec.js';
 import { EXIT, out, outJson, withEngram } from './command-support.js';
 import { EngramCliError } from './errors.js';
 import type { CliIo, TextSink } from './io.js';
+import { readLines } from './line-reader.js';
 import { printable } from './terminal-text.js';
 
 /** A pass that archives at least this many rows says so on stderr. */
@@ -131,11 +133,22 @@ function choiceFor(header: ExportRecord | undefined): EmbedderChoice | undefined
   return undefined;
 }
 
-function formatSummary(db: string, s: ImportSummary): string {
+function formatSummary(db: string, s: ImportSummary, choices: ImportChoices): string {
   const parts = (Object.keys(s.imported) as (keyof ImportSummary['imported'])[]).map(
     (k) => `${k} ${s.imported[k]} (unchanged ${s.unchanged[k]}, conflicts ${s.conflicts[k]})`,
   );
-  return `Imported into ${db}: ${parts.join(', ')}; vectors kept for ${s.vectorsImported} memories.`;
+  return `Imported into ${redactConnectionUrl(db)}: ${parts.join(', ')}; vectors kept for ${s.vectorsImported} memories.\n${describeChoices(choices)}.`;
+}
+
+/** The summary's words for `--agent` and `--keep-ages`. */
+export function describeChoices(choices: ImportChoices): string {
+  const ages =
+    choices.keepAges === true
+      ? 'Original ages kept (--keep-ages): the next maintenance pass may archive old memories'
+      : 'Decay clocks start at this import, so maintenance ages the memories from now (--keep-ages keeps their original ages)';
+  return choices.agentId === undefined
+    ? ages
+    : `Every record was imported into agent ${choices.agentId} (--agent). ${ages}`;
 }
 
 /** `engram import`: reads an export from stdin, line by line, into the database (created when missing). */
@@ -147,15 +160,14 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
       'engram import reads an export from stdin: engram import --db file.db < memories.jsonl',
     );
   }
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })[Symbol.asyncIterator]();
-  let lineNumber = 0;
+  // Each line within the line limit: a longer one is refused before it is held whole.
+  const lines = readLines(input as AsyncIterable<Uint8Array | string>, 'the export')[Symbol.asyncIterator]();
   const next = async (): Promise<ExportRecord | undefined> => {
     for (;;) {
       const step = await lines.next();
       if (step.done === true) return undefined;
-      lineNumber += 1;
-      if (step.value.trim() === '') continue;
-      return parseExportLine(step.value, lineNumber);
+      if (step.value.text.trim() === '') continue;
+      return parseExportLine(step.value.text, step.value.number);
     }
   };
   const header = await next();
@@ -170,14 +182,29 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
     if (header !== undefined) yield header;
     for (let r = await next(); r !== undefined; r = await next()) yield r;
   }
+  const choices: ImportChoices = {
+    ...(c.agent === null ? {} : { agentId: c.agent }),
+    ...(c.keepAges ? { keepAges: true } : {}),
+  };
   // A new database adopts the export's embedder (when built in), so its vectors are kept; an existing one keeps
   // its own (a file that exists, a PostgreSQL database that holds Engram's schema).
-  const embedder = (await holdsDatabase(c.db)) ? undefined : choiceFor(header);
+  const held = await holdsDatabase(c.db);
+  const embedder = held ? undefined : choiceFor(header);
   return withEngram(
     io,
     c,
     async (engram) => {
-      const summary = await engram.store.importRecords(records(), {
+      const store = engram.store;
+      // Loaded with the command (not with `maintain`'s notes, which share this module).
+      const { prepareImport } = await import('@engram/memory');
+      const prepared = prepareImport(records(), choices, {
+        now: Date.now(),
+        // A new database holds nothing yet: no lookups.
+        ...(held
+          ? { storedClock: async (agentId, id) => (await store.getMemory(agentId, id))?.updatedAt ?? null }
+          : {}),
+      });
+      const summary = await store.importRecords(prepared, {
         onProgress: (n) => {
           if (Math.floor(n / PROGRESS_EVERY) > Math.floor(read / PROGRESS_EVERY)) {
             io.stderr.write(`imported ${n} records\n`);
@@ -185,8 +212,13 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
           read = n;
         },
       });
-      if (c.json) outJson(io, summary);
-      else out(io, formatSummary(c.db, summary));
+      if (c.json)
+        outJson(io, {
+          ...summary,
+          agent: c.agent,
+          ages: c.keepAges ? 'kept' : 'restarted',
+        });
+      else out(io, formatSummary(c.db, summary, choices));
       return EXIT.ok;
     },
     { access: 'write', creates: true, writes: true, ...(embedder === undefined ? {} : { embedder }) },

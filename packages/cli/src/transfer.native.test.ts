@@ -80,7 +80,8 @@ describe('engram export | engram import', () => {
     const exported = await engram('export --db a.db --vectors > a.jsonl');
     expect(exported.code).toBe(0);
     expect(exported.stderr).toContain('Exported 9 records.');
-    const imported = await engram('import --db b.db --json < a.jsonl');
+    // --keep-ages: an exact copy (by default the decay clocks restart at the import).
+    const imported = await engram('import --db b.db --keep-ages --json < a.jsonl');
     expect(imported.code).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({
       imported: { memories: 5, events: 1, cursors: 0, skills: 1 },

@@ -137,6 +137,7 @@ export {
   MAX_MEMORY_ID_LENGTH,
 } from './rules/agent-id.js';
 export { CJK_CHARACTER, CJK_CLASS_SOURCE, hasCjk } from './rules/cjk.js';
+export { REDACTED, redactConnectionUrl, redactConnectionUrls } from './rules/connection-url.js';
 export type {
   Deadline,
   DeadlineExpiry,

@@ -36,8 +36,9 @@ export type {
   IngestResult,
 } from './ingest.js';
 export { createEventIngestor } from './ingest.js';
+export { LEASE_RENEWAL_MS } from './lease-keeper.js';
 export type { MaintenanceRunner, MaintenanceRunnerConfig } from './maintenance.js';
-export { createMaintenanceRunner } from './maintenance.js';
+export { createMaintenanceRunner, DEFAULT_MAINTENANCE_LEASE_MS } from './maintenance.js';
 export type { InvalidModelOutput, ModelOutputFailure, ModelOutputSchemaName } from './model-output.js';
 export { MODEL_OUTPUT_SCHEMA_NAMES } from './model-output.js';
 export type {

@@ -3,7 +3,8 @@
 import type { MaintenancePassReport } from '@engram/contracts';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMaintenanceRunner } from './maintenance.js';
+import { LEASE_RENEWAL_MS } from './lease-keeper.js';
+import { createMaintenanceRunner, DEFAULT_MAINTENANCE_LEASE_MS } from './maintenance.js';
 import { createFakeTime } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
@@ -200,6 +201,48 @@ describe('maintenance lease', () => {
     expect(rows).toHaveLength(2);
     expect((await second.claimMaintenance('a', { leaseMs: 60_000, owner: 'worker-c' })).claimed).toBe(false);
     expect(time.pending()).toBe(0);
+  });
+
+  it('the default lease is short and renewed every few seconds: a live pass keeps it, a dead one frees the agent within it', async () => {
+    const { time, first, second } = await setup();
+    expect(DEFAULT_MAINTENANCE_LEASE_MS).toBeLessThanOrEqual(60_000);
+    const hold = holdListing(first);
+    const a = createMaintenanceRunner({ store: hold.store, clock: time.clock, timers: time.timers, decay });
+    const b = createMaintenanceRunner({ store: second, clock: time.clock, decay });
+    const passA = a.run('a');
+    await hold.entered;
+    // Twice the lease's length in renewal steps: the live pass still holds the agent.
+    for (let t = 0; t < 2 * DEFAULT_MAINTENANCE_LEASE_MS; t += LEASE_RENEWAL_MS) {
+      time.advance(LEASE_RENEWAL_MS);
+      await settle();
+    }
+    expect(await b.run('a')).toEqual({ skipped: 'claimed', report: null });
+    hold.release();
+    await passA;
+    // A worker that died right after claiming: its lease lapses one default lease length later.
+    expect(
+      (await second.claimMaintenance('a', { leaseMs: DEFAULT_MAINTENANCE_LEASE_MS, owner: 'gone' })).claimed,
+    ).toBe(true);
+    expect(await b.run('a')).toEqual({ skipped: 'claimed', report: null });
+    time.advance(DEFAULT_MAINTENANCE_LEASE_MS + 1);
+    expect((await b.run('a')).skipped).toBeNull();
+  });
+
+  it('a forced pass takes over a lease another worker holds, and says so', async () => {
+    const { time, first, second } = await setup();
+    expect((await second.claimMaintenance('a', { leaseMs: 60_000, owner: 'worker-gone' })).claimed).toBe(
+      true,
+    );
+    const runner = createMaintenanceRunner({ store: first, clock: time.clock, decay });
+    expect(await runner.run('a')).toEqual({ skipped: 'claimed', report: null });
+    const forced = await runner.run('a', { force: true });
+    expect(forced.skipped).toBeNull();
+    expect(forced.details?.tookOverLease).toBe(true);
+    expect(forced.report?.cheap).toMatchObject({ outcome: 'completed', archived: 2 });
+    // Released at its end: the next pass runs without force, and takes nothing over.
+    const next = await runner.run('a');
+    expect(next.skipped).toBeNull();
+    expect(next.details?.tookOverLease).toBeUndefined();
   });
 
   it('a bad lease setting is a typed error', () => {

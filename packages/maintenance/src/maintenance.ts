@@ -82,16 +82,20 @@ export interface MaintenanceRunnerConfig {
   };
   readonly maxOutputTokens?: number;
   /**
-   * How long the agent's maintenance lease lasts (default 15 min), when the store has one: a pass takes it
-   * first and skips the agent (`skipped: 'claimed'`) while another worker holds it; it is released when the
-   * pass ends, and expires on its own if this process dies. While the pass runs it is renewed every third of
-   * its length, so a pass may outlast it; if a renewal finds it taken (this process stalled past its expiry
-   * and another worker claimed the agent), the pass stops as cancelled.
+   * How long the agent's maintenance lease lasts (default {@link DEFAULT_MAINTENANCE_LEASE_MS}, 30 s), when the
+   * store has one: a pass takes it first and skips the agent (`skipped: 'claimed'`) while another worker holds
+   * it; it is released when the pass ends, and expires on its own one lease length after a process that died
+   * last renewed it. While the pass runs it is renewed every third of its length (every 5 s at most), so a
+   * pass may outlast it; if a renewal finds it taken (this process stalled past its expiry, or a forced pass
+   * took it over), the pass stops as cancelled. A forced pass (`force`) takes over a lease another holds.
    */
   readonly leaseMs?: number;
   /** Timers of the lease renewal (default: unref'd system timers, which never keep a process alive). */
   readonly timers?: Timers;
 }
+
+/** The default maintenance lease: short, so a pass whose process died blocks the next one for 30 s at most. */
+export const DEFAULT_MAINTENANCE_LEASE_MS = 30_000;
 
 export type {
   MaintenancePassDetails,
@@ -163,7 +167,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   const drain = config.drain ?? null;
   const decayKinds = MEMORY_KINDS.filter((k) => !(decay.exemptKinds ?? []).includes(k));
   const maxScan = nonNegative('maxScanPerPass', config.maxScanPerPass ?? 2000);
-  const leaseMs = config.leaseMs ?? 15 * 60 * 1000;
+  const leaseMs = config.leaseMs ?? DEFAULT_MAINTENANCE_LEASE_MS;
   if (!(Number.isSafeInteger(leaseMs) && leaseMs >= 1 && leaseMs <= 24 * HOUR)) {
     throw new EngramMaintenanceError(
       'ENGRAM_MAINTENANCE_INVALID_CONFIG',
@@ -406,14 +410,24 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       try {
         // A dry run writes nothing, so it needs no lease.
         if (options.dryRun !== true) {
-          const taken = await takeLease(store, timers, agentId, { leaseMs, owner: leaseOwner });
+          const taken = await takeLease(
+            store,
+            timers,
+            agentId,
+            { leaseMs, owner: leaseOwner },
+            options.force === true,
+          );
           if (taken === 'claimed') return { skipped: 'claimed', report: null };
           lease = taken;
         }
         const passOptions = lease === null ? options : { ...options, signal: lease.signal(options.signal) };
         const { report, details } = await pass(agentId, passOptions);
         if (!details.dryRun) safeNotify(() => observer.onMaintenancePass?.(report));
-        return { skipped: null, report, details };
+        return {
+          skipped: null,
+          report,
+          details: lease?.tookOver === true ? { ...details, tookOverLease: true } : details,
+        };
       } finally {
         // Released before the agent is free in this runner, so a next pass's lease is never dropped by this one.
         await lease?.release();

@@ -6,7 +6,10 @@ import type { InvalidModelOutput } from './model-output.js';
 /** Options of one pass. */
 export interface MaintenancePassOptions {
   readonly signal?: AbortSignal;
-  /** Run the heavy phase even inside its cool-down. */
+  /**
+   * Run the heavy phase even inside its cool-down, and take over the agent's maintenance lease when another
+   * worker holds it (a pass whose process died; the result's `details.tookOverLease` says so).
+   */
   readonly force?: boolean;
   /**
    * Change nothing: the cheap phase lists the rows decay would archive (`details.plan`), the heavy phase is
@@ -41,6 +44,8 @@ export interface MaintenancePassDetails {
   readonly written: { readonly rows: number; readonly embedded: number; readonly pending: number };
   /** Invalid model answers: which schema and which field failed, and how (at most 16; never content). */
   readonly invalidOutputs: readonly InvalidModelOutput[];
+  /** Present (true) when a forced pass took the agent's maintenance lease over from another holder. */
+  readonly tookOverLease?: true;
 }
 
 /**

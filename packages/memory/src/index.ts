@@ -30,14 +30,26 @@ export {
 } from './errors.js';
 export { createMemory } from './memory.js';
 export type {
+  ExportCounts,
+  ExportHeader,
+  ExportRecord,
+  ExportRow,
+  ImportChoices,
+  ImportContext,
+  ImportSummary,
+} from './transfer.js';
+export { checkImportChoices, formatExportLine, parseExportLine, prepareImport } from './transfer.js';
+export type {
   AddOptions,
   AddResult,
   ChatEntryType,
   ChatMessage,
   ClearMessagesOptions,
   ContextOptions,
+  ExportOptions,
   ForgetOptions,
   ForgottenMemory,
+  ImportOptions,
   IngestOptions,
   IngestSummary,
   ListOptions,

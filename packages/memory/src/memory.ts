@@ -24,8 +24,10 @@ import {
   CHANGE_KEYS,
   CLEAR_MESSAGES_KEYS,
   CONTEXT_KEYS,
+  EXPORT_KEYS,
   FORGET_KEYS,
   HEALTH_KEYS,
+  IMPORT_KEYS,
   INGEST_KEYS,
   LIST_KEYS,
   MAINTAIN_KEYS,
@@ -33,6 +35,7 @@ import {
   SCOPE_KEYS,
   SEARCH_KEYS,
 } from './option-keys.js';
+import { checkImportChoices, prepareImport } from './transfer.js';
 import type {
   AddResult,
   ChatMessage,
@@ -337,6 +340,43 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       // What the pass wrote (merged rows) is embedded before it resolves.
       await e.drain({ agentId });
       return result;
+    },
+
+    export(options) {
+      const o = checkOptions(options, 'options', EXPORT_KEYS);
+      const agentId = o.agentId === undefined || o.agentId === null ? null : agentOf(o, defaultAgent);
+      if (o.vectors !== undefined && typeof o.vectors !== 'boolean')
+        throw invalidInput('vectors must be a boolean');
+      return open().store.exportRecords({
+        ...(agentId === null ? {} : { agentId }),
+        ...(o.vectors === true ? { vectors: true } : {}),
+      });
+    },
+
+    async import(records, options) {
+      const o = checkOptions(options, 'options', IMPORT_KEYS);
+      const choices = checkImportChoices({
+        ...(o.agentId === undefined ? {} : { agentId: o.agentId }),
+        ...(o.keepAges === undefined ? {} : { keepAges: o.keepAges }),
+      });
+      if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
+        throw invalidInput('onProgress must be a function');
+      if (
+        typeof (records as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] !== 'function' &&
+        typeof (records as { [Symbol.iterator]?: unknown })?.[Symbol.iterator] !== 'function'
+      )
+        throw invalidInput('records must be an iterable of export records');
+      const e = open();
+      const summary = await e.store.importRecords(
+        prepareImport(records, choices, {
+          now: Date.now(),
+          storedClock: async (agentId, id) => (await e.store.getMemory(agentId, id))?.updatedAt ?? null,
+        }),
+        o.onProgress === undefined ? {} : { onProgress: o.onProgress },
+      );
+      // Memories imported without their vectors are embedded in the background.
+      drain.kick();
+      return summary;
     },
 
     async health(options) {

@@ -8,7 +8,9 @@ import type {
   AddOptions,
   ClearMessagesOptions,
   ContextOptions,
+  ExportOptions,
   ForgetOptions,
+  ImportOptions,
   IngestOptions,
   ListOptions,
   MemoryChange,
@@ -68,3 +70,5 @@ export const CALL_TOOL_KEYS: readonly (keyof (Scope & { readonly signal?: AbortS
 ];
 export const MESSAGES_KEYS: readonly (keyof MessagesOptions)[] = ['agentId', 'sessionId', 'limit'];
 export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = ['agentId', 'sessionId'];
+export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'vectors'];
+export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];

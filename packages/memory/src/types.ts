@@ -3,6 +3,8 @@ import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
 import type { RetrievalExplanation } from '@engram/retrieval';
 import type {
+  ExportRecord,
+  ImportSummary,
   Lifecycle,
   MemoryFilter,
   MemoryKind,
@@ -342,6 +344,22 @@ export interface Memory {
   ingest(input: readonly string[] | readonly ChatMessage[], options?: IngestOptions): Promise<IngestSummary>;
   /** One maintenance pass (decay, merges, archival; model steps with a model), its output embedded. */
   maintain(options?: Scope & { readonly force?: boolean }): Promise<MaintenancePassResult>;
+  /**
+   * A backup: the store's export records (a header, every memory, event, cursor, skill, link and history
+   * row, then an end record counting them) — every agent's, or `agentId`'s; with their vectors when `vectors`.
+   * The same records `engram export` writes, one per line with `formatExportLine`.
+   */
+  export(options?: ExportOptions): AsyncIterable<ExportRecord>;
+  /**
+   * Restores a backup (records as `export` gives them, or `parseExportLine` reads them), with the store's
+   * checks: every record is validated, counts are compared with the end record, and a record stored with
+   * other values is a conflict left as stored. Imported memories start their decay clock now unless
+   * `keepAges`; `agentId` imports every record into that agent. Resolves to what was written.
+   */
+  import(
+    records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
+    options?: ImportOptions,
+  ): Promise<ImportSummary>;
   /** Health counts and runtime figures (numbers and enum keys only) for the agent, or every agent. */
   health(options?: { readonly agentId?: string | null }): Promise<HealthDto>;
   /** The core block and the recall block for `query` (null: the core block only), within a token budget. */
@@ -365,4 +383,22 @@ export interface Memory {
   flush(): Promise<void>;
   /** Stops the background drain after its current batch and closes the file (idempotent). */
   close(): Promise<void>;
+}
+
+/** Options of {@link Memory.export}. */
+export interface ExportOptions {
+  /** One agent only (default: every agent of the file). */
+  readonly agentId?: string | null;
+  /** Carry each memory's vectors with the embedder profile (default false: they import as pending). */
+  readonly vectors?: boolean;
+}
+
+/** Options of {@link Memory.import}. */
+export interface ImportOptions {
+  /** Import every record into this agent (remapped; default: each record's own agent). */
+  readonly agentId?: string;
+  /** Keep the exported ages (default false: imported memories start their decay clock at the import). */
+  readonly keepAges?: boolean;
+  /** Called as batches are written, with the records read so far. */
+  readonly onProgress?: (records: number) => void;
 }

@@ -1,6 +1,6 @@
 /**
  * The per-agent maintenance lease on PostgreSQL: a row of `maintenance_leases` taken with one
- * `INSERT … ON CONFLICT DO UPDATE … WHERE` when it is free, expired or already the owner's. The deadline is on the
+ * `INSERT … ON CONFLICT DO UPDATE … WHERE` when it is free, expired, already the owner's, or taken over. The deadline is on the
  * server clock (as the embedding claims'), so a lease of a worker that died expires whatever the workers' clocks.
  */
 import type { MaintenanceClaim } from '@engram/store';
@@ -14,7 +14,7 @@ const SERVER_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 export function claimMaintenance(
   ctx: PgContext,
   agentId: string,
-  options: { readonly leaseMs: number; readonly owner?: string },
+  options: { readonly leaseMs: number; readonly owner?: string; readonly takeOver?: boolean },
 ): Promise<MaintenanceClaim> {
   return ctx.op('claimMaintenance', async () => {
     const claim = validateMaintenanceClaim(agentId, options?.leaseMs, options?.owner, ctx.workerId);
@@ -23,9 +23,9 @@ export function claimMaintenance(
       'write',
       `INSERT INTO maintenance_leases AS l (agent_id, owner, lease_until) VALUES ($1, $2, ${SERVER_NOW} + $3)
        ON CONFLICT (agent_id) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
-       WHERE l.lease_until <= ${SERVER_NOW} OR l.owner = excluded.owner
+       WHERE $4::boolean OR l.lease_until <= ${SERVER_NOW} OR l.owner = excluded.owner
        RETURNING lease_until`,
-      [claim.agentId, claim.owner, claim.leaseMs],
+      [claim.agentId, claim.owner, claim.leaseMs, options?.takeOver === true],
     );
     const row = rows[0];
     return row === undefined ? { claimed: false } : { claimed: true, until: Number(row.lease_until) };

@@ -3,6 +3,7 @@
  * `--db`, a facade's `path` — when that string is a PostgreSQL URL. Nothing here loads `pg`: the store package
  * is imported only for a URL, so a process that opens a SQLite file never loads the driver.
  */
+import { redactConnectionUrl } from '@engram/contracts';
 import type { EmbeddingProfile, StoreObserver } from '@engram/store';
 import type { PostgresMemoryStore } from './store.js';
 
@@ -62,18 +63,10 @@ export async function openBoundPostgres<T>(
 }
 
 /**
- * The URL with its password replaced by `***`, for a label a user may see; a string that is not a PostgreSQL
- * URL (a file path) is returned as is, an unparsable URL as its scheme only.
+ * The URL with its password replaced by `***`, for a label a user may see; a string that is not a URL (a file
+ * path) is returned as is, an unparsable URL as its scheme only. The one rule is `@engram/contracts`'
+ * `redactConnectionUrl`.
  */
 export function redactPostgresUrl(db: string): string {
-  if (!/^postgres(ql)?:\/\//.test(db)) return db;
-  try {
-    const parsed = new URL(db);
-    if (parsed.password === '') return db;
-    parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    // Nothing after the scheme is shown: it may hold a password.
-    return `${db.slice(0, db.indexOf(':'))}://***`;
-  }
+  return redactConnectionUrl(db);
 }

@@ -554,6 +554,8 @@ export interface ClaimMaintenanceOptions {
   readonly leaseMs: number;
   /** Who claims (an id of the worker; default: the store instance's own id). Never user content. */
   readonly owner?: string;
+  /** Take the lease even while another owner holds a live one (a forced pass over a holder that died). */
+  readonly takeOver?: boolean;
 }
 
 /** The answer of a claim: whether this owner holds the lease now, and until when (epoch ms) it holds. */
@@ -569,8 +571,8 @@ export interface MaintenanceClaim {
  */
 export interface MaintenanceLeaseSlice {
   /**
-   * Takes the agent's lease when it is free, expired, or already held by `owner` (then it is extended); one
-   * atomic statement. `{ claimed: false }` when another owner holds a live lease.
+   * Takes the agent's lease when it is free, expired, or already held by `owner` (then it is extended), or
+   * always with `takeOver`; one atomic statement. `{ claimed: false }` when another owner holds a live lease.
    */
   claimMaintenance?(agentId: string, options: ClaimMaintenanceOptions): Promise<MaintenanceClaim>;
   /** Gives the lease up if `owner` (default: this store instance) holds it; a no-op otherwise. */

@@ -78,6 +78,19 @@ export function describeLeaseConformance(name: string, open: ConformanceOpen): v
     );
 
     it(
+      'a claim with takeOver takes a live lease of another owner at once; that owner is refused afterwards',
+      withTwo(open, async (a, b) => {
+        expect((await a.claimMaintenance('agent', { leaseMs: 60_000 })).claimed).toBe(true);
+        expect(await b.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
+        expect((await b.claimMaintenance('agent', { leaseMs: 60_000, takeOver: true })).claimed).toBe(true);
+        expect(await a.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
+        // The old holder's release leaves the new lease alone.
+        await a.releaseMaintenance('agent');
+        expect(await a.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });
+      }),
+    );
+
+    it(
       'owners are named per claim: one instance can hold for one owner and be refused for another',
       withTwo(open, async (a) => {
         expect((await a.claimMaintenance('agent', { leaseMs: 60_000, owner: 'w1' })).claimed).toBe(true);

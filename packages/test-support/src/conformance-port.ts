@@ -93,7 +93,7 @@ export type ConformanceOutcome =
 export interface ConformancePort extends ConformanceStore {
   claimMaintenance(
     agentId: string,
-    options: { readonly leaseMs: number; readonly owner?: string },
+    options: { readonly leaseMs: number; readonly owner?: string; readonly takeOver?: boolean },
   ): Promise<{ readonly claimed: boolean; readonly until?: number }>;
   releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void>;
   readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;

@@ -1,7 +1,7 @@
 /**
  * The per-agent maintenance lease on SQLite: one `meta` row per agent (`maintenance_lease:<agentId>`, value
  * `<until>:<owner>`), so no schema change. The claim is one `INSERT … ON CONFLICT DO UPDATE … WHERE` that takes
- * the row only when it is free, expired (by the store clock) or already this owner's; SQLite's single writer
+ * the row only when it is free, expired (by the store clock), already this owner's, or taken over; SQLite's single writer
  * makes it atomic across the processes sharing the file.
  */
 import type { MaintenanceClaim } from '@engram/store/port-kit';
@@ -20,7 +20,7 @@ export function claimMaintenance(
   ctx: StoreContext,
   instanceOwner: string,
   agentId: string,
-  options: { readonly leaseMs: number; readonly owner?: string },
+  options: { readonly leaseMs: number; readonly owner?: string; readonly takeOver?: boolean },
 ): Promise<MaintenanceClaim> {
   return ctx.op('claimMaintenance', () => {
     const claim = validateMaintenanceClaim(agentId, options?.leaseMs, options?.owner, instanceOwner);
@@ -31,9 +31,15 @@ export function claimMaintenance(
       .stmt(
         'meta',
         `INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value
-         WHERE ${UNTIL} <= ? OR ${OWNER} = ?`,
+         WHERE ? = 1 OR ${UNTIL} <= ? OR ${OWNER} = ?`,
       )
-      .run(PREFIX + claim.agentId, `${until}:${claim.owner}`, now, claim.owner);
+      .run(
+        PREFIX + claim.agentId,
+        `${until}:${claim.owner}`,
+        options?.takeOver === true ? 1 : 0,
+        now,
+        claim.owner,
+      );
     return taken.changes > 0 ? { claimed: true, until } : { claimed: false };
   });
 }
