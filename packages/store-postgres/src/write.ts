@@ -19,7 +19,7 @@ import {
   invalidInput,
   likeText,
   type PreparedMemory,
-  prepareNewMemory,
+  prepareMemoryInsert,
   preparePatch,
   validateAgentId,
   validateId,
@@ -34,19 +34,7 @@ import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
 import { ACTIVE_CONTENT_WHERE } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export function prepareInsert(ctx: PgContext, input: NewMemory, field: string): PreparedMemory {
-  const prepared = prepareNewMemory(input, ctx.limits, field);
-  if (prepared.vector !== undefined) {
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it cannot store vectors',
-      );
-    }
-    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
-  }
-  return prepared;
-}
+export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory = prepareMemoryInsert;
 
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a

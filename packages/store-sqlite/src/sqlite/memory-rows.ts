@@ -17,9 +17,10 @@ import {
   type ChunkSpan,
   chunkSpans,
   EngramStoreError,
+  generatedMemoryId,
   isAscii,
   type PreparedMemory,
-  prepareNewMemory,
+  prepareMemoryInsert,
   validateId,
   validateVector,
 } from '@engram/store/port-kit';
@@ -30,24 +31,11 @@ import { writeFts, writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export function prepareInsert(ctx: StoreContext, input: NewMemory, field: string): PreparedMemory {
-  const prepared = prepareNewMemory(input, ctx.limits, field);
-  if (prepared.vector !== undefined) {
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it cannot store vectors',
-      );
-    }
-    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
-  }
-  return prepared;
-}
+export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory = prepareMemoryInsert;
 
 /** A generated memory id (checked like a caller's). */
 export function newId(ctx: StoreContext): string {
-  const id = ctx.idFactory();
-  return validateId(id, 'generated id');
+  return generatedMemoryId(ctx.idFactory);
 }
 
 /** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
