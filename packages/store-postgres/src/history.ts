@@ -59,7 +59,12 @@ export async function selectRow(
 }
 
 /** The ids of the supersede chain through `id`, oldest first, from rows and from the history. */
-export function supersedeChain(ctx: PgContext, db: Queryable, agentId: string, id: string): Promise<string[]> {
+export function supersedeChain(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  id: string,
+): Promise<string[]> {
   return supersedeChainAsync(id, async ({ direction, of }) => {
     if (direction === 'older') {
       const rows = await ctx.q<{ id: string }>(

@@ -114,7 +114,8 @@ export function mergeMemories(
         ]);
         superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
       }
-      for (const done of superseded) await recordHistory(ctx, db, supersededEntry(agentId, done, successor, now));
+      for (const done of superseded)
+        await recordHistory(ctx, db, supersededEntry(agentId, done, successor, now));
       return { superseded, merged: inserted.record };
     });
   });

@@ -25,7 +25,6 @@ import {
   validateId,
   validateInteger,
   validateTimestamp,
-  validateVector,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
@@ -34,7 +33,8 @@ import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
 import { ACTIVE_CONTENT_WHERE } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory = prepareMemoryInsert;
+export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory =
+  prepareMemoryInsert;
 
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a

@@ -7,7 +7,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { EmbeddingProfile, MemoryStore, StoreSlices } from '@engram/store/port-kit';
+import type { MemoryStore, StoreSlices } from '@engram/store/port-kit';
 import { isEngramStoreError, MemoryStoreFacade } from '@engram/store/port-kit';
 import { TOKENIZER_DESCRIPTION } from './schema.js';
 import { classifySqliteError } from './sqlite/classify.js';
@@ -76,7 +76,8 @@ function sqliteSlices(leaseOwner: string): StoreSlices<StoreContext> {
     exportRecords,
     importRecords,
     claimMaintenance: (ctx, agentId, options) => lease.claimMaintenance(ctx, leaseOwner, agentId, options),
-    releaseMaintenance: (ctx, agentId, options) => lease.releaseMaintenance(ctx, leaseOwner, agentId, options),
+    releaseMaintenance: (ctx, agentId, options) =>
+      lease.releaseMaintenance(ctx, leaseOwner, agentId, options),
   };
 }
 

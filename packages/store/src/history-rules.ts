@@ -3,18 +3,23 @@
  * how a memory's lineage is assembled (creations from the stored rows, then the recorded entries, in time
  * order). Pure: an adapter answers the walk's lookups and reads the rows; the statements stay its own.
  */
-import type {
-  HistoryInput,
-  MemoryHistory,
-  MemoryHistoryAction,
-  MemoryHistoryEntry,
-} from './facts-types.js';
+import type { HistoryInput, MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry } from './facts-types.js';
 import type { MemoryRecord } from './types.js';
 
 /** The values of a history row, in the column order `agent_id, memory_id, action, at, revision, actor, reason, related_id, content`. */
 export function historyValues(
   e: HistoryInput,
-): readonly [string, string, string, number, number | null, string | null, string | null, string | null, string | null] {
+): readonly [
+  string,
+  string,
+  string,
+  number,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+] {
   return [
     e.agentId,
     e.memoryId,

@@ -14,9 +14,9 @@ import type {
   EmbeddingProfile,
   EventInput,
   EventRecord,
-  Lifecycle,
   LexicalQuery,
   LexicalResult,
+  Lifecycle,
   ListMemoriesOptions,
   ListPendingOptions,
   MemoryBrief,
@@ -50,9 +50,7 @@ export type ForwardedMethod = {
 }[keyof Forwarded];
 
 /** The function serving one method: the method's own parameters after the adapter's context. */
-export type SliceFunction<Ctx, K extends ForwardedMethod> = Forwarded[K] extends (
-  ...args: infer A
-) => infer R
+export type SliceFunction<Ctx, K extends ForwardedMethod> = Forwarded[K] extends (...args: infer A) => infer R
   ? (ctx: Ctx, ...args: A) => R
   : never;
 
@@ -190,7 +188,11 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
     return this.#slices.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
   }
-  mergeMemories(agentId: string, sources: readonly MergeSource[], merged: NewMemory): ForwardedResult<'mergeMemories'> {
+  mergeMemories(
+    agentId: string,
+    sources: readonly MergeSource[],
+    merged: NewMemory,
+  ): ForwardedResult<'mergeMemories'> {
     return this.#slices.mergeMemories(this.#ctx, agentId, sources, merged);
   }
 
@@ -228,7 +230,9 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   listPendingEmbeddings(options: ListPendingOptions): ForwardedResult<'listPendingEmbeddings'> {
     return this.#slices.listPendingEmbeddings(this.#ctx, options);
   }
-  commitEmbeddings(...args: Parameters<MemoryStore['commitEmbeddings']>): ForwardedResult<'commitEmbeddings'> {
+  commitEmbeddings(
+    ...args: Parameters<MemoryStore['commitEmbeddings']>
+  ): ForwardedResult<'commitEmbeddings'> {
     return this.#slices.commitEmbeddings(this.#ctx, ...args);
   }
   countEmbeddingBacklog(): ForwardedResult<'countEmbeddingBacklog'> {
@@ -263,7 +267,11 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
 
   // ---------------------------------------------------------------- event log
 
-  appendEvents(agentId: string, sessionId: string, input: readonly EventInput[]): ForwardedResult<'appendEvents'> {
+  appendEvents(
+    agentId: string,
+    sessionId: string,
+    input: readonly EventInput[],
+  ): ForwardedResult<'appendEvents'> {
     return this.#slices.appendEvents(this.#ctx, agentId, sessionId, input);
   }
   readEvents(...args: Parameters<MemoryStore['readEvents']>): Promise<readonly EventRecord[]> {

@@ -21,8 +21,6 @@ import {
   isAscii,
   type PreparedMemory,
   prepareMemoryInsert,
-  validateId,
-  validateVector,
 } from '@engram/store/port-kit';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import { indexContent } from './chunks.js';
@@ -31,7 +29,8 @@ import { writeFts, writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory = prepareMemoryInsert;
+export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory =
+  prepareMemoryInsert;
 
 /** A generated memory id (checked like a caller's). */
 export function newId(ctx: StoreContext): string {
