@@ -7,6 +7,7 @@
  * store's own adapters.
  */
 
+export * from './adapter-context.js';
 export * from './bm25.js';
 export * from './bm25-plan.js';
 export * from './chunking.js';
