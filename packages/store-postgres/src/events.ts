@@ -4,6 +4,7 @@
  * difference is `ENGRAM_STORE_CONFLICT` and the whole append rolls back), and the ingestion cursor moved by a
  * compare-and-set statement in the transaction that inserts the batch's memories.
  */
+
 import { contentHash } from '@engram/contracts';
 import {
   type AppendEventsResult,
@@ -16,14 +17,15 @@ import {
 import {
   invalidInput,
   type PreparedEvent,
-  prepareEvent,
+  prepareAppend,
   validateAgentId,
-  validateInteger,
-  validateLimit,
+  validateEventRangeArgs,
+  validateEventsAfterArgs,
+  validateIngestBatch,
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { type EventRow, toEvent } from './rows.js';
-import { insertPrepared, prepareInsert } from './write.js';
+import { insertPrepared } from './write.js';
 
 function sameEvent(
   a: PreparedEvent,
@@ -46,10 +48,7 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    if (!Array.isArray(events)) throw invalidInput('events must be an array');
-    const prepared = events.map((e, i) => prepareEvent(e, ctx.limits, `events[${i}]`));
+    const prepared = prepareAppend(ctx, agentId, sessionId, events);
     const bySeq = new Map<number, PreparedEvent>();
     let skipped = 0;
     for (const e of prepared) {
@@ -134,10 +133,7 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(fromSeq, 'fromSeq', 0);
-    validateInteger(toSeq, 'toSeq', 0);
+    validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
     const rows = await ctx.q<EventRow>(
       ctx.pool,
@@ -158,10 +154,7 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(afterSeq, 'afterSeq', 0);
-    const n = validateLimit(limit, 'limit', 10_000);
+    const n = validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
     const rows = await ctx.q<EventRow>(
       ctx.pool,
       'read',
@@ -219,17 +212,7 @@ export function getCursor(ctx: PgContext, agentId: string, sessionId: string): P
  */
 export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', async () => {
-    if (typeof batch !== 'object' || batch === null) throw invalidInput('batch must be an object');
-    const agentId = validateAgentId(batch.agentId);
-    const sessionId = validateAgentId(batch.sessionId, 'sessionId');
-    const expected = validateInteger(batch.expectedCursor, 'expectedCursor', 0);
-    const next = validateInteger(batch.nextCursor, 'nextCursor', 0);
-    if (next < expected) throw invalidInput('nextCursor must not be below expectedCursor');
-    if (!Array.isArray(batch.memories)) throw invalidInput('memories must be an array');
-    const prepared = batch.memories.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
-    for (const p of prepared) {
-      if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
-    }
+    const { agentId, sessionId, expected, next, prepared } = validateIngestBatch(ctx, batch);
     const now = ctx.now();
     const records = await ctx.tx(async (db) => {
       const moved =

@@ -4,6 +4,7 @@
  * transaction. Compare-and-set is the `WHERE revision = expected` of the `UPDATE` itself, on a row locked
  * `FOR UPDATE`, so two writers holding one revision can never both succeed; ids are unique by constraint.
  */
+
 import { contentHash, hasCjk } from '@engram/contracts';
 import {
   type EmbeddingState,
@@ -15,16 +16,16 @@ import {
   type NewMemory,
 } from '@engram/store';
 import {
+  checkEventEdit,
   chunkSpans,
-  invalidInput,
   likeText,
   type PreparedMemory,
+  prepareInsertBatch,
   prepareMemoryInsert,
-  preparePatch,
+  validateAccessArgs,
   validateAgentId,
   validateId,
-  validateInteger,
-  validateTimestamp,
+  validateUpdateArgs,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
@@ -255,8 +256,7 @@ export function insertMemories(
   inputs: readonly NewMemory[],
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('insertMemories', async () => {
-    if (!Array.isArray(inputs)) throw invalidInput('memories must be an array');
-    const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    const prepared = prepareInsertBatch(ctx, inputs);
     if (prepared.length === 0) return [];
     const now = ctx.now();
     const inserted = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
@@ -277,20 +277,11 @@ export function updateMemory(
   patch: MemoryPatch,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const p = preparePatch(patch, ctx.limits);
+    const p = validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
-      const contentChanged = p.content !== undefined && p.content !== row.content;
-      if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
-        throw invalidInput('event rows are never edited in place (only tags and scores may change)');
-      }
-      if (p.kind === 'event' && row.kind !== 'event') {
-        throw invalidInput('a row cannot become an event (events are appended, not converted)');
-      }
+      const contentChanged = checkEventEdit(row, p);
       const content = contentChanged && p.content !== undefined ? p.content : row.content;
       const spans = chunkSpans(content);
       const rows = await ctx.q<MemoryRow>(
@@ -362,11 +353,7 @@ export function recordAccess(
   at?: number,
 ): Promise<void> {
   return ctx.op('recordAccess', async () => {
-    validateAgentId(agentId);
-    if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
-    if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
-    for (const id of ids) validateId(id, 'ids entry');
-    const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
+    const when = validateAccessArgs(agentId, ids, at, ctx.now);
     if (ids.length === 0) return;
     await ctx.run(
       ctx.pool,

@@ -10,6 +10,7 @@
 export * from './adapter-context.js';
 export * from './bm25.js';
 export * from './bm25-plan.js';
+export * from './call-rules.js';
 export * from './chunking.js';
 export * from './embedding-outcomes.js';
 export * from './errors.js';

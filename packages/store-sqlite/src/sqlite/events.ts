@@ -15,13 +15,14 @@ import {
   EngramStoreError,
   invalidInput,
   type PreparedEvent,
-  prepareEvent,
+  prepareAppend,
   validateAgentId,
-  validateInteger,
-  validateLimit,
+  validateEventRangeArgs,
+  validateEventsAfterArgs,
+  validateIngestBatch,
 } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
-import { insertPreparedBatch, prepareInsert } from './memory-rows.js';
+import { insertPreparedBatch } from './memory-rows.js';
 import { type EventRow, toEvent } from './rows.js';
 
 /** The fields that make two events with one seq the same event. */
@@ -70,10 +71,7 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    if (!Array.isArray(events)) throw invalidInput('events must be an array');
-    const prepared = events.map((e, i) => prepareEvent(e, ctx.limits, `events[${i}]`));
+    const prepared = prepareAppend(ctx, agentId, sessionId, events);
     const { unique, skipped: skippedInBatch } = dedupeBatch(prepared);
     let skipped = skippedInBatch;
     const now = ctx.now();
@@ -152,10 +150,7 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(fromSeq, 'fromSeq', 0);
-    validateInteger(toSeq, 'toSeq', 0);
+    validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
     return ctx
       .stmt(
@@ -176,10 +171,7 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(afterSeq, 'afterSeq', 0);
-    const n = validateLimit(limit, 'limit', 10_000);
+    const n = validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
     return ctx
       .stmt(
         'read',
@@ -230,17 +222,7 @@ export function getCursor(ctx: StoreContext, agentId: string, sessionId: string)
 /** Inserts the batch's memories and moves the cursor atomically (compare-and-set on the cursor). */
 export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', () => {
-    if (typeof batch !== 'object' || batch === null) throw invalidInput('batch must be an object');
-    const agentId = validateAgentId(batch.agentId);
-    const sessionId = validateAgentId(batch.sessionId, 'sessionId');
-    const expected = validateInteger(batch.expectedCursor, 'expectedCursor', 0);
-    const next = validateInteger(batch.nextCursor, 'nextCursor', 0);
-    if (next < expected) throw invalidInput('nextCursor must not be below expectedCursor');
-    if (!Array.isArray(batch.memories)) throw invalidInput('memories must be an array');
-    const prepared = batch.memories.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
-    for (const p of prepared) {
-      if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
-    }
+    const { agentId, sessionId, expected, next, prepared } = validateIngestBatch(ctx, batch);
     const now = ctx.now();
     return ctx.tx(() => {
       const current = readCursor(ctx, agentId, sessionId);
