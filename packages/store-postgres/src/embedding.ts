@@ -19,10 +19,10 @@ import type {
   PendingEmbedding,
 } from '@engram/store';
 import {
+  callRules,
   checkEmbeddingOutcomes,
   embeddingFingerprint,
   invalidInput,
-  validatePendingOptions,
 } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext } from './context.js';
@@ -42,7 +42,7 @@ export function listPendingEmbeddings(
   options: ListPendingOptions,
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', async () => {
-    const { agentId, limit, below, ids: only } = validatePendingOptions(options);
+    const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
     const ids = only;
     // Only the rows named, when `ids` is given (e.g. the rows a maintenance pass just wrote).
     const base = `${STATE_COND} AND m.lifecycle = 'active' AND ($3::text IS NULL OR m.agent_id = $3)

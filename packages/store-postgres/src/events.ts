@@ -14,15 +14,7 @@ import {
   type IngestBatch,
   type MemoryRecord,
 } from '@engram/store';
-import {
-  invalidInput,
-  type PreparedEvent,
-  prepareAppend,
-  validateAgentId,
-  validateEventRangeArgs,
-  validateEventsAfterArgs,
-  validateIngestBatch,
-} from '@engram/store/port-kit';
+import { callRules, invalidInput, type PreparedEvent, validateAgentId } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { type EventRow, toEvent } from './rows.js';
 import { insertPrepared } from './write.js';
@@ -48,7 +40,7 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', async () => {
-    const prepared = prepareAppend(ctx, agentId, sessionId, events);
+    const prepared = callRules.prepareAppend(ctx, agentId, sessionId, events);
     const bySeq = new Map<number, PreparedEvent>();
     let skipped = 0;
     for (const e of prepared) {
@@ -133,7 +125,7 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', async () => {
-    validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
+    callRules.validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
     const rows = await ctx.q<EventRow>(
       ctx.pool,
@@ -154,7 +146,7 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', async () => {
-    const n = validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
+    const n = callRules.validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
     const rows = await ctx.q<EventRow>(
       ctx.pool,
       'read',
@@ -212,7 +204,7 @@ export function getCursor(ctx: PgContext, agentId: string, sessionId: string): P
  */
 export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', async () => {
-    const { agentId, sessionId, expected, next, prepared } = validateIngestBatch(ctx, batch);
+    const { agentId, sessionId, expected, next, prepared } = callRules.validateIngestBatch(ctx, batch);
     const now = ctx.now();
     const records = await ctx.tx(async (db) => {
       const moved =

@@ -4,6 +4,7 @@
  * the rows (their derived rows go by cascade) and the text their history kept, leaving a tombstone; `keep`
  * archives the rows, marked forgotten.
  */
+
 import {
   type ConflictLink,
   type ConflictResolution,
@@ -13,23 +14,7 @@ import {
   type ForgetOptions,
   type ForgetResult,
 } from '@engram/store';
-import {
-  CONFLICT_LINK_COLUMNS,
-  type ConflictRow,
-  conflictLink,
-  conflictLinkedEntries,
-  conflictResolvedEntries,
-  forgetOptions,
-  forgetScope,
-  forgottenEntry,
-  settleConflict,
-  supersededEntry,
-  validateAgentId,
-  validateForgetArgs,
-  validateLinkArgs,
-  validateListConflictsArgs,
-  validateResolveArgs,
-} from '@engram/store/port-kit';
+import { factsRules, forgetOptions, lifecycleRules, validateAgentId } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
 import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
@@ -44,7 +29,7 @@ async function forgetRow(
   now: number,
 ): Promise<void> {
   const forgotten = { agentId: row.agent_id, id: row.id, revision: Number(row.revision) };
-  await recordHistory(ctx, db, forgottenEntry(forgotten, who, now));
+  await recordHistory(ctx, db, factsRules.forgottenEntry(forgotten, who, now));
   if (ctx.forgetMode === 'erase') {
     await ctx.run(db, 'write', 'DELETE FROM memories WHERE rid = $1', [row.rid]);
     return;
@@ -83,7 +68,7 @@ export function forgetMemory(
   options?: ForgetOptions,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', async () => {
-    const who = validateForgetArgs(agentId, id, options);
+    const who = factsRules.validateForgetArgs(agentId, id, options);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await selectRow(ctx, db, agentId, id);
@@ -91,7 +76,7 @@ export function forgetMemory(
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
-      for (const memoryId of forgetScope(await supersedeChain(ctx, db, agentId, id), id)) {
+      for (const memoryId of factsRules.forgetScope(await supersedeChain(ctx, db, agentId, id), id)) {
         const rows = await ctx.q<MemoryRow>(
           db,
           'read',
@@ -159,7 +144,7 @@ export function linkConflict(
   reason: string,
 ): Promise<boolean> {
   return ctx.op('linkConflict', async () => {
-    validateLinkArgs(agentId, olderId, newerId, reason);
+    factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       for (const id of [olderId, newerId]) {
@@ -175,7 +160,7 @@ export function linkConflict(
         [agentId, olderId, newerId, reason, now],
       );
       if (n === 0) return false;
-      for (const e of conflictLinkedEntries(agentId, olderId, newerId, reason, now)) {
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now)) {
         await recordHistory(ctx, db, e);
       }
       return true;
@@ -190,17 +175,17 @@ export function listConflicts(
   options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', async () => {
-    const { ids, state, limit } = validateListConflictsArgs(agentId, options);
-    const rows = await ctx.q<ConflictRow>(
+    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
+    const rows = await ctx.q<factsRules.ConflictRow>(
       ctx.pool,
       'read',
-      `SELECT ${CONFLICT_LINK_COLUMNS} FROM memory_links
+      `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
        WHERE agent_id = $1 AND ($2::text IS NULL OR state = $2)
          AND ($3::text[] IS NULL OR older_id = ANY($3::text[]) OR newer_id = ANY($3::text[]))
        ORDER BY created_at, older_id COLLATE "C", newer_id COLLATE "C" LIMIT $4`,
       [agentId, state, ids, limit],
     );
-    return rows.map(conflictLink);
+    return rows.map(factsRules.conflictLink);
   });
 }
 
@@ -213,17 +198,17 @@ export function resolveConflict(
   resolution: ConflictResolution,
 ): Promise<ConflictLink> {
   return ctx.op('resolveConflict', async () => {
-    const { keepId, who } = validateResolveArgs(agentId, olderId, newerId, resolution);
+    const { keepId, who } = factsRules.validateResolveArgs(agentId, olderId, newerId, resolution);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const links = await ctx.q<ConflictRow>(
+      const links = await ctx.q<factsRules.ConflictRow>(
         db,
         'read',
-        `SELECT ${CONFLICT_LINK_COLUMNS} FROM memory_links
+        `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
          WHERE agent_id = $1 AND older_id = $2 AND newer_id = $3 AND kind = 'conflict' FOR UPDATE`,
         [agentId, olderId, newerId],
       );
-      const { state, retireId, settled } = settleConflict(links[0], keepId, now);
+      const { state, retireId, settled } = factsRules.settleConflict(links[0], keepId, now);
       if (keepId !== null && retireId !== null) {
         const row = await rowForWrite(ctx, db, agentId, retireId, undefined);
         if (row.lifecycle === 'active') {
@@ -235,7 +220,7 @@ export function resolveConflict(
             [keepId, now, row.rid],
           );
           const retired = { id: retireId, revision: Number(row.revision) + 1 };
-          await recordHistory(ctx, db, supersededEntry(agentId, retired, keepId, now, who));
+          await recordHistory(ctx, db, lifecycleRules.supersededEntry(agentId, retired, keepId, now, who));
         }
       }
       await ctx.run(
@@ -244,7 +229,7 @@ export function resolveConflict(
         `UPDATE memory_links SET state = $1, resolved_at = $2 WHERE agent_id = $3 AND older_id = $4 AND newer_id = $5`,
         [state, now, agentId, olderId, newerId],
       );
-      for (const e of conflictResolvedEntries(agentId, olderId, newerId, who, state, now)) {
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now)) {
         await recordHistory(ctx, db, e);
       }
       return settled;

@@ -2,16 +2,9 @@
  * The lineage of a memory: history entries written by updates, supersedes, forgets and contradiction links,
  * and the read that assembles a memory's supersede chain and entries in time order (as the SQLite store does).
  */
+
 import type { MemoryHistory, MemoryRecord } from '@engram/store';
-import {
-  assembleHistory,
-  type HistoryInput,
-  type HistoryRow,
-  historyValues,
-  supersedeChainAsync,
-  validateAgentId,
-  validateId,
-} from '@engram/store/port-kit';
+import { type HistoryInput, historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
 
@@ -22,7 +15,7 @@ export async function recordHistory(ctx: PgContext, db: Queryable, e: HistoryInp
     'write',
     `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    historyValues(e),
+    historyRules.historyValues(e),
   );
 }
 
@@ -65,7 +58,7 @@ export function supersedeChain(
   agentId: string,
   id: string,
 ): Promise<string[]> {
-  return supersedeChainAsync(id, async ({ direction, of }) => {
+  return historyRules.supersedeChainAsync(id, async ({ direction, of }) => {
     if (direction === 'older') {
       const rows = await ctx.q<{ id: string }>(
         db,
@@ -104,14 +97,14 @@ export function history(ctx: PgContext, agentId: string, id: string): Promise<Me
         const row = await selectRow(ctx, db, agentId, memoryId);
         records.push(row === undefined ? undefined : toRecord(row));
       }
-      const rows = await ctx.q<HistoryRow>(
+      const rows = await ctx.q<historyRules.HistoryRow>(
         db,
         'read',
         `SELECT memory_id, action, at, revision, actor, reason, related_id, content FROM memory_history
          WHERE agent_id = $1 AND memory_id = ANY($2::text[]) ORDER BY seq`,
         [agentId, chain],
       );
-      return assembleHistory(id, chain, records, rows);
+      return historyRules.assembleHistory(id, chain, records, rows);
     });
   });
 }

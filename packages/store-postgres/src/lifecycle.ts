@@ -2,16 +2,9 @@
  * The lifecycle slice: archive, supersede, merge and the general compare-and-set lifecycle move. Derived rows
  * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
  */
+
 import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store';
-import {
-  generatedMemoryId,
-  invalidInput,
-  supersededEntry,
-  validateArchiveArgs,
-  validateLifecycleMoveArgs,
-  validateMergeArgs,
-  validateSupersedeArgs,
-} from '@engram/store/port-kit';
+import { invalidInput, lifecycleRules } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, rowForWrite } from './write.js';
@@ -24,7 +17,7 @@ export function archiveMemory(
   expectedRevision?: number,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', async () => {
-    validateArchiveArgs(agentId, id, expectedRevision);
+    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
@@ -45,12 +38,12 @@ export function supersedeMemory(
   replacement: NewMemory,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', async () => {
-    const prepared = validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
+    const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
-      const id = prepared.id ?? generatedMemoryId(ctx.idFactory);
+      const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded = await casLifecycle(ctx, db, row, 'superseded', id, now);
       const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
       if (inserted === undefined) throw invalidInput('replacement');
@@ -62,7 +55,11 @@ export function supersedeMemory(
         ]);
         superseded = { ...superseded, supersededBy: inserted.record.id };
       }
-      await recordHistory(ctx, db, supersededEntry(agentId, superseded, inserted.record.id, now));
+      await recordHistory(
+        ctx,
+        db,
+        lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now),
+      );
       return { superseded, replacement: inserted.record };
     });
   });
@@ -77,7 +74,7 @@ export function setLifecycle(
   lifecycle: Lifecycle,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', async () => {
-    validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
+    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
@@ -94,13 +91,13 @@ export function mergeMemories(
   merged: NewMemory,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', async () => {
-    const prepared = validateMergeArgs(ctx, agentId, sources, merged);
+    const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const rows = [];
       for (const s of sources) rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision));
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
-      const id = prepared.id ?? generatedMemoryId(ctx.idFactory);
+      const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded: MemoryRecord[] = [];
       for (const row of rows) superseded.push(await casLifecycle(ctx, db, row, 'superseded', id, now));
       const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
@@ -115,7 +112,7 @@ export function mergeMemories(
         superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
       }
       for (const done of superseded)
-        await recordHistory(ctx, db, supersededEntry(agentId, done, successor, now));
+        await recordHistory(ctx, db, lifecycleRules.supersededEntry(agentId, done, successor, now));
       return { superseded, merged: inserted.record };
     });
   });

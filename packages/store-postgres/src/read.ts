@@ -13,13 +13,11 @@ import type {
   TimeScope,
 } from '@engram/store';
 import {
-  candidateIds,
+  callRules,
   checkKinds,
   checkTags,
-  inCandidateOrder,
   invalidInput,
   validateAgentId,
-  validateContentHashArgs,
   validateId,
   validateLifecycle,
   validateLimit,
@@ -97,7 +95,7 @@ export function findByContentHash(
   kind?: MemoryKind,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('findByContentHash', async () => {
-    const k = validateContentHashArgs(agentId, hash, kind);
+    const k = callRules.validateContentHashArgs(agentId, hash, kind);
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
@@ -151,7 +149,7 @@ async function reread<R>(
             ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
             ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
           };
-    const ids = candidateIds(candidates);
+    const ids = callRules.candidateIds(candidates);
     if (ids.length === 0) return [];
     const params: unknown[] = [ids, agentId];
     const time = timeSql(scope, params, 'current', archived);
@@ -162,6 +160,6 @@ async function reread<R>(
       params,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    return inCandidateOrder(candidates, byId, (row) => Number(row.revision), convert);
+    return callRules.inCandidateOrder(candidates, byId, (row) => Number(row.revision), convert);
   }
 }

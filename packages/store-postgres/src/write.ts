@@ -16,16 +16,13 @@ import {
   type NewMemory,
 } from '@engram/store';
 import {
-  checkEventEdit,
+  callRules,
   chunkSpans,
+  lifecycleRules,
   likeText,
   type PreparedMemory,
-  prepareInsertBatch,
-  prepareMemoryInsert,
-  validateAccessArgs,
   validateAgentId,
   validateId,
-  validateUpdateArgs,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
@@ -35,7 +32,7 @@ import { ACTIVE_CONTENT_WHERE } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
 export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory =
-  prepareMemoryInsert;
+  lifecycleRules.prepareMemoryInsert;
 
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
@@ -256,7 +253,7 @@ export function insertMemories(
   inputs: readonly NewMemory[],
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('insertMemories', async () => {
-    const prepared = prepareInsertBatch(ctx, inputs);
+    const prepared = callRules.prepareInsertBatch(ctx, inputs);
     if (prepared.length === 0) return [];
     const now = ctx.now();
     const inserted = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
@@ -277,11 +274,11 @@ export function updateMemory(
   patch: MemoryPatch,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', async () => {
-    const p = validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
+    const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
-      const contentChanged = checkEventEdit(row, p);
+      const contentChanged = callRules.checkEventEdit(row, p);
       const content = contentChanged && p.content !== undefined ? p.content : row.content;
       const spans = chunkSpans(content);
       const rows = await ctx.q<MemoryRow>(
@@ -353,7 +350,7 @@ export function recordAccess(
   at?: number,
 ): Promise<void> {
   return ctx.op('recordAccess', async () => {
-    const when = validateAccessArgs(agentId, ids, at, ctx.now);
+    const when = callRules.validateAccessArgs(agentId, ids, at, ctx.now);
     if (ids.length === 0) return;
     await ctx.run(
       ctx.pool,

@@ -103,7 +103,10 @@ export function validateUpdateArgs(
  * The event rule of an update: an `event` row never changes its content or kind (only tags and scores), and no
  * row becomes an event. True when the content changes.
  */
-export function checkEventEdit(row: { readonly kind: string; readonly content: string }, p: PreparedPatch): boolean {
+export function checkEventEdit(
+  row: { readonly kind: string; readonly content: string },
+  p: PreparedPatch,
+): boolean {
   const contentChanged = p.content !== undefined && p.content !== row.content;
   if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
     throw invalidInput('event rows are never edited in place (only tags and scores may change)');
@@ -142,7 +145,12 @@ export function prepareAppend(
 }
 
 /** The arguments of `readEvents` (`fromSeq`, `toSeq` from 0). */
-export function validateEventRangeArgs(agentId: string, sessionId: string, fromSeq: number, toSeq: number): void {
+export function validateEventRangeArgs(
+  agentId: string,
+  sessionId: string,
+  fromSeq: number,
+  toSeq: number,
+): void {
   validateAgentId(agentId);
   validateAgentId(sessionId, 'sessionId');
   validateInteger(fromSeq, 'fromSeq', 0);
@@ -150,7 +158,12 @@ export function validateEventRangeArgs(agentId: string, sessionId: string, fromS
 }
 
 /** The arguments of `listEventsAfter`; the limit (at most 10,000). */
-export function validateEventsAfterArgs(agentId: string, sessionId: string, afterSeq: number, limit: number): number {
+export function validateEventsAfterArgs(
+  agentId: string,
+  sessionId: string,
+  afterSeq: number,
+  limit: number,
+): number {
   validateAgentId(agentId);
   validateAgentId(sessionId, 'sessionId');
   validateInteger(afterSeq, 'afterSeq', 0);

@@ -10,17 +10,18 @@
 export * from './adapter-context.js';
 export * from './bm25.js';
 export * from './bm25-plan.js';
-export * from './call-rules.js';
+/** The rules both adapters follow, by slice: each a namespace of pure functions (see its module). */
+export * as callRules from './call-rules.js';
 export * from './chunking.js';
 export * from './embedding-outcomes.js';
 export * from './errors.js';
-export * from './facts-rules.js';
+export * as factsRules from './facts-rules.js';
 export * from './facts-types.js';
 export * from './facts-validate.js';
-export * from './history-rules.js';
+export * as historyRules from './history-rules.js';
 export * from './lexical-plan.js';
 export * from './lexical-tokens.js';
-export * from './lifecycle-rules.js';
+export * as lifecycleRules from './lifecycle-rules.js';
 export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';

@@ -11,7 +11,7 @@ import type {
   ListPendingOptions,
   PendingEmbedding,
 } from '@engram/store/port-kit';
-import { checkEmbeddingOutcomes, validatePendingOptions } from '@engram/store/port-kit';
+import { callRules, checkEmbeddingOutcomes } from '@engram/store/port-kit';
 import { vectorTableSql } from '../schema.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { checkProfile, checkVectorIndex } from './config.js';
@@ -37,7 +37,7 @@ export function listPendingEmbeddings(
   options: ListPendingOptions,
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', () => {
-    const { agentId, limit, below, ids: only } = validatePendingOptions(options);
+    const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
     const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
     const ids = only === null ? null : JSON.stringify(only);
     const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';

@@ -12,14 +12,11 @@ import type {
   MemoryRecord,
 } from '@engram/store/port-kit';
 import {
+  callRules,
   EngramStoreError,
   invalidInput,
   type PreparedEvent,
-  prepareAppend,
   validateAgentId,
-  validateEventRangeArgs,
-  validateEventsAfterArgs,
-  validateIngestBatch,
 } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { insertPreparedBatch } from './memory-rows.js';
@@ -71,7 +68,7 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', () => {
-    const prepared = prepareAppend(ctx, agentId, sessionId, events);
+    const prepared = callRules.prepareAppend(ctx, agentId, sessionId, events);
     const { unique, skipped: skippedInBatch } = dedupeBatch(prepared);
     let skipped = skippedInBatch;
     const now = ctx.now();
@@ -150,7 +147,7 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', () => {
-    validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
+    callRules.validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
     return ctx
       .stmt(
@@ -171,7 +168,7 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', () => {
-    const n = validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
+    const n = callRules.validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
     return ctx
       .stmt(
         'read',
@@ -222,7 +219,7 @@ export function getCursor(ctx: StoreContext, agentId: string, sessionId: string)
 /** Inserts the batch's memories and moves the cursor atomically (compare-and-set on the cursor). */
 export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', () => {
-    const { agentId, sessionId, expected, next, prepared } = validateIngestBatch(ctx, batch);
+    const { agentId, sessionId, expected, next, prepared } = callRules.validateIngestBatch(ctx, batch);
     const now = ctx.now();
     return ctx.tx(() => {
       const current = readCursor(ctx, agentId, sessionId);

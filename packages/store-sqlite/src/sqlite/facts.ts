@@ -13,22 +13,11 @@ import type {
   ForgetResult,
 } from '@engram/store/port-kit';
 import {
-  CONFLICT_LINK_COLUMNS,
-  type ConflictRow,
-  conflictLink,
-  conflictLinkedEntries,
-  conflictResolvedEntries,
   EngramStoreError,
+  factsRules,
   forgetOptions,
-  forgetScope,
-  forgottenEntry,
-  settleConflict,
-  supersededEntry,
+  lifecycleRules,
   validateAgentId,
-  validateForgetArgs,
-  validateLinkArgs,
-  validateListConflictsArgs,
-  validateResolveArgs,
 } from '@engram/store/port-kit';
 import { unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -45,7 +34,10 @@ function forgetRow(
   who: { actor: string; reason: string | null },
   now: number,
 ): void {
-  recordHistory(ctx, forgottenEntry({ agentId: row.agent_id, id: row.id, revision: row.revision }, who, now));
+  recordHistory(
+    ctx,
+    factsRules.forgottenEntry({ agentId: row.agent_id, id: row.id, revision: row.revision }, who, now),
+  );
   if (ctx.forgetMode === 'erase') {
     ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
     deleteTags(ctx, row.rid, row.agent_id, toRecord(row).tags);
@@ -69,7 +61,7 @@ export function forgetMemory(
   options?: ForgetOptions,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', () => {
-    const who = validateForgetArgs(agentId, id, options);
+    const who = factsRules.validateForgetArgs(agentId, id, options);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = selectRow(ctx, agentId, id);
@@ -77,7 +69,7 @@ export function forgetMemory(
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
-      for (const memoryId of forgetScope(supersedeChain(ctx, agentId, id), id)) {
+      for (const memoryId of factsRules.forgetScope(supersedeChain(ctx, agentId, id), id)) {
         const r = selectRow(ctx, agentId, memoryId);
         if (r === undefined || r.forgotten_at !== null) continue;
         forgetRow(ctx, r, who, now);
@@ -149,7 +141,7 @@ export function linkConflict(
   reason: string,
 ): Promise<boolean> {
   return ctx.op('linkConflict', () => {
-    validateLinkArgs(agentId, olderId, newerId, reason);
+    factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(() => {
       for (const id of [olderId, newerId]) {
@@ -166,7 +158,8 @@ export function linkConflict(
         .run(agentId, olderId, newerId, reason, now);
       if (info.changes === 0) return false;
       linksChanged(ctx);
-      for (const e of conflictLinkedEntries(agentId, olderId, newerId, reason, now)) recordHistory(ctx, e);
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now))
+        recordHistory(ctx, e);
       return true;
     });
   });
@@ -179,21 +172,26 @@ export function listConflicts(
   options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', () => {
-    const { ids, state, limit } = validateListConflictsArgs(agentId, options);
+    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
     // Open links are what a search asks for after each answer with facts: an agent known to have none reads
     // nothing (see `open-links.ts`).
     if (state === 'open' && !mayHaveOpenLinks(ctx, agentId)) return [];
     return ctx
       .stmt(
         'read',
-        `SELECT ${CONFLICT_LINK_COLUMNS} FROM memory_links
+        `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
          WHERE agent_id = @agent AND (@state IS NULL OR state = @state)
            AND (@ids IS NULL OR older_id IN (SELECT value FROM json_each(@ids))
              OR newer_id IN (SELECT value FROM json_each(@ids)))
          ORDER BY created_at, older_id, newer_id LIMIT @limit`,
       )
-      .all<ConflictRow>({ agent: agentId, state, ids: ids === null ? null : JSON.stringify(ids), limit })
-      .map(conflictLink);
+      .all<factsRules.ConflictRow>({
+        agent: agentId,
+        state,
+        ids: ids === null ? null : JSON.stringify(ids),
+        limit,
+      })
+      .map(factsRules.conflictLink);
   });
 }
 
@@ -206,17 +204,17 @@ export function resolveConflict(
   resolution: ConflictResolution,
 ): Promise<ConflictLink> {
   return ctx.op('resolveConflict', () => {
-    const { keepId, who } = validateResolveArgs(agentId, olderId, newerId, resolution);
+    const { keepId, who } = factsRules.validateResolveArgs(agentId, olderId, newerId, resolution);
     const now = ctx.now();
     return ctx.tx(() => {
       const link = ctx
         .stmt(
           'read',
-          `SELECT ${CONFLICT_LINK_COLUMNS} FROM memory_links
+          `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
            WHERE agent_id = ? AND older_id = ? AND newer_id = ? AND kind = 'conflict'`,
         )
-        .get<ConflictRow>(agentId, olderId, newerId);
-      const { state, retireId, settled } = settleConflict(link, keepId, now);
+        .get<factsRules.ConflictRow>(agentId, olderId, newerId);
+      const { state, retireId, settled } = factsRules.settleConflict(link, keepId, now);
       if (keepId !== null && retireId !== null) {
         const row = rowForWrite(ctx, agentId, retireId, undefined);
         if (row.lifecycle === 'active') {
@@ -229,7 +227,13 @@ export function resolveConflict(
             .run(keepId, now, now, row.rid);
           recordHistory(
             ctx,
-            supersededEntry(agentId, { id: retireId, revision: row.revision + 1 }, keepId, now, who),
+            lifecycleRules.supersededEntry(
+              agentId,
+              { id: retireId, revision: row.revision + 1 },
+              keepId,
+              now,
+              who,
+            ),
           );
         }
       }
@@ -240,7 +244,7 @@ export function resolveConflict(
           `UPDATE memory_links SET state = ?, resolved_at = ? WHERE agent_id = ? AND older_id = ? AND newer_id = ?`,
         )
         .run(state, now, agentId, olderId, newerId);
-      for (const e of conflictResolvedEntries(agentId, olderId, newerId, who, state, now))
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now))
         recordHistory(ctx, e);
       return settled;
     });

@@ -2,14 +2,9 @@
  * The lineage of a memory: history entries written by updates, supersedes, forgets and contradiction links,
  * and the read that assembles a memory's supersede chain and entries in time order.
  */
-import type { HistoryInput, HistoryRow, MemoryHistory } from '@engram/store/port-kit';
-import {
-  assembleHistory,
-  historyValues,
-  supersedeChainSync,
-  validateAgentId,
-  validateId,
-} from '@engram/store/port-kit';
+
+import type { HistoryInput, MemoryHistory } from '@engram/store/port-kit';
+import { historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { selectRow } from './memory-rows.js';
 import { toRecord } from './rows.js';
@@ -22,7 +17,7 @@ export function recordHistory(ctx: StoreContext, e: HistoryInput): void {
       `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(...historyValues(e));
+    .run(...historyRules.historyValues(e));
 }
 
 /** Erases the text kept by the history of these memories (their tombstones stay). */
@@ -38,7 +33,7 @@ export function eraseHistoryContent(ctx: StoreContext, agentId: string, ids: rea
 
 /** The ids of the supersede chain through `id`, oldest first, from rows and from the history. */
 export function supersedeChain(ctx: StoreContext, agentId: string, id: string): string[] {
-  return supersedeChainSync(id, ({ direction, of }) => {
+  return historyRules.supersedeChainSync(id, ({ direction, of }) => {
     if (direction === 'older') {
       return ctx
         .stmt(
@@ -78,7 +73,7 @@ export function history(ctx: StoreContext, agentId: string, id: string): Promise
         `SELECT memory_id, action, at, revision, actor, reason, related_id, content FROM memory_history
          WHERE agent_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
       )
-      .all<HistoryRow>(agentId, JSON.stringify(chain));
-    return assembleHistory(id, chain, records, rows);
+      .all<historyRules.HistoryRow>(agentId, JSON.stringify(chain));
+    return historyRules.assembleHistory(id, chain, records, rows);
   });
 }

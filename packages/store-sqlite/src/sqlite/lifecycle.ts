@@ -4,13 +4,7 @@
  */
 
 import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store/port-kit';
-import {
-  supersededEntry,
-  validateArchiveArgs,
-  validateLifecycleMoveArgs,
-  validateMergeArgs,
-  validateSupersedeArgs,
-} from '@engram/store/port-kit';
+import { lifecycleRules } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, newId, rowForWrite } from './memory-rows.js';
@@ -23,7 +17,7 @@ export function archiveMemory(
   expectedRevision?: number,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', () => {
-    validateArchiveArgs(agentId, id, expectedRevision);
+    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
@@ -44,7 +38,7 @@ export function supersedeMemory(
   replacement: NewMemory,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', () => {
-    const prepared = validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
+    const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
@@ -59,7 +53,7 @@ export function supersedeMemory(
           .run(inserted.record.id, row.rid);
         superseded = { ...superseded, supersededBy: inserted.record.id };
       }
-      recordHistory(ctx, supersededEntry(agentId, superseded, inserted.record.id, now));
+      recordHistory(ctx, lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now));
       return { superseded, replacement: inserted.record };
     });
   });
@@ -74,7 +68,7 @@ export function setLifecycle(
   lifecycle: Lifecycle,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', () => {
-    validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
+    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
@@ -91,7 +85,7 @@ export function mergeMemories(
   merged: NewMemory,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', () => {
-    const prepared = validateMergeArgs(ctx, agentId, sources, merged);
+    const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
     const now = ctx.now();
     return ctx.tx(() => {
       const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
@@ -106,7 +100,8 @@ export function mergeMemories(
         for (const row of rows) relink.run(successor, row.rid);
         superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
       }
-      for (const done of superseded) recordHistory(ctx, supersededEntry(agentId, done, successor, now));
+      for (const done of superseded)
+        recordHistory(ctx, lifecycleRules.supersededEntry(agentId, done, successor, now));
       return { superseded, merged: inserted.record };
     });
   });

@@ -17,10 +17,9 @@ import {
   type ChunkSpan,
   chunkSpans,
   EngramStoreError,
-  generatedMemoryId,
   isAscii,
+  lifecycleRules,
   type PreparedMemory,
-  prepareMemoryInsert,
 } from '@engram/store/port-kit';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import { indexContent } from './chunks.js';
@@ -30,11 +29,11 @@ import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
 export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory =
-  prepareMemoryInsert;
+  lifecycleRules.prepareMemoryInsert;
 
 /** A generated memory id (checked like a caller's). */
 export function newId(ctx: StoreContext): string {
-  return generatedMemoryId(ctx.idFactory);
+  return lifecycleRules.generatedMemoryId(ctx.idFactory);
 }
 
 /** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */

@@ -12,11 +12,9 @@ import type {
   RevalidationCandidate,
 } from '@engram/store/port-kit';
 import {
-  candidateIds,
-  inCandidateOrder,
+  callRules,
   invalidInput,
   validateAgentId,
-  validateContentHashArgs,
   validateId,
   validateLifecycle,
   validateLimit,
@@ -112,7 +110,7 @@ export function findByContentHash(
   kind?: MemoryKind,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('findByContentHash', () => {
-    const k = validateContentHashArgs(agentId, hash, kind);
+    const k = callRules.validateContentHashArgs(agentId, hash, kind);
     const rows = ctx.stmt('read', FIND_BY_CONTENT_HASH_SQL).all<MemoryRow>({ agent: agentId, hash, kind: k });
     return rows.map((r) => toRecord(r));
   });
@@ -170,7 +168,7 @@ function reread<V extends readonly unknown[], R>(
   const { shape, columns, revisionAt, convert } = read;
   validateAgentId(agentId);
   const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
-  const ids = candidateIds(candidates);
+  const ids = callRules.candidateIds(candidates);
   if (ids.length === 0) return [];
   // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
   // agent's rows by the list instead walks every active row of the agent (linear in its size). Rows come as
@@ -185,5 +183,5 @@ function reread<V extends readonly unknown[], R>(
     )
     .values<V>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
   const byId = new Map(rows.map((r) => [r[0] as string, r]));
-  return inCandidateOrder(candidates, byId, (row) => Number(row[revisionAt]), convert);
+  return callRules.inCandidateOrder(candidates, byId, (row) => Number(row[revisionAt]), convert);
 }

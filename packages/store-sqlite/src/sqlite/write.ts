@@ -7,15 +7,12 @@
 import { contentHash, hasCjk } from '@engram/contracts';
 import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory } from '@engram/store/port-kit';
 import {
-  checkEventEdit,
+  callRules,
   chunkSpans,
   EngramStoreError,
   likeText,
-  prepareInsertBatch,
-  validateAccessArgs,
   validateAgentId,
   validateId,
-  validateUpdateArgs,
 } from '@engram/store/port-kit';
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -51,7 +48,7 @@ export function insertMemories(
   inputs: readonly NewMemory[],
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('insertMemories', () => {
-    const prepared = prepareInsertBatch(ctx, inputs);
+    const prepared = callRules.prepareInsertBatch(ctx, inputs);
     if (prepared.length === 0) return [];
     const now = ctx.now();
     return ctx.tx(() => insertPreparedBatch(ctx, prepared, now).map((r) => r.record));
@@ -70,11 +67,11 @@ export function updateMemory(
   patch: MemoryPatch,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', () => {
-    const p = validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
+    const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
-      const contentChanged = checkEventEdit(row, p);
+      const contentChanged = callRules.checkEventEdit(row, p);
       const oldTags = toRecord(row).tags;
       const next: MemoryRow = {
         ...row,
@@ -176,7 +173,7 @@ export function recordAccess(
 ): Promise<void> {
   return ctx.op('recordAccess', () => {
     ctx.assertWritable('recordAccess');
-    const when = validateAccessArgs(agentId, ids, at, ctx.now);
+    const when = callRules.validateAccessArgs(agentId, ids, at, ctx.now);
     if (ids.length === 0) return;
     // Access times are advisory: behind another writer the update is refused at once (`ENGRAM_STORE_BUSY`)
     // instead of holding the process for the busy timeout.
