@@ -14,9 +14,14 @@ import {
   type IngestBatch,
   type MemoryRecord,
 } from '@engram/store';
-import { callRules, invalidInput, type PreparedEvent, validateAgentId } from '@engram/store/port-kit';
+import {
+  callRules,
+  invalidInput,
+  type PreparedEvent,
+  storedRows,
+  validateAgentId,
+} from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
-import { type EventRow, toEvent } from './rows.js';
 import { insertPrepared } from './write.js';
 
 function sameEvent(
@@ -86,7 +91,7 @@ export function appendEvents(
         const done = new Set(inserted.map((r) => Number(r.seq)));
         const rest = unique.filter((e) => !done.has(e.seq));
         if (rest.length > 0) {
-          const stored = await ctx.q<EventRow>(
+          const stored = await ctx.q<storedRows.EventRow>(
             db,
             'read',
             'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq = ANY($3::bigint[])',
@@ -127,13 +132,13 @@ export function readEvents(
   return ctx.op('readEvents', async () => {
     callRules.validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
-    const rows = await ctx.q<EventRow>(
+    const rows = await ctx.q<storedRows.EventRow>(
       ctx.pool,
       'read',
       'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq',
       [agentId, sessionId, fromSeq, toSeq],
     );
-    return rows.map((r) => toEvent(r));
+    return rows.map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -147,13 +152,13 @@ export function listEventsAfter(
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', async () => {
     const n = callRules.validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
-    const rows = await ctx.q<EventRow>(
+    const rows = await ctx.q<storedRows.EventRow>(
       ctx.pool,
       'read',
       'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
       [agentId, sessionId, afterSeq, n],
     );
-    return rows.map((r) => toEvent(r));
+    return rows.map((r) => storedRows.toEvent(r));
   });
 }
 

@@ -5,13 +5,10 @@
 import {
   type EmbeddingState,
   EngramStoreError,
-  type EventRecord,
-  type EventType,
   type Lifecycle,
   type MemoryBrief,
   type MemoryKind,
   type MemoryRecord,
-  type SkillRecord,
 } from '@engram/store';
 
 /** A row of `memories` as `pg` returns it. */
@@ -113,65 +110,6 @@ export function toBrief(
     revision: Number(row.revision),
     importance: Number(row.importance),
     tags: [...row.tags],
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-/** A row of `events`. */
-export interface EventRow {
-  agent_id: string;
-  session_id: string;
-  seq: string | number;
-  type: string;
-  role: string;
-  content: string;
-  tool_name: string | null;
-  metadata: string;
-  created_at: string | number;
-}
-
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
-export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(row.metadata);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new TypeError('not an object');
-    metadata = parsed as Record<string, unknown>;
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', { cause });
-  }
-  return {
-    agentId: row.agent_id,
-    sessionId: row.session_id,
-    seq: Number(row.seq),
-    type: row.type as EventType,
-    role: row.role,
-    content: row.content,
-    toolName: row.tool_name,
-    metadata,
-    createdAt: Number(row.created_at),
-  };
-}
-
-/** A row of `skills`. */
-export interface SkillRow {
-  agent_id: string;
-  name: string;
-  description: string;
-  content: string;
-  created_at: string | number;
-  updated_at: string | number;
-}
-
-/** The record of a skill row. */
-export function toSkill(row: SkillRow): SkillRecord {
-  return {
-    agentId: row.agent_id,
-    name: row.name,
-    description: row.description,
-    content: row.content,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -16,11 +16,11 @@ import {
   EngramStoreError,
   invalidInput,
   type PreparedEvent,
+  storedRows,
   validateAgentId,
 } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { insertPreparedBatch } from './memory-rows.js';
-import { type EventRow, toEvent } from './rows.js';
 
 /** The fields that make two events with one seq the same event. */
 interface EventFields {
@@ -81,7 +81,7 @@ export function appendEvents(
             `SELECT seq, type, role, content, tool_name, metadata FROM events
              WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
           )
-          .all<Pick<EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
+          .all<Pick<storedRows.EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
             agentId,
             sessionId,
             JSON.stringify(unique.map((e) => e.seq)),
@@ -154,8 +154,8 @@ export function readEvents(
         'read',
         `SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
       )
-      .all<EventRow>(agentId, sessionId, fromSeq, toSeq)
-      .map((r) => toEvent(r));
+      .all<storedRows.EventRow>(agentId, sessionId, fromSeq, toSeq)
+      .map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -174,8 +174,8 @@ export function listEventsAfter(
         'read',
         'SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
       )
-      .all<EventRow>(agentId, sessionId, afterSeq, n)
-      .map((r) => toEvent(r));
+      .all<storedRows.EventRow>(agentId, sessionId, afterSeq, n)
+      .map((r) => storedRows.toEvent(r));
   });
 }
 

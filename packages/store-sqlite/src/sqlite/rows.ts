@@ -4,13 +4,10 @@
 
 import type {
   EmbeddingState,
-  EventRecord,
-  EventType,
   Lifecycle,
   MemoryBrief,
   MemoryKind,
   MemoryRecord,
-  SkillRecord,
 } from '@engram/store/port-kit';
 import { EngramStoreError } from '@engram/store/port-kit';
 import { z } from 'zod';
@@ -53,29 +50,6 @@ export interface MemoryRow {
   valid_from: number;
   valid_to: number | null;
   forgotten_at: number | null;
-}
-
-/** A row of `events`. */
-export interface EventRow {
-  agent_id: string;
-  session_id: string;
-  seq: number;
-  type: string;
-  role: string;
-  content: string;
-  tool_name: string | null;
-  metadata: string;
-  created_at: number;
-}
-
-/** A row of `skills`. */
-export interface SkillRow {
-  agent_id: string;
-  name: string;
-  description: string;
-  content: string;
-  created_at: number;
-  updated_at: number;
 }
 
 /** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
@@ -226,40 +200,5 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     validFrom: v[23],
     validTo: v[24],
     forgottenAt: v[25],
-  };
-}
-
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
-export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    metadata = metadataJsonSchema.parse(JSON.parse(row.metadata));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', {
-      cause,
-    });
-  }
-  return {
-    agentId: row.agent_id,
-    sessionId: row.session_id,
-    seq: row.seq,
-    type: row.type as EventType,
-    role: row.role,
-    content: row.content,
-    toolName: row.tool_name,
-    metadata,
-    createdAt: row.created_at,
-  };
-}
-
-/** The record of a skill row. */
-export function toSkill(row: SkillRow): SkillRecord {
-  return {
-    agentId: row.agent_id,
-    name: row.name,
-    description: row.description,
-    content: row.content,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   };
 }

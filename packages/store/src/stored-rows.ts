@@ -1,0 +1,71 @@
+/**
+ * The event and skill rows both adapters store, and their records. A driver may give the numbers as strings
+ * (PostgreSQL's bigint); the records always hold numbers.
+ */
+import type { EventType } from '@engram/contracts';
+import { EngramStoreError } from './errors.js';
+import type { EventRecord, SkillRecord } from './types.js';
+
+/** A row of `events`. */
+export interface EventRow {
+  agent_id: string;
+  session_id: string;
+  seq: string | number;
+  type: string;
+  role: string;
+  content: string;
+  tool_name: string | null;
+  metadata: string;
+  created_at: string | number;
+}
+
+/** A JSON object's text as the metadata object; anything else is `ENGRAM_STORE_CORRUPT`. */
+export function parseStoredMetadata(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new TypeError('not an object');
+    }
+    return parsed as Record<string, unknown>;
+  } catch (cause) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', { cause });
+  }
+}
+
+/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
+export function toEvent(row: EventRow): EventRecord {
+  const metadata = parseStoredMetadata(row.metadata);
+  return {
+    agentId: row.agent_id,
+    sessionId: row.session_id,
+    seq: Number(row.seq),
+    type: row.type as EventType,
+    role: row.role,
+    content: row.content,
+    toolName: row.tool_name,
+    metadata,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** A row of `skills`. */
+export interface SkillRow {
+  agent_id: string;
+  name: string;
+  description: string;
+  content: string;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+/** The record of a skill row. */
+export function toSkill(row: SkillRow): SkillRecord {
+  return {
+    agentId: row.agent_id,
+    name: row.name,
+    description: row.description,
+    content: row.content,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
