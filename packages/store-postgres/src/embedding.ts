@@ -10,19 +10,17 @@
  * over is `stale`. Without `claimLeaseMs`, listing claims nothing (one drain at a time, as in the SQLite store).
  */
 
-import type {
-  EmbeddingBacklog,
-  EmbeddingCommitResult,
-  EmbeddingOutcome,
-  EmbeddingProfile,
-  ListPendingOptions,
-  PendingEmbedding,
-} from '@engram/store';
 import {
   callRules,
   checkEmbeddingOutcomes,
+  type EmbeddingBacklog,
+  type EmbeddingCommitResult,
+  type EmbeddingOutcome,
+  type EmbeddingProfile,
   embeddingFingerprint,
   invalidInput,
+  type ListPendingOptions,
+  type PendingEmbedding,
 } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext } from './context.js';

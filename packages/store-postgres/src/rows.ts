@@ -2,6 +2,7 @@
  * Row mapping of the PostgreSQL store: the stored shapes of `memories`, `events` and `skills` and their
  * records. `bigint` columns arrive from `pg` as strings; every value the store writes fits a double exactly.
  */
+
 import {
   type EmbeddingState,
   EngramStoreError,
@@ -10,40 +11,10 @@ import {
   type MemoryKind,
   type MemoryRecord,
 } from '@engram/store';
+import type { storedRows } from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
-export interface MemoryRow {
-  rid: string | number;
-  id: string;
-  agent_id: string;
-  kind: string;
-  content: string;
-  content_hash: string;
-  importance: number;
-  confidence: number;
-  tags: string[];
-  session_id: string | null;
-  seq_from: string | number | null;
-  seq_to: string | number | null;
-  created_at: string | number;
-  updated_at: string | number;
-  last_accessed_at: string | number | null;
-  access_count: string | number;
-  revision: string | number;
-  lifecycle: string;
-  superseded_by: string | null;
-  embedding_state: string;
-  embedding_fingerprint: string | null;
-  embedding_attempts: number;
-  has_cjk: boolean;
-  like_text: string | null;
-  chunk_count: number;
-  user_id: string | null;
-  metadata: Record<string, unknown>;
-  valid_from: string | number;
-  valid_to: string | number | null;
-  forgotten_at: string | number | null;
-}
+export type MemoryRow = storedRows.MemoryColumns<string | number, string[], boolean, Record<string, unknown>>;
 
 /** The columns of a memory record (never the whole row: leases and derived text stay inside). */
 export const MEMORY_COLUMNS =

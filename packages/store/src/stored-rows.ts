@@ -69,3 +69,44 @@ export function toSkill(row: SkillRow): SkillRecord {
     updatedAt: Number(row.updated_at),
   };
 }
+
+/**
+ * A row of `memories` as both adapters store it, with the driver's types: `N` the integers (PostgreSQL's
+ * bigint may come as a string), `T` the tags (a JSON text or an array), `F` the CJK flag (0/1 or a boolean),
+ * `M` the metadata (a JSON text or an object).
+ */
+export interface MemoryColumns<N, T, F, M> {
+  rid: N;
+  id: string;
+  agent_id: string;
+  kind: string;
+  content: string;
+  content_hash: string;
+  importance: number;
+  confidence: number;
+  tags: T;
+  session_id: string | null;
+  seq_from: N | null;
+  seq_to: N | null;
+  created_at: N;
+  updated_at: N;
+  last_accessed_at: N | null;
+  access_count: N;
+  revision: N;
+  lifecycle: string;
+  superseded_by: string | null;
+  embedding_state: string;
+  embedding_fingerprint: string | null;
+  embedding_attempts: number;
+  has_cjk: F;
+  /** NFKC form of the content for the LIKE path, when it differs (see `likeText`). */
+  like_text: string | null;
+  /** Number of chunks (1: the content fits the chunk budget and has no chunk rows). */
+  chunk_count: number;
+  user_id: string | null;
+  /** The metadata: a JSON object (with sorted keys, as text). */
+  metadata: M;
+  valid_from: N;
+  valid_to: N | null;
+  forgotten_at: N | null;
+}

@@ -4,16 +4,14 @@
  */
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
-import type {
-  ListMemoriesOptions,
-  MemoryBrief,
-  MemoryRecord,
-  RevalidateOptions,
-  RevalidationCandidate,
-} from '@engram/store/port-kit';
 import {
   callRules,
   invalidInput,
+  type ListMemoriesOptions,
+  type MemoryBrief,
+  type MemoryRecord,
+  type RevalidateOptions,
+  type RevalidationCandidate,
   validateAgentId,
   validateId,
   validateLifecycle,

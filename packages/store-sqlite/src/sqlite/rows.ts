@@ -9,48 +9,14 @@ import type {
   MemoryKind,
   MemoryRecord,
 } from '@engram/store/port-kit';
-import { EngramStoreError } from '@engram/store/port-kit';
+import { EngramStoreError, type storedRows } from '@engram/store/port-kit';
 import { z } from 'zod';
 
 const tagsJsonSchema = z.array(z.string());
 const metadataJsonSchema = z.record(z.string(), z.unknown());
 
 /** A row of `memories`. */
-export interface MemoryRow {
-  rid: number;
-  id: string;
-  agent_id: string;
-  kind: string;
-  content: string;
-  content_hash: string;
-  importance: number;
-  confidence: number;
-  tags: string;
-  session_id: string | null;
-  seq_from: number | null;
-  seq_to: number | null;
-  created_at: number;
-  updated_at: number;
-  last_accessed_at: number | null;
-  access_count: number;
-  revision: number;
-  lifecycle: string;
-  superseded_by: string | null;
-  embedding_state: string;
-  embedding_fingerprint: string | null;
-  embedding_attempts: number;
-  has_cjk: number;
-  /** NFKC form of the content for the LIKE path, when it differs (see `likeText`). */
-  like_text: string | null;
-  /** Number of chunks (1: the content fits the chunk budget and has no chunk rows). */
-  chunk_count: number;
-  user_id: string | null;
-  /** JSON object with sorted keys. */
-  metadata: string;
-  valid_from: number;
-  valid_to: number | null;
-  forgotten_at: number | null;
-}
+export type MemoryRow = storedRows.MemoryColumns<number, string, number, string>;
 
 /** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
 function parseTags(text: string): string[] {
