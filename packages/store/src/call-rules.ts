@@ -4,12 +4,19 @@
  * the adapter's.
  */
 import type { MemoryKind } from '@engram/contracts';
+import type { Bm25Plan } from './bm25-plan.js';
 import { invalidInput } from './errors.js';
+import type { LexicalPlan } from './lexical-plan.js';
 import type { InsertRules } from './lifecycle-rules.js';
 import { prepareMemoryInsert } from './lifecycle-rules.js';
+import { checkKinds, checkTags } from './query-checks.js';
 import type {
   EventInput,
   IngestBatch,
+  LexicalHit,
+  LexicalPaths,
+  LexicalQuery,
+  LexicalResult,
   ListPendingOptions,
   MemoryPatch,
   NewMemory,
@@ -222,4 +229,49 @@ export function validatePendingOptions(options: ListPendingOptions): PendingList
     ids = [...new Set(options.ids.map((id) => validateId(id, 'ids entry')))];
   }
   return { agentId, limit, below, ids };
+}
+
+/** A checked lexical query: the agent, the limit, the kinds and tags filters, and the mode. */
+export interface CheckedLexicalQuery {
+  readonly agentId: string;
+  readonly limit: number;
+  /** The kinds asked for (deduplicated), or `recallable` when none were named. */
+  readonly kinds: readonly MemoryKind[];
+  /** Every tag required (deduplicated, at most 64). */
+  readonly tags: readonly string[];
+  readonly mode: 'any' | 'all';
+}
+
+/** The argument of `searchLexical`: a limit up to 1000 (50 by default), `any` (the default) or `all`. */
+export function checkLexicalQuery(
+  query: LexicalQuery,
+  recallable: readonly MemoryKind[],
+): CheckedLexicalQuery {
+  if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
+  const agentId = validateAgentId(query.agentId);
+  const limit = validateLimit(query.limit, 'limit', 1000, 50);
+  const kinds = checkKinds(query.kinds) ?? [...recallable];
+  const tags = checkTags(query.tags);
+  const mode = query.mode ?? 'any';
+  if (mode !== 'any' && mode !== 'all') throw invalidInput('mode must be "any" or "all"');
+  return { agentId, limit, kinds, tags, mode };
+}
+
+/** The answer of an `any`-mode search: its hits, and the paths and terms its BM25 plan used. */
+export function bm25Answer(hits: readonly LexicalHit[], bm25: Bm25Plan): LexicalResult {
+  return {
+    hits,
+    paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
+    likeTerms: [...bm25.shortCjkTerms],
+    droppedTerms: bm25.droppedTerms,
+  };
+}
+
+/** The paths an `all`-mode plan searches. */
+export function planPaths(plan: LexicalPlan): LexicalPaths {
+  return {
+    words: plan.wordsExpr !== null,
+    trigram: plan.trigramExpr !== null,
+    like: plan.likeTerms.length > 0,
+  };
 }
