@@ -3,15 +3,8 @@
  * records. `bigint` columns arrive from `pg` as strings; every value the store writes fits a double exactly.
  */
 
-import {
-  type EmbeddingState,
-  EngramStoreError,
-  type Lifecycle,
-  type MemoryBrief,
-  type MemoryKind,
-  type MemoryRecord,
-} from '@engram/store';
-import type { storedRows } from '@engram/store/port-kit';
+import { EngramStoreError, type MemoryBrief, type MemoryKind, type MemoryRecord } from '@engram/store';
+import { storedRows } from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
 export type MemoryRow = storedRows.MemoryColumns<string | number, string[], boolean, Record<string, unknown>>;
@@ -35,34 +28,7 @@ export function toRecord(row: MemoryRow): MemoryRecord {
   ) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
   }
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as MemoryKind,
-    content: row.content,
-    contentHash: row.content_hash,
-    importance: Number(row.importance),
-    confidence: Number(row.confidence),
-    tags: [...row.tags],
-    sessionId: row.session_id,
-    seqFrom: num(row.seq_from),
-    seqTo: num(row.seq_to),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    lastAccessedAt: num(row.last_accessed_at),
-    accessCount: Number(row.access_count),
-    revision: Number(row.revision),
-    lifecycle: row.lifecycle as Lifecycle,
-    supersededBy: row.superseded_by,
-    embeddingState: row.embedding_state as EmbeddingState,
-    embeddingFingerprint: row.embedding_fingerprint,
-    embeddingAttempts: Number(row.embedding_attempts),
-    userId: row.user_id,
-    metadata: row.metadata,
-    validFrom: Number(row.valid_from),
-    validTo: num(row.valid_to),
-    forgottenAt: num(row.forgotten_at),
-  };
+  return storedRows.toMemoryRecord(row, row.tags, row.metadata);
 }
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */

@@ -21,6 +21,7 @@ import {
   lifecycleRules,
   likeText,
   type PreparedMemory,
+  storedRows,
   validateAgentId,
   validateId,
 } from '@engram/store/port-kit';
@@ -111,34 +112,15 @@ export async function insertPrepared(
     const rid = Number(rows[0].rid);
     items.push({ rid, agentId: p.agentId, content: p.content, spans });
     if (withVector && p.vector !== undefined) await writeVector(ctx, db, rid, rid, p.agentId, p.vector);
-    const record: MemoryRecord = {
+    const record = storedRows.newMemoryRecord(p, {
       id,
-      agentId: p.agentId,
-      kind: p.kind,
-      content: p.content,
       contentHash: hash,
-      importance: p.importance,
-      confidence: p.confidence,
-      tags: [...p.tags],
-      sessionId: p.sessionId,
-      seqFrom: p.seqFrom,
-      seqTo: p.seqTo,
       createdAt,
       updatedAt,
-      lastAccessedAt: null,
-      accessCount: 0,
-      revision: 1,
-      lifecycle: 'active',
-      supersededBy: null,
+      validFrom,
       embeddingState: state,
       embeddingFingerprint: fingerprint,
-      embeddingAttempts: 0,
-      userId: p.userId,
-      metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
-      validFrom,
-      validTo: null,
-      forgottenAt: null,
-    };
+    });
     out.push({ record, created: true });
   }
   await indexContents(ctx, db, items);

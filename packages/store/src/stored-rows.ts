@@ -2,9 +2,10 @@
  * The event and skill rows both adapters store, and their records. A driver may give the numbers as strings
  * (PostgreSQL's bigint); the records always hold numbers.
  */
-import type { EventType } from '@engram/contracts';
+import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts';
 import { EngramStoreError } from './errors.js';
-import type { EventRecord, SkillRecord } from './types.js';
+import type { EventRecord, MemoryRecord, SkillRecord } from './types.js';
+import type { PreparedMemory } from './validate.js';
 
 /** A row of `events`. */
 export interface EventRow {
@@ -109,4 +110,87 @@ export interface MemoryColumns<N, T, F, M> {
   valid_from: N;
   valid_to: N | null;
   forgotten_at: N | null;
+}
+
+function num(value: string | number | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+/** The record of a memory row, with its tags and metadata as the adapter read them (checked). */
+export function toMemoryRecord(
+  row: MemoryColumns<string | number, unknown, unknown, unknown>,
+  tags: readonly string[],
+  metadata: Readonly<Record<string, unknown>>,
+): MemoryRecord {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    kind: row.kind as MemoryKind,
+    content: row.content,
+    contentHash: row.content_hash,
+    importance: Number(row.importance),
+    confidence: Number(row.confidence),
+    tags: [...tags],
+    sessionId: row.session_id,
+    seqFrom: num(row.seq_from),
+    seqTo: num(row.seq_to),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    lastAccessedAt: num(row.last_accessed_at),
+    accessCount: Number(row.access_count),
+    revision: Number(row.revision),
+    lifecycle: row.lifecycle as Lifecycle,
+    supersededBy: row.superseded_by,
+    embeddingState: row.embedding_state as EmbeddingState,
+    embeddingFingerprint: row.embedding_fingerprint,
+    embeddingAttempts: Number(row.embedding_attempts),
+    userId: row.user_id,
+    metadata,
+    validFrom: Number(row.valid_from),
+    validTo: num(row.valid_to),
+    forgottenAt: num(row.forgotten_at),
+  };
+}
+
+/** What an insert decided besides the prepared memory: the id, hash, times and embedding state. */
+export interface InsertedFields {
+  readonly id: string;
+  readonly contentHash: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly validFrom: number;
+  readonly embeddingState: EmbeddingState;
+  readonly embeddingFingerprint: string | null;
+}
+
+/** The record of a freshly inserted memory (revision 1, active, never accessed). */
+export function newMemoryRecord(p: PreparedMemory, f: InsertedFields): MemoryRecord {
+  return {
+    id: f.id,
+    agentId: p.agentId,
+    kind: p.kind,
+    content: p.content,
+    contentHash: f.contentHash,
+    importance: p.importance,
+    confidence: p.confidence,
+    tags: [...p.tags],
+    sessionId: p.sessionId,
+    seqFrom: p.seqFrom,
+    seqTo: p.seqTo,
+    createdAt: f.createdAt,
+    updatedAt: f.updatedAt,
+    lastAccessedAt: null,
+    accessCount: 0,
+    revision: 1,
+    lifecycle: 'active',
+    supersededBy: null,
+    embeddingState: f.embeddingState,
+    embeddingFingerprint: f.embeddingFingerprint,
+    embeddingAttempts: 0,
+    userId: p.userId,
+    metadata: p.metadataJson === '{}' ? {} : (JSON.parse(p.metadataJson) as Record<string, unknown>),
+    validFrom: f.validFrom,
+    validTo: null,
+    forgottenAt: null,
+  };
 }

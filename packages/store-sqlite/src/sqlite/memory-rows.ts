@@ -20,6 +20,7 @@ import {
   isAscii,
   lifecycleRules,
   type PreparedMemory,
+  storedRows,
 } from '@engram/store/port-kit';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import { indexContent } from './chunks.js';
@@ -160,34 +161,15 @@ function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemor
   if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, r.nfkc, r.cjk);
   else indexContent(ctx, rid, p.agentId, p.content, r.spans);
   if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
-  const record: MemoryRecord = {
+  const record = storedRows.newMemoryRecord(p, {
     id: r.id,
-    agentId: p.agentId,
-    kind: p.kind,
-    content: p.content,
     contentHash: r.hash,
-    importance: p.importance,
-    confidence: p.confidence,
-    tags: [...p.tags],
-    sessionId: p.sessionId,
-    seqFrom: p.seqFrom,
-    seqTo: p.seqTo,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
+    validFrom: r.validFrom,
     embeddingState: r.state,
     embeddingFingerprint: r.fingerprint,
-    embeddingAttempts: 0,
-    userId: p.userId,
-    metadata: p.metadataJson === '{}' ? {} : (JSON.parse(p.metadataJson) as Record<string, unknown>),
-    validFrom: r.validFrom,
-    validTo: null,
-    forgottenAt: null,
-  };
+  });
   return { record, created: true };
 }
 

@@ -9,7 +9,7 @@ import type {
   MemoryKind,
   MemoryRecord,
 } from '@engram/store/port-kit';
-import { EngramStoreError, type storedRows } from '@engram/store/port-kit';
+import { EngramStoreError, storedRows } from '@engram/store/port-kit';
 import { z } from 'zod';
 
 const tagsJsonSchema = z.array(z.string());
@@ -42,34 +42,7 @@ function parseMetadata(text: string): Record<string, unknown> {
 
 /** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as MemoryKind,
-    content: row.content,
-    contentHash: row.content_hash,
-    importance: row.importance,
-    confidence: row.confidence,
-    tags: parseTags(row.tags),
-    sessionId: row.session_id,
-    seqFrom: row.seq_from,
-    seqTo: row.seq_to,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastAccessedAt: row.last_accessed_at,
-    accessCount: row.access_count,
-    revision: row.revision,
-    lifecycle: row.lifecycle as Lifecycle,
-    supersededBy: row.superseded_by,
-    embeddingState: row.embedding_state as EmbeddingState,
-    embeddingFingerprint: row.embedding_fingerprint,
-    embeddingAttempts: row.embedding_attempts,
-    userId: row.user_id,
-    metadata: parseMetadata(row.metadata),
-    validFrom: row.valid_from,
-    validTo: row.valid_to,
-    forgottenAt: row.forgotten_at,
-  };
+  return storedRows.toMemoryRecord(row, parseTags(row.tags), parseMetadata(row.metadata));
 }
 
 /**
