@@ -24,19 +24,6 @@ import {
 import type { PgContext } from './context.js';
 import { insertPrepared } from './write.js';
 
-function sameEvent(
-  a: PreparedEvent,
-  b: { type: string; role: string; content: string; tool_name: string | null; metadata: string },
-): boolean {
-  return (
-    a.type === b.type &&
-    a.role === b.role &&
-    a.content === b.content &&
-    a.toolName === b.tool_name &&
-    a.metadataJson === b.metadata
-  );
-}
-
 /** Appends events idempotently by seq: identical re-appends are skipped, a differing one is a conflict. */
 export function appendEvents(
   ctx: PgContext,
@@ -51,15 +38,7 @@ export function appendEvents(
     for (const e of prepared) {
       const prev = bySeq.get(e.seq);
       if (prev === undefined) bySeq.set(e.seq, e);
-      else if (
-        sameEvent(prev, {
-          type: e.type,
-          role: e.role,
-          content: e.content,
-          tool_name: e.toolName,
-          metadata: e.metadataJson,
-        })
-      ) {
+      else if (storedRows.sameEvent(prev, e)) {
         skipped += 1;
       } else throw invalidInput('the batch has two different events with the same seq');
     }
@@ -100,7 +79,7 @@ export function appendEvents(
           const bySeqStored = new Map(stored.map((r) => [Number(r.seq), r]));
           for (const e of rest) {
             const s = bySeqStored.get(e.seq);
-            if (s === undefined || !sameEvent(e, s)) {
+            if (s === undefined || !storedRows.sameEvent(e, storedRows.eventFields(s))) {
               throw new EngramStoreError(
                 'ENGRAM_STORE_CONFLICT',
                 'an event with this seq is already stored with different content',

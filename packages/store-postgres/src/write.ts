@@ -224,11 +224,6 @@ export function insertUniqueMemory(ctx: PgContext, input: NewMemory): Promise<In
   });
 }
 
-/** Inserts one memory; the active exact duplicate's row when there is one. */
-export async function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRecord> {
-  return (await insertUniqueMemory(ctx, input)).record;
-}
-
 /** Inserts several memories, all or nothing. */
 export function insertMemories(
   ctx: PgContext,

@@ -28,7 +28,6 @@ const METHODS = [
   'searchVector',
   'revalidate',
   'revalidateBrief',
-  'insertMemory',
   'insertUniqueMemory',
   'insertMemories',
   'updateMemory',
@@ -91,6 +90,22 @@ class EchoStore extends MemoryStoreFacade<Ctx> {
 }
 
 describe('the store facade', () => {
+  it('inserts a memory as insertUniqueMemory does, resolving with its record', async () => {
+    const inserted = { record: { id: 'm' }, created: false };
+    const slices = {
+      ...echo,
+      insertUniqueMemory: () => Promise.resolve(inserted),
+    } as unknown as StoreSlices<Ctx>;
+    class OneStore extends MemoryStoreFacade<Ctx> {
+      constructor() {
+        super(ctx, slices);
+      }
+    }
+    await expect(new OneStore().insertMemory({ agentId: 'a', kind: 'fact', content: 'x' })).resolves.toEqual({
+      id: 'm',
+    });
+  });
+
   it('reads its properties from the context', () => {
     const store = new EchoStore();
     expect(everyMethodListed).toBe(true);

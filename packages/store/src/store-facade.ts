@@ -43,8 +43,8 @@ export interface AdapterExtras {
 
 type Method = (...args: never[]) => unknown;
 /** Every method of the port (the optional ones included) and of {@link AdapterExtras}. */
-type Forwarded = Required<MemoryStore> & AdapterExtras;
-/** The names of the methods a facade forwards. */
+type Forwarded = Omit<Required<MemoryStore>, 'insertMemory'> & AdapterExtras;
+/** The names of the methods a facade forwards (`insertMemory` is `insertUniqueMemory`'s record). */
 export type ForwardedMethod = {
   [K in keyof Forwarded]: Forwarded[K] extends Method ? K : never;
 }[keyof Forwarded];
@@ -158,8 +158,9 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
 
   // ---------------------------------------------------------------- write slice
 
-  insertMemory(input: NewMemory): Promise<MemoryRecord> {
-    return this.#slices.insertMemory(this.#ctx, input);
+  /** Inserts a memory; resolves with the stored row (the active exact duplicate's, when there is one). */
+  async insertMemory(input: NewMemory): Promise<MemoryRecord> {
+    return (await this.#slices.insertUniqueMemory(this.#ctx, input)).record;
   }
   insertUniqueMemory(input: NewMemory): ForwardedResult<'insertUniqueMemory'> {
     return this.#slices.insertUniqueMemory(this.#ctx, input);

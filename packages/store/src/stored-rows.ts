@@ -194,3 +194,36 @@ export function newMemoryRecord(p: PreparedMemory, f: InsertedFields): MemoryRec
     forgottenAt: null,
   };
 }
+
+/** The fields that make two events with one seq the same event. */
+export interface EventFields {
+  readonly type: string;
+  readonly role: string;
+  readonly content: string;
+  readonly toolName: string | null;
+  readonly metadataJson: string;
+}
+
+/** The fields of a stored event row. */
+export function eventFields(
+  row: Pick<EventRow, 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>,
+): EventFields {
+  return {
+    type: row.type,
+    role: row.role,
+    content: row.content,
+    toolName: row.tool_name,
+    metadataJson: row.metadata,
+  };
+}
+
+/** True when two events with one seq are the same event (a re-send, skipped), not a conflict. */
+export function sameEvent(a: EventFields, b: EventFields): boolean {
+  return (
+    a.type === b.type &&
+    a.role === b.role &&
+    a.content === b.content &&
+    a.toolName === b.toolName &&
+    a.metadataJson === b.metadataJson
+  );
+}

@@ -22,25 +22,6 @@ import {
 import type { StoreContext } from './context.js';
 import { insertPreparedBatch } from './memory-rows.js';
 
-/** The fields that make two events with one seq the same event. */
-interface EventFields {
-  readonly type: string;
-  readonly role: string;
-  readonly content: string;
-  readonly toolName: string | null;
-  readonly metadataJson: string;
-}
-
-function sameEvent(a: EventFields, b: EventFields): boolean {
-  return (
-    a.type === b.type &&
-    a.role === b.role &&
-    a.content === b.content &&
-    a.toolName === b.toolName &&
-    a.metadataJson === b.metadataJson
-  );
-}
-
 /** Drops identical re-sends inside a batch (counted as skipped); two different events with one seq are invalid. */
 function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEvent[]; skipped: number } {
   const bySeq = new Map<number, PreparedEvent>();
@@ -51,7 +32,7 @@ function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEven
     if (prev === undefined) {
       bySeq.set(e.seq, e);
       unique.push(e);
-    } else if (sameEvent(prev, e)) {
+    } else if (storedRows.sameEvent(prev, e)) {
       skipped += 1;
     } else {
       throw invalidInput('the batch has two different events with the same seq');
@@ -95,18 +76,7 @@ export function appendEvents(
         for (const e of unique) {
           const s = stored.get(e.seq);
           if (s !== undefined) {
-            if (
-              sameEvent(
-                {
-                  type: s.type,
-                  role: s.role,
-                  content: s.content,
-                  toolName: s.tool_name,
-                  metadataJson: s.metadata,
-                },
-                e,
-              )
-            ) {
+            if (storedRows.sameEvent(storedRows.eventFields(s), e)) {
               skipped += 1;
               continue;
             }

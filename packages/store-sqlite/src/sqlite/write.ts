@@ -37,11 +37,6 @@ export function insertUniqueMemory(ctx: StoreContext, input: NewMemory): Promise
   });
 }
 
-/** Inserts one memory; the active exact duplicate's row when there is one. */
-export async function insertMemory(ctx: StoreContext, input: NewMemory): Promise<MemoryRecord> {
-  return (await insertUniqueMemory(ctx, input)).record;
-}
-
 /** Inserts several memories, all or nothing. */
 export function insertMemories(
   ctx: StoreContext,
