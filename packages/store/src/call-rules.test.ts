@@ -173,9 +173,9 @@ describe('pending embeddings', () => {
 });
 
 describe('lexical search', () => {
-  it('checks the query: recallable kinds by default, any mode by default, a known mode', () => {
-    const checked = checkLexicalQuery({ agentId: 'a', terms: ['sky'] } as LexicalQuery, ['fact', 'episode']);
-    expect(checked).toEqual({ agentId: 'a', limit: 50, kinds: ['fact', 'episode'], tags: [], mode: 'any' });
+  it('checks the query: the recallable kinds when none are named, any mode by default, a known mode', () => {
+    const checked = checkLexicalQuery({ agentId: 'a', terms: ['sky'], limit: 7 }, ['fact', 'episodic']);
+    expect(checked).toEqual({ agentId: 'a', limit: 7, kinds: ['fact', 'episodic'], tags: [], mode: 'any' });
     expect(
       codeOf(() =>
         checkLexicalQuery({ agentId: 'a', terms: [], mode: 'some' } as unknown as LexicalQuery, []),
