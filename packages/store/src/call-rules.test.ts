@@ -19,20 +19,13 @@ import {
 } from './call-rules.js';
 import { isEngramStoreError } from './errors.js';
 import { planLexicalQuery } from './lexical-plan.js';
+import { codeOf } from './store-code.test.util.js';
 import type { LexicalQuery, ListPendingOptions, MemoryKind, RevalidationCandidate } from './types.js';
 import { preparePatch } from './validate.js';
 
 const rules = { limits: { maxContentLength: 100 }, profile: null };
 const memory = { agentId: 'a', kind: 'fact', content: 'the sky is blue' } as const;
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return isEngramStoreError(err) ? err.code : 'NOT_A_STORE_ERROR';
-  }
-  return undefined;
-}
 const INVALID = 'ENGRAM_STORE_INVALID_INPUT';
 
 describe('row reads', () => {

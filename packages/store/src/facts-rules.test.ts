@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isEngramStoreError } from './errors.js';
 import {
   type ConflictRow,
   conflictLink,
@@ -14,15 +13,7 @@ import {
   validateResolveArgs,
 } from './facts-rules.js';
 import type { ConflictResolution } from './facts-types.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return isEngramStoreError(err) ? err.code : 'NOT_A_STORE_ERROR';
-  }
-  return undefined;
-}
+import { codeOf } from './store-code.test.util.js';
 
 const open: ConflictRow = {
   older_id: 'o',

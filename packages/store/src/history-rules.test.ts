@@ -1,3 +1,4 @@
+import { FRESH_MEMORY_FIELDS } from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   assembleHistory,
@@ -26,6 +27,7 @@ function lookupIn(successorOf: Readonly<Record<string, string>>): (step: ChainLo
 
 function record(id: string, createdAt: number): MemoryRecord {
   return {
+    ...FRESH_MEMORY_FIELDS,
     id,
     agentId: 'a',
     kind: 'fact',
@@ -39,19 +41,7 @@ function record(id: string, createdAt: number): MemoryRecord {
     seqTo: null,
     createdAt,
     updatedAt: createdAt,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
-    embeddingState: 'pending',
-    embeddingFingerprint: null,
-    embeddingAttempts: 0,
-    userId: null,
-    metadata: {},
     validFrom: createdAt,
-    validTo: null,
-    forgottenAt: null,
   };
 }
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isEngramStoreError } from './errors.js';
 import {
   generatedMemoryId,
   prepareMemoryInsert,
@@ -9,19 +8,11 @@ import {
   validateMergeArgs,
   validateSupersedeArgs,
 } from './lifecycle-rules.js';
+import { codeOf } from './store-code.test.util.js';
 import type { Lifecycle, MergeSource } from './types.js';
 
 const rules = { limits: { maxContentLength: 100 }, profile: { id: 'p', dimensions: 2 } };
 const memory = { agentId: 'a', kind: 'fact', content: 'the sky is blue' } as const;
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return isEngramStoreError(err) ? err.code : 'NOT_A_STORE_ERROR';
-  }
-  return undefined;
-}
 
 describe('an insert', () => {
   it('takes a vector of the bound profile and refuses one without a profile or of another length', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHUNK_KEY_SPAN, chunkKey } from './chunking.js';
-import { isEngramStoreError } from './errors.js';
+import { codeOf } from './store-code.test.util.js';
 import { embeddingFingerprint, parseEmbeddingFingerprint } from './store-options.js';
 import {
   eventFields,
@@ -13,15 +13,6 @@ import {
   toSkill,
 } from './stored-rows.js';
 import { prepareNewMemory } from './validate.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return isEngramStoreError(err) ? err.code : 'NOT_A_STORE_ERROR';
-  }
-  return undefined;
-}
 
 const pgRow: MemoryColumns<string | number, string[], boolean, Record<string, unknown>> = {
   rid: '7',
