@@ -4,10 +4,10 @@
  * context per open store; the slices are functions of it. Every statement goes through `q`, which counts it
  * for the observer; every write runs in `tx` (one transaction on one pooled connection).
  */
-import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
-import type { EmbeddingProfile, ForgetMode, IntegrityResult } from '@engram/store';
+import type { StatementKind } from '@engram/contracts';
+import type { ForgetMode } from '@engram/store';
 import { EngramStoreError } from '@engram/store';
-import type { Bm25Settings, ValidationLimits } from '@engram/store/port-kit';
+import { AdapterContext, type AdapterContextInit, type Bm25Settings } from '@engram/store/port-kit';
 import type pg from 'pg';
 import { classifyPgError } from './errors.js';
 
@@ -15,13 +15,9 @@ import { classifyPgError } from './errors.js';
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** What a context is built from. */
-export interface PgContextInit {
+export interface PgContextInit extends AdapterContextInit {
   readonly pool: pg.Pool;
   readonly ownsPool: boolean;
-  readonly observer: StoreObserver;
-  readonly now: () => number;
-  readonly idFactory: () => string;
-  readonly limits: ValidationLimits;
   readonly bm25: Bm25Settings;
   readonly claimLeaseMs: number | null;
   readonly workerId: string;
@@ -55,13 +51,9 @@ const READ_OPERATIONS: ReadonlySet<string> = new Set([
 const ANALYZED_TABLES = 'memories, memory_chunks, lexical_docs, lexical_postings';
 
 /** The shared state of one open store. */
-export class PgContext {
+export class PgContext extends AdapterContext {
   readonly pool: pg.Pool;
   readonly ownsPool: boolean;
-  readonly observer: StoreObserver;
-  readonly now: () => number;
-  readonly idFactory: () => string;
-  readonly limits: ValidationLimits;
   readonly bm25: Bm25Settings;
   /** Lease length of claimed pending embeddings, or null: listing claims nothing (one drain at a time). */
   readonly claimLeaseMs: number | null;
@@ -73,23 +65,13 @@ export class PgContext {
   /** What forgetting does: `erase` (rows removed, tombstones kept) or `keep` (rows archived, marked forgotten). */
   readonly forgetMode: ForgetMode;
   #writtenSinceAnalyze = 0;
-  #profile: EmbeddingProfile | null = null;
-  #fingerprint = 'none';
-  #warmupReported = false;
-  schemaVersion = 0;
   /** Which BM25 implementation the lexical arm runs (`statistics-tables`: the store's own postings). */
   lexicalEngine: 'statistics-tables' = 'statistics-tables';
-  closed = false;
-  /** The last integrity check in this process (see `integrity.ts`). */
-  integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
 
   constructor(init: PgContextInit) {
+    super(init);
     this.pool = init.pool;
     this.ownsPool = init.ownsPool;
-    this.observer = init.observer;
-    this.now = init.now;
-    this.idFactory = init.idFactory;
-    this.limits = init.limits;
     this.bm25 = init.bm25;
     this.claimLeaseMs = init.claimLeaseMs;
     this.workerId = init.workerId;
@@ -111,44 +93,6 @@ export class PgContext {
     this.#writtenSinceAnalyze = 0;
     const tables = this.profile === null ? ANALYZED_TABLES : `${ANALYZED_TABLES}, memory_vectors`;
     await this.run(this.pool, 'meta', `ANALYZE ${tables}`).catch(() => {});
-  }
-
-  get profile(): EmbeddingProfile | null {
-    return this.#profile;
-  }
-
-  get fingerprint(): string {
-    return this.#fingerprint;
-  }
-
-  bindProfile(profile: EmbeddingProfile | null, fingerprint: string): void {
-    this.#profile = profile;
-    this.#fingerprint = fingerprint;
-    this.#warmupReported = false;
-  }
-
-  /** Reports one executed statement; observer failures never change a store result. */
-  count(kind: StatementKind): void {
-    const fn = this.observer.onStatement;
-    if (fn === undefined) return;
-    try {
-      fn.call(this.observer, kind);
-    } catch {
-      // isolated
-    }
-  }
-
-  /** Reports the vector index's warm-up outcome, once per binding. */
-  emitWarmup(outcome: VectorWarmupOutcome): void {
-    if (this.#warmupReported) return;
-    this.#warmupReported = true;
-    const fn = this.observer.onVectorWarmup;
-    if (fn === undefined) return;
-    try {
-      fn.call(this.observer, outcome);
-    } catch {
-      // isolated
-    }
   }
 
   /** Runs one counted statement and returns its rows. */

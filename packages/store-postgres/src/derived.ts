@@ -4,24 +4,22 @@
  * postings, and vectors. Keys follow the SQLite store: chunk `i` of memory `rid` is `rid + i·2^40`, so a memory
  * within the budget is one unit keyed by its own `rid`. Deleting a memory cascades to all of them.
  */
+
 import type { ChunkSpan } from '@engram/store';
-import { chunkSpans, indexTokens } from '@engram/store/port-kit';
+import {
+  CHUNK_KEY_SPAN,
+  CHUNK_VEC_NONE,
+  CHUNK_VEC_PENDING,
+  CHUNK_VEC_READY,
+  chunkKey,
+  chunkSpans,
+  indexTokens,
+} from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { vectorLiteral } from './rows.js';
 import { vectorColumnType } from './schema.js';
 
-/** 2^40: the key span of one chunk index. */
-export const CHUNK_KEY_SPAN = 1_099_511_627_776;
-
-/** The BM25 / vector key of chunk `index` of the memory `rid`. */
-export function chunkKey(rid: number, index: number): number {
-  return rid + index * CHUNK_KEY_SPAN;
-}
-
-/** Chunk vector states in `memory_chunks.vec` (as in the SQLite store). */
-export const CHUNK_VEC_PENDING = 0;
-export const CHUNK_VEC_READY = 1;
-export const CHUNK_VEC_NONE = 2;
+export { CHUNK_KEY_SPAN, CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey };
 
 /** One memory whose content is to be indexed. */
 export interface IndexItem {

@@ -9,22 +9,18 @@
  * only by the lease holder (or to an unclaimed row); a late commit of an expired claim that another worker took
  * over is `stale`. Without `claimLeaseMs`, listing claims nothing (one drain at a time, as in the SQLite store).
  */
-import type {
-  EmbeddingBacklog,
-  EmbeddingCommitResult,
-  EmbeddingOutcome,
-  EmbeddingProfile,
-  ListPendingOptions,
-  PendingEmbedding,
-} from '@engram/store';
+
 import {
+  callRules,
   checkEmbeddingOutcomes,
+  type EmbeddingBacklog,
+  type EmbeddingCommitResult,
+  type EmbeddingOutcome,
+  type EmbeddingProfile,
   embeddingFingerprint,
   invalidInput,
-  validateAgentId,
-  validateId,
-  validateInteger,
-  validateLimit,
+  type ListPendingOptions,
+  type PendingEmbedding,
 } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext } from './context.js';
@@ -44,19 +40,8 @@ export function listPendingEmbeddings(
   options: ListPendingOptions,
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', async () => {
-    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-    const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
-    const limit = validateLimit(options.limit, 'limit', 1000, 64);
-    const below =
-      options.retryErrorsBelowAttempts === undefined
-        ? 0
-        : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
-    let ids: string[] | null = null;
-    if (options.ids !== undefined) {
-      if (!Array.isArray(options.ids)) throw invalidInput('ids must be an array');
-      if (options.ids.length > 1000) throw invalidInput('at most 1,000 ids');
-      ids = [...new Set(options.ids.map((id) => validateId(id, 'ids entry')))];
-    }
+    const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
+    const ids = only;
     // Only the rows named, when `ids` is given (e.g. the rows a maintenance pass just wrote).
     const base = `${STATE_COND} AND m.lifecycle = 'active' AND ($3::text IS NULL OR m.agent_id = $3)
       AND ($4::text[] IS NULL OR m.id = ANY($4::text[]))`;

@@ -4,6 +4,7 @@
  * difference is `ENGRAM_STORE_CONFLICT` and the whole append rolls back), and the ingestion cursor moved by a
  * compare-and-set statement in the transaction that inserts the batch's memories.
  */
+
 import { contentHash } from '@engram/contracts';
 import {
   type AppendEventsResult,
@@ -14,29 +15,14 @@ import {
   type MemoryRecord,
 } from '@engram/store';
 import {
+  callRules,
   invalidInput,
   type PreparedEvent,
-  prepareEvent,
+  storedRows,
   validateAgentId,
-  validateInteger,
-  validateLimit,
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
-import { type EventRow, toEvent } from './rows.js';
-import { insertPrepared, prepareInsert } from './write.js';
-
-function sameEvent(
-  a: PreparedEvent,
-  b: { type: string; role: string; content: string; tool_name: string | null; metadata: string },
-): boolean {
-  return (
-    a.type === b.type &&
-    a.role === b.role &&
-    a.content === b.content &&
-    a.toolName === b.tool_name &&
-    a.metadataJson === b.metadata
-  );
-}
+import { insertPrepared } from './write.js';
 
 /** Appends events idempotently by seq: identical re-appends are skipped, a differing one is a conflict. */
 export function appendEvents(
@@ -46,24 +32,13 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    if (!Array.isArray(events)) throw invalidInput('events must be an array');
-    const prepared = events.map((e, i) => prepareEvent(e, ctx.limits, `events[${i}]`));
+    const prepared = callRules.prepareAppend(ctx, agentId, sessionId, events);
     const bySeq = new Map<number, PreparedEvent>();
     let skipped = 0;
     for (const e of prepared) {
       const prev = bySeq.get(e.seq);
       if (prev === undefined) bySeq.set(e.seq, e);
-      else if (
-        sameEvent(prev, {
-          type: e.type,
-          role: e.role,
-          content: e.content,
-          tool_name: e.toolName,
-          metadata: e.metadataJson,
-        })
-      ) {
+      else if (storedRows.sameEvent(prev, e)) {
         skipped += 1;
       } else throw invalidInput('the batch has two different events with the same seq');
     }
@@ -95,7 +70,7 @@ export function appendEvents(
         const done = new Set(inserted.map((r) => Number(r.seq)));
         const rest = unique.filter((e) => !done.has(e.seq));
         if (rest.length > 0) {
-          const stored = await ctx.q<EventRow>(
+          const stored = await ctx.q<storedRows.EventRow>(
             db,
             'read',
             'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq = ANY($3::bigint[])',
@@ -104,7 +79,7 @@ export function appendEvents(
           const bySeqStored = new Map(stored.map((r) => [Number(r.seq), r]));
           for (const e of rest) {
             const s = bySeqStored.get(e.seq);
-            if (s === undefined || !sameEvent(e, s)) {
+            if (s === undefined || !storedRows.sameEvent(e, storedRows.eventFields(s))) {
               throw new EngramStoreError(
                 'ENGRAM_STORE_CONFLICT',
                 'an event with this seq is already stored with different content',
@@ -134,18 +109,15 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(fromSeq, 'fromSeq', 0);
-    validateInteger(toSeq, 'toSeq', 0);
+    callRules.validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
-    const rows = await ctx.q<EventRow>(
+    const rows = await ctx.q<storedRows.EventRow>(
       ctx.pool,
       'read',
       'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq',
       [agentId, sessionId, fromSeq, toSeq],
     );
-    return rows.map((r) => toEvent(r));
+    return rows.map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -158,17 +130,14 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', async () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(afterSeq, 'afterSeq', 0);
-    const n = validateLimit(limit, 'limit', 10_000);
-    const rows = await ctx.q<EventRow>(
+    const n = callRules.validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
+    const rows = await ctx.q<storedRows.EventRow>(
       ctx.pool,
       'read',
       'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
       [agentId, sessionId, afterSeq, n],
     );
-    return rows.map((r) => toEvent(r));
+    return rows.map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -219,17 +188,7 @@ export function getCursor(ctx: PgContext, agentId: string, sessionId: string): P
  */
 export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', async () => {
-    if (typeof batch !== 'object' || batch === null) throw invalidInput('batch must be an object');
-    const agentId = validateAgentId(batch.agentId);
-    const sessionId = validateAgentId(batch.sessionId, 'sessionId');
-    const expected = validateInteger(batch.expectedCursor, 'expectedCursor', 0);
-    const next = validateInteger(batch.nextCursor, 'nextCursor', 0);
-    if (next < expected) throw invalidInput('nextCursor must not be below expectedCursor');
-    if (!Array.isArray(batch.memories)) throw invalidInput('memories must be an array');
-    const prepared = batch.memories.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
-    for (const p of prepared) {
-      if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
-    }
+    const { agentId, sessionId, expected, next, prepared } = callRules.validateIngestBatch(ctx, batch);
     const now = ctx.now();
     const records = await ctx.tx(async (db) => {
       const moved =

@@ -4,6 +4,7 @@
  * the rows (their derived rows go by cascade) and the text their history kept, leaving a tombstone; `keep`
  * archives the rows, marked forgotten.
  */
+
 import {
   type ConflictLink,
   type ConflictResolution,
@@ -13,18 +14,10 @@ import {
   type ForgetOptions,
   type ForgetResult,
 } from '@engram/store';
-import {
-  CONFLICT_REASONS,
-  CONFLICT_STATES,
-  forgetOptions,
-  invalidInput,
-  validateAgentId,
-  validateId,
-  validateLimit,
-} from '@engram/store/port-kit';
+import { factsRules, forgetOptions, lifecycleRules, validateAgentId } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
-import { MEMORY_COLUMNS, type MemoryRow, num } from './rows.js';
+import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
 import { rowForWrite } from './write.js';
 
 /** Forgets one row as the setting says, with its tombstone; inside the caller's transaction. */
@@ -35,15 +28,8 @@ async function forgetRow(
   who: { actor: string; reason: string | null },
   now: number,
 ): Promise<void> {
-  await recordHistory(ctx, db, {
-    agentId: row.agent_id,
-    memoryId: row.id,
-    action: 'forgotten',
-    at: now,
-    revision: Number(row.revision),
-    actor: who.actor,
-    reason: who.reason,
-  });
+  const forgotten = { agentId: row.agent_id, id: row.id, revision: Number(row.revision) };
+  await recordHistory(ctx, db, factsRules.forgottenEntry(forgotten, who, now));
   if (ctx.forgetMode === 'erase') {
     await ctx.run(db, 'write', 'DELETE FROM memories WHERE rid = $1', [row.rid]);
     return;
@@ -82,20 +68,15 @@ export function forgetMemory(
   options?: ForgetOptions,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    const who = forgetOptions(options);
+    const who = factsRules.validateForgetArgs(agentId, id, options);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await selectRow(ctx, db, agentId, id);
       if (row === undefined || row.forgotten_at !== null) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
-      // The predecessors of the chain: the versions this memory replaced (never its successors).
-      const chain = await supersedeChain(ctx, db, agentId, id);
-      const ids = chain.slice(0, chain.indexOf(id) + 1);
       const forgotten: string[] = [];
-      for (const memoryId of ids) {
+      for (const memoryId of factsRules.forgetScope(await supersedeChain(ctx, db, agentId, id), id)) {
         const rows = await ctx.q<MemoryRow>(
           db,
           'read',
@@ -154,28 +135,6 @@ export function deleteAll(
   });
 }
 
-type LinkRow = {
-  older_id: string;
-  newer_id: string;
-  state: string;
-  reason: string;
-  created_at: string | number;
-  resolved_at: string | number | null;
-};
-
-const LINK_COLUMNS = 'older_id, newer_id, state, reason, created_at, resolved_at';
-
-function toLink(r: LinkRow): ConflictLink {
-  return {
-    olderId: r.older_id,
-    newerId: r.newer_id,
-    state: r.state as ConflictState,
-    reason: r.reason,
-    createdAt: Number(r.created_at),
-    resolvedAt: num(r.resolved_at),
-  };
-}
-
 /** Links two of the agent's facts as contradicting; false when already linked. */
 export function linkConflict(
   ctx: PgContext,
@@ -185,13 +144,7 @@ export function linkConflict(
   reason: string,
 ): Promise<boolean> {
   return ctx.op('linkConflict', async () => {
-    validateAgentId(agentId);
-    validateId(olderId, 'olderId');
-    validateId(newerId, 'newerId');
-    if (olderId === newerId) throw invalidInput('a memory cannot conflict with itself');
-    if (typeof reason !== 'string' || !CONFLICT_REASONS.has(reason)) {
-      throw invalidInput('reason must be number, negation or entity');
-    }
+    factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       for (const id of [olderId, newerId]) {
@@ -207,18 +160,8 @@ export function linkConflict(
         [agentId, olderId, newerId, reason, now],
       );
       if (n === 0) return false;
-      for (const [memoryId, relatedId] of [
-        [olderId, newerId],
-        [newerId, olderId],
-      ] as const) {
-        await recordHistory(ctx, db, {
-          agentId,
-          memoryId,
-          action: 'conflictLinked',
-          at: now,
-          reason,
-          relatedId,
-        });
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now)) {
+        await recordHistory(ctx, db, e);
       }
       return true;
     });
@@ -232,29 +175,17 @@ export function listConflicts(
   options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', async () => {
-    validateAgentId(agentId);
-    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-    let ids: string[] | null = null;
-    if (options.ids !== undefined) {
-      if (!Array.isArray(options.ids) || options.ids.length > 10_000) {
-        throw invalidInput('ids must be an array of at most 10,000 ids');
-      }
-      ids = options.ids.map((id) => validateId(id, 'ids entry'));
-    }
-    if (options.state !== undefined && !CONFLICT_STATES.has(options.state)) {
-      throw invalidInput('state is not a conflict state');
-    }
-    const limit = validateLimit(options.limit, 'limit', 10_000, 1000);
-    const rows = await ctx.q<LinkRow>(
+    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
+    const rows = await ctx.q<factsRules.ConflictRow>(
       ctx.pool,
       'read',
-      `SELECT ${LINK_COLUMNS} FROM memory_links
+      `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
        WHERE agent_id = $1 AND ($2::text IS NULL OR state = $2)
          AND ($3::text[] IS NULL OR older_id = ANY($3::text[]) OR newer_id = ANY($3::text[]))
        ORDER BY created_at, older_id COLLATE "C", newer_id COLLATE "C" LIMIT $4`,
-      [agentId, options.state ?? null, ids, limit],
+      [agentId, state, ids, limit],
     );
-    return rows.map(toLink);
+    return rows.map(factsRules.conflictLink);
   });
 }
 
@@ -267,41 +198,18 @@ export function resolveConflict(
   resolution: ConflictResolution,
 ): Promise<ConflictLink> {
   return ctx.op('resolveConflict', async () => {
-    validateAgentId(agentId);
-    validateId(olderId, 'olderId');
-    validateId(newerId, 'newerId');
-    if (typeof resolution !== 'object' || resolution === null)
-      throw invalidInput('resolution must be an object');
-    if (resolution.outcome !== 'supersede' && resolution.outcome !== 'dismiss') {
-      throw invalidInput('resolution.outcome must be supersede or dismiss');
-    }
-    const keepId = resolution.outcome === 'supersede' ? (resolution.keepId ?? newerId) : null;
-    if (keepId !== null && keepId !== olderId && keepId !== newerId) {
-      throw invalidInput('resolution.keepId must be one side of the link');
-    }
-    const who = forgetOptions({
-      ...(resolution.actor === undefined ? {} : { actor: resolution.actor }),
-      ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
-    });
+    const { keepId, who } = factsRules.validateResolveArgs(agentId, olderId, newerId, resolution);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const links = await ctx.q<LinkRow>(
+      const links = await ctx.q<factsRules.ConflictRow>(
         db,
         'read',
-        `SELECT ${LINK_COLUMNS} FROM memory_links
+        `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
          WHERE agent_id = $1 AND older_id = $2 AND newer_id = $3 AND kind = 'conflict' FOR UPDATE`,
         [agentId, olderId, newerId],
       );
-      const link = links[0];
-      if (link === undefined) {
-        throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no conflict link between these memories');
-      }
-      if (link.state !== 'open') {
-        throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the conflict is already settled');
-      }
-      const state: ConflictState = keepId === null ? 'dismissed' : 'resolved';
-      if (keepId !== null) {
-        const retireId = keepId === olderId ? newerId : olderId;
+      const { state, retireId, settled } = factsRules.settleConflict(links[0], keepId, now);
+      if (keepId !== null && retireId !== null) {
         const row = await rowForWrite(ctx, db, agentId, retireId, undefined);
         if (row.lifecycle === 'active') {
           await ctx.run(
@@ -311,16 +219,8 @@ export function resolveConflict(
                revision = revision + 1, updated_at = $2 WHERE rid = $3`,
             [keepId, now, row.rid],
           );
-          await recordHistory(ctx, db, {
-            agentId,
-            memoryId: retireId,
-            action: 'superseded',
-            at: now,
-            revision: Number(row.revision) + 1,
-            actor: who.actor,
-            reason: who.reason,
-            relatedId: keepId,
-          });
+          const retired = { id: retireId, revision: Number(row.revision) + 1 };
+          await recordHistory(ctx, db, lifecycleRules.supersededEntry(agentId, retired, keepId, now, who));
         }
       }
       await ctx.run(
@@ -329,21 +229,10 @@ export function resolveConflict(
         `UPDATE memory_links SET state = $1, resolved_at = $2 WHERE agent_id = $3 AND older_id = $4 AND newer_id = $5`,
         [state, now, agentId, olderId, newerId],
       );
-      for (const [memoryId, relatedId] of [
-        [olderId, newerId],
-        [newerId, olderId],
-      ] as const) {
-        await recordHistory(ctx, db, {
-          agentId,
-          memoryId,
-          action: 'conflictResolved',
-          at: now,
-          actor: who.actor,
-          reason: who.reason ?? state,
-          relatedId,
-        });
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now)) {
+        await recordHistory(ctx, db, e);
       }
-      return toLink({ ...link, state, resolved_at: now });
+      return settled;
     });
   });
 }

@@ -5,54 +5,33 @@
  * `ON DELETE CASCADE`), so pruning removes only vectors of rows that are no longer `ready`.
  */
 import {
-  EMBEDDING_STATES,
-  type EmbeddingState,
-  LIFECYCLES,
-  type Lifecycle,
-  MEMORY_KINDS,
-  type MemoryKind,
-} from '@engram/contracts';
-import type { EngramStoreErrorCode, IntegrityResult, StoreHealth } from '@engram/store';
-import { validateAgentId, validateLimit } from '@engram/store/port-kit';
+  type HealthCountRow,
+  healthFailure,
+  healthFromCounts,
+  type StoreHealthResult,
+  validateAgentId,
+  validateLimit,
+} from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, indexContents } from './derived.js';
 import { classifyPgError } from './errors.js';
 
 /** The health result: counts, or the store error code that prevented them. */
-export type HealthResult =
-  | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: EngramStoreErrorCode; readonly integrity?: IntegrityResult };
-
-function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
-  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-}
+export type HealthResult = StoreHealthResult;
 
 /** Zero-filled counts by kind, lifecycle and embedding state; never rejects. */
 export async function health(ctx: PgContext, agentId?: string): Promise<HealthResult> {
   try {
     if (ctx.closed) return { ok: false, code: 'ENGRAM_STORE_CLOSED' };
     if (agentId !== undefined) validateAgentId(agentId);
-    const byKind = zeroes<MemoryKind>(MEMORY_KINDS);
-    const byLifecycle = zeroes<Lifecycle>(LIFECYCLES);
-    const byEmbeddingState = zeroes<EmbeddingState>(EMBEDDING_STATES);
     const agent = agentId ?? null;
-    const rows = await ctx.q<{ kind: string; lifecycle: string; state: string; n: string }>(
+    const rows = await ctx.q<HealthCountRow>(
       ctx.pool,
       'read',
       `SELECT kind, lifecycle, embedding_state AS state, count(*) AS n FROM memories
        WHERE ($1::text IS NULL OR agent_id = $1) GROUP BY kind, lifecycle, embedding_state`,
       [agent],
     );
-    let memories = 0;
-    let facts = 0;
-    for (const r of rows) {
-      const n = Number(r.n);
-      memories += n;
-      if (r.kind in byKind) byKind[r.kind as MemoryKind] += n;
-      if (r.lifecycle in byLifecycle) byLifecycle[r.lifecycle as Lifecycle] += n;
-      if (r.state in byEmbeddingState) byEmbeddingState[r.state as EmbeddingState] += n;
-      if (r.kind === 'fact' && r.lifecycle === 'active') facts += n;
-    }
     const counts = await ctx.q<{ events: string; skills: string }>(
       ctx.pool,
       'read',
@@ -60,25 +39,10 @@ export async function health(ctx: PgContext, agentId?: string): Promise<HealthRe
               (SELECT count(*) FROM skills WHERE $1::text IS NULL OR agent_id = $1) AS skills`,
       [agent],
     );
-    return {
-      ok: true,
-      health: {
-        totals: {
-          memories,
-          events: Number(counts[0]?.events ?? 0),
-          facts,
-          skills: Number(counts[0]?.skills ?? 0),
-        },
-        byKind,
-        byLifecycle,
-        byEmbeddingState,
-        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
-      },
-    };
+    const events = Number(counts[0]?.events ?? 0);
+    return healthFromCounts(rows, events, Number(counts[0]?.skills ?? 0), ctx.integrity);
   } catch (err) {
-    const code = classifyPgError(err, 'health').code;
-    const { state, checkedAt } = ctx.integrity;
-    return state === 'failed' ? { ok: false, code, integrity: { state, checkedAt } } : { ok: false, code };
+    return healthFailure(classifyPgError(err, 'health').code, ctx.integrity);
   }
 }
 

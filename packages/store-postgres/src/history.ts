@@ -2,10 +2,11 @@
  * The lineage of a memory: history entries written by updates, supersedes, forgets and contradiction links,
  * and the read that assembles a memory's supersede chain and entries in time order (as the SQLite store does).
  */
-import type { MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry, MemoryRecord } from '@engram/store';
-import { type HistoryInput, validateAgentId, validateId } from '@engram/store/port-kit';
+
+import type { MemoryHistory, MemoryRecord } from '@engram/store';
+import { type HistoryInput, historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
-import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
+import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
 
 /** Appends one history entry (inside the caller's transaction). */
 export async function recordHistory(ctx: PgContext, db: Queryable, e: HistoryInput): Promise<void> {
@@ -14,17 +15,7 @@ export async function recordHistory(ctx: PgContext, db: Queryable, e: HistoryInp
     'write',
     `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      e.agentId,
-      e.memoryId,
-      e.action,
-      e.at,
-      e.revision ?? null,
-      e.actor ?? null,
-      e.reason ?? null,
-      e.relatedId ?? null,
-      e.content ?? null,
-    ],
+    historyRules.historyValues(e),
   );
 }
 
@@ -44,9 +35,6 @@ export async function eraseHistoryContent(
   );
 }
 
-/** Longest supersede chain followed (a guard against a cycle in damaged data). */
-const MAX_CHAIN = 1000;
-
 /** One row of an agent by id (any lifecycle). */
 export async function selectRow(
   ctx: PgContext,
@@ -64,25 +52,25 @@ export async function selectRow(
 }
 
 /** The ids of the supersede chain through `id`, oldest first, from rows and from the history. */
-export async function supersedeChain(
+export function supersedeChain(
   ctx: PgContext,
   db: Queryable,
   agentId: string,
   id: string,
 ): Promise<string[]> {
-  const older = async (of: string): Promise<string[]> =>
-    (
-      await ctx.q<{ id: string }>(
+  return historyRules.supersedeChainAsync(id, async ({ direction, of }) => {
+    if (direction === 'older') {
+      const rows = await ctx.q<{ id: string }>(
         db,
         'read',
         `SELECT id FROM memories WHERE agent_id = $1 AND superseded_by = $2
          UNION SELECT memory_id FROM memory_history WHERE agent_id = $1 AND action = 'superseded' AND related_id = $2`,
         [agentId, of],
-      )
-    ).map((r) => r.id);
-  const newer = async (of: string): Promise<string | null> => {
-    const row = await selectRow(ctx, db, agentId, of);
-    if (row?.superseded_by) return row.superseded_by;
+      );
+      return rows.map((r) => r.id);
+    }
+    const successor = (await selectRow(ctx, db, agentId, of))?.superseded_by;
+    if (successor) return [successor];
     const h = await ctx.q<{ related_id: string | null }>(
       db,
       'read',
@@ -90,56 +78,9 @@ export async function supersedeChain(
        ORDER BY seq DESC LIMIT 1`,
       [agentId, of],
     );
-    return h[0]?.related_id ?? null;
-  };
-  const seen = new Set<string>([id]);
-  const before: string[] = [];
-  let frontier = [id];
-  while (frontier.length > 0 && seen.size < MAX_CHAIN) {
-    const next: string[] = [];
-    for (const current of frontier) {
-      // The UNION's order is unspecified: sort for a stable chain.
-      for (const o of (await older(current)).sort()) {
-        if (seen.has(o)) continue;
-        seen.add(o);
-        before.unshift(o);
-        next.push(o);
-      }
-    }
-    frontier = next;
-  }
-  const after: string[] = [];
-  let cursor = await newer(id);
-  while (cursor !== null && !seen.has(cursor) && seen.size < MAX_CHAIN) {
-    seen.add(cursor);
-    after.push(cursor);
-    cursor = await newer(cursor);
-  }
-  return [...before, id, ...after];
-}
-
-type HistoryRow = {
-  memory_id: string;
-  action: string;
-  at: string | number;
-  revision: string | number | null;
-  actor: string | null;
-  reason: string | null;
-  related_id: string | null;
-  content: string | null;
-};
-
-function entry(r: HistoryRow): MemoryHistoryEntry {
-  return {
-    memoryId: r.memory_id,
-    action: r.action as MemoryHistoryAction,
-    at: Number(r.at),
-    revision: num(r.revision),
-    actor: r.actor,
-    reason: r.reason,
-    relatedId: r.related_id,
-    previousContent: r.content,
-  };
+    const related = h[0]?.related_id;
+    return related ? [related] : [];
+  });
 }
 
 /** A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first. */
@@ -151,40 +92,19 @@ export function history(ctx: PgContext, agentId: string, id: string): Promise<Me
     return ctx.tx(async (db) => {
       await ctx.run(db, 'meta', 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const chain = await supersedeChain(ctx, db, agentId, id);
-      const records: MemoryRecord[] = [];
-      const entries: MemoryHistoryEntry[] = [];
-      for (const [index, memoryId] of chain.entries()) {
+      const records: (MemoryRecord | undefined)[] = [];
+      for (const memoryId of chain) {
         const row = await selectRow(ctx, db, agentId, memoryId);
-        if (row === undefined) continue;
-        records.push(toRecord(row));
-        entries.push({
-          memoryId,
-          action: 'created',
-          at: Number(row.created_at),
-          revision: 1,
-          actor: null,
-          reason: null,
-          relatedId: index > 0 ? (chain[index - 1] ?? null) : null,
-          previousContent: null,
-        });
+        records.push(row === undefined ? undefined : toRecord(row));
       }
-      const rows = await ctx.q<HistoryRow>(
+      const rows = await ctx.q<historyRules.HistoryRow>(
         db,
         'read',
         `SELECT memory_id, action, at, revision, actor, reason, related_id, content FROM memory_history
          WHERE agent_id = $1 AND memory_id = ANY($2::text[]) ORDER BY seq`,
         [agentId, chain],
       );
-      for (const r of rows) entries.push(entry(r));
-      // Stable by time: creations first at equal times, then the recorded order.
-      const order = new Map(entries.map((e, i) => [e, i]));
-      entries.sort(
-        (a, b) =>
-          a.at - b.at ||
-          (a.action === 'created' ? 0 : 1) - (b.action === 'created' ? 0 : 1) ||
-          (order.get(a) ?? 0) - (order.get(b) ?? 0),
-      );
-      return { id, chain, records, entries };
+      return historyRules.assembleHistory(id, chain, records, rows);
     });
   });
 }

@@ -2,17 +2,12 @@
  * The lifecycle slice: archive, supersede, merge and the general compare-and-set lifecycle move. Derived rows
  * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
  */
+
 import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store';
-import {
-  invalidInput,
-  validateAgentId,
-  validateId,
-  validateInteger,
-  validateLifecycle,
-} from '@engram/store/port-kit';
+import { invalidInput, lifecycleRules } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { recordHistory } from './history.js';
-import { casLifecycle, insertPrepared, prepareInsert, rowForWrite } from './write.js';
+import { casLifecycle, insertPrepared, rowForWrite } from './write.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given). */
 export function archiveMemory(
@@ -22,9 +17,7 @@ export function archiveMemory(
   expectedRevision?: number,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
@@ -45,16 +38,12 @@ export function supersedeMemory(
   replacement: NewMemory,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', async () => {
-    validateAgentId(agentId);
-    validateId(oldId, 'oldId');
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const prepared = prepareInsert(ctx, replacement, 'replacement');
-    if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
-      const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
+      const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded = await casLifecycle(ctx, db, row, 'superseded', id, now);
       const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
       if (inserted === undefined) throw invalidInput('replacement');
@@ -66,14 +55,11 @@ export function supersedeMemory(
         ]);
         superseded = { ...superseded, supersededBy: inserted.record.id };
       }
-      await recordHistory(ctx, db, {
-        agentId,
-        memoryId: oldId,
-        action: 'superseded',
-        at: now,
-        revision: superseded.revision,
-        relatedId: inserted.record.id,
-      });
+      await recordHistory(
+        ctx,
+        db,
+        lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now),
+      );
       return { superseded, replacement: inserted.record };
     });
   });
@@ -88,10 +74,7 @@ export function setLifecycle(
   lifecycle: Lifecycle,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    validateLifecycle(lifecycle);
+    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
@@ -108,25 +91,13 @@ export function mergeMemories(
   merged: NewMemory,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', async () => {
-    validateAgentId(agentId);
-    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
-    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
-    const seen = new Set<string>();
-    for (const [i, s] of sources.entries()) {
-      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
-      validateId(s.id, `sources[${i}].id`);
-      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
-      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
-      seen.add(s.id);
-    }
-    const prepared = prepareInsert(ctx, merged, 'merged');
-    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const rows = [];
       for (const s of sources) rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision));
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
-      const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
+      const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded: MemoryRecord[] = [];
       for (const row of rows) superseded.push(await casLifecycle(ctx, db, row, 'superseded', id, now));
       const [inserted] = await insertPrepared(ctx, db, [{ ...prepared, id }], now);
@@ -140,16 +111,8 @@ export function mergeMemories(
         ]);
         superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
       }
-      for (const done of superseded) {
-        await recordHistory(ctx, db, {
-          agentId,
-          memoryId: done.id,
-          action: 'superseded',
-          at: now,
-          revision: done.revision,
-          relatedId: successor,
-        });
-      }
+      for (const done of superseded)
+        await recordHistory(ctx, db, lifecycleRules.supersededEntry(agentId, done, successor, now));
       return { superseded, merged: inserted.record };
     });
   });

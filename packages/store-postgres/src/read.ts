@@ -2,6 +2,7 @@
  * The read slice (row reads): one row, listing, rows by content hash, and the authoritative re-read of search
  * candidates. The search arms live in `search-lexical.ts` and `search-vector.ts`.
  */
+
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import type {
   ListMemoriesOptions,
@@ -12,13 +13,12 @@ import type {
   TimeScope,
 } from '@engram/store';
 import {
+  callRules,
   checkKinds,
   checkTags,
   invalidInput,
   validateAgentId,
   validateId,
-  validateInteger,
-  validateKind,
   validateLifecycle,
   validateLimit,
 } from '@engram/store/port-kit';
@@ -95,11 +95,7 @@ export function findByContentHash(
   kind?: MemoryKind,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('findByContentHash', async () => {
-    validateAgentId(agentId);
-    if (typeof hash !== 'string' || hash.length === 0 || hash.length > 128) {
-      throw invalidInput('contentHash must be a non-empty string');
-    }
-    const k = kind === undefined ? null : validateKind(kind);
+    const k = callRules.validateContentHashArgs(agentId, hash, kind);
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
@@ -153,20 +149,8 @@ async function reread<R>(
             ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
             ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
           };
-    if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
-    if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
-    if (candidates.length === 0) return [];
-    const ids: string[] = [];
-    const seen = new Set<string>();
-    for (const c of candidates) {
-      if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
-      validateId(c.id, 'candidate.id');
-      if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
-      if (!seen.has(c.id)) {
-        seen.add(c.id);
-        ids.push(c.id);
-      }
-    }
+    const ids = callRules.candidateIds(candidates);
+    if (ids.length === 0) return [];
     const params: unknown[] = [ids, agentId];
     const time = timeSql(scope, params, 'current', archived);
     const rows = await ctx.q<MemoryRow>(
@@ -176,16 +160,6 @@ async function reread<R>(
       params,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const out: R[] = [];
-    const emitted = new Set<string>();
-    for (const c of candidates) {
-      if (emitted.has(c.id)) continue;
-      const row = byId.get(c.id);
-      if (row === undefined) continue;
-      if (c.revision !== undefined && c.revision !== Number(row.revision)) continue;
-      emitted.add(c.id);
-      out.push(convert(row));
-    }
-    return out;
+    return callRules.inCandidateOrder(candidates, byId, (row) => Number(row.revision), convert);
   }
 }

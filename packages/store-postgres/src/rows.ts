@@ -2,51 +2,12 @@
  * Row mapping of the PostgreSQL store: the stored shapes of `memories`, `events` and `skills` and their
  * records. `bigint` columns arrive from `pg` as strings; every value the store writes fits a double exactly.
  */
-import {
-  type EmbeddingState,
-  EngramStoreError,
-  type EventRecord,
-  type EventType,
-  type Lifecycle,
-  type MemoryBrief,
-  type MemoryKind,
-  type MemoryRecord,
-  type SkillRecord,
-} from '@engram/store';
+
+import { EngramStoreError, type MemoryBrief, type MemoryKind, type MemoryRecord } from '@engram/store';
+import { storedRows } from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
-export interface MemoryRow {
-  rid: string | number;
-  id: string;
-  agent_id: string;
-  kind: string;
-  content: string;
-  content_hash: string;
-  importance: number;
-  confidence: number;
-  tags: string[];
-  session_id: string | null;
-  seq_from: string | number | null;
-  seq_to: string | number | null;
-  created_at: string | number;
-  updated_at: string | number;
-  last_accessed_at: string | number | null;
-  access_count: string | number;
-  revision: string | number;
-  lifecycle: string;
-  superseded_by: string | null;
-  embedding_state: string;
-  embedding_fingerprint: string | null;
-  embedding_attempts: number;
-  has_cjk: boolean;
-  like_text: string | null;
-  chunk_count: number;
-  user_id: string | null;
-  metadata: Record<string, unknown>;
-  valid_from: string | number;
-  valid_to: string | number | null;
-  forgotten_at: string | number | null;
-}
+export type MemoryRow = storedRows.MemoryColumns<string | number, string[], boolean, Record<string, unknown>>;
 
 /** The columns of a memory record (never the whole row: leases and derived text stay inside). */
 export const MEMORY_COLUMNS =
@@ -67,34 +28,7 @@ export function toRecord(row: MemoryRow): MemoryRecord {
   ) {
     throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
   }
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as MemoryKind,
-    content: row.content,
-    contentHash: row.content_hash,
-    importance: Number(row.importance),
-    confidence: Number(row.confidence),
-    tags: [...row.tags],
-    sessionId: row.session_id,
-    seqFrom: num(row.seq_from),
-    seqTo: num(row.seq_to),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    lastAccessedAt: num(row.last_accessed_at),
-    accessCount: Number(row.access_count),
-    revision: Number(row.revision),
-    lifecycle: row.lifecycle as Lifecycle,
-    supersededBy: row.superseded_by,
-    embeddingState: row.embedding_state as EmbeddingState,
-    embeddingFingerprint: row.embedding_fingerprint,
-    embeddingAttempts: Number(row.embedding_attempts),
-    userId: row.user_id,
-    metadata: row.metadata,
-    validFrom: Number(row.valid_from),
-    validTo: num(row.valid_to),
-    forgottenAt: num(row.forgotten_at),
-  };
+  return storedRows.toMemoryRecord(row, row.tags, row.metadata);
 }
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
@@ -113,65 +47,6 @@ export function toBrief(
     revision: Number(row.revision),
     importance: Number(row.importance),
     tags: [...row.tags],
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-/** A row of `events`. */
-export interface EventRow {
-  agent_id: string;
-  session_id: string;
-  seq: string | number;
-  type: string;
-  role: string;
-  content: string;
-  tool_name: string | null;
-  metadata: string;
-  created_at: string | number;
-}
-
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
-export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(row.metadata);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new TypeError('not an object');
-    metadata = parsed as Record<string, unknown>;
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', { cause });
-  }
-  return {
-    agentId: row.agent_id,
-    sessionId: row.session_id,
-    seq: Number(row.seq),
-    type: row.type as EventType,
-    role: row.role,
-    content: row.content,
-    toolName: row.tool_name,
-    metadata,
-    createdAt: Number(row.created_at),
-  };
-}
-
-/** A row of `skills`. */
-export interface SkillRow {
-  agent_id: string;
-  name: string;
-  description: string;
-  content: string;
-  created_at: string | number;
-  updated_at: string | number;
-}
-
-/** The record of a skill row. */
-export function toSkill(row: SkillRow): SkillRecord {
-  return {
-    agentId: row.agent_id,
-    name: row.name,
-    description: row.description,
-    content: row.content,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -7,8 +7,13 @@
  * memory with `ON DELETE CASCADE`, and the per-agent BM25 statistics are kept by a trigger on the units, so a
  * delete or a re-index can never leave them out of step.
  */
+
 import { type EmbeddingProfile, EngramStoreError } from '@engram/store';
-import { embeddingFingerprint, TOKENIZER_DESCRIPTION } from '@engram/store/port-kit';
+import {
+  embeddingFingerprint,
+  parseEmbeddingFingerprint,
+  TOKENIZER_DESCRIPTION,
+} from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext } from './context.js';
 
@@ -251,16 +256,6 @@ CREATE INDEX IF NOT EXISTS memory_vectors_agent ON memory_vectors(agent_id);
 ${index}`;
 }
 
-function parseFingerprint(fp: string): EmbeddingProfile | null {
-  if (fp === 'none') return null;
-  const at = fp.lastIndexOf(':');
-  const dims = Number(fp.slice(at + 1));
-  if (at <= 0 || !Number.isSafeInteger(dims) || dims < 1) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded embedder fingerprint is malformed');
-  }
-  return { id: fp.slice(0, at), dimensions: dims };
-}
-
 async function setMeta(ctx: PgContext, db: pg.PoolClient, key: string, value: string): Promise<void> {
   await ctx.run(
     db,
@@ -348,7 +343,7 @@ async function migrateLocked(
     profile = embedding ?? null;
     await setMeta(ctx, db, 'embedding_fingerprint', embeddingFingerprint(profile));
   } else if (embedding === undefined) {
-    profile = parseFingerprint(storedFp);
+    profile = parseEmbeddingFingerprint(storedFp);
   } else {
     if (embeddingFingerprint(embedding) !== storedFp) {
       throw new EngramStoreError(

@@ -11,21 +11,13 @@
  * `all` mode a CJK run of three or more characters must share every bigram with the unit (SQLite's trigram index
  * matches the run as a substring), and the score is BM25 rather than FTS5's `bm25()`.
  */
+
 import { type MemoryFilter, RECALLABLE_KINDS } from '@engram/contracts';
 import type { LexicalHit, LexicalQuery, LexicalResult, TimeScope } from '@engram/store';
-import {
-  type Bm25Plan,
-  bm25Idf,
-  invalidInput,
-  planBm25Query,
-  planLexicalQuery,
-  validateAgentId,
-  validateLimit,
-} from '@engram/store/port-kit';
+import { type Bm25Plan, bm25Idf, callRules, planBm25Query, planLexicalQuery } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
-import { kindsFilter, tagsFilter } from './read.js';
 
 const SCORE_ONLY = -2;
 
@@ -155,11 +147,10 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
 /** Lexical search of one agent's active rows (see the module comment). */
 export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<LexicalResult> {
   return ctx.op('searchLexical', async () => {
-    if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
-    const agentId = validateAgentId(query.agentId);
-    const limit = validateLimit(query.limit, 'limit', 1000, 50);
-    const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
-    const tags = tagsFilter(query.tags);
+    const checked = callRules.checkLexicalQuery(query, RECALLABLE_KINDS);
+    const { agentId, limit, mode } = checked;
+    const kinds = [...checked.kinds];
+    const tags = [...checked.tags];
     // Every filter is checked up front, even when no term survives (a bad one is refused, never ignored).
     const scope = {
       memoryFilter: query.filter,
@@ -168,24 +159,13 @@ export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<Lexi
     };
     filterSql(query.filter, []);
     timeSql(query.time, []);
-    const mode = query.mode ?? 'any';
-    if (mode !== 'any' && mode !== 'all') throw invalidInput('mode must be "any" or "all"');
     const bm25 = planBm25Query(query.terms);
     if (mode === 'any') {
       const hits = await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: false, ...scope });
-      return {
-        hits,
-        paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
-        likeTerms: [...bm25.shortCjkTerms],
-        droppedTerms: bm25.droppedTerms,
-      };
+      return callRules.bm25Answer(hits, bm25);
     }
     const plan = planLexicalQuery(query.terms, 'all');
-    const paths = {
-      words: plan.wordsExpr !== null,
-      trigram: plan.trigramExpr !== null,
-      like: plan.likeTerms.length > 0,
-    };
+    const paths = callRules.planPaths(plan);
     const used = paths.words || paths.trigram || paths.like;
     const hits = used
       ? await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: true, ...scope })

@@ -3,10 +3,10 @@
  * `(agent_id, lower(name))`; a write is one `INSERT … ON CONFLICT DO UPDATE` (create or replace, never
  * read-then-write).
  */
+
 import type { SkillInput, SkillRecord } from '@engram/store';
-import { prepareSkill, validateAgentId, validateSkillName } from '@engram/store/port-kit';
+import { prepareSkill, storedRows, validateAgentId, validateSkillName } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
-import { type SkillRow, toSkill } from './rows.js';
 
 /** Creates or replaces a skill. */
 export function writeSkill(
@@ -16,7 +16,7 @@ export function writeSkill(
   return ctx.op('writeSkill', async () => {
     const s = prepareSkill(input, ctx.limits);
     const now = ctx.now();
-    const rows = await ctx.q<SkillRow & { created: boolean }>(
+    const rows = await ctx.q<storedRows.SkillRow & { created: boolean }>(
       ctx.pool,
       'write',
       `INSERT INTO skills(agent_id, name, description, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
@@ -26,8 +26,8 @@ export function writeSkill(
        RETURNING *, (xmax = 0) AS created`,
       [s.agentId, s.name, s.description, s.content, now],
     );
-    const row = rows[0] as SkillRow & { created: boolean };
-    return { skill: toSkill(row), created: row.created };
+    const row = rows[0] as storedRows.SkillRow & { created: boolean };
+    return { skill: storedRows.toSkill(row), created: row.created };
   });
 }
 
@@ -50,13 +50,13 @@ export function deleteSkill(ctx: PgContext, agentId: string, name: string): Prom
 export function listSkills(ctx: PgContext, agentId: string): Promise<readonly SkillRecord[]> {
   return ctx.op('listSkills', async () => {
     validateAgentId(agentId);
-    const rows = await ctx.q<SkillRow>(
+    const rows = await ctx.q<storedRows.SkillRow>(
       ctx.pool,
       'read',
       'SELECT * FROM skills WHERE agent_id = $1 ORDER BY lower(name) COLLATE "C", name COLLATE "C"',
       [agentId],
     );
-    return rows.map((r) => toSkill(r));
+    return rows.map((r) => storedRows.toSkill(r));
   });
 }
 
@@ -65,12 +65,12 @@ export function getSkill(ctx: PgContext, agentId: string, name: string): Promise
   return ctx.op('getSkill', async () => {
     validateAgentId(agentId);
     validateSkillName(name);
-    const rows = await ctx.q<SkillRow>(
+    const rows = await ctx.q<storedRows.SkillRow>(
       ctx.pool,
       'read',
       'SELECT * FROM skills WHERE agent_id = $1 AND lower(name) = lower($2)',
       [agentId, name],
     );
-    return rows[0] === undefined ? null : toSkill(rows[0]);
+    return rows[0] === undefined ? null : storedRows.toSkill(rows[0]);
   });
 }

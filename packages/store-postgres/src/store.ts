@@ -1,61 +1,17 @@
 /**
  * `PostgresMemoryStore`: the PostgreSQL + pgvector adapter of the `MemoryStore` port, over a `pg` pool. A thin
- * facade: each slice is a module of functions over the connection context (`context.ts`). It behaves as the
- * SQLite store does (the shared conformance suite runs against both); the differences are listed in the
- * package README and tested.
- *
- * Slightly over 400 lines on purpose: one delegating method per method of the port, read as one facade.
+ * facade (the port's `MemoryStoreFacade`): each slice is a module of functions over the connection context
+ * (`context.ts`), named in the slice table below. It behaves as the SQLite store does (the shared conformance
+ * suite runs against both); the differences are listed in the package README and tested.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  type AppendEventsResult,
-  type ConflictLink,
-  type ConflictResolution,
-  type ConflictState,
-  type DeleteAllResult,
-  type EmbeddingBacklog,
-  type EmbeddingCommitResult,
-  type EmbeddingOutcome,
-  type EmbeddingProfile,
-  EngramStoreError,
-  type EventInput,
-  type EventRecord,
-  type ExportOptions,
-  type ExportRecord,
-  type ForgetMode,
-  type ForgetOptions,
-  type ForgetResult,
-  type ImportOptions,
-  type ImportSummary,
-  type IngestBatch,
-  type InsertedMemory,
-  type IntegrityResult,
-  type LexicalQuery,
-  type LexicalResult,
-  type Lifecycle,
-  type ListMemoriesOptions,
-  type ListPendingOptions,
-  type MaintenanceClaim,
-  type MemoryBrief,
-  type MemoryHistory,
-  type MemoryKind,
-  type MemoryPatch,
-  type MemoryRecord,
-  type MemoryStore,
-  type MergeSource,
-  type NewMemory,
-  type PendingEmbedding,
-  type RevalidateOptions,
-  type RevalidationCandidate,
-  type SkillInput,
-  type SkillRecord,
-  type VectorHit,
-  type VectorQuery,
-} from '@engram/store';
+import { type EmbeddingProfile, EngramStoreError, type MemoryStore } from '@engram/store';
 import {
   DEFAULT_BM25,
   DEFAULT_MAX_CONTENT_LENGTH,
   invalidInput,
+  MemoryStoreFacade,
+  type StoreSlices,
   timeOrderedId,
 } from '@engram/store/port-kit';
 import pg from 'pg';
@@ -90,22 +46,37 @@ export interface PostgresMemoryStoreInfo {
   readonly lexicalEngine: 'statistics-tables';
 }
 
+/** The functions serving the port's methods, each over the connection context. */
+const PG_SLICES: StoreSlices<PgContext> = {
+  ...read,
+  ...write,
+  ...lifecycle,
+  ...facts,
+  ...embedding,
+  ...healthSlice,
+  ...lease,
+  ...events,
+  ...skills,
+  searchLexical,
+  searchVector,
+  history,
+  checkIntegrity,
+  exportRecords,
+  importRecords,
+};
+
 /**
  * The PostgreSQL memory store. Open it with `createPostgresMemoryStore`; close it with `close()`.
  * Contract: every method is async and rejects with `EngramStoreError` only, except `health`, which never rejects.
+ * The port's methods are the facade's (`MemoryStoreFacade`), each served by `PG_SLICES`.
  */
-export class PostgresMemoryStore implements MemoryStore {
-  readonly maxContentLength: number;
+export class PostgresMemoryStore extends MemoryStoreFacade<PgContext> implements MemoryStore {
   readonly #ctx: PgContext;
 
   /** Use `createPostgresMemoryStore` (it runs the migrations). */
   constructor(ctx: PgContext) {
+    super(ctx, PG_SLICES);
     this.#ctx = ctx;
-    this.maxContentLength = ctx.limits.maxContentLength;
-  }
-
-  get embeddingProfile(): EmbeddingProfile | null {
-    return this.#ctx.profile;
   }
 
   get info(): PostgresMemoryStoreInfo {
@@ -116,239 +87,11 @@ export class PostgresMemoryStore implements MemoryStore {
     };
   }
 
-  get closed(): boolean {
-    return this.#ctx.closed;
-  }
-
-  /** The last integrity check in this process (`notChecked` until `checkIntegrity` runs). */
-  get integrity(): IntegrityResult {
-    const { state, checkedAt } = this.#ctx.integrity;
-    return { state, checkedAt };
-  }
-
-  /**
-   * Checks what the store's schema relies on (the duplicate rule's index, the BM25 statistics) and records it;
-   * the server itself guarantees page integrity. A failed check is reported, not enforced (see the README).
-   */
-  checkIntegrity(): Promise<IntegrityResult> {
-    return checkIntegrity(this.#ctx);
-  }
-
-  /** Streams the store's records (or one agent's) in the export format of `@engram/store`. */
-  exportRecords(options?: ExportOptions): AsyncIterable<ExportRecord> {
-    return exportRecords(this.#ctx, options);
-  }
-
-  /** Imports an export stream (of either store): validated, batched, idempotent. */
-  importRecords(
-    records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
-    options?: ImportOptions,
-  ): Promise<ImportSummary> {
-    return importRecords(this.#ctx, records, options);
-  }
-
   /** Ends the pool the store created (a pool given in the config stays open); idempotent. */
   async close(): Promise<void> {
     if (this.#ctx.closed) return;
     this.#ctx.closed = true;
     if (this.#ctx.ownsPool) await this.#ctx.pool.end();
-  }
-
-  getMemory(agentId: string, id: string): Promise<MemoryRecord | null> {
-    return read.getMemory(this.#ctx, agentId, id);
-  }
-  listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]> {
-    return read.listMemories(this.#ctx, agentId, options);
-  }
-  findByContentHash(agentId: string, hash: string, kind?: MemoryKind): Promise<readonly MemoryRecord[]> {
-    return read.findByContentHash(this.#ctx, agentId, hash, kind);
-  }
-  searchLexical(query: LexicalQuery): Promise<LexicalResult> {
-    return searchLexical(this.#ctx, query);
-  }
-  searchVector(query: VectorQuery): Promise<readonly VectorHit[]> {
-    return searchVector(this.#ctx, query);
-  }
-  revalidate(
-    agentId: string,
-    candidates: readonly RevalidationCandidate[],
-    options?: RevalidateOptions,
-  ): Promise<readonly MemoryRecord[]> {
-    return read.revalidate(this.#ctx, agentId, candidates, options);
-  }
-  revalidateBrief(
-    agentId: string,
-    candidates: readonly RevalidationCandidate[],
-    options?: RevalidateOptions,
-  ): Promise<readonly MemoryBrief[]> {
-    return read.revalidateBrief(this.#ctx, agentId, candidates, options);
-  }
-
-  insertMemory(input: NewMemory): Promise<MemoryRecord> {
-    return write.insertMemory(this.#ctx, input);
-  }
-  insertUniqueMemory(input: NewMemory): Promise<InsertedMemory> {
-    return write.insertUniqueMemory(this.#ctx, input);
-  }
-  insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]> {
-    return write.insertMemories(this.#ctx, inputs);
-  }
-  updateMemory(
-    agentId: string,
-    id: string,
-    expectedRevision: number,
-    patch: MemoryPatch,
-  ): Promise<MemoryRecord> {
-    return write.updateMemory(this.#ctx, agentId, id, expectedRevision, patch);
-  }
-  recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void> {
-    return write.recordAccess(this.#ctx, agentId, ids, at);
-  }
-  deleteMemory(agentId: string, id: string): Promise<boolean> {
-    return write.deleteMemory(this.#ctx, agentId, id);
-  }
-
-  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord> {
-    return lifecycle.archiveMemory(this.#ctx, agentId, id, expectedRevision);
-  }
-  supersedeMemory(
-    agentId: string,
-    oldId: string,
-    expectedRevision: number,
-    replacement: NewMemory,
-  ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
-    return lifecycle.supersedeMemory(this.#ctx, agentId, oldId, expectedRevision, replacement);
-  }
-  setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
-    return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
-  }
-  mergeMemories(
-    agentId: string,
-    sources: readonly MergeSource[],
-    merged: NewMemory,
-  ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
-    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
-  }
-
-  /** The forget setting this store was opened with. */
-  get forgetMode(): ForgetMode {
-    return this.#ctx.forgetMode;
-  }
-  history(agentId: string, id: string): Promise<MemoryHistory> {
-    return history(this.#ctx, agentId, id);
-  }
-  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult> {
-    return facts.forgetMemory(this.#ctx, agentId, id, options);
-  }
-  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult> {
-    return facts.deleteAll(this.#ctx, agentId, options);
-  }
-  linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean> {
-    return facts.linkConflict(this.#ctx, agentId, olderId, newerId, reason);
-  }
-  listConflicts(
-    agentId: string,
-    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
-  ): Promise<readonly ConflictLink[]> {
-    return facts.listConflicts(this.#ctx, agentId, options);
-  }
-  resolveConflict(
-    agentId: string,
-    olderId: string,
-    newerId: string,
-    resolution: ConflictResolution,
-  ): Promise<ConflictLink> {
-    return facts.resolveConflict(this.#ctx, agentId, olderId, newerId, resolution);
-  }
-
-  listPendingEmbeddings(options: ListPendingOptions): Promise<readonly PendingEmbedding[]> {
-    return embedding.listPendingEmbeddings(this.#ctx, options);
-  }
-  commitEmbeddings(outcomes: readonly EmbeddingOutcome[]): Promise<EmbeddingCommitResult> {
-    return embedding.commitEmbeddings(this.#ctx, outcomes);
-  }
-  countEmbeddingBacklog(): Promise<EmbeddingBacklog> {
-    return embedding.countEmbeddingBacklog(this.#ctx);
-  }
-  /** The explicit re-index: drops every vector, rebinds to `profile` (or none), resets every row to `pending`. */
-  resetEmbeddings(profile: EmbeddingProfile | null): Promise<void> {
-    return embedding.resetEmbeddings(this.#ctx, profile);
-  }
-
-  repairEmbeddingIntegrity(
-    agentId: string,
-    options?: { readonly limit?: number },
-  ): Promise<{ readonly repaired: number }> {
-    return healthSlice.repairEmbeddingIntegrity(this.#ctx, agentId, options);
-  }
-  pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }> {
-    return healthSlice.pruneOrphanedVectors(this.#ctx, agentId);
-  }
-
-  /** The agent's maintenance lease (server clock); without `owner`, this store instance's worker id. */
-  claimMaintenance(
-    agentId: string,
-    options: { readonly leaseMs: number; readonly owner?: string },
-  ): Promise<MaintenanceClaim> {
-    return lease.claimMaintenance(this.#ctx, agentId, options);
-  }
-  releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void> {
-    return lease.releaseMaintenance(this.#ctx, agentId, options);
-  }
-
-  appendEvents(
-    agentId: string,
-    sessionId: string,
-    input: readonly EventInput[],
-  ): Promise<AppendEventsResult> {
-    return events.appendEvents(this.#ctx, agentId, sessionId, input);
-  }
-  readEvents(
-    agentId: string,
-    sessionId: string,
-    fromSeq: number,
-    toSeq: number,
-  ): Promise<readonly EventRecord[]> {
-    return events.readEvents(this.#ctx, agentId, sessionId, fromSeq, toSeq);
-  }
-  listEventsAfter(
-    agentId: string,
-    sessionId: string,
-    afterSeq: number,
-    limit: number,
-  ): Promise<readonly EventRecord[]> {
-    return events.listEventsAfter(this.#ctx, agentId, sessionId, afterSeq, limit);
-  }
-  listSessions(
-    agentId: string,
-  ): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]> {
-    return events.listSessions(this.#ctx, agentId);
-  }
-  getCursor(agentId: string, sessionId: string): Promise<number> {
-    return events.getCursor(this.#ctx, agentId, sessionId);
-  }
-  ingestBatch(batch: IngestBatch): Promise<readonly MemoryRecord[]> {
-    return events.ingestBatch(this.#ctx, batch);
-  }
-
-  writeSkill(input: SkillInput): Promise<{ readonly skill: SkillRecord; readonly created: boolean }> {
-    return skills.writeSkill(this.#ctx, input);
-  }
-  deleteSkill(agentId: string, name: string): Promise<boolean> {
-    return skills.deleteSkill(this.#ctx, agentId, name);
-  }
-  listSkills(agentId: string): Promise<readonly SkillRecord[]> {
-    return skills.listSkills(this.#ctx, agentId);
-  }
-  getSkill(agentId: string, name: string): Promise<SkillRecord | null> {
-    return skills.getSkill(this.#ctx, agentId, name);
-  }
-
-  health(agentId?: string): Promise<healthSlice.HealthResult> {
-    return healthSlice.health(this.#ctx, agentId);
-  }
-  listAgents(): Promise<readonly string[]> {
-    return healthSlice.listAgents(this.#ctx);
   }
 }
 

@@ -4,6 +4,7 @@
  * transaction. Compare-and-set is the `WHERE revision = expected` of the `UPDATE` itself, on a row locked
  * `FOR UPDATE`, so two writers holding one revision can never both succeed; ids are unique by constraint.
  */
+
 import { contentHash, hasCjk } from '@engram/contracts';
 import {
   type EmbeddingState,
@@ -15,17 +16,14 @@ import {
   type NewMemory,
 } from '@engram/store';
 import {
+  callRules,
   chunkSpans,
-  invalidInput,
+  lifecycleRules,
   likeText,
   type PreparedMemory,
-  prepareNewMemory,
-  preparePatch,
+  storedRows,
   validateAgentId,
   validateId,
-  validateInteger,
-  validateTimestamp,
-  validateVector,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
@@ -34,19 +32,8 @@ import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
 import { ACTIVE_CONTENT_WHERE } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export function prepareInsert(ctx: PgContext, input: NewMemory, field: string): PreparedMemory {
-  const prepared = prepareNewMemory(input, ctx.limits, field);
-  if (prepared.vector !== undefined) {
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it cannot store vectors',
-      );
-    }
-    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
-  }
-  return prepared;
-}
+export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory =
+  lifecycleRules.prepareMemoryInsert;
 
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
@@ -125,34 +112,15 @@ export async function insertPrepared(
     const rid = Number(rows[0].rid);
     items.push({ rid, agentId: p.agentId, content: p.content, spans });
     if (withVector && p.vector !== undefined) await writeVector(ctx, db, rid, rid, p.agentId, p.vector);
-    const record: MemoryRecord = {
+    const record = storedRows.newMemoryRecord(p, {
       id,
-      agentId: p.agentId,
-      kind: p.kind,
-      content: p.content,
       contentHash: hash,
-      importance: p.importance,
-      confidence: p.confidence,
-      tags: [...p.tags],
-      sessionId: p.sessionId,
-      seqFrom: p.seqFrom,
-      seqTo: p.seqTo,
       createdAt,
       updatedAt,
-      lastAccessedAt: null,
-      accessCount: 0,
-      revision: 1,
-      lifecycle: 'active',
-      supersededBy: null,
+      validFrom,
       embeddingState: state,
       embeddingFingerprint: fingerprint,
-      embeddingAttempts: 0,
-      userId: p.userId,
-      metadata: JSON.parse(p.metadataJson) as Record<string, unknown>,
-      validFrom,
-      validTo: null,
-      forgottenAt: null,
-    };
+    });
     out.push({ record, created: true });
   }
   await indexContents(ctx, db, items);
@@ -256,19 +224,13 @@ export function insertUniqueMemory(ctx: PgContext, input: NewMemory): Promise<In
   });
 }
 
-/** Inserts one memory; the active exact duplicate's row when there is one. */
-export async function insertMemory(ctx: PgContext, input: NewMemory): Promise<MemoryRecord> {
-  return (await insertUniqueMemory(ctx, input)).record;
-}
-
 /** Inserts several memories, all or nothing. */
 export function insertMemories(
   ctx: PgContext,
   inputs: readonly NewMemory[],
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('insertMemories', async () => {
-    if (!Array.isArray(inputs)) throw invalidInput('memories must be an array');
-    const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    const prepared = callRules.prepareInsertBatch(ctx, inputs);
     if (prepared.length === 0) return [];
     const now = ctx.now();
     const inserted = await ctx.tx((db) => insertPrepared(ctx, db, prepared, now));
@@ -289,20 +251,11 @@ export function updateMemory(
   patch: MemoryPatch,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', async () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const p = preparePatch(patch, ctx.limits);
+    const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
-      const contentChanged = p.content !== undefined && p.content !== row.content;
-      if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
-        throw invalidInput('event rows are never edited in place (only tags and scores may change)');
-      }
-      if (p.kind === 'event' && row.kind !== 'event') {
-        throw invalidInput('a row cannot become an event (events are appended, not converted)');
-      }
+      const contentChanged = callRules.checkEventEdit(row, p);
       const content = contentChanged && p.content !== undefined ? p.content : row.content;
       const spans = chunkSpans(content);
       const rows = await ctx.q<MemoryRow>(
@@ -374,11 +327,7 @@ export function recordAccess(
   at?: number,
 ): Promise<void> {
   return ctx.op('recordAccess', async () => {
-    validateAgentId(agentId);
-    if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
-    if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
-    for (const id of ids) validateId(id, 'ids entry');
-    const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
+    const when = callRules.validateAccessArgs(agentId, ids, at, ctx.now);
     if (ids.length === 0) return;
     await ctx.run(
       ctx.pool,

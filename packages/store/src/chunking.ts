@@ -104,3 +104,21 @@ export function chunkSpans(
     start = nextStart(content, start, cut, overlap);
   }
 }
+
+/** 2^40: the key span of one chunk index (row ids stay below it). */
+export const CHUNK_KEY_SPAN = 1_099_511_627_776;
+
+/**
+ * The key of chunk `index` of the memory `rid` in a store's derived rows (lexical units, vectors): `rid + index ·
+ * 2^40`. Chunk 0 keeps the memory's `rid`; the memory of a key is `key % 2^40`, its chunk `key / 2^40`.
+ */
+export function chunkKey(rid: number, index: number): number {
+  return rid + index * CHUNK_KEY_SPAN;
+}
+
+/** Chunk vector states in a store's chunk rows: waiting for its vector. */
+export const CHUNK_VEC_PENDING = 0;
+/** The chunk's vector is stored. */
+export const CHUNK_VEC_READY = 1;
+/** The chunk embeds to nothing usable (the zero vector): it is searched lexically only. */
+export const CHUNK_VEC_NONE = 2;

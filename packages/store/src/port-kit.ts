@@ -7,19 +7,28 @@
  * store's own adapters.
  */
 
+export * from './adapter-context.js';
 export * from './bm25.js';
 export * from './bm25-plan.js';
+/** The rules both adapters follow, by slice: each a namespace of pure functions (see its module). */
+export * as callRules from './call-rules.js';
 export * from './chunking.js';
 export * from './embedding-outcomes.js';
 export * from './errors.js';
+export * as factsRules from './facts-rules.js';
 export * from './facts-types.js';
 export * from './facts-validate.js';
+export * from './health-rules.js';
+export * as historyRules from './history-rules.js';
 export * from './lexical-plan.js';
 export * from './lexical-tokens.js';
+export * as lifecycleRules from './lifecycle-rules.js';
 export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';
+export * from './store-facade.js';
 export * from './store-options.js';
+export * as storedRows from './stored-rows.js';
 export * from './transfer.js';
 export * from './types.js';
 export * from './validate.js';

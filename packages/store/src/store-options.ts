@@ -4,6 +4,7 @@
  * the store. Pure types and values; each adapter validates them.
  */
 import type { IntegrityState } from '@engram/contracts/enums';
+import { EngramStoreError } from './errors.js';
 import type { EmbeddingProfile } from './types.js';
 
 /** One report of a quantised vector index build (`onIndexProgress`): counts only. */
@@ -57,6 +58,17 @@ export interface IntegrityResult {
 /** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
 export function embeddingFingerprint(profile: EmbeddingProfile | null): string {
   return profile === null ? 'none' : `${profile.id}:${profile.dimensions}`;
+}
+
+/** The profile of a recorded fingerprint (`none`: null); a malformed one is `ENGRAM_STORE_CORRUPT`. */
+export function parseEmbeddingFingerprint(fp: string): EmbeddingProfile | null {
+  if (fp === 'none') return null;
+  const at = fp.lastIndexOf(':');
+  const dims = Number(fp.slice(at + 1));
+  if (at <= 0 || !Number.isSafeInteger(dims) || dims < 1) {
+    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded embedder fingerprint is malformed');
+  }
+  return { id: fp.slice(0, at), dimensions: dims };
 }
 
 /** The tokenizer description recorded in the meta table (the SQLite adapter's FTS5 tokenizers and the BM25 tokens). */

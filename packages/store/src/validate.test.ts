@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEngramStoreError } from './errors.js';
+import { codeOf } from './store-code.test.util.js';
 import {
   prepareEvent,
   prepareNewMemory,
@@ -14,15 +14,6 @@ import {
 } from './validate.js';
 
 const limits = { maxContentLength: 100 };
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return isEngramStoreError(err) ? err.code : 'NOT_A_STORE_ERROR';
-  }
-  return undefined;
-}
 
 describe('agent ids', () => {
   it('rejects empty, blank, oversize, NUL and non-strings', () => {

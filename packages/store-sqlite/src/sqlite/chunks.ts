@@ -9,24 +9,21 @@
  * memory with one rowid lookup. Row ids stay below 2^40 and a memory has at most a few hundred chunks, so
  * keys stay far below 2^53.
  */
-import { CHUNK_BUDGET, type ChunkSpan, chunkSpans } from '@engram/store/port-kit';
+import {
+  CHUNK_BUDGET,
+  CHUNK_KEY_SPAN,
+  CHUNK_VEC_NONE,
+  CHUNK_VEC_PENDING,
+  CHUNK_VEC_READY,
+  type ChunkSpan,
+  chunkKey,
+  chunkSpans,
+} from '@engram/store/port-kit';
 import type { SqliteDatabase } from '../native.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, deleteVector, writeFts } from './mirrors.js';
 
-/** 2^40: the key span of one chunk index. */
-export const CHUNK_KEY_SPAN = 1_099_511_627_776;
-
-/** The FTS / vector key of chunk `index` of the memory `rid`. */
-export function chunkKey(rid: number, index: number): number {
-  return rid + index * CHUNK_KEY_SPAN;
-}
-
-/** Chunk vector states in `memory_chunks.vec`. */
-export const CHUNK_VEC_PENDING = 0;
-export const CHUNK_VEC_READY = 1;
-/** The chunk embeds to nothing usable (the zero vector): it is searched lexically only. */
-export const CHUNK_VEC_NONE = 2;
+export { CHUNK_KEY_SPAN, CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey };
 
 /** The SQL of the chunk table (created by the migration). */
 export const CHUNK_TABLE_SQL = `CREATE TABLE IF NOT EXISTS memory_chunks (

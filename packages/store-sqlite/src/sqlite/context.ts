@@ -4,9 +4,15 @@
  * vector lease). One context per open store; the slices are functions of it.
  */
 
-import type { StatementKind, StoreObserver, VectorWarmupOutcome } from '@engram/contracts';
-import type { EmbeddingProfile, ForgetMode, IntegrityResult, ValidationLimits } from '@engram/store/port-kit';
-import { EngramStoreError, sha256Hex } from '@engram/store/port-kit';
+import type { StatementKind } from '@engram/contracts';
+import type { EmbeddingProfile, ForgetMode, IntegrityResult } from '@engram/store/port-kit';
+import {
+  AdapterContext,
+  type AdapterContextInit,
+  EngramStoreError,
+  notifyObserver,
+  sha256Hex,
+} from '@engram/store/port-kit';
 import { type Bm25Settings, DEFAULT_BM25, LexicalBatch } from '../lexical-index.js';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { classifySqliteError, RECOVERY_HINT } from './classify.js';
@@ -61,12 +67,8 @@ const AGENT_TOKEN_CACHE_MAX = 4096;
 const VARIANT_CACHE_MAX = 256;
 
 /** What a context is built from (see `openStoreContext`). */
-export interface StoreContextInit {
+export interface StoreContextInit extends AdapterContextInit {
   readonly db: SqliteDatabase;
-  readonly observer: StoreObserver;
-  readonly now: () => number;
-  readonly idFactory: () => string;
-  readonly limits: ValidationLimits;
   readonly vectorKey: string;
   readonly encrypted: boolean;
   /** `read`: a read-only connection, every write refused. */
@@ -78,28 +80,18 @@ export interface StoreContextInit {
 }
 
 /** The shared state of one open store. */
-export class StoreContext {
+export class StoreContext extends AdapterContext {
   readonly db: SqliteDatabase;
-  readonly observer: StoreObserver;
-  readonly now: () => number;
-  readonly idFactory: () => string;
-  readonly limits: ValidationLimits;
   readonly encrypted: boolean;
   readonly access: StoreAccess;
   readonly busyTimeoutMs: number;
   readonly mmapSize: number;
-  /** The last integrity check of this file in this process (`notChecked` until one ran). */
-  integrity: IntegrityResult = { state: 'notChecked', checkedAt: null };
   /** Prepared statements by SQL text. */
   readonly statements: Map<string, CountedStatement> = new Map();
   /** Prepared statements by variant key (see `variant`). */
   readonly #variants = new Map<string, { readonly sql: string; readonly stmt: CountedStatement }>();
   readonly #agentTokens = new Map<string, string>();
   readonly #vectorKey: string;
-  #profile: EmbeddingProfile | null = null;
-  #fingerprint = 'none';
-  /** The schema version the migration left the file at. */
-  schemaVersion = 0;
   /** What forgetting does (set at open from the configuration; see `ForgetMode`). */
   forgetMode: ForgetMode = 'erase';
   /** BM25 units indexed by the open transaction, written just before it commits (see `flushLexical`). */
@@ -132,17 +124,11 @@ export class StoreContext {
   onIndexProgress: ((progress: VectorIndexProgress) => void) | null = null;
   /** The vector worker of `searchVector`, when the store uses one (see `vector-dispatch.ts`). */
   vectorWorker: VectorWorker | null = null;
-  /** True once `close()` ran. */
-  closed = false;
   #registeredVector = false;
-  #warmupReported = false;
 
   constructor(init: StoreContextInit) {
+    super(init);
     this.db = init.db;
-    this.observer = init.observer;
-    this.now = init.now;
-    this.idFactory = init.idFactory;
-    this.limits = init.limits;
     this.encrypted = init.encrypted;
     this.access = init.access;
     this.busyTimeoutMs = init.busyTimeoutMs;
@@ -163,17 +149,6 @@ export class StoreContext {
       this.#unregisterVector();
     }
   }
-
-  /** Reports one executed statement; observer failures never change a store result. */
-  readonly count = (kind: StatementKind): void => {
-    const fn = this.observer.onStatement;
-    if (fn === undefined) return;
-    try {
-      fn.call(this.observer, kind);
-    } catch {
-      // observer failures never change a store result
-    }
-  };
 
   /** The cached prepared statement for `sql`, counted as `kind`. */
   stmt(kind: StatementKind, sql: string): CountedStatement {
@@ -295,44 +270,19 @@ export class StoreContext {
     return token;
   }
 
-  /** The embedder profile the store is bound to (null: no vector index); set by `bindProfile`. */
-  get profile(): EmbeddingProfile | null {
-    return this.#profile;
-  }
-
-  /** The bound profile's fingerprint: `profileId:dimensions` or `none`. */
-  get fingerprint(): string {
-    return this.#fingerprint;
-  }
-
   /** Binds the store to an embedder profile: the vector lease and the warm-up report follow it. */
-  bindProfile(profile: EmbeddingProfile | null, fingerprint: string): void {
-    this.#profile = profile;
-    this.#fingerprint = fingerprint;
-    this.#warmupReported = false;
+  override bindProfile(profile: EmbeddingProfile | null, fingerprint: string): void {
+    super.bindProfile(profile, fingerprint);
     this.#updateVectorRegistration();
-  }
-
-  /** Reports the vector index's warm-up outcome, once per binding. */
-  emitWarmup(outcome: VectorWarmupOutcome): void {
-    if (this.#warmupReported) return;
-    this.#warmupReported = true;
-    const fn = this.observer.onVectorWarmup;
-    if (fn === undefined) return;
-    try {
-      fn.call(this.observer, outcome);
-    } catch {
-      // isolated
-    }
   }
 
   /** Takes or returns the vector lease so that it matches the bound profile. */
   #updateVectorRegistration(): void {
-    if (this.#profile !== null && !this.#registeredVector) {
+    if (this.profile !== null && !this.#registeredVector) {
       acquireVectorLease(this.#vectorKey);
       this.#registeredVector = true;
       this.#emitVectorGauge();
-    } else if (this.#profile === null && this.#registeredVector) {
+    } else if (this.profile === null && this.#registeredVector) {
       this.#unregisterVector();
     }
   }
@@ -346,12 +296,6 @@ export class StoreContext {
   }
 
   #emitVectorGauge(): void {
-    const fn = this.observer.onVectorStores;
-    if (fn === undefined) return;
-    try {
-      fn.call(this.observer, vectorGauge());
-    } catch {
-      // isolated
-    }
+    notifyObserver(this.observer, 'onVectorStores', vectorGauge());
   }
 }

@@ -11,14 +11,7 @@ import type {
   ListPendingOptions,
   PendingEmbedding,
 } from '@engram/store/port-kit';
-import {
-  checkEmbeddingOutcomes,
-  invalidInput,
-  validateAgentId,
-  validateId,
-  validateInteger,
-  validateLimit,
-} from '@engram/store/port-kit';
+import { callRules, checkEmbeddingOutcomes } from '@engram/store/port-kit';
 import { vectorTableSql } from '../schema.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { checkProfile, checkVectorIndex } from './config.js';
@@ -44,20 +37,9 @@ export function listPendingEmbeddings(
   options: ListPendingOptions,
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', () => {
-    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-    const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
-    const limit = validateLimit(options.limit, 'limit', 1000, 64);
-    const below =
-      options.retryErrorsBelowAttempts === undefined
-        ? 0
-        : validateInteger(options.retryErrorsBelowAttempts, 'retryErrorsBelowAttempts', 0);
+    const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
     const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
-    let ids: string | null = null;
-    if (options.ids !== undefined) {
-      if (!Array.isArray(options.ids)) throw invalidInput('ids must be an array');
-      if (options.ids.length > 1000) throw invalidInput('at most 1,000 ids');
-      ids = JSON.stringify([...new Set(options.ids.map((id) => validateId(id, 'ids entry')))]);
-    }
+    const ids = only === null ? null : JSON.stringify(only);
     const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';
     const stateCond =
       below > 0

@@ -12,36 +12,15 @@ import type {
   MemoryRecord,
 } from '@engram/store/port-kit';
 import {
+  callRules,
   EngramStoreError,
   invalidInput,
   type PreparedEvent,
-  prepareEvent,
+  storedRows,
   validateAgentId,
-  validateInteger,
-  validateLimit,
 } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
-import { insertPreparedBatch, prepareInsert } from './memory-rows.js';
-import { type EventRow, toEvent } from './rows.js';
-
-/** The fields that make two events with one seq the same event. */
-interface EventFields {
-  readonly type: string;
-  readonly role: string;
-  readonly content: string;
-  readonly toolName: string | null;
-  readonly metadataJson: string;
-}
-
-function sameEvent(a: EventFields, b: EventFields): boolean {
-  return (
-    a.type === b.type &&
-    a.role === b.role &&
-    a.content === b.content &&
-    a.toolName === b.toolName &&
-    a.metadataJson === b.metadataJson
-  );
-}
+import { insertPreparedBatch } from './memory-rows.js';
 
 /** Drops identical re-sends inside a batch (counted as skipped); two different events with one seq are invalid. */
 function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEvent[]; skipped: number } {
@@ -53,7 +32,7 @@ function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEven
     if (prev === undefined) {
       bySeq.set(e.seq, e);
       unique.push(e);
-    } else if (sameEvent(prev, e)) {
+    } else if (storedRows.sameEvent(prev, e)) {
       skipped += 1;
     } else {
       throw invalidInput('the batch has two different events with the same seq');
@@ -70,10 +49,7 @@ export function appendEvents(
   events: readonly EventInput[],
 ): Promise<AppendEventsResult> {
   return ctx.op('appendEvents', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    if (!Array.isArray(events)) throw invalidInput('events must be an array');
-    const prepared = events.map((e, i) => prepareEvent(e, ctx.limits, `events[${i}]`));
+    const prepared = callRules.prepareAppend(ctx, agentId, sessionId, events);
     const { unique, skipped: skippedInBatch } = dedupeBatch(prepared);
     let skipped = skippedInBatch;
     const now = ctx.now();
@@ -86,7 +62,7 @@ export function appendEvents(
             `SELECT seq, type, role, content, tool_name, metadata FROM events
              WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
           )
-          .all<Pick<EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
+          .all<Pick<storedRows.EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
             agentId,
             sessionId,
             JSON.stringify(unique.map((e) => e.seq)),
@@ -100,18 +76,7 @@ export function appendEvents(
         for (const e of unique) {
           const s = stored.get(e.seq);
           if (s !== undefined) {
-            if (
-              sameEvent(
-                {
-                  type: s.type,
-                  role: s.role,
-                  content: s.content,
-                  toolName: s.tool_name,
-                  metadataJson: s.metadata,
-                },
-                e,
-              )
-            ) {
+            if (storedRows.sameEvent(storedRows.eventFields(s), e)) {
               skipped += 1;
               continue;
             }
@@ -152,18 +117,15 @@ export function readEvents(
   toSeq: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('readEvents', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(fromSeq, 'fromSeq', 0);
-    validateInteger(toSeq, 'toSeq', 0);
+    callRules.validateEventRangeArgs(agentId, sessionId, fromSeq, toSeq);
     if (toSeq < fromSeq) return [];
     return ctx
       .stmt(
         'read',
         `SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
       )
-      .all<EventRow>(agentId, sessionId, fromSeq, toSeq)
-      .map((r) => toEvent(r));
+      .all<storedRows.EventRow>(agentId, sessionId, fromSeq, toSeq)
+      .map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -176,17 +138,14 @@ export function listEventsAfter(
   limit: number,
 ): Promise<readonly EventRecord[]> {
   return ctx.op('listEventsAfter', () => {
-    validateAgentId(agentId);
-    validateAgentId(sessionId, 'sessionId');
-    validateInteger(afterSeq, 'afterSeq', 0);
-    const n = validateLimit(limit, 'limit', 10_000);
+    const n = callRules.validateEventsAfterArgs(agentId, sessionId, afterSeq, limit);
     return ctx
       .stmt(
         'read',
         'SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
       )
-      .all<EventRow>(agentId, sessionId, afterSeq, n)
-      .map((r) => toEvent(r));
+      .all<storedRows.EventRow>(agentId, sessionId, afterSeq, n)
+      .map((r) => storedRows.toEvent(r));
   });
 }
 
@@ -230,17 +189,7 @@ export function getCursor(ctx: StoreContext, agentId: string, sessionId: string)
 /** Inserts the batch's memories and moves the cursor atomically (compare-and-set on the cursor). */
 export function ingestBatch(ctx: StoreContext, batch: IngestBatch): Promise<readonly MemoryRecord[]> {
   return ctx.op('ingestBatch', () => {
-    if (typeof batch !== 'object' || batch === null) throw invalidInput('batch must be an object');
-    const agentId = validateAgentId(batch.agentId);
-    const sessionId = validateAgentId(batch.sessionId, 'sessionId');
-    const expected = validateInteger(batch.expectedCursor, 'expectedCursor', 0);
-    const next = validateInteger(batch.nextCursor, 'nextCursor', 0);
-    if (next < expected) throw invalidInput('nextCursor must not be below expectedCursor');
-    if (!Array.isArray(batch.memories)) throw invalidInput('memories must be an array');
-    const prepared = batch.memories.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
-    for (const p of prepared) {
-      if (p.agentId !== agentId) throw invalidInput('every memory of a batch must belong to the batch agent');
-    }
+    const { agentId, sessionId, expected, next, prepared } = callRules.validateIngestBatch(ctx, batch);
     const now = ctx.now();
     return ctx.tx(() => {
       const current = readCursor(ctx, agentId, sessionId);

@@ -13,14 +13,11 @@ import type {
   ForgetResult,
 } from '@engram/store/port-kit';
 import {
-  CONFLICT_REASONS,
-  CONFLICT_STATES,
   EngramStoreError,
+  factsRules,
   forgetOptions,
-  invalidInput,
+  lifecycleRules,
   validateAgentId,
-  validateId,
-  validateLimit,
 } from '@engram/store/port-kit';
 import { unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -37,15 +34,10 @@ function forgetRow(
   who: { actor: string; reason: string | null },
   now: number,
 ): void {
-  recordHistory(ctx, {
-    agentId: row.agent_id,
-    memoryId: row.id,
-    action: 'forgotten',
-    at: now,
-    revision: row.revision,
-    actor: who.actor,
-    reason: who.reason,
-  });
+  recordHistory(
+    ctx,
+    factsRules.forgottenEntry({ agentId: row.agent_id, id: row.id, revision: row.revision }, who, now),
+  );
   if (ctx.forgetMode === 'erase') {
     ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
     deleteTags(ctx, row.rid, row.agent_id, toRecord(row).tags);
@@ -69,20 +61,15 @@ export function forgetMemory(
   options?: ForgetOptions,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', () => {
-    validateAgentId(agentId);
-    validateId(id);
-    const who = forgetOptions(options);
+    const who = factsRules.validateForgetArgs(agentId, id, options);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = selectRow(ctx, agentId, id);
       if (row === undefined || row.forgotten_at !== null) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
-      // The predecessors of the chain: the versions this memory replaced (never its successors).
-      const chain = supersedeChain(ctx, agentId, id);
-      const ids = chain.slice(0, chain.indexOf(id) + 1);
       const forgotten: string[] = [];
-      for (const memoryId of ids) {
+      for (const memoryId of factsRules.forgetScope(supersedeChain(ctx, agentId, id), id)) {
         const r = selectRow(ctx, agentId, memoryId);
         if (r === undefined || r.forgotten_at !== null) continue;
         forgetRow(ctx, r, who, now);
@@ -145,26 +132,6 @@ export function deleteAll(
   });
 }
 
-type LinkRow = {
-  older_id: string;
-  newer_id: string;
-  state: string;
-  reason: string;
-  created_at: number;
-  resolved_at: number | null;
-};
-
-function toLink(r: LinkRow): ConflictLink {
-  return {
-    olderId: r.older_id,
-    newerId: r.newer_id,
-    state: r.state as ConflictState,
-    reason: r.reason,
-    createdAt: r.created_at,
-    resolvedAt: r.resolved_at,
-  };
-}
-
 /** Links two of the agent's facts as contradicting; false when already linked. */
 export function linkConflict(
   ctx: StoreContext,
@@ -174,13 +141,7 @@ export function linkConflict(
   reason: string,
 ): Promise<boolean> {
   return ctx.op('linkConflict', () => {
-    validateAgentId(agentId);
-    validateId(olderId, 'olderId');
-    validateId(newerId, 'newerId');
-    if (olderId === newerId) throw invalidInput('a memory cannot conflict with itself');
-    if (typeof reason !== 'string' || !CONFLICT_REASONS.has(reason)) {
-      throw invalidInput('reason must be number, negation or entity');
-    }
+    factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(() => {
       for (const id of [olderId, newerId]) {
@@ -197,12 +158,8 @@ export function linkConflict(
         .run(agentId, olderId, newerId, reason, now);
       if (info.changes === 0) return false;
       linksChanged(ctx);
-      for (const [memoryId, relatedId] of [
-        [olderId, newerId],
-        [newerId, olderId],
-      ] as const) {
-        recordHistory(ctx, { agentId, memoryId, action: 'conflictLinked', at: now, reason, relatedId });
-      }
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now))
+        recordHistory(ctx, e);
       return true;
     });
   });
@@ -215,33 +172,26 @@ export function listConflicts(
   options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', () => {
-    validateAgentId(agentId);
-    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-    let ids: string | null = null;
-    if (options.ids !== undefined) {
-      if (!Array.isArray(options.ids) || options.ids.length > 10_000) {
-        throw invalidInput('ids must be an array of at most 10,000 ids');
-      }
-      ids = JSON.stringify(options.ids.map((id) => validateId(id, 'ids entry')));
-    }
-    if (options.state !== undefined && !CONFLICT_STATES.has(options.state)) {
-      throw invalidInput('state is not a conflict state');
-    }
-    const limit = validateLimit(options.limit, 'limit', 10_000, 1000);
+    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
     // Open links are what a search asks for after each answer with facts: an agent known to have none reads
     // nothing (see `open-links.ts`).
-    if (options.state === 'open' && !mayHaveOpenLinks(ctx, agentId)) return [];
+    if (state === 'open' && !mayHaveOpenLinks(ctx, agentId)) return [];
     return ctx
       .stmt(
         'read',
-        `SELECT older_id, newer_id, state, reason, created_at, resolved_at FROM memory_links
+        `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
          WHERE agent_id = @agent AND (@state IS NULL OR state = @state)
            AND (@ids IS NULL OR older_id IN (SELECT value FROM json_each(@ids))
              OR newer_id IN (SELECT value FROM json_each(@ids)))
          ORDER BY created_at, older_id, newer_id LIMIT @limit`,
       )
-      .all<LinkRow>({ agent: agentId, state: options.state ?? null, ids, limit })
-      .map(toLink);
+      .all<factsRules.ConflictRow>({
+        agent: agentId,
+        state,
+        ids: ids === null ? null : JSON.stringify(ids),
+        limit,
+      })
+      .map(factsRules.conflictLink);
   });
 }
 
@@ -254,40 +204,18 @@ export function resolveConflict(
   resolution: ConflictResolution,
 ): Promise<ConflictLink> {
   return ctx.op('resolveConflict', () => {
-    validateAgentId(agentId);
-    validateId(olderId, 'olderId');
-    validateId(newerId, 'newerId');
-    if (typeof resolution !== 'object' || resolution === null)
-      throw invalidInput('resolution must be an object');
-    if (resolution.outcome !== 'supersede' && resolution.outcome !== 'dismiss') {
-      throw invalidInput('resolution.outcome must be supersede or dismiss');
-    }
-    const keepId = resolution.outcome === 'supersede' ? (resolution.keepId ?? newerId) : null;
-    if (keepId !== null && keepId !== olderId && keepId !== newerId) {
-      throw invalidInput('resolution.keepId must be one side of the link');
-    }
-    const who = forgetOptions({
-      ...(resolution.actor === undefined ? {} : { actor: resolution.actor }),
-      ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
-    });
+    const { keepId, who } = factsRules.validateResolveArgs(agentId, olderId, newerId, resolution);
     const now = ctx.now();
     return ctx.tx(() => {
       const link = ctx
         .stmt(
           'read',
-          `SELECT older_id, newer_id, state, reason, created_at, resolved_at FROM memory_links
+          `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
            WHERE agent_id = ? AND older_id = ? AND newer_id = ? AND kind = 'conflict'`,
         )
-        .get<LinkRow>(agentId, olderId, newerId);
-      if (link === undefined) {
-        throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no conflict link between these memories');
-      }
-      if (link.state !== 'open') {
-        throw new EngramStoreError('ENGRAM_STORE_REVISION_CONFLICT', 'the conflict is already settled');
-      }
-      const state: ConflictState = keepId === null ? 'dismissed' : 'resolved';
-      if (keepId !== null) {
-        const retireId = keepId === olderId ? newerId : olderId;
+        .get<factsRules.ConflictRow>(agentId, olderId, newerId);
+      const { state, retireId, settled } = factsRules.settleConflict(link, keepId, now);
+      if (keepId !== null && retireId !== null) {
         const row = rowForWrite(ctx, agentId, retireId, undefined);
         if (row.lifecycle === 'active') {
           ctx
@@ -297,16 +225,16 @@ export function resolveConflict(
                  revision = revision + 1, updated_at = ? WHERE rid = ?`,
             )
             .run(keepId, now, now, row.rid);
-          recordHistory(ctx, {
-            agentId,
-            memoryId: retireId,
-            action: 'superseded',
-            at: now,
-            revision: row.revision + 1,
-            actor: who.actor,
-            reason: who.reason,
-            relatedId: keepId,
-          });
+          recordHistory(
+            ctx,
+            lifecycleRules.supersededEntry(
+              agentId,
+              { id: retireId, revision: row.revision + 1 },
+              keepId,
+              now,
+              who,
+            ),
+          );
         }
       }
       linksChanged(ctx);
@@ -316,21 +244,9 @@ export function resolveConflict(
           `UPDATE memory_links SET state = ?, resolved_at = ? WHERE agent_id = ? AND older_id = ? AND newer_id = ?`,
         )
         .run(state, now, agentId, olderId, newerId);
-      for (const [memoryId, relatedId] of [
-        [olderId, newerId],
-        [newerId, olderId],
-      ] as const) {
-        recordHistory(ctx, {
-          agentId,
-          memoryId,
-          action: 'conflictResolved',
-          at: now,
-          actor: who.actor,
-          reason: who.reason ?? state,
-          relatedId,
-        });
-      }
-      return toLink({ ...link, state, resolved_at: now });
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now))
+        recordHistory(ctx, e);
+      return settled;
     });
   });
 }

@@ -3,27 +3,18 @@
  */
 
 import {
-  EMBEDDING_STATES,
-  type EmbeddingState,
-  LIFECYCLES,
-  type Lifecycle,
-  MEMORY_KINDS,
-  type MemoryKind,
-} from '@engram/contracts';
-import type { StoreHealth } from '@engram/store/port-kit';
-import { type EngramStoreErrorCode, validateAgentId } from '@engram/store/port-kit';
+  type HealthCountRow,
+  healthFailure,
+  healthFromCounts,
+  type StoreHealthResult,
+  validateAgentId,
+} from '@engram/store/port-kit';
 import { classifySqliteError } from './classify.js';
 import type { IntegrityResult, StoreContext } from './context.js';
 import { quickCheck } from './quick-check.js';
 
 /** The health result: counts, or the store error code that prevented them. */
-export type HealthResult =
-  | { readonly ok: true; readonly health: StoreHealth }
-  | { readonly ok: false; readonly code: EngramStoreErrorCode; readonly integrity?: IntegrityResult };
-
-function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
-  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-}
+export type HealthResult = StoreHealthResult;
 
 /** Runs the file's integrity check now (`PRAGMA quick_check`, whatever the file's size) and records it. */
 export function checkIntegrity(ctx: StoreContext): Promise<IntegrityResult> {
@@ -41,9 +32,6 @@ export function health(ctx: StoreContext, agentId?: string): Promise<HealthResul
   try {
     if (ctx.closed) return Promise.resolve({ ok: false, code: 'ENGRAM_STORE_CLOSED' });
     if (agentId !== undefined) validateAgentId(agentId);
-    const byKind = zeroes<MemoryKind>(MEMORY_KINDS);
-    const byLifecycle = zeroes<Lifecycle>(LIFECYCLES);
-    const byEmbeddingState = zeroes<EmbeddingState>(EMBEDDING_STATES);
     const where = agentId === undefined ? '' : 'WHERE agent_id = @agent';
     const params = agentId === undefined ? {} : { agent: agentId };
     const rows = ctx
@@ -52,37 +40,14 @@ export function health(ctx: StoreContext, agentId?: string): Promise<HealthResul
         `SELECT kind, lifecycle, embedding_state AS state, count(*) AS n FROM memories ${where}
          GROUP BY kind, lifecycle, embedding_state`,
       )
-      .all<{ kind: string; lifecycle: string; state: string; n: number }>(params);
-    let memories = 0;
-    let facts = 0;
-    for (const r of rows) {
-      memories += r.n;
-      if (r.kind in byKind) byKind[r.kind as MemoryKind] += r.n;
-      if (r.lifecycle in byLifecycle) byLifecycle[r.lifecycle as Lifecycle] += r.n;
-      if (r.state in byEmbeddingState) byEmbeddingState[r.state as EmbeddingState] += r.n;
-      if (r.kind === 'fact' && r.lifecycle === 'active') facts += r.n;
-    }
+      .all<HealthCountRow>(params);
     const events =
       ctx.stmt('read', `SELECT count(*) AS n FROM events ${where}`).get<{ n: number }>(params)?.n ?? 0;
     const skills =
       ctx.stmt('read', `SELECT count(*) AS n FROM skills ${where}`).get<{ n: number }>(params)?.n ?? 0;
-    return Promise.resolve({
-      ok: true,
-      health: {
-        totals: { memories, events, facts, skills },
-        byKind,
-        byLifecycle,
-        byEmbeddingState,
-        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
-      },
-    });
+    return Promise.resolve(healthFromCounts(rows, events, skills, ctx.integrity));
   } catch (err) {
-    const code = classifySqliteError(err, 'health').code;
-    const { state, checkedAt } = ctx.integrity;
-    // A damaged file often cannot be counted: the failed check is the answer then.
-    return Promise.resolve(
-      state === 'failed' ? { ok: false, code, integrity: { state, checkedAt } } : { ok: false, code },
-    );
+    return Promise.resolve(healthFailure(classifySqliteError(err, 'health').code, ctx.integrity));
   }
 }
 

@@ -4,16 +4,10 @@
  */
 
 import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store/port-kit';
-import {
-  invalidInput,
-  validateAgentId,
-  validateId,
-  validateInteger,
-  validateLifecycle,
-} from '@engram/store/port-kit';
+import { lifecycleRules } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
-import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
+import { casLifecycle, insertPrepared, newId, rowForWrite } from './memory-rows.js';
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
 export function archiveMemory(
@@ -23,9 +17,7 @@ export function archiveMemory(
   expectedRevision?: number,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', () => {
-    validateAgentId(agentId);
-    validateId(id);
-    if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
@@ -46,11 +38,7 @@ export function supersedeMemory(
   replacement: NewMemory,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', () => {
-    validateAgentId(agentId);
-    validateId(oldId, 'oldId');
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const prepared = prepareInsert(ctx, replacement, 'replacement');
-    if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
@@ -65,14 +53,7 @@ export function supersedeMemory(
           .run(inserted.record.id, row.rid);
         superseded = { ...superseded, supersededBy: inserted.record.id };
       }
-      recordHistory(ctx, {
-        agentId,
-        memoryId: oldId,
-        action: 'superseded',
-        at: now,
-        revision: superseded.revision,
-        relatedId: inserted.record.id,
-      });
+      recordHistory(ctx, lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now));
       return { superseded, replacement: inserted.record };
     });
   });
@@ -87,10 +68,7 @@ export function setLifecycle(
   lifecycle: Lifecycle,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    validateLifecycle(lifecycle);
+    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
@@ -107,19 +85,7 @@ export function mergeMemories(
   merged: NewMemory,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', () => {
-    validateAgentId(agentId);
-    if (!Array.isArray(sources)) throw invalidInput('sources must be an array');
-    if (sources.length < 2 || sources.length > 64) throw invalidInput('a merge takes 2 to 64 sources');
-    const seen = new Set<string>();
-    for (const [i, s] of sources.entries()) {
-      if (typeof s !== 'object' || s === null) throw invalidInput('source must be an object');
-      validateId(s.id, `sources[${i}].id`);
-      validateInteger(s.expectedRevision, `sources[${i}].expectedRevision`, 1);
-      if (seen.has(s.id)) throw invalidInput('sources name the same id twice');
-      seen.add(s.id);
-    }
-    const prepared = prepareInsert(ctx, merged, 'merged');
-    if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
     const now = ctx.now();
     return ctx.tx(() => {
       const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
@@ -134,16 +100,8 @@ export function mergeMemories(
         for (const row of rows) relink.run(successor, row.rid);
         superseded = superseded.map((r) => ({ ...r, supersededBy: successor }));
       }
-      for (const done of superseded) {
-        recordHistory(ctx, {
-          agentId,
-          memoryId: done.id,
-          action: 'superseded',
-          at: now,
-          revision: done.revision,
-          relatedId: successor,
-        });
-      }
+      for (const done of superseded)
+        recordHistory(ctx, lifecycleRules.supersededEntry(agentId, done, successor, now));
       return { superseded, merged: inserted.record };
     });
   });

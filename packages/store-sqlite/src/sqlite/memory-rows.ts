@@ -18,10 +18,9 @@ import {
   chunkSpans,
   EngramStoreError,
   isAscii,
+  lifecycleRules,
   type PreparedMemory,
-  prepareNewMemory,
-  validateId,
-  validateVector,
+  storedRows,
 } from '@engram/store/port-kit';
 import { ACTIVE_CONTENT_WHERE } from '../schema.js';
 import { indexContent } from './chunks.js';
@@ -30,24 +29,12 @@ import { writeFts, writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
-export function prepareInsert(ctx: StoreContext, input: NewMemory, field: string): PreparedMemory {
-  const prepared = prepareNewMemory(input, ctx.limits, field);
-  if (prepared.vector !== undefined) {
-    if (ctx.profile === null) {
-      throw new EngramStoreError(
-        'ENGRAM_STORE_VECTOR_UNAVAILABLE',
-        'the store has no embedder profile, so it cannot store vectors',
-      );
-    }
-    validateVector(prepared.vector, ctx.profile.dimensions, `${field}.vector`);
-  }
-  return prepared;
-}
+export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory =
+  lifecycleRules.prepareMemoryInsert;
 
 /** A generated memory id (checked like a caller's). */
 export function newId(ctx: StoreContext): string {
-  const id = ctx.idFactory();
-  return validateId(id, 'generated id');
+  return lifecycleRules.generatedMemoryId(ctx.idFactory);
 }
 
 /** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
@@ -174,34 +161,15 @@ function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemor
   if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, r.nfkc, r.cjk);
   else indexContent(ctx, rid, p.agentId, p.content, r.spans);
   if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
-  const record: MemoryRecord = {
+  const record = storedRows.newMemoryRecord(p, {
     id: r.id,
-    agentId: p.agentId,
-    kind: p.kind,
-    content: p.content,
     contentHash: r.hash,
-    importance: p.importance,
-    confidence: p.confidence,
-    tags: [...p.tags],
-    sessionId: p.sessionId,
-    seqFrom: p.seqFrom,
-    seqTo: p.seqTo,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    lastAccessedAt: null,
-    accessCount: 0,
-    revision: 1,
-    lifecycle: 'active',
-    supersededBy: null,
+    validFrom: r.validFrom,
     embeddingState: r.state,
     embeddingFingerprint: r.fingerprint,
-    embeddingAttempts: 0,
-    userId: p.userId,
-    metadata: p.metadataJson === '{}' ? {} : (JSON.parse(p.metadataJson) as Record<string, unknown>),
-    validFrom: r.validFrom,
-    validTo: null,
-    forgottenAt: null,
-  };
+  });
   return { record, created: true };
 }
 

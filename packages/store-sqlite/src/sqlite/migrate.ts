@@ -4,7 +4,7 @@
  */
 
 import type { EmbeddingProfile } from '@engram/store/port-kit';
-import { EngramStoreError, embeddingFingerprint } from '@engram/store/port-kit';
+import { EngramStoreError, embeddingFingerprint, parseEmbeddingFingerprint } from '@engram/store/port-kit';
 import {
   ENGRAM_APPLICATION_ID,
   META_TABLE_SQL,
@@ -24,16 +24,6 @@ import {
 import { prepareQuantIndex, QUANT_BUILD_META, quantBuildPending } from './vector-quant-build.js';
 
 export { embeddingFingerprint };
-
-function parseFingerprint(fp: string): EmbeddingProfile | null {
-  if (fp === 'none') return null;
-  const at = fp.lastIndexOf(':');
-  const dims = Number(fp.slice(at + 1));
-  if (at <= 0 || !Number.isSafeInteger(dims) || dims < 1) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'the recorded embedder fingerprint is malformed');
-  }
-  return { id: fp.slice(0, at), dimensions: dims };
-}
 
 /** Upserts one meta row. */
 export function setMeta(ctx: StoreContext, key: string, value: string): void {
@@ -98,7 +88,7 @@ export function readBinding(
   ) {
     return null;
   }
-  const recorded = storedFp === undefined ? null : parseFingerprint(storedFp);
+  const recorded = storedFp === undefined ? null : parseEmbeddingFingerprint(storedFp);
   if (embedding !== undefined && embeddingFingerprint(embedding) !== embeddingFingerprint(recorded)) {
     throw mismatch();
   }
@@ -164,7 +154,7 @@ export function migrate(
       profile = embedding ?? null;
       setMeta(ctx, 'embedding_fingerprint', embeddingFingerprint(profile));
     } else if (embedding === undefined) {
-      profile = parseFingerprint(storedFp);
+      profile = parseEmbeddingFingerprint(storedFp);
     } else {
       if (embeddingFingerprint(embedding) !== storedFp) throw mismatch();
       profile = embedding;

@@ -4,19 +4,16 @@
  */
 
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
-import type {
-  ListMemoriesOptions,
-  MemoryBrief,
-  MemoryRecord,
-  RevalidateOptions,
-  RevalidationCandidate,
-} from '@engram/store/port-kit';
 import {
+  callRules,
   invalidInput,
+  type ListMemoriesOptions,
+  type MemoryBrief,
+  type MemoryRecord,
+  type RevalidateOptions,
+  type RevalidationCandidate,
   validateAgentId,
   validateId,
-  validateInteger,
-  validateKind,
   validateLifecycle,
   validateLimit,
 } from '@engram/store/port-kit';
@@ -111,11 +108,7 @@ export function findByContentHash(
   kind?: MemoryKind,
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('findByContentHash', () => {
-    validateAgentId(agentId);
-    if (typeof hash !== 'string' || hash.length === 0 || hash.length > 128) {
-      throw invalidInput('contentHash must be a non-empty string');
-    }
-    const k = kind === undefined ? null : validateKind(kind);
+    const k = callRules.validateContentHashArgs(agentId, hash, kind);
     const rows = ctx.stmt('read', FIND_BY_CONTENT_HASH_SQL).all<MemoryRow>({ agent: agentId, hash, kind: k });
     return rows.map((r) => toRecord(r));
   });
@@ -173,20 +166,8 @@ function reread<V extends readonly unknown[], R>(
   const { shape, columns, revisionAt, convert } = read;
   validateAgentId(agentId);
   const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
-  if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
-  if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
-  if (candidates.length === 0) return [];
-  const ids: string[] = [];
-  const seen = new Set<string>();
-  for (const c of candidates) {
-    if (typeof c !== 'object' || c === null) throw invalidInput('candidate must be an object');
-    validateId(c.id, 'candidate.id');
-    if (c.revision !== undefined) validateInteger(c.revision, 'candidate.revision', 1);
-    if (!seen.has(c.id)) {
-      seen.add(c.id);
-      ids.push(c.id);
-    }
-  }
+  const ids = callRules.candidateIds(candidates);
+  if (ids.length === 0) return [];
   // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
   // agent's rows by the list instead walks every active row of the agent (linear in its size). Rows come as
   // arrays of the columns: a search revalidates hundreds of candidates, and an object per wide row cost more
@@ -200,15 +181,5 @@ function reread<V extends readonly unknown[], R>(
     )
     .values<V>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
   const byId = new Map(rows.map((r) => [r[0] as string, r]));
-  const out: R[] = [];
-  const emitted = new Set<string>();
-  for (const c of candidates) {
-    if (emitted.has(c.id)) continue;
-    const row = byId.get(c.id);
-    if (row === undefined) continue;
-    if (c.revision !== undefined && c.revision !== row[revisionAt]) continue;
-    emitted.add(c.id);
-    out.push(convert(row));
-  }
-  return out;
+  return callRules.inCandidateOrder(candidates, byId, (row) => Number(row[revisionAt]), convert);
 }

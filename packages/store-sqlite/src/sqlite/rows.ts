@@ -4,79 +4,19 @@
 
 import type {
   EmbeddingState,
-  EventRecord,
-  EventType,
   Lifecycle,
   MemoryBrief,
   MemoryKind,
   MemoryRecord,
-  SkillRecord,
 } from '@engram/store/port-kit';
-import { EngramStoreError } from '@engram/store/port-kit';
+import { EngramStoreError, storedRows } from '@engram/store/port-kit';
 import { z } from 'zod';
 
 const tagsJsonSchema = z.array(z.string());
 const metadataJsonSchema = z.record(z.string(), z.unknown());
 
 /** A row of `memories`. */
-export interface MemoryRow {
-  rid: number;
-  id: string;
-  agent_id: string;
-  kind: string;
-  content: string;
-  content_hash: string;
-  importance: number;
-  confidence: number;
-  tags: string;
-  session_id: string | null;
-  seq_from: number | null;
-  seq_to: number | null;
-  created_at: number;
-  updated_at: number;
-  last_accessed_at: number | null;
-  access_count: number;
-  revision: number;
-  lifecycle: string;
-  superseded_by: string | null;
-  embedding_state: string;
-  embedding_fingerprint: string | null;
-  embedding_attempts: number;
-  has_cjk: number;
-  /** NFKC form of the content for the LIKE path, when it differs (see `likeText`). */
-  like_text: string | null;
-  /** Number of chunks (1: the content fits the chunk budget and has no chunk rows). */
-  chunk_count: number;
-  user_id: string | null;
-  /** JSON object with sorted keys. */
-  metadata: string;
-  valid_from: number;
-  valid_to: number | null;
-  forgotten_at: number | null;
-}
-
-/** A row of `events`. */
-export interface EventRow {
-  agent_id: string;
-  session_id: string;
-  seq: number;
-  type: string;
-  role: string;
-  content: string;
-  tool_name: string | null;
-  metadata: string;
-  created_at: number;
-}
-
-/** A row of `skills`. */
-export interface SkillRow {
-  agent_id: string;
-  name: string;
-  description: string;
-  content: string;
-  created_at: number;
-  updated_at: number;
-}
+export type MemoryRow = storedRows.MemoryColumns<number, string, number, string>;
 
 /** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
 function parseTags(text: string): string[] {
@@ -102,34 +42,7 @@ function parseMetadata(text: string): Record<string, unknown> {
 
 /** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as MemoryKind,
-    content: row.content,
-    contentHash: row.content_hash,
-    importance: row.importance,
-    confidence: row.confidence,
-    tags: parseTags(row.tags),
-    sessionId: row.session_id,
-    seqFrom: row.seq_from,
-    seqTo: row.seq_to,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastAccessedAt: row.last_accessed_at,
-    accessCount: row.access_count,
-    revision: row.revision,
-    lifecycle: row.lifecycle as Lifecycle,
-    supersededBy: row.superseded_by,
-    embeddingState: row.embedding_state as EmbeddingState,
-    embeddingFingerprint: row.embedding_fingerprint,
-    embeddingAttempts: row.embedding_attempts,
-    userId: row.user_id,
-    metadata: parseMetadata(row.metadata),
-    validFrom: row.valid_from,
-    validTo: row.valid_to,
-    forgottenAt: row.forgotten_at,
-  };
+  return storedRows.toMemoryRecord(row, parseTags(row.tags), parseMetadata(row.metadata));
 }
 
 /**
@@ -226,40 +139,5 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     validFrom: v[23],
     validTo: v[24],
     forgottenAt: v[25],
-  };
-}
-
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
-export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    metadata = metadataJsonSchema.parse(JSON.parse(row.metadata));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', {
-      cause,
-    });
-  }
-  return {
-    agentId: row.agent_id,
-    sessionId: row.session_id,
-    seq: row.seq,
-    type: row.type as EventType,
-    role: row.role,
-    content: row.content,
-    toolName: row.tool_name,
-    metadata,
-    createdAt: row.created_at,
-  };
-}
-
-/** The record of a skill row. */
-export function toSkill(row: SkillRow): SkillRecord {
-  return {
-    agentId: row.agent_id,
-    name: row.name,
-    description: row.description,
-    content: row.content,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   };
 }

@@ -4,16 +4,15 @@
  * and a bounded LIKE scan (CJK runs of 1–2), planned by `planLexicalQuery` and merged per memory by summing
  * scores.
  */
+
 import { RECALLABLE_KINDS } from '@engram/contracts';
 import type { ChunkSpan, LexicalHit, LexicalQuery, LexicalResult } from '@engram/store/port-kit';
 import {
   buildMatch,
-  invalidInput,
+  callRules,
   type LexicalPlan,
   planBm25Query,
   planLexicalQuery,
-  validateAgentId,
-  validateLimit,
 } from '@engram/store/port-kit';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -22,10 +21,8 @@ import {
   filterParams,
   filterSql,
   includeArchived,
-  kindsFilter,
   scopeKey,
   type TimeParams,
-  tagsFilter,
   tagsSql,
   timeParams,
   timeSql,
@@ -89,32 +86,20 @@ function likeSql(scope: FilterParams & TimeParams, tags: string): string {
  */
 export function searchLexical(ctx: StoreContext, query: LexicalQuery): Promise<LexicalResult> {
   return ctx.op('searchLexical', () => {
-    if (typeof query !== 'object' || query === null) throw invalidInput('query must be an object');
-    const agentId = validateAgentId(query.agentId);
-    const limit = validateLimit(query.limit, 'limit', 1000, 50);
-    const kinds = kindsFilter(query.kinds, RECALLABLE_KINDS);
-    const tags = tagsFilter(query.tags);
+    const checked = callRules.checkLexicalQuery(query, RECALLABLE_KINDS);
+    const { agentId, limit, mode } = checked;
+    const kinds = JSON.stringify(checked.kinds);
+    const tags = JSON.stringify(checked.tags);
     const scope = {
       ...filterParams(query.filter),
       ...timeParams(query.time, 0, includeArchived(query.includeArchived)),
     };
-    const mode = query.mode ?? 'any';
     if (mode === 'any') {
       const bm25 = planBm25Query(query.terms);
-      const hits = searchBm25(ctx, bm25, { agentId, kinds, tags, limit, scope });
-      return {
-        hits,
-        paths: { words: bm25.usesWords, trigram: bm25.usesLongCjk, like: bm25.shortCjkTerms.length > 0 },
-        likeTerms: [...bm25.shortCjkTerms],
-        droppedTerms: bm25.droppedTerms,
-      };
+      return callRules.bm25Answer(searchBm25(ctx, bm25, { agentId, kinds, tags, limit, scope }), bm25);
     }
     const plan: LexicalPlan = planLexicalQuery(query.terms, mode);
-    const paths = {
-      words: plan.wordsExpr !== null,
-      trigram: plan.trigramExpr !== null,
-      like: plan.likeTerms.length > 0,
-    };
+    const paths = callRules.planPaths(plan);
     const base = {
       hits: [] as LexicalHit[],
       likeTerms: [...plan.likeTerms],

@@ -1,10 +1,10 @@
 /**
  * The skills slice: named instructions per agent (names unique per agent, case-insensitively).
  */
+
 import type { SkillInput, SkillRecord } from '@engram/store/port-kit';
-import { prepareSkill, validateAgentId, validateSkillName } from '@engram/store/port-kit';
+import { prepareSkill, storedRows, validateAgentId, validateSkillName } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
-import { type SkillRow, toSkill } from './rows.js';
 
 /** Creates or replaces a skill (names are unique per agent, case-insensitively). */
 export function writeSkill(
@@ -17,7 +17,7 @@ export function writeSkill(
     return ctx.tx(() => {
       const existing = ctx
         .stmt('read', 'SELECT * FROM skills WHERE agent_id = ? AND name = ?')
-        .get<SkillRow>(s.agentId, s.name);
+        .get<storedRows.SkillRow>(s.agentId, s.name);
       if (existing === undefined) {
         ctx
           .stmt(
@@ -33,7 +33,7 @@ export function writeSkill(
           'UPDATE skills SET name = ?, description = ?, content = ?, updated_at = ? WHERE agent_id = ? AND name = ?',
         )
         .run(s.name, s.description, s.content, now, s.agentId, s.name);
-      return { skill: { ...s, createdAt: existing.created_at, updatedAt: now }, created: false };
+      return { skill: { ...s, createdAt: Number(existing.created_at), updatedAt: now }, created: false };
     });
   });
 }
@@ -55,8 +55,8 @@ export function listSkills(ctx: StoreContext, agentId: string): Promise<readonly
     validateAgentId(agentId);
     return ctx
       .stmt('read', 'SELECT * FROM skills WHERE agent_id = ? ORDER BY name')
-      .all<SkillRow>(agentId)
-      .map((r) => toSkill(r));
+      .all<storedRows.SkillRow>(agentId)
+      .map((r) => storedRows.toSkill(r));
   });
 }
 
@@ -67,7 +67,7 @@ export function getSkill(ctx: StoreContext, agentId: string, name: string): Prom
     validateSkillName(name);
     const row = ctx
       .stmt('read', 'SELECT * FROM skills WHERE agent_id = ? AND name = ?')
-      .get<SkillRow>(agentId, name);
-    return row === undefined ? null : toSkill(row);
+      .get<storedRows.SkillRow>(agentId, name);
+    return row === undefined ? null : storedRows.toSkill(row);
   });
 }

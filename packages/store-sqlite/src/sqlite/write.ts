@@ -7,15 +7,12 @@
 import { contentHash, hasCjk } from '@engram/contracts';
 import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory } from '@engram/store/port-kit';
 import {
+  callRules,
   chunkSpans,
   EngramStoreError,
-  invalidInput,
   likeText,
-  preparePatch,
   validateAgentId,
   validateId,
-  validateInteger,
-  validateTimestamp,
 } from '@engram/store/port-kit';
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -40,19 +37,13 @@ export function insertUniqueMemory(ctx: StoreContext, input: NewMemory): Promise
   });
 }
 
-/** Inserts one memory; the active exact duplicate's row when there is one. */
-export async function insertMemory(ctx: StoreContext, input: NewMemory): Promise<MemoryRecord> {
-  return (await insertUniqueMemory(ctx, input)).record;
-}
-
 /** Inserts several memories, all or nothing. */
 export function insertMemories(
   ctx: StoreContext,
   inputs: readonly NewMemory[],
 ): Promise<readonly MemoryRecord[]> {
   return ctx.op('insertMemories', () => {
-    if (!Array.isArray(inputs)) throw invalidInput('memories must be an array');
-    const prepared = inputs.map((m, i) => prepareInsert(ctx, m, `memories[${i}]`));
+    const prepared = callRules.prepareInsertBatch(ctx, inputs);
     if (prepared.length === 0) return [];
     const now = ctx.now();
     return ctx.tx(() => insertPreparedBatch(ctx, prepared, now).map((r) => r.record));
@@ -71,20 +62,11 @@ export function updateMemory(
   patch: MemoryPatch,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', () => {
-    validateAgentId(agentId);
-    validateId(id);
-    validateInteger(expectedRevision, 'expectedRevision', 1);
-    const p = preparePatch(patch, ctx.limits);
+    const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, id, expectedRevision);
-      const contentChanged = p.content !== undefined && p.content !== row.content;
-      if (row.kind === 'event' && (contentChanged || (p.kind !== undefined && p.kind !== 'event'))) {
-        throw invalidInput('event rows are never edited in place (only tags and scores may change)');
-      }
-      if (p.kind === 'event' && row.kind !== 'event') {
-        throw invalidInput('a row cannot become an event (events are appended, not converted)');
-      }
+      const contentChanged = callRules.checkEventEdit(row, p);
       const oldTags = toRecord(row).tags;
       const next: MemoryRow = {
         ...row,
@@ -186,11 +168,7 @@ export function recordAccess(
 ): Promise<void> {
   return ctx.op('recordAccess', () => {
     ctx.assertWritable('recordAccess');
-    validateAgentId(agentId);
-    if (!Array.isArray(ids)) throw invalidInput('ids must be an array');
-    if (ids.length > 10_000) throw invalidInput('at most 10,000 ids');
-    for (const id of ids) validateId(id, 'ids entry');
-    const when = at === undefined ? ctx.now() : validateTimestamp(at, 'at');
+    const when = callRules.validateAccessArgs(agentId, ids, at, ctx.now);
     if (ids.length === 0) return;
     // Access times are advisory: behind another writer the update is refused at once (`ENGRAM_STORE_BUSY`)
     // instead of holding the process for the busy timeout.

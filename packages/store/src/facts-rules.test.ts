@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type ConflictRow,
+  conflictLink,
+  conflictLinkedEntries,
+  conflictResolvedEntries,
+  forgetScope,
+  forgottenEntry,
+  settleConflict,
+  validateForgetArgs,
+  validateLinkArgs,
+  validateListConflictsArgs,
+  validateResolveArgs,
+} from './facts-rules.js';
+import type { ConflictResolution } from './facts-types.js';
+import { codeOf } from './store-code.test.util.js';
+
+const open: ConflictRow = {
+  older_id: 'o',
+  newer_id: 'n',
+  state: 'open',
+  reason: 'number',
+  created_at: '5',
+  resolved_at: null,
+};
+
+describe('forgetting', () => {
+  it('defaults who forgets to the caller and reaches the id and its predecessors only', () => {
+    expect(validateForgetArgs('a', 'm')).toEqual({ actor: 'caller', reason: null });
+    expect(codeOf(() => validateForgetArgs('a', ''))).toBe('ENGRAM_STORE_INVALID_INPUT');
+    expect(forgetScope(['v1', 'v2', 'v3'], 'v2')).toEqual(['v1', 'v2']);
+  });
+
+  it('writes a tombstone with who and why at the row revision', () => {
+    expect(
+      forgottenEntry({ agentId: 'a', id: 'm', revision: 3 }, { actor: 'user', reason: 'wrong' }, 9),
+    ).toEqual({
+      agentId: 'a',
+      memoryId: 'm',
+      action: 'forgotten',
+      at: 9,
+      revision: 3,
+      actor: 'user',
+      reason: 'wrong',
+    });
+  });
+});
+
+describe('conflict links', () => {
+  it('link two different memories for a known reason, recorded on both sides', () => {
+    expect(codeOf(() => validateLinkArgs('a', 'o', 'n', 'entity'))).toBeUndefined();
+    expect(codeOf(() => validateLinkArgs('a', 'o', 'o', 'entity'))).toBe('ENGRAM_STORE_INVALID_INPUT');
+    expect(codeOf(() => validateLinkArgs('a', 'o', 'n', 'mood'))).toBe('ENGRAM_STORE_INVALID_INPUT');
+    expect(conflictLinkedEntries('a', 'o', 'n', 'entity', 4).map((e) => [e.memoryId, e.relatedId])).toEqual([
+      ['o', 'n'],
+      ['n', 'o'],
+    ]);
+  });
+
+  it('list with checked ids, state and limit (1000 by default)', () => {
+    expect(validateListConflictsArgs('a', {})).toEqual({ ids: null, state: null, limit: 1000 });
+    expect(validateListConflictsArgs('a', { ids: ['x'], state: 'open', limit: 5 })).toEqual({
+      ids: ['x'],
+      state: 'open',
+      limit: 5,
+    });
+    expect(codeOf(() => validateListConflictsArgs('a', { state: 'closed' as 'open' }))).toBe(
+      'ENGRAM_STORE_INVALID_INPUT',
+    );
+    expect(codeOf(() => validateListConflictsArgs('a', { ids: Array(10_001).fill('x') }))).toBe(
+      'ENGRAM_STORE_INVALID_INPUT',
+    );
+  });
+
+  it('read a stored row whose times came back as strings', () => {
+    expect(conflictLink(open)).toEqual({
+      olderId: 'o',
+      newerId: 'n',
+      state: 'open',
+      reason: 'number',
+      createdAt: 5,
+      resolvedAt: null,
+    });
+  });
+
+  it('resolve by keeping the newer side by default, or one side named, or dismiss', () => {
+    expect(validateResolveArgs('a', 'o', 'n', { outcome: 'supersede' }).keepId).toBe('n');
+    expect(validateResolveArgs('a', 'o', 'n', { outcome: 'supersede', keepId: 'o' }).keepId).toBe('o');
+    expect(validateResolveArgs('a', 'o', 'n', { outcome: 'dismiss', actor: 'user' })).toEqual({
+      keepId: null,
+      who: { actor: 'user', reason: null },
+    });
+    expect(codeOf(() => validateResolveArgs('a', 'o', 'n', { outcome: 'supersede', keepId: 'x' }))).toBe(
+      'ENGRAM_STORE_INVALID_INPUT',
+    );
+    expect(
+      codeOf(() => validateResolveArgs('a', 'o', 'n', { outcome: 'merge' } as unknown as ConflictResolution)),
+    ).toBe('ENGRAM_STORE_INVALID_INPUT');
+  });
+
+  it('settle an open link only: the other side of the kept one is retired', () => {
+    expect(settleConflict(open, 'n', 7)).toMatchObject({ state: 'resolved', retireId: 'o' });
+    expect(settleConflict(open, null, 7)).toMatchObject({
+      state: 'dismissed',
+      retireId: null,
+      settled: { state: 'dismissed', resolvedAt: 7 },
+    });
+    expect(codeOf(() => settleConflict(undefined, null, 7))).toBe('ENGRAM_STORE_NOT_FOUND');
+    expect(codeOf(() => settleConflict({ ...open, state: 'resolved' }, null, 7))).toBe(
+      'ENGRAM_STORE_REVISION_CONFLICT',
+    );
+  });
+
+  it('record the settlement on both sides, the state as the reason when none was given', () => {
+    const entries = conflictResolvedEntries('a', 'o', 'n', { actor: 'caller', reason: null }, 'dismissed', 7);
+    expect(entries.map((e) => [e.memoryId, e.relatedId, e.reason])).toEqual([
+      ['o', 'n', 'dismissed'],
+      ['n', 'o', 'dismissed'],
+    ]);
+  });
+});

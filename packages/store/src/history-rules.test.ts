@@ -1,0 +1,150 @@
+import { FRESH_MEMORY_FIELDS } from '@engram/test-support';
+import { describe, expect, it } from 'vitest';
+import {
+  assembleHistory,
+  type ChainLookup,
+  type HistoryRow,
+  historyValues,
+  MAX_SUPERSEDE_CHAIN,
+  supersedeChainAsync,
+  supersedeChainSync,
+} from './history-rules.js';
+import type { MemoryRecord } from './types.js';
+
+/** A store's supersede links as `replaced → successor`. */
+function lookupIn(successorOf: Readonly<Record<string, string>>): (step: ChainLookup) => readonly string[] {
+  return ({ direction, of }) => {
+    if (direction === 'newer') {
+      const next = successorOf[of];
+      return next === undefined ? [] : [next];
+    }
+    return Object.entries(successorOf)
+      .filter(([, successor]) => successor === of)
+      .map(([replaced]) => replaced)
+      .reverse();
+  };
+}
+
+function record(id: string, createdAt: number): MemoryRecord {
+  return {
+    ...FRESH_MEMORY_FIELDS,
+    id,
+    agentId: 'a',
+    kind: 'fact',
+    content: id,
+    contentHash: id,
+    importance: 0.5,
+    confidence: 0.5,
+    tags: [],
+    sessionId: null,
+    seqFrom: null,
+    seqTo: null,
+    createdAt,
+    updatedAt: createdAt,
+    validFrom: createdAt,
+  };
+}
+
+function row(
+  memoryId: string,
+  action: string,
+  at: number | string,
+  extra: Partial<HistoryRow> = {},
+): HistoryRow {
+  return {
+    memory_id: memoryId,
+    action,
+    at,
+    revision: null,
+    actor: null,
+    reason: null,
+    related_id: null,
+    content: null,
+    ...extra,
+  };
+}
+
+describe('the supersede chain walk', () => {
+  it('lists the predecessors oldest first, the id, then its successors', () => {
+    const links = { v1: 'v2', v2: 'v3', v3: 'v4' };
+    expect(supersedeChainSync('v2', lookupIn(links))).toEqual(['v1', 'v2', 'v3', 'v4']);
+    expect(supersedeChainSync('v4', lookupIn(links))).toEqual(['v1', 'v2', 'v3', 'v4']);
+    expect(supersedeChainSync('alone', lookupIn(links))).toEqual(['alone']);
+  });
+
+  it('orders merged sources the same whatever order the store reads them in', () => {
+    const one = supersedeChainSync('m', lookupIn({ c: 'm', a: 'm', b: 'm' }));
+    const other = supersedeChainSync('m', lookupIn({ b: 'm', c: 'm', a: 'm' }));
+    expect(one).toEqual(other);
+    expect(one).toEqual(['c', 'b', 'a', 'm']);
+  });
+
+  it('ends on a cycle in damaged data instead of looping', () => {
+    expect(supersedeChainSync('x', lookupIn({ x: 'y', y: 'x' }))).toEqual(['y', 'x']);
+  });
+
+  it('stops at the chain bound', () => {
+    const links: Record<string, string> = {};
+    for (let i = 0; i < MAX_SUPERSEDE_CHAIN + 50; i++) links[`m${i}`] = `m${i + 1}`;
+    expect(supersedeChainSync('m0', lookupIn(links))).toHaveLength(MAX_SUPERSEDE_CHAIN);
+  });
+
+  it('walks the same with an asynchronous lookup', async () => {
+    const links = { v1: 'v2', v2: 'v3' };
+    const sync = lookupIn(links);
+    await expect(supersedeChainAsync('v2', async (step) => sync(step))).resolves.toEqual(['v1', 'v2', 'v3']);
+  });
+});
+
+describe('a recorded history entry', () => {
+  it('lists its values in column order, absent fields as null', () => {
+    expect(historyValues({ agentId: 'a', memoryId: 'm', action: 'forgotten', at: 5, actor: 'user' })).toEqual(
+      ['a', 'm', 'forgotten', 5, null, 'user', null, null, null],
+    );
+  });
+});
+
+describe('a memory lineage', () => {
+  it('starts with a creation per stored row, related to its predecessor, then the entries in time order', () => {
+    const history = assembleHistory(
+      'v2',
+      ['v1', 'v2'],
+      [record('v1', 10), record('v2', 20)],
+      [row('v1', 'superseded', '20', { revision: '2', related_id: 'v2' }), row('v2', 'updated', 30)],
+    );
+    expect(history.records.map((r) => r.id)).toEqual(['v1', 'v2']);
+    expect(history.entries.map((e) => [e.memoryId, e.action, e.at, e.relatedId])).toEqual([
+      ['v1', 'created', 10, null],
+      ['v2', 'created', 20, 'v1'],
+      ['v1', 'superseded', 20, 'v2'],
+      ['v2', 'updated', 30, null],
+    ]);
+    expect(history.entries[2]?.revision).toBe(2);
+  });
+
+  it('keeps the tombstone of an erased row (no record, no creation)', () => {
+    const history = assembleHistory('m', ['m'], [undefined], [row('m', 'forgotten', 7, { actor: 'user' })]);
+    expect(history.records).toEqual([]);
+    expect(history.entries).toEqual([
+      {
+        memoryId: 'm',
+        action: 'forgotten',
+        at: 7,
+        revision: null,
+        actor: 'user',
+        reason: null,
+        relatedId: null,
+        previousContent: null,
+      },
+    ]);
+  });
+
+  it('is empty for an id the store never knew', () => {
+    expect(assembleHistory('x', ['x'], [undefined], [])).toEqual({
+      id: 'x',
+      chain: ['x'],
+      records: [],
+      entries: [],
+    });
+  });
+});
