@@ -14,6 +14,7 @@ export * from './embedding-outcomes.js';
 export * from './errors.js';
 export * from './facts-types.js';
 export * from './facts-validate.js';
+export * from './import-rows.js';
 export * from './lexical-plan.js';
 export * from './lexical-tokens.js';
 export * from './memory-id.js';

@@ -143,9 +143,17 @@ export function validateMaintenanceClaim(
   };
 }
 
-/** Checks a timestamp: a non-negative safe integer (epoch milliseconds). */
+/** The latest instant a JavaScript `Date` holds (epoch milliseconds): a stored timestamp never goes past it. */
+export const MAX_TIMESTAMP_MS = 8.64e15;
+
+/**
+ * Checks a timestamp: a non-negative integer (epoch milliseconds) within JavaScript's `Date` range, so every
+ * stored instant renders as a date.
+ */
 export function validateTimestamp(value: unknown, field: string): number {
-  return validateInteger(value, field, 0);
+  const t = validateInteger(value, field, 0);
+  if (t > MAX_TIMESTAMP_MS) throw invalidInput(`${field} is past the latest date JavaScript represents`);
+  return t;
 }
 
 /** Checks content: a string, non-blank (unless `allowEmpty`), within the length cap, without lone surrogates. */
@@ -205,10 +213,11 @@ export function validateVector(value: unknown, dimensions: number, field = 'vect
       `invalid vector: ${field} has ${value.length} dimensions, the store expects ${dimensions}`,
     );
   }
+  // The norm in float32, as the vector index computes it: components of 1e38 are finite, their squares are not.
   let norm = 0;
   for (let i = 0; i < value.length; i += 1) {
     const x = value[i] as number;
-    norm += x * x;
+    norm = Math.fround(norm + Math.fround(x * x));
   }
   // A NaN or infinite component makes the sum NaN or infinite: only then is each component checked, for the message.
   if (norm > 0 && norm < Number.POSITIVE_INFINITY) return value;
@@ -221,7 +230,7 @@ export function validateVector(value: unknown, dimensions: number, field = 'vect
         `invalid vector: ${field} contains NaN or Infinity`,
       );
     }
-    norm += x * x;
+    norm = Math.fround(norm + Math.fround(x * x));
   }
   if (norm === 0 || !Number.isFinite(norm)) {
     throw new EngramStoreError(

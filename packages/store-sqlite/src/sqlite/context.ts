@@ -134,6 +134,17 @@ export class StoreContext {
   vectorWorker: VectorWorker | null = null;
   /** True once `close()` ran. */
   closed = false;
+  /**
+   * Set while an import's write transaction (or an export's read transaction, when the export reads on this
+   * connection) spans the stream: every other write of this store is refused with `ENGRAM_STORE_BUSY` until it
+   * ends, so nothing joins (or breaks) that transaction.
+   */
+  held: 'import' | 'export' | null = null;
+  /**
+   * Opens another read-only connection to the store's file for an export's snapshot (set at open for a plain
+   * file with the default driver and no encryption); null: an export reads on this connection.
+   */
+  openReader: (() => SqliteDatabase) | null = null;
   #registeredVector = false;
   #warmupReported = false;
 
@@ -213,6 +224,12 @@ export class StoreContext {
    * failed the integrity check (`ENGRAM_STORE_CORRUPT`, saying how to recover).
    */
   assertWritable(operation: string): void {
+    if (this.held !== null) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_BUSY',
+        `store ${operation} refused: an ${this.held} of this store is running on its connection; retry when it ends`,
+      );
+    }
     if (this.access === 'read') {
       throw new EngramStoreError(
         'ENGRAM_STORE_READ_ONLY',
