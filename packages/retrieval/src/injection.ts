@@ -1,4 +1,10 @@
-import { estimateTokens, formatArchivePointer, type RetrievalExecution, tokenUnits } from '@engram/contracts';
+import {
+  checkTimestamp,
+  estimateTokens,
+  formatArchivePointer,
+  type RetrievalExecution,
+  tokenUnits,
+} from '@engram/contracts';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
 import { agentIdProblem } from './pipeline/validate.js';
@@ -116,9 +122,17 @@ function selectCoreFacts(
   return { text, ids: new Set(chosen.map((c) => c.record.id)) };
 }
 
+/**
+ * A stored instant as ISO 8601; total: a value no `Date` holds (a row written before the timestamp rule, or by
+ * another tool) reads `invalid date` instead of throwing a RangeError.
+ */
+export function isoInstant(ms: number): string {
+  return checkTimestamp(ms) === null ? new Date(ms).toISOString() : 'invalid date';
+}
+
 /** One recall line: a long memory shows its matching window (and points at it), bounded like any line. */
 function renderRecallLine(record: MemoryRecord, chunk?: ChunkSpan): string {
-  const date = new Date(record.createdAt).toISOString().slice(0, 10);
+  const date = isoInstant(record.createdAt).slice(0, 10);
   const pointer =
     memoryPointer(record) ?? (chunk === undefined ? null : formatMemoryWindow(record.id, chunk));
   const suffix = pointer === null ? '' : ` (memory_get ${pointer})`;

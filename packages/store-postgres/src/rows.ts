@@ -4,7 +4,6 @@
  */
 import {
   type EmbeddingState,
-  EngramStoreError,
   type EventRecord,
   type EventType,
   type Lifecycle,
@@ -13,6 +12,12 @@ import {
   type MemoryRecord,
   type SkillRecord,
 } from '@engram/store';
+import {
+  storedMetadata,
+  storedTags,
+  storedTimestamp,
+  storedTimestampOrNull,
+} from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
 export interface MemoryRow {
@@ -59,14 +64,8 @@ export function num(value: string | number | null): number | null {
 
 /** The record of a memory row. */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  if (
-    !Array.isArray(row.tags) ||
-    typeof row.metadata !== 'object' ||
-    row.metadata === null ||
-    Array.isArray(row.metadata)
-  ) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
-  }
+  // A malformed stored value reads as invalid, never throws (see `stored-values.ts`); the integrity check
+  // reports the row.
   return {
     id: row.id,
     agentId: row.agent_id,
@@ -75,13 +74,13 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     contentHash: row.content_hash,
     importance: Number(row.importance),
     confidence: Number(row.confidence),
-    tags: [...row.tags],
+    tags: storedTags(row.tags),
     sessionId: row.session_id,
     seqFrom: num(row.seq_from),
     seqTo: num(row.seq_to),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    lastAccessedAt: num(row.last_accessed_at),
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
+    lastAccessedAt: storedTimestampOrNull(row.last_accessed_at),
     accessCount: Number(row.access_count),
     revision: Number(row.revision),
     lifecycle: row.lifecycle as Lifecycle,
@@ -90,10 +89,10 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     embeddingFingerprint: row.embedding_fingerprint,
     embeddingAttempts: Number(row.embedding_attempts),
     userId: row.user_id,
-    metadata: row.metadata,
-    validFrom: Number(row.valid_from),
-    validTo: num(row.valid_to),
-    forgottenAt: num(row.forgotten_at),
+    metadata: storedMetadata(row.metadata),
+    validFrom: storedTimestamp(row.valid_from),
+    validTo: storedTimestampOrNull(row.valid_to),
+    forgottenAt: storedTimestampOrNull(row.forgotten_at),
   };
 }
 
@@ -104,17 +103,14 @@ export const BRIEF_COLUMNS = 'id, kind, revision, importance, tags, created_at, 
 export function toBrief(
   row: Pick<MemoryRow, 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'created_at' | 'updated_at'>,
 ): MemoryBrief {
-  if (!Array.isArray(row.tags)) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
-  }
   return {
     id: row.id,
     kind: row.kind as MemoryKind,
     revision: Number(row.revision),
     importance: Number(row.importance),
-    tags: [...row.tags],
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
+    tags: storedTags(row.tags),
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
   };
 }
 
@@ -131,17 +127,9 @@ export interface EventRow {
   created_at: string | number;
 }
 
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
+/** The record of an event row; malformed metadata reads as `{}` (the integrity check reports the row). */
 export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(row.metadata);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new TypeError('not an object');
-    metadata = parsed as Record<string, unknown>;
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', { cause });
-  }
+  const metadata = storedMetadata(row.metadata);
   return {
     agentId: row.agent_id,
     sessionId: row.session_id,

@@ -21,6 +21,7 @@ export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';
 export * from './store-options.js';
+export * from './stored-values.js';
 export * from './transfer.js';
 export * from './types.js';
 export * from './validate.js';

@@ -22,6 +22,7 @@ import {
   MAX_MEMORY_ID_LENGTH,
   MAX_TAG_VALUE_LENGTH,
   MAX_TAGS,
+  MAX_TIMESTAMP_MS,
   MEMORY_KINDS,
   type MemoryKind,
   type TagProblem,
@@ -142,9 +143,6 @@ export function validateMaintenanceClaim(
     owner: owner === undefined ? fallbackOwner : validateId(owner, 'owner'),
   };
 }
-
-/** The latest instant a JavaScript `Date` holds (epoch milliseconds): a stored timestamp never goes past it. */
-export const MAX_TIMESTAMP_MS = 8.64e15;
 
 /**
  * Checks a timestamp: a non-negative integer (epoch milliseconds) within JavaScript's `Date` range, so every

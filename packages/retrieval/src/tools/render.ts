@@ -1,6 +1,6 @@
 import type { MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
-import { memoryPointer } from '../injection.js';
+import { isoInstant, memoryPointer } from '../injection.js';
 import type { ToolStore } from '../ports.js';
 import type { ToolSearchHit } from './handlers.js';
 import { formatMemoryWindow, resultText } from './window.js';
@@ -21,7 +21,7 @@ export function oneLine(text: string, max: number): string {
 }
 
 function isoDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  return isoInstant(ms).slice(0, 10);
 }
 
 function bounded(out: string, maxChars: number): string {
@@ -84,7 +84,7 @@ export function searchHits(results: readonly RetrievalResult[], maxChars: number
     return {
       id: r.record.id,
       kind: r.record.kind,
-      createdAt: new Date(r.record.createdAt).toISOString(),
+      createdAt: isoInstant(r.record.createdAt),
       score: r.score,
       content: oneLine(resultText(r.record, chunk), room),
       ...(pointer === null ? {} : { pointer }),

@@ -12,11 +12,12 @@ import type {
   MemoryRecord,
   SkillRecord,
 } from '@engram/store/port-kit';
-import { EngramStoreError } from '@engram/store/port-kit';
-import { z } from 'zod';
-
-const tagsJsonSchema = z.array(z.string());
-const metadataJsonSchema = z.record(z.string(), z.unknown());
+import {
+  storedMetadata,
+  storedTags,
+  storedTimestamp,
+  storedTimestampOrNull,
+} from '@engram/store/port-kit';
 
 /** A row of `memories`. */
 export interface MemoryRow {
@@ -78,29 +79,13 @@ export interface SkillRow {
   updated_at: number;
 }
 
-/** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
-function parseTags(text: string): string[] {
-  if (text === '[]') return [];
-  try {
-    return tagsJsonSchema.parse(JSON.parse(text));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list is not valid JSON', { cause });
-  }
-}
+/** A stored tag list; malformed reads as none (the integrity check reports the row). */
+const parseTags = storedTags;
 
-/** Stored metadata; malformed is `ENGRAM_STORE_CORRUPT`. */
-function parseMetadata(text: string): Record<string, unknown> {
-  if (text === '{}') return {};
-  try {
-    return metadataJsonSchema.parse(JSON.parse(text));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored memory metadata is not valid JSON', {
-      cause,
-    });
-  }
-}
+/** Stored metadata; anything but a JSON object reads as `{}` (the integrity check reports the row). */
+const parseMetadata = storedMetadata;
 
-/** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
+/** The record of a memory row; a malformed stored value reads as invalid, never throws (see `stored-values.ts`). */
 export function toRecord(row: MemoryRow): MemoryRecord {
   return {
     id: row.id,
@@ -114,9 +99,9 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     sessionId: row.session_id,
     seqFrom: row.seq_from,
     seqTo: row.seq_to,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastAccessedAt: row.last_accessed_at,
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
+    lastAccessedAt: storedTimestampOrNull(row.last_accessed_at),
     accessCount: row.access_count,
     revision: row.revision,
     lifecycle: row.lifecycle as Lifecycle,
@@ -126,9 +111,9 @@ export function toRecord(row: MemoryRow): MemoryRecord {
     embeddingAttempts: row.embedding_attempts,
     userId: row.user_id,
     metadata: parseMetadata(row.metadata),
-    validFrom: row.valid_from,
-    validTo: row.valid_to,
-    forgottenAt: row.forgotten_at,
+    validFrom: storedTimestamp(row.valid_from),
+    validTo: storedTimestampOrNull(row.valid_to),
+    forgottenAt: storedTimestampOrNull(row.forgotten_at),
   };
 }
 
@@ -211,9 +196,9 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     sessionId: v[8],
     seqFrom: v[9],
     seqTo: v[10],
-    createdAt: v[11],
-    updatedAt: v[12],
-    lastAccessedAt: v[13],
+    createdAt: storedTimestamp(v[11]),
+    updatedAt: storedTimestamp(v[12]),
+    lastAccessedAt: storedTimestampOrNull(v[13]),
     accessCount: v[14],
     revision: v[15],
     lifecycle: v[16] as Lifecycle,
@@ -223,22 +208,15 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     embeddingAttempts: v[20],
     userId: v[21],
     metadata: parseMetadata(v[22]),
-    validFrom: v[23],
-    validTo: v[24],
-    forgottenAt: v[25],
+    validFrom: storedTimestamp(v[23]),
+    validTo: storedTimestampOrNull(v[24]),
+    forgottenAt: storedTimestampOrNull(v[25]),
   };
 }
 
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
+/** The record of an event row; malformed metadata reads as `{}` (the integrity check reports the row). */
 export function toEvent(row: EventRow): EventRecord {
-  let metadata: Record<string, unknown>;
-  try {
-    metadata = metadataJsonSchema.parse(JSON.parse(row.metadata));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', {
-      cause,
-    });
-  }
+  const metadata = storedMetadata(row.metadata);
   return {
     agentId: row.agent_id,
     sessionId: row.session_id,
