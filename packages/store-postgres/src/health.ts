@@ -72,7 +72,7 @@ export async function health(ctx: PgContext, agentId?: string): Promise<HealthRe
         byKind,
         byLifecycle,
         byEmbeddingState,
-        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
+        integrity: { ...ctx.integrity },
       },
     };
   } catch (err) {

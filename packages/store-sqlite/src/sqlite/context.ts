@@ -236,7 +236,8 @@ export class StoreContext {
         `store ${operation} failed: the store was opened with access 'read' (open it with access 'write' to change it)`,
       );
     }
-    if (this.integrity.state === 'failed') {
+    // Rows no reader can use (`badRows`) fail the check too, but leave writes allowed: they can be forgotten.
+    if (this.integrity.state === 'failed' && this.integrity.badRows === undefined) {
       throw new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
         `store ${operation} refused: the database file failed its integrity check, and writing could damage it further; ${RECOVERY_HINT}`,

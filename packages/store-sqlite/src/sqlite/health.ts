@@ -25,11 +25,13 @@ function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
 
-/** Runs the file's integrity check now (`PRAGMA quick_check`, whatever the file's size) and records it. */
+/**
+ * Runs the file's integrity check now (`PRAGMA quick_check`, whatever the file's size, then the scan for rows no
+ * reader can use: `IntegrityResult.badRows`) and records it.
+ */
 export function checkIntegrity(ctx: StoreContext): Promise<IntegrityResult> {
   return ctx.op('checkIntegrity', () => {
-    const { state, checkedAt } = quickCheck(ctx);
-    return { state, checkedAt };
+    return { ...quickCheck(ctx) };
   });
 }
 
@@ -73,7 +75,7 @@ export function health(ctx: StoreContext, agentId?: string): Promise<HealthResul
         byKind,
         byLifecycle,
         byEmbeddingState,
-        integrity: { state: ctx.integrity.state, checkedAt: ctx.integrity.checkedAt },
+        integrity: { ...ctx.integrity },
       },
     });
   } catch (err) {
