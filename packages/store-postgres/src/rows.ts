@@ -2,22 +2,17 @@
  * Row mapping of the PostgreSQL store: the stored shapes of `memories`, `events` and `skills` and their
  * records. `bigint` columns arrive from `pg` as strings; every value the store writes fits a double exactly.
  */
-import {
-  type EmbeddingState,
-  type EventRecord,
-  type EventType,
-  type Lifecycle,
-  type MemoryBrief,
-  type MemoryKind,
-  type MemoryRecord,
-  type SkillRecord,
+import type {
+  EmbeddingState,
+  EventRecord,
+  EventType,
+  Lifecycle,
+  MemoryBrief,
+  MemoryKind,
+  MemoryRecord,
+  SkillRecord,
 } from '@engram/store';
-import {
-  storedMetadata,
-  storedTags,
-  storedTimestamp,
-  storedTimestampOrNull,
-} from '@engram/store/port-kit';
+import { storedMetadata, storedTags, storedTimestamp, storedTimestampOrNull } from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
 export interface MemoryRow {

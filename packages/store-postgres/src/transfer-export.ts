@@ -7,7 +7,7 @@
  * commits shows in the export). A consumer that stops early ends it with `return()` (a `for await` loop's
  * `break` does), which gives the connection back.
  */
-import type pg from 'pg';
+
 import {
   EngramStoreError,
   EXPORT_FORMAT,
@@ -18,6 +18,7 @@ import {
   type ExportRow,
 } from '@engram/store';
 import { validateAgentId } from '@engram/store/port-kit';
+import type pg from 'pg';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_READY, chunkKey } from './derived.js';
 import { classifyPgError } from './errors.js';
@@ -155,11 +156,7 @@ function cellOf(value: unknown): string | number | null {
   throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored column holds a value the export cannot carry');
 }
 
-async function* records(
-  ctx: PgContext,
-  db: Queryable,
-  options: ExportOptions,
-): AsyncGenerator<ExportRecord> {
+async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): AsyncGenerator<ExportRecord> {
   const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
   const withVectors = options.vectors === true && ctx.profile !== null;
   yield {

@@ -8,7 +8,7 @@
  * agent (`ImportOptions.agentId`) takes a file that holds one agent only.
  */
 import { contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
-import { EngramStoreError, invalidInput } from './errors.js';
+import { type EngramStoreError, invalidInput } from './errors.js';
 import type { ExportCounts, ExportHeader, ExportRecord, ExportRow } from './transfer.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './transfer.js';
 import type { ValidationLimits } from './validate.js';

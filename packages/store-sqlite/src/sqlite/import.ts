@@ -209,7 +209,12 @@ class Importer {
     if (t === undefined) throw invalidInput('unknown record type');
     for (const key of t.derived)
       if (key in record.row) throw invalidInput(`a ${record.type} record carries a derived column`);
-    const row = checkImportPlainRow(record.type, this.#known(t.table, record.row), this.#ctx.limits, this.agents);
+    const row = checkImportPlainRow(
+      record.type,
+      this.#known(t.table, record.row),
+      this.#ctx.limits,
+      this.agents,
+    );
     const extra = record.type === 'event' ? { content_hash: contentHash(String(row.content)) } : {};
     const key = t.key.length > 0 ? t.key : Object.keys(row);
     for (const k of key) if (!(k in row)) throw invalidInput(`a ${record.type} record lacks its key`);

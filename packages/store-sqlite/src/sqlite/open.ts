@@ -126,7 +126,12 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.vectorIndexVersion = memory ? null : version;
   // A build this open could not finish (read-only, or a damaged file): searches stay exact.
   ctx.quantReady = !opened.quantBuildPending;
-  if (!memory && !config.path.startsWith('file:') && config.driver === undefined && config.encryption === undefined) {
+  if (
+    !memory &&
+    !config.path.startsWith('file:') &&
+    config.driver === undefined &&
+    config.encryption === undefined
+  ) {
     const path = resolve(config.path);
     const extension = config.vectorExtensionPath;
     ctx.openReader = () => {

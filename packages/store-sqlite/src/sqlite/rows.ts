@@ -12,12 +12,7 @@ import type {
   MemoryRecord,
   SkillRecord,
 } from '@engram/store/port-kit';
-import {
-  storedMetadata,
-  storedTags,
-  storedTimestamp,
-  storedTimestampOrNull,
-} from '@engram/store/port-kit';
+import { storedMetadata, storedTags, storedTimestamp, storedTimestampOrNull } from '@engram/store/port-kit';
 
 /** A row of `memories`. */
 export interface MemoryRow {
