@@ -1,7 +1,7 @@
 import { estimateTokens, tokenUnits } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { describe, expect, it } from 'vitest';
-import { memoryPointer, renderCoreBlock } from './injection.js';
+import { isoInstant, memoryPointer, renderCoreBlock } from './injection.js';
 import { memoryRecord } from './memory-record.fixture.js';
 
 function fact(
@@ -96,5 +96,23 @@ describe('memoryPointer', () => {
     expect(memoryPointer({ sessionId: 's-1', seqFrom: 12, seqTo: 19 })).toBe('session/s-1#12-19');
     expect(memoryPointer({ sessionId: 's-1', seqFrom: 4, seqTo: null })).toBe('session/s-1#4-4');
     expect(memoryPointer({ sessionId: null, seqFrom: null, seqTo: null })).toBeNull();
+  });
+});
+
+describe('a stored instant no Date holds', () => {
+  it('renders as an invalid date in recall and tool text, never throws (a restored or hand-written row)', async () => {
+    const { renderSearch, searchHits } = await import('./tools/render.js');
+    expect(isoInstant(9e15)).toBe('invalid date');
+    expect(isoInstant(Number.NaN)).toBe('invalid date');
+    expect(isoInstant(86_400_000)).toBe('1970-01-02T00:00:00.000Z');
+    const bad = fact('bad', 'the harbour is calm', 9e15);
+    expect(renderCoreBlock([bad], { budgetTokens: 1000 })).toBe(
+      '# Core memory (facts)\n- the harbour is calm\n',
+    );
+    const result = { record: bad, score: 1, explanation: { final: 1 } } as unknown as Parameters<
+      typeof renderSearch
+    >[0][number];
+    expect(renderSearch([result], 2000, '')).toContain('[fact invalid date id:bad]');
+    expect(searchHits([result], 2000)[0]?.createdAt).toBe('invalid date');
   });
 });

@@ -130,9 +130,14 @@ export function isoInstant(ms: number): string {
   return checkTimestamp(ms) === null ? new Date(ms).toISOString() : 'invalid date';
 }
 
+/** A stored instant's day (`YYYY-MM-DD`), or `invalid date` (see {@link isoInstant}). */
+export function isoDay(ms: number): string {
+  return checkTimestamp(ms) === null ? new Date(ms).toISOString().slice(0, 10) : 'invalid date';
+}
+
 /** One recall line: a long memory shows its matching window (and points at it), bounded like any line. */
 function renderRecallLine(record: MemoryRecord, chunk?: ChunkSpan): string {
-  const date = isoInstant(record.createdAt).slice(0, 10);
+  const date = isoDay(record.createdAt);
   const pointer =
     memoryPointer(record) ?? (chunk === undefined ? null : formatMemoryWindow(record.id, chunk));
   const suffix = pointer === null ? '' : ` (memory_get ${pointer})`;

@@ -1,6 +1,6 @@
 import type { MemoryRecord } from '@engram/store';
 import type { RetrievalResult } from '../explanation.js';
-import { isoInstant, memoryPointer } from '../injection.js';
+import { isoDay, isoInstant, memoryPointer } from '../injection.js';
 import type { ToolStore } from '../ports.js';
 import type { ToolSearchHit } from './handlers.js';
 import { formatMemoryWindow, resultText } from './window.js';
@@ -21,7 +21,7 @@ export function oneLine(text: string, max: number): string {
 }
 
 function isoDate(ms: number): string {
-  return isoInstant(ms).slice(0, 10);
+  return isoDay(ms);
 }
 
 function bounded(out: string, maxChars: number): string {
