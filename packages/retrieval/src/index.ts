@@ -20,6 +20,8 @@ export {
   buildInjection,
   CONFLICT_MARK,
   CORE_BLOCK_HEADER,
+  isoDay,
+  isoInstant,
   memoryPointer,
   RECALL_BLOCK_HEADER,
 } from './injection.js';

@@ -5,6 +5,7 @@ import {
   buildInjection,
   CONFLICT_MARK,
   CORE_BLOCK_HEADER,
+  isoInstant,
   memoryPointer,
   renderCoreBlock,
   renderRecallLine,
@@ -188,5 +189,17 @@ describe('buildInjection over many facts', () => {
     expect(lines).toContain('- The user is allergic to peanuts');
     const shown = lines.filter((l) => !l.startsWith('- (')).length;
     expect(injection.core).toContain(`- (${5001 - shown} more facts not shown)`);
+  });
+});
+
+describe('a stored instant no Date holds', () => {
+  it('renders as an invalid date in the core block, never throws (a restored or hand-written row)', () => {
+    expect(isoInstant(9e15)).toBe('invalid date');
+    expect(isoInstant(Number.NaN)).toBe('invalid date');
+    expect(isoInstant(86_400_000)).toBe('1970-01-02T00:00:00.000Z');
+    const bad = fact('bad', 'the harbour is calm', 9e15);
+    expect(renderCoreBlock([bad], { budgetTokens: 1000 })).toBe(
+      `${CORE_BLOCK_HEADER}\n- the harbour is calm\n`,
+    );
   });
 });

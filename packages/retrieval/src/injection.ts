@@ -1,5 +1,11 @@
 import type { RetrievalExecution } from '@engram/contracts/observers';
-import { estimateTokens, formatArchivePointer, normalizeContent, tokenUnits } from '@engram/contracts/rules';
+import {
+  checkTimestamp,
+  estimateTokens,
+  formatArchivePointer,
+  normalizeContent,
+  tokenUnits,
+} from '@engram/contracts/rules';
 import type { ChunkSpan, MemoryRecord } from '@engram/store';
 import { EngramRetrievalError } from './errors.js';
 import { agentIdProblem } from './pipeline/validate.js';
@@ -136,6 +142,19 @@ function selectCoreFacts(
   const omittedLine = omitted > 0 ? `- (${omitted} more fact${omitted === 1 ? '' : 's'} not shown)\n` : '';
   const text = `${header}${chosen.map((c) => c.line).join('')}${omittedLine}`;
   return { text, ids: new Set(chosen.map((c) => c.record.id)) };
+}
+
+/**
+ * A stored instant as ISO 8601; total: a value no `Date` holds (a row written before the timestamp rule, or by
+ * another tool) reads `invalid date` instead of throwing a RangeError.
+ */
+export function isoInstant(ms: number): string {
+  return checkTimestamp(ms) === null ? new Date(ms).toISOString() : 'invalid date';
+}
+
+/** A stored instant's day (`YYYY-MM-DD`), or `invalid date` (see {@link isoInstant}). */
+export function isoDay(ms: number): string {
+  return checkTimestamp(ms) === null ? new Date(ms).toISOString().slice(0, 10) : 'invalid date';
 }
 
 /** The value of a derived `<prefix>:<value>` tag, folded to one short line (null when absent). */

@@ -145,7 +145,12 @@ export class PgContext extends AdapterContext {
     if (this.closed) {
       throw new EngramStoreError('ENGRAM_STORE_CLOSED', `store ${operation} failed: the store is closed`);
     }
-    if (this.integrity.state === 'failed' && !READ_OPERATIONS.has(operation)) {
+    // Rows no reader can use (`badRows`) fail the check too, but leave writes allowed: they can be forgotten.
+    if (
+      this.integrity.state === 'failed' &&
+      this.integrity.badRows === undefined &&
+      !READ_OPERATIONS.has(operation)
+    ) {
       throw new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
         `store ${operation} refused: the database failed its integrity check, and writing could damage it further; export what can be read, restore into a fresh database, then checkIntegrity again`,

@@ -2,7 +2,9 @@
  * The integrity check on PostgreSQL. The server guarantees page-level integrity itself (checksums, WAL), so there
  * is no file to scan as SQLite's `quick_check` does; the check verifies what the store's own schema relies on:
  * the exact-duplicate rule's unique index is present, and the per-agent BM25 statistics agree with the units
- * they count. The result is recorded in the context and reported by `integrity`.
+ * they count; and no row holds a value no reader can use (a timestamp outside JavaScript's `Date` range, metadata
+ * that is not a JSON object: `IntegrityResult.badRows`). The result is recorded in the context and reported by
+ * `integrity`.
  */
 import type { IntegrityResult } from '@engram/store';
 import type { PgContext } from './context.js';
@@ -22,7 +24,28 @@ export function checkIntegrity(ctx: PgContext): Promise<IntegrityResult> {
          ) AS stats_ok`,
     );
     const ok = rows[0]?.index_ok === true && rows[0]?.stats_ok === true;
-    ctx.integrity = { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
+    const bad = ok ? await badRows(ctx) : 0;
+    ctx.integrity =
+      bad > 0
+        ? { state: 'failed', checkedAt: ctx.now(), badRows: bad }
+        : { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
     return ctx.integrity;
   });
+}
+
+const MAX_MS = 8_640_000_000_000_000;
+const badTime = (column: string): string => `${column} NOT BETWEEN -${MAX_MS} AND ${MAX_MS}`;
+
+/** Rows holding a value no reader can use (see `IntegrityResult.badRows`): one scan of `memories` and `events`. */
+async function badRows(ctx: PgContext): Promise<number> {
+  const memory = ['created_at', 'updated_at', 'last_accessed_at', 'valid_from', 'valid_to', 'forgotten_at']
+    .map(badTime)
+    .concat("jsonb_typeof(metadata) <> 'object'");
+  const rows = await ctx.q<{ n: string | number }>(
+    ctx.pool,
+    'read',
+    `SELECT (SELECT count(*) FROM memories WHERE ${memory.join(' OR ')})
+          + (SELECT count(*) FROM events WHERE ${badTime('created_at')}) AS n`,
+  );
+  return Number(rows[0]?.n ?? 0);
 }

@@ -3,8 +3,8 @@
  * records. `bigint` columns arrive from `pg` as strings; every value the store writes fits a double exactly.
  */
 
-import { EngramStoreError, type MemoryBrief, type MemoryKind, type MemoryRecord } from '@engram/store';
-import { storedRows } from '@engram/store/port-kit';
+import type { MemoryBrief, MemoryKind, MemoryRecord } from '@engram/store';
+import { storedMetadata, storedRows, storedTags, storedTimestamp } from '@engram/store/port-kit';
 
 /** A row of `memories` as `pg` returns it. */
 export type MemoryRow = storedRows.MemoryColumns<string | number, string[], boolean, Record<string, unknown>>;
@@ -20,15 +20,9 @@ export function num(value: string | number | null): number | null {
 
 /** The record of a memory row. */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  if (
-    !Array.isArray(row.tags) ||
-    typeof row.metadata !== 'object' ||
-    row.metadata === null ||
-    Array.isArray(row.metadata)
-  ) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
-  }
-  return storedRows.toMemoryRecord(row, row.tags, row.metadata);
+  // A malformed stored value reads as invalid, never throws (see `stored-values.ts`); the integrity check
+  // reports the row.
+  return storedRows.toMemoryRecord(row, storedTags(row.tags), storedMetadata(row.metadata));
 }
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
@@ -38,17 +32,14 @@ export const BRIEF_COLUMNS = 'id, kind, revision, importance, tags, created_at, 
 export function toBrief(
   row: Pick<MemoryRow, 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'created_at' | 'updated_at'>,
 ): MemoryBrief {
-  if (!Array.isArray(row.tags)) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list or metadata is malformed');
-  }
   return {
     id: row.id,
     kind: row.kind as MemoryKind,
     revision: Number(row.revision),
     importance: Number(row.importance),
-    tags: [...row.tags],
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
+    tags: storedTags(row.tags),
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
   };
 }
 

@@ -1,8 +1,13 @@
 /**
  * Export on PostgreSQL: the same stream as the SQLite store's (`@engram/store`'s export format), so either store
  * imports the other's export. Rows use the SQLite store's column names and encodings (tags and metadata as JSON
- * text); derived rows are never exported. One page of rows is held at a time.
+ * text); derived rows are never exported. One page of rows is held at a time. The whole stream is one
+ * point-in-time snapshot: one `REPEATABLE READ, READ ONLY` transaction on one pooled connection, held from the
+ * first page to the end record however long the stream takes (writers are never blocked by it, and none of their
+ * commits shows in the export). A consumer that stops early ends it with `return()` (a `for await` loop's
+ * `break` does), which gives the connection back.
  */
+
 import {
   EngramStoreError,
   EXPORT_FORMAT,
@@ -13,7 +18,8 @@ import {
   type ExportRow,
 } from '@engram/store';
 import { validateAgentId } from '@engram/store/port-kit';
-import type { PgContext } from './context.js';
+import type pg from 'pg';
+import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_READY, chunkKey } from './derived.js';
 import { classifyPgError } from './errors.js';
 import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
@@ -119,13 +125,13 @@ function vectorBase64(text: string | undefined): string | null {
   return Buffer.from(Float32Array.from(values).buffer).toString('base64');
 }
 
-async function memoryVectors(ctx: PgContext, row: MemoryRow): Promise<(string | null)[]> {
+async function memoryVectors(ctx: PgContext, db: Queryable, row: MemoryRow): Promise<(string | null)[]> {
   const rid = Number(row.rid);
   const get = async (key: number): Promise<string | null> =>
     vectorBase64(
       (
         await ctx.q<{ e: string }>(
-          ctx.pool,
+          db,
           'vector',
           'SELECT embedding::text AS e FROM memory_vectors WHERE key = $1',
           [key],
@@ -134,7 +140,7 @@ async function memoryVectors(ctx: PgContext, row: MemoryRow): Promise<(string | 
     );
   if (row.chunk_count <= 1) return [await get(rid)];
   const chunks = await ctx.q<{ idx: number; vec: number }>(
-    ctx.pool,
+    db,
     'read',
     'SELECT idx, vec FROM memory_chunks WHERE rid = $1 ORDER BY idx',
     [rid],
@@ -150,7 +156,7 @@ function cellOf(value: unknown): string | number | null {
   throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored column holds a value the export cannot carry');
 }
 
-async function* records(ctx: PgContext, options: ExportOptions): AsyncGenerator<ExportRecord> {
+async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): AsyncGenerator<ExportRecord> {
   const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
   const withVectors = options.vectors === true && ctx.profile !== null;
   yield {
@@ -173,7 +179,7 @@ async function* records(ctx: PgContext, options: ExportOptions): AsyncGenerator<
   let after = 0;
   for (;;) {
     const page = await ctx.q<MemoryRow>(
-      ctx.pool,
+      db,
       'read',
       `SELECT ${MEMORY_COLUMNS} FROM memories WHERE rid > $1 AND ($2::text IS NULL OR agent_id = $2)
        ORDER BY rid LIMIT ${PAGE}`,
@@ -182,23 +188,28 @@ async function* records(ctx: PgContext, options: ExportOptions): AsyncGenerator<
     for (const row of page) {
       counts.memories += 1;
       yield withVectors
-        ? { type: 'memory', row: memoryExportRow(row), vectors: await memoryVectors(ctx, row) }
+        ? { type: 'memory', row: memoryExportRow(row), vectors: await memoryVectors(ctx, db, row) }
         : { type: 'memory', row: memoryExportRow(row) };
     }
     if (page.length < PAGE) break;
     after = Number(page[page.length - 1]?.rid);
   }
   for (const t of PLAIN_TABLES) {
-    let offset = 0;
+    // Keyset paging in the table's order (text keys in byte order, as the SQLite store sorts them).
+    const keys = t.order.map((c, i) => `${c} AS k${i}`).join(', ');
+    const order = t.order.map((c) => (c === 'seq' ? c : `${c} COLLATE "C"`)).join(', ');
+    const after = `(${order}) > (${t.order
+      .map((c, i) => (c === 'seq' ? `$${i + 2}::bigint` : `$${i + 2}::text COLLATE "C"`))
+      .join(', ')})`;
+    let last: unknown[] | null = null;
     for (;;) {
-      // Keyset paging on a snapshot would need a transaction held across yields; offset paging in a stable order
-      // holds one page at a time instead.
-      const page = await ctx.q<Record<string, unknown>>(
-        ctx.pool,
+      const page: Record<string, unknown>[] = await ctx.q<Record<string, unknown>>(
+        db,
         'read',
-        `SELECT ${t.columns.join(', ')} FROM ${t.table} WHERE ($1::text IS NULL OR agent_id = $1)
-         ORDER BY ${t.order.map((c) => (c === 'seq' ? c : `${c} COLLATE "C"`)).join(', ')} LIMIT ${PAGE} OFFSET $2`,
-        [agentId, offset],
+        `SELECT ${t.columns.join(', ')}, ${keys} FROM ${t.table}
+         WHERE ($1::text IS NULL OR agent_id = $1) ${last === null ? '' : `AND ${after}`}
+         ORDER BY ${order} LIMIT ${PAGE}`,
+        last === null ? [agentId] : [agentId, ...last],
       );
       for (const raw of page) {
         const row: Record<string, string | number | null> = {};
@@ -213,7 +224,8 @@ async function* records(ctx: PgContext, options: ExportOptions): AsyncGenerator<
         yield { type: t.type, row };
       }
       if (page.length < PAGE) break;
-      offset += PAGE;
+      const tail = page[page.length - 1] as Record<string, unknown>;
+      last = t.order.map((_, i) => tail[`k${i}`]);
     }
   }
   yield { type: 'end', counts };
@@ -226,9 +238,25 @@ export async function* exportRecords(
 ): AsyncGenerator<ExportRecord> {
   if (ctx.closed)
     throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store export failed: the store is closed');
+  let client: pg.PoolClient | null = null;
+  let broken = false;
   try {
-    yield* records(ctx, options);
+    client = await ctx.pool.connect();
+    await ctx.run(client, 'meta', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The snapshot is taken at the first statement after BEGIN: now, before the header is handed out.
+    await ctx.q(client, 'meta', 'SELECT 1');
+    yield* records(ctx, client, options);
   } catch (err) {
+    broken = true;
     throw classifyPgError(err, 'export');
+  } finally {
+    if (client !== null) {
+      try {
+        await ctx.run(client, 'meta', broken ? 'ROLLBACK' : 'COMMIT');
+      } catch {
+        broken = true;
+      }
+      client.release(broken);
+    }
   }
 }

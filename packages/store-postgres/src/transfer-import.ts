@@ -1,6 +1,9 @@
 /**
  * Import on PostgreSQL: reads the export format of `@engram/store` (from either store) as the SQLite store does —
- * records applied in batches, one transaction per batch; every row validated before it is written; derived rows
+ * all or nothing: one transaction on one pooled connection holds the whole stream and commits only once the end
+ * record was read and every one of its counts matched (a failure, a truncated stream or a dead process leaves the
+ * database exactly as it was); every row checked by `import-rows.ts` of `@engram/store`, the rules every store
+ * applies, before it is written; derived rows
  * (chunks, BM25 units) recomputed from the content; vectors kept only when the header's embedder profile is the
  * store's. Idempotent: a record whose key is stored with the same values is `unchanged`, one stored with other
  * values (or an active exact duplicate under another id) is a `conflict` and is left as stored.
@@ -11,9 +14,6 @@
 import { contentHash, hasCjk } from '@engram/contracts';
 import {
   EngramStoreError,
-  EXPORT_FORMAT,
-  EXPORT_FORMAT_VERSION,
-  type ExportCounts,
   type ExportHeader,
   type ExportRecord,
   type ExportRow,
@@ -21,28 +21,29 @@ import {
   type ImportSummary,
 } from '@engram/store';
 import {
+  COUNT_KEY,
+  checkImportHeader,
+  checkImportMemoryRow,
+  checkImportPlainRow,
   chunkSpans,
+  decodeImportVector,
+  ImportAgents,
+  type ImportBody,
+  type ImportCounts,
+  incompleteExport,
   invalidInput,
   likeText,
-  validateAgentId,
-  validateContent,
-  validateId,
-  validateInteger,
-  validateKind,
-  validateLifecycle,
-  validateSkillName,
-  validateTags,
-  validateTimestamp,
-  validateUnit,
-  validateVector,
+  sameImportCounts,
+  truncatedExport,
+  zeroCounts,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContents, writeVector } from './derived.js';
 import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
 import { memoryExportRow, PLAIN_TABLES } from './transfer-export.js';
 
-/** Records per transaction. */
-const BATCH = 256;
+/** Records between two progress reports. */
+const STEP = 256;
 /** Columns an import may recompute, so a difference there is no conflict. */
 const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
 /** The memory columns an export carries. */
@@ -75,18 +76,11 @@ const MEMORY_EXPORT_COLUMNS: ReadonlySet<string> = new Set([
   'forgotten_at',
 ]);
 
-type Counts = { -readonly [K in keyof ExportCounts]: number };
-type Body = Exclude<ExportRecord, ExportHeader | { type: 'end' }>;
+type Counts = ImportCounts;
+type Body = ImportBody;
 type PlainTable = (typeof PLAIN_TABLES)[number];
-const zero = (): Counts => ({ memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 });
-const KEY: Record<Body['type'], keyof Counts> = {
-  memory: 'memories',
-  event: 'events',
-  cursor: 'cursors',
-  skill: 'skills',
-  link: 'links',
-  history: 'history',
-};
+const zero = zeroCounts;
+const KEY = COUNT_KEY;
 const PLAIN_KEYS: Record<PlainTable['type'], readonly string[]> = {
   event: ['agent_id', 'session_id', 'seq'],
   cursor: ['agent_id', 'session_id'],
@@ -118,39 +112,6 @@ function sameValues(stored: Record<string, unknown>, row: ExportRow, ignore: Rea
   return true;
 }
 
-function intOrNull(value: unknown, field: string, min: number): void {
-  if (value !== null && value !== undefined) validateInteger(value, field, min);
-}
-
-function jsonObject(value: unknown, field: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(String(value ?? '{}'));
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new Error('not an object');
-    return parsed as Record<string, unknown>;
-  } catch {
-    throw invalidInput(`${field} is not a JSON object`);
-  }
-}
-
-function decodeVector(b64: string, dimensions: number): Float32Array {
-  const bytes = Buffer.from(b64, 'base64');
-  if (bytes.byteLength !== dimensions * 4) throw invalidInput('an exported vector has the wrong length');
-  const copy = new Float32Array(dimensions);
-  new Uint8Array(copy.buffer).set(bytes);
-  return validateVector(copy, dimensions, 'vector');
-}
-
-function checkHeader(record: ExportRecord | undefined): ExportHeader {
-  if (record === undefined || record.type !== 'header' || record.format !== EXPORT_FORMAT) {
-    throw invalidInput('the export does not start with an Engram export header');
-  }
-  if (record.formatVersion > EXPORT_FORMAT_VERSION) {
-    throw invalidInput(`the export format version ${record.formatVersion} is newer than this store reads`);
-  }
-  return record;
-}
-
 /** The importer of one stream over one store. */
 class Importer {
   readonly imported: Counts = zero();
@@ -160,9 +121,11 @@ class Importer {
   vectorsImported = 0;
   readonly #ctx: PgContext;
   readonly #vectors: boolean;
+  readonly agents: ImportAgents;
 
-  constructor(ctx: PgContext, header: ExportHeader) {
+  constructor(ctx: PgContext, header: ExportHeader, agentId: string | undefined) {
     this.#ctx = ctx;
+    this.agents = new ImportAgents(header, agentId);
     const p = ctx.profile;
     this.#vectors =
       header.vectors &&
@@ -193,45 +156,9 @@ class Importer {
       else if (value !== null)
         throw invalidInput('the export has a memories column this store does not have');
     }
-    const id = validateId(row.id, 'memory.id');
-    const agentId = validateAgentId(row.agent_id, 'memory.agent_id');
-    validateKind(row.kind, 'memory.kind');
-    const content = validateContent(row.content, ctx.limits, 'memory.content');
-    validateUnit(row.importance, 'memory.importance');
-    validateUnit(row.confidence, 'memory.confidence');
-    validateLifecycle(row.lifecycle ?? 'active', 'memory.lifecycle');
-    const createdAt = validateTimestamp(row.created_at, 'memory.created_at');
-    validateTimestamp(row.updated_at, 'memory.updated_at');
-    for (const c of [
-      'last_accessed_at',
-      'seq_from',
-      'seq_to',
-      'access_count',
-      'embedding_attempts',
-      'valid_to',
-      'forgotten_at',
-    ]) {
-      intOrNull(row[c], `memory.${c}`, 0);
-    }
-    intOrNull(row.revision, 'memory.revision', 1);
-    intOrNull(row.valid_from, 'memory.valid_from', 0);
-    for (const c of ['session_id', 'user_id']) {
-      if (row[c] !== null && row[c] !== undefined) validateAgentId(row[c], `memory.${c}`);
-    }
-    if (row.superseded_by !== null && row.superseded_by !== undefined)
-      validateId(row.superseded_by, 'memory.superseded_by');
-    let tags: string[];
-    try {
-      tags = validateTags(JSON.parse(String(row.tags ?? '[]')), 'memory.tags');
-    } catch (err) {
-      if (err instanceof EngramStoreError) throw err;
-      throw invalidInput('memory.tags is not a JSON list');
-    }
-    const metadata = jsonObject(row.metadata, 'memory.metadata');
-    row.tags = JSON.stringify(tags);
-    row.metadata = JSON.stringify(metadata);
-    row.content_hash = contentHash(content);
-    row.valid_from = row.valid_from ?? createdAt;
+    const { id, agentId, content, tags, row: checked } = checkImportMemoryRow(row, ctx.limits, this.agents);
+    Object.assign(row, checked);
+    row.valid_from = row.valid_from ?? row.created_at ?? null;
 
     const stored = (
       await ctx.q<MemoryRow>(db, 'read', `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id])
@@ -250,7 +177,7 @@ class Importer {
       vectors !== undefined &&
       vectors.length === spans.length &&
       vectors.some((v) => v !== null)
-        ? vectors.map((v) => (v === null ? null : decodeVector(v, profile.dimensions)))
+        ? vectors.map((v) => (v === null ? null : decodeImportVector(v, profile.dimensions)))
         : null;
     if (decoded === null) {
       if (row.embedding_state === 'ready' || row.embedding_state === undefined) {
@@ -265,6 +192,7 @@ class Importer {
     const values: Record<string, unknown> = {
       ...row,
       tags,
+      metadata: row.metadata ?? '{}',
       has_cjk: hasCjk(content.normalize('NFKC')),
       like_text: likeText(content),
       chunk_count: spans.length,
@@ -315,8 +243,8 @@ class Importer {
       else if (value !== null)
         throw invalidInput(`the export has a ${t.table} column this store does not have`);
     }
-    validateAgentId(row.agent_id, `${record.type}.agent_id`);
-    const extra = this.#check(record.type, row);
+    Object.assign(row, checkImportPlainRow(record.type, row, this.#ctx.limits, this.agents));
+    const extra = record.type === 'event' ? { content_hash: contentHash(String(row.content)) } : {};
     const key = PLAIN_KEYS[t.type].length > 0 ? PLAIN_KEYS[t.type] : Object.keys(row);
     for (const k of key) if (!(k in row)) throw invalidInput(`a ${record.type} record lacks its key`);
     const params: unknown[] = [];
@@ -349,51 +277,6 @@ class Importer {
     );
     return n === 1 ? 'imported' : 'conflicts';
   }
-
-  /** Checks of one record type beyond the table's constraints; returns the derived columns to write. */
-  #check(type: PlainTable['type'], row: Record<string, string | number | null>): Record<string, unknown> {
-    const limits = this.#ctx.limits;
-    switch (type) {
-      case 'event': {
-        validateAgentId(row.session_id, 'event.session_id');
-        validateInteger(row.seq, 'event.seq', 1);
-        const content = validateContent(row.content, limits, 'event.content', true);
-        validateTimestamp(row.created_at, 'event.created_at');
-        if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
-        jsonObject(row.metadata, 'event.metadata');
-        return { content_hash: contentHash(content) };
-      }
-      case 'cursor':
-        validateAgentId(row.session_id, 'cursor.session_id');
-        validateInteger(row.cursor, 'cursor.cursor', 0);
-        validateTimestamp(row.updated_at, 'cursor.updated_at');
-        return {};
-      case 'skill':
-        validateSkillName(row.name);
-        validateContent(row.content, limits, 'skill.content');
-        if (typeof row.description !== 'string') throw invalidInput('skill.description must be a string');
-        validateTimestamp(row.created_at, 'skill.created_at');
-        validateTimestamp(row.updated_at, 'skill.updated_at');
-        return {};
-      case 'link':
-        validateId(row.older_id, 'link.older_id');
-        validateId(row.newer_id, 'link.newer_id');
-        validateTimestamp(row.created_at, 'link.created_at');
-        return {};
-      case 'history':
-        validateId(row.memory_id, 'history.memory_id');
-        validateTimestamp(row.at, 'history.at');
-        if (row.content !== null && row.content !== undefined)
-          validateContent(row.content, limits, 'history.content', true);
-        return {};
-    }
-  }
-}
-
-function sameCounts(a: Counts, b: ExportCounts): boolean {
-  return (
-    a.memories === b.memories && a.events === b.events && a.cursors === b.cursors && a.skills === b.skills
-  );
 }
 
 /** Imports an export stream (see the module comment); the summary counts what was written. */
@@ -402,54 +285,44 @@ export async function importRecords(
   records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
-  let importer: Importer | null = null;
-  let batch: Body[] = [];
-  let read = 0;
-  let ended = false;
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0 || importer === null) return;
-    const current = batch;
-    const target = importer;
-    batch = [];
-    await ctx.op('importRecords', () =>
-      ctx.tx(async (db) => {
-        for (const r of current) await target.apply(db, r);
-      }),
-    );
-    await ctx.noteInserted(current.length);
-    options.onProgress?.(read);
-  };
-  await ctx.op('importRecords', async () => {
-    for await (const record of records) {
-      read += 1;
-      if (typeof record !== 'object' || record === null)
-        throw invalidInput('an export record must be an object');
-      if (importer === null) {
-        importer = new Importer(ctx, checkHeader(record));
-        continue;
-      }
-      if (ended) throw invalidInput('the export has records after its end record');
-      if (record.type === 'header') throw invalidInput('the export has a second header');
-      if (record.type === 'end') {
-        await flush();
-        if (!sameCounts(importer.seen, record.counts)) {
-          throw invalidInput('the export is incomplete: its record counts differ from its end record');
+  const done = await ctx.op('importRecords', () =>
+    ctx.tx(async (db) => {
+      let importer: Importer | null = null;
+      let read = 0;
+      let ended = false;
+      for await (const record of records) {
+        read += 1;
+        if (typeof record !== 'object' || record === null)
+          throw invalidInput('an export record must be an object');
+        if (importer === null) {
+          importer = new Importer(ctx, checkImportHeader(record), options.agentId);
+          continue;
         }
-        ended = true;
-        continue;
+        if (ctx.closed)
+          throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
+        if (ended) throw invalidInput('the export has records after its end record');
+        if (record.type === 'header') throw invalidInput('the export has a second header');
+        if (record.type === 'end') {
+          if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
+          ended = true;
+          continue;
+        }
+        await importer.apply(db, record);
+        if (read % STEP === 0) options.onProgress?.(read);
       }
-      batch.push(record);
-      if (batch.length >= BATCH) await flush();
-    }
-  });
-  const done = importer as Importer | null;
-  if (done === null) throw invalidInput('the export is empty');
-  await flush();
-  if (!ended) throw invalidInput('the export is truncated: it has no end record');
+      if (importer === null) throw invalidInput('the export is empty');
+      if (!ended) throw truncatedExport();
+      options.onProgress?.(read);
+      return importer as Importer;
+    }),
+  );
+  const written = Object.values(done.imported).reduce((a, b) => a + b, 0);
+  await ctx.noteInserted(written);
   return {
     imported: { ...done.imported },
     unchanged: { ...done.unchanged },
     conflicts: { ...done.conflicts },
     vectorsImported: done.vectorsImported,
+    ...(done.agents.target === null ? {} : { agentId: done.agents.target }),
   };
 }

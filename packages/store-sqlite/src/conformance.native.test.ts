@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFORMANCE_PROFILE, describeStoreConformance } from '@engram/test-support';
+import { openDatabase } from './native.js';
 import { createSqliteMemoryStore } from './sqlite-store.js';
 
 describeStoreConformance('sqlite', async ({ now, idFactory, vectors, forget }) => {
@@ -22,6 +23,15 @@ describeStoreConformance('sqlite', async ({ now, idFactory, vectors, forget }) =
     openSecond: async () => {
       const second = open();
       return { store: second, close: () => second.close() };
+    },
+    // A row written behind the store's back (another tool, or by hand).
+    corrupt: async (sql: string) => {
+      const db = openDatabase(join(dir, 'store.db'));
+      try {
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
     },
     close: () => {
       store.close();

@@ -62,7 +62,7 @@ export function healthFromCounts(
       byKind,
       byLifecycle,
       byEmbeddingState,
-      integrity: { state: integrity.state, checkedAt: integrity.checkedAt },
+      integrity: { ...integrity },
     },
   };
 }

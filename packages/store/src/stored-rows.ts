@@ -3,7 +3,7 @@
  * (PostgreSQL's bigint); the records always hold numbers.
  */
 import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts';
-import { EngramStoreError } from './errors.js';
+import { storedMetadata, storedTimestamp, storedTimestampOrNull } from './stored-values.js';
 import type { EventRecord, MemoryRecord, SkillRecord } from './types.js';
 import type { PreparedMemory } from './validate.js';
 
@@ -20,22 +20,9 @@ export interface EventRow {
   created_at: string | number;
 }
 
-/** A JSON object's text as the metadata object; anything else is `ENGRAM_STORE_CORRUPT`. */
-export function parseStoredMetadata(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new TypeError('not an object');
-    }
-    return parsed as Record<string, unknown>;
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored event metadata is not valid JSON', { cause });
-  }
-}
-
-/** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
+/** The record of an event row; malformed metadata reads as `{}` (the integrity check reports the row). */
 export function toEvent(row: EventRow): EventRecord {
-  const metadata = parseStoredMetadata(row.metadata);
+  const metadata = storedMetadata(row.metadata);
   return {
     agentId: row.agent_id,
     sessionId: row.session_id,
@@ -45,7 +32,7 @@ export function toEvent(row: EventRow): EventRecord {
     content: row.content,
     toolName: row.tool_name,
     metadata,
-    createdAt: Number(row.created_at),
+    createdAt: storedTimestamp(row.created_at),
   };
 }
 
@@ -66,8 +53,8 @@ export function toSkill(row: SkillRow): SkillRecord {
     name: row.name,
     description: row.description,
     content: row.content,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
   };
 }
 
@@ -116,7 +103,10 @@ function num(value: string | number | null): number | null {
   return value === null ? null : Number(value);
 }
 
-/** The record of a memory row, with its tags and metadata as the adapter read them (checked). */
+/**
+ * The record of a memory row, with its tags and metadata as the adapter read them. A read never throws on a
+ * stored value: a timestamp that is not a number reads as `NaN` (see `stored-values.ts`).
+ */
 export function toMemoryRecord(
   row: MemoryColumns<string | number, unknown, unknown, unknown>,
   tags: readonly string[],
@@ -134,9 +124,9 @@ export function toMemoryRecord(
     sessionId: row.session_id,
     seqFrom: num(row.seq_from),
     seqTo: num(row.seq_to),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    lastAccessedAt: num(row.last_accessed_at),
+    createdAt: storedTimestamp(row.created_at),
+    updatedAt: storedTimestamp(row.updated_at),
+    lastAccessedAt: storedTimestampOrNull(row.last_accessed_at),
     accessCount: Number(row.access_count),
     revision: Number(row.revision),
     lifecycle: row.lifecycle as Lifecycle,
@@ -146,9 +136,9 @@ export function toMemoryRecord(
     embeddingAttempts: Number(row.embedding_attempts),
     userId: row.user_id,
     metadata,
-    validFrom: Number(row.valid_from),
-    validTo: num(row.valid_to),
-    forgottenAt: num(row.forgotten_at),
+    validFrom: storedTimestamp(row.valid_from),
+    validTo: storedTimestampOrNull(row.valid_to),
+    forgottenAt: storedTimestampOrNull(row.forgotten_at),
   };
 }
 

@@ -73,8 +73,13 @@ export interface ExportOptions {
 
 /** Options of an import. */
 export interface ImportOptions {
-  /** Called after every committed batch with the records read so far. */
+  /** Called every few hundred records with the records read so far (nothing is committed before the end). */
   readonly onProgress?: (records: number) => void;
+  /**
+   * Import the file's rows into this agent (a one-agent export, or a file whose rows all name one agent);
+   * default: each row into its own agent.
+   */
+  readonly agentId?: string;
 }
 
 /** What an import did, per record type. */
@@ -87,6 +92,8 @@ export interface ImportSummary {
   readonly conflicts: ExportCounts;
   /** Memories imported with their vectors (`ready`); the others wait for the drain. */
   readonly vectorsImported: number;
+  /** The agent every row was imported into, when the import named one (`ImportOptions.agentId`). */
+  readonly agentId?: string;
 }
 
 /** The schema of one export line, built on its first use (an import), not when the store loads. */

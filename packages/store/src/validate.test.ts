@@ -10,6 +10,7 @@ import {
   validateLimit,
   validateTag,
   validateTags,
+  validateTimestamp,
   validateVector,
 } from './validate.js';
 
@@ -202,5 +203,21 @@ describe('patches, events, skills, limits', () => {
     } catch (err) {
       expect((err as Error).message).not.toContain('SECRET-CANARY');
     }
+  });
+});
+
+describe('every timestamp within the Date range, every vector finite in float32', () => {
+  it('refuses a timestamp past 8.64e15 (a Date cannot hold it) and accepts the last one it can', () => {
+    expect(validateTimestamp(8.64e15, 'createdAt')).toBe(8.64e15);
+    expect(() => validateTimestamp(9e15, 'createdAt')).toThrow(/createdAt/);
+    expect(() => validateTimestamp('yesterday', 'validFrom')).toThrow(/validFrom/);
+  });
+
+  it('refuses a vector whose norm overflows float32 although float64 holds it (components of 1e38)', () => {
+    const huge = new Float32Array(8).fill(1e38);
+    expect(() => validateVector(huge, 8)).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_STORE_VECTOR_INVALID' }),
+    );
+    expect(validateVector(new Float32Array(8).fill(1e18), 8)).toHaveLength(8);
   });
 });

@@ -27,6 +27,7 @@ import {
   MAX_MEMORY_ID_LENGTH,
   MAX_TAG_VALUE_LENGTH,
   MAX_TAGS,
+  MAX_TIMESTAMP_MS,
   type TagProblem,
 } from '@engram/contracts/rules';
 import { EngramStoreError, invalidInput } from './errors.js';
@@ -146,9 +147,14 @@ export function validateMaintenanceClaim(
   };
 }
 
-/** Checks a timestamp: a non-negative safe integer (epoch milliseconds). */
+/**
+ * Checks a timestamp: a non-negative integer (epoch milliseconds) within JavaScript's `Date` range, so every
+ * stored instant renders as a date.
+ */
 export function validateTimestamp(value: unknown, field: string): number {
-  return validateInteger(value, field, 0);
+  const t = validateInteger(value, field, 0);
+  if (t > MAX_TIMESTAMP_MS) throw invalidInput(`${field} is past the latest date JavaScript represents`);
+  return t;
 }
 
 /** Checks content: a string, non-blank (unless `allowEmpty`), within the length cap, without lone surrogates. */
@@ -208,10 +214,11 @@ export function validateVector(value: unknown, dimensions: number, field = 'vect
       `invalid vector: ${field} has ${value.length} dimensions, the store expects ${dimensions}`,
     );
   }
+  // The norm in float32, as the vector index computes it: components of 1e38 are finite, their squares are not.
   let norm = 0;
   for (let i = 0; i < value.length; i += 1) {
     const x = value[i] as number;
-    norm += x * x;
+    norm = Math.fround(norm + Math.fround(x * x));
   }
   // A NaN or infinite component makes the sum NaN or infinite: only then is each component checked, for the message.
   if (norm > 0 && norm < Number.POSITIVE_INFINITY) return value;
@@ -224,7 +231,7 @@ export function validateVector(value: unknown, dimensions: number, field = 'vect
         `invalid vector: ${field} contains NaN or Infinity`,
       );
     }
-    norm += x * x;
+    norm = Math.fround(norm + Math.fround(x * x));
   }
   if (norm === 0 || !Number.isFinite(norm)) {
     throw new EngramStoreError(

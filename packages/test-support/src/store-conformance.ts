@@ -22,6 +22,7 @@ import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
 import { describeSearchConformance } from './conformance-search.js';
+import { describeTransferConformance } from './conformance-transfer.js';
 import { describeVectorInputConformance } from './conformance-vector-input.js';
 
 /** The fields of a memory record the suite reads. */
@@ -185,6 +186,8 @@ export interface ConformanceHarness {
   readonly store: ConformancePort;
   /** A second store instance on the same database or file (another worker), with the same clock. */
   openSecond(): Promise<{ readonly store: ConformancePort; close(): Promise<void> | void }>;
+  /** Runs one statement on the store's database behind the store's back (the damaged-row cases). */
+  corrupt?(sql: string): Promise<void>;
   close(): Promise<void> | void;
 }
 
@@ -206,6 +209,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
   describeLeaseConformance(name, open);
+  describeTransferConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
     it(

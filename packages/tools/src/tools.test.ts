@@ -1,4 +1,7 @@
+import type { MemoryRecord } from '@engram/store';
+import { FRESH_MEMORY_FIELDS } from '@engram/test-support';
 import { describe, expect, it } from 'vitest';
+import { renderSearch, searchHits } from './tools/render.js';
 import {
   MAX_ARGUMENT_CHARS,
   MEMORY_TOOL_DEFINITIONS,
@@ -190,5 +193,31 @@ describe('parseToolArguments', () => {
     const parsed = parseToolArguments('skill_write', { a: 1, b: 2 });
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.text).toMatch(/\(\+1 more\)\.$/);
+  });
+});
+
+describe('a stored instant no Date holds', () => {
+  it('renders as an invalid date in tool text, never throws (a restored or hand-written row)', () => {
+    const bad: MemoryRecord = {
+      agentId: 'a',
+      kind: 'fact',
+      content: 'the harbour is calm',
+      contentHash: 'bad',
+      importance: 0.5,
+      confidence: 1,
+      tags: [],
+      sessionId: null,
+      seqFrom: null,
+      seqTo: null,
+      ...FRESH_MEMORY_FIELDS,
+      id: 'bad',
+      createdAt: 9e15,
+      updatedAt: 9e15,
+    };
+    const result = { record: bad, score: 1, explanation: { final: 1 } } as unknown as Parameters<
+      typeof renderSearch
+    >[0][number];
+    expect(renderSearch([result], 2000, '')).toContain('[fact invalid date id:bad]');
+    expect(searchHits([result], 2000)[0]?.createdAt).toBe('invalid date');
   });
 });

@@ -124,6 +124,17 @@ export class StoreContext extends AdapterContext {
   onIndexProgress: ((progress: VectorIndexProgress) => void) | null = null;
   /** The vector worker of `searchVector`, when the store uses one (see `vector-dispatch.ts`). */
   vectorWorker: VectorWorker | null = null;
+  /**
+   * Set while an import's write transaction (or an export's read transaction, when the export reads on this
+   * connection) spans the stream: every other write of this store is refused with `ENGRAM_STORE_BUSY` until it
+   * ends, so nothing joins (or breaks) that transaction.
+   */
+  held: 'import' | 'export' | null = null;
+  /**
+   * Opens another read-only connection to the store's file for an export's snapshot (set at open for a plain
+   * file with the default driver and no encryption); null: an export reads on this connection.
+   */
+  openReader: (() => SqliteDatabase) | null = null;
   #registeredVector = false;
 
   constructor(init: StoreContextInit) {
@@ -188,13 +199,20 @@ export class StoreContext extends AdapterContext {
    * failed the integrity check (`ENGRAM_STORE_CORRUPT`, saying how to recover).
    */
   assertWritable(operation: string): void {
+    if (this.held !== null) {
+      throw new EngramStoreError(
+        'ENGRAM_STORE_BUSY',
+        `store ${operation} refused: an ${this.held} of this store is running on its connection; retry when it ends`,
+      );
+    }
     if (this.access === 'read') {
       throw new EngramStoreError(
         'ENGRAM_STORE_READ_ONLY',
         `store ${operation} failed: the store was opened with access 'read' (open it with access 'write' to change it)`,
       );
     }
-    if (this.integrity.state === 'failed') {
+    // Rows no reader can use (`badRows`) fail the check too, but leave writes allowed: they can be forgotten.
+    if (this.integrity.state === 'failed' && this.integrity.badRows === undefined) {
       throw new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
         `store ${operation} refused: the database file failed its integrity check, and writing could damage it further; ${RECOVERY_HINT}`,

@@ -1,8 +1,13 @@
 /**
  * The export side of the transfer format (see `transfer.ts`): a header, then every memory, event, session
- * cursor and skill of the file (or of one agent), page by page in storage order, then the end record. Each
- * page is one short read, so an export holds one page in memory whatever the file's size, and other
- * connections keep writing between pages.
+ * cursor, skill, link and history entry of the file (or of one agent), page by page in storage order, then the
+ * end record counting each type. The whole stream is one point-in-time snapshot: one read transaction, held from
+ * the first page to the end record however long the stream takes. On a plain file that transaction runs on a
+ * read-only connection of its own, so the store and other processes keep writing meanwhile (WAL: a reader never
+ * blocks a writer) and none of their commits shows in the export. Otherwise (`:memory:`, an encrypted file, a
+ * `file:` URI, a custom driver) it runs on the store's connection, and this store's writes are refused with
+ * `ENGRAM_STORE_BUSY` until the export ends. An export holds one page in memory whatever the file's size; a
+ * consumer that stops early ends it with `return()` (a `for await` loop's `break` does).
  */
 
 import type { ExportCounts, ExportOptions, ExportRecord, ExportRow } from '@engram/store/port-kit';
@@ -14,7 +19,7 @@ import {
 } from '@engram/store/port-kit';
 import { CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { classifySqliteError } from './classify.js';
-import type { StoreContext } from './context.js';
+import { StoreContext } from './context.js';
 
 /** Rows per page. */
 const PAGE = 500;
@@ -146,8 +151,57 @@ function memoryVectors(ctx: StoreContext, raw: Record<string, unknown>): (string
   );
 }
 
+/** The connection an export reads on, inside its read transaction, and how to end it. */
+interface Snapshot {
+  readonly ctx: StoreContext;
+  end(): void;
+}
+
+/** Opens the export's read transaction: on a connection of its own when the file allows one. */
+function openSnapshot(ctx: StoreContext): Snapshot {
+  if (ctx.openReader !== null) {
+    const reader = new StoreContext({
+      db: ctx.openReader(),
+      observer: ctx.observer,
+      now: ctx.now,
+      idFactory: ctx.idFactory,
+      limits: ctx.limits,
+      vectorKey: '',
+      encrypted: false,
+      access: 'read',
+      busyTimeoutMs: ctx.busyTimeoutMs,
+      mmapSize: ctx.mmapSize,
+    });
+    try {
+      reader.stmt('meta', 'BEGIN').run();
+      // The snapshot starts at the first read: taken now, before the header is handed out.
+      reader.stmt('meta', 'SELECT count(*) AS n FROM sqlite_master').get();
+    } catch (err) {
+      reader.close();
+      throw err;
+    }
+    return { ctx: reader, end: () => reader.close() };
+  }
+  if (ctx.held !== null || ctx.db.inTransaction) {
+    throw new EngramStoreError(
+      'ENGRAM_STORE_BUSY',
+      `store export refused: an ${ctx.held ?? 'operation'} of this store is running on its connection; retry when it ends`,
+    );
+  }
+  ctx.stmt('meta', 'BEGIN').run();
+  ctx.held = 'export';
+  ctx.stmt('meta', 'SELECT count(*) AS n FROM sqlite_master').get();
+  return {
+    ctx,
+    end: () => {
+      ctx.held = null;
+      if (!ctx.closed && ctx.db.inTransaction) ctx.stmt('meta', 'COMMIT').run();
+    },
+  };
+}
+
 /**
- * Streams the file's records (see `transfer.ts`). With `vectors`, a `ready` memory carries its vectors
+ * Streams the file's records (see the module comment). With `vectors`, a `ready` memory carries its vectors
  * (the header names the embedder profile they belong to).
  */
 export async function* exportRecords(
@@ -155,20 +209,38 @@ export async function* exportRecords(
   options: ExportOptions = {},
 ): AsyncGenerator<ExportRecord> {
   const agentId = options.agentId === undefined ? null : read(ctx, () => validateAgentId(options.agentId));
-  const withVectors = options.vectors === true && ctx.profile !== null;
+  const snapshot = read(ctx, () => openSnapshot(ctx));
+  try {
+    yield* snapshotRecords(ctx, snapshot.ctx, agentId, options.vectors === true);
+  } finally {
+    try {
+      snapshot.end();
+    } catch {
+      // a read transaction has nothing to lose; the connection is closed or reused as it is
+    }
+  }
+}
+
+/** The records of one snapshot (`ctx`: the connection holding it; `store`: the store's). */
+async function* snapshotRecords(
+  store: StoreContext,
+  ctx: StoreContext,
+  agentId: string | null,
+  vectors: boolean,
+): AsyncGenerator<ExportRecord> {
+  const withVectors = vectors && store.profile !== null;
   yield {
     type: 'header',
     format: EXPORT_FORMAT,
     formatVersion: EXPORT_FORMAT_VERSION,
-    schemaVersion: ctx.schemaVersion,
-    embedder: ctx.profile === null ? null : { id: ctx.profile.id, dimensions: ctx.profile.dimensions },
+    schemaVersion: store.schemaVersion,
+    embedder: store.profile === null ? null : { id: store.profile.id, dimensions: store.profile.dimensions },
     agentId,
     vectors: withVectors,
   };
   const counts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
   const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
   const agentParam = agentId === null ? {} : { agent: agentId };
-
   let after = 0;
   for (;;) {
     const page = read(ctx, () =>

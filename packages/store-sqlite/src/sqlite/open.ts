@@ -126,6 +126,24 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   ctx.vectorIndexVersion = memory ? null : version;
   // A build this open could not finish (read-only, or a damaged file): searches stay exact.
   ctx.quantReady = !opened.quantBuildPending;
+  if (
+    !memory &&
+    !config.path.startsWith('file:') &&
+    config.driver === undefined &&
+    config.encryption === undefined
+  ) {
+    const path = resolve(config.path);
+    const extension = config.vectorExtensionPath;
+    ctx.openReader = () => {
+      const reader = openDatabase(path, {
+        busyTimeoutMs,
+        readonly: true,
+        ...(extension === undefined ? {} : { vectorExtensionPath: extension }),
+      });
+      if (mmapSize > 0) reader.exec(`PRAGMA mmap_size = ${mmapSize}`);
+      return reader;
+    };
+  }
   if (usesVectorWorker(config, memory)) {
     ctx.vectorWorker = new VectorWorker(ctx, {
       path: resolve(config.path),

@@ -25,8 +25,54 @@ export function quickCheck(ctx: StoreContext): IntegrityResult {
     ok = false;
   }
   ctx.count('meta');
-  ctx.integrity = { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
+  const bad = ok ? badRows(ctx) : 0;
+  ctx.integrity =
+    bad > 0
+      ? { state: 'failed', checkedAt: ctx.now(), badRows: bad }
+      : { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
   return ctx.integrity;
+}
+
+const MAX_MS = 8_640_000_000_000_000;
+/** A column that must hold a timestamp a `Date` can represent (`nullable`: or NULL). */
+const badTime = (column: string, nullable: boolean): string =>
+  `${nullable ? `(${column} IS NOT NULL AND ` : '('}(typeof(${column}) <> 'integer' OR ${column} NOT BETWEEN -${MAX_MS} AND ${MAX_MS}))`;
+/** A column that must hold JSON text of one type (CASE: `json_type` of malformed JSON would raise). */
+const badJson = (column: string, type: 'object' | 'array'): string =>
+  `(CASE WHEN typeof(${column}) = 'text' AND json_valid(${column}) THEN json_type(${column}) <> '${type}' ELSE 1 END)`;
+
+/**
+ * Rows holding a value no reader can use (see `IntegrityResult.badRows`): a timestamp outside the `Date` range or
+ * not an integer, metadata not a JSON object, a tag list not a JSON list. One scan of `memories` and `events`.
+ */
+export function badRows(ctx: StoreContext): number {
+  const has = (table: string, column: string): boolean =>
+    (ctx.db.prepare(`SELECT 1 AS x FROM pragma_table_info('${table}') WHERE name = ?`).get(column) as
+      | { x: number }
+      | undefined) !== undefined;
+  const memory = [
+    badTime('created_at', false),
+    badTime('updated_at', false),
+    badTime('last_accessed_at', true),
+    badJson('tags', 'array'),
+  ];
+  if (has('memories', 'valid_from')) {
+    memory.push(
+      badTime('valid_from', false),
+      badTime('valid_to', true),
+      badTime('forgotten_at', true),
+      badJson('metadata', 'object'),
+    );
+  }
+  const event = [badTime('created_at', false), badJson('metadata', 'object')];
+  const row = ctx.db
+    .prepare(
+      `SELECT (SELECT count(*) FROM memories WHERE ${memory.join(' OR ')})
+            + (SELECT count(*) FROM events WHERE ${event.join(' OR ')}) AS n`,
+    )
+    .get() as { n: number } | undefined;
+  ctx.count('meta');
+  return Number(row?.n ?? 0);
 }
 
 /** True when a write open of `path` checks it by itself (a file within the size bound). */

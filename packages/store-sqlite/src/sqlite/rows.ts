@@ -9,40 +9,28 @@ import type {
   MemoryKind,
   MemoryRecord,
 } from '@engram/store/port-kit';
-import { EngramStoreError, storedRows } from '@engram/store/port-kit';
-import { z } from 'zod';
-
-const tagsJsonSchema = z.array(z.string());
-const metadataJsonSchema = z.record(z.string(), z.unknown());
+import {
+  storedMetadata,
+  storedRows,
+  storedTags,
+  storedTimestamp,
+  storedTimestampOrNull,
+} from '@engram/store/port-kit';
 
 /** A row of `memories`. */
 export type MemoryRow = storedRows.MemoryColumns<number, string, number, string>;
 
-/** A stored tag list; malformed is `ENGRAM_STORE_CORRUPT`. */
-function parseTags(text: string): string[] {
-  if (text === '[]') return [];
-  try {
-    return tagsJsonSchema.parse(JSON.parse(text));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored tag list is not valid JSON', { cause });
-  }
-}
+/** A stored tag list; malformed reads as none (the integrity check reports the row). */
+const parseTags = storedTags;
 
-/** Stored metadata; malformed is `ENGRAM_STORE_CORRUPT`. */
-function parseMetadata(text: string): Record<string, unknown> {
-  if (text === '{}') return {};
-  try {
-    return metadataJsonSchema.parse(JSON.parse(text));
-  } catch (cause) {
-    throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'stored memory metadata is not valid JSON', {
-      cause,
-    });
-  }
-}
+/** Stored metadata; anything but a JSON object reads as `{}` (the integrity check reports the row). */
+const parseMetadata = storedMetadata;
 
-/** The record of a memory row; a malformed tag list or metadata is `ENGRAM_STORE_CORRUPT`. */
+/** The record of a memory row; a malformed stored value reads as invalid, never throws (see `stored-values.ts`). */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  return storedRows.toMemoryRecord(row, parseTags(row.tags), parseMetadata(row.metadata));
+  // A malformed stored value reads as invalid, never throws (see `stored-values.ts`); the integrity check
+  // reports the row.
+  return storedRows.toMemoryRecord(row, storedTags(row.tags), storedMetadata(row.metadata));
 }
 
 /**
@@ -124,9 +112,9 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     sessionId: v[8],
     seqFrom: v[9],
     seqTo: v[10],
-    createdAt: v[11],
-    updatedAt: v[12],
-    lastAccessedAt: v[13],
+    createdAt: storedTimestamp(v[11]),
+    updatedAt: storedTimestamp(v[12]),
+    lastAccessedAt: storedTimestampOrNull(v[13]),
     accessCount: v[14],
     revision: v[15],
     lifecycle: v[16] as Lifecycle,
@@ -136,8 +124,8 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     embeddingAttempts: v[20],
     userId: v[21],
     metadata: parseMetadata(v[22]),
-    validFrom: v[23],
-    validTo: v[24],
-    forgottenAt: v[25],
+    validFrom: storedTimestamp(v[23]),
+    validTo: storedTimestampOrNull(v[24]),
+    forgottenAt: storedTimestampOrNull(v[25]),
   };
 }

@@ -1,4 +1,11 @@
-import { formatMemoryWindow, memoryPointer, type RetrievalResult, resultText } from '@engram/retrieval';
+import {
+  formatMemoryWindow,
+  isoDay,
+  isoInstant,
+  memoryPointer,
+  type RetrievalResult,
+  resultText,
+} from '@engram/retrieval';
 import type { MemoryRecord } from '@engram/store';
 import type { ToolStore } from '../ports.js';
 import type { ToolSearchHit } from './handlers.js';
@@ -19,7 +26,7 @@ export function oneLine(text: string, max: number): string {
 }
 
 function isoDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  return isoDay(ms);
 }
 
 function bounded(out: string, maxChars: number): string {
@@ -82,7 +89,7 @@ export function searchHits(results: readonly RetrievalResult[], maxChars: number
     return {
       id: r.record.id,
       kind: r.record.kind,
-      createdAt: new Date(r.record.createdAt).toISOString(),
+      createdAt: isoInstant(r.record.createdAt),
       score: r.score,
       content: oneLine(resultText(r.record, chunk), room),
       ...(pointer === null ? {} : { pointer }),

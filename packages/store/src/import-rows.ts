@@ -1,0 +1,305 @@
+/**
+ * The checks of an imported row, one place for every store: a row of an export passes the same rules as the
+ * facade's and the tools' writes (ids, agent, user and session ids in normal form, timestamps within
+ * JavaScript's `Date` range, metadata a JSON object, tags, vectors finite in float32 with the profile's width),
+ * whichever store imports it. Each store keeps only its SQL; what a row may hold is decided here.
+ *
+ * Agents stay apart: a one-agent export's rows must all name its header's agent, and an import into a chosen
+ * agent (`ImportOptions.agentId`) takes a file that holds one agent only.
+ */
+import { contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
+import { type EngramStoreError, invalidInput } from './errors.js';
+import type { ExportCounts, ExportHeader, ExportRecord, ExportRow } from './transfer.js';
+import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './transfer.js';
+import type { ValidationLimits } from './validate.js';
+import {
+  memoryMetadataJson,
+  stableMetadataJson,
+  validateAgentId,
+  validateContent,
+  validateId,
+  validateInteger,
+  validateKind,
+  validateLifecycle,
+  validateSkillName,
+  validateTags,
+  validateTimestamp,
+  validateUnit,
+  validateVector,
+} from './validate.js';
+
+/** The record types after the header, before the end record. */
+export type ImportBody = Exclude<ExportRecord, ExportHeader | { type: 'end' }>;
+/** A mutable tally per record type. */
+export type ImportCounts = { -readonly [K in keyof ExportCounts]: number };
+
+/** A zero tally. */
+export const zeroCounts = (): ImportCounts => ({
+  memories: 0,
+  events: 0,
+  cursors: 0,
+  skills: 0,
+  links: 0,
+  history: 0,
+});
+
+/** The count key of each record type. */
+export const COUNT_KEY: Readonly<Record<ImportBody['type'], keyof ExportCounts>> = {
+  memory: 'memories',
+  event: 'events',
+  cursor: 'cursors',
+  skill: 'skills',
+  link: 'links',
+  history: 'history',
+};
+
+const EMBEDDING_STATE_SET: ReadonlySet<string> = new Set<string>(EMBEDDING_STATES);
+const EVENT_TYPE_SET: ReadonlySet<string> = new Set<string>(EVENT_TYPES);
+const LINK_STATES: ReadonlySet<string> = new Set(['open', 'resolved', 'dismissed']);
+const HISTORY_ACTIONS: ReadonlySet<string> = new Set([
+  'updated',
+  'superseded',
+  'forgotten',
+  'conflictLinked',
+  'conflictResolved',
+]);
+
+/** Checks the first record: an Engram export header of a format version this store reads. */
+export function checkImportHeader(record: ExportRecord | undefined): ExportHeader {
+  if (record === undefined || record.type !== 'header' || record.format !== EXPORT_FORMAT) {
+    throw invalidInput('the export does not start with an Engram export header');
+  }
+  if (record.formatVersion > EXPORT_FORMAT_VERSION) {
+    throw invalidInput(`the export format version ${record.formatVersion} is newer than this store reads`);
+  }
+  if (record.agentId !== null) validateAgentId(record.agentId, 'header.agentId');
+  return record;
+}
+
+/** True when every count of the end record is the count read (memories, events, cursors, skills, links, history). */
+export function sameImportCounts(seen: ExportCounts, end: ExportCounts): boolean {
+  return (
+    seen.memories === end.memories &&
+    seen.events === end.events &&
+    seen.cursors === end.cursors &&
+    seen.skills === end.skills &&
+    seen.links === end.links &&
+    seen.history === end.history
+  );
+}
+
+/** The error of a stream that ended without its end record (a truncated file): nothing is committed. */
+export function truncatedExport(): EngramStoreError {
+  return invalidInput('the export is truncated: it has no end record, and nothing was imported');
+}
+
+/** The error of an end record whose counts differ from the records read: nothing is committed. */
+export function incompleteExport(): EngramStoreError {
+  return invalidInput(
+    'the export is incomplete: its record counts differ from its end record, and nothing was imported',
+  );
+}
+
+/**
+ * The agent rule of one import: every row's agent is checked against the header's (a one-agent export whose
+ * row names another agent is refused), and mapped to the import's target agent when one is given.
+ */
+export class ImportAgents {
+  readonly #header: string | null;
+  readonly #target: string | null;
+  #first: string | null = null;
+
+  constructor(header: ExportHeader, target: string | undefined) {
+    this.#header = header.agentId;
+    this.#target = target === undefined ? null : validateAgentId(target, 'agentId');
+  }
+
+  /** The agent the import writes into (null: each row's own). */
+  get target(): string | null {
+    return this.#target;
+  }
+
+  /** The agent a row is written under, after the checks. */
+  map(value: unknown, field: string): string {
+    const agent = validateAgentId(value, field);
+    if (this.#header !== null && agent !== this.#header) {
+      throw invalidInput(`${field} names another agent than the export's header: nothing was imported`);
+    }
+    if (this.#target === null) return agent;
+    this.#first ??= agent;
+    if (agent !== this.#first) {
+      throw invalidInput(
+        'the export holds more than one agent: an import into one agent takes a one-agent export',
+      );
+    }
+    return this.#target;
+  }
+}
+
+function timestampOrNull(row: Record<string, unknown>, column: string, field: string): void {
+  const v = row[column];
+  if (v !== null && v !== undefined) validateTimestamp(v, `${field}.${column}`);
+}
+
+function intOrNull(value: unknown, field: string, min: number): void {
+  if (value !== null && value !== undefined) validateInteger(value, field, min);
+}
+
+function idOrNull(value: unknown, field: string): void {
+  if (value !== null && value !== undefined) validateId(value, field);
+}
+
+function textOrNull(value: unknown, field: string, limits: ValidationLimits): void {
+  if (value !== null && value !== undefined) validateContent(value, limits, field, true);
+}
+
+function parseJson(value: unknown, field: string, what: string): unknown {
+  if (typeof value !== 'string') throw invalidInput(`${field} is not ${what}`);
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw invalidInput(`${field} is not ${what}`);
+  }
+}
+
+/** A memory row after the checks: the columns to store (canonical tags and metadata, content hash). */
+export interface CheckedMemoryRow {
+  readonly id: string;
+  readonly agentId: string;
+  readonly content: string;
+  readonly tags: string[];
+  /** The row to write, by column (tags and metadata as canonical JSON text). */
+  readonly row: Record<string, string | number | null>;
+}
+
+/**
+ * Checks one memory row of an export with the facade's rules, and returns it in canonical form: the agent mapped
+ * (see {@link ImportAgents}), tags sorted JSON, metadata sorted-key JSON, the content hash recomputed, and
+ * `valid_from` defaulting to `created_at`. Only known columns are checked here; the caller refuses columns its
+ * schema does not have.
+ */
+export function checkImportMemoryRow(
+  input: ExportRow,
+  limits: ValidationLimits,
+  agents: ImportAgents,
+): CheckedMemoryRow {
+  const row: Record<string, string | number | null> = { ...input };
+  const id = validateId(row.id, 'memory.id');
+  const agentId = agents.map(row.agent_id, 'memory.agent_id');
+  row.agent_id = agentId;
+  validateKind(row.kind, 'memory.kind');
+  const content = validateContent(row.content, limits, 'memory.content');
+  validateUnit(row.importance, 'memory.importance');
+  validateUnit(row.confidence, 'memory.confidence');
+  validateLifecycle(row.lifecycle ?? 'active', 'memory.lifecycle');
+  const createdAt = validateTimestamp(row.created_at, 'memory.created_at');
+  validateTimestamp(row.updated_at, 'memory.updated_at');
+  for (const c of ['last_accessed_at', 'valid_from', 'valid_to', 'forgotten_at']) {
+    timestampOrNull(row, c, 'memory');
+  }
+  intOrNull(row.seq_from, 'memory.seq_from', 0);
+  intOrNull(row.seq_to, 'memory.seq_to', 0);
+  intOrNull(row.access_count, 'memory.access_count', 0);
+  intOrNull(row.revision, 'memory.revision', 1);
+  intOrNull(row.embedding_attempts, 'memory.embedding_attempts', 0);
+  for (const c of ['session_id', 'user_id']) {
+    if (row[c] !== null && row[c] !== undefined) validateAgentId(row[c], `memory.${c}`);
+  }
+  idOrNull(row.superseded_by, 'memory.superseded_by');
+  const state = row.embedding_state;
+  if (state !== undefined && (typeof state !== 'string' || !EMBEDDING_STATE_SET.has(state))) {
+    throw invalidInput('memory.embedding_state is not an embedding state');
+  }
+  const fingerprint = row.embedding_fingerprint;
+  if (fingerprint !== undefined && fingerprint !== null && typeof fingerprint !== 'string') {
+    throw invalidInput('memory.embedding_fingerprint must be a string');
+  }
+  const tags = validateTags(parseJson(row.tags ?? '[]', 'memory.tags', 'a JSON list'), 'memory.tags');
+  row.tags = JSON.stringify(tags);
+  if ('metadata' in row || row.metadata !== undefined) {
+    const meta = parseJson(row.metadata ?? '{}', 'memory.metadata', 'a JSON object');
+    row.metadata = memoryMetadataJson(meta, 'memory.metadata');
+  }
+  row.content_hash = contentHash(content);
+  if ('valid_from' in row && (row.valid_from === null || row.valid_from === undefined)) {
+    row.valid_from = createdAt;
+  }
+  return { id, agentId, content, tags, row };
+}
+
+/**
+ * Checks one row of a table other than `memories` (event, cursor, skill, link, history) with the facade's rules,
+ * the agent mapped; returns the row to write (event metadata as sorted-key JSON).
+ */
+export function checkImportPlainRow(
+  type: Exclude<ImportBody['type'], 'memory'>,
+  input: ExportRow,
+  limits: ValidationLimits,
+  agents: ImportAgents,
+): Record<string, string | number | null> {
+  const row: Record<string, string | number | null> = { ...input };
+  row.agent_id = agents.map(row.agent_id, `${type}.agent_id`);
+  switch (type) {
+    case 'event': {
+      validateAgentId(row.session_id, 'event.session_id');
+      validateInteger(row.seq, 'event.seq', 1);
+      if (row.type !== undefined && (typeof row.type !== 'string' || !EVENT_TYPE_SET.has(row.type)))
+        throw invalidInput('event.type is not an event type');
+      validateContent(row.content, limits, 'event.content', true);
+      validateTimestamp(row.created_at, 'event.created_at');
+      if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
+      textOrNull(row.tool_name, 'event.tool_name', limits);
+      const meta = parseJson(row.metadata ?? '{}', 'event.metadata', 'a JSON object');
+      row.metadata = stableMetadataJson(meta, limits, 'event.metadata');
+      return row;
+    }
+    case 'cursor':
+      validateAgentId(row.session_id, 'cursor.session_id');
+      validateInteger(row.cursor, 'cursor.cursor', 0);
+      validateTimestamp(row.updated_at, 'cursor.updated_at');
+      return row;
+    case 'skill':
+      validateSkillName(row.name);
+      validateContent(row.content, limits, 'skill.content');
+      if (typeof row.description !== 'string') throw invalidInput('skill.description must be a string');
+      validateContent(row.description, limits, 'skill.description', true);
+      validateTimestamp(row.created_at, 'skill.created_at');
+      validateTimestamp(row.updated_at, 'skill.updated_at');
+      return row;
+    case 'link':
+      validateId(row.older_id, 'link.older_id');
+      validateId(row.newer_id, 'link.newer_id');
+      if (row.state !== undefined && (typeof row.state !== 'string' || !LINK_STATES.has(row.state)))
+        throw invalidInput('link.state is not a link state');
+      textOrNull(row.reason, 'link.reason', limits);
+      validateTimestamp(row.created_at, 'link.created_at');
+      timestampOrNull(row, 'resolved_at', 'link');
+      return row;
+    case 'history':
+      validateId(row.memory_id, 'history.memory_id');
+      if (typeof row.action !== 'string' || !HISTORY_ACTIONS.has(row.action))
+        throw invalidInput('history.action is not a history action');
+      validateTimestamp(row.at, 'history.at');
+      intOrNull(row.revision, 'history.revision', 1);
+      idOrNull(row.related_id, 'history.related_id');
+      textOrNull(row.actor, 'history.actor', limits);
+      textOrNull(row.reason, 'history.reason', limits);
+      textOrNull(row.content, 'history.content', limits);
+      return row;
+  }
+}
+
+/** One exported vector (base64 of float32 bytes) as a checked vector of the profile's width. */
+export function decodeImportVector(b64: string, dimensions: number): Float32Array {
+  let binary: string;
+  try {
+    binary = atob(b64);
+  } catch {
+    throw invalidInput('an exported vector is not base64');
+  }
+  if (binary.length !== dimensions * 4) throw invalidInput('an exported vector has the wrong length');
+  const copy = new Float32Array(dimensions);
+  const bytes = new Uint8Array(copy.buffer);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return validateVector(copy, dimensions, 'vector');
+}
