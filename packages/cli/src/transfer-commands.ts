@@ -196,15 +196,9 @@ export async function importCommand(io: CliIo, c: Extract<Command, { name: 'impo
     async (engram) => {
       const store = engram.store;
       // Loaded with the command (not with `maintain`'s notes, which share this module).
-      const { prepareImport } = await import('@engram/memory');
-      const prepared = prepareImport(records(), choices, {
-        now: Date.now(),
-        // A new database holds nothing yet: no lookups.
-        ...(held
-          ? { storedClock: async (agentId, id) => (await store.getMemory(agentId, id))?.updatedAt ?? null }
-          : {}),
-      });
-      const summary = await store.importRecords(prepared, {
+      const { importClock, prepareImport } = await import('@engram/memory');
+      const summary = await store.importRecords(prepareImport(records(), choices), {
+        ...importClock(choices, Date.now()),
         onProgress: (n) => {
           if (Math.floor(n / PROGRESS_EVERY) > Math.floor(read / PROGRESS_EVERY)) {
             io.stderr.write(`imported ${n} records\n`);

@@ -35,10 +35,15 @@ export type {
   ExportRecord,
   ExportRow,
   ImportChoices,
-  ImportContext,
   ImportSummary,
 } from './transfer.js';
-export { checkImportChoices, formatExportLine, parseExportLine, prepareImport } from './transfer.js';
+export {
+  checkImportChoices,
+  formatExportLine,
+  importClock,
+  parseExportLine,
+  prepareImport,
+} from './transfer.js';
 export type {
   AddOptions,
   AddResult,

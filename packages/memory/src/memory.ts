@@ -35,7 +35,7 @@ import {
   SCOPE_KEYS,
   SEARCH_KEYS,
 } from './option-keys.js';
-import { checkImportChoices, prepareImport } from './transfer.js';
+import { checkImportChoices, importClock, prepareImport } from './transfer.js';
 import type {
   AddResult,
   ChatMessage,
@@ -367,13 +367,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       )
         throw invalidInput('records must be an iterable of export records');
       const e = open();
-      const summary = await e.store.importRecords(
-        prepareImport(records, choices, {
-          now: Date.now(),
-          storedClock: async (agentId, id) => (await e.store.getMemory(agentId, id))?.updatedAt ?? null,
-        }),
-        o.onProgress === undefined ? {} : { onProgress: o.onProgress },
-      );
+      const summary = await e.store.importRecords(prepareImport(records, choices), {
+        ...importClock(choices, Date.now()),
+        ...(o.onProgress === undefined ? {} : { onProgress: o.onProgress }),
+      });
       // Memories imported without their vectors are embedded in the background.
       drain.kick();
       return summary;

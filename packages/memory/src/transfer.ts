@@ -5,8 +5,9 @@
  *
  * A restore is not aged out: by default every imported memory's `updated_at` (its last write in this store,
  * where decay starts counting with the default `ageFrom: 'stored'`) is the import's time, as history ingested
- * with old timestamps ages from its ingestion; `created_at` and the rest stay as exported. A memory the target
- * already holds keeps its stored clock, so importing a file twice still finds every record unchanged.
+ * with old timestamps ages from its ingestion; `created_at` and the rest stay as exported. The store does it
+ * (`restartClocksAt`): a memory the target already holds keeps its stored clock and is compared without it, so
+ * importing a file twice still finds every record unchanged.
  * `keepAges: true` keeps every field as exported (a byte-identical copy; old memories may then be archived by
  * the next maintenance pass).
  */
@@ -34,15 +35,9 @@ export interface ImportChoices {
   readonly keepAges?: boolean;
 }
 
-/** What {@link prepareImport} needs besides the choices. */
-export interface ImportContext {
-  /** The import's time (epoch ms): the decay clock of every imported memory unless `keepAges`. */
-  readonly now: number;
-  /**
-   * The stored `updatedAt` of a memory the target already holds (null when it holds none), so a re-import
-   * keeps that row's clock and stays idempotent. Omitted: the target holds nothing yet.
-   */
-  readonly storedClock?: (agentId: string, id: string) => Promise<number | null>;
+/** The store's import options for the choices at `now`: the decay clock restarts unless `keepAges`. */
+export function importClock(choices: ImportChoices, now: number): { readonly restartClocksAt?: number } {
+  return choices.keepAges === true ? {} : { restartClocksAt: now };
 }
 
 /** Checks the choices (typed `ENGRAM_MEMORY_INVALID_INPUT` errors). */
@@ -67,13 +62,12 @@ function withAgent(row: ExportRow, agentId: string | undefined): ExportRow {
 }
 
 /**
- * The records as the store should import them: remapped to `choices.agentId` when given, and (unless
- * `keepAges`) each memory's decay clock started at `context.now`. Lazy: one record in, one record out.
+ * The records as the store should import them: remapped to `choices.agentId` when given (the header
+ * included). Lazy: one record in, one record out. The decay clock is the store's option ({@link importClock}).
  */
 export async function* prepareImport(
   records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
   choices: ImportChoices,
-  context: ImportContext,
 ): AsyncGenerator<ExportRecord> {
   const agentId = choices.agentId;
   for await (const record of records) {
@@ -84,15 +78,6 @@ export async function* prepareImport(
       case 'end':
         yield record;
         break;
-      case 'memory': {
-        let row = withAgent(record.row, agentId);
-        if (choices.keepAges !== true && typeof row.id === 'string' && typeof row.agent_id === 'string') {
-          const stored = (await context.storedClock?.(row.agent_id, row.id)) ?? null;
-          row = { ...row, updated_at: stored ?? context.now };
-        }
-        yield { ...record, row };
-        break;
-      }
       default:
         yield agentId === undefined ? record : { ...record, row: withAgent(record.row, agentId) };
     }

@@ -33,6 +33,7 @@ import {
   incompleteExport,
   invalidInput,
   likeText,
+  restartClocksAt,
   sameImportCounts,
   truncatedExport,
   zeroCounts,
@@ -46,6 +47,8 @@ import { memoryExportRow, PLAIN_TABLES } from './transfer-export.js';
 const STEP = 256;
 /** Columns an import may recompute, so a difference there is no conflict. */
 const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
+/** The same, and the decay clock an import restarts (`restartClocksAt`). */
+const EMBEDDING_AND_CLOCK = new Set([...EMBEDDING_COLUMNS, 'updated_at']);
 /** The memory columns an export carries. */
 const MEMORY_EXPORT_COLUMNS: ReadonlySet<string> = new Set([
   'id',
@@ -121,10 +124,17 @@ class Importer {
   vectorsImported = 0;
   readonly #ctx: PgContext;
   readonly #vectors: boolean;
+  readonly #restartAt: number | undefined;
   readonly agents: ImportAgents;
 
-  constructor(ctx: PgContext, header: ExportHeader, agentId: string | undefined) {
+  constructor(
+    ctx: PgContext,
+    header: ExportHeader,
+    agentId: string | undefined,
+    restartAt: number | undefined,
+  ) {
     this.#ctx = ctx;
+    this.#restartAt = restartAt;
     this.agents = new ImportAgents(header, agentId);
     const p = ctx.profile;
     this.#vectors =
@@ -163,8 +173,10 @@ class Importer {
     const stored = (
       await ctx.q<MemoryRow>(db, 'read', `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id])
     )[0];
+    if (this.#restartAt !== undefined) row.updated_at = this.#restartAt;
     if (stored !== undefined) {
-      return stored.agent_id === agentId && sameValues(memoryExportRow(stored), row, EMBEDDING_COLUMNS)
+      const ignore = this.#restartAt === undefined ? EMBEDDING_COLUMNS : EMBEDDING_AND_CLOCK;
+      return stored.agent_id === agentId && sameValues(memoryExportRow(stored), row, ignore)
         ? 'unchanged'
         : 'conflicts';
     }
@@ -295,7 +307,7 @@ export async function importRecords(
         if (typeof record !== 'object' || record === null)
           throw invalidInput('an export record must be an object');
         if (importer === null) {
-          importer = new Importer(ctx, checkImportHeader(record), options.agentId);
+          importer = new Importer(ctx, checkImportHeader(record), options.agentId, restartClocksAt(options));
           continue;
         }
         if (ctx.closed)

@@ -7,7 +7,7 @@
  * Agents stay apart: a one-agent export's rows must all name its header's agent, and an import into a chosen
  * agent (`ImportOptions.agentId`) takes a file that holds one agent only.
  */
-import { contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
+import { checkTimestamp, contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
 import { type EngramStoreError, invalidInput } from './errors.js';
 import type { ExportCounts, ExportHeader, ExportRecord, ExportRow } from './transfer.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './transfer.js';
@@ -302,4 +302,13 @@ export function decodeImportVector(b64: string, dimensions: number): Float32Arra
   const bytes = new Uint8Array(copy.buffer);
   for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
   return validateVector(copy, dimensions, 'vector');
+}
+
+/** The checked `restartClocksAt` of import options (a timestamp a `Date` holds), or undefined. */
+export function restartClocksAt(options: { readonly restartClocksAt?: unknown }): number | undefined {
+  const at = options.restartClocksAt;
+  if (at === undefined) return undefined;
+  if (checkTimestamp(at) !== null)
+    throw invalidInput('restartClocksAt must be a timestamp in epoch milliseconds');
+  return at as number;
 }

@@ -80,6 +80,12 @@ export interface ImportOptions {
    * default: each row into its own agent.
    */
   readonly agentId?: string;
+  /**
+   * Start each imported memory's decay clock (`updated_at`) at this time (epoch ms) instead of the exported
+   * one, so a restored backup is not aged out by the next maintenance pass. A memory the store already holds is
+   * compared without its clock (a re-import stays unchanged) and keeps its own. Default: the exported ages.
+   */
+  readonly restartClocksAt?: number;
 }
 
 /** What an import did, per record type. */

@@ -33,6 +33,7 @@ import {
   incompleteExport,
   invalidInput,
   likeText,
+  restartClocksAt,
   sameImportCounts,
   truncatedExport,
   zeroCounts,
@@ -50,6 +51,8 @@ import { linksChanged } from './open-links.js';
 const STEP = 256;
 /** Columns an import may recompute, so a difference there is no conflict. */
 const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
+/** The same, and the decay clock an import restarts (`restartClocksAt`). */
+const EMBEDDING_AND_CLOCK = new Set([...EMBEDDING_COLUMNS, 'updated_at']);
 
 type Counts = ImportCounts;
 type Body = ImportBody;
@@ -81,10 +84,17 @@ class Importer {
   readonly #ctx: StoreContext;
   readonly #columns = new Map<string, ReadonlySet<string>>();
   readonly #vectors: boolean;
+  readonly #restartAt: number | undefined;
   readonly agents: ImportAgents;
 
-  constructor(ctx: StoreContext, header: ExportHeader, agentId: string | undefined) {
+  constructor(
+    ctx: StoreContext,
+    header: ExportHeader,
+    agentId: string | undefined,
+    restartAt: number | undefined,
+  ) {
     this.#ctx = ctx;
+    this.#restartAt = restartAt;
     this.agents = new ImportAgents(header, agentId);
     for (const table of ['memories', ...PLAIN_TABLES.map((t) => t.table)]) {
       if (tableExists(ctx, table)) this.#columns.set(table, columnsOf(ctx, table));
@@ -137,11 +147,11 @@ class Importer {
       this.agents,
     );
 
+    if (this.#restartAt !== undefined) row.updated_at = this.#restartAt;
     const stored = ctx.stmt('read', 'SELECT * FROM memories WHERE id = ?').get<Record<string, unknown>>(id);
     if (stored !== undefined) {
-      return stored.agent_id === agentId && sameValues(stored, row, EMBEDDING_COLUMNS)
-        ? 'unchanged'
-        : 'conflicts';
+      const ignore = this.#restartAt === undefined ? EMBEDDING_COLUMNS : EMBEDDING_AND_CLOCK;
+      return stored.agent_id === agentId && sameValues(stored, row, ignore) ? 'unchanged' : 'conflicts';
     }
 
     // The same text already active under another id (an exact duplicate is never stored twice): a conflict.
@@ -259,7 +269,7 @@ export async function importRecords(
         throw invalidInput('an export record must be an object');
       if (importer === null) {
         const header = checkHeader(record);
-        importer = new Importer(ctx, header, options.agentId);
+        importer = new Importer(ctx, header, options.agentId, restartClocksAt(options));
         beginImport(ctx);
         began = true;
         continue;
