@@ -3,9 +3,8 @@
 import type { MaintenancePassReport } from '@engram/contracts';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMaintenanceRunner } from './maintenance.js';
-import { createFakeTime } from './test-support/fake-time.js';
-import { openTempStore, type TempStore } from './test-support/native.js';
+import { createMaintenanceRunner } from '@engram/maintenance';
+import { createFakeTime, openTempStore, type TempStore } from './maintenance-support.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const open: TempStore[] = [];
