@@ -324,14 +324,20 @@ describe('maintenance passes over a real store', () => {
     expect((await runner.run('a')).report?.heavy.outcome).toBe('completed');
     // force ignores the gate; a concurrent pass of the same agent is refused.
     let release: () => void = () => undefined;
+    let entered: () => void = () => undefined;
+    const inModel = new Promise<void>((r) => {
+      entered = r;
+    });
     model.push('memory_persona', async () => {
+      entered();
       await new Promise<void>((r) => {
         release = r;
       });
       return '{"persona":"Prefers dark mode"}';
     });
     const first = runner.run('a', { force: true });
-    await new Promise<void>((r) => setImmediate(r));
+    // Wait until the first pass is inside its model call (over a network store that takes more than a turn).
+    await inModel;
     expect(await runner.run('a')).toEqual({ skipped: 'busy', report: null });
     expect((await runner.run('b')).skipped).toBeNull();
     release();
