@@ -10,7 +10,7 @@ import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRetriever } from './retriever.js';
+import { createRetriever } from '@engram/retrieval';
 
 const embedder = createDeterministicEmbedder();
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
