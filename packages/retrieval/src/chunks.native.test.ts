@@ -89,7 +89,8 @@ describe('long memories through retrieval', () => {
       budgetTokens: 2000,
     });
     expect(injection.recall).toContain('greenhouse heaters');
-    expect(injection.recall).toContain('(memory_get memory/summary#');
+    // The recall line's label names the window's pointer: `[…, memory_get memory/summary#<from>-<to>]`.
+    expect(injection.recall).toContain(', memory_get memory/summary#');
     expect(injection.recall).not.toContain('Week 0:');
   });
 });
