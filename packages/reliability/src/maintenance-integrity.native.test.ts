@@ -1,7 +1,7 @@
 import type { MaintenancePassReport } from '@engram/contracts';
+import { createEmbeddingDrain, createMaintenanceRunner } from '@engram/maintenance';
 import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEmbeddingDrain, createMaintenanceRunner } from '@engram/maintenance';
 import { createFakeTime, openTempStore, type TempStore } from './maintenance-support.js';
 
 let stores: TempStore[] = [];

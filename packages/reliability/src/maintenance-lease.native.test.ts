@@ -1,9 +1,9 @@
 // The maintenance lease over a real SQLite file: runners in several workers (two runners, two connections to
 // one file) run one pass per agent at a time; the other worker's pass is skipped as `claimed` and does nothing.
 import type { MaintenancePassReport } from '@engram/contracts';
+import { createMaintenanceRunner } from '@engram/maintenance';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMaintenanceRunner } from '@engram/maintenance';
 import { createFakeTime, openTempStore, type TempStore } from './maintenance-support.js';
 
 const DAY = 24 * 60 * 60 * 1000;

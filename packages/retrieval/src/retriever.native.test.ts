@@ -4,8 +4,8 @@ import type { MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { describe, expect, it } from 'vitest';
 import { cosineSimilarity } from './fact-merge.js';
-import type { QueryEmbedder } from './ports.js';
 import { openPgStore } from './pg-store.fixture.js';
+import type { QueryEmbedder } from './ports.js';
 import { createRetriever, type RetrieverConfig } from './retriever.js';
 
 const embedder = createDeterministicEmbedder();
