@@ -13,8 +13,8 @@ import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel } from './test-support/scripted-model.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
@@ -41,7 +41,7 @@ async function codeOf(run: () => Promise<unknown>): Promise<string | undefined> 
 describe('invalid agent and session ids', () => {
   for (const [what, bad] of BAD_IDS) {
     it(`rejects an id with ${what} as ENGRAM_MAINTENANCE_INVALID_INPUT and changes nothing`, async () => {
-      const t = openTempStore();
+      const t = await openTempStore();
       open.push(t);
       const { store, embedder } = t;
       const retriever = createRetriever({ store, embedder });

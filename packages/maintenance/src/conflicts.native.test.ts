@@ -12,14 +12,14 @@ import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel } from './test-support/scripted-model.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
 async function seeded() {
   const time = createFakeTime(1_800_000_000_000);
-  const t = openTempStore({ now: time.clock.now });
+  const t = await openTempStore({ now: time.clock.now });
   open.push(t);
   const retriever = createRetriever({ store: t.store, embedder: t.embedder, now: time.clock.now });
   const tools = createToolHandler({ store: t.store, retriever, embedder: t.embedder });

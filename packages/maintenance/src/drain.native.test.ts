@@ -9,12 +9,12 @@ import { createFakeTime, flush } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
-function temp(options?: Parameters<typeof openTempStore>[0]): TempStore {
-  const t = openTempStore(options);
+async function temp(options?: Parameters<typeof openTempStore>[0]): Promise<TempStore> {
+  const t = await openTempStore(options);
   open.push(t);
   return t;
 }
@@ -29,7 +29,7 @@ function rows(agentId: string, n: number, prefix = 'memory'): NewMemory[] {
 
 describe('embedding drain over a real store', () => {
   it('drains a thousand pending rows to ready in ceil(N / batch) bounded batches', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 1000));
     const batches: DrainBatchReport[] = [];
     const backlog: { total: number; activeAgents: number }[] = [];
@@ -68,7 +68,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('embeds every chunk of a long memory exactly once; the memory is ready and found by its chunk', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     const paragraph = (i: number): string =>
       `Session ${i}: the team reviewed the release checklist, the flaky integration tests and the on-call rota. ` +
       'Everyone agreed to keep the deploy window short and to write down what broke. '.repeat(4);
@@ -108,7 +108,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('stops at the batch bound and leaves the rest for the next run', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 300));
     await store.insertMemories(rows('b', 10));
     const drain = createEmbeddingDrain({ store, embedder, batchSize: 50, maxBatchesPerRun: 4 });
@@ -119,7 +119,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('never attaches a stale vector to a row edited while it was being embedded', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     const [target] = await store.insertMemories([
       { agentId: 'a', kind: 'semantic', content: 'the staging cache uses redis' },
       { agentId: 'a', kind: 'semantic', content: 'deploys happen on fridays' },
@@ -160,7 +160,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('moves malformed vectors and failed calls to error, retried by later runs up to the bound', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     const inserted = await store.insertMemories([
       { agentId: 'a', kind: 'semantic', content: 'good row one' },
       { agentId: 'a', kind: 'semantic', content: 'NAN row' },
@@ -200,7 +200,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('retries rows whose embed call failed on a later run, where they become ready', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 5));
     let fail = true;
     const failing: EmbedderPort = {
@@ -220,7 +220,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('reports an all-agents run per real agent, stale rows under the agent that edited them', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 3));
     const [edited] = await store.insertMemories(rows('b', 2));
     if (edited === undefined) throw new Error('missing row');
@@ -266,7 +266,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('marks rows ftsOnly without an embedder', async () => {
-    const { store } = temp({ withProfile: false });
+    const { store } = await temp({ withProfile: false });
     await store.insertMemories(rows('a', 7));
     const drain = createEmbeddingDrain({ store });
     const result = await drain.run();
@@ -274,7 +274,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('runs one drain per agent at a time: a concurrent run returns busy at once', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 3));
     await store.insertMemories(rows('b', 3));
     let release: () => void = () => undefined;
@@ -303,7 +303,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('defers on a local rejection and cancels on abort, leaving rows pending', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     await store.insertMemories(rows('a', 4));
     const limited: EmbedderPort = {
       profile: embedder.profile,
@@ -327,7 +327,7 @@ describe('embedding drain over a real store', () => {
   });
 
   it('through the real gateway: a queued deadline or a rate limit defers, only a provider failure costs an attempt', async () => {
-    const { store, embedder } = temp();
+    const { store, embedder } = await temp();
     const [row] = await store.insertMemories(rows('a', 2));
     if (row === undefined) throw new Error('insert failed');
     const time = createFakeTime();
@@ -406,8 +406,8 @@ describe('embedding drain over a real store', () => {
     });
   });
 
-  it('refuses an embedder whose profile differs from the store', () => {
-    const { store } = temp();
+  it('refuses an embedder whose profile differs from the store', async () => {
+    const { store } = await temp();
     const other: EmbedderPort = { profile: { id: 'other', dimensions: 128 }, embed: async () => [] };
     expect(() => createEmbeddingDrain({ store, embedder: other })).toThrow(
       expect.objectContaining({ code: 'ENGRAM_MAINTENANCE_PROFILE_MISMATCH' }),

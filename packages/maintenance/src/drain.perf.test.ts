@@ -5,8 +5,8 @@ import { createEventIngestor } from './ingest.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
@@ -14,7 +14,7 @@ afterEach(() => {
 async function measureDrain(n: number, batchSize: number) {
   const counts: Record<StatementKind, number> = { read: 0, write: 0, fts: 0, vector: 0, like: 0, meta: 0 };
   let counting = false;
-  const t = openTempStore({
+  const t = await openTempStore({
     observer: {
       onStatement: (kind) => {
         if (counting) counts[kind] += 1;
@@ -89,7 +89,7 @@ describe('ingestion statement counts', () => {
     const measure = async (n: number) => {
       let statements = 0;
       let counting = false;
-      const t = openTempStore({
+      const t = await openTempStore({
         observer: {
           onStatement: () => {
             if (counting) statements += 1;

@@ -12,8 +12,8 @@ import { openTempStore, type TempStore } from './test-support/native.js';
 import { createScriptedModel, type ScriptedAnswer } from './test-support/scripted-model.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
@@ -25,7 +25,7 @@ const SEED = {
 } as const;
 
 async function setup() {
-  const t = openTempStore();
+  const t = await openTempStore();
   open.push(t);
   const { store, embedder } = t;
   const seeded: Record<keyof typeof SEED, MemoryRecord> = {} as Record<keyof typeof SEED, MemoryRecord>;

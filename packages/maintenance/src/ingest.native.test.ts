@@ -5,12 +5,12 @@ import { createEventIngestor } from './ingest.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
-function temp(): TempStore {
-  const t = openTempStore();
+async function temp(): Promise<TempStore> {
+  const t = await openTempStore();
   open.push(t);
   return t;
 }
@@ -71,7 +71,7 @@ const h = (text: string): string => `hash:${contentHash(text)}`;
 
 describe('event ingestion over a real store', () => {
   it('derives tags exactly as specified for a scripted session with tool calls on files', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const ingestor = createEventIngestor({ store });
     const result = await ingestor.appendAndIngest('agent', 'session-1', SESSION);
     expect(result).toMatchObject({
@@ -142,7 +142,7 @@ describe('event ingestion over a real store', () => {
   });
 
   it('ingesting the same events twice adds nothing; new events are ingested incrementally', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const ingestor = createEventIngestor({ store });
     await ingestor.appendAndIngest('agent', 's', SESSION.slice(0, 4));
     const again = await ingestor.appendAndIngest('agent', 's', SESSION.slice(0, 4));
@@ -160,7 +160,7 @@ describe('event ingestion over a real store', () => {
   });
 
   it('ingests in bounded batches and resumes from the cursor', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const events: EventInput[] = Array.from({ length: 450 }, (_, i) => ({
       seq: i + 1,
       type: 'message' as const,
@@ -178,7 +178,7 @@ describe('event ingestion over a real store', () => {
   });
 
   it('two ingestors racing on one session write every event exactly once (cursor compare-and-set)', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const events: EventInput[] = Array.from({ length: 30 }, (_, i) => ({
       seq: i + 1,
       type: 'message' as const,
@@ -197,7 +197,7 @@ describe('event ingestion over a real store', () => {
   });
 
   it('drops tags the store would reject and still ingests the event; skips empty events', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const ingestor = createEventIngestor({ store });
     const long = `src/${'x'.repeat(700)}.ts`;
     await ingestor.appendAndIngest('agent', 's', [
@@ -218,7 +218,7 @@ describe('event ingestion over a real store', () => {
   });
 
   it('derives tags and hashes by the rule the store enforces', async () => {
-    const { store } = temp();
+    const { store } = await temp();
     const samples = [
       'file:a.ts',
       `file:${'y'.repeat(512)}`,

@@ -63,7 +63,7 @@ let servers: Server[] = [];
 let stores: TempStore[] = [];
 afterEach(async () => {
   for (const s of servers) s.close();
-  for (const t of stores) t.close();
+  for (const t of stores) await t.close();
   servers = [];
   stores = [];
 });
@@ -86,7 +86,7 @@ describe('a scripted OpenAI-compatible model over loopback', () => {
       memory_persona: () => ({ persona: 'An engineer who runs the staging environment on port 8080' }),
     });
     servers.push(loop.server);
-    const t = openTempStore();
+    const t = await openTempStore();
     stores.push(t);
     const { store, embedder } = t;
     const model = createOpenAICompatibleChatModel({
@@ -157,7 +157,7 @@ describe('a scripted OpenAI-compatible model over loopback', () => {
       memory_persona: () => ({ persona: 42, note: 'SECRET-MODEL-TEXT' }),
     });
     servers.push(loop.server);
-    const t = openTempStore();
+    const t = await openTempStore();
     stores.push(t);
     await t.store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user deploys on Fridays' });
     const model = createOpenAICompatibleChatModel({

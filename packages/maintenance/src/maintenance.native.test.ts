@@ -18,14 +18,14 @@ const DAY = 24 * 60 * 60 * 1000;
 const HOUR = 60 * 60 * 1000;
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
-function setup() {
+async function setup() {
   const time = createFakeTime(1_800_000_000_000);
-  const t = openTempStore({ now: time.clock.now });
+  const t = await openTempStore({ now: time.clock.now });
   open.push(t);
   const retriever = createRetriever({ store: t.store, embedder: t.embedder, now: time.clock.now });
   return { ...t, time, retriever };
@@ -37,7 +37,7 @@ function repeat(answer: ScriptedAnswer, n: number): ScriptedAnswer[] {
 
 describe('maintenance passes over a real store', () => {
   it('cheap phase archives by decay (facts exempt) and the heavy phase is skipped without a model', async () => {
-    const { store, time } = setup();
+    const { store, time } = await setup();
     const now = time.clock.now();
     const row = (
       content: string,
@@ -85,7 +85,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('repairs index integrity through the store', async () => {
-    const { store, embedder, time } = setup();
+    const { store, embedder, time } = await setup();
     await store.insertMemories([{ agentId: 'a', kind: 'semantic', content: 'deploy notes for the cache' }]);
     await createEmbeddingDrain({ store, embedder }).run();
     // A fresh pass over a consistent store repairs and prunes nothing.
@@ -95,7 +95,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('reserves every heavy call from one budget: 8 calls, the ninth is denied and counted by step', async () => {
-    const { store, embedder, time, retriever } = setup();
+    const { store, embedder, time, retriever } = await setup();
     // challenge: five contradicted memories, each with its challenger.
     for (let i = 1; i <= 5; i += 1) {
       const existing = await store.insertMemory({
@@ -168,7 +168,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('denies by the total when a step could take more', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     for (let i = 1; i <= 9; i += 1) {
       const existing = await store.insertMemory({
         agentId: 'a',
@@ -203,7 +203,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('merge: asks the model only about same-agent, same-kind neighbours above the similarity floor that may merge', async () => {
-    const { store, embedder, time, retriever } = setup();
+    const { store, embedder, time, retriever } = await setup();
     const BACKUP = [
       'The nightly backup job writes to the archive bucket',
       'The nightly backup job writes into the archive bucket',
@@ -269,7 +269,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('counts a reservation denied by the input-token budget for its step', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user prefers dark mode' });
     const model = createScriptedModel();
     const runner = createMaintenanceRunner({
@@ -290,7 +290,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('gates the heavy phase by its cool-down, sooner after a failure; one pass per agent at a time', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({
       agentId: 'a',
       kind: 'fact',
@@ -324,14 +324,20 @@ describe('maintenance passes over a real store', () => {
     expect((await runner.run('a')).report?.heavy.outcome).toBe('completed');
     // force ignores the gate; a concurrent pass of the same agent is refused.
     let release: () => void = () => undefined;
+    let entered: () => void = () => undefined;
+    const inModel = new Promise<void>((r) => {
+      entered = r;
+    });
     model.push('memory_persona', async () => {
+      entered();
       await new Promise<void>((r) => {
         release = r;
       });
       return '{"persona":"Prefers dark mode"}';
     });
     const first = runner.run('a', { force: true });
-    await new Promise<void>((r) => setImmediate(r));
+    // Wait until the first pass is inside its model call (over a network store that takes more than a turn).
+    await inModel;
     expect(await runner.run('a')).toEqual({ skipped: 'busy', report: null });
     expect((await runner.run('b')).skipped).toBeNull();
     release();
@@ -339,7 +345,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('persona: a small change replaces the current persona, a large one becomes a draft needing review', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user writes TypeScript' });
     const current = await store.insertMemory({
       agentId: 'a',
@@ -376,7 +382,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('persona: an unchanged answer writes nothing (draft or approved); a changed one supersedes the draft', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user writes TypeScript' });
     const same = '{"persona":"A TypeScript developer who writes tests first"}';
     const model = createScriptedModel({
@@ -424,7 +430,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('persona: with an approved persona and a pending draft, an answer equal to either writes nothing', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'The user writes TypeScript' });
     await store.insertMemory({
       agentId: 'a',
@@ -454,7 +460,7 @@ describe('maintenance passes over a real store', () => {
   });
 
   it('reflection waits for enough new importance since its watermark', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemories(
       Array.from({ length: 4 }, (_, i) => ({
         agentId: 'a',

@@ -6,8 +6,8 @@ import { createFakeTime } from './test-support/fake-time.js';
 import { openTempStore, type TempStore } from './test-support/native.js';
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
@@ -34,7 +34,7 @@ describe('model calls per maintenance pass', () => {
   it('never exceeds 8 model calls per pass, whatever the amount of work', async () => {
     for (const n of [3, 20, 80]) {
       const time = createFakeTime();
-      const t = openTempStore({ now: time.clock.now });
+      const t = await openTempStore({ now: time.clock.now });
       open.push(t);
       for (let i = 0; i < n; i += 1) {
         const existing = await t.store.insertMemory({

@@ -1,14 +1,13 @@
 /**
  * Safe maintenance over a real store, as a user sees it: imported history is not archived on its first pass,
- * a pass that archives many rows says how many and whether it saw them all, a dry run changes no byte,
- * archived rows stay findable on request, and a merge leaves nothing half-done (every source superseded with
- * lineage, the merged row embedded in the same pass).
+ * a pass that archives many rows says how many and whether it saw them all, archived rows stay findable on
+ * request, and a merge leaves nothing half-done (every source superseded with lineage, the merged row embedded
+ * in the same pass). The store is PostgreSQL on PGlite; that a dry run changes no byte of a SQLite file is
+ * shown in @engram/reliability's maintenance-dry-run.native.test.ts.
  */
-import { readFileSync } from 'node:fs';
 import type { MaintenancePassReport } from '@engram/contracts';
 import { createRetriever } from '@engram/retrieval';
 import type { NewMemory } from '@engram/store';
-import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddingDrain } from './drain.js';
 import { createEventIngestor } from './ingest.js';
@@ -20,14 +19,14 @@ import { createScriptedModel } from './test-support/scripted-model.js';
 const DAY = 24 * 60 * 60 * 1000;
 
 let open: TempStore[] = [];
-afterEach(() => {
-  for (const t of open) t.close();
+afterEach(async () => {
+  for (const t of open) await t.close();
   open = [];
 });
 
-function setup() {
+async function setup() {
   const time = createFakeTime(1_800_000_000_000);
-  const t = openTempStore({ now: time.clock.now });
+  const t = await openTempStore({ now: time.clock.now });
   open.push(t);
   const retriever = createRetriever({ store: t.store, embedder: t.embedder, now: time.clock.now });
   return { ...t, time, retriever };
@@ -35,7 +34,11 @@ function setup() {
 
 describe('safe maintenance', () => {
   it('imported history ages from its import: a pass right after importing 14-month-old events archives none', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, embedder } = await setup();
+    // The ranking check below must not touch the rows: access recorded by the search would make ten of them
+    // recently used, which no decay policy archives (whether that deferred write lands before the pass depends
+    // on the adapter's timing).
+    const retriever = createRetriever({ store, embedder, now: time.clock.now, trackAccess: false });
     const ingestor = createEventIngestor({ store });
     const old = time.clock.now() - 425 * DAY;
     const events = Array.from({ length: 30 }, (_, i) => ({
@@ -74,7 +77,7 @@ describe('safe maintenance', () => {
   });
 
   it('a pass that archives many rows says how many and that more remain; the next pass finishes', async () => {
-    const { store, time } = setup();
+    const { store, time } = await setup();
     const now = time.clock.now();
     const rows: NewMemory[] = Array.from({ length: 120 }, (_, i) => ({
       agentId: 'a',
@@ -94,43 +97,8 @@ describe('safe maintenance', () => {
     expect(await store.listMemories('a', { lifecycles: ['active'], limit: 1000 })).toHaveLength(0);
   });
 
-  it('a dry run lists what would be archived and leaves the file byte for byte unchanged', async () => {
-    const time = createFakeTime(1_800_000_000_000);
-    const t = openTempStore({ now: time.clock.now });
-    open.push(t);
-    const now = time.clock.now();
-    const [stale, fresh] = await t.store.insertMemories([
-      { agentId: 'a', kind: 'semantic', content: 'an old note nobody reads', importance: 0, createdAt: now },
-      { agentId: 'a', kind: 'semantic', content: 'a note read last week', importance: 0, createdAt: now },
-    ]);
-    time.advance(200 * DAY);
-    await t.store.recordAccess('a', [fresh?.id ?? ''], time.clock.now() - 7 * DAY);
-    t.store.close();
-    const before = readFileSync(t.path);
-    const store = createSqliteMemoryStore({ path: t.path, now: time.clock.now });
-    const observed: MaintenancePassReport[] = [];
-    const runner = createMaintenanceRunner({
-      store,
-      clock: time.clock,
-      model: createScriptedModel(),
-      observer: { onMaintenancePass: (r) => observed.push(r) },
-    });
-    const result = await runner.run('a', { dryRun: true });
-    expect(result.details?.dryRun).toBe(true);
-    expect(result.details?.plan.map((p) => [p.id, p.kind, p.ageDays])).toEqual([
-      [stale?.id, 'semantic', 200],
-    ]);
-    expect(result.report?.cheap.archived).toBe(1);
-    // The heavy phase needs the model's answers: a dry run never asks.
-    expect(result.report?.heavy.outcome).toBe('skipped');
-    expect(observed).toEqual([]);
-    expect((await store.getMemory('a', stale?.id ?? ''))?.lifecycle).toBe('active');
-    store.close();
-    expect(readFileSync(t.path).equals(before)).toBe(true);
-  });
-
   it('archived rows are found again with includeArchived, and only then', async () => {
-    const { store, time, retriever, embedder } = setup();
+    const { store, time, retriever, embedder } = await setup();
     const [row] = await store.insertMemories([
       {
         agentId: 'a',
@@ -153,7 +121,7 @@ describe('safe maintenance', () => {
   });
 
   it('a merge of three near-duplicates supersedes all three with lineage and embeds the merged row in the same pass', async () => {
-    const { store, time, retriever, embedder } = setup();
+    const { store, time, retriever, embedder } = await setup();
     const texts = [
       'The staging database is backed up every night at two',
       'The staging database gets backed up every night at two',
@@ -206,7 +174,7 @@ describe('safe maintenance', () => {
   });
 
   it('an invalid model answer names its schema and the failing field, never the text', async () => {
-    const { store, time, retriever } = setup();
+    const { store, time, retriever } = await setup();
     await store.insertMemory({
       agentId: 'a',
       kind: 'fact',

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { CircuitSnapshot, RetrievalExecution, Timers } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import type { MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
-import { openDatabase, vectorWorkerProbe } from '@engram/store-sqlite/raw';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
+import { describe, expect, it } from 'vitest';
+import { openPgStore } from './pg-store.fixture.js';
 import type { QueryEmbedder } from './ports.js';
 import { createRetriever, type RetrieverConfig } from './retriever.js';
 
@@ -26,17 +23,11 @@ function cosineSimilarity(a: Float32Array, b: Float32Array): number {
 }
 
 const embedder = createDeterministicEmbedder();
-const stores: SqliteMemoryStore[] = [];
 
-function openStore(): SqliteMemoryStore {
-  const store = createSqliteMemoryStore({ path: ':memory:', embedding: embedder.profile });
-  stores.push(store);
-  return store;
+/** A real store (PostgreSQL on PGlite) bound to the deterministic embedder's profile, closed after the test. */
+function openStore(): Promise<PostgresMemoryStore> {
+  return openPgStore({ embedding: embedder.profile });
 }
-
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-});
 
 /** Inserts a row; its vector is written with it unless `vector: false` (the row then stays `pending`). */
 async function add(
@@ -132,7 +123,7 @@ function ids(response: { results: readonly { record: MemoryRecord }[] }): string
 }
 
 describe('hybrid retrieval over a real store', () => {
-  async function seedArms(store: SqliteMemoryStore) {
+  async function seedArms(store: PostgresMemoryStore) {
     // Pending (no vector): only the lexical arm can find it.
     const lexicalOnly = await add(store, 'a', 'Rotate the signing key with keytool-rotate every quarter', {
       vector: false,
@@ -145,7 +136,7 @@ describe('hybrid retrieval over a real store', () => {
   }
 
   it('keeps a lexical-only hit and a vector-only hit through fusion, each explained', async () => {
-    const store = openStore();
+    const store = await openStore();
     const { lexicalOnly, vectorOnly } = await seedArms(store);
     const retriever = createRetriever({ store, embedder });
     const response = await retriever.search('a', 'keytool-rotate downtime');
@@ -182,7 +173,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('runs FTS-only, vector-only and hybrid through the same pipeline', async () => {
-    const store = openStore();
+    const store = await openStore();
     const { lexicalOnly, vectorOnly } = await seedArms(store);
     const fts = createRetriever({ store, embedder, arms: { lexical: true, vector: false } });
     const vec = createRetriever({ store, embedder, arms: { lexical: false, vector: true } });
@@ -198,7 +189,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('finds CJK text, paths and identifiers', async () => {
-    const store = openStore();
+    const store = await openStore();
     const cjk = await add(store, 'a', '数据库备份策略是每天凌晨一次');
     const path = await add(store, 'a', 'The deploy entry point is scripts/deploy.sh');
     const ident = await add(store, 'a', 'getUserName returns the display name');
@@ -209,7 +200,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('never returns a deleted, superseded or archived row, even while its vector still exists', async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'Nightly backup of the billing database runs at 02:00';
     // One at a time: an exact duplicate of an active row is never stored twice.
     const archived = await add(store, 'a', text);
@@ -244,7 +235,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it("never returns another agent's identical row", async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'The staging cluster password rotates on Mondays';
     const mine = await add(store, 'a', text);
     const theirs = await add(store, 'b', text);
@@ -256,7 +247,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('drops a row whose revision changed after the lexical search and says so', async () => {
-    const store = openStore();
+    const store = await openStore();
     const target = await add(store, 'a', 'Rotate credentials for the analytics warehouse', { vector: false });
     const other = await add(store, 'a', 'Analytics warehouse lives in eu-west-1', { vector: false });
     // A concurrent edit lands between the lexical arm and revalidation.
@@ -280,7 +271,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('is top-k monotonic over a real corpus', async () => {
-    const store = openStore();
+    const store = await openStore();
     const topics = ['cache', 'redis', 'invalidation', 'latency', 'deploy', 'release', 'backup', 'auth'];
     for (let i = 0; i < 48; i += 1) {
       const words = topics.filter((_, j) => (i >> (j % 5)) % 2 === 0 || j === i % topics.length);
@@ -300,7 +291,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('filters by kinds and exact tags in both arms; persona and skill rows are never recalled by default', async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'Prefer small focused pull requests';
     const persona = await add(store, 'a', text, { kind: 'persona' });
     const fact = await add(store, 'a', text, { kind: 'fact', tags: ['file:src/a.ts'] });
@@ -317,7 +308,7 @@ describe('hybrid retrieval over a real store', () => {
   });
 
   it('refills a starved arm with a larger budget, up to the hard cap', async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'Quarterly access review for the data platform';
     const archived: string[] = [];
     for (let i = 0; i < 6; i += 1) {
@@ -337,92 +328,14 @@ describe('hybrid retrieval over a real store', () => {
   });
 });
 
-describe("with the store's vector worker", () => {
-  it('revalidates the lexical candidates while the k-NN runs on the worker: the same answers, at most one read more', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-worker-'));
-    const path = join(dir, 'worker.db');
-    const counts = { here: 0, worker: 0 };
-    const open = (vectorWorker: boolean, key: 'here' | 'worker'): SqliteMemoryStore =>
-      createSqliteMemoryStore({
-        path,
-        embedding: embedder.profile,
-        vectorWorker,
-        observer: {
-          onStatement: (kind) => {
-            if (kind === 'read') counts[key] += 1;
-          },
-        },
-      });
-    const topics = ['cache', 'redis', 'deploy', 'release', 'backup', 'auth', 'queue', 'schema'];
-    const writer = open(false, 'here');
-    for (let i = 0; i < 300; i += 1) {
-      await add(
-        writer,
-        'a',
-        `note ${i}: ${topics[i % 8]} ${topics[(i * 3) % 8]} ${i % 3 ? 'slow' : 'fast'}`,
-        {
-          importance: (i % 5) / 4,
-          vector: i % 7 !== 0,
-        },
-      );
-    }
-    writer.close();
-    const here = open(false, 'here');
-    const worker = open(true, 'worker');
-    // Every k-NN to the worker (these partitions are small enough for the store's connection).
-    vectorWorkerProbe(worker)?.setMinScanBytes(0);
-    try {
-      for (let i = 0; i < 500 && vectorWorkerProbe(worker)?.state !== 'ready'; i += 1) {
-        await worker.searchVector({
-          agentId: 'a',
-          vector: (await embedder.embed(['cache']))[0] as Float32Array,
-          k: 1,
-        });
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(vectorWorkerProbe(worker)?.state).toBe('ready');
-      const options = { now: () => 2_000_000_000_000, trackAccess: false } as const;
-      const fromHere = createRetriever({ store: here, embedder, ...options });
-      const fromWorker = createRetriever({ store: worker, embedder, ...options });
-      const answered = vectorWorkerProbe(worker)?.answered ?? 0;
-      counts.here = 0;
-      counts.worker = 0;
-      const queries = topics.flatMap((t, i) => [
-        `${t} ${topics[(i + 1) % 8]}`,
-        `${t} slow`,
-        `fast ${t} notes`,
-      ]);
-      for (const query of queries) {
-        const expected = await fromHere.search('a', query, { limit: 10 });
-        const got = await fromWorker.search('a', query, { limit: 10 });
-        expect(got.execution.arms).toEqual(['lexical', 'vector']);
-        expect(got.results.length).toBeGreaterThan(0);
-        // Same ids, order, scores and explanations.
-        expect(got.results).toStrictEqual(expected.results);
-      }
-      expect((vectorWorkerProbe(worker)?.answered ?? 0) - answered).toBe(queries.length);
-      // Here: the k-NN's probe for chunked memories, the candidates' brief read and the results' full read.
-      // With the k-NN in flight on the worker (its probe reported too): the lexical candidates' brief read
-      // while it runs, then the vector-only ones' (none when the lexical arm found them all), then the results'.
-      expect(counts.here).toBe(3 * queries.length);
-      expect(counts.worker).toBeGreaterThan(counts.here);
-      expect(counts.worker).toBeLessThanOrEqual(4 * queries.length);
-    } finally {
-      worker.close();
-      here.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
 describe('degradation, cancellation and failure', () => {
-  async function seed(store: SqliteMemoryStore): Promise<MemoryRecord> {
+  async function seed(store: PostgresMemoryStore): Promise<MemoryRecord> {
     await add(store, 'a', 'Unrelated note about the team offsite');
     return add(store, 'a', 'The deploy pipeline runs database migrations first');
   }
 
   it('answers FTS-only and `completed` when the embedder throws', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await seed(store);
     const { port } = switchableEmbedder();
     const response = await createRetriever({ store, embedder: port }).search('a', 'deploy migrations');
@@ -437,7 +350,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('answers FTS-only and `completed` when the embedder hangs past the deadline, and aborts it', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await seed(store);
     const hanging = hangingEmbedder();
     const clock = manualTimers();
@@ -464,7 +377,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('degrades at once, without calling the embedder, past the per-agent in-flight cap', async () => {
-    const store = openStore();
+    const store = await openStore();
     await seed(store);
     const hanging = hangingEmbedder();
     const clock = manualTimers();
@@ -494,7 +407,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('trips the breaker, answers FTS-only while open, and recovers through halfOpen', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await seed(store);
     const flaky = switchableEmbedder();
     const rec = recording();
@@ -540,7 +453,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('answers `cancelled` for an aborted signal, before or during the call, without counting a failure', async () => {
-    const store = openStore();
+    const store = await openStore();
     await seed(store);
     const hanging = hangingEmbedder();
     const clock = manualTimers();
@@ -567,7 +480,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('answers `emptyQuery` for a query without terms', async () => {
-    const store = openStore();
+    const store = await openStore();
     await seed(store);
     const response = await createRetriever({ store, embedder }).injection('a', ' … ?? ');
     expect(response).toEqual({
@@ -577,7 +490,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('is FTS-only with `vectorCold` without an embedder', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await seed(store);
     const response = await createRetriever({ store }).search('a', 'deploy');
     expect(response.execution).toMatchObject({
@@ -588,39 +501,11 @@ describe('degradation, cancellation and failure', () => {
     expect(ids(response)).toEqual([row.id]);
   });
 
-  it('answers from the vector arm with `ftsUnavailable` when the full-text index is gone', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'engram-fts-gone-'));
-    try {
-      const store = createSqliteMemoryStore({ path: join(dir, 'memory.db'), embedding: embedder.profile });
-      stores.push(store);
-      const row = await seed(store);
-      // Another connection drops every table of the full-text index (the rows and vectors stay).
-      const raw = openDatabase(join(dir, 'memory.db'));
-      const tables = raw
-        .prepare(
-          "SELECT name FROM sqlite_master WHERE type = 'table' AND ((name GLOB 'memories_fts_*' AND name NOT GLOB 'memories_fts_*_*') OR name GLOB 'lexical_*')",
-        )
-        .all() as { name: string }[];
-      expect(tables.length).toBeGreaterThan(0);
-      for (const { name } of tables) raw.exec(`DROP TABLE ${name}`);
-      raw.close();
-      const response = await createRetriever({ store, embedder }).search('a', 'deploy pipeline migrations');
-      expect(response.execution).toMatchObject({
-        outcome: 'completed',
-        degradations: ['ftsUnavailable'],
-        arms: ['vector'],
-      });
-      expect(ids(response)[0]).toBe(row.id);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
   it('answers `failed` with `storeUnusable` and no results when the store is closed', async () => {
-    const store = openStore();
+    const store = await openStore();
     await seed(store);
     const retriever = createRetriever({ store, embedder });
-    store.close();
+    await store.close();
     const response = await retriever.search('a', 'deploy');
     expect(response).toEqual({
       results: [],
@@ -629,7 +514,7 @@ describe('degradation, cancellation and failure', () => {
   });
 
   it('reports every operation to the observer exactly once, whatever its outcome', async () => {
-    const store = openStore();
+    const store = await openStore();
     await seed(store);
     const rec = recording();
     const flaky = switchableEmbedder();
@@ -644,7 +529,7 @@ describe('degradation, cancellation and failure', () => {
     ];
     flaky.state.failing = false;
     responses.push(await retriever.search('a', 'deploy pipeline'));
-    store.close();
+    await store.close();
     responses.push(await retriever.search('a', 'deploy'));
     expect(rec.executions).toHaveLength(responses.length);
     expect(rec.executions).toEqual(responses.map((r) => r.execution));
@@ -683,8 +568,7 @@ describe("the store's vector profile", () => {
   }
 
   it('does not embed the query for a store without a vector index: FTS-only with `vectorCold`', async () => {
-    const store = createSqliteMemoryStore({ path: ':memory:', embedding: null });
-    stores.push(store);
+    const store = await openPgStore({ embedding: null });
     const row = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'Deploys run on Fridays' });
     const counting = countingEmbedder();
     const response = await createRetriever({ store, embedder: counting.port }).search('a', 'deploys');
@@ -703,8 +587,7 @@ describe("the store's vector profile", () => {
       { id: 'another-model', dimensions: embedder.profile.dimensions },
       { id: embedder.profile.id, dimensions: embedder.profile.dimensions + 1 },
     ]) {
-      const store = createSqliteMemoryStore({ path: ':memory:', embedding: profile });
-      stores.push(store);
+      const store = await openPgStore({ embedding: profile });
       const row = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'Deploys run on Fridays' });
       const counting = countingEmbedder();
       const response = await createRetriever({ store, embedder: counting.port }).search('a', 'deploys');
@@ -719,7 +602,7 @@ describe("the store's vector profile", () => {
   });
 
   it("never searches a query vector whose length differs from the store's: `embeddingError`, FTS-only", async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await add(store, 'a', 'Deploys run on Fridays');
     let vectorSearches = 0;
     const counted: RetrieverConfig['store'] = {
@@ -765,7 +648,7 @@ describe('access tracking', () => {
   }
 
   it('bumps lastAccessedAt and accessCount of what recall, search and injection return — after the answer', async () => {
-    const store = openStore();
+    const store = await openStore();
     const hit = await add(store, 'a', 'The release train leaves every Tuesday');
     const miss = await add(store, 'a', 'Lunch is served at noon');
     const q = queue();
@@ -793,7 +676,7 @@ describe('access tracking', () => {
   });
 
   it('never records access for `decision`, an empty answer, or with trackAccess off', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await add(store, 'a', 'The release train leaves every Tuesday');
     const q = queue();
     const retriever = createRetriever({ store, embedder, defer: q.defer });
@@ -808,7 +691,7 @@ describe('access tracking', () => {
   });
 
   it('works with a store port without recordAccess, and swallows a failed access write', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await add(store, 'a', 'The release train leaves every Tuesday');
     const q = queue();
     const readOnly: RetrieverConfig['store'] = {
@@ -839,12 +722,12 @@ describe('access tracking', () => {
     const answer = await failingDefer.search('a', 'release');
     expect(ids(answer)).toEqual([row.id]);
     expect(q.tasks).toHaveLength(2);
-    store.close(); // the real store now rejects the deferred write (ENGRAM_STORE_CLOSED): swallowed, never unhandled
+    await store.close(); // the real store now rejects the deferred write (ENGRAM_STORE_CLOSED): swallowed, never unhandled
     expect(() => q.run()).not.toThrow();
   });
 
   it('defers the write with setImmediate by default: not yet written when the answer arrives', async () => {
-    const store = openStore();
+    const store = await openStore();
     const row = await add(store, 'a', 'The release train leaves every Tuesday');
     await createRetriever({ store, embedder }).search('a', 'release train');
     expect((await store.getMemory('a', row.id))?.accessCount).toBe(0);
@@ -855,7 +738,7 @@ describe('access tracking', () => {
 
 describe('filters on the vector arm', () => {
   it('finds a tagged row ranked below more than a budget of untagged ones: the tag applies inside the k-NN', async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'Quarterly access review for the data platform';
     // Eight untagged rows with the same words, hence the same vector (their punctuation differs, which the
     // embedder ignores: exact duplicates would be stored once).
@@ -879,7 +762,7 @@ describe('filters on the vector arm', () => {
   });
 
   it('finds a current row ranked below more than a budget of archived ones by refilling, and says when capped', async () => {
-    const store = openStore();
+    const store = await openStore();
     const text = 'Quarterly access review for the data platform';
     for (let i = 0; i < 8; i += 1) {
       const row = await add(store, 'a', text);
@@ -904,7 +787,7 @@ describe('filters on the vector arm', () => {
 
 describe('the vector similarity threshold', () => {
   it('drops vector hits below the threshold and keeps those at or above it', async () => {
-    const store = openStore();
+    const store = await openStore();
     const close = await add(store, 'a', 'Payments outage during the holiday sale');
     const far = await add(store, 'a', 'Lunch menu for the offsite');
     const query = 'payments outage';
@@ -938,7 +821,7 @@ describe('agent ids the store refuses, over a real store', () => {
   it.each(refused)(
     '%s: the retriever refuses it as a caller mistake before the store sees it',
     async (_label, agentId) => {
-      const store = openStore();
+      const store = await openStore();
       await add(store, 'agent', 'pnpm workspace layout');
       // The store's own rule refuses the id: before, that rejection settled the call as a `storeError`.
       const direct = await store.searchLexical({ agentId, terms: ['pnpm'], mode: 'any', limit: 5 }).then(

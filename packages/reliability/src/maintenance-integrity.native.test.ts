@@ -1,10 +1,8 @@
 import type { MaintenancePassReport } from '@engram/contracts';
+import { createEmbeddingDrain, createMaintenanceRunner } from '@engram/maintenance';
 import { openDatabase, type SqliteDatabase } from '@engram/store-sqlite/raw';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEmbeddingDrain } from './drain.js';
-import { createMaintenanceRunner } from './maintenance.js';
-import { createFakeTime } from './test-support/fake-time.js';
-import { openTempStore, type TempStore } from './test-support/native.js';
+import { createFakeTime, openTempStore, type TempStore } from './maintenance-support.js';
 
 let stores: TempStore[] = [];
 let raws: SqliteDatabase[] = [];

@@ -1,12 +1,10 @@
 // The maintenance lease over a real SQLite file: runners in several workers (two runners, two connections to
 // one file) run one pass per agent at a time; the other worker's pass is skipped as `claimed` and does nothing.
 import type { MaintenancePassReport } from '@engram/contracts';
+import { createMaintenanceRunner, DEFAULT_MAINTENANCE_LEASE_MS, LEASE_RENEWAL_MS } from '@engram/maintenance';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEASE_RENEWAL_MS } from './lease-keeper.js';
-import { createMaintenanceRunner, DEFAULT_MAINTENANCE_LEASE_MS } from './maintenance.js';
-import { createFakeTime } from './test-support/fake-time.js';
-import { openTempStore, type TempStore } from './test-support/native.js';
+import { createFakeTime, openTempStore, type TempStore } from './maintenance-support.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const open: TempStore[] = [];

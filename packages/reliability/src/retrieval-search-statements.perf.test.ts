@@ -8,9 +8,9 @@
  */
 import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
+import { createRetriever } from '@engram/retrieval';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRetriever } from './retriever.js';
 
 const embedder = createDeterministicEmbedder();
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
