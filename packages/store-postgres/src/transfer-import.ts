@@ -35,6 +35,8 @@ import {
   likeText,
   restartClocksAt,
   sameImportCounts,
+  sourceRecords,
+  streamError,
   truncatedExport,
   zeroCounts,
 } from '@engram/store/port-kit';
@@ -297,37 +299,48 @@ export async function importRecords(
   records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
-  const done = await ctx.op('importRecords', () =>
-    ctx.tx(async (db) => {
-      let importer: Importer | null = null;
-      let read = 0;
-      let ended = false;
-      for await (const record of records) {
-        read += 1;
-        if (typeof record !== 'object' || record === null)
-          throw invalidInput('an export record must be an object');
-        if (importer === null) {
-          importer = new Importer(ctx, checkImportHeader(record), options.agentId, restartClocksAt(options));
-          continue;
+  const done = await ctx
+    .op('importRecords', () =>
+      ctx.tx(async (db) => {
+        let importer: Importer | null = null;
+        let read = 0;
+        let ended = false;
+        for await (const record of sourceRecords(records)) {
+          read += 1;
+          if (typeof record !== 'object' || record === null)
+            throw invalidInput('an export record must be an object');
+          if (importer === null) {
+            importer = new Importer(
+              ctx,
+              checkImportHeader(record),
+              options.agentId,
+              restartClocksAt(options),
+            );
+            continue;
+          }
+          if (ctx.closed)
+            throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
+          if (ended) throw invalidInput('the export has records after its end record');
+          if (record.type === 'header') throw invalidInput('the export has a second header');
+          if (record.type === 'end') {
+            if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
+            ended = true;
+            continue;
+          }
+          await importer.apply(db, record);
+          if (read % STEP === 0) options.onProgress?.(read);
         }
-        if (ctx.closed)
-          throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
-        if (ended) throw invalidInput('the export has records after its end record');
-        if (record.type === 'header') throw invalidInput('the export has a second header');
-        if (record.type === 'end') {
-          if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
-          ended = true;
-          continue;
-        }
-        await importer.apply(db, record);
-        if (read % STEP === 0) options.onProgress?.(read);
-      }
-      if (importer === null) throw invalidInput('the export is empty');
-      if (!ended) throw truncatedExport();
-      options.onProgress?.(read);
-      return importer as Importer;
-    }),
-  );
+        if (importer === null) throw invalidInput('the export is empty');
+        if (!ended) throw truncatedExport();
+        options.onProgress?.(read);
+        return importer as Importer;
+      }),
+    )
+    .catch((err: unknown) => {
+      // The source's own error (a reader refusing a line …) is the caller's: rethrown as it was thrown.
+      const own = streamError(err);
+      throw own === null ? err : own.error;
+    });
   const written = Object.values(done.imported).reduce((a, b) => a + b, 0);
   await ctx.noteInserted(written);
   return {

@@ -312,3 +312,40 @@ export function restartClocksAt(options: { readonly restartClocksAt?: unknown })
     throw invalidInput('restartClocksAt must be a timestamp in epoch milliseconds');
   return at as number;
 }
+
+/** What the caller's record stream threw while an import read it: the import rethrows it unchanged. */
+class StreamFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * The records of an import's source, read one by one. An error the source itself throws (a reader that refuses
+ * an over-long line, a parse error, an aborted stream) is the caller's, not the store's: the adapter rolls back
+ * and rethrows it as it was thrown (see {@link streamError}), instead of reporting an unknown store failure.
+ */
+export async function* sourceRecords(
+  records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
+): AsyncGenerator<ExportRecord> {
+  const iterator =
+    Symbol.asyncIterator in records
+      ? (records as AsyncIterable<ExportRecord>)[Symbol.asyncIterator]()
+      : (records as Iterable<ExportRecord>)[Symbol.iterator]();
+  for (;;) {
+    let step: IteratorResult<ExportRecord>;
+    try {
+      step = await iterator.next();
+    } catch (error) {
+      throw new StreamFailure(error);
+    }
+    if (step.done === true) return;
+    yield step.value;
+  }
+}
+
+/** The source's own error when `error` (or the store error wrapping it) came from {@link sourceRecords}. */
+export function streamError(error: unknown): { readonly error: unknown } | null {
+  if (error instanceof StreamFailure) return { error: error.error };
+  const cause =
+    typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
+  return cause instanceof StreamFailure ? { error: cause.error } : null;
+}

@@ -35,6 +35,8 @@ import {
   likeText,
   restartClocksAt,
   sameImportCounts,
+  sourceRecords,
+  streamError,
   truncatedExport,
   zeroCounts,
 } from '@engram/store/port-kit';
@@ -263,7 +265,7 @@ export async function importRecords(
   let ended = false;
   let began = false;
   try {
-    for await (const record of records) {
+    for await (const record of sourceRecords(records)) {
       read += 1;
       if (typeof record !== 'object' || record === null)
         throw invalidInput('an export record must be an object');
@@ -297,7 +299,8 @@ export async function importRecords(
     options.onProgress?.(read);
   } catch (err) {
     if (began) rollbackImport(ctx);
-    throw classifySqliteError(err, 'importRecords');
+    const own = streamError(err);
+    throw own === null ? classifySqliteError(err, 'importRecords') : own.error;
   }
   const done = importer;
   return {
