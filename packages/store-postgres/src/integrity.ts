@@ -6,7 +6,9 @@
  * that is not a JSON object: `IntegrityResult.badRows`). The result is recorded in the context and reported by
  * `integrity`.
  */
+import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
 import type { IntegrityResult } from '@engram/store';
+import { integrityResult } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 
 /** Runs the check now and records it (`ok` or `failed`, and when). */
@@ -25,15 +27,12 @@ export function checkIntegrity(ctx: PgContext): Promise<IntegrityResult> {
     );
     const ok = rows[0]?.index_ok === true && rows[0]?.stats_ok === true;
     const bad = ok ? await badRows(ctx) : 0;
-    ctx.integrity =
-      bad > 0
-        ? { state: 'failed', checkedAt: ctx.now(), badRows: bad }
-        : { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
+    ctx.integrity = integrityResult(ok, bad, ctx.now());
     return ctx.integrity;
   });
 }
 
-const MAX_MS = 8_640_000_000_000_000;
+const MAX_MS = MAX_TIMESTAMP_MS;
 const badTime = (column: string): string => `${column} NOT BETWEEN -${MAX_MS} AND ${MAX_MS}`;
 
 /** Rows holding a value no reader can use (see `IntegrityResult.badRows`): one scan of `memories` and `events`. */

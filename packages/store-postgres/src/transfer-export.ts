@@ -10,14 +10,12 @@
 
 import {
   EngramStoreError,
-  EXPORT_FORMAT,
-  EXPORT_FORMAT_VERSION,
   type ExportCounts,
   type ExportOptions,
   type ExportRecord,
   type ExportRow,
 } from '@engram/store';
-import { validateAgentId } from '@engram/store/port-kit';
+import { exportHeader, validateAgentId } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_READY, chunkKey } from './derived.js';
@@ -159,15 +157,12 @@ function cellOf(value: unknown): string | number | null {
 async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): AsyncGenerator<ExportRecord> {
   const agentId = options.agentId === undefined ? null : validateAgentId(options.agentId);
   const withVectors = options.vectors === true && ctx.profile !== null;
-  yield {
-    type: 'header',
-    format: EXPORT_FORMAT,
-    formatVersion: EXPORT_FORMAT_VERSION,
+  yield exportHeader({
     schemaVersion: ctx.schemaVersion,
-    embedder: ctx.profile === null ? null : { id: ctx.profile.id, dimensions: ctx.profile.dimensions },
+    profile: ctx.profile,
     agentId,
     vectors: withVectors,
-  };
+  });
   const counts: Record<keyof ExportCounts, number> = {
     memories: 0,
     events: 0,

@@ -12,34 +12,8 @@
  * store's importer so the two can be compared side by side.
  */
 import { contentHash, hasCjk } from '@engram/contracts';
-import {
-  EngramStoreError,
-  type ExportHeader,
-  type ExportRecord,
-  type ExportRow,
-  type ImportOptions,
-  type ImportSummary,
-} from '@engram/store';
-import {
-  COUNT_KEY,
-  checkImportHeader,
-  checkImportMemoryRow,
-  checkImportPlainRow,
-  chunkSpans,
-  decodeImportVector,
-  ImportAgents,
-  type ImportBody,
-  type ImportCounts,
-  incompleteExport,
-  invalidInput,
-  likeText,
-  restartClocksAt,
-  sameImportCounts,
-  sourceRecords,
-  streamError,
-  truncatedExport,
-  zeroCounts,
-} from '@engram/store/port-kit';
+import type { ExportHeader, ExportRecord, ExportRow, ImportOptions, ImportSummary } from '@engram/store';
+import { chunkSpans, importRows, invalidInput, likeText } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContents, writeVector } from './derived.js';
 import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
@@ -47,10 +21,6 @@ import { memoryExportRow, PLAIN_TABLES } from './transfer-export.js';
 
 /** Records between two progress reports. */
 const STEP = 256;
-/** Columns an import may recompute, so a difference there is no conflict. */
-const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
-/** The same, and the decay clock an import restarts (`restartClocksAt`). */
-const EMBEDDING_AND_CLOCK = new Set([...EMBEDDING_COLUMNS, 'updated_at']);
 /** The memory columns an export carries. */
 const MEMORY_EXPORT_COLUMNS: ReadonlySet<string> = new Set([
   'id',
@@ -81,11 +51,8 @@ const MEMORY_EXPORT_COLUMNS: ReadonlySet<string> = new Set([
   'forgotten_at',
 ]);
 
-type Counts = ImportCounts;
-type Body = ImportBody;
+type Body = importRows.ImportBody;
 type PlainTable = (typeof PLAIN_TABLES)[number];
-const zero = zeroCounts;
-const KEY = COUNT_KEY;
 const PLAIN_KEYS: Record<PlainTable['type'], readonly string[]> = {
   event: ['agent_id', 'session_id', 'seq'],
   cursor: ['agent_id', 'session_id'],
@@ -95,65 +62,23 @@ const PLAIN_KEYS: Record<PlainTable['type'], readonly string[]> = {
 };
 
 /** JSON with object keys sorted (jsonb keeps its own key order), for comparing metadata. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-function sameValues(stored: Record<string, unknown>, row: ExportRow, ignore: ReadonlySet<string>): boolean {
-  for (const [key, value] of Object.entries(row)) {
-    if (ignore.has(key)) continue;
-    const have = stored[key];
-    if (key === 'metadata' && typeof have === 'string' && typeof value === 'string') {
-      if (canonical(JSON.parse(have)) !== canonical(JSON.parse(value))) return false;
-      continue;
-    }
-    if ((typeof have === 'string' && typeof value === 'number' ? Number(have) : have) !== value) return false;
-  }
-  return true;
-}
 
 /** The importer of one stream over one store. */
-class Importer {
-  readonly imported: Counts = zero();
-  readonly unchanged: Counts = zero();
-  readonly conflicts: Counts = zero();
-  readonly seen: Counts = zero();
-  vectorsImported = 0;
+class Importer extends importRows.ImportTally {
   readonly #ctx: PgContext;
-  readonly #vectors: boolean;
-  readonly #restartAt: number | undefined;
-  readonly agents: ImportAgents;
 
-  constructor(
-    ctx: PgContext,
-    header: ExportHeader,
-    agentId: string | undefined,
-    restartAt: number | undefined,
-  ) {
+  constructor(ctx: PgContext, header: ExportHeader, options: ImportOptions) {
+    super(header, ctx.profile, options);
     this.#ctx = ctx;
-    this.#restartAt = restartAt;
-    this.agents = new ImportAgents(header, agentId);
-    const p = ctx.profile;
-    this.#vectors =
-      header.vectors &&
-      header.embedder !== null &&
-      p !== null &&
-      header.embedder.id === p.id &&
-      header.embedder.dimensions === p.dimensions;
   }
 
   async apply(db: Queryable, record: Body): Promise<void> {
-    this.seen[KEY[record.type]] += 1;
-    const outcome =
+    this.count(
+      record.type,
       record.type === 'memory'
         ? await this.#memory(db, record.row, record.vectors)
-        : await this.#plain(db, record);
-    this[outcome][KEY[record.type]] += 1;
+        : await this.#plain(db, record),
+    );
   }
 
   async #memory(
@@ -168,41 +93,28 @@ class Importer {
       else if (value !== null)
         throw invalidInput('the export has a memories column this store does not have');
     }
-    const { id, agentId, content, tags, row: checked } = checkImportMemoryRow(row, ctx.limits, this.agents);
+    const {
+      id,
+      agentId,
+      content,
+      tags,
+      row: checked,
+    } = importRows.checkImportMemoryRow(row, ctx.limits, this.agents);
     Object.assign(row, checked);
     row.valid_from = row.valid_from ?? row.created_at ?? null;
 
     const stored = (
       await ctx.q<MemoryRow>(db, 'read', `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id])
     )[0];
-    if (this.#restartAt !== undefined) row.updated_at = this.#restartAt;
+    const ignore = this.restartClock(row);
     if (stored !== undefined) {
-      const ignore = this.#restartAt === undefined ? EMBEDDING_COLUMNS : EMBEDDING_AND_CLOCK;
-      return stored.agent_id === agentId && sameValues(memoryExportRow(stored), row, ignore)
+      return stored.agent_id === agentId && importRows.sameImportValues(memoryExportRow(stored), row, ignore)
         ? 'unchanged'
         : 'conflicts';
     }
     const spans = chunkSpans(content);
-    const profile = ctx.profile;
-    const decoded =
-      this.#vectors &&
-      profile !== null &&
-      row.embedding_state === 'ready' &&
-      vectors !== undefined &&
-      vectors.length === spans.length &&
-      vectors.some((v) => v !== null)
-        ? vectors.map((v) => (v === null ? null : decodeImportVector(v, profile.dimensions)))
-        : null;
-    if (decoded === null) {
-      if (row.embedding_state === 'ready' || row.embedding_state === undefined) {
-        // No vector to go with it here: the drain embeds it again.
-        row.embedding_state = 'pending';
-        row.embedding_attempts = 0;
-      }
-      row.embedding_fingerprint = null;
-    } else {
-      row.embedding_fingerprint = ctx.fingerprint;
-    }
+    const decoded = this.takeVectors(row, vectors, spans.length);
+    if (decoded !== null) row.embedding_fingerprint = ctx.fingerprint;
     const values: Record<string, unknown> = {
       ...row,
       tags,
@@ -257,7 +169,7 @@ class Importer {
       else if (value !== null)
         throw invalidInput(`the export has a ${t.table} column this store does not have`);
     }
-    Object.assign(row, checkImportPlainRow(record.type, row, this.#ctx.limits, this.agents));
+    Object.assign(row, importRows.checkImportPlainRow(record.type, row, this.#ctx.limits, this.agents));
     const extra = record.type === 'event' ? { content_hash: contentHash(String(row.content)) } : {};
     const key = PLAIN_KEYS[t.type].length > 0 ? PLAIN_KEYS[t.type] : Object.keys(row);
     for (const k of key) if (!(k in row)) throw invalidInput(`a ${record.type} record lacks its key`);
@@ -279,7 +191,8 @@ class Importer {
         params,
       )
     )[0];
-    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
+    if (stored !== undefined)
+      return importRows.sameImportValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
     const values: Record<string, unknown> = { ...row, ...extra };
     const cols = Object.keys(values);
     const n = await this.#ctx.run(
@@ -302,52 +215,23 @@ export async function importRecords(
   const done = await ctx
     .op('importRecords', () =>
       ctx.tx(async (db) => {
-        let importer: Importer | null = null;
-        let read = 0;
-        let ended = false;
-        for await (const record of sourceRecords(records)) {
-          read += 1;
-          if (typeof record !== 'object' || record === null)
-            throw invalidInput('an export record must be an object');
-          if (importer === null) {
-            importer = new Importer(
-              ctx,
-              checkImportHeader(record),
-              options.agentId,
-              restartClocksAt(options),
-            );
-            continue;
-          }
-          if (ctx.closed)
-            throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
-          if (ended) throw invalidInput('the export has records after its end record');
-          if (record.type === 'header') throw invalidInput('the export has a second header');
-          if (record.type === 'end') {
-            if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
-            ended = true;
-            continue;
-          }
-          await importer.apply(db, record);
-          if (read % STEP === 0) options.onProgress?.(read);
-        }
-        if (importer === null) throw invalidInput('the export is empty');
-        if (!ended) throw truncatedExport();
+        const { importer, read } = await importRows.readImportStream(records, {
+          start: (record) => new Importer(ctx, importRows.checkImportHeader(record), options),
+          apply: (importer, record) => importer.apply(db, record),
+          closed: () => ctx.closed,
+          every: STEP,
+          step: (n) => options.onProgress?.(n),
+        });
         options.onProgress?.(read);
-        return importer as Importer;
+        return importer;
       }),
     )
     .catch((err: unknown) => {
       // The source's own error (a reader refusing a line …) is the caller's: rethrown as it was thrown.
-      const own = streamError(err);
+      const own = importRows.streamError(err);
       throw own === null ? err : own.error;
     });
   const written = Object.values(done.imported).reduce((a, b) => a + b, 0);
   await ctx.noteInserted(written);
-  return {
-    imported: { ...done.imported },
-    unchanged: { ...done.unchanged },
-    conflicts: { ...done.conflicts },
-    vectorsImported: done.vectorsImported,
-    ...(done.agents.target === null ? {} : { agentId: done.agents.target }),
-  };
+  return done.summary();
 }

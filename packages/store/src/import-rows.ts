@@ -8,8 +8,15 @@
  * agent (`ImportOptions.agentId`) takes a file that holds one agent only.
  */
 import { checkTimestamp, contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
-import { type EngramStoreError, invalidInput } from './errors.js';
-import type { ExportCounts, ExportHeader, ExportRecord, ExportRow } from './transfer.js';
+import { EngramStoreError, invalidInput } from './errors.js';
+import type {
+  ExportCounts,
+  ExportHeader,
+  ExportRecord,
+  ExportRow,
+  ImportOptions,
+  ImportSummary,
+} from './transfer.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './transfer.js';
 import type { ValidationLimits } from './validate.js';
 import {
@@ -348,4 +355,203 @@ export function streamError(error: unknown): { readonly error: unknown } | null 
   const cause =
     typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
   return cause instanceof StreamFailure ? { error: cause.error } : null;
+}
+
+/** What an adapter's importer keeps while an import stream is read (see {@link readImportStream}). */
+export interface StreamImporter {
+  /** Records of each type the stream held so far (compared with the end record's counts). */
+  readonly seen: ImportCounts;
+}
+
+/** The adapter's part of reading an import stream: everything but the order of the records. */
+export interface ImportStreamSteps<I extends StreamImporter> {
+  /** The header was read: check it and start the importer (and the adapter's transaction). */
+  start(header: ExportRecord): I | Promise<I>;
+  /** One record of the body. */
+  apply(importer: I, record: ImportBody): void | Promise<void>;
+  /** True once the store was closed: the import stops with `ENGRAM_STORE_CLOSED`. */
+  closed(): boolean;
+  /** Every `every` records (progress, and any batched write the adapter keeps). */
+  step?(read: number): void;
+  readonly every: number;
+}
+
+/**
+ * Reads an import stream in the order the format gives it, the same for every adapter: a header first, then
+ * the body, then the end record, whose counts must equal what was read (else `incompleteExport`); no record
+ * after the end, no second header; a stream without an end record is truncated (`truncatedExport`). The
+ * caller's own stream errors pass through {@link sourceRecords}. Resolves the importer and the records read.
+ */
+export async function readImportStream<I extends StreamImporter>(
+  records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,
+  steps: ImportStreamSteps<I>,
+): Promise<{ readonly importer: I; readonly read: number }> {
+  let importer: I | null = null;
+  let read = 0;
+  let ended = false;
+  for await (const record of sourceRecords(records)) {
+    read += 1;
+    if (typeof record !== 'object' || record === null)
+      throw invalidInput('an export record must be an object');
+    if (importer === null) {
+      importer = await steps.start(record);
+      continue;
+    }
+    if (steps.closed()) {
+      throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
+    }
+    if (ended) throw invalidInput('the export has records after its end record');
+    if (record.type === 'header') throw invalidInput('the export has a second header');
+    if (record.type === 'end') {
+      if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
+      ended = true;
+      continue;
+    }
+    await steps.apply(importer, record);
+    if (read % steps.every === 0) steps.step?.(read);
+  }
+  if (importer === null) throw invalidInput('the export is empty');
+  if (!ended) throw truncatedExport();
+  return { importer, read };
+}
+
+/** Columns an import recomputes, so a stored memory that differs only there is unchanged. */
+const RECOMPUTED_COLUMNS: ReadonlySet<string> = new Set([
+  'embedding_state',
+  'embedding_fingerprint',
+  'embedding_attempts',
+]);
+/** The same, and the decay clock an import restarts (`restartClocksAt`). */
+const RECOMPUTED_AND_CLOCK: ReadonlySet<string> = new Set([...RECOMPUTED_COLUMNS, 'updated_at']);
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function sameMetadataText(have: string, value: string): boolean {
+  try {
+    return canonicalJson(JSON.parse(have)) === canonicalJson(JSON.parse(value));
+  } catch {
+    return have === value;
+  }
+}
+
+/**
+ * Whether a stored row holds the values of an imported one, column by column (`ignore` left out): a driver's
+ * bigint or numeric text equals the number, and metadata compares as JSON (key order aside).
+ */
+export function sameImportValues(
+  stored: Readonly<Record<string, unknown>>,
+  row: ExportRow,
+  ignore: ReadonlySet<string> = new Set(),
+): boolean {
+  for (const [key, value] of Object.entries(row)) {
+    if (ignore.has(key)) continue;
+    const have = stored[key];
+    if (key === 'metadata' && typeof have === 'string' && typeof value === 'string') {
+      if (!sameMetadataText(have, value)) return false;
+      continue;
+    }
+    const comparable =
+      typeof have === 'bigint' || (typeof have === 'string' && typeof value === 'number')
+        ? Number(have)
+        : have;
+    if (comparable !== value) return false;
+  }
+  return true;
+}
+
+/**
+ * What every adapter's importer counts and decides besides its own statements: the records read and their
+ * outcome, the agent rule, the restarted decay clock, whether the header's vectors fit this store's embedder,
+ * and the summary.
+ */
+export class ImportTally {
+  readonly imported: ImportCounts = zeroCounts();
+  readonly unchanged: ImportCounts = zeroCounts();
+  readonly conflicts: ImportCounts = zeroCounts();
+  readonly seen: ImportCounts = zeroCounts();
+  vectorsImported = 0;
+  readonly agents: ImportAgents;
+  readonly #restartAt: number | undefined;
+  /** The store's vector width when the header's vectors were made by the store's embedder, else null. */
+  readonly #dimensions: number | null;
+
+  constructor(
+    header: ExportHeader,
+    profile: { readonly id: string; readonly dimensions: number } | null,
+    options: ImportOptions,
+  ) {
+    this.agents = new ImportAgents(header, options.agentId);
+    this.#restartAt = restartClocksAt(options);
+    this.#dimensions =
+      header.vectors &&
+      header.embedder !== null &&
+      profile !== null &&
+      header.embedder.id === profile.id &&
+      header.embedder.dimensions === profile.dimensions
+        ? profile.dimensions
+        : null;
+  }
+
+  /** Counts one record of `type` read with its `outcome`. */
+  count(type: ImportBody['type'], outcome: 'imported' | 'unchanged' | 'conflicts'): void {
+    this.seen[COUNT_KEY[type]] += 1;
+    this[outcome][COUNT_KEY[type]] += 1;
+  }
+
+  /**
+   * Restarts the memory row's decay clock when the import asks for it, and answers the columns a comparison
+   * with a stored memory leaves out.
+   */
+  restartClock(row: Record<string, string | number | null>): ReadonlySet<string> {
+    if (this.#restartAt === undefined) return RECOMPUTED_COLUMNS;
+    row.updated_at = this.#restartAt;
+    return RECOMPUTED_AND_CLOCK;
+  }
+
+  /**
+   * The vectors to store with a new memory of `chunks` chunks, one per chunk (null: none for that chunk), when
+   * the export carries them for this store's embedder; otherwise null, and the row is marked for the drain to
+   * embed again (`pending`, no fingerprint).
+   */
+  takeVectors(
+    row: Record<string, string | number | null>,
+    vectors: readonly (string | null)[] | undefined,
+    chunks: number,
+  ): (Float32Array | null)[] | null {
+    const dimensions = this.#dimensions;
+    const decoded =
+      dimensions !== null &&
+      row.embedding_state === 'ready' &&
+      vectors !== undefined &&
+      vectors.length === chunks &&
+      vectors.some((v) => v !== null)
+        ? vectors.map((v) => (v === null ? null : decodeImportVector(v, dimensions)))
+        : null;
+    if (decoded === null) {
+      if (row.embedding_state === 'ready' || row.embedding_state === undefined) {
+        row.embedding_state = 'pending';
+        row.embedding_attempts = 0;
+      }
+      row.embedding_fingerprint = null;
+    }
+    return decoded;
+  }
+
+  /** What the import did. */
+  summary(): ImportSummary {
+    return {
+      imported: { ...this.imported },
+      unchanged: { ...this.unchanged },
+      conflicts: { ...this.conflicts },
+      vectorsImported: this.vectorsImported,
+      ...(this.agents.target === null ? {} : { agentId: this.agents.target }),
+    };
+  }
 }

@@ -21,6 +21,7 @@ export * from './facts-validate.js';
 export * from './health-rules.js';
 export * as historyRules from './history-rules.js';
 export * from './import-rows.js';
+export * as importRows from './import-rows.js';
 export * from './lexical-plan.js';
 export * from './lexical-tokens.js';
 export * as lifecycleRules from './lifecycle-rules.js';

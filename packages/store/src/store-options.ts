@@ -81,3 +81,13 @@ export function parseEmbeddingFingerprint(fp: string): EmbeddingProfile | null {
 /** The tokenizer description recorded in the meta table (the SQLite adapter's FTS5 tokenizers and the BM25 tokens). */
 export const TOKENIZER_DESCRIPTION: string =
   'words=porter unicode61 remove_diacritics 2; trigram=trigram (cjk rows only); bm25=porter words + cjk unigrams and bigrams';
+
+/**
+ * The result of an integrity check at `at`: `ok` when the file's or database's own check passed and no stored
+ * row holds a value no reader can use; `failed` otherwise, with the count of such rows (`badRows`).
+ */
+export function integrityResult(checkPassed: boolean, badRows: number, at: number): IntegrityResult {
+  return badRows > 0
+    ? { state: 'failed', checkedAt: at, badRows }
+    : { state: checkPassed ? 'ok' : 'failed', checkedAt: at };
+}

@@ -187,3 +187,21 @@ export function parseExportLine(line: string, lineNumber: number): ExportRecord 
 export function formatExportLine(record: ExportRecord): string {
   return JSON.stringify(record);
 }
+
+/** The header an adapter's export starts with: the format, the store's schema and embedder, the agent, vectors. */
+export function exportHeader(store: {
+  readonly schemaVersion: number;
+  readonly profile: { readonly id: string; readonly dimensions: number } | null;
+  readonly agentId: string | null;
+  readonly vectors: boolean;
+}): ExportHeader {
+  return {
+    type: 'header',
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    schemaVersion: store.schemaVersion,
+    embedder: store.profile === null ? null : { id: store.profile.id, dimensions: store.profile.dimensions },
+    agentId: store.agentId,
+    vectors: store.vectors,
+  };
+}

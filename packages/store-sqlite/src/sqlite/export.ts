@@ -11,12 +11,7 @@
  */
 
 import type { ExportCounts, ExportOptions, ExportRecord, ExportRow } from '@engram/store/port-kit';
-import {
-  EngramStoreError,
-  EXPORT_FORMAT,
-  EXPORT_FORMAT_VERSION,
-  validateAgentId,
-} from '@engram/store/port-kit';
+import { EngramStoreError, exportHeader, validateAgentId } from '@engram/store/port-kit';
 import { CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { classifySqliteError } from './classify.js';
 import { StoreContext } from './context.js';
@@ -229,15 +224,12 @@ async function* snapshotRecords(
   vectors: boolean,
 ): AsyncGenerator<ExportRecord> {
   const withVectors = vectors && store.profile !== null;
-  yield {
-    type: 'header',
-    format: EXPORT_FORMAT,
-    formatVersion: EXPORT_FORMAT_VERSION,
+  yield exportHeader({
     schemaVersion: store.schemaVersion,
-    embedder: store.profile === null ? null : { id: store.profile.id, dimensions: store.profile.dimensions },
+    profile: store.profile,
     agentId,
     vectors: withVectors,
-  };
+  });
   const counts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
   const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
   const agentParam = agentId === null ? {} : { agent: agentId };

@@ -17,29 +17,10 @@ import type {
   ExportRecord,
   ExportRow,
   ImportBody,
-  ImportCounts,
   ImportOptions,
   ImportSummary,
 } from '@engram/store/port-kit';
-import {
-  COUNT_KEY,
-  checkImportHeader,
-  checkImportMemoryRow,
-  checkImportPlainRow,
-  chunkSpans,
-  decodeImportVector,
-  EngramStoreError,
-  ImportAgents,
-  incompleteExport,
-  invalidInput,
-  likeText,
-  restartClocksAt,
-  sameImportCounts,
-  sourceRecords,
-  streamError,
-  truncatedExport,
-  zeroCounts,
-} from '@engram/store/port-kit';
+import { chunkSpans, EngramStoreError, importRows, invalidInput, likeText } from '@engram/store/port-kit';
 import { SCHEMA_VERSION } from '../schema.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContent } from './chunks.js';
 import { classifySqliteError } from './classify.js';
@@ -51,15 +32,8 @@ import { linksChanged } from './open-links.js';
 
 /** Records between two progress reports (and two writes of the BM25 units indexed so far). */
 const STEP = 256;
-/** Columns an import may recompute, so a difference there is no conflict. */
-const EMBEDDING_COLUMNS = new Set(['embedding_state', 'embedding_fingerprint', 'embedding_attempts']);
-/** The same, and the decay clock an import restarts (`restartClocksAt`). */
-const EMBEDDING_AND_CLOCK = new Set([...EMBEDDING_COLUMNS, 'updated_at']);
 
-type Counts = ImportCounts;
 type Body = ImportBody;
-const zero = zeroCounts;
-const KEY = COUNT_KEY;
 const TABLES: ReadonlyMap<string, PlainTable> = new Map(PLAIN_TABLES.map((t) => [t.type, t]));
 
 function columnsOf(ctx: StoreContext, table: string): ReadonlySet<string> {
@@ -67,47 +41,17 @@ function columnsOf(ctx: StoreContext, table: string): ReadonlySet<string> {
   return new Set(rows.map((r) => r.name));
 }
 
-function sameValues(stored: Record<string, unknown>, row: ExportRow, ignore: ReadonlySet<string>): boolean {
-  for (const [key, value] of Object.entries(row)) {
-    if (ignore.has(key)) continue;
-    const have = stored[key];
-    if ((typeof have === 'bigint' ? Number(have) : have) !== value) return false;
-  }
-  return true;
-}
-
 /** The importer of one stream over one store. */
-class Importer {
-  readonly imported: Counts = zero();
-  readonly unchanged: Counts = zero();
-  readonly conflicts: Counts = zero();
-  readonly seen: Counts = zero();
-  vectorsImported = 0;
+class Importer extends importRows.ImportTally {
   readonly #ctx: StoreContext;
   readonly #columns = new Map<string, ReadonlySet<string>>();
-  readonly #vectors: boolean;
-  readonly #restartAt: number | undefined;
-  readonly agents: ImportAgents;
 
-  constructor(
-    ctx: StoreContext,
-    header: ExportHeader,
-    agentId: string | undefined,
-    restartAt: number | undefined,
-  ) {
+  constructor(ctx: StoreContext, header: ExportHeader, options: ImportOptions) {
+    super(header, ctx.profile, options);
     this.#ctx = ctx;
-    this.#restartAt = restartAt;
-    this.agents = new ImportAgents(header, agentId);
     for (const table of ['memories', ...PLAIN_TABLES.map((t) => t.table)]) {
       if (tableExists(ctx, table)) this.#columns.set(table, columnsOf(ctx, table));
     }
-    const p = ctx.profile;
-    this.#vectors =
-      header.vectors &&
-      header.embedder !== null &&
-      p !== null &&
-      header.embedder.id === p.id &&
-      header.embedder.dimensions === p.dimensions;
   }
 
   /** Checks that every column is one this store has; a null in an unknown column is dropped. */
@@ -131,9 +75,10 @@ class Importer {
   }
 
   apply(record: Body): void {
-    this.seen[KEY[record.type]] += 1;
-    const outcome = record.type === 'memory' ? this.#memory(record.row, record.vectors) : this.#plain(record);
-    this[outcome][KEY[record.type]] += 1;
+    this.count(
+      record.type,
+      record.type === 'memory' ? this.#memory(record.row, record.vectors) : this.#plain(record),
+    );
   }
 
   #memory(
@@ -143,17 +88,18 @@ class Importer {
     const ctx = this.#ctx;
     for (const key of DERIVED_MEMORY_COLUMNS)
       if (key in input) throw invalidInput('a memory record carries a derived column');
-    const { id, agentId, content, tags, row } = checkImportMemoryRow(
+    const { id, agentId, content, tags, row } = importRows.checkImportMemoryRow(
       this.#known('memories', input),
       ctx.limits,
       this.agents,
     );
 
-    if (this.#restartAt !== undefined) row.updated_at = this.#restartAt;
+    const ignore = this.restartClock(row);
     const stored = ctx.stmt('read', 'SELECT * FROM memories WHERE id = ?').get<Record<string, unknown>>(id);
     if (stored !== undefined) {
-      const ignore = this.#restartAt === undefined ? EMBEDDING_COLUMNS : EMBEDDING_AND_CLOCK;
-      return stored.agent_id === agentId && sameValues(stored, row, ignore) ? 'unchanged' : 'conflicts';
+      return stored.agent_id === agentId && importRows.sameImportValues(stored, row, ignore)
+        ? 'unchanged'
+        : 'conflicts';
     }
 
     // The same text already active under another id (an exact duplicate is never stored twice): a conflict.
@@ -165,28 +111,8 @@ class Importer {
       return 'conflicts';
     }
     const spans = chunkSpans(content);
-    const profile = ctx.profile;
-    const useVectors =
-      this.#vectors &&
-      profile !== null &&
-      row.embedding_state === 'ready' &&
-      vectors !== undefined &&
-      vectors.length === spans.length &&
-      vectors.some((v) => v !== null);
-    const decoded =
-      useVectors && profile !== null
-        ? vectors.map((v) => (v === null ? null : decodeImportVector(v, profile.dimensions)))
-        : null;
-    if (decoded === null) {
-      if (row.embedding_state === 'ready' || row.embedding_state === undefined) {
-        // No vector to go with it here: the drain embeds it again.
-        row.embedding_state = 'pending';
-        row.embedding_attempts = 0;
-      }
-      row.embedding_fingerprint = null;
-    } else {
-      row.embedding_fingerprint = ctx.fingerprint;
-    }
+    const decoded = this.takeVectors(row, vectors, spans.length);
+    if (decoded !== null) row.embedding_fingerprint = ctx.fingerprint;
     const cjk = hasCjk(content.normalize('NFKC'));
     const rid = this.#insert('memories', {
       ...row,
@@ -221,7 +147,7 @@ class Importer {
     if (t === undefined) throw invalidInput('unknown record type');
     for (const key of t.derived)
       if (key in record.row) throw invalidInput(`a ${record.type} record carries a derived column`);
-    const row = checkImportPlainRow(
+    const row = importRows.checkImportPlainRow(
       record.type,
       this.#known(t.table, record.row),
       this.#ctx.limits,
@@ -235,14 +161,15 @@ class Importer {
     const stored = this.#ctx
       .stmt('read', `SELECT * FROM ${t.table} WHERE ${where} LIMIT 1`)
       .get<Record<string, unknown>>(params);
-    if (stored !== undefined) return sameValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
+    if (stored !== undefined)
+      return importRows.sameImportValues(stored, row, new Set()) ? 'unchanged' : 'conflicts';
     this.#insert(t.table, { ...row, ...extra });
     return 'imported';
   }
 }
 
 function checkHeader(record: ExportRecord | undefined): ExportHeader {
-  const header = checkImportHeader(record);
+  const header = importRows.checkImportHeader(record);
   if (header.schemaVersion > SCHEMA_VERSION) {
     throw new EngramStoreError(
       'ENGRAM_STORE_SCHEMA_TOO_NEW',
@@ -260,49 +187,34 @@ export async function importRecords(
 ): Promise<ImportSummary> {
   if (ctx.closed)
     throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
-  let importer: Importer | null = null;
-  let read = 0;
-  let ended = false;
   let began = false;
+  let done: Importer;
   try {
-    for await (const record of sourceRecords(records)) {
-      read += 1;
-      if (typeof record !== 'object' || record === null)
-        throw invalidInput('an export record must be an object');
-      if (importer === null) {
-        const header = checkHeader(record);
-        importer = new Importer(ctx, header, options.agentId, restartClocksAt(options));
+    const { importer, read } = await importRows.readImportStream(records, {
+      start: (record) => {
+        const started = new Importer(ctx, checkHeader(record), options);
         beginImport(ctx);
         began = true;
-        continue;
-      }
-      if (ctx.closed)
-        throw new EngramStoreError('ENGRAM_STORE_CLOSED', 'store import failed: the store is closed');
-      if (ended) throw invalidInput('the export has records after its end record');
-      if (record.type === 'header') throw invalidInput('the export has a second header');
-      if (record.type === 'end') {
-        if (!sameImportCounts(importer.seen, record.counts)) throw incompleteExport();
-        ended = true;
-        continue;
-      }
-      importer.apply(record);
-      if (read % STEP === 0) {
+        return started;
+      },
+      apply: (importer, record) => importer.apply(record),
+      closed: () => ctx.closed,
+      every: STEP,
+      step: (read) => {
         ctx.flushLexical();
         options.onProgress?.(read);
-      }
-    }
-    if (importer === null) throw invalidInput('the export is empty');
-    if (!ended) throw truncatedExport();
+      },
+    });
     ctx.flushLexical();
     ctx.stmt('meta', 'COMMIT').run();
     ctx.held = null;
     options.onProgress?.(read);
+    done = importer;
   } catch (err) {
     if (began) rollbackImport(ctx);
-    const own = streamError(err);
+    const own = importRows.streamError(err);
     throw own === null ? classifySqliteError(err, 'importRecords') : own.error;
   }
-  const done = importer;
   return {
     imported: { ...done.imported },
     unchanged: { ...done.unchanged },

@@ -8,6 +8,8 @@
  * always runs the check, whatever the size.
  */
 import { statSync } from 'node:fs';
+import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
+import { integrityResult } from '@engram/store/port-kit';
 import { classifySqliteError } from './classify.js';
 import type { IntegrityResult, StoreContext } from './context.js';
 
@@ -26,14 +28,11 @@ export function quickCheck(ctx: StoreContext): IntegrityResult {
   }
   ctx.count('meta');
   const bad = ok ? badRows(ctx) : 0;
-  ctx.integrity =
-    bad > 0
-      ? { state: 'failed', checkedAt: ctx.now(), badRows: bad }
-      : { state: ok ? 'ok' : 'failed', checkedAt: ctx.now() };
+  ctx.integrity = integrityResult(ok, bad, ctx.now());
   return ctx.integrity;
 }
 
-const MAX_MS = 8_640_000_000_000_000;
+const MAX_MS = MAX_TIMESTAMP_MS;
 /** A column that must hold a timestamp a `Date` can represent (`nullable`: or NULL). */
 const badTime = (column: string, nullable: boolean): string =>
   `${nullable ? `(${column} IS NOT NULL AND ` : '('}(typeof(${column}) <> 'integer' OR ${column} NOT BETWEEN -${MAX_MS} AND ${MAX_MS}))`;
