@@ -4,35 +4,13 @@
 // here starts on an emptied database and is closed after its test. (Tests about SQLite itself live in
 // @engram/reliability.)
 import { createPostgresMemoryStore, type PostgresMemoryStore } from '@engram/store-postgres';
-import { resetTestPostgres, startTestPostgres, type TestPostgres } from '@engram/test-support';
-import { afterAll, afterEach } from 'vitest';
+import { pgStoreOpener } from '@engram/test-support';
 
-let server: Promise<TestPostgres> | undefined;
-const opened: PostgresMemoryStore[] = [];
-
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-
-afterAll(async () => {
-  const started = server;
-  server = undefined;
-  if (started !== undefined) await (await started).stop();
-});
-
-/** The file's server; with ENGRAM_PG_URL, a database of this worker's own (files run in parallel). */
-function testServer(): Promise<TestPostgres> {
-  server ??= startTestPostgres({ database: `engram_test_retrieval_w${process.env.VITEST_POOL_ID ?? '0'}` });
-  return server;
-}
+type StoreConfig = Omit<Parameters<typeof createPostgresMemoryStore>[0], 'connectionString' | 'pool'>;
 
 /** Opens a real store over an emptied test database, closed after the test. */
-export async function openPgStore(
-  config: Omit<Parameters<typeof createPostgresMemoryStore>[0], 'connectionString' | 'pool'> = {},
-): Promise<PostgresMemoryStore> {
-  const { url } = await testServer();
-  await resetTestPostgres(url);
-  const store = await createPostgresMemoryStore({ poolSize: 4, ...config, connectionString: url });
-  opened.push(store);
-  return store;
-}
+export const openPgStore: (config?: StoreConfig) => Promise<PostgresMemoryStore> = pgStoreOpener(
+  'retrieval',
+  (url: string, config: StoreConfig = {}) =>
+    createPostgresMemoryStore({ poolSize: 4, ...config, connectionString: url }),
+);

@@ -17,6 +17,7 @@ export type { FreshMemoryFields } from './memory-record.js';
 export { FRESH_MEMORY_FIELDS } from './memory-record.js';
 export type { TestPostgres } from './pg-server.js';
 export { resetTestPostgres, startTestPostgres } from './pg-server.js';
+export { pgStoreOpener } from './pg-stores.js';
 export {
   EXAMPLE_ENDPOINT,
   readmeSnippet,

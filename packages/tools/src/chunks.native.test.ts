@@ -1,21 +1,15 @@
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { embedAllPending } from '@engram/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openPgStore } from './pg-store.fixture.js';
 import { createToolHandler } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
-const stores: SqliteMemoryStore[] = [];
-
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-});
-
 /** A store with one long session summary (chunked) and a short fact, every chunk embedded. */
-async function seeded(): Promise<{ store: SqliteMemoryStore; content: string; phrase: string }> {
-  const store = createSqliteMemoryStore({ path: ':memory:', embedding: embedder.profile });
-  stores.push(store);
+async function seeded(): Promise<{ store: PostgresMemoryStore; content: string; phrase: string }> {
+  const store = await openPgStore({ embedding: embedder.profile });
   const phrase = 'the quarterly invoice for the greenhouse heaters was paid twice';
   const paragraphs = Array.from({ length: 14 }, (_, i) => {
     const body = `Week ${i}: the planning call covered staffing, the roadmap and the customer backlog in detail.`;

@@ -3,29 +3,22 @@
  * ("port 8080" then "port 9090"), near duplicates of other subjects, memory_update, memory_forget, and search
  * with scope and metadata filters, `asOf` and `includeHistory`.
  */
-import type { StatementKind } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { createRetriever } from '@engram/retrieval';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { correctMemory } from './corrections.js';
+import { openPgStore } from './pg-store.fixture.js';
 import { createToolHandler } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
-const stores: SqliteMemoryStore[] = [];
 let clock = 1_000_000;
 
-function setup() {
-  const store = createSqliteMemoryStore({ path: ':memory:', embedding: embedder.profile, now: () => clock });
-  stores.push(store);
+async function setup() {
+  const store = await openPgStore({ embedding: embedder.profile, now: () => clock });
   const retriever = createRetriever({ store, embedder, trackAccess: false });
   const tools = createToolHandler({ store, retriever, embedder });
   return { store, retriever, tools };
 }
-
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-});
 
 const ctx = { agentId: 'a' } as const;
 
@@ -37,7 +30,7 @@ function idIn(text: string): string {
 
 describe('contradictions', () => {
   it('the MCP example: "port 8080" then "port 9090" are linked, and search says which is current', async () => {
-    const { store, tools, retriever } = setup();
+    const { store, tools, retriever } = await setup();
     const first = await tools.execute('memory_remember', { content: 'the API listens on port 8080' }, ctx);
     const oldId = idIn(first.text);
     clock += 1000;
@@ -62,48 +55,8 @@ describe('contradictions', () => {
     expect(byId.get(oldId)).toEqual({ status: 'older', with: [newId] });
   });
 
-  it('a search over an agent with no open links reads no link; over one with links, it reads them', async () => {
-    const statements: StatementKind[] = [];
-    const store = createSqliteMemoryStore({
-      path: ':memory:',
-      embedding: embedder.profile,
-      now: () => clock,
-      observer: { onStatement: (kind) => statements.push(kind) },
-    });
-    stores.push(store);
-    const retriever = createRetriever({ store, embedder, trackAccess: false });
-    // Two agents with the same facts; only the busy one has its contradiction linked.
-    const ids: Record<string, string[]> = {};
-    for (const agentId of ['quiet', 'busy']) {
-      ids[agentId] = [];
-      for (const content of ['the API listens on port 8080', 'the API listens on port 9090']) {
-        const vector = (await embedder.embed([content]))[0] as Float32Array;
-        ids[agentId]?.push((await store.insertMemory({ agentId, kind: 'fact', content, vector })).id);
-      }
-    }
-    const [older, newer] = ids.busy as [string, string];
-    await store.linkConflict('busy', older, newer, 'number');
-    const search = async (agentId: string) => {
-      const before = statements.length;
-      const { results } = await retriever.search(agentId, 'API port');
-      return { results, kinds: statements.slice(before) };
-    };
-    // The first search of each agent learns whether it has open links; later ones reuse the answer.
-    await search('quiet');
-    await search('busy');
-    const quiet = await search('quiet');
-    const busy = await search('busy');
-    expect(quiet.results).toHaveLength(2);
-    expect(quiet.results.every((r) => r.explanation.conflict === undefined)).toBe(true);
-    expect(busy.results.map((r) => r.explanation.conflict?.status).sort()).toEqual(['newer', 'older']);
-    // The same search over the same facts: the busy agent's one more read is its link query.
-    const reads = (kinds: StatementKind[]) => kinds.filter((k) => k === 'read').length;
-    expect(reads(busy.kinds)).toBe(reads(quiet.kinds) + 1);
-    expect(busy.kinds.length).toBe(quiet.kinds.length + 1);
-  });
-
   it('never links or retires near duplicates about other subjects', async () => {
-    const { store, tools } = setup();
+    const { store, tools } = await setup();
     const pairs = [
       ['the web API listens on port 8080', 'the admin API listens on port 9090'],
       ['staging deploys run at 9 pm', 'production deploys run at 11 pm'],
@@ -126,7 +79,7 @@ describe('contradictions', () => {
 
 describe('memory_update and memory_forget', () => {
   it('memory_update supersedes: search returns the correction, asOf the old text, history both', async () => {
-    const { store, tools, retriever } = setup();
+    const { store, tools, retriever } = await setup();
     const remembered = await tools.execute(
       'memory_remember',
       { content: 'the staging database is Postgres 14' },
@@ -176,7 +129,7 @@ describe('memory_update and memory_forget', () => {
   });
 
   it('memory_forget erases the memory and its earlier versions, leaving a tombstone', async () => {
-    const { store, tools, retriever } = setup();
+    const { store, tools, retriever } = await setup();
     const first = await tools.execute('memory_remember', { content: 'my phone number is 555 0100' }, ctx);
     const fixed = await tools.execute(
       'memory_update',
@@ -207,11 +160,11 @@ describe('memory_update and memory_forget', () => {
   });
 
   it('refuses bad arguments with a typed message that names no content', async () => {
-    const { tools } = setup();
+    const { tools } = await setup();
     const answer = await tools.execute('memory_update', { id: 'x', content: '' }, ctx);
     expect(answer.ok).toBe(false);
     expect(answer.text).toMatch(/^Invalid arguments for memory_update: "content" must be at least 1 /);
-    await expect(correctMemory(setup().store, '', 'x', 'y')).rejects.toMatchObject({
+    await expect(correctMemory((await setup()).store, '', 'x', 'y')).rejects.toMatchObject({
       code: 'ENGRAM_RETRIEVAL_INVALID_INPUT',
     });
   });
@@ -219,7 +172,7 @@ describe('memory_update and memory_forget', () => {
 
 describe('retriever filters', () => {
   it('applies scope and metadata filters in both arms and still fills the top k at 1% selectivity', async () => {
-    const { store, retriever } = setup();
+    const { store, retriever } = await setup();
     const rows = Array.from({ length: 1500 }, (_, i) => ({
       agentId: 'a',
       kind: 'fact' as const,

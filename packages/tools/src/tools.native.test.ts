@@ -6,32 +6,22 @@ import {
   createRetriever,
   isEngramRetrievalError,
 } from '@engram/retrieval';
-import { createSqliteMemoryStore, type SqliteMemoryStore } from '@engram/store-sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { PostgresMemoryStore } from '@engram/store-postgres';
+import { describe, expect, it } from 'vitest';
+import { openPgStore } from './pg-store.fixture.js';
 import { createToolHandler, type ToolHandlerConfig } from './tools.js';
 
 const embedder = createDeterministicEmbedder();
-const stores: SqliteMemoryStore[] = [];
-
-function openStore(withVectors = true): SqliteMemoryStore {
-  const store = createSqliteMemoryStore({
-    path: ':memory:',
-    embedding: withVectors ? embedder.profile : null,
-  });
-  stores.push(store);
-  return store;
+function openStore(withVectors = true): Promise<PostgresMemoryStore> {
+  return openPgStore({ embedding: withVectors ? embedder.profile : null });
 }
 
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-});
-
-function tools(store: SqliteMemoryStore, extra: Partial<ToolHandlerConfig> = {}, useEmbedder = true) {
+function tools(store: PostgresMemoryStore, extra: Partial<ToolHandlerConfig> = {}, useEmbedder = true) {
   const retriever = createRetriever({ store, ...(useEmbedder ? { embedder } : {}) });
   return createToolHandler({ store, retriever, ...(useEmbedder ? { embedder } : {}), ...extra });
 }
 
-async function facts(store: SqliteMemoryStore, agentId = 'a') {
+async function facts(store: PostgresMemoryStore, agentId = 'a') {
   return store.listMemories(agentId, { kinds: ['fact'], lifecycles: ['active'] });
 }
 
@@ -39,7 +29,7 @@ const ctx = { agentId: 'a' } as const;
 
 describe('memory_remember over a real store', () => {
   it('20 identical calls in flight together store one fact; the other 19 report the exact duplicate', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     const content = 'The staging database is refreshed every Sunday night';
     const results = await Promise.all(
@@ -56,7 +46,7 @@ describe('memory_remember over a real store', () => {
   });
 
   it('stores a fact with its vector, drops an exact duplicate by hash and merges a near duplicate', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     const first = await handler.execute(
       'memory_remember',
@@ -105,7 +95,7 @@ describe('memory_remember over a real store', () => {
   });
 
   it('never merges facts that differ in a number, a negation or a named entity', async () => {
-    const store = openStore();
+    const store = await openStore();
     // A low similarity bar makes every pair "near": the guard alone keeps them apart.
     const handler = tools(store, { mergeSimilarity: 0.3 });
     const pairs: [string, string, string][] = [
@@ -137,7 +127,7 @@ describe('memory_remember over a real store', () => {
   });
 
   it('merges by token Jaccard without an embedder, and leaves the new fact pending', async () => {
-    const store = openStore(false);
+    const store = await openStore(false);
     const handler = tools(store, {}, false);
     await handler.execute('memory_remember', { content: 'Release notes are written in docs/releases' }, ctx);
     const merged = await handler.execute(
@@ -152,7 +142,7 @@ describe('memory_remember over a real store', () => {
   });
 
   it("keeps agents apart: another agent's identical fact is neither a duplicate nor a merge target", async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     await handler.execute('memory_remember', { content: 'Deploys happen on Thursdays' }, { agentId: 'b' });
     const mine = await handler.execute('memory_remember', { content: 'Deploys happen on Thursdays' }, ctx);
@@ -164,7 +154,7 @@ describe('memory_remember over a real store', () => {
 
 describe('memory_search, memory_get and skills over a real store', () => {
   it('renders compact, bounded results with archive pointers and honours the file filter', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     const long = `The migration plan for the orders table: ${'step by step details '.repeat(200)}`;
     const [vector] = await embedder.embed([long]);
@@ -204,7 +194,7 @@ describe('memory_search, memory_get and skills over a real store', () => {
   });
 
   it('gives the same answer as fields: ids, kinds, scores, the matching window and its pointer', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     await store.insertMemory({
       agentId: 'a',
@@ -230,12 +220,12 @@ describe('memory_search, memory_get and skills over a real store', () => {
   });
 
   it('says when the answer is keyword-only and fails typed when the store is unusable', async () => {
-    const store = openStore(false);
+    const store = await openStore(false);
     const handler = tools(store, {}, false);
     await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'Orders are archived after 90 days' });
     const result = await handler.execute('memory_search', { query: 'orders archived' }, ctx);
     expect(result.text).toMatch(/^1 memory \(keyword search only: vectorCold\):\n/);
-    store.close();
+    await store.close();
     expect(await handler.execute('memory_search', { query: 'orders' }, ctx)).toEqual({
       ok: false,
       text: 'memory_search failed (storeUnusable).',
@@ -247,7 +237,7 @@ describe('memory_search, memory_get and skills over a real store', () => {
   });
 
   it('reads back the exact archived events of a pointer, bounded', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     await store.appendEvents(
       'a',
@@ -283,7 +273,7 @@ describe('memory_search, memory_get and skills over a real store', () => {
   });
 
   it('writes, replaces, lists and deletes skills', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     const skill = {
       name: 'release-check',
@@ -332,7 +322,7 @@ describe('memory_search, memory_get and skills over a real store', () => {
   });
 
   it('answers bad arguments with a typed message and throws only for a missing agent id', async () => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     expect(await handler.execute('memory_search', '{oops', ctx)).toEqual({
       ok: false,
@@ -360,7 +350,7 @@ describe('tool calls with an agent id the store refuses', () => {
     ['a trailing space (a look-alike)', 'agent ', 'surroundingWhitespace'],
     ['a decomposed accent (a look-alike)', 'age\u0301nt', 'notNormalized'],
   ])('%s: a typed INVALID_INPUT error, and nothing is written', async (_label, agentId, problem) => {
-    const store = openStore();
+    const store = await openStore();
     const handler = tools(store);
     let thrown: unknown;
     try {
@@ -382,7 +372,7 @@ describe('tool calls with an agent id the store refuses', () => {
 
 describe('buildInjection over a real store', () => {
   it('keeps the core block byte-identical across queries and time until a fact changes, within the budget', async () => {
-    const store = openStore();
+    const store = await openStore();
     let now = 1_700_000_000_000;
     const retriever = createRetriever({ store, embedder, now: () => now });
     await store.insertMemory({
