@@ -75,3 +75,4 @@ export {
   TIMESTAMP_PROBLEMS,
 } from './timestamp.js';
 export { estimateTokens, tokenUnits } from './tokens.js';
+export { REDACTED, redactConnectionUrl, redactConnectionUrls } from './connection-url.js';
