@@ -19,6 +19,7 @@ export * from './lexical-tokens.js';
 export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';
+export * from './scope.js';
 export * from './store-options.js';
 export * from './transfer.js';
 export * from './types.js';

@@ -31,10 +31,12 @@ interface EventFields {
   readonly content: string;
   readonly toolName: string | null;
   readonly metadataJson: string;
+  readonly userId: string | null;
 }
 
 function sameEvent(a: EventFields, b: EventFields): boolean {
   return (
+    a.userId === b.userId &&
     a.type === b.type &&
     a.role === b.role &&
     a.content === b.content &&
@@ -83,10 +85,10 @@ export function appendEvents(
         const existing = ctx
           .stmt(
             'read',
-            `SELECT seq, type, role, content, tool_name, metadata FROM events
+            `SELECT seq, type, role, content, tool_name, metadata, user_id FROM events
              WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
           )
-          .all<Pick<EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
+          .all<Pick<EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata' | 'user_id'>>(
             agentId,
             sessionId,
             JSON.stringify(unique.map((e) => e.seq)),
@@ -94,8 +96,8 @@ export function appendEvents(
         const stored = new Map(existing.map((r) => [r.seq, r]));
         const insert = ctx.stmt(
           'write',
-          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at,
+             user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         for (const e of unique) {
           const s = stored.get(e.seq);
@@ -108,6 +110,7 @@ export function appendEvents(
                   content: s.content,
                   toolName: s.tool_name,
                   metadataJson: s.metadata,
+                  userId: s.user_id,
                 },
                 e,
               )
@@ -131,6 +134,7 @@ export function appendEvents(
             e.metadataJson,
             contentHash(e.content),
             e.createdAt ?? now,
+            e.userId,
           );
           appended += 1;
         }

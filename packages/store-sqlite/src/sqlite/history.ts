@@ -8,8 +8,9 @@ import type {
   MemoryHistoryAction,
   MemoryHistoryEntry,
   MemoryRecord,
+  UserScope,
 } from '@engram/store/port-kit';
-import { validateAgentId, validateId } from '@engram/store/port-kit';
+import { checkUserScope, validateAgentId, validateId, visibleToUser } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { selectRow } from './memory-rows.js';
 import { type MemoryRow, toRecord } from './rows.js';
@@ -121,12 +122,32 @@ function entry(r: HistoryRow): MemoryHistoryEntry {
   };
 }
 
-/** A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first. */
-export function history(ctx: StoreContext, agentId: string, id: string): Promise<MemoryHistory> {
+/**
+ * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
+ * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
+ * of the chain are left out with their entries.
+ */
+export function history(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryHistory> {
   return ctx.op('history', () => {
     validateAgentId(agentId);
     validateId(id);
-    const chain = supersedeChain(ctx, agentId, id);
+    const forUser = checkUserScope(scope);
+    const own = selectRow(ctx, agentId, id);
+    if (own !== undefined && !visibleToUser(own.user_id, forUser)) {
+      return { id, chain: [id], records: [], entries: [] };
+    }
+    const hidden = new Set<string>();
+    const chain = supersedeChain(ctx, agentId, id).filter((memoryId) => {
+      const r = memoryId === id ? own : selectRow(ctx, agentId, memoryId);
+      if (r === undefined || visibleToUser(r.user_id, forUser)) return true;
+      hidden.add(memoryId);
+      return false;
+    });
     const records: MemoryRecord[] = [];
     const entries: MemoryHistoryEntry[] = [];
     for (const [index, memoryId] of chain.entries()) {
@@ -152,7 +173,7 @@ export function history(ctx: StoreContext, agentId: string, id: string): Promise
          WHERE agent_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
       )
       .all<HistoryRow>(agentId, JSON.stringify(chain));
-    for (const r of rows) entries.push(entry(r));
+    for (const r of rows) if (!hidden.has(r.memory_id)) entries.push(entry(r));
     // Stable by time: creations first at equal times, then the recorded order.
     const order = new Map(entries.map((e, i) => [e, i]));
     entries.sort(

@@ -187,7 +187,8 @@ class Importer {
     if (
       (row.lifecycle ?? 'active') === 'active' &&
       row.kind !== 'event' &&
-      activeDuplicate(ctx, agentId, String(row.kind), row.content_hash) !== undefined
+      activeDuplicate(ctx, agentId, String(row.kind), row.content_hash, (row.user_id as string | null) ?? null) !==
+        undefined
     ) {
       return 'conflicts';
     }
@@ -276,6 +277,7 @@ class Importer {
         const content = validateContent(row.content, limits, 'event.content', true);
         validateTimestamp(row.created_at, 'event.created_at');
         if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
+        if (row.user_id != null) validateAgentId(row.user_id, 'event.user_id');
         try {
           const meta: unknown = JSON.parse(String(row.metadata ?? '{}'));
           if (typeof meta !== 'object' || meta === null || Array.isArray(meta))

@@ -3,8 +3,9 @@
  * stay in place; search filters on `active`.
  */
 
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store/port-kit';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store/port-kit';
 import {
+  checkUserScope,
   invalidInput,
   validateAgentId,
   validateId,
@@ -15,20 +16,31 @@ import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
 
+/** The checked user of a scoped write; a new row it writes may be the agent's own or that user's only. */
+function writeScope(scope: UserScope | undefined, newUserId: string | null, field: string): string | null {
+  const forUser = checkUserScope(scope);
+  if (forUser !== null && newUserId !== null && newUserId !== forUser) {
+    throw invalidInput(`${field}.userId must be the user of the scope`);
+  }
+  return forUser;
+}
+
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
 export function archiveMemory(
   ctx: StoreContext,
   agentId: string,
   id: string,
   expectedRevision?: number,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', () => {
     validateAgentId(agentId);
     validateId(id);
     if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const row = rowForWrite(ctx, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, row, 'archived', row.superseded_by, now);
     });
   });
@@ -44,6 +56,7 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', () => {
     validateAgentId(agentId);
@@ -51,9 +64,10 @@ export function supersedeMemory(
     validateInteger(expectedRevision, 'expectedRevision', 1);
     const prepared = prepareInsert(ctx, replacement, 'replacement');
     if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const forUser = writeScope(scope, prepared.userId, 'replacement');
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
+      const row = rowForWrite(ctx, agentId, oldId, expectedRevision, forUser);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
       const id = prepared.id ?? newId(ctx);
       let superseded = casLifecycle(ctx, row, 'superseded', id, now);
@@ -85,15 +99,17 @@ export function setLifecycle(
   id: string,
   expectedRevision: number,
   lifecycle: Lifecycle,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', () => {
     validateAgentId(agentId);
     validateId(id);
     validateInteger(expectedRevision, 'expectedRevision', 1);
     validateLifecycle(lifecycle);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const row = rowForWrite(ctx, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, row, lifecycle, row.superseded_by, now);
     });
   });
@@ -105,6 +121,7 @@ export function mergeMemories(
   agentId: string,
   sources: readonly MergeSource[],
   merged: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', () => {
     validateAgentId(agentId);
@@ -120,9 +137,10 @@ export function mergeMemories(
     }
     const prepared = prepareInsert(ctx, merged, 'merged');
     if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const forUser = writeScope(scope, prepared.userId, 'merged');
     const now = ctx.now();
     return ctx.tx(() => {
-      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
+      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision, forUser));
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
       const id = prepared.id ?? newId(ctx);
       let superseded = rows.map((row) => casLifecycle(ctx, row, 'superseded', id, now));

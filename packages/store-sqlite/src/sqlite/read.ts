@@ -10,8 +10,10 @@ import type {
   MemoryRecord,
   RevalidateOptions,
   RevalidationCandidate,
+  UserScope,
 } from '@engram/store/port-kit';
 import {
+  checkUserScope,
   invalidInput,
   validateAgentId,
   validateId,
@@ -46,12 +48,17 @@ import {
   toRecord,
 } from './rows.js';
 
-/** Reads one row of an agent (any lifecycle), or null. */
-export function getMemory(ctx: StoreContext, agentId: string, id: string): Promise<MemoryRecord | null> {
+/** Reads one row of an agent (any lifecycle), or null (also when it is another user's than `scope.forUser`). */
+export function getMemory(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryRecord | null> {
   return ctx.op('getMemory', () => {
     validateAgentId(agentId);
     validateId(id);
-    const row = selectRow(ctx, agentId, id);
+    const row = selectRow(ctx, agentId, id, checkUserScope(scope));
     return row === undefined ? null : toRecord(row);
   });
 }
@@ -173,6 +180,7 @@ function reread<V extends readonly unknown[], R>(
   const { shape, columns, revisionAt, convert } = read;
   validateAgentId(agentId);
   const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
+  const forUser = checkUserScope(options === undefined ? undefined : { forUser: options.forUser });
   if (!Array.isArray(candidates)) throw invalidInput('candidates must be an array');
   if (candidates.length > 10_000) throw invalidInput('at most 10,000 candidates');
   if (candidates.length === 0) return [];
@@ -194,11 +202,12 @@ function reread<V extends readonly unknown[], R>(
   const rows = ctx
     .variant(
       'read',
-      `revalidate:${shape}:${scope.tMode}`,
+      `revalidate:${shape}:${scope.tMode}:${forUser === null ? 0 : 1}`,
       () => `SELECT ${columns} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = @agent AND ${timeSql(scope)}`,
+         WHERE m.agent_id = @agent AND ${timeSql(scope)}
+         ${forUser === null ? '' : 'AND (m.user_id IS NULL OR m.user_id = @forUser)'}`,
     )
-    .values<V>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
+    .values<V>({ ids: JSON.stringify(ids), agent: agentId, forUser, ...scope });
   const byId = new Map(rows.map((r) => [r[0] as string, r]));
   const out: R[] = [];
   const emitted = new Set<string>();

@@ -66,6 +66,7 @@ export interface EventRow {
   tool_name: string | null;
   metadata: string;
   created_at: number;
+  user_id: string | null;
 }
 
 /** A row of `skills`. */
@@ -249,6 +250,7 @@ export function toEvent(row: EventRow): EventRecord {
     toolName: row.tool_name,
     metadata,
     createdAt: row.created_at,
+    userId: row.user_id,
   };
 }
 

@@ -1,0 +1,30 @@
+/**
+ * The user scope of a call (issue: users are boundaries). A memory without a user is the agent's own, shared
+ * by all its users; a call made for a user sees those and that user's own, never another user's. Reads with
+ * a filter say it with `MemoryFilter.forUser`; reads and writes by id take a {@link UserScope}, and another
+ * user's memory is then not found.
+ */
+import { invalidInput } from './errors.js';
+import { validateAgentId } from './validate.js';
+
+/** The user a call acts for. */
+export interface UserScope {
+  /**
+   * Visibility for this user: the agent's own memories (no user) and this user's; another user's memory is
+   * not found. Without it the call acts for the whole agent.
+   */
+  readonly forUser?: string;
+}
+
+/** The checked user of a scope: null for the whole agent; invalid input throws. */
+export function checkUserScope(scope: unknown): string | null {
+  if (scope === undefined) return null;
+  if (typeof scope !== 'object' || scope === null) throw invalidInput('scope must be an object');
+  const forUser = (scope as UserScope).forUser;
+  return forUser === undefined ? null : validateAgentId(forUser, 'forUser');
+}
+
+/** Whether a row of this user is visible to a call for `forUser` (null: the whole agent). */
+export function visibleToUser(rowUserId: string | null, forUser: string | null): boolean {
+  return forUser === null || rowUserId === null || rowUserId === forUser;
+}
