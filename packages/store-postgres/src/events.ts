@@ -27,9 +27,17 @@ import { insertPrepared, prepareInsert } from './write.js';
 
 function sameEvent(
   a: PreparedEvent,
-  b: { type: string; role: string; content: string; tool_name: string | null; metadata: string },
+  b: {
+    type: string;
+    role: string;
+    content: string;
+    tool_name: string | null;
+    metadata: string;
+    user_id: string | null;
+  },
 ): boolean {
   return (
+    a.userId === b.user_id &&
     a.type === b.type &&
     a.role === b.role &&
     a.content === b.content &&
@@ -62,6 +70,7 @@ export function appendEvents(
           content: e.content,
           tool_name: e.toolName,
           metadata: e.metadataJson,
+          user_id: e.userId,
         })
       ) {
         skipped += 1;
@@ -75,8 +84,9 @@ export function appendEvents(
         const inserted = await ctx.q<{ seq: string }>(
           db,
           'write',
-          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at)
-           SELECT $1::text, $2::text, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])
+          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at,
+             user_id)
+           SELECT $1::text, $2::text, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])
            ON CONFLICT (agent_id, session_id, seq) DO NOTHING RETURNING seq`,
           [
             agentId,
@@ -89,6 +99,7 @@ export function appendEvents(
             unique.map((e) => e.metadataJson),
             unique.map((e) => contentHash(e.content)),
             unique.map((e) => e.createdAt ?? now),
+            unique.map((e) => e.userId),
           ],
         );
         appended = inserted.length;

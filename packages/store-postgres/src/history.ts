@@ -2,8 +2,20 @@
  * The lineage of a memory: history entries written by updates, supersedes, forgets and contradiction links,
  * and the read that assembles a memory's supersede chain and entries in time order (as the SQLite store does).
  */
-import type { MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry, MemoryRecord } from '@engram/store';
-import { type HistoryInput, validateAgentId, validateId } from '@engram/store/port-kit';
+import type {
+  MemoryHistory,
+  MemoryHistoryAction,
+  MemoryHistoryEntry,
+  MemoryRecord,
+  UserScope,
+} from '@engram/store';
+import {
+  checkUserScope,
+  type HistoryInput,
+  validateAgentId,
+  validateId,
+  visibleToUser,
+} from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
 
@@ -142,19 +154,44 @@ function entry(r: HistoryRow): MemoryHistoryEntry {
   };
 }
 
-/** A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first. */
-export function history(ctx: PgContext, agentId: string, id: string): Promise<MemoryHistory> {
+/**
+ * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
+ * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
+ * of the chain are left out with their entries.
+ */
+export function history(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryHistory> {
   return ctx.op('history', async () => {
     validateAgentId(agentId);
     validateId(id);
+    const forUser = checkUserScope(scope);
     // One snapshot for the whole read.
     return ctx.tx(async (db) => {
       await ctx.run(db, 'meta', 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const chain = await supersedeChain(ctx, db, agentId, id);
+      const own = await selectRow(ctx, db, agentId, id);
+      if (own !== undefined && !visibleToUser(own.user_id, forUser)) {
+        return { id, chain: [id], records: [], entries: [] };
+      }
+      const hidden = new Set<string>();
+      const chain: string[] = [];
+      const stored = new Map<string, MemoryRow>();
+      for (const memoryId of await supersedeChain(ctx, db, agentId, id)) {
+        const r = await selectRow(ctx, db, agentId, memoryId);
+        if (r !== undefined && !visibleToUser(r.user_id, forUser)) {
+          hidden.add(memoryId);
+          continue;
+        }
+        if (r !== undefined) stored.set(memoryId, r);
+        chain.push(memoryId);
+      }
       const records: MemoryRecord[] = [];
       const entries: MemoryHistoryEntry[] = [];
       for (const [index, memoryId] of chain.entries()) {
-        const row = await selectRow(ctx, db, agentId, memoryId);
+        const row = stored.get(memoryId);
         if (row === undefined) continue;
         records.push(toRecord(row));
         entries.push({
@@ -175,7 +212,7 @@ export function history(ctx: PgContext, agentId: string, id: string): Promise<Me
          WHERE agent_id = $1 AND memory_id = ANY($2::text[]) ORDER BY seq`,
         [agentId, chain],
       );
-      for (const r of rows) entries.push(entry(r));
+      for (const r of rows) if (!hidden.has(r.memory_id)) entries.push(entry(r));
       // Stable by time: creations first at equal times, then the recorded order.
       const order = new Map(entries.map((e, i) => [e, i]));
       entries.sort(

@@ -2,8 +2,10 @@
  * The lifecycle slice: archive, supersede, merge and the general compare-and-set lifecycle move. Derived rows
  * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
  */
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store';
 import {
+  checkUserScope,
+  checkWriteScope,
   invalidInput,
   validateAgentId,
   validateId,
@@ -20,14 +22,16 @@ export function archiveMemory(
   agentId: string,
   id: string,
   expectedRevision?: number,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', async () => {
     validateAgentId(agentId);
     validateId(id);
     if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, db, row, 'archived', row.superseded_by, now);
     });
   });
@@ -43,6 +47,7 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', async () => {
     validateAgentId(agentId);
@@ -50,9 +55,10 @@ export function supersedeMemory(
     validateInteger(expectedRevision, 'expectedRevision', 1);
     const prepared = prepareInsert(ctx, replacement, 'replacement');
     if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
+    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision, forUser);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
       const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
       let superseded = await casLifecycle(ctx, db, row, 'superseded', id, now);
@@ -86,15 +92,17 @@ export function setLifecycle(
   id: string,
   expectedRevision: number,
   lifecycle: Lifecycle,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', async () => {
     validateAgentId(agentId);
     validateId(id);
     validateInteger(expectedRevision, 'expectedRevision', 1);
     validateLifecycle(lifecycle);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, db, row, lifecycle, row.superseded_by, now);
     });
   });
@@ -106,6 +114,7 @@ export function mergeMemories(
   agentId: string,
   sources: readonly MergeSource[],
   merged: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', async () => {
     validateAgentId(agentId);
@@ -121,10 +130,13 @@ export function mergeMemories(
     }
     const prepared = prepareInsert(ctx, merged, 'merged');
     if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
+    const forUser = checkWriteScope(scope, prepared.userId, 'merged');
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const rows = [];
-      for (const s of sources) rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision));
+      for (const s of sources) {
+        rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision, forUser));
+      }
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
       const id = prepared.id ?? validateId(ctx.idFactory(), 'generated id');
       let superseded: MemoryRecord[] = [];

@@ -129,6 +129,7 @@ export interface EventRow {
   tool_name: string | null;
   metadata: string;
   created_at: string | number;
+  user_id: string | null;
 }
 
 /** The record of an event row; malformed metadata is `ENGRAM_STORE_CORRUPT`. */
@@ -152,6 +153,7 @@ export function toEvent(row: EventRow): EventRecord {
     toolName: row.tool_name,
     metadata,
     createdAt: Number(row.created_at),
+    userId: row.user_id,
   };
 }
 

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type AppendEventsResult,
   type ConflictLink,
+  type DeleteAllOptions,
   type ConflictResolution,
   type ConflictState,
   type DeleteAllResult,
@@ -50,6 +51,7 @@ import {
   type SkillInput,
   type SkillRecord,
   type VectorHit,
+  type UserScope,
   type VectorQuery,
 } from '@engram/store';
 import {
@@ -154,8 +156,8 @@ export class PostgresMemoryStore implements MemoryStore {
     if (this.#ctx.ownsPool) await this.#ctx.pool.end();
   }
 
-  getMemory(agentId: string, id: string): Promise<MemoryRecord | null> {
-    return read.getMemory(this.#ctx, agentId, id);
+  getMemory(agentId: string, id: string, scope?: UserScope): Promise<MemoryRecord | null> {
+    return read.getMemory(this.#ctx, agentId, id, scope);
   }
   listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]> {
     return read.listMemories(this.#ctx, agentId, options);
@@ -198,49 +200,63 @@ export class PostgresMemoryStore implements MemoryStore {
     id: string,
     expectedRevision: number,
     patch: MemoryPatch,
+    scope?: UserScope,
   ): Promise<MemoryRecord> {
-    return write.updateMemory(this.#ctx, agentId, id, expectedRevision, patch);
+    return write.updateMemory(this.#ctx, agentId, id, expectedRevision, patch, scope);
   }
   recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void> {
     return write.recordAccess(this.#ctx, agentId, ids, at);
   }
-  deleteMemory(agentId: string, id: string): Promise<boolean> {
-    return write.deleteMemory(this.#ctx, agentId, id);
+  deleteMemory(agentId: string, id: string, scope?: UserScope): Promise<boolean> {
+    return write.deleteMemory(this.#ctx, agentId, id, scope);
   }
 
-  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord> {
-    return lifecycle.archiveMemory(this.#ctx, agentId, id, expectedRevision);
+  archiveMemory(
+    agentId: string,
+    id: string,
+    expectedRevision?: number,
+    scope?: UserScope,
+  ): Promise<MemoryRecord> {
+    return lifecycle.archiveMemory(this.#ctx, agentId, id, expectedRevision, scope);
   }
   supersedeMemory(
     agentId: string,
     oldId: string,
     expectedRevision: number,
     replacement: NewMemory,
+    scope?: UserScope,
   ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
-    return lifecycle.supersedeMemory(this.#ctx, agentId, oldId, expectedRevision, replacement);
+    return lifecycle.supersedeMemory(this.#ctx, agentId, oldId, expectedRevision, replacement, scope);
   }
-  setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
-    return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  setLifecycle(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    to: Lifecycle,
+    scope?: UserScope,
+  ): Promise<MemoryRecord> {
+    return lifecycle.setLifecycle(this.#ctx, agentId, id, expectedRevision, to, scope);
   }
   mergeMemories(
     agentId: string,
     sources: readonly MergeSource[],
     merged: NewMemory,
+    scope?: UserScope,
   ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
-    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged);
+    return lifecycle.mergeMemories(this.#ctx, agentId, sources, merged, scope);
   }
 
   /** The forget setting this store was opened with. */
   get forgetMode(): ForgetMode {
     return this.#ctx.forgetMode;
   }
-  history(agentId: string, id: string): Promise<MemoryHistory> {
-    return history(this.#ctx, agentId, id);
+  history(agentId: string, id: string, scope?: UserScope): Promise<MemoryHistory> {
+    return history(this.#ctx, agentId, id, scope);
   }
-  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult> {
+  forgetMemory(agentId: string, id: string, options?: ForgetOptions & UserScope): Promise<ForgetResult> {
     return facts.forgetMemory(this.#ctx, agentId, id, options);
   }
-  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult> {
+  deleteAll(agentId: string, options?: DeleteAllOptions): Promise<DeleteAllResult> {
     return facts.deleteAll(this.#ctx, agentId, options);
   }
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean> {

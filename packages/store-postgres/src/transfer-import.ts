@@ -360,6 +360,7 @@ class Importer {
         const content = validateContent(row.content, limits, 'event.content', true);
         validateTimestamp(row.created_at, 'event.created_at');
         if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
+        if (row.user_id != null) validateAgentId(row.user_id, 'event.user_id');
         jsonObject(row.metadata, 'event.metadata');
         return { content_hash: contentHash(content) };
       }

@@ -348,7 +348,6 @@ CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE 
   },
 ];
 
-
 /** The store's vec0 tables: the float index and the optional quantised one (`QUANT_TABLE` in vector-quant.ts). */
 export const VEC0_TABLES: readonly string[] = ['memories_vec', 'memories_vec_quant'];
 

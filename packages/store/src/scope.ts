@@ -28,3 +28,15 @@ export function checkUserScope(scope: unknown): string | null {
 export function visibleToUser(rowUserId: string | null, forUser: string | null): boolean {
   return forUser === null || rowUserId === null || rowUserId === forUser;
 }
+
+/**
+ * The checked user of a scoped write that also writes a new row (a supersede's replacement, a merge's result):
+ * the new row may be the agent's own or that user's only, never another user's; invalid input otherwise.
+ */
+export function checkWriteScope(scope: unknown, newUserId: string | null, field: string): string | null {
+  const forUser = checkUserScope(scope);
+  if (forUser !== null && newUserId !== null && newUserId !== forUser) {
+    throw invalidInput(`${field}.userId must be the user of the scope`);
+  }
+  return forUser;
+}

@@ -449,7 +449,9 @@ export function prepareEvent(input: EventInput, limits: ValidationLimits, field 
   const createdAt =
     input.createdAt === undefined ? undefined : validateTimestamp(input.createdAt, `${field}.createdAt`);
   const userId =
-    input.userId === undefined || input.userId === null ? null : validateAgentId(input.userId, `${field}.userId`);
+    input.userId === undefined || input.userId === null
+      ? null
+      : validateAgentId(input.userId, `${field}.userId`);
   return {
     seq,
     type: input.type as EventType,

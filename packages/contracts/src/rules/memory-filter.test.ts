@@ -54,7 +54,7 @@ describe('checkMemoryFilter', () => {
 });
 
 describe('matchesMemoryFilter', () => {
-  it('forUser passes the agent\'s own memories and that user\'s, never another user\'s', () => {
+  it("forUser passes the agent's own memories and that user's, never another user's", () => {
     const f = ok({ forUser: 'bob' });
     expect(f.forUser).toBe('bob');
     expect(matchesMemoryFilter(f, row({}, null))).toBe(true);

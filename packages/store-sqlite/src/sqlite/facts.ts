@@ -183,7 +183,9 @@ function deleteUserAll(
   let events = 0;
   if (ctx.forgetMode === 'erase') {
     eraseHistoryContent(ctx, agentId, ids);
-    events = ctx.stmt('write', 'DELETE FROM events WHERE agent_id = ? AND user_id = ?').run(agentId, userId).changes;
+    events = ctx
+      .stmt('write', 'DELETE FROM events WHERE agent_id = ? AND user_id = ?')
+      .run(agentId, userId).changes;
   }
   closeLinks(ctx, agentId, ids, now);
   return { memories: rows.length, events, skills: 0, mode: ctx.forgetMode };

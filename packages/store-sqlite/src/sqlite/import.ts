@@ -187,8 +187,13 @@ class Importer {
     if (
       (row.lifecycle ?? 'active') === 'active' &&
       row.kind !== 'event' &&
-      activeDuplicate(ctx, agentId, String(row.kind), row.content_hash, (row.user_id as string | null) ?? null) !==
-        undefined
+      activeDuplicate(
+        ctx,
+        agentId,
+        String(row.kind),
+        row.content_hash,
+        (row.user_id as string | null) ?? null,
+      ) !== undefined
     ) {
       return 'conflicts';
     }

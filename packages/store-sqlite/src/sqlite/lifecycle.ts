@@ -6,6 +6,7 @@
 import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store/port-kit';
 import {
   checkUserScope,
+  checkWriteScope,
   invalidInput,
   validateAgentId,
   validateId,
@@ -15,15 +16,6 @@ import {
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, newId, prepareInsert, rowForWrite } from './memory-rows.js';
-
-/** The checked user of a scoped write; a new row it writes may be the agent's own or that user's only. */
-function writeScope(scope: UserScope | undefined, newUserId: string | null, field: string): string | null {
-  const forUser = checkUserScope(scope);
-  if (forUser !== null && newUserId !== null && newUserId !== forUser) {
-    throw invalidInput(`${field}.userId must be the user of the scope`);
-  }
-  return forUser;
-}
 
 /** Archives a row (compare-and-set when `expectedRevision` is given); FTS and vector rows stay (search filters). */
 export function archiveMemory(
@@ -64,7 +56,7 @@ export function supersedeMemory(
     validateInteger(expectedRevision, 'expectedRevision', 1);
     const prepared = prepareInsert(ctx, replacement, 'replacement');
     if (prepared.agentId !== agentId) throw invalidInput('replacement.agentId must equal agentId');
-    const forUser = writeScope(scope, prepared.userId, 'replacement');
+    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision, forUser);
@@ -137,7 +129,7 @@ export function mergeMemories(
     }
     const prepared = prepareInsert(ctx, merged, 'merged');
     if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
-    const forUser = writeScope(scope, prepared.userId, 'merged');
+    const forUser = checkWriteScope(scope, prepared.userId, 'merged');
     const now = ctx.now();
     return ctx.tx(() => {
       const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision, forUser));

@@ -328,7 +328,9 @@ export function selectRow(
   id: string,
   forUser: string | null = null,
 ): MemoryRow | undefined {
-  const row = ctx.stmt('read', 'SELECT * FROM memories WHERE id = ? AND agent_id = ?').get<MemoryRow>(id, agentId);
+  const row = ctx
+    .stmt('read', 'SELECT * FROM memories WHERE id = ? AND agent_id = ?')
+    .get<MemoryRow>(id, agentId);
   return row === undefined || visibleToUser(row.user_id, forUser) ? row : undefined;
 }
 

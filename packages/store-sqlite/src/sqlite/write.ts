@@ -5,13 +5,7 @@
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
-import type {
-  InsertedMemory,
-  MemoryPatch,
-  MemoryRecord,
-  NewMemory,
-  UserScope,
-} from '@engram/store/port-kit';
+import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory, UserScope } from '@engram/store/port-kit';
 import {
   checkUserScope,
   chunkSpans,
