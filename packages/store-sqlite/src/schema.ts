@@ -341,9 +341,13 @@ DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
     version: 14,
     up(db: SqliteDatabase): void {
       db.exec(`DROP INDEX IF EXISTS memories_active_hash;
-${USER_HASH_INDEX_SQL}
-ALTER TABLE events ADD COLUMN user_id TEXT;
-CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE user_id IS NOT NULL;`);
+${USER_HASH_INDEX_SQL}`);
+      // A file whose recorded version was set back by hand may have the column already.
+      const has = db.prepare("SELECT 1 AS x FROM pragma_table_info('events') WHERE name = 'user_id'").get();
+      if (has === undefined) db.exec('ALTER TABLE events ADD COLUMN user_id TEXT');
+      db.exec(
+        'CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE user_id IS NOT NULL',
+      );
     },
   },
 ];
