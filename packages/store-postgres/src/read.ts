@@ -14,8 +14,8 @@ import type {
 } from '@engram/store';
 import {
   checkKinds,
-  checkUserScope,
   checkTags,
+  checkUserScope,
   invalidInput,
   validateAgentId,
   validateId,

@@ -10,9 +10,9 @@ import { randomUUID } from 'node:crypto';
 import {
   type AppendEventsResult,
   type ConflictLink,
-  type DeleteAllOptions,
   type ConflictResolution,
   type ConflictState,
+  type DeleteAllOptions,
   type DeleteAllResult,
   type EmbeddingBacklog,
   type EmbeddingCommitResult,
@@ -50,8 +50,8 @@ import {
   type RevalidationCandidate,
   type SkillInput,
   type SkillRecord,
-  type VectorHit,
   type UserScope,
+  type VectorHit,
   type VectorQuery,
 } from '@engram/store';
 import {

@@ -90,15 +90,21 @@ describe('schema v13 → v14', () => {
     expect((await store.readEvents('a', 's1', 1, 1))[0]?.userId).toBeNull();
 
     // Bob's text is his own memory now; Alice's second copy and the agent's own are found as before.
-    const bob = await store.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: PEANUTS, userId: 'bob' });
+    const bob = await store.insertUniqueMemory({
+      agentId: 'a',
+      kind: 'fact',
+      content: PEANUTS,
+      userId: 'bob',
+    });
     expect(bob.created).toBe(true);
     expect(bob.record.userId).toBe('bob');
     expect(
       await store.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: PEANUTS, userId: 'alice' }),
     ).toMatchObject({ created: false, record: { id: 'alice-1' } });
-    expect(
-      await store.insertUniqueMemory({ agentId: 'b', kind: 'fact', content: PEANUTS }),
-    ).toMatchObject({ created: false, record: { id: 'b-1' } });
+    expect(await store.insertUniqueMemory({ agentId: 'b', kind: 'fact', content: PEANUTS })).toMatchObject({
+      created: false,
+      record: { id: 'b-1' },
+    });
     // Bob's old copy cannot come back beside his new one, not even by a raw write.
     await expect(store.setLifecycle('a', 'bob-old', 2, 'active')).rejects.toMatchObject({
       code: 'ENGRAM_STORE_CONFLICT',

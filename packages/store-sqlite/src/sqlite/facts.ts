@@ -16,8 +16,8 @@ import type {
 } from '@engram/store/port-kit';
 import {
   CONFLICT_REASONS,
-  checkUserScope,
   CONFLICT_STATES,
+  checkUserScope,
   EngramStoreError,
   forgetOptions,
   invalidInput,
