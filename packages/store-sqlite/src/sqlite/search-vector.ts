@@ -279,7 +279,12 @@ function nearestPassing(
       0;
     if (raw < kk) return rows;
     if (kk >= MAX_KNN) break;
-    kk = Math.min(kk * FILTER_OVERSAMPLING, MAX_KNN);
+    // The share of neighbours that passed says how wide the next round must be (none passed: ×4 as before): a
+    // round that would need more than the index's largest k goes straight to the exact scan (a selective filter,
+    // such as one user of many, bounds that scan) instead of widening round by round up to it.
+    const needed = rows.length === 0 ? kk * FILTER_OVERSAMPLING : Math.ceil((k / rows.length) * kk * 1.25);
+    if (rows.length > 0 && needed > MAX_KNN) break;
+    kk = Math.min(Math.max(needed, kk * 2), MAX_KNN);
   }
   // Exact scan: the distance of every vector of every passing row (the filter bounds the work).
   return ctx
