@@ -118,6 +118,17 @@ interface ScopePort {
     readonly content: string;
   }): Promise<unknown>;
   listSkills(agentId: string): Promise<readonly unknown[]>;
+  exportRecords(options?: { readonly agentId?: string }): AsyncIterable<ExportedRecord>;
+  importRecords(
+    records: Iterable<ExportedRecord>,
+    options?: { readonly agentId?: string },
+  ): Promise<{ readonly imported: { readonly events: number } }>;
+}
+
+/** An export record as this suite reads it (the event rows; the rest passed on untouched). */
+interface ExportedRecord {
+  readonly type: string;
+  readonly row?: Readonly<Record<string, string | number | null>>;
 }
 
 /** The suite's port with the scope arguments (both adapters take them; `ConformancePort` omits them). */
@@ -291,6 +302,33 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         await expect(s.deleteAll('a', { userId: '' })).rejects.toMatchObject({
           code: 'ENGRAM_STORE_INVALID_INPUT',
         });
+      }),
+    );
+
+    it(
+      'an export and its import keep each event’s user; an event of a malformed user is refused',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        await s.appendEvents('a', 's1', [
+          { seq: 1, type: 'message', role: 'user', content: 'hello', userId: 'alice' },
+          { seq: 2, type: 'message', role: 'assistant', content: 'hi' },
+        ]);
+        const records: ExportedRecord[] = [];
+        for await (const r of s.exportRecords({ agentId: 'a' })) records.push(r);
+        const events = records.flatMap((r) => (r.type === 'event' && r.row !== undefined ? [r.row] : []));
+        expect(events.map((e) => e.user_id)).toEqual(['alice', null]);
+        expect((await s.importRecords(records, { agentId: 'b' })).imported.events).toBe(2);
+        expect((await s.readEvents('b', 's1', 1, 2)).map((e) => [e.seq, e.userId])).toEqual([
+          [1, 'alice'],
+          [2, null],
+        ]);
+        const bad = records.map((r) =>
+          r.type === 'event' && r.row !== undefined ? { type: 'event', row: { ...r.row, user_id: '' } } : r,
+        );
+        await expect(s.importRecords(bad, { agentId: 'c' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+        expect(await s.readEvents('c', 's1', 1, 2)).toEqual([]);
       }),
     );
 
