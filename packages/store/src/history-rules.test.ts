@@ -140,7 +140,10 @@ describe('a memory lineage', () => {
   });
 
   it("as a user sees it: another user's memory is unknown, another user's versions are left out", () => {
-    const of = (id: string, at: number, userId: string | null): MemoryRecord => ({ ...record(id, at), userId });
+    const of = (id: string, at: number, userId: string | null): MemoryRecord => ({
+      ...record(id, at),
+      userId,
+    });
     const chain = ['v1', 'v2', 'v3'];
     const records = [of('v1', 10, 'alice'), of('v2', 20, null), of('v3', 30, 'bob')];
     const rows = [row('v1', 'superseded', 20, { related_id: 'v2' }), row('v2', 'superseded', 30)];

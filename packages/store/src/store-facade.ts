@@ -6,8 +6,8 @@
  * Slightly over 300 lines on purpose: one documented one-line delegation per method of the port.
  */
 import type { MemoryKind } from '@engram/contracts';
-import type { UserScope } from './scope.js';
 import type { ConflictLink, ConflictResolution, ConflictState, ForgetMode } from './facts-types.js';
+import type { UserScope } from './scope.js';
 import type { IntegrityResult, RepairEmbeddingIntegrityOptions } from './store-options.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {

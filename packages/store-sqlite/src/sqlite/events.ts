@@ -63,12 +63,11 @@ export function appendEvents(
              WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
           )
           .all<
-            Pick<storedRows.EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata' | 'user_id'>
-          >(
-            agentId,
-            sessionId,
-            JSON.stringify(unique.map((e) => e.seq)),
-          );
+            Pick<
+              storedRows.EventRow,
+              'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata' | 'user_id'
+            >
+          >(agentId, sessionId, JSON.stringify(unique.map((e) => e.seq)));
         const stored = new Map(existing.map((r) => [r.seq, r]));
         const insert = ctx.stmt(
           'write',
