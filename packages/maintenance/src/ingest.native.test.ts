@@ -70,6 +70,23 @@ const SESSION: EventInput[] = [
 const h = (text: string): string => `hash:${contentHash(text)}`;
 
 describe('event ingestion over a real store', () => {
+  it('an event of a user becomes a memory of that user; an event without one, the agent’s own', async () => {
+    const { store } = await temp();
+    const ingestor = createEventIngestor({ store });
+    await ingestor.appendAndIngest('agent', 's-bob', [
+      { seq: 1, type: 'message', role: 'user', content: 'My bank is Acme', userId: 'bob', createdAt: T0 },
+      { seq: 2, type: 'message', role: 'assistant', content: 'Noted, Bob.', createdAt: T0 + 1 },
+    ]);
+    const rows = await store.listMemories('agent', { kinds: ['event'] });
+    expect(rows.map((r) => [r.seqFrom, r.userId])).toEqual([
+      [1, 'bob'],
+      [2, null],
+    ]);
+    // Another user never sees Bob's event memory.
+    const forAlice = await store.listMemories('agent', { kinds: ['event'], filter: { forUser: 'alice' } });
+    expect(forAlice.map((r) => r.seqFrom)).toEqual([2]);
+  });
+
   it('derives tags exactly as specified for a scripted session with tool calls on files', async () => {
     const { store } = await temp();
     const ingestor = createEventIngestor({ store });

@@ -95,6 +95,8 @@ export function eventToMemory(
     seqFrom: event.seq,
     seqTo: event.seq,
     createdAt: event.createdAt,
+    // The event's user is the memory's (an event without one is the agent's own).
+    ...(event.userId == null ? {} : { userId: event.userId }),
   };
 }
 

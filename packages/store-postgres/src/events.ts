@@ -50,8 +50,9 @@ export function appendEvents(
         const inserted = await ctx.q<{ seq: string }>(
           db,
           'write',
-          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at)
-           SELECT $1::text, $2::text, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])
+          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at,
+             user_id)
+           SELECT $1::text, $2::text, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])
            ON CONFLICT (agent_id, session_id, seq) DO NOTHING RETURNING seq`,
           [
             agentId,
@@ -64,6 +65,7 @@ export function appendEvents(
             unique.map((e) => e.metadataJson),
             unique.map((e) => contentHash(e.content)),
             unique.map((e) => e.createdAt ?? now),
+            unique.map((e) => e.userId),
           ],
         );
         appended = inserted.length;

@@ -9,12 +9,20 @@ import {
   type ConflictLink,
   type ConflictResolution,
   type ConflictState,
+  type DeleteAllOptions,
   type DeleteAllResult,
   EngramStoreError,
   type ForgetOptions,
   type ForgetResult,
+  type UserScope,
 } from '@engram/store';
-import { factsRules, forgetOptions, lifecycleRules, validateAgentId } from '@engram/store/port-kit';
+import {
+  factsRules,
+  forgetOptions,
+  lifecycleRules,
+  validateAgentId,
+  visibleToUser,
+} from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
 import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
@@ -60,19 +68,23 @@ async function closeLinks(
   );
 }
 
-/** Forgets a memory and its superseded predecessors (one transaction). */
+/**
+ * Forgets a memory and its superseded predecessors (one transaction); with `options.forUser`, another user's
+ * memory is not found and another user's versions stay.
+ */
 export function forgetMemory(
   ctx: PgContext,
   agentId: string,
   id: string,
-  options?: ForgetOptions,
+  options?: ForgetOptions & UserScope,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', async () => {
     const who = factsRules.validateForgetArgs(agentId, id, options);
+    const forUser = factsRules.forgetUser(options);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await selectRow(ctx, db, agentId, id);
-      if (row === undefined || row.forgotten_at !== null) {
+      if (row === undefined || row.forgotten_at !== null || !visibleToUser(row.user_id, forUser)) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
@@ -84,7 +96,7 @@ export function forgetMemory(
           [memoryId, agentId],
         );
         const r = rows[0];
-        if (r === undefined || r.forgotten_at !== null) continue;
+        if (r === undefined || r.forgotten_at !== null || !visibleToUser(r.user_id, forUser)) continue;
         await forgetRow(ctx, db, r, who, now);
         forgotten.push(memoryId);
       }
@@ -95,16 +107,21 @@ export function forgetMemory(
   });
 }
 
-/** Forgets every memory of an agent; in `erase` mode also its events, cursors and skills (one transaction). */
+/**
+ * Forgets every memory of an agent; in `erase` mode also its events, cursors and skills (one transaction). With
+ * `options.userId`, only that user's memories and events (see {@link deleteUserAll}).
+ */
 export function deleteAll(
   ctx: PgContext,
   agentId: string,
-  options?: ForgetOptions,
+  options?: DeleteAllOptions,
 ): Promise<DeleteAllResult> {
   return ctx.op('deleteAll', async () => {
     validateAgentId(agentId);
     const who = forgetOptions(options);
+    const userId = factsRules.deleteAllUser(options);
     const now = ctx.now();
+    if (userId !== null) return ctx.tx((db) => deleteUserAll(ctx, db, agentId, userId, who, now));
     return ctx.tx(async (db) => {
       const rows = await ctx.q<MemoryRow>(
         db,
@@ -133,6 +150,39 @@ export function deleteAll(
       return { memories: rows.length, events, skills, mode: ctx.forgetMode };
     });
   });
+}
+
+/**
+ * Forgets one user's memories (as the forget setting says, tombstoned) and, in `erase` mode, that user's events
+ * and the text their history kept; the agent's own memories, other users', the cursors and the skills stay.
+ */
+async function deleteUserAll(
+  ctx: PgContext,
+  db: Queryable,
+  agentId: string,
+  userId: string,
+  who: { actor: string; reason: string | null },
+  now: number,
+): Promise<DeleteAllResult> {
+  const rows = await ctx.q<MemoryRow>(
+    db,
+    'read',
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE agent_id = $1 AND user_id = $2 AND forgotten_at IS NULL
+     ORDER BY rid FOR UPDATE`,
+    [agentId, userId],
+  );
+  for (const row of rows) await forgetRow(ctx, db, row, who, now);
+  const ids = rows.map((r) => r.id);
+  let events = 0;
+  if (ctx.forgetMode === 'erase') {
+    await eraseHistoryContent(ctx, db, agentId, ids);
+    events = await ctx.run(db, 'write', 'DELETE FROM events WHERE agent_id = $1 AND user_id = $2', [
+      agentId,
+      userId,
+    ]);
+  }
+  await closeLinks(ctx, db, agentId, ids, now);
+  return { memories: rows.length, events, skills: 0, mode: ctx.forgetMode };
 }
 
 /** Links two of the agent's facts as contradicting; false when already linked. */

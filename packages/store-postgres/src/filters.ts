@@ -22,6 +22,7 @@ export function filterSql(filter: MemoryFilter | undefined, params: unknown[], a
   };
   const parts: string[] = [];
   if (f.userId !== null) parts.push(`${a}.user_id = ${p(f.userId)}::text`);
+  if (f.forUser !== null) parts.push(`(${a}.user_id IS NULL OR ${a}.user_id = ${p(f.forUser)}::text)`);
   if (f.sessionId !== null) parts.push(`${a}.session_id = ${p(f.sessionId)}::text`);
   for (const c of f.conditions) {
     const at = `(${a}.metadata #> ${p(pathKeys(c.path))}::text[])`;

@@ -3,8 +3,14 @@
  * and the read that assembles a memory's supersede chain and entries in time order (as the SQLite store does).
  */
 
-import type { MemoryHistory, MemoryRecord } from '@engram/store';
-import { type HistoryInput, historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
+import type { MemoryHistory, MemoryRecord, UserScope } from '@engram/store';
+import {
+  checkUserScope,
+  type HistoryInput,
+  historyRules,
+  validateAgentId,
+  validateId,
+} from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { MEMORY_COLUMNS, type MemoryRow, toRecord } from './rows.js';
 
@@ -83,11 +89,21 @@ export function supersedeChain(
   });
 }
 
-/** A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first. */
-export function history(ctx: PgContext, agentId: string, id: string): Promise<MemoryHistory> {
+/**
+ * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
+ * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
+ * of the chain are left out with their entries (`historyRules.assembleHistory`).
+ */
+export function history(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryHistory> {
   return ctx.op('history', async () => {
     validateAgentId(agentId);
     validateId(id);
+    const forUser = checkUserScope(scope);
     // One snapshot for the whole read.
     return ctx.tx(async (db) => {
       await ctx.run(db, 'meta', 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -104,7 +120,7 @@ export function history(ctx: PgContext, agentId: string, id: string): Promise<Me
          WHERE agent_id = $1 AND memory_id = ANY($2::text[]) ORDER BY seq`,
         [agentId, chain],
       );
-      return historyRules.assembleHistory(id, chain, records, rows);
+      return historyRules.assembleHistory(id, chain, records, rows, forUser);
     });
   });
 }

@@ -3,8 +3,8 @@
  * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
  */
 
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store';
-import { invalidInput, lifecycleRules } from '@engram/store/port-kit';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store';
+import { checkWriteScope, invalidInput, lifecycleRules } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, rowForWrite } from './write.js';
@@ -15,12 +15,13 @@ export function archiveMemory(
   agentId: string,
   id: string,
   expectedRevision?: number,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', async () => {
-    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
+    const forUser = lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision, scope);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, db, row, 'archived', row.superseded_by, now);
     });
   });
@@ -36,12 +37,14 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', async () => {
     const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
+    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision, forUser);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
       const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded = await casLifecycle(ctx, db, row, 'superseded', id, now);
@@ -72,12 +75,13 @@ export function setLifecycle(
   id: string,
   expectedRevision: number,
   lifecycle: Lifecycle,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', async () => {
-    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
+    const forUser = lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle, scope);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, db, row, lifecycle, row.superseded_by, now);
     });
   });
@@ -89,13 +93,17 @@ export function mergeMemories(
   agentId: string,
   sources: readonly MergeSource[],
   merged: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', async () => {
     const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
+    const forUser = checkWriteScope(scope, prepared.userId, 'merged');
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const rows = [];
-      for (const s of sources) rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision));
+      for (const s of sources) {
+        rows.push(await rowForWrite(ctx, db, agentId, s.id, s.expectedRevision, forUser));
+      }
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
       const id = prepared.id ?? lifecycleRules.generatedMemoryId(ctx.idFactory);
       let superseded: MemoryRecord[] = [];

@@ -11,11 +11,13 @@ import type {
   RevalidateOptions,
   RevalidationCandidate,
   TimeScope,
+  UserScope,
 } from '@engram/store';
 import {
   callRules,
   checkKinds,
   checkTags,
+  checkUserScope,
   invalidInput,
   validateAgentId,
   validateId,
@@ -39,16 +41,23 @@ export function tagsFilter(tags: readonly string[] | undefined): string[] {
   return checkTags(tags);
 }
 
-/** Reads one row of an agent (any lifecycle), or null. */
-export function getMemory(ctx: PgContext, agentId: string, id: string): Promise<MemoryRecord | null> {
+/** Reads one row of an agent (any lifecycle), or null (also when it is another user's than `scope.forUser`). */
+export function getMemory(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryRecord | null> {
   return ctx.op('getMemory', async () => {
     validateAgentId(agentId);
     validateId(id);
+    const forUser = checkUserScope(scope);
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
-      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND agent_id = $2`,
-      [id, agentId],
+      `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1 AND agent_id = $2
+         AND ($3::text IS NULL OR user_id IS NULL OR user_id = $3::text)`,
+      [id, agentId, forUser],
     );
     return rows[0] === undefined ? null : toRecord(rows[0]);
   });
@@ -142,6 +151,7 @@ async function reread<R>(
     validateAgentId(agentId);
     if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
     const archived = includeArchived(options.includeArchived);
+    const forUser = checkUserScope({ forUser: options.forUser });
     const scope: TimeScope | undefined =
       options.asOf === undefined && options.includeHistory === undefined
         ? undefined
@@ -153,10 +163,15 @@ async function reread<R>(
     if (ids.length === 0) return [];
     const params: unknown[] = [ids, agentId];
     const time = timeSql(scope, params, 'current', archived);
+    let user = '';
+    if (forUser !== null) {
+      params.push(forUser);
+      user = `AND (m.user_id IS NULL OR m.user_id = $${params.length}::text)`;
+    }
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
-      `SELECT ${columns} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time}`,
+      `SELECT ${columns} FROM memories m WHERE id = ANY($1::text[]) AND agent_id = $2 AND ${time} ${user}`,
       params,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));

@@ -28,6 +28,9 @@ export const MAX_INDEXED_DIMENSIONS = 4000;
 /** The rows the exact-duplicate rule covers (the partial unique index's predicate). */
 export const ACTIVE_CONTENT_WHERE = "lifecycle = 'active' AND kind <> 'event'";
 
+/** The user key of the exact-duplicate rule (schema 5): a memory's user, '' for the agent's own. */
+export const USER_KEY = "coalesce(user_id, '')";
+
 const KINDS = "('event','fact','semantic','episodic','reflection','persona','skill')";
 
 /** One forward-only migration: SQL run inside the migration transaction. */
@@ -226,6 +229,20 @@ CREATE TABLE maintenance_leases (
 ALTER TABLE lexical_postings ADD COLUMN length integer;
 UPDATE lexical_postings p SET length = d.length FROM lexical_docs d WHERE d.key = p.key;
 ALTER TABLE lexical_postings ALTER COLUMN length SET NOT NULL;
+`,
+  },
+  {
+    // Users are boundaries: the exact-duplicate rule holds inside a user (the same text from two users of one
+    // agent is two memories, from one user twice still one), so its unique index gains the user as its last key
+    // (\`USER_KEY\`: no user is the agent's own, keyed ''). Data that held no duplicate under the stricter old key
+    // holds none under the new one: nothing moves. Events carry their user (null for those logged before).
+    version: 5,
+    sql: `
+DROP INDEX IF EXISTS memories_active_content;
+CREATE UNIQUE INDEX memories_active_content ON memories(agent_id, kind, content_hash, (${USER_KEY}))
+  WHERE ${ACTIVE_CONTENT_WHERE};
+ALTER TABLE events ADD COLUMN IF NOT EXISTS user_id text;
+CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE user_id IS NOT NULL;
 `,
   },
 ];

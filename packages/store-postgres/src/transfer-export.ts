@@ -40,6 +40,7 @@ export const PLAIN_TABLES = [
       'tool_name',
       'metadata',
       'created_at',
+      'user_id',
     ],
     order: ['agent_id', 'session_id', 'seq'],
   },

@@ -14,9 +14,11 @@ import {
   type MemoryPatch,
   type MemoryRecord,
   type NewMemory,
+  type UserScope,
 } from '@engram/store';
 import {
   callRules,
+  checkUserScope,
   chunkSpans,
   lifecycleRules,
   likeText,
@@ -24,12 +26,13 @@ import {
   storedRows,
   validateAgentId,
   validateId,
+  visibleToUser,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
 import { recordHistory } from './history.js';
 import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
-import { ACTIVE_CONTENT_WHERE } from './schema.js';
+import { ACTIVE_CONTENT_WHERE, USER_KEY } from './schema.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
 export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory =
@@ -39,7 +42,7 @@ export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) =>
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
  * vector given with content longer than the chunk budget is not stored (the drain embeds the chunks).
  *
- * An exact duplicate (an active non-event row of the same agent and kind with the same content hash) is never
+ * An exact duplicate (an active non-event row of the same agent, user and kind with the same content hash) is never
  * stored twice: the insert is `ON CONFLICT … DO NOTHING` on the partial unique index, so it holds for concurrent
  * writers too (the second waits for the first to commit), and the existing row comes back with `created: false`.
  */
@@ -69,7 +72,8 @@ export async function insertPrepared(
          seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
          user_id, metadata, valid_from)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::jsonb, $21)
-       ON CONFLICT (agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING RETURNING rid`,
+       ON CONFLICT (agent_id, kind, content_hash, (${USER_KEY})) WHERE ${ACTIVE_CONTENT_WHERE}
+       DO NOTHING RETURNING rid`,
       [
         id,
         p.agentId,
@@ -102,7 +106,7 @@ export async function insertPrepared(
       ) {
         throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
       }
-      const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash);
+      const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash, p.userId);
       if (existing === undefined) {
         throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
       }
@@ -127,20 +131,24 @@ export async function insertPrepared(
   return out;
 }
 
-/** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
+/**
+ * The active row of this agent, user (null: the agent's own) and kind with this content hash (the one the
+ * uniqueness rule allows), if any.
+ */
 async function activeDuplicate(
   ctx: PgContext,
   db: Queryable,
   agentId: string,
   kind: string,
   hash: string,
+  userId: string | null,
 ): Promise<MemoryRow | undefined> {
   const rows = await ctx.q<MemoryRow>(
     db,
     'read',
     `SELECT ${MEMORY_COLUMNS} FROM memories
-     WHERE agent_id = $1 AND kind = $2 AND content_hash = $3 AND ${ACTIVE_CONTENT_WHERE}`,
-    [agentId, kind, hash],
+     WHERE agent_id = $1 AND kind = $2 AND content_hash = $3 AND ${USER_KEY} = $4 AND ${ACTIVE_CONTENT_WHERE}`,
+    [agentId, kind, hash, userId ?? ''],
   );
   return rows[0];
 }
@@ -161,16 +169,20 @@ async function lockRow(
   return rows[0];
 }
 
-/** Reads and locks a row for a compare-and-set write; NOT_FOUND / REVISION_CONFLICT otherwise. */
+/**
+ * Reads and locks a row for a compare-and-set write (visible to `forUser`, a checked user scope); NOT_FOUND /
+ * REVISION_CONFLICT otherwise.
+ */
 export async function rowForWrite(
   ctx: PgContext,
   db: Queryable,
   agentId: string,
   id: string,
   expectedRevision: number | undefined,
+  forUser: string | null = null,
 ): Promise<MemoryRow> {
   const row = await lockRow(ctx, db, agentId, id);
-  if (row === undefined) {
+  if (row === undefined || !visibleToUser(row.user_id, forUser)) {
     throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
   }
   if (expectedRevision !== undefined && Number(row.revision) !== expectedRevision) {
@@ -249,12 +261,14 @@ export function updateMemory(
   id: string,
   expectedRevision: number,
   patch: MemoryPatch,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', async () => {
     const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(async (db) => {
-      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision);
+      const row = await rowForWrite(ctx, db, agentId, id, expectedRevision, forUser);
       const contentChanged = callRules.checkEventEdit(row, p);
       const content = contentChanged && p.content !== undefined ? p.content : row.content;
       const spans = chunkSpans(content);
@@ -339,15 +353,27 @@ export function recordAccess(
   });
 }
 
-/** Deletes the row; its chunks, BM25 units, postings and vectors go with it (foreign keys, cascade). */
-export function deleteMemory(ctx: PgContext, agentId: string, id: string): Promise<boolean> {
+/**
+ * Deletes the row; its chunks, BM25 units, postings and vectors go with it (foreign keys, cascade). False when
+ * it did not exist or is another user's than `scope.forUser`.
+ */
+export function deleteMemory(
+  ctx: PgContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<boolean> {
   return ctx.op('deleteMemory', async () => {
     validateAgentId(agentId);
     validateId(id);
-    const n = await ctx.run(ctx.pool, 'write', 'DELETE FROM memories WHERE id = $1 AND agent_id = $2', [
-      id,
-      agentId,
-    ]);
+    const forUser = checkUserScope(scope);
+    const n = await ctx.run(
+      ctx.pool,
+      'write',
+      `DELETE FROM memories WHERE id = $1 AND agent_id = $2
+         AND ($3::text IS NULL OR user_id IS NULL OR user_id = $3::text)`,
+      [id, agentId, forUser],
+    );
     return n > 0;
   });
 }

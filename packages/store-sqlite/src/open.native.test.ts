@@ -133,6 +133,9 @@ describe('opening a file database', () => {
       raw.exec('DROP TABLE memory_chunks');
       raw.exec('ALTER TABLE memories DROP COLUMN chunk_count');
       raw.exec('DROP TABLE lexical_postings; DROP TABLE lexical_docs; DROP TABLE lexical_stats;');
+      // What version 14 added (its rule index reads the user column).
+      raw.exec(`DROP INDEX memories_active_hash; DROP INDEX events_agent_user;
+        ALTER TABLE events DROP COLUMN user_id;`);
       // What version 6 added.
       raw.exec(`DROP INDEX memories_agent_user; DROP INDEX memories_agent_session;
         DROP INDEX memories_agent_superseded_by; DROP TABLE memory_links; DROP TABLE memory_history;`);
@@ -143,7 +146,7 @@ describe('opening a file database', () => {
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(13);
+    expect(SCHEMA_VERSION).toBe(14);
     const store = openStore({ path, embedding: null });
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });

@@ -331,6 +331,25 @@ DROP INDEX IF EXISTS memories_agent_hash_prefix;`);
       }
     },
   },
+  {
+    // Users are boundaries: the exact-duplicate rule holds inside a user, so the same text from two users of
+    // one agent is two memories (from one user twice, or from the agent itself twice, still one). The unique
+    // index `memories_active_hash` is rebuilt with the user as its last key (`USER_KEY`: no user is the agent's
+    // own, keyed ''); a file at version 13 held no duplicate under the stricter old key, so none under the new
+    // one, and nothing moves.
+    // Events carry their user too (`events.user_id`, null for the events logged before).
+    version: 14,
+    up(db: SqliteDatabase): void {
+      db.exec(`DROP INDEX IF EXISTS memories_active_hash;
+${USER_HASH_INDEX_SQL}`);
+      // A file whose recorded version was set back by hand may have the column already.
+      const has = db.prepare("SELECT 1 AS x FROM pragma_table_info('events') WHERE name = 'user_id'").get();
+      if (has === undefined) db.exec('ALTER TABLE events ADD COLUMN user_id TEXT');
+      db.exec(
+        'CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE user_id IS NOT NULL',
+      );
+    },
+  },
 ];
 
 /** The store's vec0 tables: the float index and the optional quantised one (`QUANT_TABLE` in vector-quant.ts). */
@@ -393,6 +412,20 @@ export const CONTENT_HASH_INDEXES_SQL: string = `CREATE UNIQUE INDEX IF NOT EXIS
   ON memories(agent_id, content_hash, kind) WHERE ${ACTIVE_CONTENT_WHERE};
 CREATE INDEX IF NOT EXISTS memories_other_hash_prefix
   ON memories(agent_id, substr(content_hash, 1, ${HASH_PREFIX_LENGTH})) WHERE ${OTHER_CONTENT_WHERE};`;
+
+/**
+ * The user key of the exact-duplicate rule (schema version 14): a memory's user, '' for the agent's own (no
+ * user id is empty, so '' never names a user).
+ */
+export const USER_KEY = "coalesce(user_id, '')";
+
+/**
+ * The unique index of the exact-duplicate rule from schema version 14, `memories_active_hash` with the user as
+ * its last key: one active row per (agent, hash, kind, user), the insert's `ON CONFLICT` target; it still
+ * answers the lookup by hash of the active rows (its first columns are unchanged).
+ */
+export const USER_HASH_INDEX_SQL: string = `CREATE UNIQUE INDEX IF NOT EXISTS memories_active_hash
+  ON memories(agent_id, content_hash, kind, ${USER_KEY}) WHERE ${ACTIVE_CONTENT_WHERE};`;
 
 /**
  * The partial unique index behind the exact-duplicate rule of schema versions 5 to 11, keyed (agent, kind,

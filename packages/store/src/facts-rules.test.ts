@@ -4,7 +4,9 @@ import {
   conflictLink,
   conflictLinkedEntries,
   conflictResolvedEntries,
+  deleteAllUser,
   forgetScope,
+  forgetUser,
   forgottenEntry,
   settleConflict,
   validateForgetArgs,
@@ -43,6 +45,22 @@ describe('forgetting', () => {
       actor: 'user',
       reason: 'wrong',
     });
+  });
+});
+
+describe('the user of a forget and of a delete-all', () => {
+  it('a forget acts for the whole agent unless it names a user, checked like an agent id', () => {
+    expect(forgetUser()).toBeNull();
+    expect(forgetUser({ actor: 'x' })).toBeNull();
+    expect(forgetUser({ forUser: 'bob' })).toBe('bob');
+    expect(codeOf(() => forgetUser({ forUser: '' }))).toBe('ENGRAM_STORE_INVALID_INPUT');
+  });
+
+  it('a delete-all reaches one user only when it names one, checked like an agent id', () => {
+    expect(deleteAllUser()).toBeNull();
+    expect(deleteAllUser({ reason: 'gdpr' })).toBeNull();
+    expect(deleteAllUser({ userId: 'bob' })).toBe('bob');
+    expect(codeOf(() => deleteAllUser({ userId: 'a\u0000b' }))).toBe('ENGRAM_STORE_INVALID_INPUT');
   });
 });
 

@@ -8,11 +8,13 @@ import type {
   ConflictLink,
   ConflictResolution,
   ConflictState,
+  DeleteAllOptions,
   ForgetOptions,
   HistoryInput,
 } from './facts-types.js';
 import { CONFLICT_REASONS, CONFLICT_STATES, forgetOptions } from './facts-validate.js';
 import type { Retirer } from './lifecycle-rules.js';
+import { checkOptionsUser, type UserScope } from './scope.js';
 import { validateAgentId, validateId, validateLimit } from './validate.js';
 
 /** The arguments of `forgetMemory`; who forgets and why. */
@@ -20,6 +22,20 @@ export function validateForgetArgs(agentId: string, id: string, options?: Forget
   validateAgentId(agentId);
   validateId(id);
   return forgetOptions(options);
+}
+
+/**
+ * The checked user scope of `forgetMemory`'s options (null: the whole agent): a forget for a user does not find
+ * another user's memory, and leaves another user's versions of its chain alone.
+ */
+export function forgetUser(options?: ForgetOptions & UserScope): string | null {
+  return checkOptionsUser(options);
+}
+
+/** The one user of a delete-all (`options.userId`), or null for the whole agent; invalid input throws. */
+export function deleteAllUser(options?: DeleteAllOptions): string | null {
+  const userId = typeof options === 'object' && options !== null ? options.userId : undefined;
+  return userId === undefined ? null : validateAgentId(userId, 'options.userId');
 }
 
 /** The versions a forget of `id` reaches: `id` and its predecessors in the chain (never its successors). */

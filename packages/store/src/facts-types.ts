@@ -3,6 +3,7 @@
  * agent's memories, and contradiction links between facts. Split from `types.ts` to keep each file readable;
  * `MemoryStore` includes this slice.
  */
+import type { UserScope } from './scope.js';
 import type { MemoryRecord } from './types.js';
 
 /** What happened to a memory, in its history. */
@@ -43,7 +44,7 @@ export interface MemoryHistory {
   readonly chain: readonly string[];
   /** Rows of the chain still stored (a forgotten and erased row is gone; its tombstone stays in `entries`). */
   readonly records: readonly MemoryRecord[];
-  /** Oldest first. Empty when the store never knew the id for this agent. */
+  /** Oldest first. Empty when the store never knew the id for this agent (or, with a user scope, it is another user's). */
   readonly entries: readonly MemoryHistoryEntry[];
 }
 
@@ -53,6 +54,15 @@ export interface ForgetOptions {
   readonly actor?: string;
   /** Why, at most 500 characters. */
   readonly reason?: string;
+}
+
+/** Options of a delete-all: who and why, and the one user whose memories and events go. */
+export interface DeleteAllOptions extends ForgetOptions {
+  /**
+   * Forget only this user's memories and events (their `userId` is this one): the agent's own memories, other
+   * users' and the skills stay. Without it, the whole agent.
+   */
+  readonly userId?: string;
 }
 
 /** What a forget removed or marked. */
@@ -107,14 +117,18 @@ export interface ConflictResolution {
 /** Corrections and time: history, forgetting, delete-all, contradiction links. */
 export interface MemoryFactsSlice {
   /** The lineage of a memory (its supersede chain, updates, forget tombstones, conflicts). */
-  history(agentId: string, id: string): Promise<MemoryHistory>;
+  history(agentId: string, id: string, scope?: UserScope): Promise<MemoryHistory>;
   /**
    * Forgets a memory and its superseded predecessors, as the store's forget setting says, writing a tombstone
-   * for each; `ENGRAM_STORE_NOT_FOUND` when the agent has no such (unforgotten) memory.
+   * for each; `ENGRAM_STORE_NOT_FOUND` when the agent has no such (unforgotten) memory, or, with `forUser`,
+   * when it is another user's.
    */
-  forgetMemory(agentId: string, id: string, options?: ForgetOptions): Promise<ForgetResult>;
-  /** Forgets every memory of the agent (tombstoned the same way); in `erase` mode also its events and skills. */
-  deleteAll(agentId: string, options?: ForgetOptions): Promise<DeleteAllResult>;
+  forgetMemory(agentId: string, id: string, options?: ForgetOptions & UserScope): Promise<ForgetResult>;
+  /**
+   * Forgets every memory of the agent (tombstoned the same way); in `erase` mode also its events and skills.
+   * With `userId`, only that user's memories and events (never skills).
+   */
+  deleteAll(agentId: string, options?: DeleteAllOptions): Promise<DeleteAllResult>;
   /** Links two facts of the agent as contradicting (idempotent); false when the link already existed. */
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
   /** The agent's contradiction links, optionally only those touching `ids` or in `state`. */

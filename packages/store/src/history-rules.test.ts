@@ -139,6 +139,32 @@ describe('a memory lineage', () => {
     ]);
   });
 
+  it("as a user sees it: another user's memory is unknown, another user's versions are left out", () => {
+    const of = (id: string, at: number, userId: string | null): MemoryRecord => ({
+      ...record(id, at),
+      userId,
+    });
+    const chain = ['v1', 'v2', 'v3'];
+    const records = [of('v1', 10, 'alice'), of('v2', 20, null), of('v3', 30, 'bob')];
+    const rows = [row('v1', 'superseded', 20, { related_id: 'v2' }), row('v2', 'superseded', 30)];
+    const forBob = assembleHistory('v2', chain, records, rows, 'bob');
+    expect(forBob.chain).toEqual(['v2', 'v3']);
+    expect(forBob.records.map((r) => r.id)).toEqual(['v2', 'v3']);
+    expect(forBob.entries.map((e) => [e.memoryId, e.action])).toEqual([
+      ['v2', 'created'],
+      ['v3', 'created'],
+      ['v2', 'superseded'],
+    ]);
+    expect(assembleHistory('v1', chain, records, rows, 'bob')).toEqual({
+      id: 'v1',
+      chain: ['v1'],
+      records: [],
+      entries: [],
+    });
+    // Without a scope, the whole agent's lineage.
+    expect(assembleHistory('v2', chain, records, rows).chain).toEqual(chain);
+  });
+
   it('is empty for an id the store never knew', () => {
     expect(assembleHistory('x', ['x'], [undefined], [])).toEqual({
       id: 'x',

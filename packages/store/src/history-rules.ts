@@ -4,6 +4,7 @@
  * order). Pure: an adapter answers the walk's lookups and reads the rows; the statements stay its own.
  */
 import type { HistoryInput, MemoryHistory, MemoryHistoryAction, MemoryHistoryEntry } from './facts-types.js';
+import { visibleToUser } from './scope.js';
 import type { MemoryRecord } from './types.js';
 
 /** The values of a history row, in the column order `agent_id, memory_id, action, at, revision, actor, reason, related_id, content`. */
@@ -128,13 +129,26 @@ export function historyEntry(r: HistoryRow): MemoryHistoryEntry {
  * undefined when it is gone) and its recorded history rows in the recorded order: one `created` entry per
  * stored row (related to its predecessor in the chain), then the recorded entries; sorted by time, creations
  * first at equal times, then in the recorded order.
+ *
+ * With `forUser` (a checked user scope), another user's memory has an empty history (as an unknown id), and
+ * another user's rows of the chain are left out with their entries.
  */
 export function assembleHistory(
   id: string,
-  chain: readonly string[],
-  records: readonly (MemoryRecord | undefined)[],
-  rows: readonly HistoryRow[],
+  fullChain: readonly string[],
+  fullRecords: readonly (MemoryRecord | undefined)[],
+  allRows: readonly HistoryRow[],
+  forUser: string | null = null,
 ): MemoryHistory {
+  const hidden = new Set<string>();
+  for (const [index, memoryId] of fullChain.entries()) {
+    const record = fullRecords[index];
+    if (record !== undefined && !visibleToUser(record.userId, forUser)) hidden.add(memoryId);
+  }
+  if (hidden.has(id)) return { id, chain: [id], records: [], entries: [] };
+  const chain = fullChain.filter((memoryId) => !hidden.has(memoryId));
+  const records = fullRecords.filter((_, index) => !hidden.has(fullChain[index] ?? ''));
+  const rows = allRows.filter((r) => !hidden.has(r.memory_id));
   const stored: MemoryRecord[] = [];
   const entries: MemoryHistoryEntry[] = [];
   for (const [index, memoryId] of chain.entries()) {

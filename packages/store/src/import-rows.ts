@@ -255,6 +255,7 @@ export function checkImportPlainRow(
       validateContent(row.content, limits, 'event.content', true);
       validateTimestamp(row.created_at, 'event.created_at');
       if (typeof row.role !== 'string') throw invalidInput('event.role must be a string');
+      if (row.user_id !== undefined && row.user_id !== null) validateAgentId(row.user_id, 'event.user_id');
       textOrNull(row.tool_name, 'event.tool_name', limits);
       const meta = parseJson(row.metadata ?? '{}', 'event.metadata', 'a JSON object');
       row.metadata = stableMetadataJson(meta, limits, 'event.metadata');

@@ -13,6 +13,7 @@ export type {
   ConflictLink,
   ConflictResolution,
   ConflictState,
+  DeleteAllOptions,
   DeleteAllResult,
   ForgetMode,
   ForgetOptions,
@@ -22,6 +23,7 @@ export type {
   MemoryHistoryAction,
   MemoryHistoryEntry,
 } from './facts-types.js';
+export type { UserScope } from './scope.js';
 export type {
   IntegrityResult,
   RepairEmbeddingIntegrityOptions,

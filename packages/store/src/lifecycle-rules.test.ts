@@ -46,6 +46,15 @@ describe('lifecycle moves', () => {
     expect(codeOf(() => validateArchiveArgs('', 'm', 1))).toBe('ENGRAM_STORE_INVALID_INPUT');
   });
 
+  it('archive and move give the checked user of their scope (null: the whole agent)', () => {
+    expect(validateArchiveArgs('a', 'm')).toBeNull();
+    expect(validateArchiveArgs('a', 'm', 1, { forUser: 'bob' })).toBe('bob');
+    expect(validateLifecycleMoveArgs('a', 'm', 1, 'archived', { forUser: 'bob' })).toBe('bob');
+    expect(codeOf(() => validateArchiveArgs('a', 'm', 1, { forUser: '' }))).toBe(
+      'ENGRAM_STORE_INVALID_INPUT',
+    );
+  });
+
   it('a move names a known lifecycle', () => {
     expect(codeOf(() => validateLifecycleMoveArgs('a', 'm', 1, 'archived'))).toBeUndefined();
     expect(codeOf(() => validateLifecycleMoveArgs('a', 'm', 1, 'gone' as Lifecycle))).toBe(

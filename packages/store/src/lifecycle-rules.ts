@@ -5,6 +5,7 @@
  */
 import { EngramStoreError, invalidInput } from './errors.js';
 import type { HistoryInput } from './facts-types.js';
+import { checkUserScope, type UserScope } from './scope.js';
 import type { EmbeddingProfile, Lifecycle, MergeSource, NewMemory } from './types.js';
 import {
   type PreparedMemory,
@@ -46,11 +47,17 @@ export function generatedMemoryId(idFactory: () => string): string {
   return validateId(idFactory(), 'generated id');
 }
 
-/** The arguments of `archiveMemory` (the revision only when given). */
-export function validateArchiveArgs(agentId: string, id: string, expectedRevision?: number): void {
+/** The arguments of `archiveMemory` (the revision only when given); the checked user of the scope, or null. */
+export function validateArchiveArgs(
+  agentId: string,
+  id: string,
+  expectedRevision?: number,
+  scope?: UserScope,
+): string | null {
   validateAgentId(agentId);
   validateId(id);
   if (expectedRevision !== undefined) validateInteger(expectedRevision, 'expectedRevision', 1);
+  return checkUserScope(scope);
 }
 
 /** The arguments of `supersedeMemory`; the prepared replacement, which must belong to the same agent. */
@@ -69,17 +76,19 @@ export function validateSupersedeArgs(
   return prepared;
 }
 
-/** The arguments of `setLifecycle`. */
+/** The arguments of `setLifecycle`; the checked user of the scope, or null. */
 export function validateLifecycleMoveArgs(
   agentId: string,
   id: string,
   expectedRevision: number,
   lifecycle: Lifecycle,
-): void {
+  scope?: UserScope,
+): string | null {
   validateAgentId(agentId);
   validateId(id);
   validateInteger(expectedRevision, 'expectedRevision', 1);
   validateLifecycle(lifecycle);
+  return checkUserScope(scope);
 }
 
 /**

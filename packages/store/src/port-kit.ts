@@ -28,6 +28,7 @@ export * as lifecycleRules from './lifecycle-rules.js';
 export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';
+export * from './scope.js';
 export * from './store-facade.js';
 export * from './store-options.js';
 export * as storedRows from './stored-rows.js';

@@ -61,6 +61,7 @@ describe('the vector query validator both stores share', () => {
     expect(q.tags).toEqual(['b:1', 'a:1']);
     expect(q.filter).toEqual({
       userId: 'u',
+      forUser: null,
       sessionId: null,
       conditions: [{ path: '$."x"', op: 'in', values: [1] }],
     });
@@ -76,6 +77,8 @@ describe('the vector query validator both stores share', () => {
     expect(restricted({ kinds: [] })).toBe(true);
     expect(restricted({ tags: ['a:1'] })).toBe(true);
     expect(restricted({ filter: { sessionId: 's' } })).toBe(true);
+    // A user's view leaves out other users' rows, so the vector arm must refill for it.
+    expect(restricted({ filter: { forUser: 'bob' } })).toBe(true);
     expect(restricted({ time: {} })).toBe(true);
   });
 });

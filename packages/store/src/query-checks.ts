@@ -105,7 +105,10 @@ export function validateVectorQuery(query: unknown, dimensions: number | null): 
     kinds !== null ||
     tags.length > 0 ||
     (filter !== null &&
-      (filter.userId !== null || filter.sessionId !== null || filter.conditions.length > 0)) ||
+      (filter.userId !== null ||
+        filter.forUser !== null ||
+        filter.sessionId !== null ||
+        filter.conditions.length > 0)) ||
     time !== null;
   return { agentId, vector, k, kinds, tags, filter, time, restricted };
 }

@@ -7,6 +7,7 @@
  */
 import type { MemoryKind } from '@engram/contracts';
 import type { ConflictLink, ConflictResolution, ConflictState, ForgetMode } from './facts-types.js';
+import type { UserScope } from './scope.js';
 import type { IntegrityResult, RepairEmbeddingIntegrityOptions } from './store-options.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
@@ -16,13 +17,11 @@ import type {
   EventRecord,
   LexicalQuery,
   LexicalResult,
-  Lifecycle,
   ListMemoriesOptions,
   ListPendingOptions,
   MemoryBrief,
   MemoryRecord,
   MemoryStore,
-  MergeSource,
   NewMemory,
   RevalidateOptions,
   RevalidationCandidate,
@@ -126,8 +125,8 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
 
   // ---------------------------------------------------------------- read slice
 
-  getMemory(agentId: string, id: string): ForwardedResult<'getMemory'> {
-    return this.#slices.getMemory(this.#ctx, agentId, id);
+  getMemory(agentId: string, id: string, scope?: UserScope): ForwardedResult<'getMemory'> {
+    return this.#slices.getMemory(this.#ctx, agentId, id, scope);
   }
   listMemories(agentId: string, options?: ListMemoriesOptions): ForwardedResult<'listMemories'> {
     return this.#slices.listMemories(this.#ctx, agentId, options);
@@ -174,33 +173,29 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void> {
     return this.#slices.recordAccess(this.#ctx, agentId, ids, at);
   }
-  deleteMemory(agentId: string, id: string): Promise<boolean> {
-    return this.#slices.deleteMemory(this.#ctx, agentId, id);
+  deleteMemory(agentId: string, id: string, scope?: UserScope): Promise<boolean> {
+    return this.#slices.deleteMemory(this.#ctx, agentId, id, scope);
   }
 
   // ---------------------------------------------------------------- lifecycle slice
 
-  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord> {
-    return this.#slices.archiveMemory(this.#ctx, agentId, id, expectedRevision);
+  archiveMemory(...args: Parameters<MemoryStore['archiveMemory']>): Promise<MemoryRecord> {
+    return this.#slices.archiveMemory(this.#ctx, ...args);
   }
   supersedeMemory(...args: Parameters<MemoryStore['supersedeMemory']>): ForwardedResult<'supersedeMemory'> {
     return this.#slices.supersedeMemory(this.#ctx, ...args);
   }
-  setLifecycle(agentId: string, id: string, expectedRevision: number, to: Lifecycle): Promise<MemoryRecord> {
-    return this.#slices.setLifecycle(this.#ctx, agentId, id, expectedRevision, to);
+  setLifecycle(...args: Parameters<MemoryStore['setLifecycle']>): Promise<MemoryRecord> {
+    return this.#slices.setLifecycle(this.#ctx, ...args);
   }
-  mergeMemories(
-    agentId: string,
-    sources: readonly MergeSource[],
-    merged: NewMemory,
-  ): ForwardedResult<'mergeMemories'> {
-    return this.#slices.mergeMemories(this.#ctx, agentId, sources, merged);
+  mergeMemories(...args: Parameters<MemoryStore['mergeMemories']>): ForwardedResult<'mergeMemories'> {
+    return this.#slices.mergeMemories(this.#ctx, ...args);
   }
 
   // ---------------------------------------------------------------- facts slice
 
-  history(agentId: string, id: string): ForwardedResult<'history'> {
-    return this.#slices.history(this.#ctx, agentId, id);
+  history(agentId: string, id: string, scope?: UserScope): ForwardedResult<'history'> {
+    return this.#slices.history(this.#ctx, agentId, id, scope);
   }
   forgetMemory(...args: Parameters<MemoryStore['forgetMemory']>): ForwardedResult<'forgetMemory'> {
     return this.#slices.forgetMemory(this.#ctx, ...args);

@@ -102,6 +102,7 @@ describe('stored events and skills', () => {
     tool_name: null,
     metadata: '{"k":1}',
     created_at: '9',
+    user_id: null,
   };
 
   it('an event row reads as its record; metadata that is not a JSON object reads as {}, never throws', () => {
@@ -116,6 +117,16 @@ describe('stored events and skills', () => {
     expect(sameEvent(stored, { ...stored })).toBe(true);
     expect(sameEvent(stored, { ...stored, metadataJson: '{"k":2}' })).toBe(false);
     expect(sameEvent(stored, { ...stored, toolName: 'search' })).toBe(false);
+    expect(sameEvent(stored, { ...stored, userId: 'bob' })).toBe(false);
+  });
+
+  it("an event row's user reads as its record's; anything but a string reads as none, never throws", () => {
+    expect(toEvent(row).userId).toBeNull();
+    expect(toEvent({ ...row, user_id: 'bob' }).userId).toBe('bob');
+    expect(eventFields({ ...row, user_id: 'bob' }).userId).toBe('bob');
+    for (const bad of [7, {}, undefined]) {
+      expect(toEvent({ ...row, user_id: bad as unknown as string }).userId).toBeNull();
+    }
   });
 
   it('a skill row reads as its record', () => {

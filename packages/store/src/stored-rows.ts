@@ -18,9 +18,20 @@ export interface EventRow {
   tool_name: string | null;
   metadata: string;
   created_at: string | number;
+  /** The event's user, or null; read tolerantly (a non-string reads as none). */
+  user_id: string | null;
 }
 
-/** The record of an event row; malformed metadata reads as `{}` (the integrity check reports the row). */
+/** A stored user id: a non-string (none, or a damaged value) reads as null. */
+function storedUserId(value: unknown): string | null {
+  // A driver or a damaged row may give anything here; only a string is a user.
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * The record of an event row; malformed metadata reads as `{}` and a user that is not a string as none (the
+ * integrity check reports the row).
+ */
 export function toEvent(row: EventRow): EventRecord {
   const metadata = storedMetadata(row.metadata);
   return {
@@ -33,6 +44,7 @@ export function toEvent(row: EventRow): EventRecord {
     toolName: row.tool_name,
     metadata,
     createdAt: storedTimestamp(row.created_at),
+    userId: storedUserId(row.user_id),
   };
 }
 
@@ -192,11 +204,13 @@ export interface EventFields {
   readonly content: string;
   readonly toolName: string | null;
   readonly metadataJson: string;
+  /** The event's user, or null: the same seq with another user is another event (a conflict). */
+  readonly userId: string | null;
 }
 
 /** The fields of a stored event row. */
 export function eventFields(
-  row: Pick<EventRow, 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>,
+  row: Pick<EventRow, 'type' | 'role' | 'content' | 'tool_name' | 'metadata' | 'user_id'>,
 ): EventFields {
   return {
     type: row.type,
@@ -204,12 +218,14 @@ export function eventFields(
     content: row.content,
     toolName: row.tool_name,
     metadataJson: row.metadata,
+    userId: storedUserId(row.user_id),
   };
 }
 
 /** True when two events with one seq are the same event (a re-send, skipped), not a conflict. */
 export function sameEvent(a: EventFields, b: EventFields): boolean {
   return (
+    a.userId === b.userId &&
     a.type === b.type &&
     a.role === b.role &&
     a.content === b.content &&

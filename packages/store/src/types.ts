@@ -2,8 +2,8 @@
  * The data model and the async store port of Engram. The closed enums (kinds, lifecycles, embedding states,
  * event types) come from `@engram/contracts`.
  *
- * Slightly over 400 lines on purpose: the port is one contract (records, queries, and the slices every
- * adapter implements), read as a whole by anyone writing a second store.
+ * Long on purpose: the port is one contract (records, queries, and the slices every adapter implements), read
+ * as a whole by anyone writing a second store. The user scope of a call is `scope.ts`.
  *
  * Every slice is `async` so a networked adapter (PostgreSQL + pgvector) can serve it later; the SQLite
  * adapter is synchronous inside. No SQL ever leaves this package: callers speak in these types only.
@@ -13,6 +13,8 @@ import type { StoreHealthDto, StoreIntegrityDto } from '@engram/contracts/health
 import type { MemoryFilter } from '@engram/contracts/rules';
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
+import type { MaintenanceLeaseSlice } from './lease-types.js';
+import type { UserScope } from './scope.js';
 
 export type {
   EmbeddingState,
@@ -26,6 +28,8 @@ export type { StoreObserver } from '@engram/contracts/observers';
 export type { MemoryFilter, MetadataCondition, MetadataScalar } from '@engram/contracts/rules';
 
 import type { ChunkSpan } from './chunking.js';
+
+export type { ClaimMaintenanceOptions, MaintenanceClaim, MaintenanceLeaseSlice } from './lease-types.js';
 
 /**
  * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
@@ -235,8 +239,8 @@ export type MemoryBrief = Pick<
   'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt'
 >;
 
-/** Options of `revalidate`: a time scope, and whether archived rows count. */
-export interface RevalidateOptions extends TimeScope {
+/** Options of `revalidate`: a time scope, the user scope (another user's row is left out), and archived rows. */
+export interface RevalidateOptions extends TimeScope, UserScope {
   /** Also return `archived` rows (default: `active` rows only). */
   readonly includeArchived?: boolean;
 }
@@ -310,6 +314,8 @@ export interface EventInput {
   /** Structured metadata (tool arguments …); JSON-serialisable. */
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly createdAt?: number;
+  /** The user the event is of (null or omitted: none); the ingestor copies it to the event's memory. */
+  readonly userId?: string | null;
 }
 
 /** One stored event. */
@@ -323,6 +329,7 @@ export interface EventRecord {
   readonly toolName: string | null;
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly createdAt: number;
+  readonly userId: string | null;
 }
 
 /** The answer of an append: re-appending an already stored range adds nothing. */
@@ -372,7 +379,8 @@ export interface EmbeddingProfile {
 
 /** Reading rows: search arms, revalidation, listing. Async; throws `EngramStoreError` only. */
 export interface MemoryReadSlice {
-  getMemory(agentId: string, id: string): Promise<MemoryRecord | null>;
+  /** One row (any lifecycle), or null; with a user scope another user's row is null too. */
+  getMemory(agentId: string, id: string, scope?: UserScope): Promise<MemoryRecord | null>;
   listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]>;
   findByContentHash(
     agentId: string,
@@ -416,8 +424,8 @@ export interface InsertedMemory {
 /**
  * Writing rows. Every write validates first and changes nothing on bad input.
  *
- * An exact duplicate is never stored twice: at most one `active` row of an agent and kind has a given content
- * hash (events excepted: they are archival history, one row per event). An insert whose duplicate is active
+ * An exact duplicate is never stored twice: at most one `active` row of an agent, user (none: the agent's own)
+ * and kind has a given content hash (events excepted: they are archival history, one row per event). An insert whose duplicate is active
  * writes nothing and resolves with the existing row, under any concurrency (it is a constraint of the
  * schema); an update or a lifecycle move that would make a second such row rejects with
  * `ENGRAM_STORE_CONFLICT`.
@@ -429,34 +437,48 @@ export interface MemoryWriteSlice {
   insertUniqueMemory(input: NewMemory): Promise<InsertedMemory>;
   /** All or nothing, in one transaction; a duplicate (of a stored row or of an earlier input) gives that row. */
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]>;
-  /** Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`. */
+  /**
+   * Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`; with a
+   * user scope, another user's row is `ENGRAM_STORE_NOT_FOUND`.
+   */
   updateMemory(
     agentId: string,
     id: string,
     expectedRevision: number,
     patch: MemoryPatch,
+    scope?: UserScope,
   ): Promise<MemoryRecord>;
   /** Bumps `lastAccessedAt` and `accessCount` without changing the revision. */
   recordAccess(agentId: string, ids: readonly string[], at?: number): Promise<void>;
   /** Deletes the row, its FTS entries and its vector together; false when it did not exist. */
-  deleteMemory(agentId: string, id: string): Promise<boolean>;
+  deleteMemory(agentId: string, id: string, scope?: UserScope): Promise<boolean>;
 }
 
-/** Lifecycle moves; each is compare-and-set when `expectedRevision` is given. */
+/**
+ * Lifecycle moves; each is compare-and-set when `expectedRevision` is given. With a user scope, another user's
+ * row is `ENGRAM_STORE_NOT_FOUND` (as for updates and deletes).
+ */
 export interface MemoryLifecycleSlice {
-  archiveMemory(agentId: string, id: string, expectedRevision?: number): Promise<MemoryRecord>;
+  archiveMemory(
+    agentId: string,
+    id: string,
+    expectedRevision?: number,
+    scope?: UserScope,
+  ): Promise<MemoryRecord>;
   /** Marks `oldId` superseded by a new row (inserted in the same transaction); the link is kept in `supersededBy`. */
   supersedeMemory(
     agentId: string,
     oldId: string,
     expectedRevision: number,
     replacement: NewMemory,
+    scope?: UserScope,
   ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }>;
   setLifecycle(
     agentId: string,
     id: string,
     expectedRevision: number,
     lifecycle: Lifecycle,
+    scope?: UserScope,
   ): Promise<MemoryRecord>;
   /**
    * Folds two or more rows into one: inserts `merged` and marks every source `superseded` by it (with
@@ -467,6 +489,7 @@ export interface MemoryLifecycleSlice {
     agentId: string,
     sources: readonly MergeSource[],
     merged: NewMemory,
+    scope?: UserScope,
   ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }>;
 }
 
@@ -546,37 +569,6 @@ export interface MemoryIntegritySlice {
   ): Promise<{ readonly repaired: number }>;
   /** Deletes vectors whose row is gone or not `ready`, and FTS entries whose row is gone (one agent, or all). */
   pruneOrphanedVectors(agentId?: string): Promise<{ readonly pruned: number }>;
-}
-
-/** Options of {@link MaintenanceLeaseSlice.claimMaintenance}. */
-export interface ClaimMaintenanceOptions {
-  /** How long the lease lasts from now, in ms (1 ms to 1 day). */
-  readonly leaseMs: number;
-  /** Who claims (an id of the worker; default: the store instance's own id). Never user content. */
-  readonly owner?: string;
-  /** Take the lease even while another owner holds a live one (a forced pass over a holder that died). */
-  readonly takeOver?: boolean;
-}
-
-/** The answer of a claim: whether this owner holds the lease now, and until when (epoch ms) it holds. */
-export interface MaintenanceClaim {
-  readonly claimed: boolean;
-  /** When `claimed`, the deadline of the lease. */
-  readonly until?: number;
-}
-
-/**
- * A per-agent maintenance lease, so N processes over one store run one maintenance pass per agent at a time.
- * Optional: a store without it runs every pass it is asked to (as before).
- */
-export interface MaintenanceLeaseSlice {
-  /**
-   * Takes the agent's lease when it is free, expired, or already held by `owner` (then it is extended), or
-   * always with `takeOver`; one atomic statement. `{ claimed: false }` when another owner holds a live lease.
-   */
-  claimMaintenance?(agentId: string, options: ClaimMaintenanceOptions): Promise<MaintenanceClaim>;
-  /** Gives the lease up if `owner` (default: this store instance) holds it; a no-op otherwise. */
-  releaseMaintenance?(agentId: string, options?: { readonly owner?: string }): Promise<void>;
 }
 
 /** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */

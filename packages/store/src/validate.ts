@@ -365,6 +365,8 @@ export interface PreparedEvent {
   readonly toolName: string | null;
   readonly metadataJson: string;
   readonly createdAt: number | undefined;
+  /** The event's user, or null. */
+  readonly userId: string | null;
 }
 
 function stableStringify(value: unknown, depth: number, field = 'event metadata'): string {
@@ -456,7 +458,20 @@ export function prepareEvent(input: EventInput, limits: ValidationLimits, field 
   const metadataJson = stableMetadataJson(input.metadata, limits, `${field}.metadata`);
   const createdAt =
     input.createdAt === undefined ? undefined : validateTimestamp(input.createdAt, `${field}.createdAt`);
-  return { seq, type: input.type as EventType, role: input.role, content, toolName, metadataJson, createdAt };
+  const userId =
+    input.userId === undefined || input.userId === null
+      ? null
+      : validateAgentId(input.userId, `${field}.userId`);
+  return {
+    seq,
+    type: input.type as EventType,
+    role: input.role,
+    content,
+    toolName,
+    metadataJson,
+    createdAt,
+    userId,
+  };
 }
 
 /** Validates a skill write. */

@@ -37,6 +37,7 @@ export function describeEventConformance(name: string, open: ConformanceOpen): v
           toolName: 'read_file',
           metadata: { options: { lines: [1, 20] }, path: 'src/a.ts' },
           createdAt: 10_000,
+          userId: null,
         });
         expect(await s.readEvents('alice', 's1', 4, 9)).toEqual([]);
         expect(await s.readEvents('alice', 's1', 3, 2)).toEqual([]);

@@ -4,7 +4,7 @@
  * Store-specific behaviour (files, encryption, FTS5 internals, leases) stays with each store's tests.
  *
  * This file holds the first part and registers the others (`conformance-*.ts`: records, events, search, the
- * vector query's bad input, the duplicate rule, facts, maintenance, chunks, embedding states). The port is described structurally
+ * vector query's bad input, the duplicate rule, facts, maintenance, chunks, embedding states, user scopes). The port is described structurally
  * (`ConformanceStore` here, `ConformancePort` in `conformance-port.ts`: the methods and fields the suite uses),
  * so this package needs no dependency on the store; both adapters satisfy it as they are.
  *
@@ -21,6 +21,7 @@ import { describeLeaseConformance } from './conformance-lease.js';
 import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
 import { describeRecordConformance } from './conformance-records.js';
+import { describeScopeConformance } from './conformance-scope.js';
 import { describeSearchConformance } from './conformance-search.js';
 import { describeTransferConformance } from './conformance-transfer.js';
 import { describeVectorInputConformance } from './conformance-vector-input.js';
@@ -210,6 +211,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeEmbeddingConformance(name, open);
   describeLeaseConformance(name, open);
   describeTransferConformance(name, open);
+  describeScopeConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
     it(

@@ -21,6 +21,7 @@ describe('checkMemoryFilter', () => {
   it('normalises eq into a one-value in and builds quoted JSON paths', () => {
     expect(ok({ userId: 'u1', metadata: [{ key: 'project.name', op: 'eq', value: 'engram' }] })).toEqual({
       userId: 'u1',
+      forUser: null,
       sessionId: null,
       conditions: [{ path: '$."project"."name"', op: 'in', values: ['engram'] }],
     });
@@ -32,6 +33,8 @@ describe('checkMemoryFilter', () => {
       [{ user: 'x' }, 'unknownField'],
       [{ userId: '' }, 'badUserId'],
       [{ sessionId: 'a\u0000b' }, 'badSessionId'],
+      [{ forUser: '' }, 'badForUser'],
+      [{ forUser: 7 }, 'badForUser'],
       [{ metadata: {} }, 'badMetadataList'],
       [{ metadata: Array.from({ length: 17 }, () => ({ key: 'a', op: 'exists' })) }, 'tooManyConditions'],
       [{ metadata: [{ key: 'a"b', op: 'exists' }] }, 'badKey'],
@@ -51,6 +54,18 @@ describe('checkMemoryFilter', () => {
 });
 
 describe('matchesMemoryFilter', () => {
+  it("forUser passes the agent's own memories and that user's, never another user's", () => {
+    const f = ok({ forUser: 'bob' });
+    expect(f.forUser).toBe('bob');
+    expect(matchesMemoryFilter(f, row({}, null))).toBe(true);
+    expect(matchesMemoryFilter(f, row({}, 'bob'))).toBe(true);
+    expect(matchesMemoryFilter(f, row({}, 'alice'))).toBe(false);
+    // With the exact userId as well, both must hold: only Bob's own rows.
+    const both = ok({ forUser: 'bob', userId: 'bob' });
+    expect(matchesMemoryFilter(both, row({}, null))).toBe(false);
+    expect(matchesMemoryFilter(both, row({}, 'bob'))).toBe(true);
+  });
+
   it('compares values of the same JSON type only, numbers numerically', () => {
     const f = ok({ metadata: [{ key: 'n', op: 'eq', value: 1 }] });
     expect(matchesMemoryFilter(f, row({ n: 1 }))).toBe(true);

@@ -34,8 +34,13 @@ export type MetadataCondition =
 
 /** Scope and metadata filters; every given part must hold (AND). */
 export interface MemoryFilter {
-  /** Only memories of this user scope. */
+  /** Only memories of this user scope (exact: the agent's own memories, without a user, do not pass). */
   readonly userId?: string;
+  /**
+   * Visibility for one user: the agent's own memories (no user) and this user's, never another user's. The
+   * scope a call made on a user's behalf reads with.
+   */
+  readonly forUser?: string;
   /** Only memories of this session (run) scope. */
   readonly sessionId?: string;
   /** Conditions on the metadata, at most {@link MAX_METADATA_CONDITIONS}. */
@@ -58,6 +63,7 @@ export const MEMORY_FILTER_PROBLEMS = [
   'notObject',
   'unknownField',
   'badUserId',
+  'badForUser',
   'badSessionId',
   'badMetadataList',
   'tooManyConditions',
@@ -86,11 +92,13 @@ export type NormalisedCondition =
 /** A checked filter: scopes (null when not given) and conditions (`eq` becomes a one-value `in`). */
 export interface NormalisedFilter {
   readonly userId: string | null;
+  /** Visibility for a user: rows without a user or of this user (see {@link MemoryFilter.forUser}). */
+  readonly forUser: string | null;
   readonly sessionId: string | null;
   readonly conditions: readonly NormalisedCondition[];
 }
 
-const FILTER_FIELDS = new Set(['userId', 'sessionId', 'metadata']);
+const FILTER_FIELDS = new Set(['userId', 'forUser', 'sessionId', 'metadata']);
 
 function isScalar(value: unknown): value is MetadataScalar {
   if (typeof value === 'boolean') return true;
@@ -165,6 +173,7 @@ export function checkMemoryFilter(
   const f = value as Record<string, unknown>;
   for (const field of Object.keys(f)) if (!FILTER_FIELDS.has(field)) return fail('unknownField');
   if (f.userId !== undefined && checkAgentId(f.userId) !== null) return fail('badUserId');
+  if (f.forUser !== undefined && checkAgentId(f.forUser) !== null) return fail('badForUser');
   if (f.sessionId !== undefined && checkAgentId(f.sessionId) !== null) return fail('badSessionId');
   const conditions: NormalisedCondition[] = [];
   if (f.metadata !== undefined) {
@@ -180,6 +189,7 @@ export function checkMemoryFilter(
     ok: true,
     filter: {
       userId: (f.userId as string | undefined) ?? null,
+      forUser: (f.forUser as string | undefined) ?? null,
       sessionId: (f.sessionId as string | undefined) ?? null,
       conditions,
     },
@@ -212,6 +222,7 @@ export function matchesMemoryFilter(
   },
 ): boolean {
   if (filter.userId !== null && memory.userId !== filter.userId) return false;
+  if (filter.forUser !== null && memory.userId !== null && memory.userId !== filter.forUser) return false;
   if (filter.sessionId !== null && memory.sessionId !== filter.sessionId) return false;
   for (const c of filter.conditions) {
     const { found, value } = valueAt(memory.metadata, c.path);

@@ -59,19 +59,20 @@ export function appendEvents(
         const existing = ctx
           .stmt(
             'read',
-            `SELECT seq, type, role, content, tool_name, metadata FROM events
+            `SELECT seq, type, role, content, tool_name, metadata, user_id FROM events
              WHERE agent_id = ? AND session_id = ? AND seq IN (SELECT value FROM json_each(?))`,
           )
-          .all<Pick<storedRows.EventRow, 'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata'>>(
-            agentId,
-            sessionId,
-            JSON.stringify(unique.map((e) => e.seq)),
-          );
+          .all<
+            Pick<
+              storedRows.EventRow,
+              'seq' | 'type' | 'role' | 'content' | 'tool_name' | 'metadata' | 'user_id'
+            >
+          >(agentId, sessionId, JSON.stringify(unique.map((e) => e.seq)));
         const stored = new Map(existing.map((r) => [r.seq, r]));
         const insert = ctx.stmt(
           'write',
-          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO events(agent_id, session_id, seq, type, role, content, tool_name, metadata, content_hash, created_at,
+             user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         for (const e of unique) {
           const s = stored.get(e.seq);
@@ -96,6 +97,7 @@ export function appendEvents(
             e.metadataJson,
             contentHash(e.content),
             e.createdAt ?? now,
+            e.userId,
           );
           appended += 1;
         }

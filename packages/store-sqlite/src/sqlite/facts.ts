@@ -8,9 +8,11 @@ import type {
   ConflictLink,
   ConflictResolution,
   ConflictState,
+  DeleteAllOptions,
   DeleteAllResult,
   ForgetOptions,
   ForgetResult,
+  UserScope,
 } from '@engram/store/port-kit';
 import {
   EngramStoreError,
@@ -18,6 +20,7 @@ import {
   forgetOptions,
   lifecycleRules,
   validateAgentId,
+  visibleToUser,
 } from '@engram/store/port-kit';
 import { unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -53,25 +56,29 @@ function forgetRow(
     .run(now, now, now, row.rid);
 }
 
-/** Forgets a memory and its superseded predecessors (one transaction). */
+/**
+ * Forgets a memory and its superseded predecessors (one transaction); with `options.forUser`, another user's
+ * memory is not found and another user's versions stay.
+ */
 export function forgetMemory(
   ctx: StoreContext,
   agentId: string,
   id: string,
-  options?: ForgetOptions,
+  options?: ForgetOptions & UserScope,
 ): Promise<ForgetResult> {
   return ctx.op('forgetMemory', () => {
     const who = factsRules.validateForgetArgs(agentId, id, options);
+    const forUser = factsRules.forgetUser(options);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = selectRow(ctx, agentId, id);
+      const row = selectRow(ctx, agentId, id, forUser);
       if (row === undefined || row.forgotten_at !== null) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
       for (const memoryId of factsRules.forgetScope(supersedeChain(ctx, agentId, id), id)) {
         const r = selectRow(ctx, agentId, memoryId);
-        if (r === undefined || r.forgotten_at !== null) continue;
+        if (r === undefined || r.forgotten_at !== null || !visibleToUser(r.user_id, forUser)) continue;
         forgetRow(ctx, r, who, now);
         forgotten.push(memoryId);
       }
@@ -95,16 +102,21 @@ function closeLinks(ctx: StoreContext, agentId: string, ids: readonly string[], 
     .run(now, agentId, JSON.stringify(ids), JSON.stringify(ids));
 }
 
-/** Forgets every memory of an agent; in `erase` mode also its events, cursors and skills (one transaction). */
+/**
+ * Forgets every memory of an agent; in `erase` mode also its events, cursors and skills (one transaction). With
+ * `options.userId`, only that user's memories and events (see {@link deleteUserAll}).
+ */
 export function deleteAll(
   ctx: StoreContext,
   agentId: string,
-  options?: ForgetOptions,
+  options?: DeleteAllOptions,
 ): Promise<DeleteAllResult> {
   return ctx.op('deleteAll', () => {
     validateAgentId(agentId);
     const who = forgetOptions(options);
+    const userId = factsRules.deleteAllUser(options);
     const now = ctx.now();
+    if (userId !== null) return ctx.tx(() => deleteUserAll(ctx, agentId, userId, who, now));
     return ctx.tx(() => {
       const rows = ctx
         .stmt('read', 'SELECT * FROM memories WHERE agent_id = ? AND forgotten_at IS NULL ORDER BY rid')
@@ -130,6 +142,36 @@ export function deleteAll(
       return { memories: rows.length, events, skills, mode: ctx.forgetMode };
     });
   });
+}
+
+/**
+ * Forgets one user's memories (as the forget setting says, tombstoned) and, in `erase` mode, that user's events
+ * and the text their history kept; the agent's own memories, other users', the cursors and the skills stay.
+ */
+function deleteUserAll(
+  ctx: StoreContext,
+  agentId: string,
+  userId: string,
+  who: { actor: string; reason: string | null },
+  now: number,
+): DeleteAllResult {
+  const rows = ctx
+    .stmt(
+      'read',
+      'SELECT * FROM memories WHERE agent_id = ? AND user_id = ? AND forgotten_at IS NULL ORDER BY rid',
+    )
+    .all<MemoryRow>(agentId, userId);
+  for (const row of rows) forgetRow(ctx, row, who, now);
+  const ids = rows.map((r) => r.id);
+  let events = 0;
+  if (ctx.forgetMode === 'erase') {
+    eraseHistoryContent(ctx, agentId, ids);
+    events = ctx
+      .stmt('write', 'DELETE FROM events WHERE agent_id = ? AND user_id = ?')
+      .run(agentId, userId).changes;
+  }
+  closeLinks(ctx, agentId, ids, now);
+  return { memories: rows.length, events, skills: 0, mode: ctx.forgetMode };
 }
 
 /** Links two of the agent's facts as contradicting; false when already linked. */

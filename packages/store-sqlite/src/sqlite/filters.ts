@@ -29,6 +29,8 @@ export function tagsFilter(tags: readonly string[] | undefined): string {
 /** The parameters of the scope and metadata filter (see {@link filterSql}); `fMeta` is a JSON array. */
 export interface FilterParams {
   readonly fUser: string | null;
+  /** Visibility for a user: rows without a user or of this one. */
+  readonly fForUser: string | null;
   readonly fSession: string | null;
   readonly fMeta: string;
 }
@@ -56,15 +58,24 @@ const METADATA_SQL = `NOT EXISTS (SELECT 1 FROM json_each(@fMeta) f WHERE NOT co
       AND (f.value ->> '$.lte' IS NULL OR json_extract(m.metadata, f.value ->> '$.path') <= f.value ->> '$.lte')
     END), 0))`;
 
-/** Which clauses of the filter apply: bit 1 user scope, bit 2 session scope, bit 4 metadata conditions. */
+/**
+ * Which clauses of the filter apply: bit 1 user scope, bit 2 session scope, bit 4 metadata conditions, bit 8
+ * visibility for a user.
+ */
 function filterVariant(p: FilterParams): number {
-  return (p.fUser === null ? 0 : 1) | (p.fSession === null ? 0 : 2) | (p.fMeta === NO_CONDITIONS ? 0 : 4);
+  return (
+    (p.fUser === null ? 0 : 1) |
+    (p.fSession === null ? 0 : 2) |
+    (p.fMeta === NO_CONDITIONS ? 0 : 4) |
+    (p.fForUser === null ? 0 : 8)
+  );
 }
 
 /** The SQL of each filter variant (built once): only the clauses that can apply, `1` for no filter. */
-const FILTER_SQLS: readonly string[] = Array.from({ length: 8 }, (_, v) => {
+const FILTER_SQLS: readonly string[] = Array.from({ length: 16 }, (_, v) => {
   const clauses: string[] = [];
   if ((v & 1) !== 0) clauses.push('m.user_id = @fUser');
+  if ((v & 8) !== 0) clauses.push('(m.user_id IS NULL OR m.user_id = @fForUser)');
   if ((v & 2) !== 0) clauses.push('m.session_id = @fSession');
   if ((v & 4) !== 0) clauses.push(METADATA_SQL);
   return clauses.length === 0 ? '1' : `(${clauses.join(' AND ')})`;
@@ -87,8 +98,13 @@ export function filterParams(filter: MemoryFilter | undefined): FilterParams {
 
 /** The parameters of {@link filterSql} for a checked filter (null: everything passes). */
 export function checkedFilterParams(f: NormalisedFilter | null): FilterParams {
-  if (f === null) return { fUser: null, fSession: null, fMeta: NO_CONDITIONS };
-  return { fUser: f.userId, fSession: f.sessionId, fMeta: JSON.stringify(f.conditions) };
+  if (f === null) return { fUser: null, fForUser: null, fSession: null, fMeta: NO_CONDITIONS };
+  return {
+    fUser: f.userId,
+    fForUser: f.forUser,
+    fSession: f.sessionId,
+    fMeta: JSON.stringify(f.conditions),
+  };
 }
 
 /**
@@ -134,7 +150,7 @@ export function tagsSql(tags: string): string {
  * prepared statements by variant (`StoreContext.variant`).
  */
 export function scopeKey(p: FilterParams & TimeParams, tags: string): string {
-  return `${p.tMode}${filterVariant(p)}${tags === '[]' ? 0 : 1}`;
+  return `${p.tMode}${filterVariant(p).toString(16)}${tags === '[]' ? 0 : 1}`;
 }
 
 /**

@@ -3,8 +3,8 @@
  * and the read that assembles a memory's supersede chain and entries in time order.
  */
 
-import type { HistoryInput, MemoryHistory } from '@engram/store/port-kit';
-import { historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
+import type { HistoryInput, MemoryHistory, UserScope } from '@engram/store/port-kit';
+import { checkUserScope, historyRules, validateAgentId, validateId } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { selectRow } from './memory-rows.js';
 import { toRecord } from './rows.js';
@@ -57,11 +57,21 @@ export function supersedeChain(ctx: StoreContext, agentId: string, id: string): 
   });
 }
 
-/** A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first. */
-export function history(ctx: StoreContext, agentId: string, id: string): Promise<MemoryHistory> {
+/**
+ * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
+ * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
+ * of the chain are left out with their entries (`historyRules.assembleHistory`).
+ */
+export function history(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryHistory> {
   return ctx.op('history', () => {
     validateAgentId(agentId);
     validateId(id);
+    const forUser = checkUserScope(scope);
     const chain = supersedeChain(ctx, agentId, id);
     const records = chain.map((memoryId) => {
       const row = selectRow(ctx, agentId, memoryId);
@@ -74,6 +84,6 @@ export function history(ctx: StoreContext, agentId: string, id: string): Promise
          WHERE agent_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
       )
       .all<historyRules.HistoryRow>(agentId, JSON.stringify(chain));
-    return historyRules.assembleHistory(id, chain, records, rows);
+    return historyRules.assembleHistory(id, chain, records, rows, forUser);
   });
 }

@@ -106,7 +106,13 @@ class Importer extends importRows.ImportTally {
     if (
       (row.lifecycle ?? 'active') === 'active' &&
       row.kind !== 'event' &&
-      activeDuplicate(ctx, agentId, String(row.kind), String(row.content_hash)) !== undefined
+      activeDuplicate(
+        ctx,
+        agentId,
+        String(row.kind),
+        String(row.content_hash),
+        typeof row.user_id === 'string' ? row.user_id : null,
+      ) !== undefined
     ) {
       return 'conflicts';
     }

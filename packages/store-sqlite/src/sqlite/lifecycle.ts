@@ -3,8 +3,8 @@
  * stay in place; search filters on `active`.
  */
 
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory } from '@engram/store/port-kit';
-import { lifecycleRules } from '@engram/store/port-kit';
+import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store/port-kit';
+import { checkWriteScope, lifecycleRules } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
 import { casLifecycle, insertPrepared, newId, rowForWrite } from './memory-rows.js';
@@ -15,12 +15,13 @@ export function archiveMemory(
   agentId: string,
   id: string,
   expectedRevision?: number,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('archiveMemory', () => {
-    lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision);
+    const forUser = lifecycleRules.validateArchiveArgs(agentId, id, expectedRevision, scope);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const row = rowForWrite(ctx, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, row, 'archived', row.superseded_by, now);
     });
   });
@@ -36,12 +37,14 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', () => {
     const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
+    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, oldId, expectedRevision);
+      const row = rowForWrite(ctx, agentId, oldId, expectedRevision, forUser);
       // The old row leaves `active` first, so a replacement with its very content is not its duplicate.
       const id = prepared.id ?? newId(ctx);
       let superseded = casLifecycle(ctx, row, 'superseded', id, now);
@@ -66,12 +69,13 @@ export function setLifecycle(
   id: string,
   expectedRevision: number,
   lifecycle: Lifecycle,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('setLifecycle', () => {
-    lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle);
+    const forUser = lifecycleRules.validateLifecycleMoveArgs(agentId, id, expectedRevision, lifecycle, scope);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const row = rowForWrite(ctx, agentId, id, expectedRevision, forUser);
       return casLifecycle(ctx, row, lifecycle, row.superseded_by, now);
     });
   });
@@ -83,12 +87,14 @@ export function mergeMemories(
   agentId: string,
   sources: readonly MergeSource[],
   merged: NewMemory,
+  scope?: UserScope,
 ): Promise<{ readonly superseded: readonly MemoryRecord[]; readonly merged: MemoryRecord }> {
   return ctx.op('mergeMemories', () => {
     const prepared = lifecycleRules.validateMergeArgs(ctx, agentId, sources, merged);
+    const forUser = checkWriteScope(scope, prepared.userId, 'merged');
     const now = ctx.now();
     return ctx.tx(() => {
-      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision));
+      const rows = sources.map((s) => rowForWrite(ctx, agentId, s.id, s.expectedRevision, forUser));
       // The sources leave `active` first, so a merged text equal to one of them is not its duplicate.
       const id = prepared.id ?? newId(ctx);
       let superseded = rows.map((row) => casLifecycle(ctx, row, 'superseded', id, now));

@@ -21,8 +21,9 @@ import {
   lifecycleRules,
   type PreparedMemory,
   storedRows,
+  visibleToUser,
 } from '@engram/store/port-kit';
-import { ACTIVE_CONTENT_WHERE } from '../schema.js';
+import { ACTIVE_CONTENT_WHERE, USER_KEY } from '../schema.js';
 import { indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { writeFts, writeTags, writeVector } from './mirrors.js';
@@ -37,24 +38,29 @@ export function newId(ctx: StoreContext): string {
   return lifecycleRules.generatedMemoryId(ctx.idFactory);
 }
 
-/** The active row of this agent and kind with this content hash (the one the uniqueness rule allows), if any. */
+/**
+ * The active row of this agent, user (null: the agent's own) and kind with this content hash (the one the
+ * uniqueness rule allows), if any.
+ */
 export function activeDuplicate(
   ctx: StoreContext,
   agentId: string,
   kind: string,
   hash: string,
+  userId: string | null,
 ): MemoryRow | undefined {
   return ctx
     .stmt(
       'read',
-      `SELECT * FROM memories WHERE agent_id = ? AND kind = ? AND content_hash = ? AND ${ACTIVE_CONTENT_WHERE}`,
+      `SELECT * FROM memories WHERE agent_id = ? AND content_hash = ? AND kind = ? AND ${USER_KEY} = ?
+         AND ${ACTIVE_CONTENT_WHERE}`,
     )
-    .get<MemoryRow>(agentId, kind, hash);
+    .get<MemoryRow>(agentId, hash, kind, userId ?? '');
 }
 
 /**
- * Refuses (`ENGRAM_STORE_CONFLICT`) a write that would leave two active rows of one agent and kind with the
- * same content hash; `rid` is the row being written. Events are outside the rule.
+ * Refuses (`ENGRAM_STORE_CONFLICT`) a write that would leave two active rows of one agent, user and kind with
+ * the same content hash; `rid` is the row being written. Events are outside the rule.
  */
 export function assertNoActiveDuplicate(
   ctx: StoreContext,
@@ -62,8 +68,9 @@ export function assertNoActiveDuplicate(
   kind: string,
   hash: string,
   rid: number,
+  userId: string | null,
 ): void {
-  const other = activeDuplicate(ctx, agentId, kind, hash);
+  const other = activeDuplicate(ctx, agentId, kind, hash, userId);
   if (other !== undefined && other.rid !== rid) {
     throw new EngramStoreError(
       'ENGRAM_STORE_CONFLICT',
@@ -77,8 +84,8 @@ const INSERT_COLUMNS = `id, agent_id, kind, content, content_hash, importance, c
         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
         user_id, metadata, valid_from`;
 const INSERT_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-// The target is the unique index `memories_active_hash` (see `CONTENT_HASH_INDEXES_SQL`).
-const ON_DUPLICATE = `ON CONFLICT(agent_id, content_hash, kind) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`;
+// The target is the unique index `memories_active_hash` (see `USER_HASH_INDEX_SQL`).
+const ON_DUPLICATE = `ON CONFLICT(agent_id, content_hash, kind, ${USER_KEY}) WHERE ${ACTIVE_CONTENT_WHERE} DO NOTHING`;
 /** Rows of the largest multi-row insert (21 values each; well under SQLite's parameter limit). */
 const INSERT_CHUNK = 64;
 
@@ -177,7 +184,7 @@ function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemor
 function duplicateOf(ctx: StoreContext, r: RowPlan, idTaken: boolean): InsertedMemory {
   // A caller-chosen id that is taken stays a conflict, as without the duplicate.
   if (idTaken) throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
-  const existing = activeDuplicate(ctx, r.p.agentId, r.p.kind, r.hash);
+  const existing = activeDuplicate(ctx, r.p.agentId, r.p.kind, r.hash, r.p.userId);
   if (existing === undefined) {
     throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
   }
@@ -235,12 +242,12 @@ export function insertPreparedBatch(
       .variant('write', `insert-memories-${n}`, () => {
         const tuples = new Array<string>(n).fill(INSERT_PLACEHOLDERS).join(', ');
         return `INSERT INTO memories(${INSERT_COLUMNS}) VALUES ${tuples} ${ON_DUPLICATE}
-          RETURNING rid, id, agent_id, kind, content_hash`;
+          RETURNING rid, id, agent_id, kind, content_hash, user_id`;
       })
-      .values<[number, string, string, string, string]>(...values);
+      .values<[number, string, string, string, string, string | null]>(...values);
     // Row ids grow in insertion order, so the kept rows by row id are the kept plans in order. A plan matches
-    // the next kept row by id, agent, kind and hash: a skipped plan cannot match it on all four (a later row
-    // with the skipped one's agent, kind and hash is skipped too).
+    // the next kept row by id, agent, kind, hash and user: a skipped plan cannot match it on all five (a later
+    // row with the skipped one's agent, kind, hash and user is skipped too).
     kept.sort((x, y) => x[0] - y[0]);
     let k = 0;
     for (let i = start; i < start + n; i += 1) {
@@ -251,7 +258,8 @@ export function insertPreparedBatch(
         row[1] === r.id &&
         row[2] === r.p.agentId &&
         row[3] === r.p.kind &&
-        row[4] === r.hash
+        row[4] === r.hash &&
+        row[5] === r.p.userId
       ) {
         rids[i] = row[0];
         if (r.p.id !== undefined) keptAt.set(r.id, i);
@@ -278,19 +286,31 @@ export function insertPreparedBatch(
   return out;
 }
 
-/** One row of an agent by id (any lifecycle). */
-export function selectRow(ctx: StoreContext, agentId: string, id: string): MemoryRow | undefined {
-  return ctx.stmt('read', 'SELECT * FROM memories WHERE id = ? AND agent_id = ?').get<MemoryRow>(id, agentId);
+/**
+ * One row of an agent by id (any lifecycle); with `forUser` (a checked user scope), a row of another user is
+ * not found.
+ */
+export function selectRow(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  forUser: string | null = null,
+): MemoryRow | undefined {
+  const row = ctx
+    .stmt('read', 'SELECT * FROM memories WHERE id = ? AND agent_id = ?')
+    .get<MemoryRow>(id, agentId);
+  return row === undefined || visibleToUser(row.user_id, forUser) ? row : undefined;
 }
 
-/** Reads a row for a compare-and-set write; NOT_FOUND / REVISION_CONFLICT otherwise. */
+/** Reads a row for a compare-and-set write (visible to `forUser`); NOT_FOUND / REVISION_CONFLICT otherwise. */
 export function rowForWrite(
   ctx: StoreContext,
   agentId: string,
   id: string,
   expectedRevision: number | undefined,
+  forUser: string | null = null,
 ): MemoryRow {
-  const row = selectRow(ctx, agentId, id);
+  const row = selectRow(ctx, agentId, id, forUser);
   if (row === undefined) {
     throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
   }
@@ -314,7 +334,9 @@ export function casLifecycle(
   supersededBy: string | null,
   now: number,
 ): MemoryRecord {
-  if (lifecycle === 'active') assertNoActiveDuplicate(ctx, row.agent_id, row.kind, row.content_hash, row.rid);
+  if (lifecycle === 'active') {
+    assertNoActiveDuplicate(ctx, row.agent_id, row.kind, row.content_hash, row.rid, row.user_id);
+  }
   // Superseding closes the fact's validity at the supersede time; reactivating it opens it again.
   const validTo =
     lifecycle === 'superseded' ? (row.valid_to ?? now) : lifecycle === 'active' ? null : row.valid_to;

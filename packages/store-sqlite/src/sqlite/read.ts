@@ -6,12 +6,15 @@
 import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import {
   callRules,
+  checkOptionsUser,
+  checkUserScope,
   invalidInput,
   type ListMemoriesOptions,
   type MemoryBrief,
   type MemoryRecord,
   type RevalidateOptions,
   type RevalidationCandidate,
+  type UserScope,
   validateAgentId,
   validateId,
   validateLifecycle,
@@ -43,12 +46,17 @@ import {
   toRecord,
 } from './rows.js';
 
-/** Reads one row of an agent (any lifecycle), or null. */
-export function getMemory(ctx: StoreContext, agentId: string, id: string): Promise<MemoryRecord | null> {
+/** Reads one row of an agent (any lifecycle), or null (also when it is another user's than `scope.forUser`). */
+export function getMemory(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<MemoryRecord | null> {
   return ctx.op('getMemory', () => {
     validateAgentId(agentId);
     validateId(id);
-    const row = selectRow(ctx, agentId, id);
+    const row = selectRow(ctx, agentId, id, checkUserScope(scope));
     return row === undefined ? null : toRecord(row);
   });
 }
@@ -166,6 +174,7 @@ function reread<V extends readonly unknown[], R>(
   const { shape, columns, revisionAt, convert } = read;
   validateAgentId(agentId);
   const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
+  const forUser = checkOptionsUser(options);
   const ids = callRules.candidateIds(candidates);
   if (ids.length === 0) return [];
   // Driven by the id list (CROSS JOIN fixes the join order): one index lookup per candidate. Filtering the
@@ -175,11 +184,12 @@ function reread<V extends readonly unknown[], R>(
   const rows = ctx
     .variant(
       'read',
-      `revalidate:${shape}:${scope.tMode}`,
+      `revalidate:${shape}:${scope.tMode}:${forUser === null ? 0 : 1}`,
       () => `SELECT ${columns} FROM json_each(@ids) j CROSS JOIN memories m ON m.id = j.value
-         WHERE m.agent_id = @agent AND ${timeSql(scope)}`,
+         WHERE m.agent_id = @agent AND ${timeSql(scope)}
+         ${forUser === null ? '' : 'AND (m.user_id IS NULL OR m.user_id = @forUser)'}`,
     )
-    .values<V>({ ids: JSON.stringify(ids), agent: agentId, ...scope });
+    .values<V>({ ids: JSON.stringify(ids), agent: agentId, forUser, ...scope });
   const byId = new Map(rows.map((r) => [r[0] as string, r]));
   return callRules.inCandidateOrder(candidates, byId, (row) => Number(row[revisionAt]), convert);
 }

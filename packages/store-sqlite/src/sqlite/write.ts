@@ -5,9 +5,10 @@
  */
 
 import { contentHash, hasCjk } from '@engram/contracts';
-import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory } from '@engram/store/port-kit';
+import type { InsertedMemory, MemoryPatch, MemoryRecord, NewMemory, UserScope } from '@engram/store/port-kit';
 import {
   callRules,
+  checkUserScope,
   chunkSpans,
   EngramStoreError,
   likeText,
@@ -60,12 +61,14 @@ export function updateMemory(
   id: string,
   expectedRevision: number,
   patch: MemoryPatch,
+  scope?: UserScope,
 ): Promise<MemoryRecord> {
   return ctx.op('updateMemory', () => {
     const p = callRules.validateUpdateArgs(ctx, agentId, id, expectedRevision, patch);
+    const forUser = checkUserScope(scope);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = rowForWrite(ctx, agentId, id, expectedRevision);
+      const row = rowForWrite(ctx, agentId, id, expectedRevision, forUser);
       const contentChanged = callRules.checkEventEdit(row, p);
       const oldTags = toRecord(row).tags;
       const next: MemoryRow = {
@@ -98,7 +101,7 @@ export function updateMemory(
       }
       const becomesAnother = contentChanged || next.kind !== row.kind || row.lifecycle !== 'active';
       if (next.lifecycle === 'active' && becomesAnother) {
-        assertNoActiveDuplicate(ctx, agentId, next.kind, next.content_hash, row.rid);
+        assertNoActiveDuplicate(ctx, agentId, next.kind, next.content_hash, row.rid, row.user_id);
       }
       const info = ctx
         .stmt(
@@ -187,13 +190,22 @@ export function recordAccess(
   });
 }
 
-/** Deletes the row, its tags, chunk rows, FTS entries and vectors in one transaction; false when it did not exist. */
-export function deleteMemory(ctx: StoreContext, agentId: string, id: string): Promise<boolean> {
+/**
+ * Deletes the row, its tags, chunk rows, FTS entries and vectors in one transaction; false when it did not exist
+ * (or is another user's than `scope.forUser`).
+ */
+export function deleteMemory(
+  ctx: StoreContext,
+  agentId: string,
+  id: string,
+  scope?: UserScope,
+): Promise<boolean> {
   return ctx.op('deleteMemory', () => {
     validateAgentId(agentId);
     validateId(id);
+    const forUser = checkUserScope(scope);
     return ctx.tx(() => {
-      const row = selectRow(ctx, agentId, id);
+      const row = selectRow(ctx, agentId, id, forUser);
       if (row === undefined) return false;
       ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
       deleteTags(ctx, row.rid, agentId, toRecord(row).tags);

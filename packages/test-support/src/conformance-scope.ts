@@ -1,0 +1,360 @@
+/**
+ * The conformance suite of the store port, the user scope: users of one agent are boundaries. A memory without
+ * a user is the agent's own, shared by all its users; a call for a user (`forUser`) sees those and that
+ * user's own, never another user's, and a write for a user treats another user's memory as not found. The
+ * exact-duplicate rule holds inside a user; `deleteAll({ userId })` forgets that user's memories and events
+ * only; events carry their user.
+ */
+import { describe, expect, it } from 'vitest';
+import { type ConformanceOpen, type ConformancePort, vec4, withPort } from './conformance-port.js';
+
+/** The user scope of a call by id (the port's `UserScope`). */
+interface Scope {
+  readonly forUser?: string;
+}
+
+interface ScopedRecord {
+  readonly id: string;
+  readonly userId: string | null;
+  readonly revision: number;
+  readonly lifecycle: string;
+  readonly content: string;
+}
+
+interface ScopedNewMemory {
+  readonly agentId: string;
+  readonly kind: 'fact' | 'semantic';
+  readonly content: string;
+  readonly userId?: string;
+  readonly vector?: Float32Array;
+}
+
+/** The slices of the port the scope suite calls, with their scope arguments. */
+interface ScopePort {
+  insertUniqueMemory(
+    input: ScopedNewMemory,
+  ): Promise<{ readonly created: boolean; readonly record: ScopedRecord }>;
+  insertMemories(inputs: readonly ScopedNewMemory[]): Promise<readonly ScopedRecord[]>;
+  getMemory(agentId: string, id: string, scope?: Scope): Promise<ScopedRecord | null>;
+  listMemories(
+    agentId: string,
+    options?: { readonly filter?: { readonly forUser?: string; readonly userId?: string } },
+  ): Promise<readonly ScopedRecord[]>;
+  searchLexical(query: {
+    readonly agentId: string;
+    readonly terms: readonly string[];
+    readonly limit: number;
+    readonly filter?: { readonly forUser?: string };
+  }): Promise<{ readonly hits: readonly { readonly id: string }[] }>;
+  searchVector(query: {
+    readonly agentId: string;
+    readonly vector: Float32Array;
+    readonly k: number;
+    readonly filter?: { readonly forUser?: string };
+  }): Promise<readonly { readonly id: string }[]>;
+  revalidate(
+    agentId: string,
+    candidates: readonly { readonly id: string }[],
+    options?: Scope,
+  ): Promise<readonly ScopedRecord[]>;
+  history(
+    agentId: string,
+    id: string,
+    scope?: Scope,
+  ): Promise<{ readonly records: readonly { readonly id: string }[]; readonly entries: readonly unknown[] }>;
+  updateMemory(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    patch: { readonly content?: string; readonly importance?: number },
+    scope?: Scope,
+  ): Promise<ScopedRecord>;
+  deleteMemory(agentId: string, id: string, scope?: Scope): Promise<boolean>;
+  archiveMemory(agentId: string, id: string, expectedRevision?: number, scope?: Scope): Promise<ScopedRecord>;
+  setLifecycle(
+    agentId: string,
+    id: string,
+    expectedRevision: number,
+    lifecycle: 'active' | 'archived',
+    scope?: Scope,
+  ): Promise<ScopedRecord>;
+  supersedeMemory(
+    agentId: string,
+    oldId: string,
+    expectedRevision: number,
+    replacement: ScopedNewMemory,
+    scope?: Scope,
+  ): Promise<unknown>;
+  forgetMemory(
+    agentId: string,
+    id: string,
+    options?: { readonly reason?: string; readonly forUser?: string },
+  ): Promise<{ readonly forgotten: readonly string[] }>;
+  deleteAll(
+    agentId: string,
+    options?: { readonly userId?: string },
+  ): Promise<{ readonly memories: number; readonly events: number; readonly skills: number }>;
+  appendEvents(
+    agentId: string,
+    sessionId: string,
+    events: readonly {
+      readonly seq: number;
+      readonly type: 'message';
+      readonly role: string;
+      readonly content: string;
+      readonly userId?: string | null;
+    }[],
+  ): Promise<{ readonly appended: number; readonly skipped: number }>;
+  readEvents(
+    agentId: string,
+    sessionId: string,
+    fromSeq: number,
+    toSeq: number,
+  ): Promise<readonly { readonly seq: number; readonly userId: string | null }[]>;
+  writeSkill(input: {
+    readonly agentId: string;
+    readonly name: string;
+    readonly description: string;
+    readonly content: string;
+  }): Promise<unknown>;
+  listSkills(agentId: string): Promise<readonly unknown[]>;
+  exportRecords(options?: { readonly agentId?: string }): AsyncIterable<ExportedRecord>;
+  importRecords(
+    records: Iterable<ExportedRecord>,
+    options?: { readonly agentId?: string },
+  ): Promise<{ readonly imported: { readonly events: number } }>;
+}
+
+/** An export record as this suite reads it (the event rows; the rest passed on untouched). */
+interface ExportedRecord {
+  readonly type: string;
+  readonly row?: Readonly<Record<string, string | number | null>>;
+}
+
+/** The suite's port with the scope arguments (both adapters take them; `ConformancePort` omits them). */
+function scoped(s: ConformancePort): ScopePort {
+  return s as unknown as ScopePort;
+}
+
+const notFound = { code: 'ENGRAM_STORE_NOT_FOUND' };
+
+/** The agent's own memory, Alice's and Bob's, each with a vector near (1, 0, 0, 0). */
+async function threeOwners(
+  s: ScopePort,
+): Promise<{ own: ScopedRecord; alice: ScopedRecord; bob: ScopedRecord }> {
+  const [own, alice, bob] = await s.insertMemories([
+    { agentId: 'a', kind: 'fact', content: 'The office opens at nine', vector: vec4(1, 0, 0, 0) },
+    {
+      agentId: 'a',
+      kind: 'fact',
+      content: 'Alice has an office key',
+      userId: 'alice',
+      vector: vec4(1, 0.1, 0, 0),
+    },
+    {
+      agentId: 'a',
+      kind: 'fact',
+      content: 'Bob has an office plant',
+      userId: 'bob',
+      vector: vec4(1, 0.2, 0, 0),
+    },
+  ]);
+  if (own === undefined || alice === undefined || bob === undefined) throw new Error('insert failed');
+  return { own, alice, bob };
+}
+
+const ids = (rows: readonly { readonly id: string }[]): string[] => rows.map((r) => r.id).sort();
+
+/** Registers the user-scope part of the suite. */
+export function describeScopeConformance(name: string, open: ConformanceOpen): void {
+  describe(`store port conformance: ${name}: users are boundaries`, () => {
+    it(
+      'the exact-duplicate rule holds inside a user: two users, two memories; one user twice, one',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        const text = 'I am allergic to peanuts';
+        const alice = await s.insertUniqueMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: text,
+          userId: 'alice',
+        });
+        const bob = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: text, userId: 'bob' });
+        expect([alice.created, bob.created]).toEqual([true, true]);
+        expect(bob.record.userId).toBe('bob');
+        expect(bob.record.id).not.toBe(alice.record.id);
+        // Bob again (normalised the same), and the agent's own copy twice.
+        const again = await s.insertUniqueMemory({
+          agentId: 'a',
+          kind: 'fact',
+          content: ' i am ALLERGIC to peanuts',
+          userId: 'bob',
+        });
+        expect(again).toEqual({ created: false, record: bob.record });
+        const own = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: text });
+        expect(own.created).toBe(true);
+        expect((await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: text })).created).toBe(
+          false,
+        );
+        // A batch with the text of a third user and a repeat of it: one new row.
+        const batch = await s.insertMemories([
+          { agentId: 'a', kind: 'fact', content: text, userId: 'carol' },
+          { agentId: 'a', kind: 'fact', content: text, userId: 'carol' },
+          { agentId: 'a', kind: 'fact', content: text, userId: 'alice' },
+        ]);
+        expect(batch[0]?.id).toBe(batch[1]?.id);
+        expect(batch[2]?.id).toBe(alice.record.id);
+        expect(await s.listMemories('a')).toHaveLength(4);
+        // An update onto another user's text is no duplicate; onto the same user's, it is.
+        const other = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: 'x', userId: 'bob' });
+        await expect(
+          s.updateMemory('a', other.record.id, other.record.revision, { content: text }),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_CONFLICT' });
+        const dave = await s.insertUniqueMemory({ agentId: 'a', kind: 'fact', content: 'y', userId: 'dave' });
+        expect(
+          (await s.updateMemory('a', dave.record.id, dave.record.revision, { content: text })).content,
+        ).toBe(text);
+      }),
+    );
+
+    it(
+      'forUser sees the agent’s own memories and that user’s on list, search, revalidate, get and history',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        const { own, alice, bob } = await threeOwners(s);
+        const forBob = { forUser: 'bob' };
+        expect(ids(await s.listMemories('a', { filter: forBob }))).toEqual(ids([own, bob]));
+        // The exact user filter stays exact: the agent's own rows do not pass it.
+        expect(ids(await s.listMemories('a', { filter: { userId: 'bob' } }))).toEqual([bob.id]);
+        expect(ids(await s.listMemories('a'))).toEqual(ids([own, alice, bob]));
+        const lexical = await s.searchLexical({ agentId: 'a', terms: ['office'], limit: 10, filter: forBob });
+        expect(ids(lexical.hits)).toEqual(ids([own, bob]));
+        const vector = await s.searchVector({
+          agentId: 'a',
+          vector: vec4(1, 0.1, 0, 0),
+          k: 3,
+          filter: forBob,
+        });
+        expect(ids(vector)).toEqual(ids([own, bob]));
+        const all = [own, alice, bob].map((r) => ({ id: r.id }));
+        expect(ids(await s.revalidate('a', all, forBob))).toEqual(ids([own, bob]));
+        expect(ids(await s.revalidate('a', all))).toEqual(ids([own, alice, bob]));
+        expect(await s.getMemory('a', alice.id, forBob)).toBeNull();
+        expect((await s.getMemory('a', bob.id, forBob))?.id).toBe(bob.id);
+        expect((await s.getMemory('a', own.id, forBob))?.id).toBe(own.id);
+        expect((await s.getMemory('a', alice.id))?.id).toBe(alice.id);
+        const hidden = await s.history('a', alice.id, forBob);
+        expect([hidden.records, hidden.entries]).toEqual([[], []]);
+        expect(ids((await s.history('a', bob.id, forBob)).records)).toEqual([bob.id]);
+        expect(ids((await s.history('a', alice.id)).records)).toEqual([alice.id]);
+        await expect(s.getMemory('a', bob.id, { forUser: '' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+      }),
+    );
+
+    it(
+      'a write for a user treats another user’s memory as not found, and changes nothing',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        const { own, alice, bob } = await threeOwners(s);
+        const forBob = { forUser: 'bob' };
+        await expect(s.updateMemory('a', alice.id, 1, { importance: 0.9 }, forBob)).rejects.toMatchObject(
+          notFound,
+        );
+        await expect(s.forgetMemory('a', alice.id, { forUser: 'bob' })).rejects.toMatchObject(notFound);
+        await expect(s.archiveMemory('a', alice.id, undefined, forBob)).rejects.toMatchObject(notFound);
+        await expect(s.setLifecycle('a', alice.id, 1, 'archived', forBob)).rejects.toMatchObject(notFound);
+        await expect(
+          s.supersedeMemory('a', alice.id, 1, { agentId: 'a', kind: 'fact', content: 'changed' }, forBob),
+        ).rejects.toMatchObject(notFound);
+        expect(await s.deleteMemory('a', alice.id, forBob)).toBe(false);
+        expect(await s.getMemory('a', alice.id)).toMatchObject({ revision: 1, lifecycle: 'active' });
+        // Bob's own memory and the agent's shared one are his to change.
+        expect((await s.updateMemory('a', bob.id, 1, { importance: 0.9 }, forBob)).revision).toBe(2);
+        expect((await s.forgetMemory('a', own.id, { forUser: 'bob' })).forgotten).toEqual([own.id]);
+        expect(await s.deleteMemory('a', bob.id, forBob)).toBe(true);
+      }),
+    );
+
+    it(
+      'deleteAll with a userId forgets that user’s memories and events and nothing else',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        const { own, alice, bob } = await threeOwners(s);
+        await s.appendEvents('a', 's-alice', [
+          { seq: 1, type: 'message', role: 'user', content: 'hi, I am Alice', userId: 'alice' },
+        ]);
+        await s.appendEvents('a', 's-bob', [
+          { seq: 1, type: 'message', role: 'user', content: 'hi, I am Bob', userId: 'bob' },
+          { seq: 2, type: 'message', role: 'assistant', content: 'hello Bob', userId: 'bob' },
+        ]);
+        await s.writeSkill({ agentId: 'a', name: 'greet', description: 'greets', content: 'say hi' });
+        const result = await s.deleteAll('a', { userId: 'bob' });
+        expect(result).toMatchObject({ memories: 1, events: 2, skills: 0 });
+        expect(ids(await s.listMemories('a'))).toEqual(ids([own, alice]));
+        expect(await s.getMemory('a', bob.id)).toBeNull();
+        expect(await s.readEvents('a', 's-bob', 1, 10)).toEqual([]);
+        expect(await s.readEvents('a', 's-alice', 1, 10)).toHaveLength(1);
+        expect(await s.listSkills('a')).toHaveLength(1);
+        // Without a user, the whole agent as before.
+        expect(await s.deleteAll('a')).toMatchObject({ memories: 2, events: 1, skills: 1 });
+        await expect(s.deleteAll('a', { userId: '' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+      }),
+    );
+
+    it(
+      'an export and its import keep each event’s user; an event of a malformed user is refused',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        await s.appendEvents('a', 's1', [
+          { seq: 1, type: 'message', role: 'user', content: 'hello', userId: 'alice' },
+          { seq: 2, type: 'message', role: 'assistant', content: 'hi' },
+        ]);
+        const records: ExportedRecord[] = [];
+        for await (const r of s.exportRecords({ agentId: 'a' })) records.push(r);
+        const events = records.flatMap((r) => (r.type === 'event' && r.row !== undefined ? [r.row] : []));
+        expect(events.map((e) => e.user_id)).toEqual(['alice', null]);
+        expect((await s.importRecords(records, { agentId: 'b' })).imported.events).toBe(2);
+        expect((await s.readEvents('b', 's1', 1, 2)).map((e) => [e.seq, e.userId])).toEqual([
+          [1, 'alice'],
+          [2, null],
+        ]);
+        const bad = records.map((r) =>
+          r.type === 'event' && r.row !== undefined ? { type: 'event', row: { ...r.row, user_id: '' } } : r,
+        );
+        await expect(s.importRecords(bad, { agentId: 'c' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+        expect(await s.readEvents('c', 's1', 1, 2)).toEqual([]);
+      }),
+    );
+
+    it(
+      'events carry their user; a re-append under another user is a conflict',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        await s.appendEvents('a', 's1', [
+          { seq: 1, type: 'message', role: 'user', content: 'hello', userId: 'alice' },
+          { seq: 2, type: 'message', role: 'assistant', content: 'hi' },
+        ]);
+        expect((await s.readEvents('a', 's1', 1, 2)).map((e) => [e.seq, e.userId])).toEqual([
+          [1, 'alice'],
+          [2, null],
+        ]);
+        expect(
+          await s.appendEvents('a', 's1', [
+            { seq: 1, type: 'message', role: 'user', content: 'hello', userId: 'alice' },
+          ]),
+        ).toMatchObject({ appended: 0, skipped: 1 });
+        await expect(
+          s.appendEvents('a', 's1', [
+            { seq: 1, type: 'message', role: 'user', content: 'hello', userId: 'bob' },
+          ]),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_CONFLICT' });
+      }),
+    );
+  });
+}
