@@ -15,6 +15,7 @@ export {
   MAX_MEMORY_ID_LENGTH,
 } from './agent-id.js';
 export { CJK_CHARACTER, CJK_CLASS_SOURCE, hasCjk } from './cjk.js';
+export { REDACTED, redactConnectionUrl, redactConnectionUrls } from './connection-url.js';
 export type {
   Deadline,
   DeadlineExpiry,
@@ -75,4 +76,3 @@ export {
   TIMESTAMP_PROBLEMS,
 } from './timestamp.js';
 export { estimateTokens, tokenUnits } from './tokens.js';
-export { REDACTED, redactConnectionUrl, redactConnectionUrls } from './connection-url.js';
