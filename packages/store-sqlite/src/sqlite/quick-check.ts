@@ -8,6 +8,7 @@
  * always runs the check, whatever the size.
  */
 import { statSync } from 'node:fs';
+import { EMBEDDING_STATES, EVENT_TYPES, LIFECYCLES, MEMORY_KINDS } from '@engram/contracts/enums';
 import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
 import { integrityResult } from '@engram/store/port-kit';
 import { classifySqliteError } from './classify.js';
@@ -40,9 +41,19 @@ const badTime = (column: string, nullable: boolean): string =>
 const badJson = (column: string, type: 'object' | 'array'): string =>
   `(CASE WHEN typeof(${column}) = 'text' AND json_valid(${column}) THEN json_type(${column}) <> '${type}' ELSE 1 END)`;
 
+/** A column whose value is not one of a closed list (the values are the contracts' enums, never user text). */
+const notIn = (column: string, values: readonly string[]): string =>
+  `(${column} IS NULL OR ${column} NOT IN (${values.map((v) => `'${v}'`).join(',')}))`;
+/** A column that must hold a number from 0 to 1. */
+const notFraction = (column: string): string =>
+  `(typeof(${column}) NOT IN ('real', 'integer') OR ${column} < 0 OR ${column} > 1)`;
+
 /**
  * Rows holding a value no reader can use (see `IntegrityResult.badRows`): a timestamp outside the `Date` range or
- * not an integer, metadata not a JSON object, a tag list not a JSON list. One scan of `memories` and `events`.
+ * not an integer, metadata not a JSON object, a tag list not a JSON list, and a value outside a column's closed
+ * list or range (kind, lifecycle, embedding state, importance, confidence, event type). The last are the
+ * schema's CHECK constraints, checked here too: `PRAGMA quick_check` verifies CHECK constraints on a writable
+ * connection only, and `health` opens a file read-only. One scan of `memories` and `events`.
  */
 export function badRows(ctx: StoreContext): number {
   const has = (table: string, column: string): boolean =>
@@ -50,6 +61,11 @@ export function badRows(ctx: StoreContext): number {
       | { x: number }
       | undefined) !== undefined;
   const memory = [
+    notIn('kind', MEMORY_KINDS),
+    notIn('lifecycle', LIFECYCLES),
+    notIn('embedding_state', EMBEDDING_STATES),
+    notFraction('importance'),
+    notFraction('confidence'),
     badTime('created_at', false),
     badTime('updated_at', false),
     badTime('last_accessed_at', true),
@@ -63,7 +79,7 @@ export function badRows(ctx: StoreContext): number {
       badJson('metadata', 'object'),
     );
   }
-  const event = [badTime('created_at', false), badJson('metadata', 'object')];
+  const event = [notIn('type', EVENT_TYPES), badTime('created_at', false), badJson('metadata', 'object')];
   const row = ctx.db
     .prepare(
       `SELECT (SELECT count(*) FROM memories WHERE ${memory.join(' OR ')})
