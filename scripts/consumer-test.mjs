@@ -452,13 +452,18 @@ const searched = run(['search', 'webhooks', '--agent', 'consumer']);
 assert.equal(searched.results.length, 1);
 step('npx engram remember|search --json printed parseable JSON');
 
-// A lossless round trip through the published commands: export the file, import it into a fresh one, and
+// A lossless round trip through the published commands: export the file, import it into a fresh one keeping
+// the exported ages (by default a restore restarts the decay clocks), and
 // compare the two files row by row.
 run(['remember', 'The on-call rotation changes every Monday.', '--agent', 'other']);
 const exported = execFileSync(npx, ['--no', 'engram', 'export', '--db', db, '--vectors'], { env, encoding: 'utf8' });
 const copy = join(mkdtempSync(join(process.cwd(), 'copy-')), 'memory.db');
 const summary = JSON.parse(
-  execFileSync(npx, ['--no', 'engram', 'import', '--db', copy, '--json'], { env, input: exported, encoding: 'utf8' }),
+  execFileSync(npx, ['--no', 'engram', 'import', '--db', copy, '--json', '--keep-ages'], {
+    env,
+    input: exported,
+    encoding: 'utf8',
+  }),
 );
 assert.ok(summary !== null && typeof summary === 'object');
 const { openDatabase } = await import('@engram/store-sqlite/raw');
