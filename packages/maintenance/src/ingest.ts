@@ -1,3 +1,4 @@
+import { checkTag, MAX_TAGS } from '@engram/contracts';
 import type { EventInput, EventRecord, NewMemory } from '@engram/store';
 import { checkIdArgument, EngramMaintenanceError, isRevisionConflict } from './errors.js';
 import type { IngestStore } from './store-ports.js';
@@ -78,6 +79,25 @@ function truncateCodePoints(text: string, max: number): string {
   return out;
 }
 
+/**
+ * What an event's writer asked its memory to carry (`metadata.memory`: `{ tags, metadata }`, the tags and
+ * metadata a caller gave with the messages). Read back from the store, so untrusted: tags that are not valid
+ * tags and metadata that is not a plain object are dropped, never thrown on.
+ */
+function carriedByEvent(metadata: Readonly<Record<string, unknown>>): {
+  readonly tags: readonly string[];
+  readonly metadata?: Readonly<Record<string, unknown>>;
+} {
+  const memory = metadata.memory;
+  if (typeof memory !== 'object' || memory === null || Array.isArray(memory)) return { tags: [] };
+  const { tags, metadata: carried } = memory as { tags?: unknown; metadata?: unknown };
+  const valid = Array.isArray(tags)
+    ? tags.filter((t): t is string => typeof t === 'string' && checkTag(t) === null)
+    : [];
+  const plain = typeof carried === 'object' && carried !== null && !Array.isArray(carried);
+  return plain ? { tags: valid, metadata: carried as Readonly<Record<string, unknown>> } : { tags: valid };
+}
+
 /** Turns one event into an `event` memory (null when it has no content to remember). */
 export function eventToMemory(
   event: EventRecord,
@@ -85,12 +105,15 @@ export function eventToMemory(
 ): NewMemory | null {
   const content = truncateCodePoints(eventMemoryContent(event).trim(), options.maxContentChars);
   if (content === '') return null;
+  const carried = carriedByEvent(event.metadata);
+  const derived = deriveEventTags(event, content, event.seq, event.seq);
   return {
     agentId: event.agentId,
     kind: 'event',
     content,
     importance: options.importance,
-    tags: deriveEventTags(event, content, event.seq, event.seq),
+    tags: [...new Set([...derived, ...carried.tags])].slice(0, MAX_TAGS),
+    ...(carried.metadata === undefined ? {} : { metadata: carried.metadata }),
     sessionId: event.sessionId,
     seqFrom: event.seq,
     seqTo: event.seq,

@@ -18,15 +18,21 @@ export function callTool(
   name: string,
   args: unknown,
   agentId: string,
+  userId: string | null,
   signal: AbortSignal | undefined,
 ): Promise<ToolCallResult> {
-  return engine.tools.execute(name, args, { agentId, ...(signal === undefined ? {} : { signal }) });
+  return engine.tools.execute(name, args, {
+    agentId,
+    ...(userId === null ? {} : { userId }),
+    ...(signal === undefined ? {} : { signal }),
+  });
 }
 
 /** The core block (the agent's facts, byte-identical while they are unchanged) and the recall block for `query`. */
 export async function buildContext(
   engine: Engine,
   agentId: string,
+  userId: string | null,
   query: string | null,
   options: {
     readonly budgetTokens?: number;
@@ -50,6 +56,7 @@ export async function buildContext(
     store: engine.store,
     retriever: engine.retriever,
     agentId,
+    ...(userId === null ? {} : { forUser: userId }),
     ...(query === null ? {} : { query }),
     ...(options.budgetTokens === undefined ? {} : { budgetTokens: options.budgetTokens }),
     ...(options.recallLimit === undefined ? {} : { recallLimit: options.recallLimit }),
@@ -65,6 +72,7 @@ export const DEFAULT_RECENT_MESSAGES = 20;
 export async function sessionMessages(
   engine: Engine,
   agentId: string,
+  userId: string | null,
   sessionId: string,
   limit: number,
 ): Promise<readonly LoggedMessage[]> {
@@ -79,5 +87,7 @@ export async function sessionMessages(
     Math.max(1, session.lastSeq - limit + 1),
     session.lastSeq,
   );
-  return sinceClear(events).map(loggedEntry);
+  // A user's view of the session: the agent's entries and that user's, never another user's.
+  const visible = userId === null ? events : events.filter((e) => e.userId === null || e.userId === userId);
+  return sinceClear(visible).map(loggedEntry);
 }

@@ -10,12 +10,28 @@ import type { ChatMessage, LoggedMessage } from './types.js';
 /** Entries of the log's tail searched for an id already logged. */
 export const ID_WINDOW = 1000;
 
+/**
+ * What a call writes on each entry it logs: its user, and the tags and metadata the entry's memory carries
+ * (kept in the event's metadata as `memory`, which the ingestor copies to the `event` memory).
+ */
+export interface EntryScope {
+  readonly userId: string | null;
+  readonly tags?: readonly string[];
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
 /** The event a chat entry is logged as, at `seq`. */
-export function entryEvent(message: ChatMessage, seq: number): EventInput {
+export function entryEvent(message: ChatMessage, seq: number, scope?: EntryScope): EventInput {
   const type = message.type ?? 'message';
   const metadata: Record<string, unknown> = {};
   if (message.id !== undefined) metadata.id = message.id;
   if (type === 'tool_call') metadata.input = argumentsObject(message.content);
+  if (scope?.tags !== undefined || scope?.metadata !== undefined) {
+    metadata.memory = {
+      ...(scope.tags === undefined ? {} : { tags: scope.tags }),
+      ...(scope.metadata === undefined ? {} : { metadata: scope.metadata }),
+    };
+  }
   return {
     seq,
     type,
@@ -23,6 +39,7 @@ export function entryEvent(message: ChatMessage, seq: number): EventInput {
     content: message.content,
     ...(message.toolName === undefined ? {} : { toolName: message.toolName }),
     ...(Object.keys(metadata).length === 0 ? {} : { metadata }),
+    ...(scope?.userId == null ? {} : { userId: scope.userId }),
   };
 }
 
@@ -42,9 +59,16 @@ function argumentsObject(content: string): Record<string, unknown> {
   }
 }
 
-/** The marker `clearMessages` appends at `seq`. */
-export function clearMarker(seq: number): EventInput {
-  return { seq, type: 'message', role: 'system', content: '', metadata: { clear: true } };
+/** The marker `clearMessages` appends at `seq` (for a user: it clears that user's view of the session). */
+export function clearMarker(seq: number, userId: string | null): EventInput {
+  return {
+    seq,
+    type: 'message',
+    role: 'system',
+    content: '',
+    metadata: { clear: true },
+    ...(userId === null ? {} : { userId }),
+  };
 }
 
 /** True for a clear marker. */
@@ -75,6 +99,7 @@ export function loggedEntry(event: EventRecord): LoggedMessage {
     content: event.content,
     toolName: event.toolName,
     id: idOf(event),
+    userId: event.userId,
     createdAt: event.createdAt,
   };
 }

@@ -69,6 +69,9 @@ export type {
   Scope,
   SearchHit,
   SearchOptions,
+  StoredVersion,
   ToolResult,
   ToolSpec,
+  UpdateOptions,
+  VersionChange,
 } from './types.js';

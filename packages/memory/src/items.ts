@@ -1,6 +1,7 @@
 /** Input checks of the facade (a caller's mistake is a typed error before anything is read) and row mapping. */
-import { checkAgentId, toWellFormedText } from '@engram/contracts';
+import { checkAgentId, checkTag, MAX_TAGS, toWellFormedText } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
+import { MAX_METADATA_CHARS } from '@engram/store';
 import { invalidInput } from './errors.js';
 import type { ChatMessage, MemoryItem } from './types.js';
 
@@ -241,4 +242,32 @@ export function overlapWithTail(tail: readonly LoggedEntry[], incoming: readonly
     if (same) return k;
   }
   return 0;
+}
+
+/** Tags a call asks every logged entry and extracted memory to carry: valid tags, at most `MAX_TAGS`. */
+export function checkEntryTags(tags: unknown): readonly string[] {
+  if (!Array.isArray(tags)) throw invalidInput('tags must be an array of tags');
+  if (tags.length > MAX_TAGS) throw invalidInput(`tags has more than ${MAX_TAGS} entries`);
+  for (const [i, tag] of tags.entries()) {
+    const problem = checkTag(tag);
+    if (problem !== null) throw invalidInput(`tags[${i}] is invalid (${problem})`);
+  }
+  return tags as readonly string[];
+}
+
+/** Metadata a call asks every logged entry and extracted memory to carry: a plain JSON object within the cap. */
+export function checkEntryMetadata(metadata: unknown): Readonly<Record<string, unknown>> {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
+    throw invalidInput('metadata must be a plain object');
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(metadata);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined) throw invalidInput('metadata must be JSON');
+  if (json.length > MAX_METADATA_CHARS)
+    throw invalidInput(`metadata is over ${MAX_METADATA_CHARS} characters`);
+  return JSON.parse(json) as Readonly<Record<string, unknown>>;
 }

@@ -8,9 +8,12 @@ import { correctMemory } from '@engram/tools';
 import { backgroundDrain, embedNow } from './background.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';
+import type { EntryScope } from './entries.js';
 import { EngramMemoryError, engramErrorCode, invalidInput } from './errors.js';
 import {
   agentOf,
+  checkEntryMetadata,
+  checkEntryTags,
   checkMessages,
   checkOptions,
   checkSession,
@@ -34,7 +37,9 @@ import {
   MESSAGES_KEYS,
   SCOPE_KEYS,
   SEARCH_KEYS,
+  UPDATE_KEYS,
 } from './option-keys.js';
+import { exportForUser, scopedFilter, storeScope, userOf } from './scope.js';
 import { checkImportChoices, importClock, prepareImport } from './transfer.js';
 import type {
   AddResult,
@@ -69,6 +74,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
   if (config.idFactory !== undefined && typeof config.idFactory !== 'function')
     throw invalidInput('idFactory must be a function');
   const defaultAgent = agentOf(config, 'default');
+  const defaultUser = userOf(config, null);
   const engine = await openEngine({
     path: config.path,
     ...(config.embedder === undefined ? {} : { embedder: config.embedder }),
@@ -92,14 +98,15 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     agentId: string,
     sessionId: string,
     skipLogged: boolean,
+    scope: EntryScope,
   ): Promise<AddResult> {
     const e = open();
-    const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged });
+    const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged, scope });
     if (!e.hasModel) {
       const added = await embedNow(e, logged.rows);
       return { added: added.map(toItem), unchanged: [], events: logged.appended, extraction: 'noModel' };
     }
-    const extracted = await extractMessages(e, agentId, sessionId, logged);
+    const extracted = await extractMessages(e, agentId, sessionId, logged, scope);
     const added = await embedNow(e, [...logged.rows, ...extracted.rows]);
     return {
       added: added.map(toItem),
@@ -117,17 +124,23 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async add(input, options) {
       const o = checkOptions(options, 'options', ADD_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
       const sessionId = checkSession(o.sessionId);
       if (Array.isArray(input)) {
         const messages = cutMessages(checkMessages(input), o.maxContentChars);
-        return addMessages(messages, agentId, sessionId, o.skipLogged !== false);
+        const scope: EntryScope = {
+          userId,
+          ...(o.tags === undefined ? {} : { tags: checkEntryTags(o.tags) }),
+          ...(o.metadata === undefined ? {} : { metadata: checkEntryMetadata(o.metadata) }),
+        };
+        return addMessages(messages, agentId, sessionId, o.skipLogged !== false, scope);
       }
       const text = checkText(input, 'text');
       const written = await writeTexts(open(), agentId, [text], {
         kind: o.kind ?? 'fact',
         importance: o.importance ?? 0.7,
         ...(o.tags === undefined ? {} : { tags: o.tags }),
-        ...(o.userId === undefined ? {} : { userId: o.userId }),
+        ...(userId === null ? {} : { userId }),
         ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
       });
       const added = await embedNow(engine, written.added);
@@ -144,6 +157,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async search(query, options) {
       const o = checkOptions(options, 'options', SEARCH_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const filter = scopedFilter(o.filter, userOf(o, defaultUser));
       checkText(query, 'query');
       if (o.minScore !== undefined && !(Number.isFinite(o.minScore) && o.minScore >= 0)) {
         throw invalidInput('minScore must be a finite number ≥ 0');
@@ -153,7 +167,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
         ...(o.tags === undefined ? {} : { tags: o.tags }),
         ...(o.signal === undefined ? {} : { signal: o.signal }),
-        ...(o.filter === undefined ? {} : { filter: o.filter }),
+        ...(filter === undefined ? {} : { filter }),
         ...(o.asOf === undefined ? {} : { asOf: o.asOf }),
         ...(o.includeHistory === undefined ? {} : { includeHistory: o.includeHistory }),
       });
@@ -171,13 +185,17 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async get(id, options) {
-      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
-      const row = await open().store.getMemory(agentId, checkText(id, 'id'));
+      const o = checkOptions(options, 'options', SCOPE_KEYS);
+      const agentId = agentOf(o, defaultAgent);
+      const scope = storeScope(userOf(o, defaultUser));
+      const row = await open().store.getMemory(agentId, checkText(id, 'id'), scope);
       return row === null ? null : toItem(row);
     },
 
     async update(id, change, options) {
-      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
+      const o = checkOptions(options, 'options', UPDATE_KEYS);
+      const agentId = agentOf(o, defaultAgent);
+      const scope = storeScope(userOf(o, defaultUser));
       checkText(id, 'id');
       const patch: MemoryChange =
         typeof change === 'string' ? { content: change } : checkOptions(change, 'change', CHANGE_KEYS);
@@ -192,7 +210,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       }
       const e = open();
       try {
-        let row = await e.store.getMemory(agentId, id);
+        let row = await e.store.getMemory(agentId, id, scope);
         if (
           row !== null &&
           row.lifecycle === 'active' &&
@@ -201,7 +219,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ) {
           // New text: a new version supersedes the memory (the old one stays in its history).
           const corrected = await correctMemory(e.store, agentId, id, patch.content, {
+            ...scope,
             ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+            ...(o.actor === undefined && o.reason === undefined ? {} : { actor: o.actor ?? 'caller' }),
+            ...(o.reason === undefined ? {} : { reason: o.reason }),
           });
           row = corrected?.replacement ?? null;
         }
@@ -213,11 +234,17 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
           patch.importance !== undefined ||
           (patch.metadata !== undefined && row.id === id)
         ) {
-          row = await e.store.updateMemory(agentId, row.id, row.revision, {
-            ...(patch.tags === undefined ? {} : { tags: patch.tags }),
-            ...(patch.importance === undefined ? {} : { importance: patch.importance }),
-            ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
-          });
+          row = await e.store.updateMemory(
+            agentId,
+            row.id,
+            row.revision,
+            {
+              ...(patch.tags === undefined ? {} : { tags: patch.tags }),
+              ...(patch.importance === undefined ? {} : { importance: patch.importance }),
+              ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+            },
+            scope,
+          );
         }
         const [embedded] = await embedNow(e, [row]);
         return toItem(embedded ?? row);
@@ -229,10 +256,12 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async delete(id, options) {
       const o = checkOptions(options, 'options', FORGET_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const scope = storeScope(userOf(o, defaultUser));
       checkText(id, 'id');
       try {
         // The memory and the versions it replaced; a tombstone records who, when and why.
         await open().store.forgetMemory(agentId, id, {
+          ...scope,
           actor: o.actor ?? 'caller',
           ...(o.reason === undefined ? {} : { reason: o.reason }),
         });
@@ -244,18 +273,23 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     },
 
     async deleteAll(options) {
-      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
+      const o = checkOptions(options, 'options', SCOPE_KEYS);
+      const agentId = agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
       const e = open();
       try {
-        return (await e.store.deleteAll(agentId, { actor: 'caller' })).memories;
+        return (await e.store.deleteAll(agentId, { actor: 'caller', ...(userId === null ? {} : { userId }) }))
+          .memories;
       } catch (error) {
         throw e.storeError(error);
       }
     },
 
     async history(id, options) {
-      const agentId = agentOf(checkOptions(options, 'options', SCOPE_KEYS), defaultAgent);
-      const history = await open().store.history(agentId, checkText(id, 'id'));
+      const o = checkOptions(options, 'options', SCOPE_KEYS);
+      const agentId = agentOf(o, defaultAgent);
+      const scope = storeScope(userOf(o, defaultUser));
+      const history = await open().store.history(agentId, checkText(id, 'id'), scope);
       if (history.entries.length === 0 && history.records.length === 0) {
         throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no memory with that id');
       }
@@ -265,10 +299,17 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
           .filter((entry) => entry.action === 'forgotten')
           .map((entry) => [entry.memoryId, entry]),
       );
+      const changes = new Map(
+        history.entries
+          .filter((entry) => entry.action === 'superseded' && (entry.actor !== null || entry.reason !== null))
+          .map((entry) => [entry.memoryId, { at: entry.at, by: entry.actor, reason: entry.reason }]),
+      );
       return history.chain.flatMap((chainId): MemoryVersion[] => {
         const row = byId.get(chainId);
         const tomb = forgotten.get(chainId);
-        if (row !== undefined && tomb === undefined) return [toItem(row)];
+        const change = changes.get(chainId);
+        if (row !== undefined && tomb === undefined)
+          return [change === undefined ? toItem(row) : { ...toItem(row), change }];
         if (tomb === undefined) return [];
         // A forgotten version shows its tombstone, never its text (even where the store kept the row).
         return [
@@ -287,12 +328,13 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async list(options) {
       const o = checkOptions(options, 'options', LIST_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const filter = scopedFilter(o.filter, userOf(o, defaultUser));
       const rows = await open().store.listMemories(agentId, {
         lifecycles:
           o.includeInactive === true ? ['active', 'archived', 'superseded', 'conflicted'] : ['active'],
         ...(o.kinds === undefined ? {} : { kinds: o.kinds }),
         ...(o.tags === undefined ? {} : { tags: o.tags }),
-        ...(o.filter === undefined ? {} : { filter: o.filter }),
+        ...(filter === undefined ? {} : { filter }),
         ...(o.limit === undefined ? {} : { limit: o.limit }),
         ...(o.afterId === undefined ? {} : { afterId: o.afterId }),
       });
@@ -302,6 +344,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async ingest(input, options): Promise<IngestSummary> {
       const o = checkOptions(options, 'options', INGEST_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
       const sessionId = checkSession(o.sessionId);
       if (!Array.isArray(input)) throw invalidInput('ingest takes an array of texts or of messages');
       const e = open();
@@ -315,6 +358,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         const written = await writeTexts(e, agentId, input as readonly string[], {
           kind: 'fact',
           importance: 0.7,
+          ...(userId === null ? {} : { userId }),
         });
         added = written.added.length;
         unchanged = written.unchanged.length;
@@ -323,6 +367,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         const logged = await appendMessages(e, agentId, sessionId, messages, {
           rows: false,
           skipLogged: true,
+          scope: { userId },
         });
         added = logged.appended;
         unchanged = messages.length - logged.appended;
@@ -335,8 +380,12 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async maintain(options): Promise<MaintenancePassResult> {
       const o = checkOptions(options, 'options', MAINTAIN_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
       const e = open();
-      const result = await e.runner.run(agentId, o.force === true ? { force: true } : {});
+      const result = await e.runner.run(agentId, {
+        ...(o.force === true ? { force: true } : {}),
+        ...(userId === null ? {} : { userId }),
+      });
       // What the pass wrote (merged rows) is embedded before it resolves.
       await e.drain({ agentId });
       return result;
@@ -344,13 +393,18 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
 
     export(options) {
       const o = checkOptions(options, 'options', EXPORT_KEYS);
-      const agentId = o.agentId === undefined || o.agentId === null ? null : agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
+      // A user's export is of one agent: the memory's, unless it names another.
+      const agentId =
+        (o.agentId === undefined || o.agentId === null) && userId === null ? null : agentOf(o, defaultAgent);
+      if (userId !== null && o.agentId === null) throw invalidInput('a user export is of one agent');
       if (o.vectors !== undefined && typeof o.vectors !== 'boolean')
         throw invalidInput('vectors must be a boolean');
-      return open().store.exportRecords({
+      const records = open().store.exportRecords({
         ...(agentId === null ? {} : { agentId }),
         ...(o.vectors === true ? { vectors: true } : {}),
       });
+      return userId === null ? records : exportForUser(records, userId);
     },
 
     async import(records, options) {
@@ -385,8 +439,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     async context(query, options) {
       const o = checkOptions(options, 'options', CONTEXT_KEYS);
       const agentId = agentOf(o, defaultAgent);
+      const userId = userOf(o, defaultUser);
       if (query !== null) checkText(query, 'query');
-      return buildContext(open(), agentId, query, {
+      return buildContext(open(), agentId, userId, query, {
         ...o,
         ...(o.sessionId === undefined ? {} : { sessionId: checkSession(o.sessionId) }),
       });
@@ -398,19 +453,30 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options', CALL_TOOL_KEYS);
       const agentId = agentOf(o, defaultAgent);
       if (typeof name !== 'string') throw invalidInput('name must be a string');
-      return callTool(open(), name, args, agentId, o.signal);
+      const userId = userOf(o, defaultUser);
+      const e = open();
+      const result = await callTool(e, name, args, agentId, userId, o.signal);
+      // What a tool wrote is searchable by meaning when the call returns, as `add` and `update` are (a text
+      // longer than one chunk, which the tool could not embed itself, is embedded here).
+      const data = result.data;
+      if (result.ok && data !== undefined && 'id' in data && data.action !== 'duplicate') {
+        const row = await e.store.getMemory(agentId, data.id, storeScope(userId));
+        if (row !== null && row.embeddingState === 'pending') await embedNow(e, [row]);
+      }
+      return { ok: result.ok, text: result.text };
     },
 
     async messages(options) {
       const o = checkOptions(options, 'options', MESSAGES_KEYS);
       const agentId = agentOf(o, defaultAgent);
-      return sessionMessages(open(), agentId, checkSession(o.sessionId), o.limit ?? 1000);
+      const userId = userOf(o, defaultUser);
+      return sessionMessages(open(), agentId, userId, checkSession(o.sessionId), o.limit ?? 1000);
     },
 
     async clearMessages(options) {
       const o = checkOptions(options, 'options', CLEAR_MESSAGES_KEYS);
       const agentId = agentOf(o, defaultAgent);
-      await clearSession(open(), agentId, checkSession(o.sessionId));
+      await clearSession(open(), agentId, checkSession(o.sessionId), userOf(o, defaultUser));
     },
 
     async flush() {

@@ -17,22 +17,25 @@ import type {
   MessagesOptions,
   Scope,
   SearchOptions,
+  UpdateOptions,
 } from './types.js';
 
-export const SCOPE_KEYS: readonly (keyof Scope)[] = ['agentId'];
+export const SCOPE_KEYS: readonly (keyof Scope)[] = ['agentId', 'userId'];
+export const UPDATE_KEYS: readonly (keyof UpdateOptions)[] = ['agentId', 'userId', 'actor', 'reason'];
 export const ADD_KEYS: readonly (keyof AddOptions)[] = [
   'agentId',
+  'userId',
   'sessionId',
   'skipLogged',
   'maxContentChars',
   'kind',
   'tags',
   'importance',
-  'userId',
   'metadata',
 ];
 export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'agentId',
+  'userId',
   'limit',
   'kinds',
   'tags',
@@ -43,9 +46,10 @@ export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'signal',
 ];
 export const CHANGE_KEYS: readonly (keyof MemoryChange)[] = ['content', 'tags', 'importance', 'metadata'];
-export const FORGET_KEYS: readonly (keyof ForgetOptions)[] = ['agentId', 'actor', 'reason'];
+export const FORGET_KEYS: readonly (keyof ForgetOptions)[] = ['agentId', 'userId', 'actor', 'reason'];
 export const LIST_KEYS: readonly (keyof ListOptions)[] = [
   'agentId',
+  'userId',
   'kinds',
   'tags',
   'filter',
@@ -53,11 +57,16 @@ export const LIST_KEYS: readonly (keyof ListOptions)[] = [
   'limit',
   'afterId',
 ];
-export const INGEST_KEYS: readonly (keyof IngestOptions)[] = ['agentId', 'sessionId'];
-export const MAINTAIN_KEYS: readonly (keyof (Scope & { readonly force?: boolean }))[] = ['agentId', 'force'];
+export const INGEST_KEYS: readonly (keyof IngestOptions)[] = ['agentId', 'userId', 'sessionId'];
+export const MAINTAIN_KEYS: readonly (keyof (Scope & { readonly force?: boolean }))[] = [
+  'agentId',
+  'userId',
+  'force',
+];
 export const HEALTH_KEYS: readonly 'agentId'[] = ['agentId'];
 export const CONTEXT_KEYS: readonly (keyof ContextOptions)[] = [
   'agentId',
+  'userId',
   'sessionId',
   'recentMessages',
   'budgetTokens',
@@ -66,9 +75,14 @@ export const CONTEXT_KEYS: readonly (keyof ContextOptions)[] = [
 ];
 export const CALL_TOOL_KEYS: readonly (keyof (Scope & { readonly signal?: AbortSignal }))[] = [
   'agentId',
+  'userId',
   'signal',
 ];
-export const MESSAGES_KEYS: readonly (keyof MessagesOptions)[] = ['agentId', 'sessionId', 'limit'];
-export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = ['agentId', 'sessionId'];
-export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'vectors'];
+export const MESSAGES_KEYS: readonly (keyof MessagesOptions)[] = ['agentId', 'userId', 'sessionId', 'limit'];
+export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
+  'agentId',
+  'userId',
+  'sessionId',
+];
+export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];

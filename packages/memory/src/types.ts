@@ -30,6 +30,11 @@ export interface MemoryConfig {
   readonly model?: ModelPort;
   /** The agent every call acts for unless it names another (default `'default'`). */
   readonly agentId?: string;
+  /**
+   * The user every call acts for unless it names another (default: none — calls act for the whole agent).
+   * See {@link Scope}: with a user, no call of this memory can see, change or delete another user's memories.
+   */
+  readonly userId?: string;
   /** The SQLCipher key of an encrypted file; never logged or put in an error. SQLite only. */
   readonly encryptionKey?: string | Uint8Array;
   /**
@@ -54,9 +59,17 @@ export interface MemoryConfig {
   readonly idFactory?: () => string;
 }
 
-/** The scope of a call: which agent's memories it reads or writes (default: the memory's agent). */
+/**
+ * The scope of a call: the agent, and the user of that agent the call acts for (defaults: the memory's).
+ *
+ * A memory belongs to an agent and optionally to one of its users; a memory without a user is the agent's own,
+ * shared by all its users. A call that names a `userId` sees the agent's own memories and that user's, never
+ * another user's (another user's memory is not found), and stores that user on everything it writes; a call
+ * without one acts for the whole agent. Sessions (`sessionId`) name a conversation inside that scope.
+ */
 export interface Scope {
   readonly agentId?: string;
+  readonly userId?: string;
 }
 
 /** One memory as the facade returns it. Timestamps are epoch milliseconds. */
@@ -104,8 +117,22 @@ export interface ForgottenMemory {
   readonly reason: string | null;
 }
 
+/** Who replaced a version and why, when the correction said so (`update` with a `reason`, `memory_update`). */
+export interface VersionChange {
+  /** When it was replaced (epoch ms). */
+  readonly at: number;
+  /** Who replaced it (`caller`, `agent`, an operator's name). */
+  readonly by: string | null;
+  readonly reason: string | null;
+}
+
+/** A stored version in {@link Memory.history}; a superseded one carries its `change` when one was recorded. */
+export interface StoredVersion extends MemoryItem {
+  readonly change?: VersionChange;
+}
+
 /** One entry of {@link Memory.history}: a stored version, or the tombstone of a forgotten one. */
-export type MemoryVersion = MemoryItem | ForgottenMemory;
+export type MemoryVersion = StoredVersion | ForgottenMemory;
 
 /** One search result: the memory, its score and why it ranks where it does. */
 export interface SearchHit extends MemoryItem {
@@ -151,15 +178,13 @@ export interface AddOptions extends Scope {
    * a model call asks for. Default: messages are logged as given.
    */
   readonly maxContentChars?: number;
-  /** Kind of a text memory (default `'fact'`). */
+  /** Kind of a text memory (default `'fact'`). Messages are logged as events; a model extracts facts from them. */
   readonly kind?: 'fact' | 'semantic' | 'episodic';
-  /** `prefix:value` tags of a text memory. */
+  /** `prefix:value` tags of what is written: the text memory, or each logged message and extracted fact. */
   readonly tags?: readonly string[];
   /** 0..1 (default 0.7 for a text memory). */
   readonly importance?: number;
-  /** The user scope of a text memory. */
-  readonly userId?: string;
-  /** Free-form JSON metadata of a text memory (a plain object). */
+  /** Free-form JSON metadata (a plain object) of what is written, as `tags`. */
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
@@ -215,6 +240,13 @@ export interface MemoryChange {
   readonly importance?: number;
   /** Replaces the metadata. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of {@link Memory.update}: who changes it and why, kept in the history of the old version. */
+export interface UpdateOptions extends Scope {
+  /** Default `'caller'` (recorded when `reason` is given). */
+  readonly actor?: string;
+  readonly reason?: string;
 }
 
 /** Options of {@link Memory.delete}: who forgets and why, kept in the tombstone. */
@@ -303,6 +335,8 @@ export interface LoggedMessage {
   readonly toolName: string | null;
   /** The id it was logged with, else null. */
   readonly id: string | null;
+  /** The user it was logged for, else null. */
+  readonly userId: string | null;
   readonly createdAt: number;
 }
 
@@ -331,10 +365,13 @@ export interface Memory {
   /** One memory by id (any lifecycle), or null. */
   get(id: string, options?: Scope): Promise<MemoryItem | null>;
   /** Changes a memory; new text makes a new version (returned) and keeps the old one in its history. */
-  update(id: string, change: string | MemoryChange, options?: Scope): Promise<MemoryItem>;
+  update(id: string, change: string | MemoryChange, options?: UpdateOptions): Promise<MemoryItem>;
   /** Forgets a memory and its earlier versions (a tombstone keeps who, when and why); false when there was none. */
   delete(id: string, options?: ForgetOptions): Promise<boolean>;
-  /** Forgets every memory of the agent (and its events and skills); resolves to how many memories. */
+  /**
+   * Forgets every memory of the scope, with its events: the whole agent's (and its skills), or with a `userId`
+   * only that user's memories and events (the agent's own and other users' stay); resolves to how many memories.
+   */
   deleteAll(options?: Scope): Promise<number>;
   /** Every stored version of a memory, oldest first (the current one last); forgotten versions are gone. */
   history(id: string, options?: Scope): Promise<readonly MemoryVersion[]>;
@@ -342,7 +379,10 @@ export interface Memory {
   list(options?: ListOptions): Promise<readonly MemoryItem[]>;
   /** Bulk write: stored at once (found by words), embedded in the background; `flush()` waits. */
   ingest(input: readonly string[] | readonly ChatMessage[], options?: IngestOptions): Promise<IngestSummary>;
-  /** One maintenance pass (decay, merges, archival; model steps with a model), its output embedded. */
+  /**
+   * One maintenance pass (decay, merges, archival; model steps with a model), its output embedded. Merges,
+   * reflections and personas stay inside each user; with a `userId`, the pass touches only that user's memories.
+   */
   maintain(options?: Scope & { readonly force?: boolean }): Promise<MaintenancePassResult>;
   /**
    * A backup: the store's export records (a header, every memory, event, cursor, skill, link and history
@@ -387,8 +427,14 @@ export interface Memory {
 
 /** Options of {@link Memory.export}. */
 export interface ExportOptions {
-  /** One agent only (default: every agent of the file). */
+  /** One agent only (default: every agent of the file; with a user, the memory's agent). */
   readonly agentId?: string | null;
+  /**
+   * What one user's scope sees: the agent's own memories and this user's, their events, links and history,
+   * and the agent's skills (another user's are left out; the end record counts what was kept). Default: the
+   * memory's default user, else no user filter.
+   */
+  readonly userId?: string;
   /** Carry each memory's vectors with the embedder profile (default false: they import as pending). */
   readonly vectors?: boolean;
 }

@@ -4,7 +4,15 @@ import type { ExtractionTurn } from '@engram/maintenance';
 import type { EventInput, MemoryRecord, NewMemory } from '@engram/store';
 import { contradiction } from '@engram/tools';
 import type { Engine } from './engine.js';
-import { clearMarker, entryEvent, ID_WINDOW, idOf, isClearMarker, sinceClear } from './entries.js';
+import {
+  clearMarker,
+  type EntryScope,
+  entryEvent,
+  ID_WINDOW,
+  idOf,
+  isClearMarker,
+  sinceClear,
+} from './entries.js';
 import { overlapWithTail } from './items.js';
 import type { ChatMessage } from './types.js';
 
@@ -21,9 +29,9 @@ export interface TextShape {
 }
 
 /**
- * Stores texts the agent does not hold yet: a text whose normalised form (case, width, spacing) matches a
- * current memory of the agent, or an earlier text of the same call, is not written again. All of a batch or
- * none of it.
+ * Stores texts the scope does not hold yet: a text whose normalised form (case, width, spacing) matches a
+ * current memory of the agent and the same user (none: the agent's own), or an earlier text of the same call,
+ * is not written again — the same text from two users is two memories. All of a batch or none of it.
  */
 export async function writeTexts(
   engine: Engine,
@@ -40,7 +48,7 @@ export async function writeTexts(
     if (seen.has(hash)) continue;
     seen.add(hash);
     const existing = (await engine.store.findByContentHash(agentId, hash)).find(
-      (r) => r.lifecycle === 'active',
+      (r) => r.lifecycle === 'active' && r.userId === (shape.userId ?? null),
     );
     if (existing !== undefined) {
       unchanged.push(existing);
@@ -83,17 +91,23 @@ export async function appendMessages(
   agentId: string,
   sessionId: string,
   messages: readonly ChatMessage[],
-  options: { readonly rows: boolean; readonly skipLogged: boolean } = { rows: true, skipLogged: true },
+  options: { readonly rows: boolean; readonly skipLogged: boolean; readonly scope: EntryScope },
 ): Promise<LoggedMessages> {
+  const userId = options.scope.userId;
   const { store, ingestor } = engine;
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
   const keyed = messages.some((m) => m.id !== undefined);
   const window = (keyed ? ID_WINDOW : 0) + (options.skipLogged ? messages.length : 0);
+  // What this user logged (a session another user also writes to never hides this user's messages).
   const recent =
     lastSeq === 0 || window === 0
       ? []
-      : sinceClear(await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - window + 1), lastSeq));
+      : sinceClear(
+          (await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - window + 1), lastSeq)).filter(
+            (e) => e.userId === userId,
+          ),
+        );
   const tail = options.skipLogged ? recent.slice(-messages.length) : [];
   const skip = overlapWithTail(
     tail.map((e) => ({ role: e.role, content: e.content, type: e.type, toolName: e.toolName, id: idOf(e) })),
@@ -113,7 +127,7 @@ export async function appendMessages(
   });
   const appended = fresh.map((message, i) => ({ seq: lastSeq + 1 + i, message }));
   if (appended.length === 0) return { appended: 0, messages: [], rows: [] };
-  const events: EventInput[] = appended.map(({ seq, message }) => entryEvent(message, seq));
+  const events: EventInput[] = appended.map(({ seq, message }) => entryEvent(message, seq, options.scope));
   const result = await ingestor.appendAndIngest(agentId, sessionId, events);
   let more = result.ingest.more;
   while (more) more = (await ingestor.ingest(agentId, sessionId)).more;
@@ -131,14 +145,19 @@ export async function appendMessages(
 }
 
 /** Ends the session's history with a clear marker (nothing when it is empty or just cleared). */
-export async function clearSession(engine: Engine, agentId: string, sessionId: string): Promise<void> {
+export async function clearSession(
+  engine: Engine,
+  agentId: string,
+  sessionId: string,
+  userId: string | null,
+): Promise<void> {
   const { store, ingestor } = engine;
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
   if (lastSeq === 0) return;
   const [last] = await store.readEvents(agentId, sessionId, lastSeq, lastSeq);
-  if (last !== undefined && isClearMarker(last)) return;
-  await ingestor.appendAndIngest(agentId, sessionId, [clearMarker(lastSeq + 1)]);
+  if (last !== undefined && isClearMarker(last) && last.userId === userId) return;
+  await ingestor.appendAndIngest(agentId, sessionId, [clearMarker(lastSeq + 1, userId)]);
 }
 
 /** Extraction over the appended messages with the configured model: the rows it wrote, or its error code. */
@@ -147,6 +166,7 @@ export async function extractMessages(
   agentId: string,
   sessionId: string,
   logged: LoggedMessages,
+  scope: EntryScope,
 ): Promise<{ readonly rows: readonly MemoryRecord[]; readonly errorCode?: string }> {
   const turns: ExtractionTurn[] = logged.messages
     .filter(({ message }) => message.content.trim() !== '')
@@ -163,11 +183,18 @@ export async function extractMessages(
     turns,
     seqFrom: first.seq,
     seqTo: last.seq,
+    ...(scope.userId === null ? {} : { userId: scope.userId }),
+    ...(scope.tags === undefined ? {} : { tags: scope.tags }),
+    ...(scope.metadata === undefined ? {} : { metadata: scope.metadata }),
   });
   const rows: MemoryRecord[] = [];
   for (const applied of result.applied) {
     if (applied.id === null) continue;
-    const row = await engine.store.getMemory(agentId, applied.id);
+    const row = await engine.store.getMemory(
+      agentId,
+      applied.id,
+      scope.userId === null ? undefined : { forUser: scope.userId },
+    );
     if (row !== null && row.lifecycle === 'active' && !rows.some((r) => r.id === row.id)) rows.push(row);
   }
   return result.errorCode === undefined ? { rows } : { rows, errorCode: result.errorCode };
@@ -184,6 +211,8 @@ export interface ConflictNote {
 /**
  * Links a new fact to the current facts it contradicts — the same subject with another value, by the rule
  * `memory_remember` uses — so both stay, marked conflicting, until a correction or maintenance settles it.
+ * Only facts of the same user (none: the agent's own) are compared: settling a conflict supersedes one side,
+ * and one user's fact never retires another's or the agent's shared one.
  */
 export async function linkContradictions(
   engine: Engine,
@@ -192,10 +221,11 @@ export async function linkContradictions(
   const neighbours = await engine.retriever.decision(fact.agentId, fact.content, {
     kinds: ['fact'],
     limit: 5,
+    ...(fact.userId === null ? {} : { filter: { userId: fact.userId } }),
   });
   const linked: ConflictNote[] = [];
   for (const { record } of neighbours.results) {
-    if (record.id === fact.id) continue;
+    if (record.id === fact.id || record.userId !== fact.userId) continue;
     const reason = contradiction(record.content, fact.content);
     if (reason === null) continue;
     await engine.store.linkConflict(fact.agentId, record.id, fact.id, reason);

@@ -43,6 +43,11 @@ export interface InjectionInput {
   /** Retrieves the recall block (`injection` purpose); without it the recall block is empty. */
   readonly retriever?: Pick<Retriever, 'injection'>;
   readonly agentId: string;
+  /**
+   * The user the context is for: both blocks hold the agent's own memories and this user's, never another
+   * user's (see `MemoryFilter.forUser`). Without it, the whole agent's.
+   */
+  readonly forUser?: string;
   /** The current user turn; without it the recall block is empty. */
   readonly query?: string;
   /** Total token budget of both blocks (default 2,000). */
@@ -212,6 +217,7 @@ function byPriority(a: MemoryRecord, b: MemoryRecord): number {
 async function listActiveFacts(
   store: InjectionStore,
   agentId: string,
+  forUser: string | undefined,
 ): Promise<{ facts: MemoryRecord[]; total: number }> {
   let kept: MemoryRecord[] = [];
   let total = 0;
@@ -222,6 +228,7 @@ async function listActiveFacts(
       lifecycles: ['active'],
       limit: 1000,
       ...(afterId === undefined ? {} : { afterId }),
+      ...(forUser === undefined ? {} : { filter: { forUser } }),
     });
     total += page.length;
     kept.push(...page);
@@ -288,7 +295,7 @@ export async function buildInjection(input: InjectionInput): Promise<Injection> 
       );
     }
   }
-  const { facts, total } = await listActiveFacts(input.store, input.agentId);
+  const { facts, total } = await listActiveFacts(input.store, input.agentId, input.forUser);
   const conflicted = await openConflicts(input.store, input.agentId, facts);
   const { text: core, ids: coreIds } = selectCoreFacts(facts, coreBudget, total, conflicted);
   const coreTokens = estimateTokens(core);
@@ -306,6 +313,7 @@ export async function buildInjection(input: InjectionInput): Promise<Injection> 
   ) {
     const response = await input.retriever.injection(input.agentId, query, {
       limit: Math.min(recallLimit + coreIds.size, 100),
+      ...(input.forUser === undefined ? {} : { filter: { forUser: input.forUser } }),
       ...(input.signal === undefined ? {} : { signal: input.signal }),
     });
     execution = response.execution;

@@ -3,7 +3,14 @@
  * stay in place; search filters on the lifecycle. Every move records its history as the SQLite store does.
  */
 
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store';
+import type {
+  Lifecycle,
+  MemoryRecord,
+  MergeSource,
+  NewMemory,
+  SupersedeOptions,
+  UserScope,
+} from '@engram/store';
 import { checkWriteScope, invalidInput, lifecycleRules } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { recordHistory } from './history.js';
@@ -37,11 +44,12 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
-  scope?: UserScope,
+  options?: SupersedeOptions,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', async () => {
     const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
-    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
+    const forUser = checkWriteScope(options, prepared.userId, 'replacement');
+    const who = lifecycleRules.supersedeRetirer(options);
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await rowForWrite(ctx, db, agentId, oldId, expectedRevision, forUser);
@@ -61,7 +69,7 @@ export function supersedeMemory(
       await recordHistory(
         ctx,
         db,
-        lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now),
+        lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now, who),
       );
       return { superseded, replacement: inserted.record };
     });

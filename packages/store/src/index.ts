@@ -92,6 +92,7 @@ export type {
   StatementKind,
   StoreHealth,
   StoreObserver,
+  SupersedeOptions,
   TermMode,
   TimeScope,
   VectorHit,

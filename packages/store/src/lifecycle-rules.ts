@@ -5,8 +5,9 @@
  */
 import { EngramStoreError, invalidInput } from './errors.js';
 import type { HistoryInput } from './facts-types.js';
+import { forgetOptions } from './facts-validate.js';
 import { checkUserScope, type UserScope } from './scope.js';
-import type { EmbeddingProfile, Lifecycle, MergeSource, NewMemory } from './types.js';
+import type { EmbeddingProfile, Lifecycle, MergeSource, NewMemory, SupersedeOptions } from './types.js';
 import {
   type PreparedMemory,
   prepareNewMemory,
@@ -115,6 +116,19 @@ export function validateMergeArgs(
   const prepared = prepareMemoryInsert(rules, merged, 'merged');
   if (prepared.agentId !== agentId) throw invalidInput('merged.agentId must equal agentId');
   return prepared;
+}
+
+/**
+ * Who corrected a row and why, as a supersede's options name them (checked as a forget's are); undefined when
+ * they name neither, so the history entry says nothing of it.
+ */
+export function supersedeRetirer(options: SupersedeOptions | undefined): Retirer | undefined {
+  if (typeof options !== 'object' || options === null) return undefined;
+  if (options.actor === undefined && options.reason === undefined) return undefined;
+  return forgetOptions({
+    ...(options.actor === undefined ? {} : { actor: options.actor }),
+    ...(options.reason === undefined ? {} : { reason: options.reason }),
+  });
 }
 
 /** Who retires a row and why (as `forgetOptions` checked them). */

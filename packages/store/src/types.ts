@@ -245,6 +245,15 @@ export interface RevalidateOptions extends TimeScope, UserScope {
   readonly includeArchived?: boolean;
 }
 
+/**
+ * Options of `supersedeMemory`: the user scope, and who made the correction and why (kept in the superseded
+ * version's history entry; bounded and checked as a forget's `actor` and `reason` are).
+ */
+export interface SupersedeOptions extends UserScope {
+  readonly actor?: string;
+  readonly reason?: string;
+}
+
 /** One source of a merge: a row and the revision the caller read. */
 export interface MergeSource {
   readonly id: string;
@@ -471,7 +480,7 @@ export interface MemoryLifecycleSlice {
     oldId: string,
     expectedRevision: number,
     replacement: NewMemory,
-    scope?: UserScope,
+    options?: SupersedeOptions,
   ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }>;
   setLifecycle(
     agentId: string,

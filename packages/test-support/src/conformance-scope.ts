@@ -61,7 +61,15 @@ interface ScopePort {
     agentId: string,
     id: string,
     scope?: Scope,
-  ): Promise<{ readonly records: readonly { readonly id: string }[]; readonly entries: readonly unknown[] }>;
+  ): Promise<{
+    readonly records: readonly { readonly id: string }[];
+    readonly entries: readonly {
+      readonly memoryId: string;
+      readonly action: string;
+      readonly actor: string | null;
+      readonly reason: string | null;
+    }[];
+  }>;
   updateMemory(
     agentId: string,
     id: string,
@@ -83,8 +91,8 @@ interface ScopePort {
     oldId: string,
     expectedRevision: number,
     replacement: ScopedNewMemory,
-    scope?: Scope,
-  ): Promise<unknown>;
+    options?: Scope & { readonly actor?: string; readonly reason?: string },
+  ): Promise<{ readonly replacement: { readonly id: string } }>;
   forgetMemory(
     agentId: string,
     id: string,
@@ -274,6 +282,36 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         expect((await s.updateMemory('a', bob.id, 1, { importance: 0.9 }, forBob)).revision).toBe(2);
         expect((await s.forgetMemory('a', own.id, { forUser: 'bob' })).forgotten).toEqual([own.id]);
         expect(await s.deleteMemory('a', bob.id, forBob)).toBe(true);
+      }),
+    );
+
+    it(
+      'a correction for a user records who made it and why in the old version’s history',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        const { alice } = await threeOwners(s);
+        const { replacement } = await s.supersedeMemory(
+          'a',
+          alice.id,
+          1,
+          { agentId: 'a', kind: 'fact', content: 'Alice has two office keys', userId: 'alice' },
+          { forUser: 'alice', actor: 'agent', reason: 'she got a spare' },
+        );
+        const history = await s.history('a', replacement.id, { forUser: 'alice' });
+        expect(history.entries.find((e) => e.action === 'superseded')).toMatchObject({
+          memoryId: alice.id,
+          actor: 'agent',
+          reason: 'she got a spare',
+        });
+        await expect(
+          s.supersedeMemory(
+            'a',
+            replacement.id,
+            1,
+            { agentId: 'a', kind: 'fact', content: 'x', userId: 'alice' },
+            { reason: 'a\u0000b' },
+          ),
+        ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
       }),
     );
 

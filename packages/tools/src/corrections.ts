@@ -15,6 +15,17 @@ export interface CorrectionOptions {
   readonly validFrom?: number;
   /** Replaces the metadata (default: the old version's). */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The user the correction acts for: another user's memory is not found (see `UserScope`). */
+  readonly forUser?: string;
+  /** Who corrected it (`agent`, `user`, an operator's name); kept in the old version's history. */
+  readonly actor?: string;
+  /** Why, kept in the old version's history. */
+  readonly reason?: string;
+  /**
+   * The new text's vector, stored with the new version (searchable by meaning at once); it must match the
+   * store's embedder profile. A text longer than one chunk is embedded by the drain instead.
+   */
+  readonly vector?: Float32Array;
 }
 
 /** The outcome of a correction: the closed old version and the current one. */
@@ -51,7 +62,8 @@ async function carryOpenConflicts(
  * and kept in its history; search returns the new one). The replacement keeps the kind, tags, scopes,
  * metadata, importance and confidence. Compare-and-set with one retry on a concurrent change.
  *
- * Resolves null when the agent has no such current memory (unknown, superseded, archived or forgotten).
+ * Resolves null when the agent has no such current memory (unknown, superseded, archived or forgotten, or
+ * with `forUser` another user's).
  * Throws `EngramRetrievalError` for a bad agent id, id or content (nothing is read); a store failure rejects
  * with the store's `EngramStoreError` (a bad replacement, e.g. content over the store's cap, is
  * `ENGRAM_STORE_INVALID_INPUT`).
@@ -70,7 +82,8 @@ export async function correctMemory(
   if (typeof content !== 'string' || content.trim() === '')
     throw invalid('content must be a non-empty string.');
   for (let attempt = 0; ; attempt += 1) {
-    const current = await store.getMemory(agentId, id);
+    const scope = options.forUser === undefined ? undefined : { forUser: options.forUser };
+    const current = await store.getMemory(agentId, id, scope);
     if (current === null || current.lifecycle !== 'active') return null;
     const replacement: NewMemory = {
       agentId,
@@ -83,9 +96,14 @@ export async function correctMemory(
       ...(current.userId === null ? {} : { userId: current.userId }),
       ...(current.sessionId === null ? {} : { sessionId: current.sessionId }),
       ...(options.validFrom === undefined ? {} : { validFrom: options.validFrom }),
+      ...(options.vector === undefined ? {} : { vector: options.vector }),
     };
     try {
-      const corrected = await store.supersedeMemory(agentId, id, current.revision, replacement);
+      const corrected = await store.supersedeMemory(agentId, id, current.revision, replacement, {
+        ...scope,
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
+        ...(options.reason === undefined ? {} : { reason: options.reason }),
+      });
       await carryOpenConflicts(store, agentId, id, corrected.replacement.id);
       return corrected;
     } catch (error) {

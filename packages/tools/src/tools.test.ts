@@ -36,7 +36,7 @@ describe('tool definitions', () => {
         properties: ['content', 'topic'],
         additionalProperties: false,
       },
-      memory_get: { required: ['pointer'], properties: ['pointer', 'maxChars'], additionalProperties: false },
+      memory_get: { required: [], properties: ['id', 'pointer', 'maxChars'], additionalProperties: false },
       memory_update: {
         required: ['id', 'content'],
         properties: ['id', 'content', 'reason'],
@@ -127,6 +127,7 @@ describe('parseToolArguments', () => {
         { pointer: 'nope' },
         'Invalid arguments for memory_get: "pointer" has an invalid format.',
       ],
+      ['memory_get', {}, 'Invalid arguments for memory_get: give either "id" or "pointer".'],
       [
         'skill_write',
         { name: 'bad name!', description: 'd', content: 'c' },

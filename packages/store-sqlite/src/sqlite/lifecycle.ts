@@ -3,7 +3,14 @@
  * stay in place; search filters on `active`.
  */
 
-import type { Lifecycle, MemoryRecord, MergeSource, NewMemory, UserScope } from '@engram/store/port-kit';
+import type {
+  Lifecycle,
+  MemoryRecord,
+  MergeSource,
+  NewMemory,
+  SupersedeOptions,
+  UserScope,
+} from '@engram/store/port-kit';
 import { checkWriteScope, lifecycleRules } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { recordHistory } from './history.js';
@@ -37,11 +44,12 @@ export function supersedeMemory(
   oldId: string,
   expectedRevision: number,
   replacement: NewMemory,
-  scope?: UserScope,
+  options?: SupersedeOptions,
 ): Promise<{ readonly superseded: MemoryRecord; readonly replacement: MemoryRecord }> {
   return ctx.op('supersedeMemory', () => {
     const prepared = lifecycleRules.validateSupersedeArgs(ctx, agentId, oldId, expectedRevision, replacement);
-    const forUser = checkWriteScope(scope, prepared.userId, 'replacement');
+    const forUser = checkWriteScope(options, prepared.userId, 'replacement');
+    const who = lifecycleRules.supersedeRetirer(options);
     const now = ctx.now();
     return ctx.tx(() => {
       const row = rowForWrite(ctx, agentId, oldId, expectedRevision, forUser);
@@ -56,7 +64,7 @@ export function supersedeMemory(
           .run(inserted.record.id, row.rid);
         superseded = { ...superseded, supersededBy: inserted.record.id };
       }
-      recordHistory(ctx, lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now));
+      recordHistory(ctx, lifecycleRules.supersededEntry(agentId, superseded, inserted.record.id, now, who));
       return { superseded, replacement: inserted.record };
     });
   });

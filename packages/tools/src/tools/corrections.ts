@@ -1,6 +1,13 @@
 import { engramErrorCode } from '@engram/contracts/errors';
 import { correctMemory } from '../corrections.js';
-import { type ToolCallResult, ToolFailure, type ToolHandlerFunction } from './handlers.js';
+import {
+  attachable,
+  embedBounded,
+  type ToolCallResult,
+  ToolFailure,
+  type ToolHandlerFunction,
+  userScope,
+} from './handlers.js';
 import { clip } from './render.js';
 
 function failure(tool: 'memory_update' | 'memory_forget', error: unknown): ToolFailure {
@@ -12,13 +19,21 @@ function failure(tool: 'memory_update' | 'memory_forget', error: unknown): ToolF
 
 /** `memory_update`: the corrected text supersedes the memory; the old version stays in its history. */
 export const update: ToolHandlerFunction<'memory_update'> = async (
-  { store },
+  deps,
   args,
   ctx,
 ): Promise<ToolCallResult> => {
+  const { store } = deps;
+  // The new version is embedded before the answer, as a remembered fact is: a search by meaning finds it at once.
+  const [vector] = (await embedBounded(deps, [args.content.trim()], ctx.signal)) ?? [];
   let result: Awaited<ReturnType<typeof correctMemory>>;
   try {
-    result = await correctMemory(store, ctx.agentId, args.id, args.content);
+    result = await correctMemory(store, ctx.agentId, args.id, args.content, {
+      ...userScope(ctx),
+      actor: 'agent',
+      ...(args.reason === undefined ? {} : { reason: args.reason }),
+      ...(vector !== undefined && attachable(deps, vector) ? { vector } : {}),
+    });
   } catch (error) {
     if (engramErrorCode(error) === 'ENGRAM_RETRIEVAL_INVALID_INPUT') {
       return { ok: false, text: 'Invalid arguments for memory_update: "id" or "content" is invalid.' };
@@ -40,6 +55,7 @@ export const update: ToolHandlerFunction<'memory_update'> = async (
   return {
     ok: true,
     text: `Updated: ${result.replacement.kind} ${result.replacement.id} is current; ${result.superseded.id} is superseded and kept in its history.`,
+    data: { id: result.replacement.id, action: 'updated' },
   };
 };
 
@@ -51,6 +67,7 @@ export const forget: ToolHandlerFunction<'memory_forget'> = async (
 ): Promise<ToolCallResult> => {
   try {
     const { forgotten, mode } = await store.forgetMemory(ctx.agentId, args.id, {
+      ...userScope(ctx),
       actor: 'agent',
       ...(args.reason === undefined ? {} : { reason: args.reason }),
     });

@@ -19,10 +19,31 @@ export const MAX_POINTER_EVENTS = 200;
 /** Tag prefix `memory_remember` stores a topic under. */
 export const TOPIC_TAG_PREFIX = 'topic:';
 
-/** Who calls a tool. */
+/**
+ * Who calls a tool: the agent, and the user it acts for. With `userId`, every read sees the agent's own
+ * memories and that user's, never another user's; every memory written carries that user; another user's
+ * memory is not found; the agent's shared skills can be listed but not written or deleted. Nothing in a tool
+ * call's arguments changes this scope.
+ */
 export interface ToolCallContext {
   readonly agentId: string;
+  readonly userId?: string;
   readonly signal?: AbortSignal;
+}
+
+/** The store's user scope of a call (`{}` for the whole agent). */
+export function userScope(ctx: ToolCallContext): { readonly forUser?: string } {
+  return ctx.userId === undefined ? {} : { forUser: ctx.userId };
+}
+
+/** The retrieval filter of a call's user scope. */
+function userFilter(ctx: ToolCallContext): { readonly filter?: { readonly forUser: string } } {
+  return ctx.userId === undefined ? {} : { filter: { forUser: ctx.userId } };
+}
+
+/** Whether a row belongs to exactly the call's user (the agent's own rows to a call without one). */
+export function sameUser(row: { readonly userId: string | null }, ctx: ToolCallContext): boolean {
+  return row.userId === (ctx.userId ?? null);
 }
 
 /**
@@ -50,7 +71,7 @@ export interface ToolSearchHit {
 /** The fields of a successful answer (one shape per tool; see {@link ToolCallResult}). */
 export type ToolResultData =
   | { readonly results: readonly ToolSearchHit[]; readonly lexicalOnly: boolean }
-  | { readonly id: string; readonly action: 'remembered' | 'merged' | 'duplicate' }
+  | { readonly id: string; readonly action: 'remembered' | 'merged' | 'duplicate' | 'updated' }
   | { readonly skills: readonly { readonly name: string; readonly description: string }[] }
   | { readonly skill: string; readonly action: 'created' | 'replaced' | 'deleted' };
 
@@ -121,8 +142,22 @@ function topicTag(topic: string): string | null {
   return slug === '' ? null : `${TOPIC_TAG_PREFIX}${slug}`;
 }
 
+/** Whether a vector the tool computed may be stored with the row: the store's profile is the embedder's. */
+export function attachable(deps: ToolDeps, vector: Float32Array): boolean {
+  const profile = deps.store.embeddingProfile;
+  const own = deps.embedder?.profile;
+  return (
+    cosineSimilarity(vector, vector) !== 0 &&
+    profile !== null &&
+    own !== undefined &&
+    profile.id === own.id &&
+    profile.dimensions === own.dimensions &&
+    vector.length === profile.dimensions
+  );
+}
+
 /** Embeds texts under the deadline; null on any failure (the caller falls back to Jaccard). */
-async function embedBounded(
+export async function embedBounded(
   deps: ToolDeps,
   texts: readonly string[],
   signal: AbortSignal | undefined,
@@ -148,6 +183,7 @@ const search: ToolHandlerFunction<'memory_search'> = async ({ retriever }, args,
     limit: args.limit,
     ...(args.file === undefined ? {} : { tags: [`file:${args.file}`] }),
     ...(args.history === true ? { includeHistory: true } : {}),
+    ...userFilter(ctx),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   const { execution, results } = response;
@@ -180,7 +216,7 @@ const remember = async (
   ctx: ToolCallContext,
   attempt: number,
 ): Promise<ToolCallResult> => {
-  const { store, retriever, embedder, settings } = deps;
+  const { store, retriever, settings } = deps;
   const content = args.content.trim();
   if (content === '')
     return { ok: false, text: 'Invalid arguments for memory_remember: "content" is empty.' };
@@ -194,17 +230,20 @@ const remember = async (
   const existing = await fromStore('memory_remember', () =>
     store.findByContentHash(ctx.agentId, hash, 'fact'),
   );
-  const duplicate = existing.find((r) => r.lifecycle === 'active');
+  // The exact-duplicate rule holds inside a user: the same text of another user is another memory.
+  const duplicate = existing.find((r) => r.lifecycle === 'active' && sameUser(r, ctx));
   if (duplicate !== undefined) return alreadyRemembered(duplicate.id);
 
   const neighbours = await retriever.decision(ctx.agentId, content, {
     kinds: ['fact'],
     limit: 5,
+    ...userFilter(ctx),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   if (neighbours.execution.outcome === 'cancelled')
     return { ok: false, text: 'memory_remember was cancelled.' };
-  const candidates = neighbours.results.map((r) => r.record);
+  // Merges and contradictions stay inside the user: a user's fact never rewrites the agent's shared one.
+  const candidates = neighbours.results.map((r) => r.record).filter((r) => sameUser(r, ctx));
   // Stored meanwhile by a concurrent call: still an exact duplicate, not a merge.
   const stored = candidates.find((c) => c.contentHash === hash);
   if (stored !== undefined) return alreadyRemembered(stored.id);
@@ -233,11 +272,13 @@ const remember = async (
     const union = [...new Set([...record.tags, ...(tag === null ? [] : [tag])])].sort();
     const tags = union.length > MAX_TAGS ? record.tags : union;
     try {
-      const merged = await store.updateMemory(ctx.agentId, record.id, record.revision, {
-        content,
-        importance: Math.max(record.importance, settings.factImportance),
-        tags,
-      });
+      const merged = await store.updateMemory(
+        ctx.agentId,
+        record.id,
+        record.revision,
+        { content, importance: Math.max(record.importance, settings.factImportance), tags },
+        userScope(ctx),
+      );
       return {
         ok: true,
         text: `Merged into existing fact ${merged.id} (similarity ${similarity.toFixed(2)}); it now reads as given.`,
@@ -259,15 +300,7 @@ const remember = async (
     }
   }
 
-  const profile = store.embeddingProfile;
-  const canAttach =
-    own !== undefined &&
-    cosineSimilarity(own, own) !== 0 &&
-    profile !== null &&
-    embedder?.profile !== undefined &&
-    profile.id === embedder.profile.id &&
-    profile.dimensions === embedder.profile.dimensions &&
-    own.length === profile.dimensions;
+  const canAttach = own !== undefined && attachable(deps, own);
   const inserted = await fromStore('memory_remember', () =>
     store.insertUniqueMemory({
       agentId: ctx.agentId,
@@ -275,6 +308,7 @@ const remember = async (
       content,
       importance: settings.factImportance,
       ...(tag === null ? {} : { tags: [tag] }),
+      ...(ctx.userId === undefined ? {} : { userId: ctx.userId }),
       ...(canAttach ? { vector: own } : {}),
     }),
   );
@@ -314,15 +348,35 @@ const remember = async (
 };
 
 const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
-  const window = parseMemoryWindow(args.pointer);
+  if (args.id !== undefined) {
+    const record = await fromStore('memory_get', () =>
+      store.getMemory(ctx.agentId, args.id ?? '', userScope(ctx)),
+    );
+    if (record === null || record.lifecycle !== 'active') {
+      return { ok: false, text: 'memory_get: no current memory with that id.' };
+    }
+    return {
+      ok: true,
+      text: renderWindow(
+        record,
+        { start: 0, end: record.content.length },
+        `memory/${record.id}`,
+        args.maxChars,
+      ),
+    };
+  }
+  const pointerText = args.pointer ?? '';
+  const window = parseMemoryWindow(pointerText);
   if (window !== null) {
-    const record = await fromStore('memory_get', () => store.getMemory(ctx.agentId, window.id));
+    const record = await fromStore('memory_get', () =>
+      store.getMemory(ctx.agentId, window.id, userScope(ctx)),
+    );
     if (record === null || record.lifecycle !== 'active' || window.end > record.content.length) {
       return { ok: false, text: 'memory_get: no memory window at that pointer.' };
     }
-    return { ok: true, text: renderWindow(record, window, args.pointer, args.maxChars) };
+    return { ok: true, text: renderWindow(record, window, pointerText, args.maxChars) };
   }
-  const pointer = parseArchivePointer(args.pointer);
+  const pointer = parseArchivePointer(pointerText);
   if (pointer === null) {
     return {
       ok: false,
@@ -336,12 +390,30 @@ const get: ToolHandlerFunction<'memory_get'> = async ({ store }, args, ctx) => {
       text: `Invalid arguments for memory_get: "pointer" spans more than ${MAX_POINTER_EVENTS} events.`,
     };
   }
-  const events = await fromStore('memory_get', () => store.readEvents(ctx.agentId, sessionId, from, to));
+  // Another user's events are not there for this call, as another user's memories are not.
+  const events = (
+    await fromStore('memory_get', () => store.readEvents(ctx.agentId, sessionId, from, to))
+  ).filter((e) => ctx.userId === undefined || e.userId === null || e.userId === ctx.userId);
   if (events.length === 0) return { ok: false, text: 'memory_get: no archived events at that pointer.' };
-  return { ok: true, text: renderEvents(events, args.pointer, args.maxChars) };
+  return { ok: true, text: renderEvents(events, pointerText, args.maxChars) };
 };
 
+/** Skills are the agent's, shared by all its users: a call scoped to one user may read them, not change them. */
+function sharedSkillRefusal(
+  tool: 'skill_write' | 'skill_delete',
+  ctx: ToolCallContext,
+): ToolCallResult | null {
+  return ctx.userId === undefined
+    ? null
+    : {
+        ok: false,
+        text: `${tool}: skills are shared by every user of this agent; a call scoped to one user cannot change them.`,
+      };
+}
+
 const skillWrite: ToolHandlerFunction<'skill_write'> = async ({ store }, args, ctx) => {
+  const refused = sharedSkillRefusal('skill_write', ctx);
+  if (refused !== null) return refused;
   const { created } = await fromStore('skill_write', () =>
     store.writeSkill({
       agentId: ctx.agentId,
@@ -355,6 +427,8 @@ const skillWrite: ToolHandlerFunction<'skill_write'> = async ({ store }, args, c
 };
 
 const skillDelete: ToolHandlerFunction<'skill_delete'> = async ({ store }, args, ctx) => {
+  const refused = sharedSkillRefusal('skill_delete', ctx);
+  if (refused !== null) return refused;
   const deleted = await fromStore('skill_delete', () => store.deleteSkill(ctx.agentId, args.name));
   return deleted
     ? { ok: true, text: `Skill "${args.name}" deleted.`, data: { skill: args.name, action: 'deleted' } }

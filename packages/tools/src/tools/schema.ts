@@ -58,7 +58,9 @@ export interface MemoryRememberArgs {
 
 /** `memory_get`'s validated arguments. */
 export interface MemoryGetArgs {
-  readonly pointer: string;
+  /** Exactly one of `id` and `pointer`. */
+  readonly id?: string | undefined;
+  readonly pointer?: string | undefined;
   readonly maxChars: number;
 }
 
@@ -164,19 +166,25 @@ const TOOL_SPECS: { readonly [K in MemoryToolName]: ToolSpec<K> } = {
   },
   memory_get: {
     description:
-      'Read what a pointer returned by memory_search points at: the exact archived events of a session range, or the matching window of a long memory.',
+      'Read a memory by its id, or what a pointer returned by memory_search points at: the exact archived events of a session range, or the matching window of a long memory. Give either id or pointer.',
     input: () =>
-      z.strictObject({
-        pointer: z
-          .string()
-          .min(1)
-          .max(240)
-          .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
-          .describe(
-            'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
-          ),
-        maxChars: maxCharsField(8000),
-      }),
+      z
+        .strictObject({
+          id: memoryIdField().optional().describe('The id of a memory (from memory_search): its whole text.'),
+          pointer: z
+            .string()
+            .min(1)
+            .max(240)
+            .regex(new RegExp(`(?:${ARCHIVE_POINTER_PATTERN.source})|(?:${MEMORY_WINDOW_PATTERN.source})`))
+            .optional()
+            .describe(
+              'A pointer from memory_search: an archive range session/<sessionId>#<from>-<to> (or #<seq>), or the window of a long memory memory/<id>#<start>-<end>.',
+            ),
+          maxChars: maxCharsField(8000),
+        })
+        .refine((a) => (a.id === undefined) !== (a.pointer === undefined), {
+          message: 'give either "id" or "pointer"',
+        }),
   },
   memory_update: {
     description:
@@ -311,6 +319,9 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
         .slice(0, 5)
         .map(quotedKey)
         .join(', ')}`;
+    case 'custom':
+      // A rule across fields of the schema's own (its message is a fixed text of this file, never the input).
+      return issue.path.length === 0 ? issue.message : `"${path}" is invalid`;
     default:
       return `"${path}" is invalid`;
   }

@@ -1,0 +1,109 @@
+/**
+ * The user scope of a facade call. A call that names a user (or a memory created with a default user) sees
+ * the agent's own memories and that user's, never another user's, and writes that user on everything it
+ * writes; a call without one acts for the whole agent. Nothing a call passes beside `userId` (a filter, an
+ * export option) widens it.
+ */
+import { checkAgentId } from '@engram/contracts';
+import type { ExportCounts, ExportRecord, MemoryFilter } from '@engram/store';
+import { invalidInput } from './errors.js';
+
+/** The user a call acts for: its own `userId`, else the memory's default; null for the whole agent. */
+export function userOf(options: { readonly userId?: unknown }, defaultUser: string | null): string | null {
+  const userId = options.userId;
+  if (userId === undefined) return defaultUser;
+  const problem = checkAgentId(userId);
+  if (problem !== null) throw invalidInput(`userId is invalid (${problem})`);
+  return userId as string;
+}
+
+/** The store's user scope of a call (`undefined` for the whole agent). */
+export function storeScope(userId: string | null): { readonly forUser: string } | undefined {
+  return userId === null ? undefined : { forUser: userId };
+}
+
+/**
+ * A caller's filter inside the call's user scope: `forUser` is the scope's user. A filter that names another
+ * user (`userId` or `forUser`) asks for what the scope does not see, and is refused.
+ */
+export function scopedFilter(
+  filter: MemoryFilter | undefined,
+  userId: string | null,
+): MemoryFilter | undefined {
+  if (userId === null) return filter;
+  if (filter !== undefined && (typeof filter !== 'object' || filter === null)) return filter;
+  for (const key of ['userId', 'forUser'] as const) {
+    const named = filter?.[key];
+    if (named !== undefined && named !== userId) {
+      throw invalidInput(`filter.${key} must be the user of the call (userId)`);
+    }
+  }
+  return { ...filter, forUser: userId };
+}
+
+/** Whether a stored row's user (`user_id` of an export row, or `userId`) is visible to the call's user. */
+export function visibleTo(rowUser: unknown, userId: string | null): boolean {
+  return userId === null || rowUser === null || rowUser === undefined || rowUser === userId;
+}
+
+const ZERO: ExportCounts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
+const COUNTED: Readonly<Record<string, keyof ExportCounts>> = {
+  memory: 'memories',
+  event: 'events',
+  cursor: 'cursors',
+  skill: 'skills',
+  link: 'links',
+  history: 'history',
+};
+
+/**
+ * An export for one user: the agent's own memories and that user's, the events of the agent and that user,
+ * the cursors of the sessions those events are in, the agent's skills, and the links and history entries of
+ * the memories kept; the end record counts what was kept. (History entries of memories erased before the
+ * export name no user, so they are left out.)
+ */
+export async function* exportForUser(
+  records: AsyncIterable<ExportRecord>,
+  userId: string,
+): AsyncIterable<ExportRecord> {
+  const memories = new Set<string>();
+  const sessions = new Set<string>();
+  const counts: Record<keyof ExportCounts, number> = { ...ZERO };
+  for await (const record of records) {
+    let keep: boolean;
+    switch (record.type) {
+      case 'header':
+        yield record;
+        continue;
+      case 'end':
+        yield { type: 'end', counts: { ...counts } };
+        continue;
+      case 'memory':
+        keep = visibleTo(record.row.user_id, userId);
+        if (keep) memories.add(String(record.row.id));
+        break;
+      case 'event':
+        keep = visibleTo(record.row.user_id, userId);
+        if (keep) sessions.add(String(record.row.session_id));
+        break;
+      case 'cursor':
+        keep = sessions.has(String(record.row.session_id));
+        break;
+      case 'skill':
+        keep = true;
+        break;
+      case 'link':
+        keep = memories.has(String(record.row.older_id)) && memories.has(String(record.row.newer_id));
+        break;
+      case 'history':
+        keep = memories.has(String(record.row.memory_id));
+        break;
+      default:
+        keep = false;
+    }
+    if (!keep) continue;
+    const key = COUNTED[record.type];
+    if (key !== undefined) counts[key] += 1;
+    yield record;
+  }
+}
