@@ -3,11 +3,11 @@ import {
   type ExtractionDecision,
   type ExtractionOutcome,
   type ExtractionReport,
+  MAX_TAGS,
   type MaintenanceObserver,
   noopMaintenanceObserver,
 } from '@engram/contracts';
 import { engramErrorCode } from '@engram/contracts/errors';
-import { MAX_TAGS } from '@engram/contracts';
 import type { MemoryKind, MemoryPatch, MemoryRecord, NewMemory } from '@engram/store';
 import { MAX_METADATA_CHARS } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
@@ -279,7 +279,12 @@ export function createExtractor(config: ExtractorConfig): Extractor {
    * The patch of an UPDATE: the merged text and importance, and the chunk's tags and metadata added to the
    * target's (the target's user is kept; tags past the store's cap and metadata past its size are not added).
    */
-  function updatePatch(chunk: ScopedChunk, target: MemoryRecord, plan: Planned, content: string): MemoryPatch {
+  function updatePatch(
+    chunk: ScopedChunk,
+    target: MemoryRecord,
+    plan: Planned,
+    content: string,
+  ): MemoryPatch {
     const patch: { -readonly [K in keyof MemoryPatch]: MemoryPatch[K] } = {
       content,
       importance: Math.max(target.importance, plan.candidate.importance),

@@ -113,3 +113,35 @@ export function userField(userId: string | null): { readonly userId?: string } {
 export function groupKey(agentId: string, userId: string | null): string {
   return userId === null ? agentId : `${agentId}\u0000${userId}`;
 }
+
+/** Rows grouped by user (null: the agent's own), the groups in first-seen order. */
+export function groupByUser(rows: readonly MemoryRecord[]): Map<string | null, MemoryRecord[]> {
+  const out = new Map<string | null, MemoryRecord[]>();
+  for (const r of rows) {
+    const key = r.userId ?? null;
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [r]);
+    else list.push(r);
+  }
+  return out;
+}
+
+/**
+ * The groups in the order a step serves them within its budget: the least recently served first (never served
+ * before all others; then the agent's own before users, users by id), so groups a spent budget left out are
+ * served first by a later pass.
+ */
+export function servingOrder(
+  groups: readonly (string | null)[],
+  servedAt: (user: string | null) => number | undefined,
+): (string | null)[] {
+  const rank = (u: string | null): number => servedAt(u) ?? -1;
+  return [...groups].sort((a, b) => {
+    const d = rank(a) - rank(b);
+    if (d !== 0) return d;
+    if (a === b) return 0;
+    if (a === null) return -1;
+    if (b === null) return 1;
+    return a < b ? -1 : 1;
+  });
+}
