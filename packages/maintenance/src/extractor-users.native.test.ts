@@ -52,7 +52,8 @@ function greedy(
     };
     for (const e of payload.existing) shown.add(e.id);
     const rule = rules[payload.new.content];
-    const target = rule === undefined ? undefined : payload.existing.find((e) => e.content.includes(rule.needle));
+    const target =
+      rule === undefined ? undefined : payload.existing.find((e) => e.content.includes(rule.needle));
     if (rule === undefined || target === undefined) {
       return JSON.stringify({ decision: 'ADD', targetId: null, content: null });
     }
@@ -130,9 +131,13 @@ describe('extraction keeps users apart', () => {
     const challenger = await store.getMemory('agent', written.CHALLENGE ?? '');
     for (const row of [replacement, challenger]) {
       expect(row).toMatchObject({ userId: 'alice', metadata: { channel: 'slack', thread: { id: 7 } } });
-      expect(row?.tags).toEqual(expect.arrayContaining(['source:extraction', 'topic:editor', 'channel:slack']));
+      expect(row?.tags).toEqual(
+        expect.arrayContaining(['source:extraction', 'topic:editor', 'channel:slack']),
+      );
     }
-    expect(challenger?.tags).toContain(`challenges:${byContent('The build server is named zeus', 'alice').id}`);
+    expect(challenger?.tags).toContain(
+      `challenges:${byContent('The build server is named zeus', 'alice').id}`,
+    );
     const updated = await store.getMemory('agent', written.UPDATE ?? '');
     expect(updated).toMatchObject({
       userId: 'alice',
