@@ -63,11 +63,11 @@ export function isRevisionConflict(value: unknown): boolean {
 }
 
 /**
- * Checks an agent id or a session id a caller passed, by the contracts rules the store enforces: well formed and
+ * Checks an agent, session or user id a caller passed, by the contracts rules the store enforces: well formed and
  * in normal form (NFC, no surrounding whitespace). A caller's mistake is an `ENGRAM_MAINTENANCE_INVALID_INPUT`
  * naming the argument and the problem, never the value, and is thrown before anything is read or written.
  */
-export function checkIdArgument(value: unknown, argument: 'agentId' | 'sessionId'): void {
+export function checkIdArgument(value: unknown, argument: 'agentId' | 'sessionId' | 'userId'): void {
   const problem = checkAgentId(value) ?? checkAgentIdForm(value);
   if (problem !== null) {
     throw new EngramMaintenanceError('ENGRAM_MAINTENANCE_INVALID_INPUT', `Invalid ${argument}: ${problem}.`);

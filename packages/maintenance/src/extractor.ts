@@ -3,11 +3,13 @@ import {
   type ExtractionDecision,
   type ExtractionOutcome,
   type ExtractionReport,
+  MAX_TAGS,
   type MaintenanceObserver,
   noopMaintenanceObserver,
 } from '@engram/contracts';
 import { engramErrorCode } from '@engram/contracts/errors';
-import type { MemoryKind, MemoryRecord, NewMemory } from '@engram/store';
+import type { MemoryKind, MemoryPatch, MemoryRecord, NewMemory } from '@engram/store';
+import { MAX_METADATA_CHARS } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
 import { checkIdArgument, isEngramMaintenanceError, isRevisionConflict } from './errors.js';
 import type { ExtractionQueue } from './extraction-queue.js';
@@ -22,6 +24,15 @@ import {
 import type { ModelMessage, ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import { type DecisionRetriever, type ExtractionStore, trustedNeighbours } from './store-ports.js';
+import {
+  checkChunkMetadata,
+  checkChunkTags,
+  checkUserId,
+  groupFilter,
+  inGroup,
+  userField,
+  writeScope,
+} from './user-scope.js';
 
 /** One turn of a conversation chunk. */
 export interface ExtractionTurn {
@@ -37,6 +48,26 @@ export interface ExtractionChunk {
   /** Provenance of the chunk in the session's event log, when known. */
   readonly seqFrom?: number;
   readonly seqTo?: number;
+  /**
+   * The user the conversation is with. The rows extraction writes are that user's, and only that user's rows
+   * are shown to the model and acted on (updated, superseded, challenged); a chunk without a user writes and
+   * acts on the agent's own rows (no user) only. Never another user's memory either way.
+   */
+  readonly userId?: string;
+  /** Metadata every row extraction writes carries (a plain JSON object, the store's size and depth limits). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /**
+   * Tags every row extraction writes carries besides `source:extraction` (`prefix:value`, at most
+   * `MAX_CHUNK_TAGS` distinct; the `challenges:` prefix is extraction's own and refused).
+   */
+  readonly tags?: readonly string[];
+}
+
+/** A chunk with its user scope checked: the user (null: the agent's own), tags and metadata to write. */
+interface ScopedChunk extends ExtractionChunk {
+  readonly user: string | null;
+  readonly extraTags: readonly string[];
+  readonly extraMetadata: Readonly<Record<string, unknown>> | null;
 }
 
 /** Construction of an extractor. */
@@ -83,7 +114,9 @@ export interface ExtractionResult {
  * conflict drops that candidate. CHALLENGE marks the neighbour `conflicted` (hidden from search until the
  * heavy phase's `challenge` step resolves it) and adds the candidate tagged `challenges:<neighbour id>`.
  * A candidate whose exact text is already stored is a NOOP without a model call; a candidate without
- * neighbours is ADDed without a decision call.
+ * neighbours is ADDed without a decision call. Users are boundaries: a chunk's rows are its user's (with its
+ * tags and metadata), and its neighbours, duplicates and targets are rows of exactly that user (the agent's
+ * own rows for a chunk without a user), never another user's.
  */
 export interface Extractor {
   extract(chunk: ExtractionChunk, options?: { readonly signal?: AbortSignal }): Promise<ExtractionResult>;
@@ -157,18 +190,24 @@ export function createExtractor(config: ExtractorConfig): Extractor {
 
   async function neighboursOf(
     agentId: string,
+    user: string | null,
     candidate: Candidate,
     signal: AbortSignal | undefined,
   ): Promise<Map<string, MemoryRecord>> {
+    // A user's rows are asked for exactly; the agent's own have no filter of their own (users' rows are
+    // dropped below), so more are read to still fill the neighbours.
     const hits = await trustedNeighbours(retriever, agentId, candidate.content, {
-      limit: neighbourLimit * 2,
+      limit: neighbourLimit * (user === null ? 4 : 2),
       kinds: NEIGHBOUR_KINDS_LIST,
+      filter: groupFilter(user),
       signal,
     });
     const out = new Map<string, MemoryRecord>();
     for (const hit of hits) {
       const r = hit.record;
       if (r.agentId !== agentId || r.lifecycle !== 'active' || !NEIGHBOUR_KINDS.has(r.kind)) continue;
+      // Only rows of exactly the chunk's user (or the agent's own for a chunk without one) are shown and acted on.
+      if (!inGroup(r, user)) continue;
       out.set(r.id, r);
       if (out.size >= neighbourLimit) break;
     }
@@ -177,16 +216,18 @@ export function createExtractor(config: ExtractorConfig): Extractor {
 
   async function decide(
     m: ModelPort,
-    agentId: string,
+    chunk: ScopedChunk,
     candidate: Candidate,
     signal: AbortSignal | undefined,
   ): Promise<Planned> {
+    const { agentId, user } = chunk;
     const hashHits = await store.findByContentHash(agentId, contentHash(candidate.content));
-    // Only a distilled memory of the same text makes the candidate redundant (an archived event does not).
-    if (hashHits.some((r) => r.lifecycle === 'active' && NEIGHBOUR_KINDS.has(r.kind))) {
+    // Only a distilled memory of the same text and user makes the candidate redundant (an archived event does
+    // not; another user's, or the agent's own for a user's chunk, does not either).
+    if (hashHits.some((r) => r.lifecycle === 'active' && NEIGHBOUR_KINDS.has(r.kind) && inGroup(r, user))) {
       return { candidate, decision: { decision: 'NOOP' }, neighbours: new Map() };
     }
-    const neighbours = await neighboursOf(agentId, candidate, signal);
+    const neighbours = await neighboursOf(agentId, user, candidate, signal);
     if (neighbours.size === 0) {
       return { candidate, decision: { decision: 'ADD', content: candidate.content }, neighbours };
     }
@@ -215,7 +256,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
   }
 
   function newRow(
-    chunk: ExtractionChunk,
+    chunk: ScopedChunk,
     candidate: Candidate,
     content: string,
     extraTags: string[] = [],
@@ -225,16 +266,46 @@ export function createExtractor(config: ExtractorConfig): Extractor {
       kind: candidate.kind,
       content,
       importance: candidate.importance,
-      tags: ['source:extraction', ...extraTags],
+      tags: ['source:extraction', ...chunk.extraTags, ...extraTags],
+      ...userField(chunk.user),
+      ...(chunk.extraMetadata === null ? {} : { metadata: chunk.extraMetadata }),
       ...(chunk.sessionId === undefined ? {} : { sessionId: chunk.sessionId }),
       ...(chunk.seqFrom === undefined ? {} : { seqFrom: chunk.seqFrom }),
       ...(chunk.seqTo === undefined ? {} : { seqTo: chunk.seqTo }),
     };
   }
 
+  /**
+   * The patch of an UPDATE: the merged text and importance, and the chunk's tags and metadata added to the
+   * target's (the target's user is kept; tags past the store's cap and metadata past its size are not added).
+   */
+  function updatePatch(
+    chunk: ScopedChunk,
+    target: MemoryRecord,
+    plan: Planned,
+    content: string,
+  ): MemoryPatch {
+    const patch: { -readonly [K in keyof MemoryPatch]: MemoryPatch[K] } = {
+      content,
+      importance: Math.max(target.importance, plan.candidate.importance),
+    };
+    if (chunk.extraTags.length > 0) {
+      const tags = new Set(target.tags);
+      for (const t of chunk.extraTags) if (tags.size < MAX_TAGS) tags.add(t);
+      if (tags.size > target.tags.length) patch.tags = [...tags];
+    }
+    if (chunk.extraMetadata !== null) {
+      const metadata = { ...target.metadata, ...chunk.extraMetadata };
+      if (JSON.stringify(metadata).length <= MAX_METADATA_CHARS) patch.metadata = metadata;
+    }
+    return patch;
+  }
+
   /** Applies one planned decision; throws the store error (a revision conflict among them) unchanged. */
-  async function apply(chunk: ExtractionChunk, plan: Planned): Promise<AppliedDecision> {
+  async function apply(chunk: ScopedChunk, plan: Planned): Promise<AppliedDecision> {
     const { agentId } = chunk;
+    // Every write is scoped to the chunk's user: another user's row is not found, never changed.
+    const scope = writeScope(chunk.user);
     const d = plan.decision;
     switch (d.decision) {
       case 'NOOP':
@@ -248,10 +319,13 @@ export function createExtractor(config: ExtractorConfig): Extractor {
       case 'UPDATE': {
         const target = plan.neighbours.get(d.targetId);
         if (target === undefined) throw new InvalidOutput();
-        const row = await store.updateMemory(agentId, target.id, target.revision, {
-          content: d.content,
-          importance: Math.max(target.importance, plan.candidate.importance),
-        });
+        const row = await store.updateMemory(
+          agentId,
+          target.id,
+          target.revision,
+          updatePatch(chunk, target, plan, d.content),
+          scope,
+        );
         return { decision: 'UPDATE', id: row.id, targetId: target.id };
       }
       case 'SUPERSEDE': {
@@ -262,6 +336,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
           target.id,
           target.revision,
           newRow(chunk, plan.candidate, d.content),
+          scope,
         );
         return { decision: 'SUPERSEDE', id: replacement.id, targetId: target.id };
       }
@@ -269,7 +344,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         const target = plan.neighbours.get(d.targetId);
         if (target === undefined) throw new InvalidOutput();
         // The compare-and-set move comes first: a conflict leaves nothing written.
-        await store.setLifecycle(agentId, target.id, target.revision, 'conflicted');
+        await store.setLifecycle(agentId, target.id, target.revision, 'conflicted', scope);
         const row = await store.insertMemory(
           newRow(chunk, plan.candidate, plan.candidate.content, [`challenges:${target.id}`]),
         );
@@ -280,7 +355,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
     }
   }
 
-  async function run(chunk: ExtractionChunk, signal: AbortSignal | undefined): Promise<ExtractionResult> {
+  async function run(chunk: ScopedChunk, signal: AbortSignal | undefined): Promise<ExtractionResult> {
     const started = clock.now();
     const decisions = zeroDecisions();
     const applied: AppliedDecision[] = [];
@@ -318,7 +393,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
         const plans: Planned[] = [];
         for (const candidate of list) {
           if (signal?.aborted === true) throw modelFailure({ reason: 'aborted' });
-          plans.push(await decide(model, chunk.agentId, candidate, signal));
+          plans.push(await decide(model, chunk, candidate, signal));
         }
         for (const plan of plans) {
           if (signal?.aborted === true) throw modelFailure({ reason: 'aborted' });
@@ -332,7 +407,7 @@ export function createExtractor(config: ExtractorConfig): Extractor {
             // A real conflict: re-read the neighbours and re-decide once; never a blind retry.
             let again: Planned;
             try {
-              again = await decide(model, chunk.agentId, plan.candidate, signal);
+              again = await decide(model, chunk, plan.candidate, signal);
             } catch (redecideError) {
               if (!(redecideError instanceof InvalidOutput)) throw redecideError;
               invalidOutputs += 1;
@@ -385,9 +460,15 @@ export function createExtractor(config: ExtractorConfig): Extractor {
   }
 
   return {
-    async extract(chunk, options = {}): Promise<ExtractionResult> {
-      checkIdArgument(chunk.agentId, 'agentId');
-      if (chunk.sessionId !== undefined) checkIdArgument(chunk.sessionId, 'sessionId');
+    async extract(input, options = {}): Promise<ExtractionResult> {
+      checkIdArgument(input.agentId, 'agentId');
+      if (input.sessionId !== undefined) checkIdArgument(input.sessionId, 'sessionId');
+      const chunk: ScopedChunk = {
+        ...input,
+        user: checkUserId(input.userId),
+        extraTags: checkChunkTags(input.tags),
+        extraMetadata: checkChunkMetadata(input.metadata),
+      };
       const queue = config.queue;
       if (queue === undefined || model === null) return run(chunk, options.signal);
       try {

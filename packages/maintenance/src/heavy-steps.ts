@@ -4,8 +4,14 @@
  * step reserves its model call from the pass budget, validates the answer, and writes by compare-and-set.
  * The challenge step also settles the open contradiction links between facts.
  *
- * Slightly over 400 lines on purpose: the steps share one closure (the budgeted, validated model call and the
- * runner's per-agent state), which splitting would have to thread through every step.
+ * Users are boundaries: merge, reflection and persona work per user group (rows of one user, or the agent's
+ * own rows without a user), so no step folds, summarises or describes one user's memories with another's, and
+ * every row a step writes carries the user of its group. A pass for one user (`StepContext.passUser`) reads
+ * and writes that user's group only.
+ *
+ * Over 400 lines on purpose: the steps share one closure (the budgeted, validated model call, the runner's
+ * per-agent state and the order user groups are served in), which splitting would have to thread through
+ * every step.
  */
 import type { MaintenanceStep, PhaseOutcome } from '@engram/contracts';
 import { normalizeContent } from '@engram/contracts';
@@ -29,6 +35,15 @@ import type { ModelMessage, ModelPort } from './ports.js';
 import { mayMerge, textSimilarity } from './similarity.js';
 import { type DecisionRetriever, type MaintenanceStore, trustedNeighbours } from './store-ports.js';
 import { estimateMessagesTokens } from './tokens.js';
+import {
+  groupByUser,
+  groupFilter,
+  groupKey,
+  inGroup,
+  servingOrder,
+  userField,
+  writeScope,
+} from './user-scope.js';
 
 /** When a row last changed: its last edit once revised, else its creation (an import's write time is not a change). */
 function changedAt(r: MemoryRecord): number {
@@ -44,6 +59,8 @@ export const REVIEW_NEEDED_TAG = 'review:needed';
 /** What one heavy step runs with: the agent, the model, the pass budget, the caller's signal, counters. */
 export interface StepContext {
   readonly agentId: string;
+  /** The user a pass is for: only that user's memories are read and written (null: the whole agent). */
+  readonly passUser: string | null;
   readonly model: ModelPort;
   readonly budget: PassBudget;
   readonly signal: AbortSignal | undefined;
@@ -112,8 +129,10 @@ export interface HeavyStepDeps {
   readonly reflectionThreshold: number;
   readonly reviewThreshold: number;
   readonly maxOutputTokens: number | undefined;
-  /** Newest reflection time per agent, so a pass reflects only on what came after. */
+  /** Newest reflection time per agent and user group (`groupKey`), so a pass reflects only on what came after. */
   readonly reflectionWatermark: Map<string, number>;
+  /** When (a serial) each step last served each user group, so a spent budget's left-out groups go first next. */
+  readonly servedGroups: Map<string, number>;
   /** Records a per-agent value in a bounded map. */
   remember<V>(map: Map<string, V>, key: string, value: V): void;
 }
@@ -134,8 +153,27 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     reviewThreshold,
     maxOutputTokens,
     reflectionWatermark,
+    servedGroups,
     remember,
   } = deps;
+  let serial = 0;
+
+  const servedKey = (ctx: StepContext, step: MaintenanceStep, user: string | null): string =>
+    `${step}\u0001${groupKey(ctx.agentId, user)}`;
+  /** The groups in the order this step serves them (least recently served first). */
+  function order(
+    ctx: StepContext,
+    step: MaintenanceStep,
+    groups: Iterable<string | null>,
+  ): (string | null)[] {
+    return servingOrder([...groups], (u) => servedGroups.get(servedKey(ctx, step, u)));
+  }
+  function served(ctx: StepContext, step: MaintenanceStep, user: string | null): void {
+    serial += 1;
+    remember(servedGroups, servedKey(ctx, step, user), serial);
+  }
+  /** The listing filter of a pass: a pass for one user lists that user's rows only. */
+  const passFilter = (ctx: StepContext) => groupFilter(ctx.passUser);
 
   /** Reserves the call, asks the model, validates. Returns null when the budget denied it. */
   async function ask<T>(
@@ -164,21 +202,31 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
   /**
    * Settles the open contradiction links between facts (linked when a fact contradicting a current one was
    * remembered): the model says which holds; the other is superseded by it (closed now, kept in its history),
-   * or both stay current. A link whose side is no longer current is dismissed without a model call. Returns
-   * false when the budget ran out.
+   * or both stay current. A link whose side is no longer current is dismissed without a model call. A link
+   * is settled only within one user (both sides that still exist of the same user, and of the pass's user in
+   * a pass for one user); any other is left open. Returns `exhausted` when the budget ran out, `none` when no
+   * link of the pass's scope was open.
    */
-  async function settleLinks(ctx: StepContext): Promise<boolean> {
+  async function settleLinks(ctx: StepContext): Promise<'none' | 'settled' | 'exhausted'> {
     const { listConflicts, resolveConflict } = store;
-    if (listConflicts === undefined || resolveConflict === undefined) return true;
+    if (listConflicts === undefined || resolveConflict === undefined) return 'none';
     const links = await listConflicts.call(store, ctx.agentId, {
       state: 'open',
-      limit: Math.max(1, limits.stepCalls.challenge * 2),
+      // A pass for one user filters the links by their rows' user: it reads more to still find its own.
+      limit: ctx.passUser === null ? Math.max(1, limits.stepCalls.challenge * 2) : 100,
     });
+    let handled = false;
     for (const link of links) {
       const [older, newer] = await Promise.all([
         store.getMemory(ctx.agentId, link.olderId),
         store.getMemory(ctx.agentId, link.newerId),
       ]);
+      const users = new Set([older, newer].filter((r) => r !== null).map((r) => r.userId ?? null));
+      // Never across users, and a pass for one user settles that user's links only.
+      if (users.size > 1) continue;
+      const user = users.size === 1 ? ([...users][0] ?? null) : null;
+      if (ctx.passUser !== null && (users.size === 0 || user !== ctx.passUser)) continue;
+      handled = true;
       const settle = (resolution: Parameters<typeof resolveConflict>[3]) =>
         cas(ctx, () =>
           resolveConflict.call(store, ctx.agentId, link.olderId, link.newerId, {
@@ -204,37 +252,41 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
           { role: 'user', content: JSON.stringify({ existing: older.content, challenger: newer.content }) },
         ],
       );
-      if (verdict === null) return false;
+      if (verdict === null) return 'exhausted';
       if (verdict.verdict === 'keepBoth') await settle({ outcome: 'dismiss', reason: 'both hold' });
       else {
         const keepId = verdict.verdict === 'keepChallenger' ? newer.id : older.id;
         await settle({ outcome: 'supersede', keepId, reason: 'contradiction resolved' });
       }
     }
-    return true;
+    return handled ? 'settled' : 'none';
   }
 
   async function challengeStep(ctx: StepContext): Promise<PhaseOutcome> {
     const conflicted = await store.listMemories(ctx.agentId, {
       lifecycles: ['conflicted'],
       limit: Math.max(1, limits.stepCalls.challenge * 2),
+      ...(ctx.passUser === null ? {} : { filter: { userId: ctx.passUser } }),
     });
-    const openLinks =
-      store.listConflicts === undefined
-        ? 0
-        : (await store.listConflicts(ctx.agentId, { state: 'open', limit: 1 })).length;
-    if (conflicted.length === 0 && openLinks === 0) return 'skipped';
-    if (!(await settleLinks(ctx))) return 'completed';
+    const links = await settleLinks(ctx);
+    if (links === 'exhausted') return 'completed';
+    if (conflicted.length === 0) return links === 'none' ? 'skipped' : 'completed';
     for (const existing of conflicted) {
+      const user = existing.userId ?? null;
+      // The challenger is of the same user as the row it contradicts; writes are scoped to that user.
+      const scope = writeScope(user);
       const challengers = await store.listMemories(ctx.agentId, {
         lifecycles: ['active'],
         tags: [`challenges:${existing.id}`],
-        limit: 1,
+        limit: 10,
+        ...(user === null ? {} : { filter: { userId: user } }),
       });
-      const challenger = challengers[0];
+      const challenger = challengers.find((r) => inGroup(r, user));
       if (challenger === undefined) {
         // Nothing contradicts it any more: restore it without a model call.
-        await cas(ctx, () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active'));
+        await cas(ctx, () =>
+          store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active', scope),
+        );
         continue;
       }
       const verdict = await ask(
@@ -255,14 +307,15 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
         ],
       );
       if (verdict === null) break;
+      const restore = () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active', scope);
       if (verdict.verdict === 'keepExisting') {
-        if (await cas(ctx, () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active'))) {
-          await cas(ctx, () => store.archiveMemory(ctx.agentId, challenger.id, challenger.revision));
+        if (await cas(ctx, restore)) {
+          await cas(ctx, () => store.archiveMemory(ctx.agentId, challenger.id, challenger.revision, scope));
         }
       } else if (verdict.verdict === 'keepChallenger') {
-        await cas(ctx, () => store.archiveMemory(ctx.agentId, existing.id, existing.revision));
+        await cas(ctx, () => store.archiveMemory(ctx.agentId, existing.id, existing.revision, scope));
       } else {
-        await cas(ctx, () => store.setLifecycle(ctx.agentId, existing.id, existing.revision, 'active'));
+        await cas(ctx, restore);
       }
     }
     return 'completed';
@@ -270,10 +323,12 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
 
   async function mergeStep(ctx: StepContext): Promise<PhaseOutcome> {
     if (retriever === null) return 'skipped';
+    const filter = passFilter(ctx);
     const pool = await store.listMemories(ctx.agentId, {
       kinds: ['fact', 'semantic', 'episodic'],
       lifecycles: ['active'],
       limit: 1000,
+      ...(filter === undefined ? {} : { filter }),
     });
     const sources = [...pool]
       .sort((a, b) => changedAt(b) - changedAt(a) || (a.id < b.id ? -1 : 1))
@@ -283,9 +338,12 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     for (const source of sources) {
       if (used.has(source.id)) continue;
       if (ctx.signal?.aborted === true) throw new StepFailed('cancelled');
+      // Only rows of the source's own user group fold with it (the agent's own rows with agent-own rows).
+      const user = source.userId ?? null;
       const hits = await trustedNeighbours(retriever, ctx.agentId, source.content, {
-        limit: 5,
+        limit: user === null ? 10 : 5,
         kinds: [source.kind],
+        filter: groupFilter(user),
         signal: ctx.signal,
       });
       // Every neighbour that qualifies joins the group: three near-duplicates fold into one row at once.
@@ -296,6 +354,7 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
             r.id !== source.id &&
             !used.has(r.id) &&
             r.agentId === ctx.agentId &&
+            inGroup(r, user) &&
             r.kind === source.kind &&
             r.lifecycle === 'active' &&
             textSimilarity(r.content, source.content) >= similarityFloor &&
@@ -336,7 +395,9 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
             importance: Math.max(...group.map((r) => r.importance)),
             confidence: Math.min(...group.map((r) => r.confidence)),
             tags: ['source:merge'],
+            ...userField(user),
           },
+          writeScope(user),
         );
         ctx.written.push(result.merged.id);
       });
@@ -344,69 +405,119 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
     return asked ? 'completed' : 'skipped';
   }
 
+  /** Importance-ordered rows (ties by id). */
+  const byImportance = (rows: readonly MemoryRecord[]): MemoryRecord[] =>
+    [...rows].sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1));
+
+  /**
+   * Reflects per user group: a group whose memories created since its own watermark (its newest reflection,
+   * or the last time it reflected) weigh enough is asked about, with its own memories only; the reflections
+   * carry the group's user. Groups are served in turn within the step's budget.
+   */
   async function reflectionStep(ctx: StepContext): Promise<PhaseOutcome> {
-    const reflections = await store.listMemories(ctx.agentId, { kinds: ['reflection'], limit: 1000 });
-    let watermark = reflectionWatermark.get(ctx.agentId) ?? 0;
-    for (const r of reflections) watermark = Math.max(watermark, r.createdAt);
-    const recent = (
+    const filter = passFilter(ctx);
+    const scoped = filter === undefined ? {} : { filter };
+    const reflections = groupByUser(
+      await store.listMemories(ctx.agentId, { kinds: ['reflection'], limit: 1000, ...scoped }),
+    );
+    const rows = groupByUser(
       await store.listMemories(ctx.agentId, {
         kinds: ['fact', 'semantic', 'episodic'],
         lifecycles: ['active'],
         limit: 2000,
-      })
-    ).filter((r) => r.createdAt > watermark);
-    let sum = 0;
-    for (const r of recent) sum += r.importance;
-    if (sum < reflectionThreshold || recent.length === 0) return 'skipped';
-    const top = [...recent]
-      .sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1))
-      .slice(0, 40);
-    const answer = await ask(
-      ctx,
-      'reflection',
-      reflectionOutputSchema,
-      MODEL_OUTPUT_SCHEMA_NAMES.reflection,
-      [
-        {
-          role: 'system',
-          content:
-            'Reflect on an agent\'s recent memories. Return JSON {"reflections":[{"content","importance"}]} with at most 3 higher-level insights, each one self-contained sentence.',
-        },
-        { role: 'user', content: JSON.stringify(top.map((r) => r.content)) },
-      ],
+        ...scoped,
+      }),
     );
-    if (answer === null) return 'completed';
-    const now = clock.now();
-    for (const r of answer.reflections) {
-      const row = await store.insertMemory({
-        agentId: ctx.agentId,
-        kind: 'reflection',
-        content: r.content,
-        importance: r.importance,
-        tags: ['source:reflection'],
-        createdAt: now,
-      });
-      ctx.written.push(row.id);
+    const due = new Map<string | null, MemoryRecord[]>();
+    for (const [user, list] of rows) {
+      let watermark = reflectionWatermark.get(groupKey(ctx.agentId, user)) ?? 0;
+      for (const r of reflections.get(user) ?? []) watermark = Math.max(watermark, r.createdAt);
+      const recent = list.filter((r) => r.createdAt > watermark);
+      let sum = 0;
+      for (const r of recent) sum += r.importance;
+      if (sum >= reflectionThreshold && recent.length > 0) due.set(user, recent);
     }
-    remember(reflectionWatermark, ctx.agentId, now);
+    if (due.size === 0) return 'skipped';
+    for (const user of order(ctx, 'reflection', due.keys())) {
+      const top = byImportance(due.get(user) ?? []).slice(0, 40);
+      const answer = await ask(
+        ctx,
+        'reflection',
+        reflectionOutputSchema,
+        MODEL_OUTPUT_SCHEMA_NAMES.reflection,
+        [
+          {
+            role: 'system',
+            content:
+              'Reflect on an agent\'s recent memories. Return JSON {"reflections":[{"content","importance"}]} with at most 3 higher-level insights, each one self-contained sentence.',
+          },
+          { role: 'user', content: JSON.stringify(top.map((r) => r.content)) },
+        ],
+      );
+      if (answer === null) break;
+      served(ctx, 'reflection', user);
+      const now = clock.now();
+      for (const r of answer.reflections) {
+        const row = await store.insertMemory({
+          agentId: ctx.agentId,
+          kind: 'reflection',
+          content: r.content,
+          importance: r.importance,
+          tags: ['source:reflection'],
+          createdAt: now,
+          ...userField(user),
+        });
+        ctx.written.push(row.id);
+      }
+      remember(reflectionWatermark, groupKey(ctx.agentId, user), now);
+    }
     return 'completed';
   }
 
+  /**
+   * A persona per user group: the agent's own from its own facts; a user's from that user's facts, with the
+   * agent's own facts as context after them. The persona rows carry the group's user. Groups are served in
+   * turn within the step's budget.
+   */
   async function personaStep(ctx: StepContext): Promise<PhaseOutcome> {
-    const facts = await store.listMemories(ctx.agentId, {
-      kinds: ['fact'],
-      lifecycles: ['active'],
-      limit: 1000,
-    });
-    if (facts.length === 0) return 'skipped';
+    // A pass for one user reads that user's rows and the agent's own (the context), never another user's.
+    const visible = ctx.passUser === null ? {} : { filter: { forUser: ctx.passUser } };
+    const facts = groupByUser(
+      await store.listMemories(ctx.agentId, {
+        kinds: ['fact'],
+        lifecycles: ['active'],
+        limit: 1000,
+        ...visible,
+      }),
+    );
+    const groups = [...facts.keys()].filter((u) => ctx.passUser === null || u === ctx.passUser);
+    if (groups.length === 0) return 'skipped';
     const personas = await store.listMemories(ctx.agentId, {
       kinds: ['persona'],
       lifecycles: ['active'],
-      limit: 100,
+      limit: ctx.passUser === null ? 1000 : 100,
+      ...visible,
     });
+    const shared = byImportance(facts.get(null) ?? []);
+    for (const user of order(ctx, 'persona', groups)) {
+      const own = byImportance(user === null ? [] : (facts.get(user) ?? []));
+      const top = [...own, ...shared].slice(0, 60);
+      const mine = personas.filter((p) => inGroup(p, user));
+      if (!(await personaFor(ctx, user, top, mine))) break;
+      served(ctx, 'persona', user);
+    }
+    return 'completed';
+  }
+
+  /** Asks for one group's persona and writes it (scoped to the group's user); false when the budget denied it. */
+  async function personaFor(
+    ctx: StepContext,
+    user: string | null,
+    top: readonly MemoryRecord[],
+    personas: readonly MemoryRecord[],
+  ): Promise<boolean> {
     const current = newest(personas.filter((p) => !p.tags.includes(REVIEW_NEEDED_TAG)));
     const draft = newest(personas.filter((p) => p.tags.includes(REVIEW_NEEDED_TAG)));
-    const top = [...facts].sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1)).slice(0, 60);
     const answer = await ask(ctx, 'persona', personaOutputSchema, MODEL_OUTPUT_SCHEMA_NAMES.persona, [
       {
         role: 'system',
@@ -418,25 +529,33 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
         content: JSON.stringify({ current: current?.content ?? null, facts: top.map((f) => f.content) }),
       },
     ]);
-    if (answer === null) return 'completed';
+    if (answer === null) return false;
     const next = answer.persona;
+    const scope = writeScope(user);
     // An answer that says what is already stored (the approved persona, or the draft awaiting review) writes
     // nothing: the step is `completed` (the model was asked), so repeated passes never pile up rows.
-    if (current !== undefined && samePersona(current.content, next)) return 'completed';
-    if (draft !== undefined && samePersona(draft.content, next)) return 'completed';
+    if (current !== undefined && samePersona(current.content, next)) return true;
+    if (draft !== undefined && samePersona(draft.content, next)) return true;
     const change = current === undefined ? 1 : 1 - textSimilarity(current.content, next);
     if (current !== undefined && change <= reviewThreshold) {
       await cas(ctx, async () => {
-        const { replacement } = await store.supersedeMemory(ctx.agentId, current.id, current.revision, {
-          agentId: ctx.agentId,
-          kind: 'persona',
-          content: next,
-          importance: current.importance,
-          tags: ['source:persona'],
-        });
+        const { replacement } = await store.supersedeMemory(
+          ctx.agentId,
+          current.id,
+          current.revision,
+          {
+            agentId: ctx.agentId,
+            kind: 'persona',
+            content: next,
+            importance: current.importance,
+            tags: ['source:persona'],
+            ...userField(user),
+          },
+          scope,
+        );
         ctx.written.push(replacement.id);
       });
-      return 'completed';
+      return true;
     }
     // Too big a change (or a first persona): a draft that needs review; an older draft is replaced.
     const row = {
@@ -445,15 +564,16 @@ export function createHeavySteps(deps: HeavyStepDeps): readonly (readonly [Maint
       content: next,
       importance: 0.5,
       tags: ['source:persona', REVIEW_NEEDED_TAG],
+      ...userField(user),
     };
     if (draft === undefined) ctx.written.push((await store.insertMemory(row)).id);
     else
       await cas(ctx, async () => {
         ctx.written.push(
-          (await store.supersedeMemory(ctx.agentId, draft.id, draft.revision, row)).replacement.id,
+          (await store.supersedeMemory(ctx.agentId, draft.id, draft.revision, row, scope)).replacement.id,
         );
       });
-    return 'completed';
+    return true;
   }
 
   return [

@@ -23,7 +23,14 @@ export {
 } from './errors.js';
 export type { ExtractionQueue, ExtractionQueueConfig } from './extraction-queue.js';
 export { createExtractionQueue } from './extraction-queue.js';
-export type { ExtractionResult, ExtractionTurn, Extractor, ExtractorConfig } from './extractor.js';
+export type {
+  AppliedDecision,
+  ExtractionChunk,
+  ExtractionResult,
+  ExtractionTurn,
+  Extractor,
+  ExtractorConfig,
+} from './extractor.js';
 export { createExtractor } from './extractor.js';
 export type { ProviderGateway, ProviderGatewayConfig, ProviderGatewayStats } from './gateway.js';
 export { createProviderGateway } from './gateway.js';
@@ -57,3 +64,4 @@ export type {
   IngestStore,
   MaintenanceStore,
 } from './store-ports.js';
+export { MAX_CHUNK_TAGS } from './user-scope.js';

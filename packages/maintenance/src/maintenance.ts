@@ -32,6 +32,7 @@ import type {
 import type { ModelPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DecisionRetriever, MaintenanceStore } from './store-ports.js';
+import { checkUserId, groupFilter, groupKey, writeScope } from './user-scope.js';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -184,6 +185,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   const heavyState = new Map<string, HeavyState>();
   const scanCursor = new Map<string, string>();
   const reflectionWatermark = new Map<string, number>();
+  const servedGroups = new Map<string, number>();
   function remember<V>(map: Map<string, V>, key: string, value: V): void {
     map.delete(key);
     map.set(key, value);
@@ -195,6 +197,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
 
   async function cheapPhase(
     agentId: string,
+    user: string | null,
     signal: AbortSignal | undefined,
     counters: { conflicts: number },
     plan: PlannedArchive[] | null,
@@ -204,12 +207,17 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     let repaired = 0;
     let archived = 0;
     let pruned = 0;
-    if (!dryRun && store.repairEmbeddingIntegrity !== undefined) {
+    // Integrity repair resets rows of every user: a pass for one user leaves it to the agent's passes.
+    if (!dryRun && user === null && store.repairEmbeddingIntegrity !== undefined) {
       repaired = (await store.repairEmbeddingIntegrity(agentId)).repaired;
     }
     const now = clock.now();
     let scanned = 0;
-    const startCursor = scanCursor.get(agentId);
+    // A pass for one user scans that user's rows only, with a cursor of its own.
+    const cursorKey = groupKey(agentId, user);
+    const filter = groupFilter(user);
+    const scope = writeScope(user);
+    const startCursor = scanCursor.get(cursorKey);
     let afterId = startCursor;
     let wrapped = false;
     // The scan is complete once it has seen every row of the agent once: it reached the end of the rows
@@ -222,10 +230,11 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         lifecycles: ['active'],
         limit: Math.min(500, maxScan - scanned),
         ...(afterId === undefined ? {} : { afterId }),
+        ...(filter === undefined ? {} : { filter }),
       });
       if (page.length === 0) {
         // End of the agent's rows: the next pass starts from the beginning.
-        if (!dryRun) scanCursor.delete(agentId);
+        if (!dryRun) scanCursor.delete(cursorKey);
         if (startCursor === undefined || wrapped) {
           complete = true;
           break;
@@ -244,7 +253,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
         if (isAborted(signal)) throw new StepFailed('cancelled');
         scanned += 1;
         afterId = row.id;
-        if (!dryRun) remember(scanCursor, agentId, row.id);
+        if (!dryRun) remember(scanCursor, cursorKey, row.id);
         if (!shouldArchiveByDecay(now, row, decay)) continue;
         if (plan !== null) {
           const age = decayAgeMs(now, row, decay.ageFrom);
@@ -256,7 +265,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
             score: decayScore(age, row.importance),
           });
           archived += 1;
-        } else if (await cas({ counters }, () => store.archiveMemory(agentId, row.id, row.revision))) {
+        } else if (await cas({ counters }, () => store.archiveMemory(agentId, row.id, row.revision, scope))) {
           archived += 1;
         }
       }
@@ -276,6 +285,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     clock,
     limits,
     reflectionWatermark,
+    servedGroups,
     remember,
     similarityFloor: config.merge?.similarityFloor ?? 0.6,
     maxSources: config.merge?.maxSources ?? 20,
@@ -290,6 +300,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   ): Promise<{ report: MaintenancePassReport; details: MaintenancePassDetails }> {
     const signal = options.signal;
     const dryRun = options.dryRun === true;
+    const user = options.userId ?? null;
     const started = clock.now();
     const counters = { invalidOutputs: 0, conflicts: 0 };
     const plan: PlannedArchive[] | null = dryRun ? [] : null;
@@ -298,7 +309,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     let cheap = { repaired: 0, archived: 0, pruned: 0 };
     try {
       // Archive conflicts are benign (the row changed: it is fresh) and are not reported.
-      cheap = await cheapPhase(agentId, signal, { conflicts: 0 }, plan, archive);
+      cheap = await cheapPhase(agentId, user, signal, { conflicts: 0 }, plan, archive);
     } catch (error) {
       cheapOutcome = error instanceof StepFailed || signal?.aborted === true ? 'cancelled' : 'failed';
     }
@@ -312,7 +323,9 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
     const invalid: InvalidModelOutput[] = [];
     const written: string[] = [];
     let heavyOutcome: PhaseOutcome;
-    const state = heavyState.get(agentId);
+    // The cool-down is kept per scope: a pass for one user is gated by that user's last pass only.
+    const gateKey = groupKey(agentId, user);
+    const state = heavyState.get(gateKey);
     const now = clock.now();
     if (model === null || dryRun) {
       heavyOutcome = 'skipped';
@@ -326,7 +339,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       heavyOutcome = 'gated';
     } else {
       heavyOutcome = 'completed';
-      const ctx: StepContext = { agentId, model, budget, signal, counters, invalid, written };
+      const ctx: StepContext = { agentId, passUser: user, model, budget, signal, counters, invalid, written };
       const aborted = (): boolean => signal?.aborted === true;
       for (const [step, runStep] of STEPS) {
         if (aborted()) {
@@ -344,7 +357,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       }
       // A cancelled heavy phase does not move the gate: the next pass may run it.
       if (heavyOutcome !== 'cancelled') {
-        remember(heavyState, agentId, { at: clock.now(), failed: heavyOutcome === 'failed' });
+        remember(heavyState, gateKey, { at: clock.now(), failed: heavyOutcome === 'failed' });
       }
     }
     const embedded = await embedWritten(agentId, written, signal);
@@ -404,6 +417,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
   return {
     async run(agentId: string, options: MaintenancePassOptions = {}): Promise<MaintenancePassResult> {
       checkIdArgument(agentId, 'agentId');
+      checkUserId(options.userId);
       if (running.has(agentId)) return { skipped: 'busy', report: null };
       running.add(agentId);
       let lease: PassLease | null = null;

@@ -17,6 +17,13 @@ export interface MaintenancePassOptions {
    * cool-down do not move, and the observer is not told (a dry run is not a pass).
    */
   readonly dryRun?: boolean;
+  /**
+   * A pass for one user of the agent: it touches that user's memories only — decay archival, merges,
+   * reflection and persona of that user's group (the persona reads the agent's own facts as context), and
+   * the contradictions between that user's memories. Without it the pass covers the whole agent, every user
+   * group apart. A malformed id rejects with `ENGRAM_MAINTENANCE_INVALID_INPUT` before anything runs.
+   */
+  readonly userId?: string;
 }
 
 /** One row a dry run would archive. */

@@ -1,4 +1,4 @@
-import type { MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
+import type { MemoryFilter, MemoryKind, MemoryRecord, MemoryStore } from '@engram/store';
 import { abortedError, EngramMaintenanceError } from './errors.js';
 
 /**
@@ -99,6 +99,8 @@ export interface DecisionRetriever {
     options?: {
       readonly limit?: number;
       readonly kinds?: readonly MemoryKind[];
+      /** Scope filter (a user's rows only); the results all pass it. */
+      readonly filter?: MemoryFilter;
       readonly signal?: AbortSignal;
     },
   ): Promise<{
@@ -115,12 +117,14 @@ export async function trustedNeighbours(
   options: {
     readonly limit: number;
     readonly kinds?: readonly MemoryKind[];
+    readonly filter?: MemoryFilter | undefined;
     readonly signal?: AbortSignal | undefined;
   },
 ): Promise<readonly DecisionNeighbour[]> {
   const answer = await retriever.decision(agentId, query, {
     limit: options.limit,
     ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
+    ...(options.filter === undefined ? {} : { filter: options.filter }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   const outcome = answer.execution.outcome;
