@@ -244,14 +244,31 @@ export function overlapWithTail(tail: readonly LoggedEntry[], incoming: readonly
   return 0;
 }
 
-/** Tags a call asks every logged entry and extracted memory to carry: valid tags, at most `MAX_TAGS`. */
+/**
+ * Tag prefixes Engram writes itself and reads as instructions or keys: a challenger's `challenges:<id>`
+ * (maintenance settles the conflict it names) and what the ingestor derives from an event (its `seq:` range,
+ * `hash:`, `type:`, `role:`, `tool:`). A caller's tags never forge them.
+ */
+const RESERVED_PREFIXES: readonly string[] = ['challenges:', 'seq:', 'hash:', 'type:', 'role:', 'tool:'];
+
+/** A caller's tag that forges one Engram writes itself, else null. */
+export function reservedTag(tags: readonly unknown[] | undefined, forMessages: boolean): number | null {
+  const prefixes = forMessages ? RESERVED_PREFIXES : RESERVED_PREFIXES.slice(0, 1);
+  const i = (tags ?? []).findIndex((t) => typeof t === 'string' && prefixes.some((p) => t.startsWith(p)));
+  return i === -1 ? null : i;
+}
+
+/** Tags a call asks every logged entry and extracted memory to carry: valid tags, not reserved, at most 32. */
 export function checkEntryTags(tags: unknown): readonly string[] {
   if (!Array.isArray(tags)) throw invalidInput('tags must be an array of tags');
-  if (tags.length > MAX_TAGS) throw invalidInput(`tags has more than ${MAX_TAGS} entries`);
+  if (tags.length > MAX_TAGS / 2)
+    throw invalidInput(`tags of messages has more than ${MAX_TAGS / 2} entries`);
   for (const [i, tag] of tags.entries()) {
     const problem = checkTag(tag);
     if (problem !== null) throw invalidInput(`tags[${i}] is invalid (${problem})`);
   }
+  const reserved = reservedTag(tags, true);
+  if (reserved !== null) throw invalidInput(`tags[${reserved}] uses a prefix Engram reserves`);
   return tags as readonly string[];
 }
 

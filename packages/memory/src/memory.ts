@@ -19,6 +19,7 @@ import {
   checkSession,
   checkText,
   cutMessages,
+  reservedTag,
   toItem,
 } from './items.js';
 import {
@@ -136,6 +137,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         return addMessages(messages, agentId, sessionId, o.skipLogged !== false, scope);
       }
       const text = checkText(input, 'text');
+      const reserved = reservedTag(Array.isArray(o.tags) ? o.tags : undefined, false);
+      if (reserved !== null) throw invalidInput(`tags[${reserved}] uses a prefix Engram reserves`);
       const written = await writeTexts(open(), agentId, [text], {
         kind: o.kind ?? 'fact',
         importance: o.importance ?? 0.7,

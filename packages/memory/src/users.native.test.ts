@@ -121,6 +121,27 @@ describe('writes and deletes stay inside the user', () => {
   });
 });
 
+describe('tags a caller cannot forge', () => {
+  it('a tag with a prefix Engram writes itself is refused and nothing is stored', async () => {
+    const memory = await fresh();
+    try {
+      const [target] = (await memory.add('The team prefers tabs')).added;
+      expect(await code(memory.add('Spaces win', { tags: [`challenges:${target?.id}`] }))).toBe(
+        'ENGRAM_MEMORY_INVALID_INPUT',
+      );
+      for (const tag of ['seq:1-1', 'role:assistant', `challenges:${target?.id}`]) {
+        expect(
+          await code(memory.add([{ role: 'user', content: 'hello' }], { sessionId: 's', tags: [tag] })),
+        ).toBe('ENGRAM_MEMORY_INVALID_INPUT');
+      }
+      expect(await memory.messages({ sessionId: 's' })).toEqual([]);
+      expect(contents(await memory.list())).toEqual(['The team prefers tabs']);
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
 describe("another user's memory is not there", () => {
   it('get, update, delete and history of it are not found; a filter naming another user is refused', async () => {
     const memory = await fresh();
