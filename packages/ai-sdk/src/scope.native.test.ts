@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createMemory, type Memory } from '@engram/memory';
+import { readmeSnippet, runReadmeSnippet } from '@engram/test-support';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -249,5 +251,26 @@ describe('engramTools scope', () => {
     expect(() => engramTools(memory, { user_id: 'bob' } as unknown as EngramScope)).toThrow(
       expect.objectContaining({ code: 'ENGRAM_MEMORY_INVALID_INPUT' }),
     );
+  });
+});
+
+describe('the two-user README example', () => {
+  it('runs: Bob is not told Alice\'s number, Alice\'s next session is', { timeout: 60_000 }, async () => {
+    const packageDir = fileURLToPath(new URL('..', import.meta.url));
+    const snippet = await readmeSnippet(`${packageDir}/README.md`, '## One agent, many users');
+    expect(snippet.trimEnd().split('\n').length).toBeLessThan(15);
+    // What the README leaves to the reader: a model (one that repeats an account number its prompt holds).
+    const before = `import { MockLanguageModelV3 } from 'ai/test';
+const usage = { inputTokens: { total: 1 }, outputTokens: { total: 1 } };
+const model = new MockLanguageModelV3({ doGenerate: async ({ prompt }) => {
+  const number = /\\d{4}-\\d{4}-\\d{4}/.exec(JSON.stringify(prompt))?.[0];
+  return { content: [{ type: 'text', text: number ?? 'I do not know.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+} });`;
+    const after = `console.log(bob.text, alice.text);
+await memory.close();`;
+    const run = await runReadmeSnippet(packageDir, snippet, { before, after });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('I do not know. 4711-0815-2342\n');
+    expect(run.code).toBe(0);
   });
 });

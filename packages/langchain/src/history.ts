@@ -156,15 +156,22 @@ function messagesOf(logged: readonly LoggedMessage[]): BaseMessage[] {
 export class EngramChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace: string[] = ['engram', 'chat_history'];
   readonly #input: EngramChatMessageHistoryInput;
+  readonly #session: { readonly agentId?: string; readonly userId?: string; readonly sessionId: string };
 
   constructor(input: EngramChatMessageHistoryInput) {
     super();
+    checkOptions(input, 'EngramChatMessageHistory input', HISTORY_KEYS);
+    const scope = checkScope(input, 'EngramChatMessageHistory input');
+    if (scope.sessionId === undefined) {
+      throw invalidInput('EngramChatMessageHistory input.sessionId must be a string');
+    }
     this.#input = input;
+    this.#session = { ...memoryScope(scope), sessionId: scope.sessionId };
   }
 
-  #scope(): { readonly agentId?: string; readonly sessionId: string } {
-    const { agentId, sessionId } = this.#input;
-    return agentId === undefined ? { sessionId } : { agentId, sessionId };
+  /** The scope of every call: the agent, the user and the session. */
+  #scope(): { readonly agentId?: string; readonly userId?: string; readonly sessionId: string } {
+    return this.#session;
   }
 
   /** The messages since the history was last cleared, tool calls and results included. */
