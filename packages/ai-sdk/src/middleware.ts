@@ -12,7 +12,6 @@
  */
 import type { ChatMessage, Memory } from '@engram/memory';
 import type { LanguageModelMiddleware } from 'ai';
-import { checkKeys, checkScope, type EngramScope, invalidInput, memoryScope } from './scope.js';
 import {
   type CallOptions,
   conversationOf,
@@ -24,6 +23,7 @@ import {
   streamedReply,
   withMemory,
 } from './prompt.js';
+import { checkKeys, checkScope, type EngramScope, invalidInput, memoryScope } from './scope.js';
 
 /** A scope computed for each call from the call's options (`providerOptions`, `headers`, `prompt`, …). */
 export type EngramScopeFunction = (call: CallOptions) => EngramScope | PromiseLike<EngramScope>;
@@ -72,10 +72,7 @@ interface CallState {
 }
 
 /** The scope of a call: the static one, or the scope function's answer for it, checked. */
-async function scopeOf(
-  scope: EngramScope | EngramScopeFunction,
-  call: CallOptions,
-): Promise<EngramScope> {
+async function scopeOf(scope: EngramScope | EngramScopeFunction, call: CallOptions): Promise<EngramScope> {
   if (typeof scope !== 'function') return scope;
   let answer: unknown;
   try {

@@ -62,8 +62,7 @@ const accountModel = () =>
   });
 
 /** The scope a web handler passes with each call: `providerOptions: { engram: { userId, sessionId } }`. */
-const perRequest: EngramScopeFunction = ({ providerOptions }) =>
-  providerOptions?.engram as EngramScope;
+const perRequest: EngramScopeFunction = ({ providerOptions }) => providerOptions?.engram as EngramScope;
 const as = (userId: string, sessionId: string) => ({ providerOptions: { engram: { userId, sessionId } } });
 
 describe('engramMiddleware scope', () => {
@@ -226,9 +225,7 @@ describe('engramTools scope', () => {
       const model = new MockLanguageModelV3({
         doGenerate: [
           {
-            content: [
-              { type: 'tool-call', toolCallId: 'c', toolName: name, input: JSON.stringify(input) },
-            ],
+            content: [{ type: 'tool-call', toolCallId: 'c', toolName: name, input: JSON.stringify(input) }],
             finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
             usage,
             warnings: [],
@@ -255,7 +252,7 @@ describe('engramTools scope', () => {
 });
 
 describe('the two-user README example', () => {
-  it('runs: Bob is not told Alice\'s number, Alice\'s next session is', { timeout: 60_000 }, async () => {
+  it("runs: Bob is not told Alice's number, Alice's next session is", { timeout: 60_000 }, async () => {
     const packageDir = fileURLToPath(new URL('..', import.meta.url));
     const snippet = await readmeSnippet(`${packageDir}/README.md`, '## One agent, many users');
     expect(snippet.trimEnd().split('\n').length).toBeLessThan(15);

@@ -61,10 +61,7 @@ export function checkKeys(
     if (known.includes(key)) continue;
     const folded = key.toLowerCase().replaceAll('_', '');
     const meant =
-      aliases[key] ??
-      aliases[key.toLowerCase()] ??
-      known.find((k) => k.toLowerCase() === folded) ??
-      null;
+      aliases[key] ?? aliases[key.toLowerCase()] ?? known.find((k) => k.toLowerCase() === folded) ?? null;
     throw invalidInput(
       `${name} has an unknown option "${printable(key)}"${meant === null ? '' : ` (did you mean "${meant}"?)`}`,
     );

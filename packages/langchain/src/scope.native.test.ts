@@ -53,7 +53,10 @@ describe('userId in the retriever, the history and the tools', () => {
     const alice = new EngramChatMessageHistory({ memory, userId: 'alice', sessionId: 'support' });
     const bob = new EngramChatMessageHistory({ memory, userId: 'bob', sessionId: 'support' });
     await alice.addMessages([new HumanMessage(ACCOUNT), new AIMessage('Noted.')]);
-    await bob.addMessages([new HumanMessage('What is my bank account number?'), new AIMessage('I do not know.')]);
+    await bob.addMessages([
+      new HumanMessage('What is my bank account number?'),
+      new AIMessage('I do not know.'),
+    ]);
     const logged = await memory.messages({ userId: 'bob', sessionId: 'support' });
     expect(logged.map((m) => [m.userId, m.content])).toEqual([
       ['bob', 'What is my bank account number?'],
@@ -81,14 +84,15 @@ describe('userId in the retriever, the history and the tools', () => {
   it("tools scoped to Bob cannot find Alice's memory, and what they remember is Bob's", async () => {
     const added = await memory.add(ACCOUNT, { userId: 'alice', kind: 'fact' });
     const id = added.added[0]?.id;
-    const tool = (scope: EngramScope, name: string) => engramTools(memory, scope).find((t) => t.name === name);
-    expect(await tool({ userId: 'bob' }, 'memory_search')?.invoke({ query: 'bank account number' })).not.toContain(
-      '4711',
-    );
+    const tool = (scope: EngramScope, name: string) =>
+      engramTools(memory, scope).find((t) => t.name === name);
+    expect(
+      await tool({ userId: 'bob' }, 'memory_search')?.invoke({ query: 'bank account number' }),
+    ).not.toContain('4711');
     expect(await tool({ userId: 'bob' }, 'memory_get')?.invoke({ id })).not.toContain('4711');
-    expect(await tool({ userId: 'alice' }, 'memory_search')?.invoke({ query: 'bank account number' })).toContain(
-      '4711',
-    );
+    expect(
+      await tool({ userId: 'alice' }, 'memory_search')?.invoke({ query: 'bank account number' }),
+    ).toContain('4711');
     await tool({ userId: 'bob' }, 'memory_remember')?.invoke({ content: 'Bob prefers tea' });
     expect((await memory.list({ kinds: ['fact'] })).map((m) => [m.userId, m.content]).sort()).toEqual([
       ['alice', ACCOUNT],
@@ -128,7 +132,9 @@ describe('userId in the retriever, the history and the tools', () => {
 });
 
 describe('the two-user README example', () => {
-  it("runs: Bob's retriever finds none of Alice's words, Alice's finds them", { timeout: 60_000 }, async () => {
+  it("runs: Bob's retriever finds none of Alice's words, Alice's finds them", {
+    timeout: 60_000,
+  }, async () => {
     const packageDir = fileURLToPath(new URL('..', import.meta.url));
     const snippet = await readmeSnippet(`${packageDir}/README.md`, '## One agent, many users');
     expect(snippet.trimEnd().split('\n').length).toBeLessThan(15);

@@ -61,10 +61,7 @@ export function checkKeys(
     if (known.includes(key)) continue;
     const folded = key.toLowerCase().replaceAll('_', '');
     const meant =
-      aliases[key] ??
-      aliases[key.toLowerCase()] ??
-      known.find((k) => k.toLowerCase() === folded) ??
-      null;
+      aliases[key] ?? aliases[key.toLowerCase()] ?? known.find((k) => k.toLowerCase() === folded) ?? null;
     throw invalidInput(
       `${name} has an unknown option "${printable(key)}"${meant === null ? '' : ` (did you mean "${meant}"?)`}`,
     );
@@ -72,7 +69,11 @@ export function checkKeys(
 }
 
 /** An options object: a plain object with only the `known` keys. */
-export function checkOptions(value: unknown, name: string, known: readonly string[]): Record<string, unknown> {
+export function checkOptions(
+  value: unknown,
+  name: string,
+  known: readonly string[],
+): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidInput(`${name} must be an object`);
   }
