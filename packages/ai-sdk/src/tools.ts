@@ -8,18 +8,22 @@
 import type { Memory } from '@engram/memory';
 import { type Tool, tool } from 'ai';
 import { z } from 'zod';
+import { checkScope, type EngramScope, memoryScope } from './scope.js';
 
-/** Options of {@link engramTools}. */
-export interface EngramToolsOptions {
-  /** The agent the tools act for (default: the memory's). */
-  readonly agentId?: string;
-}
+/**
+ * The scope the tools act in (`{ agentId?, userId?, sessionId? }`, the middleware's scope shape): with a
+ * `userId`, a tool reads the agent's memories and that user's, writes carry that user, and another user's memory
+ * is not found. `sessionId` is accepted so one scope object serves the middleware and the tools; tool calls are
+ * logged by the middleware, not by the tools.
+ */
+export type EngramToolsOptions = EngramScope;
 
-/** Creates the tools, keyed by name. */
+/** Creates the tools, keyed by name, acting in `scope` (default: the memory's agent and user). */
 export function engramTools(
   memory: Memory,
-  options: EngramToolsOptions = {},
+  scope: EngramToolsOptions = {},
 ): Record<string, Tool<unknown, string>> {
+  const acting = memoryScope(checkScope(scope, 'engramTools scope'));
   const tools: Record<string, Tool<unknown, string>> = {};
   for (const spec of memory.toolDefinitions) {
     // A copy: the definitions are frozen and shared.
@@ -32,7 +36,7 @@ export function engramTools(
       inputSchema,
       execute: async (input: unknown, { abortSignal }): Promise<string> => {
         const result = await memory.callTool(spec.name, input, {
-          ...(options.agentId === undefined ? {} : { agentId: options.agentId }),
+          ...acting,
           ...(abortSignal === undefined ? {} : { signal: abortSignal }),
         });
         return result.text;

@@ -1,8 +1,9 @@
 /**
  * `EngramChatMessageHistory`: a LangChain chat message history kept in Engram's event log — one session per
- * history. Messages are `message` events; an `AIMessage`'s tool calls are `tool_call` events and a `ToolMessage`
- * a `tool_result` event, with the tool's name and the call id, and they are read back as such. The messages are
- * searchable memories too (by words at once, by meaning once embedded).
+ * history, for one end user when `userId` is given. Messages are `message` events; an `AIMessage`'s tool calls
+ * are `tool_call` events and a `ToolMessage` a `tool_result` event, with the tool's name and the call id, and
+ * they are read back as such. The messages are searchable memories too (by words at once, by meaning once
+ * embedded).
  */
 import type { ChatMessage, LoggedMessage, Memory } from '@engram/memory';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
@@ -13,6 +14,7 @@ import {
   SystemMessage,
   ToolMessage,
 } from '@langchain/core/messages';
+import { checkOptions, checkScope, invalidInput, memoryScope } from './scope.js';
 
 /** Longest recorded content of one entry in UTF-16 units (the length of the memory an event becomes); more is cut. */
 const MAX_RECORDED_CHARS = 16_000;
@@ -24,9 +26,22 @@ export interface EngramChatMessageHistoryInput {
   readonly sessionId: string;
   /** The agent it belongs to (default: the memory's). */
   readonly agentId?: string;
+  /**
+   * The end user whose conversation this is (default: the memory's): messages are logged for that user, and
+   * `getMessages()` reads that user's view of the session (the agent's own entries and that user's).
+   */
+  readonly userId?: string;
   /** Log entries read back at most (the last ones; default 1,000). */
   readonly limit?: number;
 }
+
+const HISTORY_KEYS: readonly (keyof EngramChatMessageHistoryInput)[] = [
+  'memory',
+  'sessionId',
+  'agentId',
+  'userId',
+  'limit',
+];
 
 type ToolCall = NonNullable<AIMessage['tool_calls']>[number];
 
@@ -141,15 +156,22 @@ function messagesOf(logged: readonly LoggedMessage[]): BaseMessage[] {
 export class EngramChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace: string[] = ['engram', 'chat_history'];
   readonly #input: EngramChatMessageHistoryInput;
+  readonly #session: { readonly agentId?: string; readonly userId?: string; readonly sessionId: string };
 
   constructor(input: EngramChatMessageHistoryInput) {
     super();
+    checkOptions(input, 'EngramChatMessageHistory input', HISTORY_KEYS);
+    const scope = checkScope(input, 'EngramChatMessageHistory input');
+    if (scope.sessionId === undefined) {
+      throw invalidInput('EngramChatMessageHistory input.sessionId must be a string');
+    }
     this.#input = input;
+    this.#session = { ...memoryScope(scope), sessionId: scope.sessionId };
   }
 
-  #scope(): { readonly agentId?: string; readonly sessionId: string } {
-    const { agentId, sessionId } = this.#input;
-    return agentId === undefined ? { sessionId } : { agentId, sessionId };
+  /** The scope of every call: the agent, the user and the session. */
+  #scope(): { readonly agentId?: string; readonly userId?: string; readonly sessionId: string } {
+    return this.#session;
   }
 
   /** The messages since the history was last cleared, tool calls and results included. */

@@ -5,12 +5,18 @@
 import type { Memory, MemoryKind } from '@engram/memory';
 import { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
+import { checkOptions, checkScope, memoryScope } from './scope.js';
 
 /** Options of {@link EngramRetriever}. */
 export interface EngramRetrieverInput extends BaseRetrieverInput {
   readonly memory: Memory;
   /** The agent searched (default: the memory's). */
   readonly agentId?: string;
+  /**
+   * The end user searched for (default: the memory's): the agent's own memories and that user's are found,
+   * never another user's.
+   */
+  readonly userId?: string;
   /** Documents returned (default 5). */
   readonly limit?: number;
   /** Kinds searched (default every recallable kind). */
@@ -19,7 +25,24 @@ export interface EngramRetrieverInput extends BaseRetrieverInput {
   readonly memoryTags?: readonly string[];
 }
 
-/** A retriever over one agent's memories: `await retriever.invoke('question')`. */
+const RETRIEVER_KEYS: readonly (keyof EngramRetrieverInput)[] = [
+  'memory',
+  'agentId',
+  'userId',
+  'limit',
+  'kinds',
+  'memoryTags',
+  // LangChain's own.
+  'callbacks',
+  'tags',
+  'metadata',
+  'verbose',
+];
+
+/**
+ * A retriever over one agent's memories, for one of its users when `userId` is given:
+ * `await retriever.invoke('question')`.
+ */
 export class EngramRetriever extends BaseRetriever {
   override lc_namespace: string[] = ['engram', 'retrievers'];
   static override lc_name(): string {
@@ -27,16 +50,20 @@ export class EngramRetriever extends BaseRetriever {
   }
   readonly #input: EngramRetrieverInput;
 
+  readonly #scope: { readonly agentId?: string; readonly userId?: string };
   constructor(input: EngramRetrieverInput) {
+    checkOptions(input, 'EngramRetriever input', RETRIEVER_KEYS);
+    const scope = checkScope(input, 'EngramRetriever input');
     super(input);
     this.#input = input;
+    this.#scope = memoryScope(scope);
   }
 
   override async _getRelevantDocuments(query: string): Promise<Document[]> {
-    const { memory, agentId, limit, kinds, memoryTags } = this.#input;
+    const { memory, limit, kinds, memoryTags } = this.#input;
     const hits = await memory.search(query, {
       limit: limit ?? 5,
-      ...(agentId === undefined ? {} : { agentId }),
+      ...this.#scope,
       ...(kinds === undefined ? {} : { kinds }),
       ...(memoryTags === undefined ? {} : { tags: memoryTags }),
     });
@@ -48,6 +75,7 @@ export class EngramRetriever extends BaseRetriever {
           metadata: {
             id: hit.id,
             agentId: hit.agentId,
+            userId: hit.userId,
             kind: hit.kind,
             tags: [...hit.tags],
             score: hit.score,
