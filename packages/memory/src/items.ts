@@ -1,5 +1,5 @@
 /** Input checks of the facade (a caller's mistake is a typed error before anything is read) and row mapping. */
-import { checkAgentId, checkTag, MAX_TAGS, toWellFormedText } from '@engram/contracts';
+import { checkAgentId, checkAgentIdForm, checkTag, MAX_TAGS, toWellFormedText } from '@engram/contracts';
 import type { MemoryRecord } from '@engram/store';
 import { MAX_METADATA_CHARS } from '@engram/store';
 import { invalidInput } from './errors.js';
@@ -117,7 +117,7 @@ function printableKey(key: string): string {
 /** The agent a call acts for: the one it names, else the memory's; the store's agent-id rule applies. */
 export function agentOf(options: { readonly agentId?: unknown } | undefined, fallback: string): string {
   const agentId = options?.agentId ?? fallback;
-  const problem = checkAgentId(agentId);
+  const problem = checkAgentId(agentId) ?? checkAgentIdForm(agentId as string);
   if (problem !== null) throw invalidInput(`agentId is invalid (${problem})`);
   return agentId as string;
 }

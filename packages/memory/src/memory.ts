@@ -94,6 +94,29 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
   // Rows left pending by an earlier process are embedded in the background.
   if ((await engine.store.countEmbeddingBacklog()).total > 0) drain.kick();
 
+  // One append at a time per session in this process: each reads the session's last position and writes after
+  // it. Another process appending at the same position is a store conflict: read again and append after it.
+  const sessionTails = new Map<string, Promise<unknown>>();
+  async function logInSession<T>(agentId: string, sessionId: string, append: () => Promise<T>): Promise<T> {
+    const key = JSON.stringify([agentId, sessionId]);
+    const before = sessionTails.get(key) ?? Promise.resolve();
+    const run = before.then(async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await append();
+        } catch (error) {
+          if (attempt >= 3 || engramErrorCode(error) !== 'ENGRAM_STORE_CONFLICT') throw error;
+        }
+      }
+    });
+    const settled = run.catch(() => undefined);
+    sessionTails.set(key, settled);
+    void settled.then(() => {
+      if (sessionTails.get(key) === settled) sessionTails.delete(key);
+    });
+    return run;
+  }
+
   async function addMessages(
     messages: readonly ChatMessage[],
     agentId: string,
@@ -102,7 +125,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     scope: EntryScope,
   ): Promise<AddResult> {
     const e = open();
-    const logged = await appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged, scope });
+    const logged = await logInSession(agentId, sessionId, () =>
+      appendMessages(e, agentId, sessionId, messages, { rows: true, skipLogged, scope }),
+    );
     if (!e.hasModel) {
       const added = await embedNow(e, logged.rows);
       return { added: added.map(toItem), unchanged: [], events: logged.appended, extraction: 'noModel' };
@@ -367,11 +392,13 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         unchanged = written.unchanged.length;
       } else {
         const messages = checkMessages(input);
-        const logged = await appendMessages(e, agentId, sessionId, messages, {
-          rows: false,
-          skipLogged: true,
-          scope: { userId },
-        });
+        const logged = await logInSession(agentId, sessionId, () =>
+          appendMessages(e, agentId, sessionId, messages, {
+            rows: false,
+            skipLogged: true,
+            scope: { userId },
+          }),
+        );
         added = logged.appended;
         unchanged = messages.length - logged.appended;
       }

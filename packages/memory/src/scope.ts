@@ -4,7 +4,7 @@
  * writes; a call without one acts for the whole agent. Nothing a call passes beside `userId` (a filter, an
  * export option) widens it.
  */
-import { checkAgentId } from '@engram/contracts';
+import { checkAgentId, checkAgentIdForm } from '@engram/contracts';
 import type { ExportCounts, ExportRecord, MemoryFilter } from '@engram/store';
 import { invalidInput } from './errors.js';
 
@@ -12,7 +12,8 @@ import { invalidInput } from './errors.js';
 export function userOf(options: { readonly userId?: unknown }, defaultUser: string | null): string | null {
   const userId = options.userId;
   if (userId === undefined) return defaultUser;
-  const problem = checkAgentId(userId);
+  // The store's rule for ids, and its form (no surrounding spaces, NFC): a read never accepts a user a write refuses.
+  const problem = checkAgentId(userId) ?? checkAgentIdForm(userId as string);
   if (problem !== null) throw invalidInput(`userId is invalid (${problem})`);
   return userId as string;
 }

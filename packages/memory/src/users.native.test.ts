@@ -121,6 +121,41 @@ describe('writes and deletes stay inside the user', () => {
   });
 });
 
+describe('sessions', () => {
+  it('two adds into one session at once are both logged, in some order, and nothing fails', async () => {
+    const memory = await fresh();
+    try {
+      const results = await Promise.all(
+        ['first', 'second', 'third'].map((word) =>
+          memory.add([{ role: 'user', content: `the ${word} message` }], { userId: 'alice', sessionId: 's' }),
+        ),
+      );
+      expect(results.map((r) => r.events)).toEqual([1, 1, 1]);
+      const logged = await memory.messages({ sessionId: 's', userId: 'alice' });
+      expect(logged.map((m) => m.seq)).toEqual([1, 2, 3]);
+      expect(logged.map((m) => m.content).sort()).toEqual([
+        'the first message',
+        'the second message',
+        'the third message',
+      ]);
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it('a user id the store would refuse on a write is refused on a read too', async () => {
+    const memory = await fresh();
+    try {
+      for (const userId of [' alice', 'alice ', 'e\u0301']) {
+        expect(await code(memory.search('x', { userId }))).toBe('ENGRAM_MEMORY_INVALID_INPUT');
+        expect(await code(memory.context('x', { userId }))).toBe('ENGRAM_MEMORY_INVALID_INPUT');
+      }
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
 describe('tags a caller cannot forge', () => {
   it('a tag with a prefix Engram writes itself is refused and nothing is stored', async () => {
     const memory = await fresh();
