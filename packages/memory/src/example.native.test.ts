@@ -46,6 +46,48 @@ describe('the README example', () => {
   });
 });
 
+/** The TypeScript block after `marker` in a README. */
+async function blockAfter(path: string, marker: string): Promise<string> {
+  const readme = await readFile(path, 'utf8');
+  const at = readme.indexOf(marker);
+  const block = at === -1 ? undefined : /```ts\n([\s\S]*?)```/.exec(readme.slice(at))?.[1];
+  if (block === undefined) throw new Error('the README has no such block');
+  return block;
+}
+
+/** What the two-user examples leave behind, printed by lines appended to them. */
+const CHECKS = `
+const seen = (await memory.list({ userId: 'alice' })).map((m) => m.content);
+const bobs = (await memory.search('allergies', { userId: 'bob' })).map((m) => m.content);
+console.log(JSON.stringify({ seen, bobs, all: (await memory.list({ kinds: ['fact', 'event'] })).length }));
+await memory.close();
+`;
+
+describe('the two-user examples', () => {
+  for (const [name, path, marker] of [
+    ['the package README', join(packageDir, 'README.md'), '## One agent, many users'],
+    ['the repository README', join(packageDir, '..', '..', 'README.md'), '**One agent, many users.**'],
+  ] as const) {
+    it(`in ${name}: under 15 lines, and Bob's calls never reach Alice's memory`, async () => {
+      const example = await blockAfter(path, marker);
+      expect(example.trim().split('\n').length).toBeLessThan(15);
+      const cwd = await mkdtemp(join(dir, 'users-'));
+      const script = join(cwd, 'example.mjs');
+      const imports = example.includes('import ') ? '' : "import { createMemory } from '@engram/memory';\n";
+      const closeBob = example.includes('const bob =') ? 'await bob.close();\n' : '';
+      await writeFile(script, `${imports}${example}${CHECKS}${closeBob}`);
+      const run = await runNode(script, [], { cwd });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout) as { seen: string[]; bobs: string[]; all: number };
+      expect(out.seen).toContain('I am allergic to peanuts');
+      expect(out.bobs).not.toContain('I am allergic to peanuts');
+      // Bob's memories and messages are gone; Alice's (and the agent's own) stay.
+      expect(out.all).toBe(name === 'the package README' ? 2 : 1);
+    }, 180_000);
+  }
+});
+
 describe('the default embedder', () => {
   it('finds a memory by meaning as soon as add resolves, among unrelated ones', async () => {
     const memory = await createMemory({ path: join(dir, 'use.db') });
