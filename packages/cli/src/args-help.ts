@@ -54,7 +54,7 @@ export function mainHelp(): string {
     'store; the other commands need --create for that. A file that is not an Engram store is refused and left',
     'byte-identical.',
     '',
-    "Users: one agent serves many users. --user <id> on remember, search, get, list, update, forget, history,",
+    'Users: one agent serves many users. --user <id> on remember, search, get, list, update, forget, history,',
     "ingest, maintain, export and mcp acts for one user of the agent: the agent's own memories and that user's,",
     "never another user's (another user's memory is not found); writes carry that user. ingest also takes",
     '--session. A command refuses an option it would ignore (exit 2).',

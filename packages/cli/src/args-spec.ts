@@ -140,8 +140,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'engram remember "用户喜欢简洁的回答" --agent assistant',
     ],
     refuses: {
-      session:
-        'a remembered fact belongs to no session (ingest logs a session, with --session and --user)',
+      session: 'a remembered fact belongs to no session (ingest logs a session, with --session and --user)',
     },
   },
   search: {
@@ -314,7 +313,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     details: [
       'A superseded version carries who replaced it and why, when that was recorded; a forgotten one shows its tombstone, never its text.',
     ],
-    examples: ['engram history 0192f3c4-…', 'engram history 0192f3c4-… --agent assistant --user alice --json'],
+    examples: [
+      'engram history 0192f3c4-…',
+      'engram history 0192f3c4-… --agent assistant --user alice --json',
+    ],
     refuses: { session: `a memory id names the history; ${NO_SESSION} (--user)` },
   },
   ingest: {

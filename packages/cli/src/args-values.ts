@@ -85,9 +85,9 @@ export const limitSchema: z.ZodType<number, string> = intSchema(1, 100);
 /** A page size of `engram list`. */
 export const pageSchema: z.ZodType<number, string> = intSchema(1, 10_000);
 /** A memory kind. */
-export const kindSchema: z.ZodType<MemoryKind, string> = z.string().pipe(
-  z.enum(MEMORY_KINDS, { error: `must be one of ${MEMORY_KINDS.join(', ')}` }),
-);
+export const kindSchema: z.ZodType<MemoryKind, string> = z
+  .string()
+  .pipe(z.enum(MEMORY_KINDS, { error: `must be one of ${MEMORY_KINDS.join(', ')}` }));
 /** A non-blank text of at most `max` characters. */
 export const textSchema = (max: number): z.ZodType<string, string> =>
   z

@@ -372,7 +372,9 @@ describe('parseCommandLine: users and the commands over one scope', () => {
       after: 'm9',
       json: true,
     });
-    expect(failure(['list', '--kind', 'note']).message).toMatch(/^engram list: --kind must be one of event, fact/);
+    expect(failure(['list', '--kind', 'note']).message).toMatch(
+      /^engram list: --kind must be one of event, fact/,
+    );
     expect(failure(['list', '--limit', '0']).message).toBe(
       'engram list: --limit must be an integer from 1 to 10000',
     );
@@ -395,6 +397,8 @@ describe('parseCommandLine: users and the commands over one scope', () => {
     expect(failure(['forget', 'm1', '--reason', 'a\nb']).message).toBe(
       'engram forget: --reason must be one line without control characters',
     );
-    expect(failure(['history', 'm1', '--reason', 'x']).message).toBe('engram history: unknown option --reason');
+    expect(failure(['history', 'm1', '--reason', 'x']).message).toBe(
+      'engram history: unknown option --reason',
+    );
   });
 });

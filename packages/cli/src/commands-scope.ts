@@ -44,7 +44,8 @@ export async function list(io: CliIo, c: Extract<Command, { name: 'list' }>): Pr
         outJson(io, { agent: c.agent, user: c.user, memories, next });
         return EXIT.ok;
       }
-      const room = io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
+      const room =
+        io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
       out(
         io,
         `${memories.length} ${memories.length === 1 ? 'memory' : 'memories'} for ${scopeLabel(c)}${c.inactive ? ' (inactive ones too)' : ''}`,
@@ -210,9 +211,7 @@ function versionLines(version: Version): string[] {
   ];
   if (version.change !== undefined) {
     const why = version.change.reason === null ? '' : `: ${version.change.reason}`;
-    lines.push(
-      `  replaced ${formatTimestamp(version.change.at)} by ${version.change.by ?? MISSING}${why}`,
-    );
+    lines.push(`  replaced ${formatTimestamp(version.change.at)} by ${version.change.by ?? MISSING}${why}`);
   }
   return lines;
 }
