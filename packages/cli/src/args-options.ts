@@ -37,7 +37,12 @@ export function readArguments(spec: CommandSpec, args: readonly string[]): RawAr
     if (token.kind !== 'option') continue;
     const name = clip(token.rawName);
     const option = Object.hasOwn(spec.options, token.name) ? spec.options[token.name] : undefined;
-    if (option === undefined) throw new ArgumentError(`unknown option ${name}`);
+    if (option === undefined) {
+      const refused = Object.hasOwn(spec.refuses ?? {}, token.name) ? spec.refuses?.[token.name] : undefined;
+      throw new ArgumentError(
+        refused === undefined ? `unknown option ${name}` : `${name} is not taken here: ${refused}`,
+      );
+    }
     if (option.type === 'boolean') {
       if (token.value !== undefined) throw new ArgumentError(`option ${name} does not take a value`);
       continue;

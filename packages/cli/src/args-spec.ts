@@ -2,7 +2,7 @@
  * What the `engram` command line is made of: the subcommand names, their defaults, the validated `Command`
  * each one becomes, and the per-command option table the parser and the help text are both built from.
  */
-import type { ArchivePointer } from '@engram/contracts';
+import { MEMORY_KINDS } from '@engram/contracts';
 
 /** Subcommands of the CLI, in the order the help lists them. */
 export const COMMAND_NAMES = [
@@ -10,6 +10,10 @@ export const COMMAND_NAMES = [
   'remember',
   'search',
   'get',
+  'list',
+  'update',
+  'forget',
+  'history',
   'ingest',
   'drain',
   'maintain',
@@ -32,108 +36,10 @@ export const DEFAULT_AGENT = 'default';
 export const DEFAULT_PORT = 4319;
 /** Default number of search results. */
 export const DEFAULT_SEARCH_LIMIT = 5;
+/** Default number of memories `engram list` prints. */
+export const DEFAULT_LIST_LIMIT = 100;
 
-/**
- * A validated invocation of one subcommand. `keyFile` (from `--key-file`, any command) is the file holding
- * the database's encryption key; the key itself never appears on the command line. `create` (from `--create`,
- * the commands that do not create a store by themselves) creates an empty store when the file is missing or
- * empty.
- */
-export type Command = CommandVariant & { readonly keyFile?: string; readonly create?: boolean };
-
-/** The invocations without the options every command shares. */
-type CommandVariant =
-  | { readonly name: 'demo'; readonly db: string; readonly port: number; readonly serve: boolean }
-  | {
-      readonly name: 'remember';
-      readonly db: string;
-      readonly agent: string;
-      readonly content: string;
-      readonly topic: string | null;
-      readonly json: boolean;
-    }
-  | {
-      readonly name: 'search';
-      readonly db: string;
-      readonly agent: string;
-      readonly query: string;
-      readonly limit: number;
-      readonly tags: readonly string[];
-      readonly explain: boolean;
-      readonly json: boolean;
-      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
-      readonly agentDefaulted?: true;
-      /** Present (true) only with `--include-archived`. */
-      readonly includeArchived?: true;
-    }
-  | {
-      readonly name: 'get';
-      readonly db: string;
-      readonly agent: string;
-      readonly target:
-        | { readonly kind: 'id'; readonly id: string }
-        | ({ readonly kind: 'pointer' } & ArchivePointer);
-      readonly json: boolean;
-      /** Present when `--agent` was not given: finding nothing then lists the agents the file has. */
-      readonly agentDefaulted?: true;
-    }
-  | {
-      readonly name: 'ingest';
-      readonly db: string;
-      readonly agent: string;
-      readonly file: string;
-      readonly session: string | null;
-      readonly json: boolean;
-      /** Present when `--agent` was not given: lines may then name their agents; with it, every line is its. */
-      readonly agentDefaulted?: true;
-    }
-  | { readonly name: 'drain'; readonly db: string; readonly agent: string | null; readonly json: boolean }
-  | {
-      readonly name: 'maintain';
-      readonly db: string;
-      readonly agent: string | null;
-      readonly force: boolean;
-      readonly dryRun: boolean;
-      readonly json: boolean;
-    }
-  | {
-      readonly name: 'export';
-      readonly db: string;
-      readonly agent: string | null;
-      readonly vectors: boolean;
-      readonly json: boolean;
-    }
-  | {
-      readonly name: 'import';
-      readonly db: string;
-      /** `--agent`: every record is imported into this agent (remapped), or null for each record's own. */
-      readonly agent: string | null;
-      /** `--keep-ages`: keep the exported ages instead of starting the decay clocks at the import. */
-      readonly keepAges: boolean;
-      readonly json: boolean;
-    }
-  | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
-  | { readonly name: 'serve'; readonly db: string; readonly port: number }
-  | {
-      readonly name: 'mcp';
-      readonly db: string;
-      readonly agent: string;
-      /** Port of the health page of the server's own process (`--health-port`), or null for none. */
-      readonly healthPort: number | null;
-    };
-
-/** What the command line asks for. */
-export type ParsedCommandLine =
-  | { readonly ok: true; readonly kind: 'run'; readonly command: Command }
-  | { readonly ok: true; readonly kind: 'help'; readonly text: string }
-  | { readonly ok: true; readonly kind: 'version' }
-  | {
-      readonly ok: false;
-      /** One line: what is wrong. */
-      readonly message: string;
-      /** The usage line(s) of the command (or of the CLI) and where to find more. */
-      readonly hint: string;
-    };
+export type { Command, ParsedCommandLine } from './args-command.js';
 
 /** One option of a subcommand, as `parseArgs` takes it plus what the help prints. */
 export interface OptionSpec {
@@ -151,6 +57,11 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   readonly details?: readonly string[];
   readonly examples: readonly string[];
+  /**
+   * Options a user may expect here that this command does not take, each with the reason: refused as a usage
+   * error that says why, instead of the bare `unknown option`.
+   */
+  readonly refuses?: Readonly<Record<string, string>>;
 }
 
 const dbOption = (fallback: string): OptionSpec => ({
@@ -168,8 +79,21 @@ const createOption: OptionSpec = {
   description: 'create an empty store when the file is missing or empty (otherwise that is an error)',
 };
 const agentOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
+const userOption = (what: string): OptionSpec => ({ type: 'string', value: 'id', description: what });
+const reasonOption: OptionSpec = {
+  type: 'string',
+  value: 'text',
+  description: 'why, kept in the history (at most 500 characters, one line)',
+};
+/** Why a command that reads or writes one scope takes no `--session`. */
+const NO_SESSION = 'sessions are inside the user scope';
 const jsonOption = (shape: string): OptionSpec => ({ type: 'boolean', description: `print JSON: ${shape}` });
 const helpOption: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help' };
+
+/** Every memory kind, as `engram list --kind` takes it. */
+const MEMORY_KIND_LIST = MEMORY_KINDS.join(', ');
+/** Who `engram forget` and `engram update` record as the actor of the change. */
+export const CLI_ACTOR = 'cli';
 
 /** The spec of every subcommand. */
 export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
@@ -203,14 +127,21 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption(
+        "the user the fact is of: only that user's scope sees it (default: the agent's own, seen by all its users)",
+      ),
       topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
-      json: jsonOption('{ agent, ok, id, action, text }'),
+      json: jsonOption('{ agent, user, ok, id, action, text }'),
       help: helpOption,
     },
     examples: [
       'engram remember "The team uses pnpm, never npm." --topic tooling',
+      'engram remember "Prefers short answers" --agent assistant --user alice',
       'engram remember "用户喜欢简洁的回答" --agent assistant',
     ],
+    refuses: {
+      session: 'a remembered fact belongs to no session (ingest logs a session, with --session and --user)',
+    },
   },
   search: {
     summary: "Search an agent's memories (keyword and vector arms, fused).",
@@ -220,6 +151,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("search the agent's own memories and this user's, never another user's"),
       limit: {
         type: 'string',
         value: 'n',
@@ -242,8 +174,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: [
       'engram search "deploy rollback" --explain',
       'engram search src/store/sqlite-store.ts --agent coder',
+      'engram search "answer style" --agent assistant --user alice',
       'engram search 会议 --agent assistant --limit 3',
     ],
+    refuses: { session: `search covers every session of its scope; ${NO_SESSION} (--user)` },
   },
   get: {
     summary: 'Print one memory by id, or the archived events of a pointer.',
@@ -258,10 +192,132 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("act for this user: another user's memory or events are not found"),
       json: { type: 'boolean', description: 'print JSON' },
       help: helpOption,
     },
-    examples: ['engram get session/s1#3-5 --agent coder', 'engram get 0b6c2f0e-… --json'],
+    examples: [
+      'engram get session/s1#3-5 --agent coder',
+      'engram get 0b6c2f0e-… --json',
+      'engram get 0b6c2f0e-… --agent assistant --user alice',
+    ],
+    refuses: { session: `a memory id or a pointer names what to read; ${NO_SESSION} (--user)` },
+  },
+  list: {
+    summary: "List an agent's memories in id order (a user's scope with --user), a page at a time.",
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      create: createOption,
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("list the agent's own memories and this user's, never another user's"),
+      kind: {
+        type: 'string',
+        multiple: true,
+        value: 'kind',
+        description: `only this kind (repeatable): ${MEMORY_KIND_LIST}`,
+      },
+      tag: {
+        type: 'string',
+        multiple: true,
+        value: 'prefix:value',
+        description: 'only memories with this tag (repeatable; all of them)',
+      },
+      inactive: {
+        type: 'boolean',
+        description: 'also list archived, superseded and conflicted memories (default: active ones)',
+      },
+      limit: {
+        type: 'string',
+        value: 'n',
+        description: `most memories, 1-10000 (default ${DEFAULT_LIST_LIMIT})`,
+      },
+      after: {
+        type: 'string',
+        value: 'id',
+        description: 'the page after this memory id (pass the "next" of the previous page)',
+      },
+      json: jsonOption('{ agent, user, memories: [memory records], next } (next: null on the last page)'),
+      help: helpOption,
+    },
+    details: ['A full page says how to get the next one (--after <id>); --json gives it as "next".'],
+    examples: [
+      'engram list --agent coder',
+      'engram list --agent assistant --user alice --kind fact --json',
+      'engram list --agent coder --limit 50 --after 0192f3c4-…',
+    ],
+    refuses: { session: `list covers every session of its scope; ${NO_SESSION} (--user)` },
+  },
+  update: {
+    summary: 'Correct a memory: the new text becomes a new version; the old one stays in its history.',
+    positionals: [
+      { name: 'id', description: 'the id of a current memory (from search, list or get)' },
+      { name: 'text', description: 'the corrected text, stated on its own' },
+    ],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("act for this user: another user's memory is not found"),
+      reason: reasonOption,
+      json: jsonOption('{ agent, user, ok, id, previousId, action: "updated", text }'),
+      help: helpOption,
+    },
+    details: [
+      'Prints the id of the new version; the old id is superseded (engram history <id> shows both).',
+      "A memory that is not current (superseded, archived, forgotten) or another user's is not found (exit 1, ENGRAM_CLI_NOT_FOUND).",
+    ],
+    examples: [
+      'engram update 0192f3c4-… "The API listens on port 9090" --reason "moved in June"',
+      'engram update 0192f3c4-… "Prefers long answers" --agent assistant --user alice --json',
+    ],
+    refuses: { session: `a correction keeps the memory's own session; ${NO_SESSION} (--user)` },
+  },
+  forget: {
+    summary: 'Forget a memory and its earlier versions; a tombstone keeps who, when and why.',
+    positionals: [{ name: 'id', description: 'the id of the memory (from search, list or get)' }],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("act for this user: another user's memory is not found"),
+      reason: reasonOption,
+      json: jsonOption('{ agent, user, ok, id, forgotten: [ids], mode: "erase" | "keep" }'),
+      help: helpOption,
+    },
+    details: [
+      `The tombstone records the actor "${CLI_ACTOR}" and the reason; engram history <id> shows it.`,
+      "A memory forgotten already, or another user's, is not found (exit 1, ENGRAM_CLI_NOT_FOUND).",
+    ],
+    examples: [
+      'engram forget 0192f3c4-… --reason "asked to be forgotten"',
+      'engram forget 0192f3c4-… --agent assistant --user alice --json',
+    ],
+    refuses: { session: `a memory id names what to forget; ${NO_SESSION} (--user)` },
+  },
+  history: {
+    summary: "Print a memory's versions, oldest first, and the tombstones of forgotten ones.",
+    positionals: [{ name: 'id', description: 'the id of any version of the memory' }],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      create: createOption,
+      agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
+      user: userOption("act for this user: another user's memory is not found"),
+      json: jsonOption(
+        '{ agent, user, id, versions: [memory record (+ change: { at, by, reason }) | { id, lifecycle: "forgotten", forgottenAt, forgottenBy, reason }] }',
+      ),
+      help: helpOption,
+    },
+    details: [
+      'A superseded version carries who replaced it and why, when that was recorded; a forgotten one shows its tombstone, never its text.',
+    ],
+    examples: [
+      'engram history 0192f3c4-…',
+      'engram history 0192f3c4-… --agent assistant --user alice --json',
+    ],
+    refuses: { session: `a memory id names the history; ${NO_SESSION} (--user)` },
   },
   ingest: {
     summary: 'Append a JSONL file of session events to the archive and ingest them (idempotent by seq).',
@@ -272,8 +328,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       agent: agentOption(
         `the agent of every line: a line naming another is refused (default: ${DEFAULT_AGENT} for lines without "agentId")`,
       ),
+      user: userOption(
+        "the user of every event and of the memories made from them (only that user's scope sees them)",
+      ),
       session: { type: 'string', value: 'id', description: 'session id for lines without "sessionId"' },
-      json: jsonOption('{ sessions: [{ agent, session, appended, skipped, memories }], totals }'),
+      json: jsonOption('{ user, sessions: [{ agent, session, appended, skipped, memories }], totals }'),
       help: helpOption,
     },
     details: [
@@ -282,7 +341,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'Run `engram drain` afterwards to embed the new memories.',
       'A line may hold at most 16 MiB; the whole file is checked before anything is written.',
     ],
-    examples: ['engram ingest session.jsonl --agent coder', 'engram ingest chat.jsonl --session 2024-06-01'],
+    examples: [
+      'engram ingest session.jsonl --agent coder',
+      'engram ingest chat.jsonl --session 2024-06-01',
+      'engram ingest chat.jsonl --agent assistant --user alice --session s1',
+    ],
   },
   drain: {
     summary: 'Embed every pending memory (all agents, or one).',
@@ -296,6 +359,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       help: helpOption,
     },
     examples: ['engram drain', 'engram drain --agent coder', 'engram drain --json | jq .backlog'],
+    refuses: {
+      user: 'drain embeds every pending row of the agent (or all agents); it reads no scope',
+      session: 'drain embeds every pending row of the agent (or all agents); it reads no scope',
+    },
   },
   maintain: {
     summary: 'Run a maintenance pass (cheap phase; heavy phase when a model is configured).',
@@ -305,6 +372,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'key-file': keyFileOption,
       create: createOption,
       agent: agentOption('only this agent (default: every agent in the database)'),
+      user: userOption(
+        "a pass over this user's memories only, for each agent maintained (default: every user group apart)",
+      ),
       force: {
         type: 'boolean',
         description:
@@ -315,7 +385,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
         description: 'print what the pass would archive and change nothing (the heavy phase is not run)',
       },
       json: jsonOption(
-        '{ model, agents: [{ agent, report, details }] } (report null when a pass was already running)',
+        '{ model, user, agents: [{ agent, report, details }] } (report null when a pass was already running)',
       ),
       help: helpOption,
     },
@@ -323,7 +393,13 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'The heavy phase (challenge, merge, reflection, persona) needs ENGRAM_OPENAI_CHAT_MODEL and a base URL or API key.',
       'A pass that archives many rows, or stops its scan before the end, says so on stderr.',
     ],
-    examples: ['engram maintain', 'engram maintain --agent coder --force', 'engram maintain --dry-run'],
+    examples: [
+      'engram maintain',
+      'engram maintain --agent coder --force',
+      'engram maintain --agent assistant --user alice',
+      'engram maintain --dry-run',
+    ],
+    refuses: { session: `a pass covers every session of its scope; ${NO_SESSION} (--user)` },
   },
   export: {
     summary: 'Write every memory, event, cursor and skill (all agents, or one) as JSON Lines to stdout.',
@@ -332,6 +408,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption('only this agent (default: every agent)'),
+      user: userOption(
+        "with --agent: what this user's scope sees (the agent's own memories and this user's, their events, the agent's skills)",
+      ),
       vectors: { type: 'boolean', description: "include each memory's vectors with the embedder profile" },
       json: { type: 'boolean', description: 'print a JSON summary on stderr when done' },
       help: helpOption,
@@ -343,7 +422,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: [
       'engram export --db a.db > memories.jsonl',
       'engram export --agent coder --vectors > coder.jsonl',
+      'engram export --agent assistant --user alice > alice.jsonl',
     ],
+    refuses: { session: `an export covers every session of its scope; ${NO_SESSION} (--user)` },
   },
   import: {
     summary: 'Read an export (JSON Lines) from stdin into a database; importing twice changes nothing.',
@@ -371,6 +452,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'engram export --db a.db | engram import --db b.db',
       'engram export --agent alice | engram import --agent bob --db b.db',
     ],
+    refuses: {
+      user: 'every record is imported with the user it was exported with (export --user picks what to export)',
+    },
   },
   health: {
     summary: "Print store counts and this process's diagnostics (a table, or the health DTO as JSON).",
@@ -384,6 +468,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       help: helpOption,
     },
     examples: ['engram health', 'engram health --agent coder --json'],
+    refuses: { user: 'health counts the whole agent (or every agent); it has no user view' },
   },
   serve: {
     summary:
@@ -401,6 +486,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       help: helpOption,
     },
     examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
+    refuses: { user: 'the health page counts the whole file; it has no user view' },
   },
   mcp: {
     summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',
@@ -409,6 +495,9 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       db: dbOption(DEFAULT_DB),
       'key-file': keyFileOption,
       agent: agentOption(`agent id the tools act for (default ${DEFAULT_AGENT})`),
+      user: userOption(
+        "the user every tool call and resource acts for: the agent's own memories and this user's, never another user's",
+      ),
       'health-port': {
         type: 'string',
         value: 'n',
@@ -418,14 +507,20 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       help: helpOption,
     },
     details: [
-      'Tools: memory_search, memory_remember, memory_get, skill_write, skill_delete, skill_list (titles, hints, structured results).',
+      'Tools: memory_search, memory_remember, memory_get (by id or pointer), memory_update, memory_forget,',
+      '       skill_write, skill_delete, skill_list (titles, behaviour hints, structured results).',
       'Resources: engram://core (the core memory block) and engram://skills/<name> (one per skill).',
+      "The scope is fixed when the server starts: no tool call's arguments can name another agent or user.",
+      "With --user, the server sees the agent's own memories and that user's, never another user's, writes",
+      "carry that user, and skills (shared by the agent's users) can be read but not written or deleted.",
       'stdout carries protocol messages only; logs go to stderr.',
     ],
     examples: [
       'engram mcp --agent coder --db ~/.engram/memory.db',
+      'engram mcp --agent assistant --user alice --db ~/.engram/memory.db',
       'npx @engram/cli mcp --db memory.db --health-port 4320',
     ],
+    refuses: { session: 'the server serves every session of its scope; sessions are inside the user scope' },
   },
 };
 

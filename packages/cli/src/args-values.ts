@@ -11,6 +11,8 @@ import {
   isValidTag,
   MAX_AGENT_ID_LENGTH,
   MAX_MEMORY_ID_LENGTH,
+  MEMORY_KINDS,
+  type MemoryKind,
 } from '@engram/contracts';
 import { z } from 'zod';
 
@@ -80,12 +82,23 @@ function intSchema(min: number, max: number): z.ZodType<number, string> {
 export const portSchema: z.ZodType<number, string> = intSchema(0, 65_535);
 /** A result count. */
 export const limitSchema: z.ZodType<number, string> = intSchema(1, 100);
+/** A page size of `engram list`. */
+export const pageSchema: z.ZodType<number, string> = intSchema(1, 10_000);
+/** A memory kind. */
+export const kindSchema: z.ZodType<MemoryKind, string> = z
+  .string()
+  .pipe(z.enum(MEMORY_KINDS, { error: `must be one of ${MEMORY_KINDS.join(', ')}` }));
 /** A non-blank text of at most `max` characters. */
 export const textSchema = (max: number): z.ZodType<string, string> =>
   z
     .string()
     .refine((v) => v.trim() !== '', { error: 'must not be empty' })
     .refine((v) => v.length <= max, { error: `must be at most ${max} character${max === 1 ? '' : 's'}` });
+/** Why a memory changed: one line of at most 500 characters, as the store keeps it. */
+export const reasonSchema: z.ZodType<string, string> = textSchema(500).refine(
+  (v) => !/[\u0000-\u001f\u007f]/u.test(v),
+  { error: 'must be one line without control characters' },
+);
 /** A `prefix:value` tag, as the store accepts it. */
 export const tagSchema: z.ZodType<string, string> = z
   .string()

@@ -70,6 +70,7 @@ describe('parseCommandLine: defaults', () => {
       name: 'search',
       db: '/work/project/.engram/engram.db',
       agent: 'default',
+      user: null,
       query: 'deploy',
       limit: 5,
       tags: [],
@@ -93,6 +94,7 @@ describe('parseCommandLine: defaults', () => {
       name: 'mcp',
       db: '/work/project/.engram/engram.db',
       agent: 'default',
+      user: null,
       healthPort: null,
     });
     expect(run(['maintain', '--force'])).toMatchObject({ agent: null, force: true });
@@ -141,6 +143,7 @@ describe('parseCommandLine: defaults', () => {
       name: 'search',
       db: '/work/project/.engram/engram.db',
       agent: 'coder',
+      user: null,
       query: 'retry',
       limit: 12,
       tags: ['file:src/a.ts', 'tool:bash'],
@@ -280,5 +283,122 @@ describe('engram get <pointer>', () => {
     }
     // Not a pointer at all: a memory id, which the store may hold.
     expect(run(['get', 'abc#1'])).toMatchObject({ target: { kind: 'id', id: 'abc#1' } });
+  });
+});
+
+describe('parseCommandLine: users and the commands over one scope', () => {
+  it('reads --user on every command that reads or writes a scope', () => {
+    for (const argv of [
+      ['remember', 'x'],
+      ['search', 'x'],
+      ['get', 'm1'],
+      ['list'],
+      ['update', 'm1', 'y'],
+      ['forget', 'm1'],
+      ['history', 'm1'],
+      ['ingest', 'e.jsonl'],
+      ['maintain'],
+      ['export', '--agent', 'coder'],
+      ['mcp'],
+    ]) {
+      expect(run([...argv, '--user', 'alice']), argv.join(' ')).toMatchObject({ user: 'alice' });
+      expect(run(argv), argv.join(' ')).toMatchObject({ user: null });
+    }
+    expect(run(['ingest', 'e.jsonl', '--user', 'alice', '--session', 's1'])).toMatchObject({
+      user: 'alice',
+      session: 's1',
+    });
+    expect(failure(['search', 'x', '--user', ' alice']).message).toBe(
+      'engram search: --user must not start or end with whitespace',
+    );
+  });
+
+  it('refuses an option a command would ignore, saying why, with the usage line', () => {
+    for (const [argv, option] of [
+      [['remember', 'x', '--session', 's1'], '--session'],
+      [['search', 'x', '--session', 's1'], '--session'],
+      [['get', 'm1', '--session=s1'], '--session'],
+      [['list', '--session', 's1'], '--session'],
+      [['export', '--session', 's1'], '--session'],
+      [['mcp', '--session', 's1'], '--session'],
+      [['drain', '--user', 'alice'], '--user'],
+      [['health', '--user', 'alice'], '--user'],
+      [['import', '--user', 'alice'], '--user'],
+      [['serve', '--user', 'alice'], '--user'],
+    ] as const) {
+      const refused = failure(argv);
+      expect(refused.message).toMatch(new RegExp(`^engram ${argv[0]}: ${option} is not taken here: .+`));
+      expect(refused.hint).toMatch(new RegExp(`^Usage: engram ${argv[0]}`));
+    }
+    expect(failure(['export', '--user', 'alice']).message).toBe(
+      "engram export: --user needs --agent: a user's export is of one agent",
+    );
+  });
+
+  it('reads list with its paging options', () => {
+    expect(run(['list'])).toEqual({
+      name: 'list',
+      db: '/work/project/.engram/engram.db',
+      agent: 'default',
+      user: null,
+      kinds: [],
+      tags: [],
+      inactive: false,
+      limit: 100,
+      after: null,
+      json: false,
+    });
+    expect(
+      run([
+        'list',
+        '--kind',
+        'fact',
+        '--kind',
+        'event',
+        '--tag',
+        'topic:x',
+        '--inactive',
+        '--limit',
+        '2',
+        '--after',
+        'm9',
+        '--json',
+      ]),
+    ).toMatchObject({
+      kinds: ['fact', 'event'],
+      tags: ['topic:x'],
+      inactive: true,
+      limit: 2,
+      after: 'm9',
+      json: true,
+    });
+    expect(failure(['list', '--kind', 'note']).message).toMatch(
+      /^engram list: --kind must be one of event, fact/,
+    );
+    expect(failure(['list', '--limit', '0']).message).toBe(
+      'engram list: --limit must be an integer from 1 to 10000',
+    );
+  });
+
+  it('reads update <id> <text>, forget <id> and history <id> with --reason', () => {
+    expect(run(['update', 'm1', 'The port is 9090', '--reason', 'moved'])).toMatchObject({
+      name: 'update',
+      id: 'm1',
+      content: 'The port is 9090',
+      reason: 'moved',
+    });
+    expect(run(['forget', 'm1'])).toMatchObject({ name: 'forget', id: 'm1', reason: null });
+    expect(run(['history', 'm1', '--json'])).toMatchObject({ name: 'history', id: 'm1', json: true });
+    expect(failure(['update', 'm1']).message).toBe('engram update: missing <text>');
+    expect(failure(['update', 'm1', 'a', 'b']).message).toBe(
+      'engram update: expected <id> <text>, got 3 arguments (quote <text>)',
+    );
+    expect(failure(['forget']).message).toBe('engram forget: missing <id>');
+    expect(failure(['forget', 'm1', '--reason', 'a\nb']).message).toBe(
+      'engram forget: --reason must be one line without control characters',
+    );
+    expect(failure(['history', 'm1', '--reason', 'x']).message).toBe(
+      'engram history: unknown option --reason',
+    );
   });
 });

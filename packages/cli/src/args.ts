@@ -12,6 +12,7 @@ import {
   DEFAULT_AGENT,
   DEFAULT_DB,
   DEFAULT_DEMO_DB,
+  DEFAULT_LIST_LIMIT,
   DEFAULT_PORT,
   DEFAULT_SEARCH_LIMIT,
   isCommandName,
@@ -23,9 +24,12 @@ import {
   agentSchema,
   check,
   fileSchema,
+  kindSchema,
   limitSchema,
   memoryIdSchema,
+  pageSchema,
   portSchema,
+  reasonSchema,
   resolveDbPath,
   tagSchema,
   textSchema,
@@ -55,19 +59,26 @@ function list(raw: RawArguments, key: string): readonly string[] {
   return Array.isArray(value) ? value : [];
 }
 
-function positional(raw: RawArguments, name: CommandName): string {
-  const wanted = SPECS[name].positionals[0];
-  if (wanted === undefined) {
-    if (raw.positionals.length > 0) throw new ArgumentError('this command takes no positional arguments');
-    return '';
+/** The positional arguments, exactly as many as the command takes (one, or `<id> <text>` for update). */
+function positionals(raw: RawArguments, name: CommandName): readonly string[] {
+  const wanted = SPECS[name].positionals;
+  const got = raw.positionals.length;
+  if (wanted.length === 0) {
+    if (got > 0) throw new ArgumentError('this command takes no positional arguments');
+    return [];
   }
-  if (raw.positionals.length === 0) throw new ArgumentError(`missing <${wanted.name}>`);
-  if (raw.positionals.length > 1) {
+  const missing = wanted[got];
+  if (missing !== undefined) throw new ArgumentError(`missing <${missing.name}>`);
+  if (got > wanted.length) {
+    const names = wanted.map((w) => `<${w.name}>`).join(' ');
+    const last = wanted[wanted.length - 1]?.name ?? '';
     throw new ArgumentError(
-      `expected one <${wanted.name}>, got ${raw.positionals.length} arguments (quote it)`,
+      wanted.length === 1
+        ? `expected one <${last}>, got ${got} arguments (quote it)`
+        : `expected ${names}, got ${got} arguments (quote <${last}>)`,
     );
   }
-  return raw.positionals[0] as string;
+  return raw.positionals;
 }
 
 function agentOf(raw: RawArguments): string {
@@ -78,6 +89,21 @@ function agentOf(raw: RawArguments): string {
 /** `{ agentDefaulted: true }` when `--agent` was not given. */
 function agentDefaulted(raw: RawArguments): { readonly agentDefaulted?: true } {
   return str(raw, 'agent') === undefined ? { agentDefaulted: true } : {};
+}
+
+/** `--user`, or null for none (the whole agent). */
+function userOf(raw: RawArguments): string | null {
+  const user = str(raw, 'user');
+  return user === undefined ? null : check(agentSchema, user, '--user');
+}
+
+function reasonOf(raw: RawArguments): string | null {
+  const reason = str(raw, 'reason');
+  return reason === undefined ? null : check(reasonSchema, reason, '--reason');
+}
+
+function idOf(text: string): string {
+  return check(memoryIdSchema, text, '<id>');
 }
 
 function optionalAgent(raw: RawArguments): string | null {
@@ -109,7 +135,8 @@ function targetOf(text: string): Extract<Command, { name: 'get' }>['target'] {
 }
 
 function build(name: CommandName, raw: RawArguments, cwd: string): Command {
-  const text = positional(raw, name);
+  const words = positionals(raw, name);
+  const text = words[0] ?? '';
   switch (name) {
     case 'demo':
       return { name, db: dbOf(raw, cwd, DEFAULT_DEMO_DB), port: portOf(raw), serve: !bool(raw, 'no-serve') };
@@ -119,6 +146,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
+        user: userOf(raw),
         content: check(textSchema(4000), text, '<content>'),
         topic: topic === undefined ? null : check(textSchema(64), topic, '--topic'),
         json: bool(raw, 'json'),
@@ -130,6 +158,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
+        user: userOf(raw),
         query: check(textSchema(2000), text, '<query>'),
         limit: limit === undefined ? DEFAULT_SEARCH_LIMIT : check(limitSchema, limit, '--limit'),
         tags: list(raw, 'tag').map((tag) => check(tagSchema, tag, '--tag')),
@@ -144,9 +173,56 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
+        user: userOf(raw),
         target: targetOf(text),
         json: bool(raw, 'json'),
         ...agentDefaulted(raw),
+      };
+    case 'list': {
+      const limit = str(raw, 'limit');
+      const after = str(raw, 'after');
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        user: userOf(raw),
+        kinds: list(raw, 'kind').map((kind) => check(kindSchema, kind, '--kind')),
+        tags: list(raw, 'tag').map((tag) => check(tagSchema, tag, '--tag')),
+        inactive: bool(raw, 'inactive'),
+        limit: limit === undefined ? DEFAULT_LIST_LIMIT : check(pageSchema, limit, '--limit'),
+        after: after === undefined ? null : check(memoryIdSchema, after, '--after'),
+        json: bool(raw, 'json'),
+      };
+    }
+    case 'update':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        user: userOf(raw),
+        id: idOf(text),
+        content: check(textSchema(4000), words[1] ?? '', '<text>'),
+        reason: reasonOf(raw),
+        json: bool(raw, 'json'),
+      };
+    case 'forget':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        user: userOf(raw),
+        id: idOf(text),
+        reason: reasonOf(raw),
+        json: bool(raw, 'json'),
+      };
+    case 'history':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        user: userOf(raw),
+        id: idOf(text),
+        json: bool(raw, 'json'),
       };
     case 'ingest': {
       const session = str(raw, 'session');
@@ -154,6 +230,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
+        user: userOf(raw),
         file: resolveDbPath(cwd, check(fileSchema, text, '<events.jsonl>'), text),
         session: session === undefined ? null : check(agentSchema, session, '--session'),
         json: bool(raw, 'json'),
@@ -167,18 +244,27 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: optionalAgent(raw),
+        user: userOf(raw),
         force: bool(raw, 'force'),
         dryRun: bool(raw, 'dry-run'),
         json: bool(raw, 'json'),
       };
-    case 'export':
+    case 'export': {
+      const agent = optionalAgent(raw);
+      const user = userOf(raw);
+      // A user's export is of one agent: which one is not guessed.
+      if (user !== null && agent === null) {
+        throw new ArgumentError("--user needs --agent: a user's export is of one agent");
+      }
       return {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
-        agent: optionalAgent(raw),
+        agent,
+        user,
         vectors: bool(raw, 'vectors'),
         json: bool(raw, 'json'),
       };
+    }
     case 'import':
       return {
         name,
@@ -196,6 +282,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
+        user: userOf(raw),
         healthPort: str(raw, 'health-port') === undefined ? null : portOf(raw, 'health-port'),
       };
   }

@@ -36,7 +36,11 @@ function argsOf(name: string, db: string): string[] {
     case 'search':
       return ['search', 'staging port', '--db', db];
     case 'get':
-      return ['get', '00000000-0000-0000-0000-000000000000', '--db', db];
+    case 'forget':
+    case 'history':
+      return [name, '00000000-0000-0000-0000-000000000000', '--db', db];
+    case 'update':
+      return ['update', '00000000-0000-0000-0000-000000000000', 'The port is 5434.', '--db', db];
     case 'ingest':
       return ['ingest', 'events.jsonl', '--db', db];
     case 'serve':

@@ -83,6 +83,7 @@ describe('--json on the commands a script reads', () => {
     );
     const ingested = await json(['ingest', events, '--db', db, '--agent', 'coder']);
     expect(ingested).toEqual({
+      user: null,
       sessions: [
         { agent: 'coder', session: 's1', appended: 2, skipped: 0, memories: 2 },
         { agent: 'coder', session: 's2', appended: 1, skipped: 0, memories: 1 },

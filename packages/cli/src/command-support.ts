@@ -29,6 +29,35 @@ export function width(io: CliIo): number {
   return io.stdout.isTTY === true && typeof io.stdout.columns === 'number' ? io.stdout.columns : 110;
 }
 
+/**
+ * The user scope of a command (`--user`), as the facade applies it: a command with a user sees the agent's own
+ * memories and that user's, never another user's, and writes that user on what it writes.
+ */
+export interface UserScoped {
+  readonly agent: string;
+  readonly user: string | null;
+}
+
+/** The store's user scope of a command (undefined for the whole agent). */
+export function storeScope(user: string | null): { readonly forUser: string } | undefined {
+  return user === null ? undefined : { forUser: user };
+}
+
+/** The tool context of a command: its agent, and its user when it has one. */
+export function toolScope(c: UserScoped): { readonly agentId: string; readonly userId?: string } {
+  return c.user === null ? { agentId: c.agent } : { agentId: c.agent, userId: c.user };
+}
+
+/** Whether a row of `rowUser` (null: the agent's own) is visible to a command of `user`. */
+export function visibleTo(rowUser: string | null, user: string | null): boolean {
+  return user === null || rowUser === null || rowUser === user;
+}
+
+/** `agent coder`, or `agent assistant, user alice`: what a message says it looked in (ids, never content). */
+export function scopeLabel(c: UserScoped): string {
+  return c.user === null ? `agent ${c.agent}` : `agent ${c.agent}, user ${c.user}`;
+}
+
 /** How a command opens its database: read-only or for writing, and whether it creates a missing store. */
 export interface OpenMode {
   /** `read`: a read-only connection that never creates, converts, migrates or waits for a writer. */

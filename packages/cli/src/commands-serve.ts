@@ -41,7 +41,15 @@ export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): 
 /** The MCP server's resources, read from the open file. */
 function mcpMemorySource(engram: Engram): McpMemorySource {
   return {
-    coreBlock: async (agentId) => (await buildInjection({ store: engram.store, agentId })).core,
+    // With a user, the facade's `context(null, { userId })`: the agent's own facts and that user's.
+    coreBlock: async (agentId, userId) =>
+      (
+        await buildInjection({
+          store: engram.store,
+          agentId,
+          ...(userId === null ? {} : { forUser: userId }),
+        })
+      ).core,
     listSkills: (agentId) => engram.store.listSkills(agentId),
     getSkill: (agentId, name) => engram.store.getSkill(agentId, name),
   };
@@ -55,10 +63,14 @@ export async function mcp(io: CliIo, c: Extract<Command, { name: 'mcp' }>): Prom
       // Loaded here, not at start: the MCP SDK (and its JSON-schema validator) is the CLI's heaviest import.
       const { createMemoryMcpServer, runMcpOverStdio } = await import('./mcp.js');
       const { serveHealthPage } = await import('./serve.js');
-      const server = createMemoryMcpServer(engram.tools, c.agent, { memory: mcpMemorySource(engram) });
+      const server = createMemoryMcpServer(engram.tools, c.agent, {
+        memory: mcpMemorySource(engram),
+        ...(c.user === null ? {} : { userId: c.user }),
+      });
+      const whose = c.user === null ? `agent ${c.agent}` : `agent ${c.agent} for user ${c.user}`;
       io.stderr.write(
         printable(
-          `engram mcp: serving the memory tools of agent ${c.agent} over stdio (${engram.embedderLabel})\n`,
+          `engram mcp: serving the memory tools of ${whose} over stdio (${engram.embedderLabel})\n`,
           'lines',
         ),
       );

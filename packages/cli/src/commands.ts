@@ -1,8 +1,22 @@
-/** The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import, health, serve, mcp. */
+/**
+ * The subcommands over any database file: remember, search, get, ingest, drain, maintain, export, import,
+ * health, serve, mcp (list, update, forget and history are in `commands-scope.ts`).
+ */
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Engine as Engram, HealthDto, MaintenancePassResult } from '@engram/memory/compose';
 import type { Command } from './args-spec.js';
-import { EXIT, INTEGRITY_FAILED, out, outJson, width, withEngram } from './command-support.js';
+import {
+  EXIT,
+  INTEGRITY_FAILED,
+  out,
+  outJson,
+  scopeLabel,
+  storeScope,
+  toolScope,
+  visibleTo,
+  width,
+  withEngram,
+} from './command-support.js';
 import { cliErrorCode, EngramCliError } from './errors.js';
 import type { LocatedSessionEvents } from './events-file.js';
 import {
@@ -66,10 +80,11 @@ async function remember(io: CliIo, c: Extract<Command, { name: 'remember' }>): P
       const result = await engram.tools.execute(
         'memory_remember',
         { content: c.content, ...(c.topic === null ? {} : { topic: c.topic }) },
-        { agentId: c.agent },
+        toolScope(c),
       );
       if (!result.ok) throw new EngramCliError('ENGRAM_CLI_TOOL_FAILED', result.text);
-      if (c.json) outJson(io, { agent: c.agent, ...result.data, ok: result.ok, text: result.text });
+      if (c.json)
+        outJson(io, { agent: c.agent, user: c.user, ...result.data, ok: result.ok, text: result.text });
       else out(io, result.text);
       return EXIT.ok;
     },
@@ -86,6 +101,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
         limit: c.limit,
         ...(c.tags.length === 0 ? {} : { tags: c.tags }),
         ...(c.includeArchived === true ? { includeArchived: true } : {}),
+        ...(c.user === null ? {} : { filter: { forUser: c.user } }),
       });
       const { execution, results } = response;
       if (execution.outcome === 'emptyQuery') {
@@ -105,6 +121,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       if (c.json) {
         outJson(io, {
           agent: c.agent,
+          user: c.user,
           execution,
           results: results.map((r) => ({
             id: r.record.id,
@@ -120,7 +137,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
       } else {
         out(
           io,
-          `${results.length} result${results.length === 1 ? '' : 's'} for agent ${c.agent} · ${formatExecution(execution)}`,
+          `${results.length} result${results.length === 1 ? '' : 's'} for ${scopeLabel(c)} · ${formatExecution(execution)}`,
         );
         out(io, formatResults(results, { explain: c.explain, width: width(io) }));
       }
@@ -159,22 +176,25 @@ async function get(io: CliIo, c: Extract<Command, { name: 'get' }>): Promise<num
     c,
     async (engram) => {
       if (c.target.kind === 'id') {
-        const record = await engram.store.getMemory(c.agent, c.target.id);
+        const record = await engram.store.getMemory(c.agent, c.target.id, storeScope(c.user));
         if (record === null) {
           await listOtherAgents(io, engram, c);
-          throw new EngramCliError('ENGRAM_CLI_NOT_FOUND', `no memory with that id for agent ${c.agent}`);
+          throw new EngramCliError('ENGRAM_CLI_NOT_FOUND', `no memory with that id for ${scopeLabel(c)}`);
         }
         if (c.json) outJson(io, record);
         else out(io, formatMemory(record));
         return EXIT.ok;
       }
       const { sessionId, from, to } = c.target;
-      const events = await engram.store.readEvents(c.agent, sessionId, from, to);
+      // A user's view of the archive: the agent's own events and that user's, never another user's.
+      const events = (await engram.store.readEvents(c.agent, sessionId, from, to)).filter((e) =>
+        visibleTo(e.userId, c.user),
+      );
       if (events.length === 0) {
         await listOtherAgents(io, engram, c);
         throw new EngramCliError(
           'ENGRAM_CLI_NOT_FOUND',
-          `no archived events at that pointer for agent ${c.agent}`,
+          `no archived events at that pointer for ${scopeLabel(c)}`,
         );
       }
       if (c.json) outJson(io, events);
@@ -256,7 +276,9 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
         let skipped = 0;
         let memories = 0;
         for (let i = 0; i < session.events.length; i += APPEND_CHUNK) {
-          const chunk = session.events.slice(i, i + APPEND_CHUNK);
+          const slice = session.events.slice(i, i + APPEND_CHUNK);
+          // With --user, every event is that user's (and so is each memory made from one).
+          const chunk = c.user === null ? slice : slice.map((e) => ({ ...e, userId: c.user }));
           const r = await engram.ingestor
             .appendAndIngest(session.agentId, session.sessionId, chunk)
             .catch((error: unknown) => {
@@ -284,7 +306,11 @@ async function ingest(io: CliIo, c: Extract<Command, { name: 'ingest' }>): Promi
         }
       }
       if (c.json) {
-        outJson(io, { sessions: perSession, totals: { sessions: sessions.length, ...totals } });
+        outJson(io, {
+          user: c.user,
+          sessions: perSession,
+          totals: { sessions: sessions.length, ...totals },
+        });
         return EXIT.ok;
       }
       out(
@@ -329,14 +355,19 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
     async (engram) => {
       const agents = c.agent === null ? await engram.listAgents() : [c.agent];
       if (agents.length === 0) {
-        if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: [] });
+        if (c.json) outJson(io, { model: engram.modelLabel, user: c.user, dryRun: c.dryRun, agents: [] });
         else out(io, 'No agents in this database yet; nothing to maintain.');
         return EXIT.ok;
       }
       let failed = false;
       const passes: unknown[] = [];
       for (const agent of agents) {
-        const result = await engram.maintain(agent, { force: c.force, dryRun: c.dryRun });
+        // With --user, a pass over that user's memories only (the facade's `maintain({ userId })`).
+        const result = await engram.runner.run(agent, {
+          force: c.force,
+          dryRun: c.dryRun,
+          ...(c.user === null ? {} : { userId: c.user }),
+        });
         if (
           result.report !== null &&
           (result.report.cheap.outcome === 'failed' || result.report.heavy.outcome === 'failed')
@@ -360,7 +391,7 @@ async function maintain(io: CliIo, c: Extract<Command, { name: 'maintain' }>): P
         }
         for (const line of notes.lines) out(io, `  ${line}`);
       }
-      if (c.json) outJson(io, { model: engram.modelLabel, dryRun: c.dryRun, agents: passes });
+      if (c.json) outJson(io, { model: engram.modelLabel, user: c.user, dryRun: c.dryRun, agents: passes });
       else if (c.dryRun) out(io, 'Dry run: nothing was changed.');
       else if (engram.modelLabel === null) out(io, `Heavy phase skipped: ${NO_MODEL_NOTE}.`);
       return failed ? EXIT.failure : EXIT.ok;
@@ -414,6 +445,14 @@ export async function runCommand(io: CliIo, command: Exclude<Command, { name: 'd
       return search(io, command);
     case 'get':
       return get(io, command);
+    case 'list':
+      return (await import('./commands-scope.js')).list(io, command);
+    case 'update':
+      return (await import('./commands-scope.js')).update(io, command);
+    case 'forget':
+      return (await import('./commands-scope.js')).forget(io, command);
+    case 'history':
+      return (await import('./commands-scope.js')).history(io, command);
     case 'ingest':
       return ingest(io, command);
     case 'drain':

@@ -179,6 +179,7 @@ export function formatMemory(record: MemoryRecord): string {
   const rows: [string, string][] = [
     ['id', record.id],
     ['agent', record.agentId],
+    ...(record.userId === null ? [] : [['user', record.userId] as [string, string]]),
     ['kind', record.kind],
     ['lifecycle', record.lifecycle],
     ['embedding', record.embeddingState],

@@ -30,8 +30,15 @@ const SKILL_ACTION = {
 } as const;
 
 /**
- * The memory tools. `memory_remember` is destructive: a near duplicate replaces the text of the fact it merges
- * into. Every tool works on the local file only (`openWorldHint: false`).
+ * The memory tools and what they do to the memory, as MCP's hints mean it: `memory_search`, `memory_get` and
+ * `skill_list` only read. `memory_remember` adds a fact (an exact duplicate is a no-op, a near duplicate is
+ * merged into the fact it repeats, whose old text stays in its history): it removes nothing, so it is not
+ * destructive. `memory_update` supersedes a memory (search no longer returns the old text) and
+ * `memory_forget` erases one: destructive. `skill_write` replaces a skill of that name and `skill_delete`
+ * removes one: destructive. Calling any of them again with the same arguments changes nothing more
+ * (idempotent): a repeated fact is a duplicate, a superseded or forgotten id is no longer found, a skill is
+ * written with the same text or is already gone. Every tool works on the local file only
+ * (`openWorldHint: false`).
  */
 const TOOL_META: Readonly<Record<string, ToolMeta>> = {
   memory_search: {
@@ -62,7 +69,7 @@ const TOOL_META: Readonly<Record<string, ToolMeta>> = {
   memory_remember: {
     title: 'Remember a fact',
     readOnly: false,
-    destructive: true,
+    destructive: false,
     idempotent: true,
     output: {
       id: ID,
@@ -70,7 +77,7 @@ const TOOL_META: Readonly<Record<string, ToolMeta>> = {
     },
   },
   memory_get: {
-    title: 'Read a memory pointer',
+    title: 'Read a memory by id or pointer',
     readOnly: true,
     destructive: false,
     idempotent: true,
@@ -111,14 +118,14 @@ const TOOL_META: Readonly<Record<string, ToolMeta>> = {
     readOnly: false,
     destructive: true,
     idempotent: true,
-    output: { id: ID },
+    output: { id: ID, action: { type: 'string', enum: ['updated'] } },
   },
   memory_forget: {
     title: 'Forget a memory',
     readOnly: false,
     destructive: true,
     idempotent: true,
-    output: { id: ID },
+    output: {},
   },
 };
 

@@ -138,3 +138,36 @@ describe('the MCP tool list and answers', () => {
     }
   });
 });
+
+describe('the MCP server scope', () => {
+  it("runs every call in the server's agent and user, whatever the arguments name", async () => {
+    const seen: unknown[] = [];
+    const recorder: ToolHandler = {
+      definitions: [
+        { name: 'memory_search', description: 'Search.', inputSchema: { type: 'object', properties: {} } },
+      ],
+      execute: (_name, _args, ctx) => {
+        seen.push({ agentId: ctx.agentId, userId: ctx.userId });
+        return Promise.resolve({ ok: true, text: 'ok' });
+      },
+    };
+    const server = createMemoryMcpServer(recorder, 'coder', { userId: 'bob' });
+    const client = new Client({ name: 'engram-test', version: '0.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    try {
+      for (const args of [
+        { query: 'x' },
+        { query: 'x', userId: 'alice', agentId: 'other' },
+        { query: 'x', user_id: 'alice' },
+        JSON.parse('{"query":"x","__proto__":{"userId":"alice","agentId":"other"}}') as object,
+      ]) {
+        await client.callTool({ name: 'memory_search', arguments: args as Record<string, unknown> });
+      }
+      expect(seen).toEqual(Array.from({ length: 4 }, () => ({ agentId: 'coder', userId: 'bob' })));
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});

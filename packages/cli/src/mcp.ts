@@ -1,5 +1,12 @@
 /**
- * `engram mcp`: a Model Context Protocol server over stdio for one agent.
+ * `engram mcp`: a Model Context Protocol server over stdio for one agent, and optionally one user of it.
+ *
+ * - Scope: fixed when the server is created (`agentId`, and `userId` with `engram mcp --user`). Every tool call
+ *   runs in it, as the facade's `callTool(name, args, { agentId, userId })` does: reads see the agent's own
+ *   memories and that user's, never another user's; writes carry that user; another user's memory is not
+ *   found; skills (shared by the agent's users) are read-only to a user-scoped server. The tools' input
+ *   schemas are strict, so an argument naming an agent or a user (`userId`, `agentId`, …) is refused, never
+ *   a way to widen the scope.
  *
  * - Tools: the memory tools of the retrieval tool handler, their input schemas derived from zod there, each
  *   with a title, behaviour hints and an output schema (`mcp-tools.ts`); every call runs through
@@ -34,8 +41,11 @@ export interface McpServerInfo {
 
 /** What the resources are read from, for the server's one agent. */
 export interface McpMemorySource {
-  /** The agent's core memory block (empty when it has no fact yet). */
-  coreBlock(agentId: string): Promise<string>;
+  /**
+   * The agent's core memory block (empty when it has no fact yet); with a user, the block of the agent's own
+   * facts and that user's (the facade's `context(null, { userId })`).
+   */
+  coreBlock(agentId: string, userId: string | null): Promise<string>;
   listSkills(agentId: string): Promise<readonly { readonly name: string; readonly description: string }[]>;
   getSkill(
     agentId: string,
@@ -70,13 +80,23 @@ function printableDeep(value: unknown): unknown {
   return value;
 }
 
-/** Creates the MCP server for one agent's memory tools and resources (not yet connected). */
+/**
+ * Creates the MCP server for one agent's memory tools and resources (not yet connected); with `userId`, for
+ * that user of the agent only.
+ */
 export function createMemoryMcpServer(
   tools: ToolHandler,
   agentId: string,
-  options: { readonly info?: McpServerInfo; readonly memory?: McpMemorySource } = {},
+  options: {
+    readonly info?: McpServerInfo;
+    readonly memory?: McpMemorySource;
+    readonly userId?: string;
+  } = {},
 ): MemoryMcpServer {
   const memory = options.memory;
+  const userId = options.userId ?? null;
+  // The scope of every call: fixed here, never read from a request.
+  const scope = Object.freeze(userId === null ? { agentId } : { agentId, userId });
   const server = new Server(
     { ...(options.info ?? mcpServerInfo()) },
     {
@@ -105,7 +125,7 @@ export function createMemoryMcpServer(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     const result = await tools.execute(name, request.params.arguments ?? {}, {
-      agentId,
+      ...scope,
       signal: extra.signal,
     });
     if (result.ok && memory !== undefined && SKILL_TOOLS.has(name)) {
@@ -120,11 +140,16 @@ export function createMemoryMcpServer(
       isError: !result.ok,
     };
   });
-  if (memory !== undefined) registerResources(server, agentId, memory);
+  if (memory !== undefined) registerResources(server, agentId, userId, memory);
   return server;
 }
 
-function registerResources(server: Server, agentId: string, memory: McpMemorySource): void {
+function registerResources(
+  server: Server,
+  agentId: string,
+  userId: string | null,
+  memory: McpMemorySource,
+): void {
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const skills = await memory.listSkills(agentId);
     return {
@@ -134,7 +159,9 @@ function registerResources(server: Server, agentId: string, memory: McpMemorySou
           name: 'core',
           title: 'Core memory',
           description:
-            "The agent's core memory block: its most important facts, the text an application injects before a model call.",
+            userId === null
+              ? "The agent's core memory block: its most important facts, the text an application injects before a model call."
+              : "The core memory block of this user: the agent's own most important facts and the user's, the text an application injects before a model call.",
           mimeType: 'text/markdown',
         },
         ...skills.map((skill) => ({
@@ -150,7 +177,7 @@ function registerResources(server: Server, agentId: string, memory: McpMemorySou
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const uri = request.params.uri;
     if (uri === CORE_RESOURCE_URI) {
-      const core = await memory.coreBlock(agentId);
+      const core = await memory.coreBlock(agentId, userId);
       const text = core === '' ? 'No facts yet.\n' : core;
       return { contents: [{ uri, mimeType: 'text/markdown', text: printable(text, 'lines') }] };
     }

@@ -10,6 +10,7 @@ import {
   BUILT_IN_PROFILES,
   type EmbedderChoice,
   type ExportRecord,
+  exportForUser,
   formatExportLine,
   type ImportSummary,
   type MaintenancePassResult,
@@ -105,16 +106,18 @@ export async function exportCommand(io: CliIo, c: Extract<Command, { name: 'expo
       const sink = io.stdoutStream ?? io.stdout;
       let records = 0;
       let end: Extract<ExportRecord, { type: 'end' }> | null = null;
-      for await (const record of engram.store.exportRecords({
+      const all = engram.store.exportRecords({
         ...(c.agent === null ? {} : { agentId: c.agent }),
         vectors: c.vectors,
-      })) {
+      });
+      // With --user, what that user's scope sees, as the facade's `export({ userId })` gives it.
+      for await (const record of c.user === null ? all : exportForUser(all, c.user)) {
         await write(sink, `${formatExportLine(record)}\n`);
         records += 1;
         if (record.type === 'end') end = record;
         if (records % PROGRESS_EVERY === 0) io.stderr.write(`exported ${records} records\n`);
       }
-      const summary = { records, counts: end?.counts ?? null, vectors: c.vectors };
+      const summary = { records, counts: end?.counts ?? null, vectors: c.vectors, user: c.user };
       if (c.json) io.stderr.write(`${JSON.stringify(summary)}\n`);
       else io.stderr.write(`Exported ${records} records.\n`);
       return EXIT.ok;

@@ -47,3 +47,4 @@ export type { EngineStore } from './open-store.js';
 export { chooseEngineEmbedder, probeStore } from './open-store.js';
 export { displayPath } from './postgres-module.js';
 export { englishQueries, gatedRetriever } from './query-side.js';
+export { exportForUser } from './scope.js';
