@@ -340,7 +340,8 @@ describe('engram list, update, forget and history', () => {
         [id, 'superseded', 'The oven runs at 220 degrees'],
         [updated.id, 'active', 'The oven runs at 230 degrees'],
       ]);
-      expect(before.versions[0]?.change).toMatchObject({ reason: 'new thermostat' });
+      expect(before.versions[0]?.change).toMatchObject({ by: 'cli', reason: 'new thermostat' });
+      expect(current).toMatchObject({ embeddingState: 'ready' });
 
       const forgotten = await json<{ ok: boolean; forgotten: string[]; mode: string }>([
         'forget',

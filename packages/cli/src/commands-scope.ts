@@ -4,9 +4,9 @@
  * the scope of `--agent` and `--user` as the facade does: with a user, the agent's own memories and that
  * user's are there, another user's are not found.
  */
-import type { Engine as Engram, MemoryRecord } from '@engram/memory/compose';
+import { correctMemory, type Engine as Engram, embedNow, type MemoryRecord } from '@engram/memory/compose';
 import { CLI_ACTOR, type Command } from './args-spec.js';
-import { EXIT, out, outJson, scopeLabel, storeScope, toolScope, withEngram } from './command-support.js';
+import { EXIT, out, outJson, scopeLabel, storeScope, withEngram } from './command-support.js';
 import { cliErrorCode, EngramCliError } from './errors.js';
 import { formatTimestamp, MISSING, oneLine, padTo } from './format.js';
 import type { CliIo } from './io.js';
@@ -59,41 +59,43 @@ export async function list(io: CliIo, c: Extract<Command, { name: 'list' }>): Pr
 }
 
 /**
- * `engram update`: corrects a current memory through the `memory_update` tool in the command's scope, so the
- * new version is embedded before the command returns, as a remembered fact is.
+ * `engram update`: corrects a current memory in the command's scope (a new version; the old one is kept in its
+ * history with who — `cli` — and why), embedded before the command returns, as a remembered fact is.
  */
 export async function update(io: CliIo, c: Extract<Command, { name: 'update' }>): Promise<number> {
   return withEngram(
     io,
     c,
     async (engram) => {
-      const current = await engram.store.getMemory(c.agent, c.id, storeScope(c.user));
-      if (current === null || current.lifecycle !== 'active') {
+      let corrected: Awaited<ReturnType<typeof correctMemory>>;
+      try {
+        corrected = await correctMemory(engram.store, c.agent, c.id, c.content, {
+          ...storeScope(c.user),
+          actor: CLI_ACTOR,
+          ...(c.reason === null ? {} : { reason: c.reason }),
+        });
+      } catch (error) {
+        throw engram.storeError(error);
+      }
+      if (corrected === null) {
         throw notFound('no current memory with that id (engram history <id> shows its versions)', c);
       }
-      const result = await engram.tools.execute(
-        'memory_update',
-        { id: c.id, content: c.content, ...(c.reason === null ? {} : { reason: c.reason }) },
-        toolScope(c),
-      );
-      const data = result.data;
-      if (!result.ok || data === undefined || !('id' in data)) {
-        // Changed or forgotten between the read and the correction: the memory is no longer current.
-        const gone = await engram.store.getMemory(c.agent, c.id, storeScope(c.user));
-        if (gone === null || gone.lifecycle !== 'active') throw notFound('no current memory with that id', c);
-        throw new EngramCliError('ENGRAM_CLI_TOOL_FAILED', result.text);
-      }
+      const [embedded] = await embedNow(engram, [corrected.replacement]);
+      // A text longer than one chunk is embedded by the drain before the command returns.
+      if (embedded?.embeddingState === 'pending') await engram.drain({ agentId: c.agent });
+      const id = corrected.replacement.id;
+      const text = `Updated: ${id} is current; ${c.id} is superseded and kept in its history.`;
       if (c.json) {
         outJson(io, {
           agent: c.agent,
           user: c.user,
           ok: true,
-          id: data.id,
+          id,
           previousId: c.id,
           action: 'updated',
-          text: result.text,
+          text,
         });
-      } else out(io, result.text);
+      } else out(io, text);
       return EXIT.ok;
     },
     { access: 'write', writes: true },

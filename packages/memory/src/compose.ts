@@ -25,6 +25,8 @@ export type {
 } from '@engram/store';
 export { formatExportLine, parseExportLine } from '@engram/store';
 export type { ToolHandler } from '@engram/tools';
+export { correctMemory } from '@engram/tools';
+export { embedNow } from './background.js';
 export type { EmbedderChoice, EmbedderProfile } from './embedder-choice.js';
 export {
   BUILT_IN_PROFILES,
