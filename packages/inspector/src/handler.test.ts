@@ -103,7 +103,7 @@ describe('the token', () => {
     expect(page.headers['content-security-policy']).not.toContain('script-src');
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(page.headers['x-content-type-options']).toBe('nosniff');
-    expect(page.headers['referrer-policy']).toBe('no-referrer');
+    expect(page.headers['referrer-policy']).toBe('same-origin');
     expect(page.body).not.toContain(token);
   });
 

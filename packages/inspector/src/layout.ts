@@ -78,7 +78,7 @@ export function layout(ctx: PageContext, active: NavKey | null, title: string, b
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <meta name="color-scheme" content="light">
 <title>${esc(title)} · ${esc(t('app.title'))}</title>
 <link rel="icon" href="./favicon.svg" type="image/svg+xml">
@@ -104,7 +104,7 @@ ${body}
 export function plainPage(locale: Locale, t: Translate, message: string): string {
   return `<!doctype html>
 <html lang="${esc(locale)}">
-<head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>${esc(t('app.title'))}</title>
+<head><meta charset="utf-8"><meta name="referrer" content="same-origin"><title>${esc(t('app.title'))}</title>
 <link rel="stylesheet" href="./inspector.css"></head>
 <body><main><h1>${esc(t('app.title'))}</h1><p class="notice" data-testid="notice">${esc(message)}</p></main></body>
 </html>`;

@@ -15,7 +15,9 @@ const CONTENT_SECURITY_POLICY = [
 /** The headers every answer carries (the health page's, with a CSP that allows no script at all). */
 export function securityHeaders(res: ServerResponse): void {
   res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('referrer-policy', 'no-referrer');
+  // `same-origin`, not the health page's `no-referrer`: under `no-referrer` a browser sends `Origin: null` on
+  // the page's own form POSTs, which the origin check must refuse. Nothing is sent to another origin either way.
+  res.setHeader('referrer-policy', 'same-origin');
   res.setHeader('content-security-policy', CONTENT_SECURITY_POLICY);
   res.setHeader('x-frame-options', 'DENY');
   res.setHeader('cross-origin-opener-policy', 'same-origin');

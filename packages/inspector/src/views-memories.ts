@@ -201,7 +201,9 @@ export function renderMemory(
   const { t } = ctx;
   const head =
     item === null
-      ? `<p class="notice" data-testid="not-found">${esc(t('memory.notFound'))}</p>`
+      ? history.length > 0
+        ? ''
+        : `<p class="notice" data-testid="not-found">${esc(t('memory.notFound'))}</p>`
       : `<dl class="fields" data-testid="memory">
 <dt>${esc(t('col.memory'))}</dt><dd class="content" data-testid="memory-content">${userText(item.content)}</dd>
 <dt>${esc(t('memory.id'))}</dt><dd><code>${userText(item.id)}</code></dd>
