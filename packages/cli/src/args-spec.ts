@@ -17,6 +17,7 @@ export const COMMAND_NAMES = [
   'import',
   'health',
   'serve',
+  'inspect',
   'mcp',
 ] as const;
 /** A subcommand name. */
@@ -114,6 +115,15 @@ type CommandVariant =
     }
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
+  | {
+      readonly name: 'inspect';
+      readonly db: string;
+      readonly agent: string;
+      /** `--user`: the user shown first, or null for the whole agent. */
+      readonly user: string | null;
+      /** `--port`, or 0 for any free port. */
+      readonly port: number;
+    }
   | {
       readonly name: 'mcp';
       readonly db: string;
@@ -401,6 +411,22 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       help: helpOption,
     },
     examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
+  },
+  inspect: {
+    summary: 'Open the memory inspector for a database on 127.0.0.1 (prints a link with a random token).',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      agent: agentOption(`agent shown first (default ${DEFAULT_AGENT})`),
+      user: { type: 'string', value: 'id', description: 'user shown first (default: the whole agent)' },
+      port: { type: 'string', value: 'n', description: 'port on 127.0.0.1 (default: any free port)' },
+      help: helpOption,
+    },
+    details: [
+      'The page shows memory content: it listens on 127.0.0.1 only and answers only the printed link (its token).',
+    ],
+    examples: ['engram inspect --db .engram/memory.db', 'engram inspect --agent coder --user alice --port 4400'],
   },
   mcp: {
     summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',
