@@ -426,7 +426,10 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     details: [
       'The page shows memory content: it listens on 127.0.0.1 only and answers only the printed link (its token).',
     ],
-    examples: ['engram inspect --db .engram/memory.db', 'engram inspect --agent coder --user alice --port 4400'],
+    examples: [
+      'engram inspect --db .engram/memory.db',
+      'engram inspect --agent coder --user alice --port 4400',
+    ],
   },
   mcp: {
     summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',

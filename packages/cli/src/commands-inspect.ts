@@ -19,7 +19,10 @@ export async function inspect(io: CliIo, c: Extract<Command, { name: 'inspect' }
   const key = await loadEncryptionKey(c.keyFile, io.env);
   // Loaded here, not at start: no other command pays for the inspector's modules.
   const { openInspectorSource, startInspector } = await import('@engram/inspector');
-  const opened = await openInspectorSource({ db: c.db, ...(key === undefined ? {} : { encryptionKey: key }) });
+  const opened = await openInspectorSource({
+    db: c.db,
+    ...(key === undefined ? {} : { encryptionKey: key }),
+  });
   try {
     const server = await startInspector({
       source: opened.source,

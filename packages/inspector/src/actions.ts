@@ -8,9 +8,9 @@ import { engramErrorCode } from '@engram/contracts';
 import type { MemoryItem } from '@engram/memory';
 import { esc, href } from './html.js';
 import { layout, type PageContext, scopeParams } from './layout.js';
+import { redirect, sendHtml } from './respond.js';
 import type { InspectorMemory } from './source.js';
 import { type PendingAction, renderConfirm } from './views-conflicts.js';
-import { redirect, sendHtml } from './respond.js';
 
 /** The actor every change from the page is recorded with. */
 export const INSPECTOR_ACTOR = 'inspector';
@@ -19,7 +19,10 @@ const MAX_FORM_BYTES = 256 * 1024;
 
 /** Reads an `application/x-www-form-urlencoded` body of at most 256 KiB; null for anything else. */
 export async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') return null;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -60,10 +63,21 @@ export async function handleAction(
   form: URLSearchParams,
 ): Promise<void> {
   const { t } = ctx;
-  const scope = ctx.scope.userId === null ? { agentId: ctx.scope.agentId } : { ...ctx.scope, userId: ctx.scope.userId };
+  const scope =
+    ctx.scope.userId === null ? { agentId: ctx.scope.agentId } : { ...ctx.scope, userId: ctx.scope.userId };
   const action = pendingOf(form);
   const fail = (status: number, message: string): void =>
-    sendHtml(req, res, status, layout(ctx, null, t('action.confirmTitle'), `<p class="notice bad" data-testid="notice">${esc(message)}</p>`));
+    sendHtml(
+      req,
+      res,
+      status,
+      layout(
+        ctx,
+        null,
+        t('action.confirmTitle'),
+        `<p class="notice bad" data-testid="notice">${esc(message)}</p>`,
+      ),
+    );
   if (action === null) return fail(400, t('action.reasonRequired'));
   const options = { ...scope, actor: INSPECTOR_ACTOR, reason: action.reason };
   if (form.get('confirm') !== 'yes') {
@@ -76,7 +90,12 @@ export async function handleAction(
       return fail(400, t('action.failed', { code: engramErrorCode(error) ?? 'ENGRAM_UNKNOWN' }));
     }
     if (target === null || (action.other !== null && other === null)) return fail(404, t('memory.notFound'));
-    return sendHtml(req, res, 200, layout(ctx, null, t('action.confirmTitle'), renderConfirm(ctx, action, target, other)));
+    return sendHtml(
+      req,
+      res,
+      200,
+      layout(ctx, null, t('action.confirmTitle'), renderConfirm(ctx, action, target, other)),
+    );
   }
   let shown: string;
   try {
@@ -97,5 +116,8 @@ export async function handleAction(
     return fail(409, t('action.failed', { code: engramErrorCode(error) ?? 'ENGRAM_UNKNOWN' }));
   }
   // Relative to the action's URL, which sits beside the pages.
-  return redirect(res, href('memory', { ...scopeParams(ctx.scope), id: shown, done: 1 }).replace(/&amp;/g, '&'));
+  return redirect(
+    res,
+    href('memory', { ...scopeParams(ctx.scope), id: shown, done: 1 }).replace(/&amp;/g, '&'),
+  );
 }

@@ -19,5 +19,9 @@ export const inspectorAssets: readonly InspectorAsset[] = Object.freeze([
     filePath: shipped('assets/inspector.css'),
     contentType: 'text/css; charset=utf-8',
   }),
-  Object.freeze({ urlPath: '/favicon.svg', filePath: shipped('assets/favicon.svg'), contentType: 'image/svg+xml' }),
+  Object.freeze({
+    urlPath: '/favicon.svg',
+    filePath: shipped('assets/favicon.svg'),
+    contentType: 'image/svg+xml',
+  }),
 ]);

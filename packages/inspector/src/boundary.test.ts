@@ -14,13 +14,22 @@ describe('who can reach the inspector', () => {
     const dependents: string[] = [];
     for (const group of ['packages', 'apps']) {
       for (const name of readdirSync(join(ROOT, group))) {
-        let manifest: { name?: string; dependencies?: object; peerDependencies?: object; optionalDependencies?: object };
+        let manifest: {
+          name?: string;
+          dependencies?: object;
+          peerDependencies?: object;
+          optionalDependencies?: object;
+        };
         try {
           manifest = JSON.parse(readFileSync(join(ROOT, group, name, 'package.json'), 'utf8'));
         } catch {
           continue;
         }
-        const runtime = { ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies };
+        const runtime = {
+          ...manifest.dependencies,
+          ...manifest.peerDependencies,
+          ...manifest.optionalDependencies,
+        };
         if ('@engram/inspector' in runtime) dependents.push(manifest.name ?? name);
       }
     }

@@ -51,7 +51,10 @@ const HOST_HEADER = /^([a-z0-9._-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/;
 /** Normalises `allowedHosts` as the health page does; throws on anything that is not a host[:port]. */
 export function normaliseAllowedHosts(hosts: readonly string[] | undefined): ReadonlySet<string> {
   if (hosts === undefined) return new Set();
-  if (!Array.isArray(hosts) || hosts.some((h) => typeof h !== 'string' || !HOST_HEADER.test(h.toLowerCase()))) {
+  if (
+    !Array.isArray(hosts) ||
+    hosts.some((h) => typeof h !== 'string' || !HOST_HEADER.test(h.toLowerCase()))
+  ) {
     throw new EngramInspectorError(
       'ENGRAM_INSPECTOR_INVALID_CONFIG',
       'allowedHosts must be a list of host names, each with an optional :port',
@@ -112,7 +115,8 @@ export function sameOriginWrite(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
   const host = req.headers.host;
   if (origin !== undefined) {
-    if (typeof host !== 'string' || origin.toLowerCase() !== `http://${host.trim().toLowerCase()}`) return false;
+    if (typeof host !== 'string' || origin.toLowerCase() !== `http://${host.trim().toLowerCase()}`)
+      return false;
   }
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') return false;

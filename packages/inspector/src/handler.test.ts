@@ -6,11 +6,11 @@
  */
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isEngramInspectorError } from './errors.js';
 import { createInspectorToken, formToken, MIN_TOKEN_LENGTH, TOKEN_BYTES } from './guard.js';
 import { createInspectorHandler } from './handler.js';
-import { startInspector, type InspectorServer } from './server.js';
+import { type InspectorServer, startInspector } from './server.js';
 import { fixedSource, item } from './source.fixture.js';
-import { isEngramInspectorError } from './errors.js';
 
 interface Answer {
   readonly status: number;
@@ -79,7 +79,9 @@ describe('the token', () => {
     const wrong = await send(`${base}/?token=${createInspectorToken()}`);
     expect(wrong.status).toBe(401);
     expect(wrong.headers['set-cookie']).toBeUndefined();
-    const forged = await send(`${base}/`, { headers: { cookie: `engram_inspector_${new URL(base).port}=nope` } });
+    const forged = await send(`${base}/`, {
+      headers: { cookie: `engram_inspector_${new URL(base).port}=nope` },
+    });
     expect(forged.status).toBe(401);
     expect(reads()).toBe(0);
   });
@@ -124,7 +126,12 @@ describe('the Host check', () => {
     const { base, token, reads } = await start();
     const cookie = await login(base, token);
     const port = new URL(base).port;
-    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1.evil.example:${port}`, 'localhost:1']) {
+    for (const host of [
+      'evil.example',
+      `evil.example:${port}`,
+      `127.0.0.1.evil.example:${port}`,
+      'localhost:1',
+    ]) {
       const res = await send(`${base}/`, { headers: { host, cookie } });
       expect(res.status).toBe(421);
       expect(res.body).not.toContain('deploy key');
@@ -138,7 +145,12 @@ describe('the Host check', () => {
 });
 
 describe('writes', () => {
-  async function post(base: string, cookie: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  async function post(
+    base: string,
+    cookie: string,
+    fields: Record<string, string>,
+    headers: Record<string, string> = {},
+  ) {
     return send(`${base}/action`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...headers },
@@ -149,7 +161,14 @@ describe('writes', () => {
   it('refuses a cross-origin POST, one without the form token, and one without the cookie', async () => {
     const { base, token, writes } = await start();
     const cookie = await login(base, token);
-    const fields = { agent: 'coder', op: 'forget', id: 'm-1', reason: 'stale', confirm: 'yes', csrf: formToken(token) };
+    const fields = {
+      agent: 'coder',
+      op: 'forget',
+      id: 'm-1',
+      reason: 'stale',
+      confirm: 'yes',
+      csrf: formToken(token),
+    };
     expect((await post(base, cookie, fields, { origin: 'http://evil.example' })).status).toBe(403);
     expect((await post(base, cookie, fields, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
     expect((await post(base, cookie, fields, { origin: 'null' })).status).toBe(403);
@@ -161,7 +180,14 @@ describe('writes', () => {
   it('asks to confirm first, then records the change as the inspector with the reason', async () => {
     const { base, token, writes } = await start();
     const cookie = await login(base, token);
-    const fields = { agent: 'coder', op: 'keep', id: 'm-2', other: 'm-1', reason: 'the newer port', csrf: formToken(token) };
+    const fields = {
+      agent: 'coder',
+      op: 'keep',
+      id: 'm-2',
+      other: 'm-1',
+      reason: 'the newer port',
+      csrf: formToken(token),
+    };
     const same = { origin: base, 'sec-fetch-site': 'same-origin' };
     const confirm = await post(base, cookie, fields, same);
     expect(confirm.status).toBe(200);
@@ -182,7 +208,8 @@ describe('writes', () => {
 
 describe('stored text', () => {
   it('is escaped, and bidi overrides and control characters are shown as markers, never obeyed', async () => {
-    const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)> pay \u202Egnp.exe\u202C\u0007 "quoted" & more';
+    const hostile =
+      '<script>alert(1)</script><img src=x onerror=alert(2)> pay \u202Egnp.exe\u202C\u0007 "quoted" & more';
     const { base, token } = await start([item('m-h', hostile, { tags: ['topic:<b>x</b>'] })]);
     const cookie = await login(base, token);
     for (const path of ['/', '/memory?id=m-h', '/search?q=pay']) {

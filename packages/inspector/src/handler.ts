@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { engramErrorCode, isValidAgentId } from '@engram/contracts';
+import { handleAction, readForm } from './actions.js';
 import { type InspectorAsset, inspectorAssets } from './assets.js';
-import { redirect, securityHeaders, sendHtml } from './respond.js';
 import { EngramInspectorError } from './errors.js';
 import {
   checkToken,
@@ -24,7 +24,7 @@ import {
 import { chooseLocale, createTranslator, isLocale, type Locale, type Translate } from './i18n.js';
 import { layout, type PageContext, type PageScope, plainPage } from './layout.js';
 import type { MessageKey } from './messages.js';
-import { handleAction, readForm } from './actions.js';
+import { redirect, securityHeaders, sendHtml } from './respond.js';
 import type { InspectorSource } from './source.js';
 import { renderBacklog } from './views-backlog.js';
 import { type ConflictPair, renderConflicts } from './views-conflicts.js';
@@ -52,7 +52,14 @@ export interface InspectorHandlerConfig {
 export type InspectorHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)*$/;
-const ROUTES: ReadonlySet<string> = new Set(['/', '/memory', '/search', '/conflicts', '/session', '/backlog']);
+const ROUTES: ReadonlySet<string> = new Set([
+  '/',
+  '/memory',
+  '/search',
+  '/conflicts',
+  '/session',
+  '/backlog',
+]);
 
 function normaliseBasePath(basePath: string | undefined): string {
   if (basePath === undefined || basePath === '' || basePath === '/') return '';
@@ -76,7 +83,9 @@ function scopeOf(query: URLSearchParams, defaults: PageScope): PageScope | null 
 }
 
 function scopeCall(scope: PageScope): { agentId: string; userId?: string } {
-  return scope.userId === null ? { agentId: scope.agentId } : { agentId: scope.agentId, userId: scope.userId };
+  return scope.userId === null
+    ? { agentId: scope.agentId }
+    : { agentId: scope.agentId, userId: scope.userId };
 }
 
 /** The facade's answer for "not in this scope" (null, false or this code). */
@@ -94,7 +103,10 @@ function notFound(error: unknown): boolean {
  */
 export function createInspectorHandler(config: InspectorHandlerConfig): InspectorHandler {
   if (typeof config?.source?.memory !== 'object' || config.source.memory === null) {
-    throw new EngramInspectorError('ENGRAM_INSPECTOR_INVALID_CONFIG', 'source.memory must be a memory (createMemory)');
+    throw new EngramInspectorError(
+      'ENGRAM_INSPECTOR_INVALID_CONFIG',
+      'source.memory must be a memory (createMemory)',
+    );
   }
   const token = checkToken(config.token);
   const csrf = formToken(token);
@@ -109,7 +121,10 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
   const assets = new Map<string, InspectorAsset>(inspectorAssets.map((a) => [a.urlPath, a]));
   for (const asset of assets.values()) {
     if (!existsSync(asset.filePath)) {
-      throw new EngramInspectorError('ENGRAM_INSPECTOR_ASSETS_MISSING', `inspector asset not found: ${asset.filePath}`);
+      throw new EngramInspectorError(
+        'ENGRAM_INSPECTOR_ASSETS_MISSING',
+        `inspector asset not found: ${asset.filePath}`,
+      );
     }
   }
   const cache = new Map<string, Buffer>();
@@ -128,7 +143,13 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     res.end(req.method === 'HEAD' ? undefined : body);
   }
 
-  function refuse(req: IncomingMessage, res: ServerResponse, status: number, locale: Locale, key: MessageKey): void {
+  function refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    locale: Locale,
+    key: MessageKey,
+  ): void {
     if (status === 405) res.setHeader('allow', 'GET, HEAD, POST');
     const t = createTranslator(locale);
     sendHtml(req, res, status, plainPage(locale, t, t(key)));
@@ -151,7 +172,13 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     return pairs;
   }
 
-  async function page(req: IncomingMessage, res: ServerResponse, route: string, url: URL, ctx: PageContext): Promise<void> {
+  async function page(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: string,
+    url: URL,
+    ctx: PageContext,
+  ): Promise<void> {
     const { t, scope } = ctx;
     const query = url.searchParams;
     const call = scopeCall(scope);
@@ -159,7 +186,11 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       sendHtml(req, res, 200, layout(ctx, active, title, body));
     if (route === '/') {
       const filters = readFilters(query);
-      return send('memories', t('nav.memories'), renderList(ctx, filters, await listPage(memory, ctx, filters)));
+      return send(
+        'memories',
+        t('nav.memories'),
+        renderList(ctx, filters, await listPage(memory, ctx, filters)),
+      );
     }
     if (route === '/memory') {
       const id = query.get('id') ?? '';
@@ -172,7 +203,12 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
         if (!notFound(error)) throw error;
       }
       if (item === null && history.length === 0) {
-        return sendHtml(req, res, 404, layout(ctx, null, t('memory.title'), renderMemory(ctx, null, [], null)));
+        return sendHtml(
+          req,
+          res,
+          404,
+          layout(ctx, null, t('memory.title'), renderMemory(ctx, null, [], null)),
+        );
       }
       const notice = query.get('done') === '1' ? t('action.recorded') : null;
       return send(null, t('memory.title'), renderMemory(ctx, item, history, notice));
@@ -192,7 +228,11 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       const at = Number(query.get('at'));
       const chosen = messages.find((m) => m.seq === at && m.type === 'message') ?? null;
       const context = chosen === null ? null : await memory.context(chosen.content, { ...call, sessionId });
-      return send('session', t('session.title'), renderSession(ctx, sessionId, messages, chosen?.seq ?? null, context));
+      return send(
+        'session',
+        t('session.title'),
+        renderSession(ctx, sessionId, messages, chosen?.seq ?? null, context),
+      );
     }
     // '/backlog'
     const [health, about] = await Promise.all([
@@ -213,13 +253,15 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     const pathname = url.pathname;
     let route: string;
     if (pathname === basePath || pathname === `${basePath}/`) route = '/';
-    else if (basePath !== '' && !pathname.startsWith(`${basePath}/`)) return refuse(req, res, 404, locale, 'error.notFound');
+    else if (basePath !== '' && !pathname.startsWith(`${basePath}/`))
+      return refuse(req, res, 404, locale, 'error.notFound');
     else route = pathname.slice(basePath.length);
 
     const asset = assets.get(route);
     // The stylesheet and icon hold nothing of the memory: they load without the token (the refusal pages use them).
     if (asset !== undefined) {
-      if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(req, res, 405, locale, 'error.badRequest');
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return refuse(req, res, 405, locale, 'error.badRequest');
       return serveAsset(req, res, asset);
     }
     if (!ROUTES.has(route) && route !== '/action') return refuse(req, res, 404, locale, 'error.notFound');
@@ -229,13 +271,15 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     const cookiePath = `${basePath}/`;
     if (presented !== null) {
       if (!sameSecret(presented, token)) return refuse(req, res, 401, locale, 'error.unauthorized');
-      if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(req, res, 405, locale, 'error.badRequest');
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return refuse(req, res, 405, locale, 'error.badRequest');
       query.delete('token');
       const rest = query.toString();
       const target = `${cookiePath}${route === '/' ? '' : route.slice(1)}${rest === '' ? '' : `?${rest}`}`;
       return redirect(res, target, [tokenCookie(req, token, cookiePath)]);
     }
-    if (!sameSecret(readCookie(req, cookieName(req)), token)) return refuse(req, res, 401, locale, 'error.unauthorized');
+    if (!sameSecret(readCookie(req, cookieName(req)), token))
+      return refuse(req, res, 401, locale, 'error.unauthorized');
 
     const cookies: string[] = [];
     if (isLocale(query.get('lang')) && query.get('lang') !== langCookie) {
@@ -254,7 +298,8 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       const ctx = context(locale, scope, route, query);
       return handleAction(req, res, memory, ctx, form);
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(req, res, 405, locale, 'error.badRequest');
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return refuse(req, res, 405, locale, 'error.badRequest');
     const scope = scopeOf(query, defaults);
     if (scope === null) return refuse(req, res, 400, locale, 'error.badRequest');
     const ctx = context(locale, scope, route, query);
@@ -276,9 +321,9 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
 
   return (req, res) => {
     handle(req, res).catch(() => {
-      if (!res.headersSent) sendHtml(req, res, 500, '<!doctype html><title>Engram inspector</title><p>Internal error.</p>');
+      if (!res.headersSent)
+        sendHtml(req, res, 500, '<!doctype html><title>Engram inspector</title><p>Internal error.</p>');
       else res.destroy();
     });
   };
 }
-

@@ -6,7 +6,8 @@ describe('stored text in a page', () => {
     const html = userText('<a href="x">hi</a> \u202Eevil\u2066 \u0000 \u0085 \u2028 ok');
     expect(html).not.toMatch(/<a |\u202E|\u2066|\u0000|\u0085|\u2028/);
     expect(html).toContain('&lt;a href=&quot;x&quot;&gt;hi&lt;/a&gt;');
-    for (const code of ['U+202E', 'U+2066', 'U+0000', 'U+0085', 'U+2028']) expect(html).toContain(`>${code}<`);
+    for (const code of ['U+202E', 'U+2066', 'U+0000', 'U+0085', 'U+2028'])
+      expect(html).toContain(`>${code}<`);
     expect(html.startsWith('<bdi class="ut">')).toBe(true);
   });
 

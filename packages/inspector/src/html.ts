@@ -68,9 +68,15 @@ export function fieldText(value: string): string {
 }
 
 /** A relative link to a page of the inspector with query parameters (empty values left out), escaped. */
-export function href(path: string, params: Readonly<Record<string, string | number | null | undefined>>): string {
+export function href(
+  path: string,
+  params: Readonly<Record<string, string | number | null | undefined>>,
+): string {
   const query = Object.entries(params)
-    .filter((entry): entry is [string, string | number] => entry[1] !== null && entry[1] !== undefined && entry[1] !== '')
+    .filter(
+      (entry): entry is [string, string | number] =>
+        entry[1] !== null && entry[1] !== undefined && entry[1] !== '',
+    )
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join('&');
   return esc(`./${path}${query === '' ? '' : `?${query}`}`);

@@ -25,7 +25,11 @@ export function isLocale(value: unknown): value is Locale {
  * there), then the browser's languages (`Accept-Language` here, `navigator.languages` there): any `zh*` is
  * zh-CN, else English.
  */
-export function chooseLocale(query: string | null, cookie: string | null, acceptLanguage: string | null): Locale {
+export function chooseLocale(
+  query: string | null,
+  cookie: string | null,
+  acceptLanguage: string | null,
+): Locale {
   if (isLocale(query)) return query;
   if (isLocale(cookie)) return cookie;
   const tags = (acceptLanguage ?? '')

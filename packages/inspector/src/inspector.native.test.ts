@@ -42,8 +42,20 @@ beforeAll(async () => {
   await memory.add(
     [
       { role: 'user', content: 'Which port does staging use?' },
-      { role: 'assistant', type: 'tool_call', toolName: 'memory_search', id: 'call-1', content: '{"query":"staging port"}' },
-      { role: 'tool', type: 'tool_result', toolName: 'memory_search', id: 'call-1', content: 'The staging API port is 9090' },
+      {
+        role: 'assistant',
+        type: 'tool_call',
+        toolName: 'memory_search',
+        id: 'call-1',
+        content: '{"query":"staging port"}',
+      },
+      {
+        role: 'tool',
+        type: 'tool_result',
+        toolName: 'memory_search',
+        id: 'call-1',
+        content: 'The staging API port is 9090',
+      },
       { role: 'assistant', content: 'Staging listens on 9090.' },
     ],
     { sessionId: 'chat-1' },
@@ -64,7 +76,9 @@ afterAll(async () => {
 });
 
 describe('the inspector in Chromium', () => {
-  it('finds, explains, resolves a conflict and shows the history, in English and Chinese', async ({ annotate }) => {
+  it('finds, explains, resolves a conflict and shows the history, in English and Chinese', async ({
+    annotate,
+  }) => {
     if (browser === undefined) throw new Error('browser did not start');
     const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1360, height: 900 } });
     const page = await context.newPage();
@@ -93,18 +107,22 @@ describe('the inspector in Chromium', () => {
     // Hostile stored text is text: no script ran, the override is a visible marker.
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     const hostileRow = page.locator('tr', { hasText: 'invoice' });
-    expect(await hostileRow.locator('.memory-link').innerText()).toContain('<script>window.__pwned = 1</script>');
-    expect(await hostileRow.locator('.ctl').innerText()).toBe('U+202E');
+    expect(await hostileRow.locator('.memory-link').textContent()).toContain(
+      '<script>window.__pwned = 1</script>',
+    );
+    expect(await hostileRow.locator('.ctl').textContent()).toBe('U+202E');
 
     // Search runs the real retrieval and draws the explanation.
     await page.click('[data-testid=nav-search]');
     await page.fill('[data-testid=search-input]', 'pnpm');
     await page.click('[data-testid=search-submit]');
     const first = page.locator('[data-hit="1"]');
-    expect(await first.locator('.memory-link').innerText()).toBe('The user prefers pnpm over npm for every project');
-    expect(await first.locator('[data-explain=arms]').innerText()).toContain(en['arm.lexical']);
-    expect(await first.locator('[data-explain=lexicalRank] td').innerText()).toBe('1');
-    expect(Number(await first.locator('[data-explain=final] td').innerText())).toBeGreaterThan(0);
+    expect(await first.locator('.memory-link').textContent()).toBe(
+      'The user prefers pnpm over npm for every project',
+    );
+    expect(await first.locator('[data-explain=arms]').textContent()).toContain(en['arm.lexical']);
+    expect(await first.locator('[data-explain=lexicalRank] td').textContent()).toBe('1');
+    expect(Number(await first.locator('[data-explain=final] td').textContent())).toBeGreaterThan(0);
     await page.fill('[data-testid=search-input]', 'staging API port');
     await page.click('[data-testid=search-submit]');
     expect(await page.locator('[data-explain=conflict]').count()).toBeGreaterThan(0);
@@ -121,13 +139,13 @@ describe('the inspector in Chromium', () => {
     const newerSide = conflict.locator(`.side[data-memory="${newerPort}"]`);
     await newerSide.locator('[data-testid=keep-form] input[name=reason]').fill('staging moved to 9090');
     await newerSide.locator('[data-testid=keep]').click();
-    expect(await page.locator('[data-testid=confirm-question]').innerText()).toBe(en['action.confirmKeep']);
+    expect(await page.locator('[data-testid=confirm-question]').textContent()).toBe(en['action.confirmKeep']);
     await page.click('[data-testid=confirm]');
     // The forgotten side's history: its tombstone, by the inspector, with the reason.
     expect(page.url()).toContain(`id=${olderPort}`);
     const tombstone = page.locator('[data-testid=history] .forgotten');
-    expect(await tombstone.innerText()).toContain('inspector');
-    expect(await tombstone.innerText()).toContain('staging moved to 9090');
+    expect(await tombstone.textContent()).toContain('inspector');
+    expect(await tombstone.textContent()).toContain('staging moved to 9090');
     await page.click('[data-testid=nav-conflicts]');
     expect(await page.locator('[data-testid=conflicts-empty]').count()).toBe(1);
 
@@ -139,26 +157,26 @@ describe('the inspector in Chromium', () => {
     await page.click('[data-testid=confirm]');
     const versions = page.locator('[data-testid=history] .version');
     expect(await versions.count()).toBe(2);
-    expect(await versions.nth(0).innerText()).toContain('The staging API port is 9090');
-    expect(await versions.nth(0).locator('.change').innerText()).toContain('inspector');
-    expect(await versions.nth(0).locator('.change').innerText()).toContain('port bumped');
-    expect(await versions.nth(1).innerText()).toContain('The staging API port is 9091');
+    expect(await versions.nth(0).textContent()).toContain('The staging API port is 9090');
+    expect(await versions.nth(0).locator('.change').textContent()).toContain('inspector');
+    expect(await versions.nth(0).locator('.change').textContent()).toContain('port bumped');
+    expect(await versions.nth(1).textContent()).toContain('The staging API port is 9091');
 
     // The session as logged, its tool call and result, and what recall puts before the model.
     await page.goto(`${base}session?agent=coder&session=chat-1`);
     expect(await page.locator('[data-testid=session-log] .entry').count()).toBe(4);
-    expect(await page.locator('.entry-tool_call .who').innerText()).toBe('tool call memory_search');
-    expect(await page.locator('.entry-tool_result pre').innerText()).toBe('The staging API port is 9090');
+    expect(await page.locator('.entry-tool_call .who').textContent()).toBe('tool call memory_search');
+    expect(await page.locator('.entry-tool_result pre').textContent()).toBe('The staging API port is 9090');
     await page.click('[data-testid=recall-1]');
     expect(await page.locator('[data-testid=recall]').count()).toBe(1);
-    expect(await page.locator('[data-testid=tokens-total]').innerText()).toMatch(/^Total: \d+ tokens$/);
-    expect(await page.locator('[data-block=core] pre').innerText()).toContain('pnpm');
+    expect(await page.locator('[data-testid=tokens-total]').textContent()).toMatch(/^Total: \d+ tokens$/);
+    expect(await page.locator('[data-block=core] pre').textContent()).toContain('pnpm');
 
     // The backlog and the store.
     await page.click('[data-testid=nav-backlog]');
-    expect(await page.locator('[data-stat=pending] .stat-value').innerText()).toBe('0');
-    expect(await page.locator('[data-testid=embedder]').innerText()).toContain('deterministic');
-    expect(await page.locator('[data-testid=size]').innerText()).toMatch(/B$/);
+    expect(await page.locator('[data-stat=pending] .stat-value').textContent()).toBe('0');
+    expect(await page.locator('[data-testid=embedder]').textContent()).toContain('deterministic');
+    expect(await page.locator('[data-testid=size]').textContent()).toMatch(/B$/);
 
     // 中文: the language link switches and is remembered.
     await page.click('[data-testid=nav-memories]');
@@ -169,10 +187,12 @@ describe('the inspector in Chromium', () => {
     });
     await page.click('[data-testid=lang-zh-CN]');
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('zh-CN');
-    expect(await page.locator('[data-testid=page-title]').innerText()).toBe(zhCN['nav.memories']);
+    expect(await page.locator('[data-testid=page-title]').textContent()).toBe(zhCN['nav.memories']);
     await page.goto(`${base}search?agent=coder&q=staging`);
-    expect(await page.locator('[data-testid=search-submit]').innerText()).toBe(zhCN['search.submit']);
-    expect(await page.locator('[data-hit="1"] [data-explain=arms] th').innerText()).toBe(zhCN['explain.arms']);
+    expect(await page.locator('[data-testid=search-submit]').textContent()).toBe(zhCN['search.submit']);
+    expect(await page.locator('[data-hit="1"] [data-explain=arms] th').textContent()).toBe(
+      zhCN['explain.arms'],
+    );
     await page.screenshot({ path: join(RESULTS, 'inspector-search-zh-CN.png'), fullPage: true });
     await annotate('search with explanations (zh-CN)', 'screenshot', {
       path: join(RESULTS, 'inspector-search-zh-CN.png'),

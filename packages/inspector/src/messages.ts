@@ -144,7 +144,8 @@ export const en = {
   'backlog.integrity': 'Integrity',
   'backlog.unknown': '—',
 
-  'error.unauthorized': 'Open the link the inspector printed when it started: it carries the key to this page.',
+  'error.unauthorized':
+    'Open the link the inspector printed when it started: it carries the key to this page.',
   'error.forbidden': 'Refused: changes are accepted only from the inspector page itself.',
   'error.misdirected': 'This server does not answer for that host.',
   'error.badRequest': 'The request was refused.',

@@ -11,7 +11,6 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-
 /** The headers every answer carries (the health page's, with a CSP that allows no script at all). */
 export function securityHeaders(res: ServerResponse): void {
   res.setHeader('x-content-type-options', 'nosniff');
@@ -44,4 +43,3 @@ export function redirect(res: ServerResponse, location: string, cookies: readonl
   res.setHeader('location', location);
   res.end();
 }
-

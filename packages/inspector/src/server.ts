@@ -5,7 +5,8 @@ import { createInspectorToken } from './guard.js';
 import { createInspectorHandler, type InspectorHandlerConfig } from './handler.js';
 
 /** Construction of {@link startInspector}: the handler's configuration (a token is made when none is given) and a port. */
-export interface InspectorServerConfig extends Omit<InspectorHandlerConfig, 'token' | 'basePath' | 'allowedHosts'> {
+export interface InspectorServerConfig
+  extends Omit<InspectorHandlerConfig, 'token' | 'basePath' | 'allowedHosts'> {
   /** The link's secret; default a fresh `createInspectorToken()`. */
   readonly token?: string;
   /** TCP port on 127.0.0.1; 0 (the default) picks a free one. */

@@ -121,7 +121,9 @@ export function fixedSource(items: MemoryItem[]): {
       openConflicts: async () => {
         reads++;
         const [a, b] = [...rows.keys()];
-        return a === undefined || b === undefined ? [] : [{ olderId: a, newerId: b, reason: 'number', createdAt: 1 }];
+        return a === undefined || b === undefined
+          ? []
+          : [{ olderId: a, newerId: b, reason: 'number', createdAt: 1 }];
       },
     },
     reads: () => reads,

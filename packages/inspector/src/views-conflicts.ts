@@ -42,7 +42,8 @@ export function renderConflicts(ctx: PageContext, pairs: readonly ConflictPair[]
   const { t } = ctx;
   const hint = `<p class="muted">${esc(t('conflicts.hint'))}</p>`;
   if (pairs === null) return `${hint}<p class="empty">${esc(t('conflicts.unavailable'))}</p>`;
-  if (pairs.length === 0) return `${hint}<p class="empty" data-testid="conflicts-empty">${esc(t('conflicts.empty'))}</p>`;
+  if (pairs.length === 0)
+    return `${hint}<p class="empty" data-testid="conflicts-empty">${esc(t('conflicts.empty'))}</p>`;
   const items = pairs
     .map(
       ({ link, older, newer }) => `<section class="conflict" data-testid="conflict">
@@ -80,14 +81,14 @@ export function renderConfirm(
     `<input type="hidden" name="op" value="${esc(action.op)}">`,
     `<input type="hidden" name="id" value="${esc(action.id)}">`,
     action.other === null ? '' : `<input type="hidden" name="other" value="${esc(action.other)}">`,
-    action.content === null ? '' : `<input type="hidden" name="content" value="${fieldText(action.content)}">`,
+    action.content === null
+      ? ''
+      : `<input type="hidden" name="content" value="${fieldText(action.content)}">`,
     `<input type="hidden" name="reason" value="${fieldText(action.reason)}">`,
     '<input type="hidden" name="confirm" value="yes">',
   ].join('');
   const replacement =
-    action.content === null
-      ? ''
-      : `<p>${esc(t('action.content'))}: ${userText(action.content)}</p>`;
+    action.content === null ? '' : `<p>${esc(t('action.content'))}: ${userText(action.content)}</p>`;
   return `<p class="question" data-testid="confirm-question">${esc(question)}</p>
 <ol class="confirm-items">${shown}</ol>
 ${replacement}

@@ -136,7 +136,9 @@ ${rows}
     embedding: filters.embedding,
   };
   const pager = [
-    filters.after === null ? '' : `<a data-testid="page-first" href="${href('', base)}">${esc(t('list.first'))}</a>`,
+    filters.after === null
+      ? ''
+      : `<a data-testid="page-first" href="${href('', base)}">${esc(t('list.first'))}</a>`,
     page.next === null
       ? ''
       : `<a data-testid="page-next" href="${href('', { ...base, after: page.next })}">${esc(t('list.next'))}</a>`,

@@ -14,11 +14,15 @@ function row(label: string, value: string, key: string): string {
 /** The explanation of one result as a table: arms, ranks, fusion terms and the conflict it is part of. */
 export function renderExplanation(ctx: PageContext, e: RetrievalExplanation): string {
   const { t } = ctx;
-  const arms = e.arms.map((arm) => `<span class="arm arm-${esc(arm)}">${esc(t(`arm.${arm}` as MessageKey))}</span>`);
+  const arms = e.arms.map(
+    (arm) => `<span class="arm arm-${esc(arm)}">${esc(t(`arm.${arm}` as MessageKey))}</span>`,
+  );
   const rows = [
     row(t('explain.arms'), arms.join(' '), 'arms'),
     e.lexicalRank === undefined ? '' : row(t('explain.lexical'), esc(num(e.lexicalRank)), 'lexicalRank'),
-    e.lexicalScore === undefined ? '' : row(t('explain.lexicalScore'), esc(num(e.lexicalScore)), 'lexicalScore'),
+    e.lexicalScore === undefined
+      ? ''
+      : row(t('explain.lexicalScore'), esc(num(e.lexicalScore)), 'lexicalScore'),
     e.vectorRank === undefined ? '' : row(t('explain.vector'), esc(num(e.vectorRank)), 'vectorRank'),
     e.similarity === undefined ? '' : row(t('explain.similarity'), esc(num(e.similarity)), 'similarity'),
     row(t('explain.rrf'), esc(num(e.rrf)), 'rrf'),
@@ -48,7 +52,8 @@ ${scope.userId === null ? '' : `<input type="hidden" name="user" value="${esc(sc
 </form>
 <p class="muted">${esc(t('search.hint'))}</p>`;
   if (hits === null) return form;
-  if (hits.length === 0) return `${form}<p class="empty" data-testid="search-empty">${esc(t('search.empty'))}</p>`;
+  if (hits.length === 0)
+    return `${form}<p class="empty" data-testid="search-empty">${esc(t('search.empty'))}</p>`;
   const results = hits
     .map(
       (hit, i) => `<li class="hit" data-hit="${i + 1}" data-memory="${esc(hit.id)}">

@@ -7,8 +7,10 @@ import { type PageContext, scopeParams } from './layout.js';
 export const SESSION_LIMIT = 500;
 
 function entryLabel(ctx: PageContext, m: LoggedMessage): string {
-  if (m.type === 'tool_call') return esc(ctx.t('session.toolCall', { name: '\u0000' })).replace('\u0000', userText(m.toolName ?? ''));
-  if (m.type === 'tool_result') return esc(ctx.t('session.toolResult', { name: '\u0000' })).replace('\u0000', userText(m.toolName ?? ''));
+  if (m.type === 'tool_call')
+    return esc(ctx.t('session.toolCall', { name: '\u0000' })).replace('\u0000', userText(m.toolName ?? ''));
+  if (m.type === 'tool_result')
+    return esc(ctx.t('session.toolResult', { name: '\u0000' })).replace('\u0000', userText(m.toolName ?? ''));
   return esc(m.role);
 }
 
@@ -39,7 +41,9 @@ ${scope.userId === null ? '' : `<input type="hidden" name="user" value="${esc(sc
       ? `<p class="empty" data-testid="session-empty">${esc(t('session.empty'))}</p>`
       : `<ol class="log" data-testid="session-log">${messages
           .map(
-            (m) => `<li class="entry entry-${esc(m.type)} role-${esc(m.role)}${m.seq === chosen ? ' chosen' : ''}" data-seq="${m.seq}">
+            (
+              m,
+            ) => `<li class="entry entry-${esc(m.type)} role-${esc(m.role)}${m.seq === chosen ? ' chosen' : ''}" data-seq="${m.seq}">
 <div class="entry-head"><span class="who">${entryLabel(ctx, m)}</span><span class="muted">#${m.seq} · ${esc(when(m.createdAt))}</span>
 ${m.type === 'message' ? `<a data-testid="recall-${m.seq}" href="${href('session', { ...scopeParams(scope), session: sessionId, at: m.seq })}">${esc(t('session.showRecall'))}</a>` : ''}</div>
 <pre class="entry-text">${userText(m.content)}</pre>
