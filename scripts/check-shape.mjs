@@ -65,6 +65,8 @@ const LAYERS = {
   '@engram/reliability': 5,
   '@engram/ai-sdk': 5,
   '@engram/langchain': 5,
+  // The local memory inspector: over the facade, below the CLI that starts it.
+  '@engram/inspector': 5,
   '@engram/cli': 6,
   '@engram/demo': 7,
 };

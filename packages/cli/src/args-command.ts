@@ -139,6 +139,15 @@ type CommandVariant =
   | { readonly name: 'health'; readonly db: string; readonly agent: string | null; readonly json: boolean }
   | { readonly name: 'serve'; readonly db: string; readonly port: number }
   | {
+      readonly name: 'inspect';
+      readonly db: string;
+      readonly agent: string;
+      /** `--user`: the user shown first, or null for the whole agent. */
+      readonly user: string | null;
+      /** `--port`, or 0 for any free port. */
+      readonly port: number;
+    }
+  | {
       readonly name: 'mcp';
       readonly db: string;
       readonly agent: string;

@@ -21,6 +21,7 @@ export const COMMAND_NAMES = [
   'import',
   'health',
   'serve',
+  'inspect',
   'mcp',
 ] as const;
 /** A subcommand name. */
@@ -487,6 +488,25 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
     examples: ['engram serve', 'engram serve --port 8080 --db .engram/demo.db'],
     refuses: { user: 'the health page counts the whole file; it has no user view' },
+  },
+  inspect: {
+    summary: 'Open the memory inspector for a database on 127.0.0.1 (prints a link with a random token).',
+    positionals: [],
+    options: {
+      db: dbOption(DEFAULT_DB),
+      'key-file': keyFileOption,
+      agent: agentOption(`agent shown first (default ${DEFAULT_AGENT})`),
+      user: { type: 'string', value: 'id', description: 'user shown first (default: the whole agent)' },
+      port: { type: 'string', value: 'n', description: 'port on 127.0.0.1 (default: any free port)' },
+      help: helpOption,
+    },
+    details: [
+      'The page shows memory content: it listens on 127.0.0.1 only and answers only the printed link (its token).',
+    ],
+    examples: [
+      'engram inspect --db .engram/memory.db',
+      'engram inspect --agent coder --user alice --port 4400',
+    ],
   },
   mcp: {
     summary: 'Run a Model Context Protocol server over stdio exposing the memory tools and resources.',

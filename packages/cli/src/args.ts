@@ -277,6 +277,14 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), agent: optionalAgent(raw), json: bool(raw, 'json') };
     case 'serve':
       return { name, db: dbOf(raw, cwd, DEFAULT_DB), port: portOf(raw) };
+    case 'inspect':
+      return {
+        name,
+        db: dbOf(raw, cwd, DEFAULT_DB),
+        agent: agentOf(raw),
+        user: str(raw, 'user') === undefined ? null : check(agentSchema, str(raw, 'user') ?? '', '--user'),
+        port: str(raw, 'port') === undefined ? 0 : portOf(raw),
+      };
     case 'mcp':
       return {
         name,

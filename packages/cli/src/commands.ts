@@ -467,6 +467,8 @@ export async function runCommand(io: CliIo, command: Exclude<Command, { name: 'd
       return health(io, command);
     case 'serve':
       return (await import('./commands-serve.js')).serve(io, command);
+    case 'inspect':
+      return (await import('./commands-inspect.js')).inspect(io, command);
     case 'mcp':
       return (await import('./commands-serve.js')).mcp(io, command);
   }

@@ -1,0 +1,55 @@
+/** The backlog page: embedding states, totals, and what the store says about itself. */
+import type { HealthDto } from '@engram/memory';
+import { esc } from './html.js';
+import type { PageContext } from './layout.js';
+import type { MessageKey } from './messages.js';
+import type { InspectorAbout } from './source.js';
+
+function size(bytes: number | null): string {
+  if (bytes === null) return '—';
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+function cell(label: string, value: string | number, key: string): string {
+  return `<div class="stat" data-stat="${esc(key)}"><span class="stat-label">${esc(label)}</span><span class="stat-value">${esc(value)}</span></div>`;
+}
+
+/** The backlog page from the health DTO (counts only) and the store's facts. */
+export function renderBacklog(ctx: PageContext, health: HealthDto, about: InspectorAbout | null): string {
+  const { t } = ctx;
+  const states = health.store.byEmbeddingState;
+  const totals = health.store.totals;
+  const unknown = t('backlog.unknown');
+  const integrity = health.store.integrity?.state ?? null;
+  return `<section class="stats" data-testid="backlog">
+${cell(t('backlog.pending'), states.pending, 'pending')}
+${cell(t('backlog.error'), states.error, 'error')}
+${cell(t('backlog.ready'), states.ready, 'ready')}
+${cell(t('backlog.ftsOnly'), states.ftsOnly, 'ftsOnly')}
+</section>
+<p class="muted">${esc(t('backlog.errorHint'))}</p>
+<h3>${esc(t('backlog.totals'))}</h3>
+<section class="stats">
+${cell(t('backlog.memories'), totals.memories, 'memories')}
+${cell(t('backlog.events'), totals.events, 'events')}
+${cell(t('backlog.facts'), totals.facts, 'facts')}
+${cell(t('backlog.skills'), totals.skills, 'skills')}
+</section>
+<h3>${esc(t('filter.lifecycle'))}</h3>
+<section class="stats">
+${Object.entries(health.store.byLifecycle)
+  .map(([k, v]) => cell(t(`lifecycle.${k}` as MessageKey), v, `lifecycle-${k}`))
+  .join('\n')}
+</section>
+<h3>${esc(t('backlog.store'))}</h3>
+<dl class="fields" data-testid="about">
+<dt>${esc(t('backlog.kind'))}</dt><dd>${esc(about?.kind ?? unknown)}</dd>
+<dt>${esc(t('backlog.size'))}</dt><dd data-testid="size">${esc(size(about?.sizeBytes ?? null))}</dd>
+<dt>${esc(t('backlog.schema'))}</dt><dd>${esc(about?.schemaVersion ?? unknown)}</dd>
+<dt>${esc(t('backlog.embedder'))}</dt><dd data-testid="embedder">${esc(about?.embedder ?? unknown)}</dd>
+<dt>${esc(t('backlog.vectorIndex'))}</dt><dd>${esc(about?.vectorIndex ?? unknown)}</dd>
+<dt>${esc(t('backlog.integrity'))}</dt><dd>${esc(integrity ?? unknown)}</dd>
+</dl>`;
+}
