@@ -5,7 +5,7 @@
 import { buildInjection } from '@engram/retrieval';
 import { MEMORY_TOOL_DEFINITIONS, type ToolCallResult } from '@engram/tools';
 import type { Engine } from './engine.js';
-import { loggedEntry, sinceClear } from './entries.js';
+import { latestEvents, loggedEntry, sinceClear } from './entries.js';
 import { invalidInput } from './errors.js';
 import type { LoggedMessage, MemoryContext, ToolSpec } from './types.js';
 
@@ -81,13 +81,14 @@ export async function sessionMessages(
   }
   const session = (await engine.store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   if (session === undefined) return [];
-  const events = await engine.store.readEvents(
+  // A user's view of the session: the agent's entries and that user's, never another user's.
+  const events = await latestEvents(
+    engine.store,
     agentId,
     sessionId,
-    Math.max(1, session.lastSeq - limit + 1),
     session.lastSeq,
+    limit,
+    (e) => userId === null || e.userId === null || e.userId === userId,
   );
-  // A user's view of the session: the agent's entries and that user's, never another user's.
-  const visible = userId === null ? events : events.filter((e) => e.userId === null || e.userId === userId);
-  return sinceClear(visible).map(loggedEntry);
+  return sinceClear(events, userId).map(loggedEntry);
 }

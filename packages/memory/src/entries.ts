@@ -4,7 +4,7 @@
  * ingested memory is rendered `tool <name> <arguments>` and the paths it names become tags. A clear marker is an
  * empty system message whose metadata says `clear`: it ends the history `messages` reads, and is never shown.
  */
-import type { EventInput, EventRecord } from '@engram/store';
+import type { EventInput, EventRecord, MemoryStore } from '@engram/store';
 import type { ChatMessage, LoggedMessage } from './types.js';
 
 /** Entries of the log's tail searched for an id already logged. */
@@ -81,11 +81,13 @@ export function idOf(event: EventRecord): string | null {
   return typeof event.metadata.id === 'string' ? event.metadata.id : null;
 }
 
-/** The events after the last clear marker. */
-export function sinceClear(events: readonly EventRecord[]): readonly EventRecord[] {
+/** The events after the last clear marker that applies to the view of `userId` (null: the whole agent). */
+export function sinceClear(events: readonly EventRecord[], userId: string | null): readonly EventRecord[] {
   for (let i = events.length - 1; i >= 0; i -= 1) {
     const event = events[i];
-    if (event !== undefined && isClearMarker(event)) return events.slice(i + 1);
+    // A user's clear starts that user's view afresh; the whole agent's view starts afresh on its own clears.
+    if (event !== undefined && isClearMarker(event) && (event.userId === null || event.userId === userId))
+      return events.slice(i + 1);
   }
   return events;
 }
@@ -102,4 +104,33 @@ export function loggedEntry(event: EventRecord): LoggedMessage {
     userId: event.userId,
     createdAt: event.createdAt,
   };
+}
+
+/** Events read per page when looking back through a session for one user's entries. */
+const PAGE = 1000;
+/** Most events looked back through for one user's latest entries (a session many users write to). */
+const MAX_LOOK_BACK = 20_000;
+
+/**
+ * The latest `count` events of a session that `visible` keeps, oldest first, from the session's events up to
+ * `lastSeq`: read backwards a page at a time, so another user's entries interleaved in the session never push
+ * this user's out of the window (at most {@link MAX_LOOK_BACK} events are looked at).
+ */
+export async function latestEvents(
+  store: Pick<MemoryStore, 'readEvents'>,
+  agentId: string,
+  sessionId: string,
+  lastSeq: number,
+  count: number,
+  visible: (event: EventRecord) => boolean,
+): Promise<readonly EventRecord[]> {
+  const kept: EventRecord[] = [];
+  let to = lastSeq;
+  while (to >= 1 && kept.length < count && lastSeq - to < MAX_LOOK_BACK) {
+    const from = Math.max(1, to - PAGE + 1);
+    const page = (await store.readEvents(agentId, sessionId, from, to)).filter(visible);
+    kept.unshift(...page);
+    to = from - 1;
+  }
+  return kept.slice(-count);
 }

@@ -228,6 +228,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const patch: MemoryChange =
         typeof change === 'string' ? { content: change } : checkOptions(change, 'change', CHANGE_KEYS);
       if (patch.content !== undefined) checkText(patch.content, 'change.content');
+      const reserved = reservedTag(Array.isArray(patch.tags) ? patch.tags : undefined, false);
+      if (reserved !== null) throw invalidInput(`change.tags[${reserved}] uses a prefix Engram reserves`);
       if (
         patch.content === undefined &&
         patch.tags === undefined &&
@@ -239,6 +241,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const e = open();
       try {
         let row = await e.store.getMemory(agentId, id, scope);
+        // A user's call changes that user's own memories only (the agent's shared ones are not found to it).
+        if (row !== null && scope !== undefined && row.userId !== scope.forUser) row = null;
         if (
           row !== null &&
           row.lifecycle === 'active' &&
@@ -403,6 +407,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         unchanged = messages.length - logged.appended;
       }
       drain.kick();
+      // For a user, what this call left waiting (the agent's backlog would count other users' rows).
+      if (userId !== null) return { added, unchanged, pending: added };
       const backlog = await e.store.countEmbeddingBacklog();
       return { added, unchanged, pending: backlog.byAgent[agentId] ?? 0 };
     },
@@ -439,6 +445,10 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
 
     async import(records, options) {
       const o = checkOptions(options, 'options', IMPORT_KEYS);
+      // A restore writes rows of any user (and tells which keys exist): an operator's act for the whole agent,
+      // never a user's call.
+      if (defaultUser !== null)
+        throw invalidInput('import is for the whole agent: open the memory without a userId');
       const choices = checkImportChoices({
         ...(o.agentId === undefined ? {} : { agentId: o.agentId }),
         ...(o.keepAges === undefined ? {} : { keepAges: o.keepAges }),

@@ -59,8 +59,8 @@ const COUNTED: Readonly<Record<string, keyof ExportCounts>> = {
 
 /**
  * An export for one user: the agent's own memories and that user's, the events of the agent and that user,
- * the cursors of the sessions those events are in, the agent's skills, and the links and history entries of
- * the memories kept; the end record counts what was kept. (History entries of memories erased before the
+ * the cursors of the sessions those events are in (no further than the last of them), the agent's skills, and
+ * the links and history entries of the memories kept; the end record counts what was kept. (History entries of memories erased before the
  * export name no user, so they are left out.)
  */
 export async function* exportForUser(
@@ -68,7 +68,8 @@ export async function* exportForUser(
   userId: string,
 ): AsyncIterable<ExportRecord> {
   const memories = new Set<string>();
-  const sessions = new Set<string>();
+  /** The highest position of the user's view in each session exported. */
+  const sessions = new Map<string, number>();
   const counts: Record<keyof ExportCounts, number> = { ...ZERO };
   for await (const record of records) {
     let keep: boolean;
@@ -83,13 +84,25 @@ export async function* exportForUser(
         keep = visibleTo(record.row.user_id, userId);
         if (keep) memories.add(String(record.row.id));
         break;
-      case 'event':
+      case 'event': {
         keep = visibleTo(record.row.user_id, userId);
-        if (keep) sessions.add(String(record.row.session_id));
+        const session = String(record.row.session_id);
+        if (keep) sessions.set(session, Math.max(sessions.get(session) ?? 0, Number(record.row.seq)));
         break;
-      case 'cursor':
-        keep = sessions.has(String(record.row.session_id));
-        break;
+      }
+      case 'cursor': {
+        const top = sessions.get(String(record.row.session_id));
+        if (top === undefined) continue;
+        // The cursor says how far the session was ingested: no further than this user's view goes, so it tells
+        // nothing of how much other users wrote after it.
+        const clamped = {
+          ...record,
+          row: { ...record.row, cursor: Math.min(Number(record.row.cursor), top) },
+        };
+        counts.cursors += 1;
+        yield clamped;
+        continue;
+      }
       case 'skill':
         keep = true;
         break;

@@ -282,7 +282,10 @@ export interface IngestSummary {
   readonly added: number;
   /** Texts already stored, or messages already at the log's tail. */
   readonly unchanged: number;
-  /** Rows waiting for the background drain right after the call (`flush()` waits for it). */
+  /**
+   * Rows waiting for the background drain right after the call (`flush()` waits for it): the agent's backlog,
+   * or for a call with a `userId`, what this call wrote.
+   */
   readonly pending: number;
 }
 
@@ -394,7 +397,8 @@ export interface Memory {
    * Restores a backup (records as `export` gives them, or `parseExportLine` reads them), with the store's
    * checks: every record is validated, counts are compared with the end record, and a record stored with
    * other values is a conflict left as stored. Imported memories start their decay clock now unless
-   * `keepAges`; `agentId` imports every record into that agent. Resolves to what was written.
+   * `keepAges`; `agentId` imports every record into that agent. Resolves to what was written. A restore is
+   * for the whole agent: a memory opened with a `userId` refuses it (`ENGRAM_MEMORY_INVALID_INPUT`).
    */
   import(
     records: AsyncIterable<ExportRecord> | Iterable<ExportRecord>,

@@ -11,6 +11,7 @@ import {
   ID_WINDOW,
   idOf,
   isClearMarker,
+  latestEvents,
   sinceClear,
 } from './entries.js';
 import { overlapWithTail } from './items.js';
@@ -97,6 +98,9 @@ export async function appendMessages(
   const { store, ingestor } = engine;
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
+  // New entries follow the highest position the session reached: events erased by a user's deleteAll leave
+  // the ingestion cursor past the last stored one, and an entry at a position before it would never be ingested.
+  const top = Math.max(lastSeq, session?.cursor ?? 0);
   const keyed = messages.some((m) => m.id !== undefined);
   const window = (keyed ? ID_WINDOW : 0) + (options.skipLogged ? messages.length : 0);
   // What this user logged (a session another user also writes to never hides this user's messages).
@@ -104,9 +108,8 @@ export async function appendMessages(
     lastSeq === 0 || window === 0
       ? []
       : sinceClear(
-          (await store.readEvents(agentId, sessionId, Math.max(1, lastSeq - window + 1), lastSeq)).filter(
-            (e) => e.userId === userId,
-          ),
+          await latestEvents(store, agentId, sessionId, lastSeq, window, (e) => e.userId === userId),
+          userId,
         );
   const tail = options.skipLogged ? recent.slice(-messages.length) : [];
   const skip = overlapWithTail(
@@ -125,7 +128,7 @@ export async function appendMessages(
     logged.add(key);
     return true;
   });
-  const appended = fresh.map((message, i) => ({ seq: lastSeq + 1 + i, message }));
+  const appended = fresh.map((message, i) => ({ seq: top + 1 + i, message }));
   if (appended.length === 0) return { appended: 0, messages: [], rows: [] };
   const events: EventInput[] = appended.map(({ seq, message }) => entryEvent(message, seq, options.scope));
   const result = await ingestor.appendAndIngest(agentId, sessionId, events);
@@ -155,9 +158,17 @@ export async function clearSession(
   const session = (await store.listSessions(agentId)).find((s) => s.sessionId === sessionId);
   const lastSeq = session?.lastSeq ?? 0;
   if (lastSeq === 0) return;
-  const [last] = await store.readEvents(agentId, sessionId, lastSeq, lastSeq);
-  if (last !== undefined && isClearMarker(last) && last.userId === userId) return;
-  await ingestor.appendAndIngest(agentId, sessionId, [clearMarker(lastSeq + 1, userId)]);
+  const [last] = await latestEvents(
+    store,
+    agentId,
+    sessionId,
+    lastSeq,
+    1,
+    (e) => userId === null || e.userId === userId,
+  );
+  if (last === undefined || (isClearMarker(last) && last.userId === userId)) return;
+  const top = Math.max(lastSeq, session?.cursor ?? 0);
+  await ingestor.appendAndIngest(agentId, sessionId, [clearMarker(top + 1, userId)]);
 }
 
 /** Extraction over the appended messages with the configured model: the rows it wrote, or its error code. */

@@ -21,7 +21,7 @@ import {
   forgetOptions,
   lifecycleRules,
   validateAgentId,
-  visibleToUser,
+  writableByUser,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { eraseHistoryContent, recordHistory, selectRow, supersedeChain } from './history.js';
@@ -84,7 +84,7 @@ export function forgetMemory(
     const now = ctx.now();
     return ctx.tx(async (db) => {
       const row = await selectRow(ctx, db, agentId, id);
-      if (row === undefined || row.forgotten_at !== null || !visibleToUser(row.user_id, forUser)) {
+      if (row === undefined || row.forgotten_at !== null || !writableByUser(row.user_id, forUser)) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
@@ -96,7 +96,7 @@ export function forgetMemory(
           [memoryId, agentId],
         );
         const r = rows[0];
-        if (r === undefined || r.forgotten_at !== null || !visibleToUser(r.user_id, forUser)) continue;
+        if (r === undefined || r.forgotten_at !== null || !writableByUser(r.user_id, forUser)) continue;
         await forgetRow(ctx, db, r, who, now);
         forgotten.push(memoryId);
       }

@@ -26,7 +26,7 @@ import {
   storedRows,
   validateAgentId,
   validateId,
-  visibleToUser,
+  writableByUser,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { indexContents, unindexContent, writeVector } from './derived.js';
@@ -182,7 +182,7 @@ export async function rowForWrite(
   forUser: string | null = null,
 ): Promise<MemoryRow> {
   const row = await lockRow(ctx, db, agentId, id);
-  if (row === undefined || !visibleToUser(row.user_id, forUser)) {
+  if (row === undefined || !writableByUser(row.user_id, forUser)) {
     throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
   }
   if (expectedRevision !== undefined && Number(row.revision) !== expectedRevision) {
@@ -371,7 +371,7 @@ export function deleteMemory(
       ctx.pool,
       'write',
       `DELETE FROM memories WHERE id = $1 AND agent_id = $2
-         AND ($3::text IS NULL OR user_id IS NULL OR user_id = $3::text)`,
+         AND ($3::text IS NULL OR user_id = $3::text)`,
       [id, agentId, forUser],
     );
     return n > 0;

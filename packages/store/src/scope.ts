@@ -1,8 +1,8 @@
 /**
  * The user scope of a call (issue: users are boundaries). A memory without a user is the agent's own, shared
- * by all its users; a call made for a user sees those and that user's own, never another user's. Reads with
- * a filter say it with `MemoryFilter.forUser`; reads and writes by id take a {@link UserScope}, and another
- * user's memory is then not found.
+ * by all its users; a call made for a user sees those and that user's own, never another user's, and changes
+ * only that user's own. Reads with a filter say it with `MemoryFilter.forUser`; reads and writes by id take a
+ * {@link UserScope}: another user's memory is then not found, and so is, for a write, the agent's shared one.
  */
 import { invalidInput } from './errors.js';
 import { validateAgentId } from './validate.js';
@@ -36,6 +36,15 @@ export function checkOptionsUser(options: UserScope | undefined): string | null 
 /** Whether a row of this user is visible to a call for `forUser` (null: the whole agent). */
 export function visibleToUser(rowUserId: string | null, forUser: string | null): boolean {
   return forUser === null || rowUserId === null || rowUserId === forUser;
+}
+
+/**
+ * Whether a call for `forUser` may change a row of this user (null: the whole agent may change any row). A
+ * user changes only that user's own memories: the agent's own, shared by all its users, are read-only to it
+ * (not found), so one user's call can never rewrite or forget what every other user sees.
+ */
+export function writableByUser(rowUserId: string | null, forUser: string | null): boolean {
+  return forUser === null || rowUserId === forUser;
 }
 
 /**

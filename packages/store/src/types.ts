@@ -448,7 +448,8 @@ export interface MemoryWriteSlice {
   insertMemories(inputs: readonly NewMemory[]): Promise<readonly MemoryRecord[]>;
   /**
    * Compare-and-set on `revision`: a different stored revision throws `ENGRAM_STORE_REVISION_CONFLICT`; with a
-   * user scope, another user's row is `ENGRAM_STORE_NOT_FOUND`.
+   * user scope, another user's row and the agent's shared one are `ENGRAM_STORE_NOT_FOUND` (a user's call changes
+   * only that user's own memories).
    */
   updateMemory(
     agentId: string,
@@ -465,7 +466,7 @@ export interface MemoryWriteSlice {
 
 /**
  * Lifecycle moves; each is compare-and-set when `expectedRevision` is given. With a user scope, another user's
- * row is `ENGRAM_STORE_NOT_FOUND` (as for updates and deletes).
+ * row and the agent's shared one are `ENGRAM_STORE_NOT_FOUND` (as for updates and deletes).
  */
 export interface MemoryLifecycleSlice {
   archiveMemory(

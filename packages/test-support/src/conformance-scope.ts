@@ -1,9 +1,9 @@
 /**
  * The conformance suite of the store port, the user scope: users of one agent are boundaries. A memory without
  * a user is the agent's own, shared by all its users; a call for a user (`forUser`) sees those and that
- * user's own, never another user's, and a write for a user treats another user's memory as not found. The
- * exact-duplicate rule holds inside a user; `deleteAll({ userId })` forgets that user's memories and events
- * only; events carry their user.
+ * user's own, never another user's, and a write for a user changes only that user's own (another user's memory and
+ * the agent's shared ones are not found). The exact-duplicate rule holds inside a user; `deleteAll({ userId })`
+ * forgets that user's memories and events only; events carry their user.
  */
 import { describe, expect, it } from 'vitest';
 import { type ConformanceOpen, type ConformancePort, vec4, withPort } from './conformance-port.js';
@@ -262,7 +262,7 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
     );
 
     it(
-      'a write for a user treats another user’s memory as not found, and changes nothing',
+      'a write for a user treats another user’s memory and the agent’s shared one as not found',
       withPort(open, async (port) => {
         const s = scoped(port);
         const { own, alice, bob } = await threeOwners(s);
@@ -278,10 +278,22 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         ).rejects.toMatchObject(notFound);
         expect(await s.deleteMemory('a', alice.id, forBob)).toBe(false);
         expect(await s.getMemory('a', alice.id)).toMatchObject({ revision: 1, lifecycle: 'active' });
-        // Bob's own memory and the agent's shared one are his to change.
+        // The agent's shared memory is read-only to a user's call: what every user sees is changed for the
+        // whole agent only.
+        await expect(s.updateMemory('a', own.id, 1, { importance: 0.9 }, forBob)).rejects.toMatchObject(
+          notFound,
+        );
+        await expect(s.forgetMemory('a', own.id, { forUser: 'bob' })).rejects.toMatchObject(notFound);
+        await expect(s.archiveMemory('a', own.id, undefined, forBob)).rejects.toMatchObject(notFound);
+        await expect(
+          s.supersedeMemory('a', own.id, 1, { agentId: 'a', kind: 'fact', content: 'changed' }, forBob),
+        ).rejects.toMatchObject(notFound);
+        expect(await s.deleteMemory('a', own.id, forBob)).toBe(false);
+        expect(await s.getMemory('a', own.id, forBob)).toMatchObject({ revision: 1, lifecycle: 'active' });
+        // Bob's own memory is his to change.
         expect((await s.updateMemory('a', bob.id, 1, { importance: 0.9 }, forBob)).revision).toBe(2);
-        expect((await s.forgetMemory('a', own.id, { forUser: 'bob' })).forgotten).toEqual([own.id]);
         expect(await s.deleteMemory('a', bob.id, forBob)).toBe(true);
+        expect((await s.forgetMemory('a', own.id)).forgotten).toEqual([own.id]);
       }),
     );
 

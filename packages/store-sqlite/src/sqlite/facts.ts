@@ -20,7 +20,7 @@ import {
   forgetOptions,
   lifecycleRules,
   validateAgentId,
-  visibleToUser,
+  writableByUser,
 } from '@engram/store/port-kit';
 import { unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -71,14 +71,14 @@ export function forgetMemory(
     const forUser = factsRules.forgetUser(options);
     const now = ctx.now();
     return ctx.tx(() => {
-      const row = selectRow(ctx, agentId, id, forUser);
-      if (row === undefined || row.forgotten_at !== null) {
+      const row = selectRow(ctx, agentId, id);
+      if (row === undefined || row.forgotten_at !== null || !writableByUser(row.user_id, forUser)) {
         throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
       }
       const forgotten: string[] = [];
       for (const memoryId of factsRules.forgetScope(supersedeChain(ctx, agentId, id), id)) {
         const r = selectRow(ctx, agentId, memoryId);
-        if (r === undefined || r.forgotten_at !== null || !visibleToUser(r.user_id, forUser)) continue;
+        if (r === undefined || r.forgotten_at !== null || !writableByUser(r.user_id, forUser)) continue;
         forgetRow(ctx, r, who, now);
         forgotten.push(memoryId);
       }

@@ -22,6 +22,7 @@ import {
   type PreparedMemory,
   storedRows,
   visibleToUser,
+  writableByUser,
 } from '@engram/store/port-kit';
 import { ACTIVE_CONTENT_WHERE, USER_KEY } from '../schema.js';
 import { indexContent } from './chunks.js';
@@ -302,7 +303,7 @@ export function selectRow(
   return row === undefined || visibleToUser(row.user_id, forUser) ? row : undefined;
 }
 
-/** Reads a row for a compare-and-set write (visible to `forUser`); NOT_FOUND / REVISION_CONFLICT otherwise. */
+/** Reads a row for a compare-and-set write (`forUser`'s own); NOT_FOUND / REVISION_CONFLICT otherwise. */
 export function rowForWrite(
   ctx: StoreContext,
   agentId: string,
@@ -310,8 +311,8 @@ export function rowForWrite(
   expectedRevision: number | undefined,
   forUser: string | null = null,
 ): MemoryRow {
-  const row = selectRow(ctx, agentId, id, forUser);
-  if (row === undefined) {
+  const row = selectRow(ctx, agentId, id);
+  if (row === undefined || !writableByUser(row.user_id, forUser)) {
     throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
   }
   if (expectedRevision !== undefined && row.revision !== expectedRevision) {

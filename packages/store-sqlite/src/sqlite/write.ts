@@ -14,6 +14,7 @@ import {
   likeText,
   validateAgentId,
   validateId,
+  writableByUser,
 } from '@engram/store/port-kit';
 import { indexContent, unindexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -205,8 +206,8 @@ export function deleteMemory(
     validateId(id);
     const forUser = checkUserScope(scope);
     return ctx.tx(() => {
-      const row = selectRow(ctx, agentId, id, forUser);
-      if (row === undefined) return false;
+      const row = selectRow(ctx, agentId, id);
+      if (row === undefined || !writableByUser(row.user_id, forUser)) return false;
       ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
       deleteTags(ctx, row.rid, agentId, toRecord(row).tags);
       unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
