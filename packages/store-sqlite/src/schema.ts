@@ -9,6 +9,7 @@ import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexica
 import type { SqliteDatabase } from './native.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
+import { addVectorUserKeys } from './sqlite/vector-users.js';
 
 export { TOKENIZER_DESCRIPTION };
 
@@ -350,6 +351,17 @@ ${USER_HASH_INDEX_SQL}`);
       );
     },
   },
+  {
+    // Each vector carries its memory's user as the vec0 metadata column `user_key` (`sqlite/user-key.ts`), so a
+    // user-scoped k-NN scans the agent's own vectors and that user's instead of every vector of the agent. The
+    // float table is rebuilt with the column and the quantised one dropped, to be rebuilt by the open
+    // (`sqlite/vector-users.ts`). The version itself matters too: an older Engram would write vectors without
+    // their key, so it refuses the file.
+    version: 15,
+    up(db: SqliteDatabase): void {
+      addVectorUserKeys(db);
+    },
+  },
 ];
 
 /** The store's vec0 tables: the float index and the optional quantised one (`QUANT_TABLE` in vector-quant.ts). */
@@ -508,7 +520,7 @@ export function vectorChunkSize(dimensions: number): number {
  * was chosen keeps vec0's default of 1,024 until its vector table is recreated.
  */
 export function vectorTableSql(dimensions: number): string {
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${vectorChunkSize(dimensions)});
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, user_key integer, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${vectorChunkSize(dimensions)});
 ${vec0PartitionIndexSql('memories_vec')};`;
 }
 

@@ -167,7 +167,7 @@ function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemor
   writeTags(ctx, rid, p.agentId, p.tags);
   if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.content, r.nfkc, r.cjk);
   else indexContent(ctx, rid, p.agentId, p.content, r.spans);
-  if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.vector);
+  if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.userId, p.vector);
   const record = storedRows.newMemoryRecord(p, {
     id: r.id,
     contentHash: r.hash,

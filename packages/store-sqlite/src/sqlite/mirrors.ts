@@ -5,6 +5,7 @@
 import { hasCjk } from '@engram/contracts';
 import { unindexLexicalUnit } from '../lexical-index.js';
 import type { StoreContext } from './context.js';
+import { userKey } from './user-key.js';
 import { deleteQuantVector, writeQuantVector } from './vector-quant.js';
 
 /**
@@ -58,12 +59,22 @@ export function deleteFts(ctx: StoreContext, rid: number, hadCjk: boolean): void
   if (hadCjk) ctx.stmt('fts', 'DELETE FROM memories_fts_trigram WHERE rowid = ?').run(rid);
 }
 
-/** Stores a row's vector in the agent's partition (and its quantised copy when the store keeps one). */
-export function writeVector(ctx: StoreContext, rid: number, agentId: string, vector: Float32Array): void {
+/**
+ * Stores a row's vector in the agent's partition with its memory's user key (`user-key.ts`; `userId` null: the
+ * agent's own), and its quantised copy when the store keeps one.
+ */
+export function writeVector(
+  ctx: StoreContext,
+  rid: number,
+  agentId: string,
+  userId: string | null | undefined,
+  vector: Float32Array,
+): void {
+  const key = BigInt(userKey(userId));
   ctx
-    .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)')
-    .run(BigInt(rid), agentId, vector);
-  writeQuantVector(ctx, rid, agentId, vector);
+    .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, user_key, embedding) VALUES (?, ?, ?, ?)')
+    .run(BigInt(rid), agentId, key, vector);
+  writeQuantVector(ctx, rid, agentId, key, vector);
 }
 
 /** Removes a row's vector (nothing when the store has no vector index). */
