@@ -1,8 +1,8 @@
 /**
- * Schema v14 → v15 (the user key in the vector index): a file made by schema 14, whose vec0 tables had no
- * `user_key` column, opens with every vector kept under its memory's user key, the float table declared as
- * before otherwise (its chunk size too), and the quantised table rebuilt with the keys; every search, unscoped
- * or scoped to a user, answers as it did before the migration, and new writes carry their key.
+ * Schema v14 → v15 (the user key in the search indexes): a file made by schema 14, whose vec0 tables and BM25
+ * postings had no `user_key`, opens with every vector and posting keyed by its memory's user, the float table
+ * declared as before otherwise (its chunk size too), and the quantised table rebuilt with the keys; every
+ * search, unscoped or scoped to a user, answers as it did before the migration, and new writes carry their key.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -159,9 +159,30 @@ function backToV14(path: string, quantization: VectorQuantization): void {
       );
       for (const q of quant) putQuant.run(BigInt(q.rowid), q.agent_id, q.embedding, q.vector);
     }
+    raw.exec(
+      'ALTER TABLE lexical_postings DROP COLUMN user_key; ALTER TABLE lexical_postings_fresh DROP COLUMN user_key',
+    );
     raw.prepare("UPDATE meta SET value = '14' WHERE key = 'schema_version'").run();
   } finally {
     raw.close();
+  }
+}
+
+/** The user keys of the postings of the file, by memory id (one key per memory). */
+function postingKeys(path: string): Map<string, number> {
+  const db = openDatabase(path);
+  try {
+    const rows = db
+      .prepare(
+        `SELECT DISTINCT m.id AS id, p.user_key AS uk FROM (
+           SELECT rid, user_key FROM lexical_postings UNION ALL SELECT rid, user_key FROM lexical_postings_fresh) p
+         JOIN memories m ON m.rid = p.rid`,
+      )
+      .all() as { id: string; uk: number }[];
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
+    return new Map(rows.map((r) => [r.id, r.uk]));
+  } finally {
+    db.close();
   }
 }
 
@@ -187,6 +208,20 @@ describe('schema v14 → v15', () => {
       await first.insertMemories(memories);
       const queries = Array.from({ length: 3 }, () => unit());
       const before = await answers(first, queries);
+      const lexical = async (store: SqliteMemoryStore): Promise<unknown[]> => {
+        const out: unknown[] = [];
+        for (const filter of FILTERS) {
+          const r = await store.searchLexical({
+            agentId: 'a',
+            terms: ['memory'],
+            limit: 50,
+            ...(filter === undefined ? {} : { filter }),
+          });
+          out.push(r.hits);
+        }
+        return out;
+      };
+      const lexicalBefore = await lexical(first);
       closeAll();
       backToV14(path, quantization);
       expect(declaration(path, 'memories_vec')).not.toContain('user_key');
@@ -199,9 +234,11 @@ describe('schema v14 → v15', () => {
       expect(declared).toContain('user_key integer');
       expect(declared).not.toContain('chunk_size');
       expect(await answers(store, queries)).toEqual(before);
+      expect(await lexical(store)).toEqual(lexicalBefore);
       const expected = new Map(memories.map((m) => [m.id as string, userKey(m.userId ?? null)]));
       expect(vectorKeys(path, 'memories_vec')).toEqual(expected);
       if (quantization === 'int8') expect(vectorKeys(path, QUANT_TABLE)).toEqual(expected);
+      expect(postingKeys(path)).toEqual(expected);
 
       // A scoped search sees the agent's own rows and the user's, never another user's.
       const hits = await store.searchVector({
@@ -224,6 +261,7 @@ describe('schema v14 → v15', () => {
         vector: unit(),
       });
       expect(vectorKeys(path, 'memories_vec').get('new')).toBe(userKey('dave'));
+      expect(postingKeys(path).get('new')).toBe(userKey('dave'));
       expect((await store.checkIntegrity()).state).toBe('ok');
     });
   }

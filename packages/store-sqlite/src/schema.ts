@@ -9,7 +9,7 @@ import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexica
 import type { SqliteDatabase } from './native.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
-import { addVectorUserKeys } from './sqlite/vector-users.js';
+import { addUserKeys } from './sqlite/user-keys-migration.js';
 
 export { TOKENIZER_DESCRIPTION };
 
@@ -352,14 +352,14 @@ ${USER_HASH_INDEX_SQL}`);
     },
   },
   {
-    // Each vector carries its memory's user as the vec0 metadata column `user_key` (`sqlite/user-key.ts`), so a
-    // user-scoped k-NN scans the agent's own vectors and that user's instead of every vector of the agent. The
-    // float table is rebuilt with the column and the quantised one dropped, to be rebuilt by the open
-    // (`sqlite/vector-users.ts`). The version itself matters too: an older Engram would write vectors without
-    // their key, so it refuses the file.
+    // Each vector and each BM25 posting carries its memory's user key (`sqlite/user-key.ts`), so a user-scoped
+    // search scans the agent's own rows and that user's instead of every row of the agent. The postings get the
+    // column, the float vector table is rebuilt with it and the quantised one dropped, to be rebuilt by the open
+    // (`sqlite/user-keys-migration.ts`). The version itself matters too: an older Engram would write vectors
+    // and postings without their key, so it refuses the file.
     version: 15,
     up(db: SqliteDatabase): void {
-      addVectorUserKeys(db);
+      addUserKeys(db);
     },
   },
 ];

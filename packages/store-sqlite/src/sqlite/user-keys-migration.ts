@@ -1,21 +1,28 @@
 /**
- * Schema version 15: the vec0 tables get their `user_key` metadata column (`user-key.ts`). vec0 can neither add a
- * column nor rename a table, so the float table is rebuilt: its vectors are copied to a temporary table, the
- * table is dropped and created again with the column (the same declaration otherwise: a file keeps its chunk
- * size), and every vector goes back with its memory's key. The quantised table (a copy of the float one) is
- * dropped; the migration's binding step creates it again and the writable open rebuilds it from the float
- * vectors (`vector-quant-build.ts`), as for a file that changed its vector index setting.
+ * Schema version 15: the search indexes get their `user_key` (`user-key.ts`). The keys of the memories that have
+ * a user are computed once into a temporary table (rid → key); the agent's own rows keep 0.
+ *
+ * The BM25 postings (both levels) get the column with 0 and then their memories' keys, in one pass over each
+ * table. vec0 can neither add a column nor rename a table, so the float vector table is rebuilt: its vectors are
+ * copied to a temporary table, the table is dropped and created again with the metadata column (the same
+ * declaration otherwise: a file keeps its chunk size), and every vector goes back with its memory's key. The
+ * quantised table (a copy of the float one) is dropped; the migration's binding step creates it again and the
+ * writable open rebuilds it from the float vectors (`vector-quant-build.ts`), as after a change of the vector
+ * index setting.
  */
 import type { SqliteDatabase } from '../native.js';
 import { vec0PartitionIndexSql } from '../schema.js';
 import { CHUNK_KEY_SPAN } from './chunks.js';
-import { userKey } from './user-key.js';
+import { NO_USER_KEY, userKey } from './user-key.js';
 
 /** The float table's declaration with the column: inserted after the partition key. */
 const PARTITION_DECLARATION = /agent_id\s+text\s+partition\s+key\s*,/i;
 
-/** Vectors copied per statement (bounds the memory a page of vectors holds). */
+/** Rows read per statement (bounds the memory a page of vectors holds). */
 const PAGE = 1024;
+
+/** The postings tables (`lexical-postings.ts`). */
+const POSTINGS_TABLES = ['lexical_postings', 'lexical_postings_fresh'];
 
 function hasTable(db: SqliteDatabase, name: string): boolean {
   return (
@@ -73,12 +80,46 @@ function copyVectors(db: SqliteDatabase): void {
   }
 }
 
+/** Fills `temp.engram_user_keys(rid, k)` with the key of every memory that has a user. */
+function computeKeys(db: SqliteDatabase): void {
+  db.exec('CREATE TEMP TABLE engram_user_keys (rid INTEGER PRIMARY KEY, k INTEGER NOT NULL)');
+  const page = db.prepare(
+    `SELECT rid, user_id AS u FROM memories WHERE user_id IS NOT NULL AND rid > ? ORDER BY rid LIMIT ${PAGE}`,
+  );
+  const insert = db.prepare('INSERT INTO temp.engram_user_keys(rid, k) VALUES (?, ?)');
+  let last = -1;
+  for (;;) {
+    const rows = page.all(last) as { rid: number; u: string }[];
+    for (const r of rows) insert.run(r.rid, userKey(r.u));
+    if (rows.length < PAGE) return;
+    last = (rows[rows.length - 1] as { rid: number }).rid;
+  }
+}
+
+/** The postings' column, filled (a table that has the column already is left as it is). */
+function addPostingKeys(db: SqliteDatabase): void {
+  for (const table of POSTINGS_TABLES) {
+    if (!hasTable(db, table) || hasColumn(db, table, 'user_key')) continue;
+    db.exec(`ALTER TABLE ${table} ADD COLUMN user_key INTEGER NOT NULL DEFAULT 0`);
+    db.exec(`UPDATE ${table} SET user_key = (
+        SELECT u.k FROM temp.engram_user_keys u WHERE u.rid = ${table}.rid % ${CHUNK_KEY_SPAN})
+      WHERE rid % ${CHUNK_KEY_SPAN} IN (SELECT rid FROM temp.engram_user_keys)`);
+  }
+}
+
 /**
- * The migration: rebuilds the float table with `user_key` (nothing for a file without one, or one that has the
- * column already) and drops the quantised table (rebuilt after the migration). Inside the migration's
- * transaction.
+ * The migration (see the top of this file), inside the migration's transaction: a file without a vector table
+ * gets the postings' keys only, a table that has the column already is left as it is.
  */
-export function addVectorUserKeys(db: SqliteDatabase): void {
+export function addUserKeys(db: SqliteDatabase): void {
+  computeKeys(db);
+  addPostingKeys(db);
+  rebuildVectors(db);
+  db.exec('DROP TABLE temp.engram_user_keys');
+}
+
+/** The vector tables' part: the float table rebuilt with its keys, the quantised one dropped. */
+function rebuildVectors(db: SqliteDatabase): void {
   if (hasTable(db, 'memories_vec_quant') && !hasColumn(db, 'memories_vec_quant', 'user_key')) {
     db.exec('DROP TABLE memories_vec_quant');
   }
@@ -97,8 +138,8 @@ export function addVectorUserKeys(db: SqliteDatabase): void {
   db.exec(sql);
   db.exec(vec0PartitionIndexSql('memories_vec'));
   const page = db.prepare(
-    `SELECT c.k AS k, c.a AS a, m.user_id AS u, c.e AS e FROM temp.engram_vec_copy c
-     LEFT JOIN memories m ON m.rid = c.k % ${CHUNK_KEY_SPAN}
+    `SELECT c.k AS k, c.a AS a, coalesce(u.k, ${NO_USER_KEY}) AS u, c.e AS e FROM temp.engram_vec_copy c
+     LEFT JOIN temp.engram_user_keys u ON u.rid = c.k % ${CHUNK_KEY_SPAN}
      WHERE c.k > ? ORDER BY c.k LIMIT ${PAGE}`,
   );
   const insert = db.prepare(
@@ -106,8 +147,8 @@ export function addVectorUserKeys(db: SqliteDatabase): void {
   );
   let last = -1;
   for (;;) {
-    const rows = page.all(last) as { k: number; a: string; u: string | null; e: Uint8Array }[];
-    for (const r of rows) insert.run(BigInt(r.k), r.a, BigInt(userKey(r.u)), r.e);
+    const rows = page.all(last) as { k: number; a: string; u: number; e: Uint8Array }[];
+    for (const r of rows) insert.run(BigInt(r.k), r.a, BigInt(r.u), r.e);
     if (rows.length < PAGE) break;
     last = (rows[rows.length - 1] as { k: number }).k;
   }
