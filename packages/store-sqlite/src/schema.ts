@@ -515,7 +515,8 @@ export function vectorChunkSize(dimensions: number): number {
 
 /**
  * The SQL that creates the vector table for `dimensions` (float32 vectors, `chunk_size` from their width: see
- * {@link vec0ChunkSize}) and the index of its chunks by partition ({@link vec0PartitionIndexSql}); two statements,
+ * {@link vec0ChunkSize}; partitioned by agent, each vector with its memory's user key as a metadata column since
+ * schema 15, `sqlite/user-key.ts`) and the index of its chunks by partition ({@link vec0PartitionIndexSql}); two statements,
  * for `exec`. A table that exists is kept as it was created (`IF NOT EXISTS`): a file made before the chunk size
  * was chosen keeps vec0's default of 1,024 until its vector table is recreated.
  */

@@ -1,7 +1,9 @@
 /**
  * The vector arm of the read slice: k-NN inside the agent's sqlite-vec partition, with filters applied inside
  * the candidate query (over-fetch and refill, then an exact scan) so that a filter never starves the top k.
- * With a quantised index the k-NN is a coarse pass rescored by exact float distances (`vector-quant.ts`).
+ * A user scope is applied inside the k-NN as well (the `user_key` metadata column, `user-key.ts`), so vec0 ranks
+ * only the scope's vectors. With a quantised index the k-NN is a coarse pass rescored by exact float distances
+ * (`vector-quant.ts`).
  */
 
 import type { VectorHit, VectorQuery } from '@engram/store/port-kit';

@@ -1,7 +1,7 @@
 /**
  * Opt-in quantised vector search. Beside the float index (`memories_vec`) a store may keep a second vec0 table,
- * `memories_vec_quant`, partitioned by agent like the float one and keyed by the same rowids (a memory's rid, or
- * a chunk's key), holding each vector quantised to `int8` (scaled per vector by its largest component, so the
+ * `memories_vec_quant`, partitioned by agent like the float one, keyed by the same rowids (a memory's rid, or
+ * a chunk's key) and with the same user keys (`user-key.ts`), holding each vector quantised to `int8` (scaled per vector by its largest component, so the
  * cosine is kept) or to `bit` (the sign of each component, compared by Hamming distance), with a copy of the
  * float vector as an auxiliary column. A k-NN then runs on the quantised table for `k × rescore` candidates,
  * and the exact cosine distance of each candidate's float copy orders them: the arm returns the same distances
