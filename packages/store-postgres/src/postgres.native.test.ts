@@ -134,6 +134,59 @@ it('a small agent among many is never starved by the HNSW filter, and the index 
   expect(found / 200).toBeGreaterThanOrEqual(0.9);
 });
 
+it('a user among many of a large agent is never starved by the HNSW filter; the scoped answer is exact', async () => {
+  const store = await freshPostgresStore({ embedding: { id: 'r', dimensions: 16 } });
+  opened.push(store);
+  // 1,500 memories of one agent over 100 other users, 5 of the agent's own and 12 of one user: the user scope
+  // (`forUser`: the agent's own and the user's) passes 17 of 1,517 vectors, which the k-NN's filter must not starve.
+  const others = Array.from({ length: 1500 }, (_, i) => ({
+    agentId: 'big',
+    kind: 'fact' as const,
+    content: `row ${i}`,
+    userId: `other-${i % 100}`,
+    vector: unit(16, i),
+  }));
+  for (let i = 0; i < others.length; i += 250) await store.insertMemories(others.slice(i, i + 250));
+  const own = await store.insertMemories(
+    Array.from({ length: 5 }, (_, i) => ({
+      agentId: 'big',
+      kind: 'fact' as const,
+      content: `own ${i}`,
+      vector: unit(16, 7000 + i),
+    })),
+  );
+  const mine = await store.insertMemories(
+    Array.from({ length: 12 }, (_, i) => ({
+      agentId: 'big',
+      kind: 'fact' as const,
+      content: `mine ${i}`,
+      userId: 'carol',
+      vector: unit(16, 8000 + i),
+    })),
+  );
+  const query = unit(16, 3);
+  const forCarol = await store.searchVector({
+    agentId: 'big',
+    vector: query,
+    k: 20,
+    filter: { forUser: 'carol' },
+  });
+  expect(new Set(forCarol.map((h) => h.id))).toEqual(new Set([...own, ...mine].map((r) => r.id)));
+  const carolOnly = await store.searchVector({
+    agentId: 'big',
+    vector: query,
+    k: 20,
+    filter: { userId: 'carol' },
+  });
+  expect(new Set(carolOnly.map((h) => h.id))).toEqual(new Set(mine.map((r) => r.id)));
+  // The nearest of the scope in order, as the exact scan ranks them.
+  const exact = await open({ connectionString: testPgUrl(), vectorSearch: { exact: true } });
+  const scoped = { agentId: 'big', vector: query, k: 8, filter: { forUser: 'carol' } };
+  expect((await store.searchVector(scoped)).map((h) => h.id)).toEqual(
+    (await exact.searchVector(scoped)).map((h) => h.id),
+  );
+});
+
 it('two writers holding one revision: exactly one compare-and-set wins', async () => {
   const a = await freshPostgresStore({ embedding: null });
   opened.push(a);

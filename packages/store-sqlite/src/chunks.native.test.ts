@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CHUNK_BUDGET, chunkSpans, sha256Hex } from '@engram/store/port-kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from './native.js';
-import { META_TABLE_SQL, MIGRATIONS, SCHEMA_VERSION, vectorTableSql } from './schema.js';
+import { META_TABLE_SQL, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 const profile = { id: 'emb', dimensions: 4 };
@@ -257,7 +257,10 @@ describe('migration to chunked storage', () => {
     try {
       db.exec(META_TABLE_SQL);
       for (const m of MIGRATIONS) if (m.version <= 2) m.up(db, undefined as never);
-      db.exec(vectorTableSql(profile.dimensions));
+      // The vector table as version 3 made it (no chunk size, no user key).
+      db.exec(
+        `CREATE VIRTUAL TABLE memories_vec USING vec0(agent_id text partition key, embedding float[${profile.dimensions}] distance_metric=cosine)`,
+      );
       const meta = db.prepare('INSERT INTO meta(key, value) VALUES (?, ?)');
       meta.run('schema_version', '3');
       meta.run('embedding_fingerprint', 'emb:4');

@@ -83,8 +83,9 @@ const ADD_STATS_RETURNING = `${ADD_STATS}
   RETURNING agent_id, total_length`;
 
 /**
- * One term's postings in a batch: `[rid, tf, length, rid, tf, length, …]`, in the order the units were added. The
- * last triple belongs to the unit being added while its tokens are counted (its length is filled in after).
+ * One term's postings in a batch: `[rid, tf, length, userKey, rid, tf, length, userKey, …]`, in the order the
+ * units were added. The last posting belongs to the unit being added while its tokens are counted (its length is
+ * filled in after).
  */
 type TermPostings = number[];
 
@@ -132,14 +133,18 @@ export class LexicalBatch {
   // distinct terms in the order of their first occurrence. Kept on the batch, with the two token callbacks, so
   // that adding a unit allocates no closure.
   #unitRid = 0;
+  #unitUser = 0;
   #unitLength = 0;
   #unitLists: TermPostings[] = [];
   #unitTerms: string[] = [];
   #byTerm = new Map<string, BatchTerm>();
   #byWord = new Map<string, BatchTerm>();
 
-  /** Tokenizes one unit's text (NFKC) and keeps its rows for `flush`. The unit must not be indexed yet. */
-  add(rid: number, agentId: string, text: string): void {
+  /**
+   * Tokenizes one unit's text (NFKC) and keeps its rows for `flush`, its postings with its memory's user key
+   * (`sqlite/user-key.ts`; 0, the default, for the agent's own). The unit must not be indexed yet.
+   */
+  add(rid: number, agentId: string, text: string, userKey = 0): void {
     let agent = this.#agents.get(agentId);
     if (agent === undefined) {
       agent = { byTerm: new Map(), byWord: new Map(), postings: 0 };
@@ -148,13 +153,14 @@ export class LexicalBatch {
     if (rid < this.#lastRid) this.#inOrder = false;
     this.#lastRid = rid;
     this.#unitRid = rid;
+    this.#unitUser = userKey;
     this.#unitLength = 0;
     this.#byTerm = agent.byTerm;
     this.#byWord = agent.byWord;
     forEachIndexWord(text, this.#onWord, this.#onCjk);
     const length = this.#unitLength;
     const lists = this.#unitLists;
-    for (const list of lists) list[list.length - 1] = length;
+    for (const list of lists) list[list.length - 2] = length;
     agent.postings += lists.length;
     this.#units += 1;
     this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms));
@@ -197,11 +203,11 @@ export class LexicalBatch {
     this.#unitLength += 1;
     const rid = this.#unitRid;
     const list = entry.postings;
-    if (list.length > 0 && list[list.length - 3] === rid) {
-      // A repeat in this unit (units are added once, so the last triple with its rid is this unit's).
-      list[list.length - 2] = (list[list.length - 2] as number) + 1;
+    if (list.length > 0 && list[list.length - 4] === rid) {
+      // A repeat in this unit (units are added once, so the last posting with its rid is this unit's).
+      list[list.length - 3] = (list[list.length - 3] as number) + 1;
     } else {
-      list.push(rid, 1, 0);
+      list.push(rid, 1, 0, this.#unitUser);
       this.#unitLists.push(list);
       this.#unitTerms.push(entry.term);
     }
@@ -280,7 +286,7 @@ export class LexicalBatch {
 
 /**
  * Inserts the batch's postings of `agentIds` (sorted) into `table` in key order (agent, term, unit; strings by
- * UTF-16 code units), `[agent,] term, rid, tf, length` each, bound one chunk at a time; returns how many.
+ * UTF-16 code units), `[agent,] term, rid, tf, length, userKey` each, bound one chunk at a time; returns how many.
  */
 function writePostings(
   run: RunSql,
@@ -302,9 +308,9 @@ function writePostings(
     for (const term of [...byTerm.keys()].sort()) {
       const postings = (byTerm.get(term) as BatchTerm).postings;
       const list = inOrder ? postings : inRidOrder(postings);
-      for (let i = 0; i < list.length; i += 3) {
-        if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2]);
-        else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2]);
+      for (let i = 0; i < list.length; i += 4) {
+        if (oneAgent) chunk.push(term, list[i], list[i + 1], list[i + 2], list[i + 3]);
+        else chunk.push(agentId, term, list[i], list[i + 1], list[i + 2], list[i + 3]);
         inChunk += 1;
         if (inChunk === n) {
           run(insertPostingsSql(n, oneAgent, table), ...chunk);
@@ -319,22 +325,22 @@ function writePostings(
   return total;
 }
 
-/** A term's `[rid, tf, length, …]` triples by rid (units are usually added in rid order; chunks and edits may not be). */
+/** A term's `[rid, tf, length, userKey, …]` postings by rid (units are usually added in rid order; chunks and edits may not be). */
 function inRidOrder(list: TermPostings): TermPostings {
   let sorted = true;
-  for (let i = 3; i < list.length; i += 3) {
-    if ((list[i] as number) < (list[i - 3] as number)) {
+  for (let i = 4; i < list.length; i += 4) {
+    if ((list[i] as number) < (list[i - 4] as number)) {
       sorted = false;
       break;
     }
   }
   if (sorted) return list;
-  const triples: [number, number, number][] = [];
-  for (let i = 0; i < list.length; i += 3) {
-    triples.push([list[i] as number, list[i + 1] as number, list[i + 2] as number]);
+  const postings: [number, number, number, number][] = [];
+  for (let i = 0; i < list.length; i += 4) {
+    postings.push([list[i] as number, list[i + 1] as number, list[i + 2] as number, list[i + 3] as number]);
   }
-  triples.sort((a, b) => a[0] - b[0]);
-  return triples.flat();
+  postings.sort((a, b) => a[0] - b[0]);
+  return postings.flat();
 }
 
 /** Recomputes every agent's statistics from the indexed units. */

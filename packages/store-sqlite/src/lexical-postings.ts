@@ -21,7 +21,8 @@ export type PostingsTable = typeof MAIN_POSTINGS | typeof FRESH_POSTINGS;
 
 /**
  * The table of one level of the postings: both levels have the same columns and key (agent, term, unit), and
- * (schema v10) the unit's length in each posting.
+ * (schema v10) the unit's length in each posting, (schema v15) its memory's user key (`sqlite/user-key.ts`, 0 for
+ * the agent's own), so a user-scoped search scores only the scope's postings.
  */
 export function postingsTableDdl(table: PostingsTable): string {
   return `CREATE TABLE IF NOT EXISTS ${table} (
@@ -30,6 +31,7 @@ export function postingsTableDdl(table: PostingsTable): string {
   rid INTEGER NOT NULL,
   tf INTEGER NOT NULL,
   length INTEGER,
+  user_key INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (agent_id, term, rid)
 ) WITHOUT ROWID;`;
 }
@@ -81,8 +83,8 @@ const postingsSql = new Map<number, string>();
 const agentPostingsSql = new Map<number, string>();
 
 /**
- * The insert of `n` postings into `table`: `[agent, term, rid, tf, length]` each, or with `oneAgent` the agent
- * then `[term, rid, tf, length]` each.
+ * The insert of `n` postings into `table`: `[agent, term, rid, tf, length, userKey]` each, or with `oneAgent` the
+ * agent then `[term, rid, tf, length, userKey]` each.
  */
 export function insertPostingsSql(n: number, oneAgent: boolean, table: PostingsTable): string {
   const cache = oneAgent ? agentPostingsSql : postingsSql;
@@ -90,10 +92,10 @@ export function insertPostingsSql(n: number, oneAgent: boolean, table: PostingsT
   let sql = cache.get(key);
   if (sql === undefined) {
     sql = oneAgent
-      ? `INSERT INTO ${table}(agent_id, term, rid, tf, length)
-  SELECT ?, column1, column2, column3, column4 FROM (VALUES ${new Array<string>(n).fill('(?, ?, ?, ?)').join(', ')})`
-      : `INSERT INTO ${table}(agent_id, term, rid, tf, length)
-  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?)').join(', ')}`;
+      ? `INSERT INTO ${table}(agent_id, term, rid, tf, length, user_key)
+  SELECT ?, column1, column2, column3, column4, column5 FROM (VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?)').join(', ')})`
+      : `INSERT INTO ${table}(agent_id, term, rid, tf, length, user_key)
+  VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`;
     cache.set(key, sql);
   }
   return sql;
@@ -112,8 +114,8 @@ export function chunkSize(left: number, max: number): number {
  * in an intact file: a unit's postings are written once, by one batch) is replaced by the fresh posting.
  */
 export function mergeFreshPostings(run: RunSql): void {
-  run(`INSERT OR REPLACE INTO lexical_postings(agent_id, term, rid, tf, length)
-  SELECT agent_id, term, rid, tf, length FROM lexical_postings_fresh ORDER BY agent_id, term, rid`);
+  run(`INSERT OR REPLACE INTO lexical_postings(agent_id, term, rid, tf, length, user_key)
+  SELECT agent_id, term, rid, tf, length, user_key FROM lexical_postings_fresh ORDER BY agent_id, term, rid`);
   run('DELETE FROM lexical_postings_fresh');
 }
 

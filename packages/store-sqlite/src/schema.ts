@@ -9,6 +9,7 @@ import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexica
 import type { SqliteDatabase } from './native.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
+import { addUserKeys } from './sqlite/user-keys-migration.js';
 
 export { TOKENIZER_DESCRIPTION };
 
@@ -350,6 +351,17 @@ ${USER_HASH_INDEX_SQL}`);
       );
     },
   },
+  {
+    // Each vector and each BM25 posting carries its memory's user key (`sqlite/user-key.ts`), so a user-scoped
+    // search scans the agent's own rows and that user's instead of every row of the agent. The postings get the
+    // column, the float vector table is rebuilt with it and the quantised one dropped, to be rebuilt by the open
+    // (`sqlite/user-keys-migration.ts`). The version itself matters too: an older Engram would write vectors
+    // and postings without their key, so it refuses the file.
+    version: 15,
+    up(db: SqliteDatabase): void {
+      addUserKeys(db);
+    },
+  },
 ];
 
 /** The store's vec0 tables: the float index and the optional quantised one (`QUANT_TABLE` in vector-quant.ts). */
@@ -503,12 +515,13 @@ export function vectorChunkSize(dimensions: number): number {
 
 /**
  * The SQL that creates the vector table for `dimensions` (float32 vectors, `chunk_size` from their width: see
- * {@link vec0ChunkSize}) and the index of its chunks by partition ({@link vec0PartitionIndexSql}); two statements,
+ * {@link vec0ChunkSize}; partitioned by agent, each vector with its memory's user key as a metadata column since
+ * schema 15, `sqlite/user-key.ts`) and the index of its chunks by partition ({@link vec0PartitionIndexSql}); two statements,
  * for `exec`. A table that exists is kept as it was created (`IF NOT EXISTS`): a file made before the chunk size
  * was chosen keeps vec0's default of 1,024 until its vector table is recreated.
  */
 export function vectorTableSql(dimensions: number): string {
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${vectorChunkSize(dimensions)});
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS memories_vec USING vec0(agent_id text partition key, user_key integer, embedding float[${dimensions}] distance_metric=cosine, chunk_size=${vectorChunkSize(dimensions)});
 ${vec0PartitionIndexSql('memories_vec')};`;
 }
 

@@ -104,6 +104,8 @@ describe('vec0 chunk size', () => {
     db.exec(
       `CREATE VIRTUAL TABLE memories_vec USING vec0(agent_id text partition key, embedding float[${DIMS}] distance_metric=cosine)`,
     );
+    // A file of that time is of an older schema: the migration to the user key (v15) keeps its chunk size.
+    db.prepare("UPDATE meta SET value = '14' WHERE key = 'schema_version'").run();
     db.close();
     const stores = [openStore(oldPath, DIMS), openStore(newPath, DIMS)];
     for (const store of stores) {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ConformanceOpen, type ConformancePort, vec4, withPort } from './conformance-port.js';
+import { mulberry32 } from './prng.js';
 
 /** The user scope of a call by id (the port's `UserScope`). */
 interface Scope {
@@ -44,14 +45,14 @@ interface ScopePort {
     readonly agentId: string;
     readonly terms: readonly string[];
     readonly limit: number;
-    readonly filter?: { readonly forUser?: string };
+    readonly filter?: { readonly forUser?: string; readonly userId?: string };
   }): Promise<{ readonly hits: readonly { readonly id: string }[] }>;
   searchVector(query: {
     readonly agentId: string;
     readonly vector: Float32Array;
     readonly k: number;
-    readonly filter?: { readonly forUser?: string };
-  }): Promise<readonly { readonly id: string }[]>;
+    readonly filter?: { readonly forUser?: string; readonly userId?: string };
+  }): Promise<readonly { readonly id: string; readonly distance: number }[]>;
   revalidate(
     agentId: string,
     candidates: readonly { readonly id: string }[],
@@ -173,6 +174,19 @@ async function threeOwners(
 
 const ids = (rows: readonly { readonly id: string }[]): string[] => rows.map((r) => r.id).sort();
 
+/** Cosine distance of two vectors. */
+function cosineDistance(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i += 1) {
+    dot += (a[i] as number) * (b[i] as number);
+    na += (a[i] as number) ** 2;
+    nb += (b[i] as number) ** 2;
+  }
+  return 1 - dot / Math.sqrt(na * nb);
+}
+
 /** Registers the user-scope part of the suite. */
 export function describeScopeConformance(name: string, open: ConformanceOpen): void {
   describe(`store port conformance: ${name}: users are boundaries`, () => {
@@ -258,6 +272,56 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         await expect(s.getMemory('a', bob.id, { forUser: '' })).rejects.toMatchObject({
           code: 'ENGRAM_STORE_INVALID_INPUT',
         });
+      }),
+    );
+
+    it(
+      'a search for a user among many ranks exactly the agent’s own memories and that user’s, both arms',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        // 400 memories: every 10th the agent's own, the rest over 13 users in turn; random directions. The store may
+        // restrict its scan to the scope inside its indexes: the answer is still the scope's nearest rows.
+        const random = mulberry32(2024);
+        const users = Array.from({ length: 13 }, (_, u) => `user-${u}@example.com`);
+        const rows = Array.from({ length: 400 }, (_, i) => ({
+          agentId: 'a',
+          kind: 'fact' as const,
+          content: `note ${i} about ${i % 7 === 0 ? 'harbour' : 'garden'} ${i % 3 === 0 ? 'lantern' : 'window'}`,
+          vector: vec4(random() - 0.5, random() - 0.5, random() - 0.5, random() - 0.5),
+          ...(i % 10 === 0 ? {} : { userId: users[i % users.length] as string }),
+        }));
+        const stored = await s.insertMemories(rows);
+        const owner = new Map(stored.map((r) => [r.id, r.userId]));
+        const vectorOf = new Map(stored.map((r, i) => [r.id, rows[i]?.vector as Float32Array]));
+        for (const filter of [
+          { forUser: 'user-3@example.com' },
+          { forUser: 'nobody' },
+          { userId: 'user-5@example.com' },
+        ]) {
+          const passes = (id: string): boolean => {
+            const user = owner.get(id) ?? null;
+            return 'userId' in filter ? user === filter.userId : user === null || user === filter.forUser;
+          };
+          for (let q = 0; q < 3; q += 1) {
+            const query = vec4(random() - 0.5, random() - 0.5, random() - 0.5, random() - 0.5);
+            const exact = stored
+              .filter((r) => passes(r.id))
+              .map((r) => ({ id: r.id, d: cosineDistance(query, vectorOf.get(r.id) as Float32Array) }))
+              .sort((a, b) => a.d - b.d);
+            for (const k of [5, 40]) {
+              const hits = await s.searchVector({ agentId: 'a', vector: query, k, filter });
+              expect(hits.map((h) => h.id)).toEqual(exact.slice(0, k).map((e) => e.id));
+            }
+          }
+          const lexical = await s.searchLexical({
+            agentId: 'a',
+            terms: ['harbour', 'lantern'],
+            limit: 200,
+            filter,
+          });
+          const expected = stored.filter((r) => passes(r.id) && /harbour|lantern/.test(r.content));
+          expect(ids(lexical.hits)).toEqual(ids(expected));
+        }
       }),
     );
 

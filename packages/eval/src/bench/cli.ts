@@ -15,6 +15,7 @@ import {
   formatBenchTable,
 } from './report.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
+import { type BenchUserScopeReport, runUserScopeScenario, USER_SCOPE_SCENARIO } from './user-scope.js';
 
 const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
              [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>]]
@@ -26,6 +27,9 @@ Side-by-side performance benchmark (not part of pnpm test):
   oneAgent384d        one agent, size rows, 384-d vectors
   oneAgent1536d       one agent, size rows, 1536-d vectors
   hundredAgents1536d  100 agents × min(size / 10, 10,000) rows each, 1536-d vectors
+  userScope100k       one agent, 100,000 rows over 1,000 users (5 % its own), 384-d: the same queries unscoped
+                      and for one user (filter forUser), hybrid and each arm, ratios scoped / unscoped (run when
+                      size ≥ 100,000 or when named by --only)
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
@@ -106,19 +110,24 @@ async function main(argv: readonly string[]): Promise<number> {
   const plans = benchPlans(size);
 
   const only = args.flags.get('only');
+  let userScopeWanted = size >= 100_000;
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const known = new Set<string>(BENCH_SCENARIOS);
+    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO]);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
-      process.stderr.write(`--only takes scenario names from: ${BENCH_SCENARIOS.join(', ')}\n${USAGE}\n`);
+      process.stderr.write(
+        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO].join(', ')}\n${USAGE}\n`,
+      );
       return 2;
     }
+    userScopeWanted = wanted.includes(USER_SCOPE_SCENARIO);
     for (let i = plans.length - 1; i >= 0; i -= 1) {
       if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
     }
   }
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
   const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
+  let userScope: BenchUserScopeReport | undefined;
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
@@ -164,6 +173,18 @@ async function main(argv: readonly string[]): Promise<number> {
       // Release the scenario's memory (Orama's indexes) before the next one measures its own.
       (globalThis as { gc?: () => void }).gc?.();
     }
+    if (userScopeWanted) {
+      log(`[${USER_SCOPE_SCENARIO}] one agent × 100000 rows over 1000 users, 384-d, ${queries} queries`);
+      userScope = await runUserScopeScenario({
+        rows: 100_000,
+        users: 1_000,
+        queries,
+        dimensions: 384,
+        batchSize: 1000,
+        dir,
+        log,
+      });
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -185,6 +206,7 @@ async function main(argv: readonly string[]): Promise<number> {
     size,
     machine: { cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
     ...results,
+    ...(userScope === undefined ? {} : { userScope100k: userScope }),
     ...(postgres === undefined ? {} : { postgres }),
     diagnostics: measureDiagnostics(1_000_000),
   };

@@ -2,6 +2,7 @@
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
 import type { BenchSmallAgents } from './small-agents.js';
+import { type BenchUserScopeReport, formatUserScopeLines } from './user-scope.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -181,6 +182,8 @@ export interface BenchReport {
   readonly oneAgent384d?: BenchScenarioReport;
   readonly oneAgent1536d?: BenchScenarioReport;
   readonly hundredAgents1536d?: BenchScenarioReport;
+  /** The user-scope scenario: the same queries unscoped and for one user (`user-scope.ts`). */
+  readonly userScope100k?: BenchUserScopeReport;
   /** The PostgreSQL scenario (`--postgres <url>`). */
   readonly postgres?: BenchPostgresReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
@@ -411,6 +414,7 @@ export function formatBenchTable(report: BenchReport): string {
       coldRows,
     ),
     ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
+    ...formatUserScopeLines(report.userScope100k),
     ...pgLines,
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,

@@ -100,7 +100,13 @@ export function listPendingEmbeddings(
   });
 }
 
-type CommitRow = { rid: number; agent_id: string; revision: number; chunk_count: number };
+type CommitRow = {
+  rid: number;
+  agent_id: string;
+  user_id: string | null;
+  revision: number;
+  chunk_count: number;
+};
 
 /** The states a commit may move a row out of: a row another drain already settled is left alone. */
 const AWAITING = "embedding_state IN ('pending', 'error')";
@@ -169,7 +175,7 @@ function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { 
   if (moved.changes !== 1) return false;
   const key = chunkKey(row.rid, o.chunk);
   deleteVector(ctx, key);
-  if (o.state === 'ready') writeVector(ctx, key, row.agent_id, o.vector);
+  if (o.state === 'ready') writeVector(ctx, key, row.agent_id, row.user_id, o.vector);
   return true;
 }
 
@@ -213,7 +219,7 @@ export function commitEmbeddings(
       const chunked = new Map<number, { row: CommitRow; failed: boolean }>();
       for (const o of outcomes) {
         const row = ctx
-          .stmt('read', 'SELECT rid, agent_id, revision, chunk_count FROM memories WHERE id = ?')
+          .stmt('read', 'SELECT rid, agent_id, user_id, revision, chunk_count FROM memories WHERE id = ?')
           .get<CommitRow>(o.id);
         const isChunked = row !== undefined && row.chunk_count > 1;
         if (
@@ -243,7 +249,7 @@ export function commitEmbeddings(
         }
         result[o.state] += 1;
         deleteVector(ctx, row.rid);
-        if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, o.vector);
+        if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, row.user_id, o.vector);
       }
       for (const { row, failed } of chunked.values()) settleChunked(ctx, row, failed);
       return result;

@@ -29,6 +29,7 @@ import { DERIVED_MEMORY_COLUMNS, PLAIN_TABLES, type PlainTable, tableExists } fr
 import { activeDuplicate } from './memory-rows.js';
 import { writeTags, writeVector } from './mirrors.js';
 import { linksChanged } from './open-links.js';
+import { userKey } from './user-key.js';
 
 /** Records between two progress reports (and two writes of the BM25 units indexed so far). */
 const STEP = 256;
@@ -120,6 +121,7 @@ class Importer extends importRows.ImportTally {
     const decoded = this.takeVectors(row, vectors, spans.length);
     if (decoded !== null) row.embedding_fingerprint = ctx.fingerprint;
     const cjk = hasCjk(content.normalize('NFKC'));
+    const userId = typeof row.user_id === 'string' ? row.user_id : null;
     const rid = this.#insert('memories', {
       ...row,
       has_cjk: cjk ? 1 : 0,
@@ -127,18 +129,18 @@ class Importer extends importRows.ImportTally {
       chunk_count: spans.length,
     });
     writeTags(ctx, rid, agentId, tags);
-    indexContent(ctx, rid, agentId, content, spans);
+    indexContent(ctx, rid, agentId, userKey(userId), content, spans);
     if (decoded !== null) {
       if (spans.length === 1) {
         const v = decoded[0];
-        if (v !== null && v !== undefined) writeVector(ctx, rid, agentId, v);
+        if (v !== null && v !== undefined) writeVector(ctx, rid, agentId, userId, v);
       } else {
         const mark = ctx.stmt(
           'write',
           'UPDATE memory_chunks SET vec = ? WHERE agent_id = ? AND rid = ? AND idx = ?',
         );
         decoded.forEach((v, idx) => {
-          if (v !== null) writeVector(ctx, chunkKey(rid, idx), agentId, v);
+          if (v !== null) writeVector(ctx, chunkKey(rid, idx), agentId, userId, v);
           mark.run(v === null ? CHUNK_VEC_NONE : CHUNK_VEC_READY, agentId, rid, idx);
         });
       }

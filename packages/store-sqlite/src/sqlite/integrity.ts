@@ -7,6 +7,7 @@ import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, dropVecto
 import type { RepairEmbeddingIntegrityOptions } from './config.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, writeFts } from './mirrors.js';
+import { userKey } from './user-key.js';
 import { deleteQuantVector, pruneQuantOrphans, repairQuantVectors } from './vector-quant.js';
 
 function markPending(ctx: StoreContext, rid: number): void {
@@ -86,27 +87,42 @@ export function repairEmbeddingIntegrity(
         const missing = ctx
           .stmt(
             'read',
-            `SELECT m.rid AS rid, m.content AS content, m.has_cjk AS has_cjk, NULL AS idx, NULL AS s, NULL AS e
+            `SELECT m.rid AS rid, m.content AS content, m.has_cjk AS has_cjk, m.user_id AS user_id, NULL AS idx,
+               NULL AS s, NULL AS e
              FROM memories m
              WHERE m.agent_id = @agent AND m.chunk_count = 1
                AND (NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = m.rid)
                  OR NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = m.rid))
              UNION ALL
-             SELECT m.rid, m.content, m.has_cjk, c.idx, c.start_at, c.end_at
+             SELECT m.rid, m.content, m.has_cjk, m.user_id, c.idx, c.start_at, c.end_at
              FROM memory_chunks c JOIN memories m ON m.rid = c.rid
              WHERE c.agent_id = @agent
                AND (NOT EXISTS (SELECT 1 FROM memories_fts_words f WHERE f.rowid = c.rid + c.idx * ${CHUNK_KEY_SPAN})
                  OR NOT EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = c.rid + c.idx * ${CHUNK_KEY_SPAN}))
              LIMIT @limit`,
           )
-          .all<{ rid: number; content: string; has_cjk: number; idx: number | null; s: number; e: number }>({
+          .all<{
+            rid: number;
+            content: string;
+            has_cjk: number;
+            user_id: string | null;
+            idx: number | null;
+            s: number;
+            e: number;
+          }>({
             agent: agentId,
             limit: limit - repaired,
           });
         for (const r of missing) {
           const key = r.idx === null ? r.rid : chunkKey(r.rid, r.idx);
           deleteFts(ctx, key, r.has_cjk === 1);
-          writeFts(ctx, key, agentId, r.idx === null ? r.content : r.content.slice(r.s, r.e));
+          writeFts(
+            ctx,
+            key,
+            agentId,
+            userKey(r.user_id),
+            r.idx === null ? r.content : r.content.slice(r.s, r.e),
+          );
           repaired += 1;
         }
       }

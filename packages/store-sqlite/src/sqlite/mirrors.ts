@@ -5,14 +5,22 @@
 import { hasCjk } from '@engram/contracts';
 import { unindexLexicalUnit } from '../lexical-index.js';
 import type { StoreContext } from './context.js';
+import { userKey } from './user-key.js';
 import { deleteQuantVector, writeQuantVector } from './vector-quant.js';
 
 /**
- * Indexes a row's NFKC content in the BM25 index (postings and the agent's statistics). The rows are written
- * with the rest of the transaction's units just before it commits (`StoreContext.tx`).
+ * Indexes a row's NFKC content in the BM25 index (postings, with its memory's `userKey`, and the agent's
+ * statistics). The rows are written with the rest of the transaction's units just before it commits
+ * (`StoreContext.tx`).
  */
-export function writeLexical(ctx: StoreContext, rid: number, agentId: string, text: string): void {
-  ctx.lexical.add(rid, agentId, text);
+export function writeLexical(
+  ctx: StoreContext,
+  rid: number,
+  agentId: string,
+  userKey: number,
+  text: string,
+): void {
+  ctx.lexical.add(rid, agentId, text, userKey);
 }
 
 /** Removes a row from the BM25 index. */
@@ -27,13 +35,15 @@ export function deleteLexical(ctx: StoreContext, rid: number): void {
 }
 
 /**
- * Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK; returns that.
- * `text` is the content's NFKC form and `cjk` whether it has CJK, when the caller has them already.
+ * Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK, and in the BM25
+ * index with its memory's user key (`user-key.ts`); returns whether it has CJK. `text` is the content's NFKC form
+ * and `cjk` whether it has CJK, when the caller has them already.
  */
 export function writeFts(
   ctx: StoreContext,
   rid: number,
   agentId: string,
+  userKey: number,
   content: string,
   text: string = content.normalize('NFKC'),
   cjk: boolean = hasCjk(text),
@@ -42,7 +52,7 @@ export function writeFts(
   ctx
     .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')
     .run(rid, token, text);
-  writeLexical(ctx, rid, agentId, text);
+  writeLexical(ctx, rid, agentId, userKey, text);
   if (cjk) {
     ctx
       .stmt('fts', 'INSERT INTO memories_fts_trigram(rowid, agent, content) VALUES (?, ?, ?)')
@@ -58,12 +68,22 @@ export function deleteFts(ctx: StoreContext, rid: number, hadCjk: boolean): void
   if (hadCjk) ctx.stmt('fts', 'DELETE FROM memories_fts_trigram WHERE rowid = ?').run(rid);
 }
 
-/** Stores a row's vector in the agent's partition (and its quantised copy when the store keeps one). */
-export function writeVector(ctx: StoreContext, rid: number, agentId: string, vector: Float32Array): void {
+/**
+ * Stores a row's vector in the agent's partition with its memory's user key (`user-key.ts`; `userId` null: the
+ * agent's own), and its quantised copy when the store keeps one.
+ */
+export function writeVector(
+  ctx: StoreContext,
+  rid: number,
+  agentId: string,
+  userId: string | null | undefined,
+  vector: Float32Array,
+): void {
+  const key = BigInt(userKey(userId));
   ctx
-    .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)')
-    .run(BigInt(rid), agentId, vector);
-  writeQuantVector(ctx, rid, agentId, vector);
+    .stmt('vector', 'INSERT INTO memories_vec(rowid, agent_id, user_key, embedding) VALUES (?, ?, ?, ?)')
+    .run(BigInt(rid), agentId, key, vector);
+  writeQuantVector(ctx, rid, agentId, key, vector);
 }
 
 /** Removes a row's vector (nothing when the store has no vector index). */

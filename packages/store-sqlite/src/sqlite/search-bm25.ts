@@ -10,6 +10,7 @@ import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { type FilterParams, filterSql, scopeKey, type TimeParams, tagsSql, timeSql } from './filters.js';
 import { compareIds } from './id-order.js';
+import { knnUsers, knnUsersSql } from './user-key.js';
 
 /**
  * Units the scoring statement's second band keeps per wanted memory (see `bm25Sql`): it is joined only when the
@@ -61,13 +62,18 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
   // from 4.15 to 3.54 ms at 100k (p95 4.9 to 4.5 and 42.8 to 41.2 ms), with the same answers.
   // Rows are [key, score, id, revision, chunk count]: the memory's rid is key % 2^40, computed by the caller
   // (two columns fewer per row than when the rid and the cut score were read per row).
+  // A user scope is applied to the postings too (`user-key.ts`): only the scope's units are scored, grouped and
+  // cut, so a user's search ranks that user's and the agent's own units, not every unit of the agent to find few
+  // of them in its bands (which then joined every hit to its memory). The memories' own condition (`filterSql`)
+  // stays the rule.
+  const users = knnUsersSql(knnUsers(scope).users, 'p.user_key');
   const hitArms = ['lexical_postings', 'lexical_postings_fresh']
     .map(
       (table) => `SELECT p.rid,
         sum(w.idf * p.tf * (@k1 + 1.0) / (p.tf + @k1 * (1.0 - @b + @b * p.length / @avgdl))),
         max(w.grp <> ${SCORE_ONLY})
       FROM w CROSS JOIN ${table} p ON p.agent_id = @agent AND p.term = w.term
-      WHERE w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')}
+      WHERE (w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')})${users}
       GROUP BY p.rid`,
     )
     .join('\n      UNION ALL\n      ');
@@ -168,6 +174,8 @@ export function searchBm25(
     wideAt: WIDE_FACTOR * limit - 1,
     ...filter.scope,
   };
+  const { users, uk } = knnUsers(filter.scope);
+  if (users !== 'none') params.uk = BigInt(uk);
   const kinds = JSON.parse(filter.kinds) as string[];
   for (let i = 0; i < MEMORY_KINDS.length; i += 1) params[`kind${i}`] = kinds[i] ?? null;
   plan.phrases.forEach((phrase, i) => {

@@ -1,7 +1,9 @@
 /**
  * The vector arm of the read slice: k-NN inside the agent's sqlite-vec partition, with filters applied inside
  * the candidate query (over-fetch and refill, then an exact scan) so that a filter never starves the top k.
- * With a quantised index the k-NN is a coarse pass rescored by exact float distances (`vector-quant.ts`).
+ * A user scope is applied inside the k-NN as well (the `user_key` metadata column, `user-key.ts`), so vec0 ranks
+ * only the scope's vectors. With a quantised index the k-NN is a coarse pass rescored by exact float distances
+ * (`vector-quant.ts`).
  */
 
 import type { VectorHit, VectorQuery } from '@engram/store/port-kit';
@@ -18,6 +20,7 @@ import {
   timeSql,
 } from './filters.js';
 import { compareIds } from './id-order.js';
+import { knnUsers } from './user-key.js';
 import { followVectorIndex, knnParams, knnSql, MAX_KNN, planKnn } from './vector-quant.js';
 
 /** How many chunk neighbours are asked for per wanted memory when the agent has chunked memories. */
@@ -252,6 +255,10 @@ function nearestPassing(
   scope: Scope,
 ): Row[] {
   const where = passingWhere(scope);
+  // The user scope is applied inside the k-NN too (`user-key.ts`): vec0 scans only the scope's vectors, so the
+  // neighbours it returns are the scope's nearest; the candidate query's own user condition stays the rule.
+  const { users, uk } = knnUsers(scope);
+  const userParams = users === 'none' ? {} : { uk: BigInt(uk) };
   let kk = firstRoundK(k, true, chunked);
   for (;;) {
     const plan = planKnn(ctx, agentId, kk, vector.length);
@@ -259,7 +266,7 @@ function nearestPassing(
       .stmt(
         'vector',
         `WITH knn AS MATERIALIZED (
-           ${knnSql(ctx, plan)})
+           ${knnSql(ctx, plan, users)})
          SELECT m.id AS id, min(knn.distance) AS distance, knn.rowid AS key, m.rid AS rid, m.chunk_count AS chunks,
            (SELECT count(*) FROM knn) AS raw
          FROM knn CROSS JOIN memories m ON m.rid = knn.rowid % ${CHUNK_KEY_SPAN}
@@ -273,15 +280,20 @@ function nearestPassing(
         kk,
         agent: agentId,
         ...scope,
+        ...userParams,
         ...knnParams(ctx, plan, vector, kk),
       });
     if (rows.length >= k) return rows;
     // Fewer passing rows than k: either the partition has no more neighbours, or more must be looked at.
     const raw =
       rows[0]?.raw ??
-      ctx
-        .stmt('vector', `SELECT count(*) AS n FROM (${knnSql(ctx, plan)})`)
-        .get<{ n: number }>({ v: vector, kk, agent: agentId, ...knnParams(ctx, plan, vector, kk) })?.n ??
+      ctx.stmt('vector', `SELECT count(*) AS n FROM (${knnSql(ctx, plan, users)})`).get<{ n: number }>({
+        v: vector,
+        kk,
+        agent: agentId,
+        ...userParams,
+        ...knnParams(ctx, plan, vector, kk),
+      })?.n ??
       0;
     if (raw < kk) return rows;
     if (kk >= MAX_KNN) break;

@@ -158,7 +158,12 @@ function hasTable(ctx: StoreContext, name: string): boolean {
 }
 
 /** The shadow tables of sqlite-vec 0.1.x's `vec0` (one float column, one partition key) that a step reads. */
-const SHADOW_TABLES = ['memories_vec_chunks', 'memories_vec_vector_chunks00', `${QUANT_TABLE}_rowids`];
+const SHADOW_TABLES = [
+  'memories_vec_chunks',
+  'memories_vec_vector_chunks00',
+  'memories_vec_metadatachunks00',
+  `${QUANT_TABLE}_rowids`,
+];
 
 /** One step: quantises the float chunks after the watermark, up to `QUANT_BUILD_STEP` bytes of vectors, and moves it. */
 function buildStep(
@@ -183,12 +188,12 @@ function buildStep(
   };
   if (quantization === 'none' || !hasQuantTable(ctx.db) || !hasTable(ctx, 'memories_vec')) return finish(0);
   const insert = prepare(
-    `INSERT INTO ${QUANT_TABLE}(rowid, agent_id, embedding, vector) VALUES (?, ?, ${typed(quantization, '?')}, ?)`,
+    `INSERT INTO ${QUANT_TABLE}(rowid, agent_id, user_key, embedding, vector) VALUES (?, ?, ?, ${typed(quantization, '?')}, ?)`,
   );
-  const add = (rowid: bigint, agent: string, bytes: Uint8Array): void => {
+  const add = (rowid: bigint, agent: string, userKey: bigint, bytes: Uint8Array): void => {
     // A copy: the driver's buffer need not be aligned for a Float32Array view.
     const floats = new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength / 4);
-    insert.run(rowid, agent, quantize(quantization, floats), floats);
+    insert.run(rowid, agent, userKey, quantize(quantization, floats), floats);
   };
   if (!SHADOW_TABLES.every((t) => hasTable(ctx, t))) return finish(fillByKey(ctx, prepare, add));
   const width = dimensions * 4;
@@ -203,8 +208,9 @@ function buildStep(
     .stmt(
       'vector',
       `SELECT c.chunk_id AS chunk, c.partition00 AS agent, c.size AS size, c.validity AS validity,
-         c.rowids AS rowids, v.vectors AS vectors
+         c.rowids AS rowids, v.vectors AS vectors, u.data AS users
        FROM memories_vec_chunks c JOIN memories_vec_vector_chunks00 v ON v.rowid = c.chunk_id
+       JOIN memories_vec_metadatachunks00 u ON u.rowid = c.chunk_id
        WHERE c.chunk_id > ? ORDER BY c.chunk_id LIMIT ?`,
     )
     .all<{
@@ -214,18 +220,26 @@ function buildStep(
       validity: Uint8Array;
       rowids: Uint8Array;
       vectors: Uint8Array;
+      users: Uint8Array;
     }>(Number(mark.value), chunksPerStep);
   const present = prepare(`SELECT 1 AS x FROM ${QUANT_TABLE}_rowids WHERE rowid = ?`);
   let written = 0;
   for (const c of chunks) {
     // vec0's chunk: a validity bitmap (bit i of byte i / 8 set when slot i holds a live row) and the slots'
-    // rowids as little-endian 64-bit integers, beside the blob of the slots' vectors.
+    // rowids as little-endian 64-bit integers, beside the blob of the slots' vectors and that of their user keys
+    // (the `user_key` metadata column: 64-bit integers too).
     const ids = new DataView(c.rowids.buffer, c.rowids.byteOffset, c.rowids.byteLength);
+    const users = new DataView(c.users.buffer, c.users.byteOffset, c.users.byteLength);
     for (let slot = 0; slot < c.size; slot += 1) {
       if ((((c.validity[slot >> 3] as number) >> (slot & 7)) & 1) === 0) continue;
       const rowid = ids.getBigInt64(slot * 8, true);
       if (present.get(rowid) !== undefined) continue;
-      add(rowid, c.agent, c.vectors.subarray(slot * width, (slot + 1) * width));
+      add(
+        rowid,
+        c.agent,
+        users.getBigInt64(slot * 8, true),
+        c.vectors.subarray(slot * width, (slot + 1) * width),
+      );
       written += 1;
     }
   }
@@ -244,19 +258,20 @@ function buildStep(
 function fillByKey(
   ctx: StoreContext,
   prepare: (sql: string) => SqliteStatement,
-  add: (rowid: bigint, agent: string, bytes: Uint8Array) => void,
+  add: (rowid: bigint, agent: string, userKey: bigint, bytes: Uint8Array) => void,
 ): number {
-  const keys = prepare('SELECT rowid, agent_id FROM memories_vec').all() as {
+  const keys = prepare('SELECT rowid, agent_id, user_key FROM memories_vec').all() as {
     rowid: number;
     agent_id: string;
+    user_key: number;
   }[];
   const read = prepare('SELECT embedding FROM memories_vec WHERE rowid = ?');
   const present = prepare(`SELECT 1 AS x FROM ${QUANT_TABLE} WHERE rowid = ?`);
   ctx.count('vector');
   let written = 0;
-  for (const { rowid, agent_id } of keys) {
+  for (const { rowid, agent_id, user_key } of keys) {
     if (present.get(rowid) !== undefined) continue;
-    add(BigInt(rowid), agent_id, (read.get(rowid) as { embedding: Uint8Array }).embedding);
+    add(BigInt(rowid), agent_id, BigInt(user_key), (read.get(rowid) as { embedding: Uint8Array }).embedding);
     written += 1;
   }
   return written;

@@ -1,7 +1,7 @@
 /**
  * Opt-in quantised vector search. Beside the float index (`memories_vec`) a store may keep a second vec0 table,
- * `memories_vec_quant`, partitioned by agent like the float one and keyed by the same rowids (a memory's rid, or
- * a chunk's key), holding each vector quantised to `int8` (scaled per vector by its largest component, so the
+ * `memories_vec_quant`, partitioned by agent like the float one, keyed by the same rowids (a memory's rid, or
+ * a chunk's key) and with the same user keys (`user-key.ts`), holding each vector quantised to `int8` (scaled per vector by its largest component, so the
  * cosine is kept) or to `bit` (the sign of each component, compared by Hamming distance), with a copy of the
  * float vector as an auxiliary column. A k-NN then runs on the quantised table for `k × rescore` candidates,
  * and the exact cosine distance of each candidate's float copy orders them: the arm returns the same distances
@@ -20,6 +20,7 @@ import { EngramStoreError } from '@engram/store/port-kit';
 import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { vec0ChunkSize, vec0PartitionIndexSql, vectorChunkSize } from '../schema.js';
 import type { StoreContext } from './context.js';
+import { type KnnUsers, knnUsersSql } from './user-key.js';
 
 export type { VectorIndexOptions, VectorIndexSetting, VectorQuantization };
 
@@ -158,7 +159,7 @@ export function quantTableSql(quantization: VectorQuantization, dimensions: numb
   const column = quantization === 'int8' ? `int8[${dimensions}] distance_metric=cosine` : `bit[${bits}]`;
   // The chunk size follows the quantised vector's own width (int8: a byte per dimension; bit: one bit).
   const chunkSize = vec0ChunkSize(quantization === 'int8' ? dimensions : bits / 8);
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, embedding ${column}, +vector blob, chunk_size=${chunkSize});
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${QUANT_TABLE} USING vec0(agent_id text partition key, user_key integer, embedding ${column}, +vector blob, chunk_size=${chunkSize});
 ${vec0PartitionIndexSql(QUANT_TABLE)};`;
 }
 
@@ -205,11 +206,12 @@ export function typed(quantization: 'int8' | 'bit', param: string): string {
   return quantization === 'int8' ? `vec_int8(${param})` : `vec_bit(${param})`;
 }
 
-/** Stores a row's quantised vector (nothing when the store searches exactly). */
+/** Stores a row's quantised vector with its user key (nothing when the store searches exactly). */
 export function writeQuantVector(
   ctx: StoreContext,
   rid: number,
   agentId: string,
+  userKey: bigint,
   vector: Float32Array,
 ): void {
   followVectorIndex(ctx);
@@ -218,9 +220,9 @@ export function writeQuantVector(
   ctx
     .stmt(
       'vector',
-      `INSERT INTO ${QUANT_TABLE}(rowid, agent_id, embedding, vector) VALUES (?, ?, ${typed(q, '?')}, ?)`,
+      `INSERT INTO ${QUANT_TABLE}(rowid, agent_id, user_key, embedding, vector) VALUES (?, ?, ?, ${typed(q, '?')}, ?)`,
     )
-    .run(BigInt(rid), agentId, quantize(q, vector), vector);
+    .run(BigInt(rid), agentId, userKey, quantize(q, vector), vector);
 }
 
 /**
@@ -482,13 +484,15 @@ export const knnPlanTestHook: { forced: KnnPlan | null; quantised: number; exact
 /**
  * The k-NN the vector arm reads as `knn(rowid, distance)` for `@v` (the query), `@kk` (neighbours wanted) and
  * `@agent`, in `plan`: the float index's own k-NN, or the coarse k-NN of `@kq` candidates on the quantised table
- * rescored by the exact distance of their float copies. Two SQL texts per store (each prepared once); parameters
- * from `knnParams` with the same plan.
+ * rescored by the exact distance of their float copies. `users` restricts the scan to a user scope inside vec0
+ * (`user-key.ts`, the key bound as `@uk`). One SQL text per plan and user restriction (each prepared once);
+ * parameters from `knnParams` with the same plan.
  */
-export function knnSql(ctx: StoreContext, plan: KnnPlan): string {
+export function knnSql(ctx: StoreContext, plan: KnnPlan, users: KnnUsers = 'none'): string {
   const q = searchIndex(ctx).quantization;
+  const scope = knnUsersSql(users);
   if (q === 'none' || plan === 'exact') {
-    return 'SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent';
+    return `SELECT rowid, distance FROM memories_vec WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent${scope}`;
   }
   // The file decides, not this connection's view of it: another process may be rebuilding the quantised table
   // (its build commits in steps), and then the float index answers. Each arm's condition is constant, so SQLite
@@ -497,12 +501,12 @@ export function knnSql(ctx: StoreContext, plan: KnnPlan): string {
   return `SELECT rowid, distance FROM (
       SELECT c.rowid AS rowid, vec_distance_cosine(c.vector, @v) AS distance
       FROM (SELECT rowid, vector FROM ${QUANT_TABLE}
-        WHERE embedding MATCH ${typed(q, '@q')} AND k = @kq AND agent_id = @agent) c
+        WHERE embedding MATCH ${typed(q, '@q')} AND k = @kq AND agent_id = @agent${scope}) c
       ORDER BY distance, c.rowid LIMIT @kk)
     WHERE NOT EXISTS (${pending})
     UNION ALL
     SELECT rowid, distance FROM memories_vec
-    WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent AND EXISTS (${pending})`;
+    WHERE embedding MATCH @v AND k = @kk AND agent_id = @agent${scope} AND EXISTS (${pending})`;
 }
 
 /**
@@ -549,14 +553,14 @@ export function repairQuantVectors(ctx: StoreContext, agentId: string, limit: nu
   const missing = ctx
     .stmt(
       'vector',
-      `SELECT f.rowid AS rid, f.embedding AS embedding FROM memories_vec f
+      `SELECT f.rowid AS rid, f.user_key AS uk, f.embedding AS embedding FROM memories_vec f
        WHERE f.agent_id = @agent AND NOT EXISTS (SELECT 1 FROM ${QUANT_TABLE} q WHERE q.rowid = f.rowid)
        LIMIT @limit`,
     )
-    .all<{ rid: number; embedding: Uint8Array }>({ agent: agentId, limit });
+    .all<{ rid: number; uk: number; embedding: Uint8Array }>({ agent: agentId, limit });
   for (const m of missing) {
     const floats = new Float32Array(new Uint8Array(m.embedding).buffer, 0, m.embedding.byteLength / 4);
-    writeQuantVector(ctx, m.rid, agentId, floats);
+    writeQuantVector(ctx, m.rid, agentId, BigInt(m.uk), floats);
   }
   return missing.length;
 }

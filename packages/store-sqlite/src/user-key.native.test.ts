@@ -1,0 +1,93 @@
+/**
+ * The user key of the search indexes (`sqlite/user-key.ts`): a 31-bit hash of the user id, 0 for the agent's own
+ * rows. Two users may share a key; the index then lets the other user's rows into the scan, and the candidate
+ * query still drops them: a search for one of them never shows the other's memories and still fills its top k.
+ */
+import type { NewMemory } from '@engram/store/port-kit';
+import { mulberry32 } from '@engram/test-support/prng';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NO_USER_KEY, userKey } from './sqlite/user-key.js';
+import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
+
+const DIMS = 8;
+const open: SqliteMemoryStore[] = [];
+
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+});
+
+/** Two user ids with one key: the first pair of `user-<n>` found (a 31-bit key: some 60,000 ids in). */
+function collidingUsers(): [string, string] {
+  const seen = new Map<number, string>();
+  for (let i = 0; ; i += 1) {
+    const id = `user-${i}`;
+    const key = userKey(id);
+    const other = seen.get(key);
+    if (other !== undefined) return [other, id];
+    seen.set(key, id);
+  }
+}
+
+describe('the user key', () => {
+  it('is 0 for the agent’s own rows and a positive 31-bit integer for a user, the same for the same id', () => {
+    expect(userKey(null)).toBe(NO_USER_KEY);
+    expect(userKey(undefined)).toBe(NO_USER_KEY);
+    for (const id of ['alice', 'bob@example.com', 'ユーザー', 'x'.repeat(200)]) {
+      const key = userKey(id);
+      expect(Number.isInteger(key) && key > 0 && key < 2 ** 31).toBe(true);
+      expect(userKey(id)).toBe(key);
+    }
+    expect(userKey('alice')).not.toBe(userKey('bob'));
+  });
+
+  it('two users sharing a key: a search for one never shows the other’s memories and fills its top k', async () => {
+    const [first, second] = collidingUsers();
+    expect(userKey(first)).toBe(userKey(second));
+    const store = createSqliteMemoryStore({
+      path: ':memory:',
+      embedding: { id: 'p8', dimensions: DIMS },
+      vectorWorker: false,
+    });
+    open.push(store);
+    const random = mulberry32(31);
+    const owners = [null, first, second] as const;
+    const rows: NewMemory[] = Array.from({ length: 90 }, (_, i) => {
+      const user = owners[i % 3] ?? null;
+      return {
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `shared lantern note ${i}`,
+        vector: Float32Array.from({ length: DIMS }, () => random() - 0.5),
+        ...(user === null ? {} : { userId: user }),
+      };
+    });
+    const stored = await store.insertMemories(rows);
+    const ownerOf = new Map(stored.map((r) => [r.id, r.userId]));
+    for (const k of [10, 60]) {
+      const hits = await store.searchVector({
+        agentId: 'a',
+        vector: Float32Array.from({ length: DIMS }, () => random() - 0.5),
+        k,
+        filter: { forUser: first },
+      });
+      expect(hits).toHaveLength(k);
+      expect(hits.every((h) => ownerOf.get(h.id) !== second)).toBe(true);
+    }
+    const only = await store.searchVector({
+      agentId: 'a',
+      vector: Float32Array.from({ length: DIMS }, () => random() - 0.5),
+      k: 40,
+      filter: { userId: first },
+    });
+    expect(only).toHaveLength(30);
+    expect(only.every((h) => ownerOf.get(h.id) === first)).toBe(true);
+    const lexical = await store.searchLexical({
+      agentId: 'a',
+      terms: ['lantern'],
+      limit: 100,
+      filter: { forUser: first },
+    });
+    expect(lexical.hits).toHaveLength(60);
+    expect(lexical.hits.every((h) => ownerOf.get(h.id) !== second)).toBe(true);
+  });
+});
