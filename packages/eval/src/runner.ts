@@ -158,6 +158,8 @@ export async function loadFixture(
         content: row.content,
         importance: row.importance,
         createdAt: row.createdAt ?? options.createdAt,
+        ...(row.sessionId === undefined ? {} : { sessionId: row.sessionId }),
+        ...(row.seq === undefined ? {} : { seqFrom: row.seq, seqTo: row.seq }),
       };
       const vector = byRow.get(row);
       if (vector === undefined) return fields;
