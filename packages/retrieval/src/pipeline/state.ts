@@ -96,6 +96,8 @@ export interface CallState {
   readonly records: Map<string, MemoryRecord>;
   lexicalValid: ValidCandidate[];
   vectorValid: ValidCandidate[];
+  /** Memories next to lexical candidates in their sessions (conversation scoring), own score 0. */
+  neighbours: ValidCandidate[];
   results: RetrievalResult[];
 }
 
@@ -122,6 +124,7 @@ export function createCallState(
     records: new Map(),
     lexicalValid: [],
     vectorValid: [],
+    neighbours: [],
     results: [],
   };
 }
