@@ -233,22 +233,11 @@ export interface RevalidationCandidate {
 /**
  * The fields of a memory that ranking and the kind and tag filters read (what `revalidateBrief` returns):
  * whether the row is current, of this agent and in the time scope is decided by the read itself, so neither
- * those columns nor the content, hash, metadata and bookkeeping are converted. The session and its positions
- * are there for the retriever's conversation scoring (a memory's neighbours and its session).
+ * those columns nor the content, hash, metadata and bookkeeping are converted (the session and positions
+ * serve the retriever's conversation scoring).
  */
-export type MemoryBrief = Pick<
-  MemoryRecord,
-  | 'id'
-  | 'kind'
-  | 'revision'
-  | 'importance'
-  | 'tags'
-  | 'createdAt'
-  | 'updatedAt'
-  | 'sessionId'
-  | 'seqFrom'
-  | 'seqTo'
->;
+export type MemoryBrief = Pick<MemoryRecord, RankedField | 'sessionId' | 'seqFrom' | 'seqTo'>;
+type RankedField = 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt';
 
 /** Options of `revalidate`: a time scope, the user scope (another user's row is left out), and archived rows. */
 export interface RevalidateOptions extends TimeScope, UserScope {
