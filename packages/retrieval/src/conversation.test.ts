@@ -37,6 +37,12 @@ describe('conversationTerms', () => {
     expect(terms[5]).toBeNull();
   });
 
+  it('counts rows at the same or the next position as neighbours in a session of single positions', () => {
+    const single = [turn('a', 4, 's', 1), turn('b', 0, 's', 2), turn('c', 2, 's', 4), turn('d', 1, 's', 2)];
+    const terms = conversationTerms(single, { neighbour: 1, session: 0, depth: 20 });
+    expect(terms.map((t) => t?.neighbour ?? 0)).toEqual([1, 4, 0, 4]);
+  });
+
   it('sums a session over the first `depth` hits only', () => {
     const terms = conversationTerms(input, { neighbour: 0, session: 1, depth: 2 });
     // The first two hits by score: s1-2 (8) and the loose row (6): only s1 has a sum.

@@ -105,19 +105,51 @@ export function conversationTerms(
   }
   for (const [sessionId, list] of sessions) {
     const sessionTerm = prior.get(sessionId) ?? 0;
-    // Sessions are short (tens of turns): the pairwise scan stays small.
-    for (const p of list) {
-      let neighbour = 0;
-      if (scoring.neighbour > 0) {
-        for (const q of list) {
-          if (q === p || q.from > p.to + 1 || q.to < p.from - 1) continue;
-          if (q.score > neighbour) neighbour = q.score;
-        }
-      }
+    const best = scoring.neighbour > 0 ? neighbourScores(list) : null;
+    for (let k = 0; k < list.length; k += 1) {
+      const p = list[k] as Placed;
+      const neighbour = best === null ? 0 : (best[k] as number);
       const neighbourTerm = scoring.neighbour * neighbour;
       if (neighbourTerm > 0 || sessionTerm > 0)
         out[p.index] = { neighbour: neighbourTerm, session: sessionTerm };
     }
   }
+  return out;
+}
+
+/**
+ * The best neighbour score of each placed row of one session (another row whose positions touch or overlap
+ * its own). Rows of one position each (a logged turn) are looked up by position; a session holding ranges
+ * (extracted memories) is scanned pairwise.
+ */
+function neighbourScores(list: readonly Placed[]): number[] {
+  const out: number[] = new Array(list.length).fill(0);
+  if (list.every((p) => p.from === p.to)) {
+    const at = new Map<number, number[]>();
+    list.forEach((p, k) => {
+      const ks = at.get(p.from);
+      if (ks === undefined) at.set(p.from, [k]);
+      else ks.push(k);
+    });
+    list.forEach((p, k) => {
+      let best = 0;
+      for (const pos of [p.from - 1, p.from, p.from + 1]) {
+        for (const j of at.get(pos) ?? []) {
+          const q = list[j] as Placed;
+          if (j !== k && q.score > best) best = q.score;
+        }
+      }
+      out[k] = best;
+    });
+    return out;
+  }
+  list.forEach((p, k) => {
+    let best = 0;
+    for (const q of list) {
+      if (q === p || q.from > p.to + 1 || q.to < p.from - 1) continue;
+      if (q.score > best) best = q.score;
+    }
+    out[k] = best;
+  });
   return out;
 }
