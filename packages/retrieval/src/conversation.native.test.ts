@@ -71,6 +71,11 @@ describe('conversation scoring in the lexical arm', () => {
     const loose = (rs: typeof results) => rs.find((r) => r.record.id === 'loose')?.explanation;
     expect(loose(results)?.conversation).toBeUndefined();
     expect(loose(results)?.lexicalScore).toBe(loose(plain.results)?.lexicalScore);
+
+    // A decision lookup (the facts most like a new one) ranks by each memory's own match only.
+    const decision = await on.decision('a', 'hiking Mount Tamalpais', { limit: 10 });
+    expect(decision.results.map((r) => r.record.id).sort()).toEqual(['loose', 's1-2']);
+    expect(decision.results.every((r) => r.explanation.conversation === undefined)).toBe(true);
   });
 
   it("applies the call's filters to the neighbours too", async () => {

@@ -3,7 +3,7 @@ import { type ConversationTerms, conversationTerms } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import { type FusedResult, type FusionCandidate, fuseCandidates } from '../fusion.js';
 import { refreshValid, revalidateOptions } from './revalidation.js';
-import { type CallState, checkAbort, type PipelineContext, storeCall } from './state.js';
+import { type CallState, callConversation, checkAbort, type PipelineContext, storeCall } from './state.js';
 
 /** A candidate being joined: filled in place (one object per candidate, no copies). */
 interface Joined {
@@ -37,7 +37,7 @@ function lexicalOrder(
       : [...own, ...state.neighbours.filter((n) => state.checked.get(n.record.id) === n.record)];
   const terms = conversationTerms(
     lexical.map(({ hit, record }) => ({ record, score: hit.score ?? 0 })),
-    ctx.settings.conversation,
+    callConversation(ctx, state),
   );
   const out = [];
   for (let i = 0; i < lexical.length; i += 1) {

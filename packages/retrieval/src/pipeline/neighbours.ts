@@ -1,6 +1,13 @@
 import type { MemoryBrief, MemoryKind, SessionWindow } from '@engram/store';
 import { passesFilter, revalidateOptions } from './revalidation.js';
-import { type CallState, checkAbort, type PipelineContext, storeCall, type ValidCandidate } from './state.js';
+import {
+  type CallState,
+  callConversation,
+  checkAbort,
+  type PipelineContext,
+  storeCall,
+  type ValidCandidate,
+} from './state.js';
 
 /**
  * Part of the `authoritativeRevalidation` stage, after it: with conversation scoring on (a neighbour share
@@ -10,7 +17,7 @@ import { type CallState, checkAbort, type PipelineContext, storeCall, type Valid
  * candidate. A memory without a session or a position brings none.
  */
 export async function neighbourStage(ctx: PipelineContext, state: CallState): Promise<void> {
-  const scoring = ctx.settings.conversation;
+  const scoring = callConversation(ctx, state);
   const read = ctx.store.sessionNeighbours?.bind(ctx.store);
   if (scoring.neighbour <= 0 || !state.lexicalOn || read === undefined) return;
   const placed = state.lexicalValid

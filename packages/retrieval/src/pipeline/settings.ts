@@ -70,7 +70,7 @@ export interface RetrieverConfig {
   /**
    * Conversation structure in the lexical arm (see {@link ConversationScoring}): a memory with a session and a
    * position gains a share of its best neighbour's score and its session's prior; `false` turns it off.
-   * Memories without a session are never affected. Missing fields take the defaults.
+   * Memories without a session, and `decision` lookups, are never affected. Missing fields take the defaults.
    */
   readonly conversation?: Partial<ConversationScoring> | false;
   /**
