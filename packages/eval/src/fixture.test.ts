@@ -14,8 +14,17 @@ function baseFixture(): {
     content: string;
     importance: number;
     createdAt?: number;
+    sessionId?: string;
+    seq?: number;
   }[];
-  queries: { id: string; agentId: string; text: string; subsets: string[]; relevantIds: string[] }[];
+  queries: {
+    id: string;
+    agentId: string;
+    text: string;
+    subsets: string[];
+    relevantIds: string[];
+    referenceTime?: number;
+  }[];
 } {
   return {
     version: 1,
@@ -51,6 +60,22 @@ describe('validateFixture', () => {
       expect(result.fixture.corpus).toHaveLength(3);
       expect(fixtureSubsets(result.fixture)).toEqual(RETRIEVAL_SUBSETS);
     }
+  });
+
+  it("keeps a row's session and position and a query's reference time; a position needs a session", () => {
+    const f = baseFixture();
+    f.corpus[0] = { ...(f.corpus[0] as (typeof f.corpus)[number]), sessionId: 'session_1', seq: 3 };
+    f.queries[0] = { ...(f.queries[0] as (typeof f.queries)[number]), referenceTime: 1_700_000_000_000 };
+    const result = validateFixture(f);
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.fixture.corpus[0]).toMatchObject({ sessionId: 'session_1', seq: 3 });
+      expect(result.fixture.queries[0]?.referenceTime).toBe(1_700_000_000_000);
+    }
+    f.corpus[1] = { ...(f.corpus[1] as (typeof f.corpus)[number]), seq: 1 };
+    expect(issuesOf(f)).toEqual(['corpus[1]: seq needs a sessionId']);
+    f.corpus[1] = { ...(f.corpus[1] as (typeof f.corpus)[number]), sessionId: 's', seq: 0 };
+    expect(issuesOf(f).some((i) => i.startsWith('fixture.corpus[1].seq:'))).toBe(true);
   });
 
   it('rejects a duplicate corpus id', () => {

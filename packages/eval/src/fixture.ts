@@ -40,6 +40,10 @@ export interface FixtureMemory {
   readonly importance: number;
   /** Epoch milliseconds; the runner's fixed clock is used when absent. */
   readonly createdAt?: number;
+  /** The conversation (session) the row was logged in; stored as the memory's `sessionId`. */
+  readonly sessionId?: string;
+  /** The row's position in its session (an integer ≥ 1; needs `sessionId`); stored as `seqFrom` = `seqTo`. */
+  readonly seq?: number;
 }
 
 /** One query of a fixture: its relevant ids belong to the same agent. */
@@ -49,6 +53,8 @@ export interface FixtureQuery {
   readonly text: string;
   readonly subsets: readonly string[];
   readonly relevantIds: readonly string[];
+  /** When the question is asked (epoch ms), for time-aware retrieval; the runner's clock when absent. */
+  readonly referenceTime?: number;
 }
 
 /**
@@ -88,6 +94,8 @@ const fixtureSchema = z.strictObject({
       content: z.string().refine((s) => s.trim().length > 0, 'content must not be blank'),
       importance: z.number().min(0).max(1),
       createdAt: z.number().int().nonnegative().optional(),
+      sessionId: nonEmpty.optional(),
+      seq: z.number().int().positive().optional(),
     }),
   ),
   queries: z.array(
@@ -97,6 +105,7 @@ const fixtureSchema = z.strictObject({
       text: z.string().refine((s) => s.trim().length > 0, 'text must not be blank'),
       subsets: z.array(nonEmpty).min(1),
       relevantIds: z.array(nonEmpty).min(1, 'a query needs at least one relevant id'),
+      referenceTime: z.number().int().nonnegative().optional(),
     }),
   ),
 });
@@ -108,7 +117,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 /**
  * Validates a parsed JSON value as a fixture and checks its cross-references: unique corpus ids, unique
  * query ids, relevant ids that exist and belong to the query's agent, known subset names, at least one
- * relevant id per query. Never throws; issue texts name paths and ids, never content.
+ * relevant id per query, a `seq` only with a `sessionId`. Never throws; issue texts name paths and ids, never content.
  */
 export function validateFixture(value: unknown): FixtureValidation {
   const parsed = fixtureSchema.safeParse(value);
@@ -126,6 +135,8 @@ export function validateFixture(value: unknown): FixtureValidation {
   fixture.corpus.forEach((row, index) => {
     if (owner.has(row.id)) issues.push(`corpus[${index}]: duplicate corpus id ${JSON.stringify(row.id)}`);
     else owner.set(row.id, row.agentId);
+    if (row.seq !== undefined && row.sessionId === undefined)
+      issues.push(`corpus[${index}]: seq needs a sessionId`);
   });
 
   const declared = fixture.subsets ?? RETRIEVAL_SUBSETS;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LOCOMO_SUBSETS } from './datasets/locomo.js';
 import { formatReportTable, meanScores, type RetrievalReport, summarizeVariant } from './report.js';
 
 describe('summarizeVariant', () => {
@@ -65,5 +66,28 @@ describe('formatReportTable', () => {
     const lines = formatReportTable(report).split('\n');
     expect(lines[0]).toBe('mine v1 (use-lite-v1, 512d)');
     expect(lines.at(-1)).toBe('vectors: 3 embedded, 40 from the cache');
+  });
+
+  it('prints every LoCoMo question category that has queries under each variant, after the totals', () => {
+    const scored = LOCOMO_SUBSETS.map((subset, i) => ({
+      id: `q${i}`,
+      subsets: [subset],
+      ranked: ['a'],
+      recallAt5: i / 4,
+      mrrAt10: i / 4,
+      ndcgAt10: i / 4,
+    }));
+    const v = summarizeVariant(scored, LOCOMO_SUBSETS);
+    const report: RetrievalReport = {
+      version: 2,
+      fixture: { name: 'locomo10-test', version: 1 },
+      vectorProfile: { id: 'p', dimensions: 128, normalized: true },
+      variants: { fts: v, vector: v, hybrid: v, bm25: v },
+    };
+    const lines = formatReportTable(report).split('\n');
+    const fts = lines.filter((l) => l.startsWith('fts '));
+    expect(fts.map((l) => l.split(/\s+/)[1])).toEqual(['overall', ...LOCOMO_SUBSETS]);
+    expect(fts[0]).toMatch(/^fts\s+overall\s+5\s+0\.500\s+0\.500\s+0\.500$/);
+    expect(fts[5]).toMatch(/^fts\s+cat5-adversarial\s+1\s+1\.000\s+1\.000\s+1\.000$/);
   });
 });

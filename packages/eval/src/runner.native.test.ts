@@ -5,10 +5,11 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSqliteMemoryStore } from '@engram/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RetrievalFixture } from './fixture.js';
 import { VARIANTS } from './report.js';
-import { runFixture } from './runner.js';
+import { loadFixture, runFixture } from './runner.js';
 
 const PROFILE = { id: 'deterministic-lexicon-v1', dimensions: 128, normalized: true } as const;
 
@@ -89,5 +90,24 @@ describe('runFixture', () => {
     await expect(runFixture({ fixture, storePath: empty })).rejects.toMatchObject({
       code: 'ENGRAM_EVAL_INVALID_ARGUMENTS',
     });
+  });
+
+  it("stores a row's session and position with the memory, and nothing for a row without them", async () => {
+    const store = await createSqliteMemoryStore({
+      path: ':memory:',
+      embedding: { id: PROFILE.id, dimensions: PROFILE.dimensions },
+    });
+    try {
+      const corpus = fixture.corpus.map((r, i) => (i < 2 ? { ...r, sessionId: 'session_4', seq: i + 1 } : r));
+      await loadFixture(store, { ...fixture, corpus }, { createdAt: Date.UTC(2025, 0, 1) });
+      const rows = await store.listMemories('a');
+      expect(rows.map((r) => [r.id, r.sessionId, r.seqFrom, r.seqTo])).toEqual([
+        ['a1', 'session_4', 1, 1],
+        ['a2', 'session_4', 2, 2],
+        ['a3', null, null, null],
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });

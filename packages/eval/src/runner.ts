@@ -50,6 +50,10 @@ export interface RunRetrieverOptions {
     readonly importance?: number;
     readonly recency?: number;
   };
+  /** Conversation scoring of the lexical arm (`false` off; see `@engram/retrieval`). */
+  readonly conversation?:
+    | { readonly neighbour?: number; readonly session?: number; readonly depth?: number }
+    | false;
 }
 
 /** Configuration of {@link runFixture}. */
@@ -87,6 +91,8 @@ export interface RunFixtureConfig {
   readonly now?: number;
   /** Retriever overrides, for investigation only; the gate runs the defaults. */
   readonly retriever?: RunRetrieverOptions;
+  /** The store's BM25 settings (default the store's), for investigation only. */
+  readonly lexical?: { readonly k1?: number; readonly b?: number };
   /** Store statement observer (perf tests count statements through it). */
   readonly storeObserver?: StoreObserver;
   /** Retrieval observer, called once per query of every variant. */
@@ -158,6 +164,8 @@ export async function loadFixture(
         content: row.content,
         importance: row.importance,
         createdAt: row.createdAt ?? options.createdAt,
+        ...(row.sessionId === undefined ? {} : { sessionId: row.sessionId }),
+        ...(row.seq === undefined ? {} : { seqFrom: row.seq, seqTo: row.seq }),
       };
       const vector = byRow.get(row);
       if (vector === undefined) return fields;
@@ -288,6 +296,7 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
     now: () => now,
     // External corpora may hold long documents; the cap is a guard for agents, not for a benchmark.
     ...(longest > 65_536 ? { maxContentLength: longest } : {}),
+    ...(config.lexical === undefined ? {} : { lexical: stripUndefined(config.lexical) }),
     ...(config.storeObserver === undefined ? {} : { observer: config.storeObserver }),
   };
   const store = await openRunStore(config, storeConfig);
@@ -324,6 +333,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
         ...(config.retriever?.fusion === undefined
           ? {}
           : { fusion: stripUndefined(config.retriever.fusion) }),
+        ...(config.retriever?.conversation === undefined
+          ? {}
+          : {
+              conversation:
+                config.retriever.conversation === false
+                  ? false
+                  : stripUndefined(config.retriever.conversation),
+            }),
       });
       variants[variant] = await runVariant(variant, retriever, fixture, config.onProgress);
     }
@@ -352,6 +369,7 @@ async function openRunStore(
     readonly embedding: { readonly id: string; readonly dimensions: number };
     readonly now: () => number;
     readonly maxContentLength?: number;
+    readonly lexical?: { readonly k1?: number; readonly b?: number };
     readonly observer?: StoreObserver;
   },
 ): Promise<SqliteMemoryStore | PostgresMemoryStore> {

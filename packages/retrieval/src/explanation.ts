@@ -15,10 +15,15 @@ export interface RetrievalConflict {
 export interface RetrievalExplanation {
   /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
   readonly arms: readonly RetrievalArm[];
-  /** 1-based rank among the lexical arm's revalidated candidates. */
+  /** 1-based rank among the lexical arm's revalidated candidates (after conversation scoring). */
   readonly lexicalRank?: number;
-  /** The store's lexical score (higher is better). */
+  /** The lexical score (higher is better): the store's, plus the `conversation` terms when present. */
   readonly lexicalScore?: number;
+  /**
+   * For a memory with a session and a position, under conversation scoring: how much of `lexicalScore` came
+   * from its best neighbour in the session and from its session's prior (the rest is its own match).
+   */
+  readonly conversation?: { readonly neighbour: number; readonly session: number };
   /** 1-based rank among the vector arm's revalidated candidates. */
   readonly vectorRank?: number;
   /** Cosine similarity (1 − distance). */
@@ -60,7 +65,7 @@ export interface RetrievalResult {
 /** Per-arm evidence of one candidate (the arm-specific fields of its explanation). */
 export type CandidateEvidence = Pick<
   RetrievalExplanation,
-  'lexicalRank' | 'lexicalScore' | 'vectorRank' | 'similarity' | 'chunk'
+  'lexicalRank' | 'lexicalScore' | 'conversation' | 'vectorRank' | 'similarity' | 'chunk'
 >;
 
 /** The fusion's figures for one candidate (the rest of its explanation; `vectorWeight` always computed). */
@@ -77,6 +82,7 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     arms: terms.arms,
     ...(evidence.lexicalRank === undefined ? {} : { lexicalRank: evidence.lexicalRank }),
     ...(evidence.lexicalScore === undefined ? {} : { lexicalScore: evidence.lexicalScore }),
+    ...(evidence.conversation === undefined ? {} : { conversation: evidence.conversation }),
     ...(evidence.vectorRank === undefined ? {} : { vectorRank: evidence.vectorRank }),
     ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),
     ...(evidence.vectorRank === undefined ? {} : { vectorWeight: terms.vectorWeight }),

@@ -124,6 +124,8 @@ export interface FusionCandidate<R extends FusionRecord = MemoryRecord> {
   readonly record: R;
   readonly lexicalRank?: number;
   readonly lexicalScore?: number;
+  /** What a memory's neighbours and session added to `lexicalScore` (see `RetrievalExplanation.conversation`). */
+  readonly conversation?: { readonly neighbour: number; readonly session: number };
   readonly vectorRank?: number;
   readonly similarity?: number;
   /** The matching chunk of a chunked memory (see `RetrievalExplanation.chunk`). */

@@ -11,7 +11,9 @@ import type { MemoryStore } from '@engram/store';
  * `revalidate` must return only that agent's rows in the time scope it is given (`active` ones by default) of
  * the expected revision.
  *
- * Four members are optional. `revalidateBrief` (the same answer as `revalidate`, with only the fields ranking
+ * Five members are optional. `sessionNeighbours` (read once per call under conversation scoring with a
+ * neighbour share above 0): the memories next to the first lexical candidates in their sessions, which join as
+ * candidates; absent, only the arm's own candidates are scored with their neighbours and sessions. `revalidateBrief` (the same answer as `revalidate`, with only the fields ranking
  * and filtering read): when present and the call has no scope or metadata filter, candidates are revalidated
  * with it and only the returned results are read in full (`revalidate`, at the revision they were ranked at;
  * one that changed in between is dropped and the rest ranked again); absent, every candidate is read in full
@@ -27,7 +29,12 @@ import type { MemoryStore } from '@engram/store';
  * with the ids it returned; its rejection is swallowed — access times are advisory.
  */
 export type RetrievalStore = Pick<MemoryStore, 'searchLexical' | 'searchVector' | 'revalidate'> &
-  Partial<Pick<MemoryStore, 'embeddingProfile' | 'recordAccess' | 'listConflicts' | 'revalidateBrief'>>;
+  Partial<
+    Pick<
+      MemoryStore,
+      'embeddingProfile' | 'recordAccess' | 'listConflicts' | 'revalidateBrief' | 'sessionNeighbours'
+    >
+  >;
 
 /**
  * The slice of the store that context injection needs: the agent's active facts, and (when the store has it)

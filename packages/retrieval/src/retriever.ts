@@ -11,6 +11,7 @@ import { defaultDefer, recordAccess } from './pipeline/access.js';
 import { assemblyStage } from './pipeline/assembly.js';
 import { conflictStage } from './pipeline/conflicts.js';
 import { keywordStage } from './pipeline/lexical.js';
+import { neighbourStage } from './pipeline/neighbours.js';
 import { awaitQueryEmbedding, createQueryEmbeddingGuard } from './pipeline/query-embedding.js';
 import { ExecutionRecorder } from './pipeline/recorder.js';
 import { revalidateLexicalEarly, revalidationStage } from './pipeline/revalidation.js';
@@ -93,6 +94,8 @@ async function runPipeline(ctx: PipelineContext, state: CallState): Promise<void
   await vectorStage(ctx, state);
   // 4. Authoritative revalidation, filtering, and refill of starved arms, up to the hard cap.
   await revalidationStage(ctx, state);
+  // Conversation scoring: the lexical candidates' neighbours in their sessions join as candidates.
+  await neighbourStage(ctx, state);
   // 5. Fusion and explanation, 6. open contradictions marked in the explanations.
   await assemblyStage(ctx, state);
   await conflictStage(ctx, state);

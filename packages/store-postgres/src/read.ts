@@ -10,15 +10,18 @@ import type {
   MemoryRecord,
   RevalidateOptions,
   RevalidationCandidate,
+  SessionWindow,
   TimeScope,
   UserScope,
 } from '@engram/store';
 import {
   callRules,
   checkKinds,
+  checkSessionWindows,
   checkTags,
   checkUserScope,
   invalidInput,
+  MAX_SESSION_ROWS,
   validateAgentId,
   validateId,
   validateLifecycle,
@@ -149,25 +152,10 @@ async function reread<R>(
 ): Promise<R[]> {
   {
     validateAgentId(agentId);
-    if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
-    const archived = includeArchived(options.includeArchived);
-    const forUser = checkUserScope({ forUser: options.forUser });
-    const scope: TimeScope | undefined =
-      options.asOf === undefined && options.includeHistory === undefined
-        ? undefined
-        : {
-            ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
-            ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
-          };
     const ids = callRules.candidateIds(candidates);
-    if (ids.length === 0) return [];
     const params: unknown[] = [ids, agentId];
-    const time = timeSql(scope, params, 'current', archived);
-    let user = '';
-    if (forUser !== null) {
-      params.push(forUser);
-      user = `AND (m.user_id IS NULL OR m.user_id = $${params.length}::text)`;
-    }
+    const { time, user } = readScope(options, params);
+    if (ids.length === 0) return [];
     const rows = await ctx.q<MemoryRow>(
       ctx.pool,
       'read',
@@ -177,4 +165,60 @@ async function reread<R>(
     const byId = new Map(rows.map((r) => [r.id, r]));
     return callRules.inCandidateOrder(candidates, byId, (row) => Number(row.revision), convert);
   }
+}
+
+/** The time and user conditions of a re-read under `revalidate`'s rules, their values appended to `params`. */
+function readScope(
+  options: RevalidateOptions,
+  params: unknown[],
+): { readonly time: string; readonly user: string } {
+  if (typeof options !== 'object' || options === null) throw invalidInput('options must be an object');
+  const archived = includeArchived(options.includeArchived);
+  const forUser = checkUserScope({ forUser: options.forUser });
+  const scope: TimeScope | undefined =
+    options.asOf === undefined && options.includeHistory === undefined
+      ? undefined
+      : {
+          ...(options.asOf === undefined ? {} : { asOf: options.asOf }),
+          ...(options.includeHistory === undefined ? {} : { includeHistory: options.includeHistory }),
+        };
+  const time = timeSql(scope, params, 'current', archived);
+  let user = '';
+  if (forUser !== null) {
+    params.push(forUser);
+    user = `AND (m.user_id IS NULL OR m.user_id = $${params.length}::text)`;
+  }
+  return { time, user };
+}
+
+/** The briefs of the agent's rows next to positions of their sessions (see `SessionReadSlice`). */
+export function sessionNeighbours(
+  ctx: PgContext,
+  agentId: string,
+  windows: readonly SessionWindow[],
+  options: RevalidateOptions = {},
+): Promise<readonly MemoryBrief[]> {
+  return ctx.op('revalidate', async () => {
+    const checked = checkSessionWindows(agentId, windows);
+    const params: unknown[] = [
+      agentId,
+      checked.map((w) => w.sessionId),
+      checked.map((w) => w.from),
+      checked.map((w) => w.to),
+    ];
+    const { time, user } = readScope(options, params);
+    if (checked.length === 0) return [];
+    const rows = await ctx.q<MemoryRow>(
+      ctx.pool,
+      'read',
+      `SELECT ${BRIEF_COLUMNS} FROM memories m
+       WHERE agent_id = $1 AND ${time} ${user} AND id IN (
+         SELECT n.id FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS w(s, lo, hi)
+         JOIN memories n ON n.agent_id = $1 AND n.session_id = w.s
+          AND n.seq_from <= w.hi AND coalesce(n.seq_to, n.seq_from) >= w.lo)
+       ORDER BY session_id COLLATE "C", seq_from, id COLLATE "C" LIMIT ${MAX_SESSION_ROWS}`,
+      params,
+    );
+    return rows.map((r) => toBrief(r));
+  });
 }

@@ -26,11 +26,24 @@ export function toRecord(row: MemoryRow): MemoryRecord {
 }
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
-export const BRIEF_COLUMNS = 'id, kind, revision, importance, tags, created_at, updated_at';
+export const BRIEF_COLUMNS =
+  'id, kind, revision, importance, tags, created_at, updated_at, session_id, seq_from, seq_to';
 
 /** The brief of a memory row read with {@link BRIEF_COLUMNS}: the fields {@link toRecord} gives them. */
 export function toBrief(
-  row: Pick<MemoryRow, 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'created_at' | 'updated_at'>,
+  row: Pick<
+    MemoryRow,
+    | 'id'
+    | 'kind'
+    | 'revision'
+    | 'importance'
+    | 'tags'
+    | 'created_at'
+    | 'updated_at'
+    | 'session_id'
+    | 'seq_from'
+    | 'seq_to'
+  >,
 ): MemoryBrief {
   return {
     id: row.id,
@@ -40,6 +53,9 @@ export function toBrief(
     tags: storedTags(row.tags),
     createdAt: storedTimestamp(row.created_at),
     updatedAt: storedTimestamp(row.updated_at),
+    sessionId: row.session_id,
+    seqFrom: num(row.seq_from),
+    seqTo: num(row.seq_to),
   };
 }
 

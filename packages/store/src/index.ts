@@ -24,6 +24,8 @@ export type {
   MemoryHistoryEntry,
 } from './facts-types.js';
 export type { UserScope } from './scope.js';
+export type { SessionReadSlice, SessionWindow } from './session-read.js';
+export { MAX_SESSION_ROWS, MAX_SESSION_WINDOWS } from './session-read.js';
 export type {
   IntegrityResult,
   RepairEmbeddingIntegrityOptions,

@@ -29,6 +29,7 @@ export * from './memory-id.js';
 export * from './normalize.js';
 export * from './query-checks.js';
 export * from './scope.js';
+export * from './session-read.js';
 export * from './store-facade.js';
 export * from './store-options.js';
 export * as storedRows from './stored-rows.js';

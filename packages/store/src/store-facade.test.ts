@@ -28,6 +28,7 @@ const METHODS = [
   'searchVector',
   'revalidate',
   'revalidateBrief',
+  'sessionNeighbours',
   'insertUniqueMemory',
   'insertMemories',
   'updateMemory',

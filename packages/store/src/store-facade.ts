@@ -8,6 +8,7 @@
 import type { MemoryKind } from '@engram/contracts';
 import type { ConflictLink, ConflictResolution, ConflictState, ForgetMode } from './facts-types.js';
 import type { UserScope } from './scope.js';
+import type { SessionWindow } from './session-read.js';
 import type { IntegrityResult, RepairEmbeddingIntegrityOptions } from './store-options.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
@@ -153,6 +154,13 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
     options?: RevalidateOptions,
   ): Promise<readonly MemoryBrief[]> {
     return this.#slices.revalidateBrief(this.#ctx, agentId, candidates, options);
+  }
+  sessionNeighbours(
+    agentId: string,
+    windows: readonly SessionWindow[],
+    options?: RevalidateOptions,
+  ): Promise<readonly MemoryBrief[]> {
+    return this.#slices.sessionNeighbours(this.#ctx, agentId, windows, options);
   }
 
   // ---------------------------------------------------------------- write slice

@@ -15,6 +15,7 @@ import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 import type { MaintenanceLeaseSlice } from './lease-types.js';
 import type { UserScope } from './scope.js';
+import type { SessionReadSlice } from './session-read.js';
 
 export type {
   EmbeddingState,
@@ -232,12 +233,11 @@ export interface RevalidationCandidate {
 /**
  * The fields of a memory that ranking and the kind and tag filters read (what `revalidateBrief` returns):
  * whether the row is current, of this agent and in the time scope is decided by the read itself, so neither
- * those columns nor the content, hash, metadata and bookkeeping are converted.
+ * those columns nor the content, hash, metadata and bookkeeping are converted (the session and positions
+ * serve the retriever's conversation scoring).
  */
-export type MemoryBrief = Pick<
-  MemoryRecord,
-  'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt'
->;
+export type MemoryBrief = Pick<MemoryRecord, RankedField | 'sessionId' | 'seqFrom' | 'seqTo'>;
+type RankedField = 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt';
 
 /** Options of `revalidate`: a time scope, the user scope (another user's row is left out), and archived rows. */
 export interface RevalidateOptions extends TimeScope, UserScope {
@@ -387,7 +387,7 @@ export interface EmbeddingProfile {
 }
 
 /** Reading rows: search arms, revalidation, listing. Async; throws `EngramStoreError` only. */
-export interface MemoryReadSlice {
+export interface MemoryReadSlice extends SessionReadSlice {
   /** One row (any lifecycle), or null; with a user scope another user's row is null too. */
   getMemory(agentId: string, id: string, scope?: UserScope): Promise<MemoryRecord | null>;
   listMemories(agentId: string, options?: ListMemoriesOptions): Promise<readonly MemoryRecord[]>;

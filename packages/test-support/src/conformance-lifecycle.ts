@@ -162,6 +162,8 @@ export function describeLifecycleConformance(name: string, open: ConformanceOpen
             importance: 0.8,
             userId: 'u1',
             sessionId: 's1',
+            seqFrom: 4,
+            seqTo: 6,
           });
           const edited = await s.insertMemory(note('edited row'));
           await s.updateMemory('a', edited.id, edited.revision, { content: 'edited row, second revision' });
@@ -180,7 +182,18 @@ export function describeLifecycleConformance(name: string, open: ConformanceOpen
             { id: 'missing-row' },
             { id: kept.id },
           ];
-          const fields = ['id', 'kind', 'revision', 'importance', 'tags', 'createdAt', 'updatedAt'] as const;
+          const fields = [
+            'id',
+            'kind',
+            'revision',
+            'importance',
+            'tags',
+            'createdAt',
+            'updatedAt',
+            'sessionId',
+            'seqFrom',
+            'seqTo',
+          ] as const;
           for (const options of [undefined, { includeArchived: true }, { asOf: 5_000_000 }]) {
             const full = await s.revalidate('a', candidates, options);
             const brief = await revalidateBrief('a', candidates, options);
@@ -200,6 +213,71 @@ export function describeLifecycleConformance(name: string, open: ConformanceOpen
         },
         { start: 1_000_000 },
       ),
+    );
+  });
+
+  describe(`store port conformance: ${name}: sessionNeighbours`, () => {
+    it(
+      'returns the current rows of each session window once, ordered, under the read rules',
+      withPort(open, async (s) => {
+        const read = s.sessionNeighbours?.bind(s);
+        expect(read).toBeTypeOf('function');
+        if (read === undefined) return;
+        const turn = (sessionId: string, seqFrom: number, seqTo = seqFrom, extra = {}) => ({
+          ...note(`turn ${sessionId} ${seqFrom}-${seqTo}`),
+          sessionId,
+          seqFrom,
+          seqTo,
+          ...extra,
+        });
+        const rows = await s.insertMemories([
+          turn('s1', 1),
+          turn('s1', 2),
+          turn('s1', 3),
+          turn('s1', 4, 6),
+          turn('s1', 9),
+          turn('s2', 2),
+          turn('s1', 3, 3, { userId: 'u2' }),
+          { ...note('no position'), sessionId: 's1' },
+          { ...turn('s1', 2), agentId: 'b' },
+        ]);
+        const [t1, t2, t3, t46, , s22, other] = rows;
+        await s.archiveMemory('a', (t1 as { id: string }).id);
+        const view = (
+          list: readonly { sessionId: string | null; seqFrom: number | null; seqTo: number | null }[],
+        ) => list.map((r) => [r.sessionId, r.seqFrom, r.seqTo]);
+        const windows = [
+          { sessionId: 's1', from: 1, to: 3 },
+          { sessionId: 's2', from: 1, to: 3 },
+          { sessionId: 's1', from: 5, to: 5 },
+          { sessionId: 's1', from: 2, to: 4 },
+        ];
+        // Archived t1 is left out; t46 overlaps both 2..4 and 5..5 and comes once; s1/9 and the row without a
+        // position never match; another agent's row never does.
+        expect(view(await read('a', windows))).toEqual([
+          ['s1', 2, 2],
+          ['s1', 3, 3],
+          ['s1', 3, 3],
+          ['s1', 4, 6],
+          ['s2', 2, 2],
+        ]);
+        expect((await read('a', windows, { forUser: 'u1' })).map((r) => r.id)).not.toContain(
+          (other as { id: string }).id,
+        );
+        expect((await read('a', windows, { includeArchived: true })).map((r) => r.id)).toContain(
+          (t1 as { id: string }).id,
+        );
+        const ids = (await read('a', windows)).map((r) => r.id);
+        for (const r of [t2, t3, t46, s22]) expect(ids).toContain((r as { id: string }).id);
+        expect(await read('a', [])).toEqual([]);
+        for (const bad of [
+          { sessionId: '', from: 1, to: 2 },
+          { sessionId: 's1', from: 0, to: 2 },
+          { sessionId: 's1', from: 3, to: 2 },
+        ]) {
+          await expect(read('a', [bad])).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+        }
+      }),
     );
   });
 

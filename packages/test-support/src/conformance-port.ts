@@ -181,6 +181,19 @@ export interface ConformancePort extends ConformanceStore {
     candidates: readonly { readonly id: string; readonly revision?: number }[],
     options?: ConformanceTime & { readonly includeArchived?: boolean },
   ): Promise<readonly { readonly id: string; readonly revision: number }[]>;
+  /** Optional in the port; both stores of this repository offer it. */
+  sessionNeighbours?(
+    agentId: string,
+    windows: readonly { readonly sessionId: string; readonly from: number; readonly to: number }[],
+    options?: ConformanceTime & { readonly includeArchived?: boolean; readonly forUser?: string },
+  ): Promise<
+    readonly {
+      readonly id: string;
+      readonly sessionId: string | null;
+      readonly seqFrom: number | null;
+      readonly seqTo: number | null;
+    }[]
+  >;
   history(
     agentId: string,
     id: string,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { validateFixture } from '../fixture.js';
 import { cmrcToFixture } from './cmrc.js';
 import { parseCsv, parseCsvRecords } from './csv.js';
-import { locomoToFixture, parseLocomoEvidence } from './locomo.js';
+import { locomoToFixture, parseLocomoDate, parseLocomoEvidence } from './locomo.js';
 import { parsePythonStringList } from './python-literal.js';
 import { readSciFactZip, scifactToFixture } from './scifact.js';
 import { crc32, readZip } from './zip.js';
@@ -195,6 +195,40 @@ describe('LoCoMo adapter', () => {
       repairedEvidence: 1,
     });
     expect(validateFixture(fixture).ok).toBe(true);
+  });
+
+  it('gives every row its session, its date and (for a turn) its place, and each question a reference time', () => {
+    const withDates = [
+      {
+        ...sample[0],
+        conversation: { ...sample[0]?.conversation, session_2_date_time: '9:05 am on 25 May, 2023' },
+      },
+      sample[1],
+    ];
+    const { fixture } = locomoToFixture(withDates);
+    const may8 = Date.UTC(2023, 4, 8, 13, 56);
+    const may25 = Date.UTC(2023, 4, 25, 9, 5);
+    expect(fixture.corpus.map((r) => [r.id, r.sessionId, r.seq, r.createdAt])).toEqual([
+      ['conv-1/D1:1', 'session_1', 1, may8],
+      ['conv-1/D1:2', 'session_1', 2, may8],
+      ['conv-1/D2:1', 'session_2', 1, may25],
+      // No date in the data: no createdAt (the runner's clock applies).
+      ['conv-2/D1:1', 'session_1', 1, undefined],
+    ]);
+    expect(fixture.queries.map((q) => [q.id, q.referenceTime])).toEqual([
+      ['conv-1/q1', may25],
+      ['conv-1/q2', may25],
+      ['conv-2/q1', undefined],
+    ]);
+    const sessions = locomoToFixture(withDates, { granularity: 'session' }).fixture;
+    expect(sessions.corpus.map((r) => [r.id, r.sessionId, r.seq, r.createdAt])).toEqual([
+      ['conv-1/session_1', 'session_1', undefined, may8],
+      ['conv-1/session_2', 'session_2', undefined, may25],
+      ['conv-2/session_1', 'session_1', undefined, undefined],
+    ]);
+    expect(validateFixture(fixture).ok).toBe(true);
+    expect(parseLocomoDate('12:30 am on 1 January, 2024')).toBe(Date.UTC(2024, 0, 1, 0, 30));
+    expect(parseLocomoDate('yesterday')).toBeUndefined();
   });
 
   it('rejects a file of the wrong shape with a typed error', () => {

@@ -32,6 +32,36 @@ const sampleSchema = z.looseObject({
 });
 
 const SESSION_KEY = /^session_(\d+)$/;
+const SESSION_DATE = /^(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) ([A-Za-z]+),? (\d{4})$/i;
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+/**
+ * Reads a LoCoMo session date (`1:56 pm on 8 May, 2023`) as epoch ms, taken as UTC (the data names no zone);
+ * undefined for any other text.
+ */
+export function parseLocomoDate(raw: unknown): number | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const m = SESSION_DATE.exec(raw.trim());
+  if (m === null) return undefined;
+  const month = MONTHS.indexOf((m[5] as string).toLowerCase());
+  if (month < 0) return undefined;
+  const hour = (Number(m[1]) % 12) + ((m[3] as string).toLowerCase() === 'pm' ? 12 : 0);
+  const time = Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+  return Number.isFinite(time) ? time : undefined;
+}
 const EVIDENCE_ID = /^D:?(\d+):(\d+)$/;
 
 /**
@@ -66,6 +96,10 @@ export const LOCOMO_DEV_CONVERSATIONS = 5;
  * dropped and questions left without any are skipped (counted in `stats`). Subsets are the categories.
  * With `granularity: 'session'` a row is a whole session (`sample_id/session_N`, its turns' contents joined
  * by newlines) and a question's relevant rows are the sessions holding its evidence turns.
+ *
+ * Conversation structure: every row carries its session (`session_N`) and the session's date as `createdAt`
+ * (`session_N_date_time`, read as UTC); a turn row also its position in the session (`seq`, 1-based, in file
+ * order). Each question's `referenceTime` is the conversation's last session date.
  */
 export function locomoToFixture(data: unknown, options: LocomoOptions = {}): DatasetFixture {
   const split = options.split ?? 'all';
@@ -103,8 +137,15 @@ export function locomoToFixture(data: unknown, options: LocomoOptions = {}): Dat
       .map((key) => ({ key, match: SESSION_KEY.exec(key) }))
       .filter((s): s is { key: string; match: RegExpExecArray } => s.match !== null)
       .sort((a, b) => Number(a.match[1]) - Number(b.match[1]));
+    // Questions are asked after the conversation: their reference time is its last session's date.
+    let referenceTime: number | undefined;
     for (const { key, match } of sessions) {
       const lines: string[] = [];
+      const sessionId = `session_${Number(match[1])}`;
+      const createdAt = parseLocomoDate(sample.conversation[`${key}_date_time`]);
+      if (createdAt !== undefined) referenceTime = Math.max(referenceTime ?? createdAt, createdAt);
+      const when = createdAt === undefined ? {} : { createdAt };
+      let seq = 0;
       const turns = z.array(turnSchema).safeParse(sample.conversation[key]);
       if (!turns.success) {
         throw new EngramEvalError(
@@ -125,12 +166,30 @@ export function locomoToFixture(data: unknown, options: LocomoOptions = {}): Dat
           rowOf.set(turn.dia_id, `${agentId}/session_${Number(match[1])}`);
         } else {
           rowOf.set(turn.dia_id, `${agentId}/${turn.dia_id}`);
-          corpus.push({ id: `${agentId}/${turn.dia_id}`, agentId, kind: 'event', content, importance: 0.5 });
+          seq += 1;
+          corpus.push({
+            id: `${agentId}/${turn.dia_id}`,
+            agentId,
+            kind: 'event',
+            content,
+            importance: 0.5,
+            ...when,
+            sessionId,
+            seq,
+          });
         }
       }
       if (bySession && lines.length > 0) {
         const id = `${agentId}/session_${Number(match[1])}`;
-        corpus.push({ id, agentId, kind: 'event', content: lines.join('\n'), importance: 0.5 });
+        corpus.push({
+          id,
+          agentId,
+          kind: 'event',
+          content: lines.join('\n'),
+          importance: 0.5,
+          ...when,
+          sessionId,
+        });
       }
     }
 
@@ -158,6 +217,7 @@ export function locomoToFixture(data: unknown, options: LocomoOptions = {}): Dat
         text: qa.question,
         subsets: [LOCOMO_SUBSETS[qa.category - 1] as string],
         relevantIds: relevant,
+        ...(referenceTime === undefined ? {} : { referenceTime }),
       });
     });
   }

@@ -1,8 +1,9 @@
 import type { ChunkSpan, MemoryBrief, RevalidationCandidate } from '@engram/store';
+import { type ConversationTerms, conversationTerms } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import { type FusedResult, type FusionCandidate, fuseCandidates } from '../fusion.js';
 import { refreshValid, revalidateOptions } from './revalidation.js';
-import { type CallState, checkAbort, type PipelineContext, storeCall } from './state.js';
+import { type CallState, callConversation, checkAbort, type PipelineContext, storeCall } from './state.js';
 
 /** A candidate being joined: filled in place (one object per candidate, no copies). */
 interface Joined {
@@ -12,16 +13,58 @@ interface Joined {
   vectorRank?: number;
   similarity?: number;
   chunk?: ChunkSpan;
+  conversation?: ConversationTerms;
+}
+
+/**
+ * The lexical arm's candidates in its final order: with conversation scoring on, each memory with a session
+ * and a position gains its neighbour and session terms (see `conversation.ts`) and the arm is re-ranked by
+ * the sum (ties keep the store's order); otherwise the store's order and scores.
+ */
+function lexicalOrder(
+  ctx: PipelineContext,
+  state: CallState,
+): {
+  readonly c: (typeof state.lexicalValid)[number];
+  readonly score?: number;
+  readonly terms?: ConversationTerms;
+}[] {
+  const own = state.lexicalValid;
+  // Neighbours still current (a concurrent write may have dropped one since), after the arm's own hits.
+  const lexical =
+    state.neighbours.length === 0
+      ? own
+      : [...own, ...state.neighbours.filter((n) => state.checked.get(n.record.id) === n.record)];
+  const terms = conversationTerms(
+    lexical.map(({ hit, record }) => ({ record, score: hit.score ?? 0 })),
+    callConversation(ctx, state),
+  );
+  const out = [];
+  for (let i = 0; i < lexical.length; i += 1) {
+    const c = lexical[i] as (typeof lexical)[number];
+    const t = terms[i];
+    if (t === null || t === undefined) {
+      // A neighbour that gained nothing is no candidate.
+      if (i < own.length) out.push(c.hit.score === undefined ? { c } : { c, score: c.hit.score });
+    } else out.push({ c, score: (c.hit.score ?? 0) + t.neighbour + t.session, terms: t });
+  }
+  if (!terms.some((t) => t !== null)) return out;
+  const index = new Map(out.map((o, i) => [o, i]));
+  return out.sort(
+    (a, b) => (b.score ?? 0) - (a.score ?? 0) || (index.get(a) as number) - (index.get(b) as number),
+  );
 }
 
 /** Joins the arms' valid candidates by id, with each arm's 1-based rank and evidence. */
-export function collectCandidates(state: CallState): FusionCandidate<MemoryBrief>[] {
+export function collectCandidates(ctx: PipelineContext, state: CallState): FusionCandidate<MemoryBrief>[] {
   const candidates = new Map<string, Joined>();
-  const lexical = state.lexicalValid;
+  const lexical = lexicalOrder(ctx, state);
   for (let i = 0; i < lexical.length; i += 1) {
-    const { hit, record } = lexical[i] as (typeof lexical)[number];
+    const { c: valid, score, terms } = lexical[i] as (typeof lexical)[number];
+    const { hit, record } = valid;
     const c: Joined = { record, lexicalRank: i + 1 };
-    if (hit.score !== undefined) c.lexicalScore = hit.score;
+    if (score !== undefined) c.lexicalScore = score;
+    if (terms !== undefined) c.conversation = terms;
     if (hit.chunk !== undefined) c.chunk = hit.chunk;
     candidates.set(record.id, c);
   }
@@ -82,7 +125,7 @@ export async function assemblyStage(ctx: PipelineContext, state: CallState): Pro
   const assemblyStart = ctx.mono();
   for (;;) {
     const fused = fuseCandidates(
-      collectCandidates(state),
+      collectCandidates(ctx, state),
       ctx.settings.fusion,
       ctx.now(),
       state.vectorWeight,

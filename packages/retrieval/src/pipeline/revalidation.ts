@@ -62,7 +62,8 @@ async function reread(
   return rows;
 }
 
-function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryBrief): boolean {
+/** The kind, tag and (read in full) metadata filters of the call. */
+export function passesFilter(state: CallState, kinds: ReadonlySet<MemoryKind>, record: MemoryBrief): boolean {
   const { filter, tags } = state.call;
   if (!kinds.has(record.kind) || !tags.every((tag) => record.tags.includes(tag))) return false;
   if (filter === null) return true;

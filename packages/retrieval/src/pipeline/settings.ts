@@ -1,6 +1,11 @@
 import type { RetrievalObserver } from '@engram/contracts/observers';
 import type { Timers } from '@engram/contracts/rules';
 import { DEFAULT_COOLDOWN_MS, DEFAULT_FAILURE_THRESHOLD } from '../circuit.js';
+import {
+  type ConversationScoring,
+  DEFAULT_CONVERSATION_SCORING,
+  NO_CONVERSATION_SCORING,
+} from '../conversation.js';
 import { EngramRetrievalError } from '../errors.js';
 import {
   DEFAULT_FUSION_WEIGHTS,
@@ -63,6 +68,12 @@ export interface RetrieverConfig {
   /** Fusion weights (see {@link FusionWeights}); missing fields take the defaults. */
   readonly fusion?: Partial<FusionWeights>;
   /**
+   * Conversation structure in the lexical arm (see {@link ConversationScoring}): a memory with a session and a
+   * position gains a share of its best neighbour's score and its session's prior; `false` turns it off.
+   * Memories without a session, and `decision` lookups, are never affected. Missing fields take the defaults.
+   */
+  readonly conversation?: Partial<ConversationScoring> | false;
+  /**
    * Calibration of the vector arm's per-call weight (see {@link VectorEvidence}); `false` gives the arm its full
    * weight on every call. Calibrate it for your embedder: the defaults suit cosine similarities in 0..1.
    */
@@ -94,6 +105,7 @@ export interface RetrieverSettings {
   readonly refillMaxBudget: number;
   readonly maxTerms: number;
   readonly fusion: FusionWeights;
+  readonly conversation: ConversationScoring;
   readonly vectorEvidence: VectorEvidence | false;
   readonly trackAccess: boolean;
 }
@@ -189,6 +201,7 @@ export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     refillMaxBudget: intSetting(config.refillMaxBudget, 1000, 'refillMaxBudget', candidateBudget, 1000),
     maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
     fusion,
+    conversation: resolveConversation(config.conversation),
     vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
     trackAccess,
   });
@@ -250,4 +263,17 @@ function resolveVectorEvidence(input: Partial<VectorEvidence> | false | undefine
   );
   const depth = intSetting(input?.depth, DEFAULT_VECTOR_EVIDENCE.depth, 'vectorEvidence.depth', 2, 100);
   return Object.freeze({ noiseMargin, fullMargin, depth });
+}
+
+function resolveConversation(input: Partial<ConversationScoring> | false | undefined): ConversationScoring {
+  if (input === false) return NO_CONVERSATION_SCORING;
+  if (input !== undefined && (typeof input !== 'object' || input === null)) {
+    throw invalidConfig('conversation', 'an object or false');
+  }
+  const d = DEFAULT_CONVERSATION_SCORING;
+  return Object.freeze({
+    neighbour: numberSetting(input?.neighbour, d.neighbour, 'conversation.neighbour', 0, 10),
+    session: numberSetting(input?.session, d.session, 'conversation.session', 0, 10),
+    depth: intSetting(input?.depth, d.depth, 'conversation.depth', 1, 1000),
+  });
 }

@@ -1,5 +1,6 @@
 import type { DegradationCause } from '@engram/contracts/enums';
 import type { ChunkSpan, MemoryBrief, MemoryRecord, VectorHit } from '@engram/store';
+import { type ConversationScoring, NO_CONVERSATION_SCORING } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import type { RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
@@ -96,6 +97,8 @@ export interface CallState {
   readonly records: Map<string, MemoryRecord>;
   lexicalValid: ValidCandidate[];
   vectorValid: ValidCandidate[];
+  /** Memories next to lexical candidates in their sessions (conversation scoring), own score 0. */
+  neighbours: ValidCandidate[];
   results: RetrievalResult[];
 }
 
@@ -122,8 +125,17 @@ export function createCallState(
     records: new Map(),
     lexicalValid: [],
     vectorValid: [],
+    neighbours: [],
     results: [],
   };
+}
+
+/**
+ * The conversation scoring of a call: the retriever's, except for `decision` lookups (the facts most like a
+ * new one, for deduplication and contradictions), which rank by the memory's own match only.
+ */
+export function callConversation(ctx: PipelineContext, state: CallState): ConversationScoring {
+  return state.recorder.purpose === 'decision' ? NO_CONVERSATION_SCORING : ctx.settings.conversation;
 }
 
 /** Throws {@link CANCELLED} once the caller's signal has aborted. */

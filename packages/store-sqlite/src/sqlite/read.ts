@@ -7,13 +7,16 @@ import { LIFECYCLES, MEMORY_KINDS, type MemoryKind } from '@engram/contracts';
 import {
   callRules,
   checkOptionsUser,
+  checkSessionWindows,
   checkUserScope,
   invalidInput,
   type ListMemoriesOptions,
+  MAX_SESSION_ROWS,
   type MemoryBrief,
   type MemoryRecord,
   type RevalidateOptions,
   type RevalidationCandidate,
+  type SessionWindow,
   type UserScope,
   validateAgentId,
   validateId,
@@ -192,4 +195,41 @@ function reread<V extends readonly unknown[], R>(
     .values<V>({ ids: JSON.stringify(ids), agent: agentId, forUser, ...scope });
   const byId = new Map(rows.map((r) => [r[0] as string, r]));
   return callRules.inCandidateOrder(candidates, byId, (row) => Number(row[revisionAt]), convert);
+}
+
+/**
+ * The briefs of the agent's rows next to positions of their sessions (see `SessionReadSlice`): one seek per
+ * window in the `(agent_id, session_id)` index, under `revalidate`'s rules.
+ */
+export function sessionNeighbours(
+  ctx: StoreContext,
+  agentId: string,
+  windows: readonly SessionWindow[],
+  options?: RevalidateOptions,
+): Promise<readonly MemoryBrief[]> {
+  return ctx.op('revalidate', () => {
+    const checked = checkSessionWindows(agentId, windows);
+    const scope = timeParams(options, 0, includeArchived(options?.includeArchived));
+    const forUser = checkOptionsUser(options);
+    if (checked.length === 0) return [];
+    const rows = ctx
+      .variant(
+        'read',
+        `sessionNeighbours:${scope.tMode}:${forUser === null ? 0 : 1}`,
+        () => `SELECT DISTINCT ${BRIEF_COLUMNS} FROM json_each(@windows) w CROSS JOIN memories m
+           ON m.agent_id = @agent AND m.session_id = json_extract(w.value, '$[0]')
+          AND m.seq_from <= json_extract(w.value, '$[2]')
+          AND coalesce(m.seq_to, m.seq_from) >= json_extract(w.value, '$[1]')
+         WHERE ${timeSql(scope)}
+         ${forUser === null ? '' : 'AND (m.user_id IS NULL OR m.user_id = @forUser)'}
+         ORDER BY m.session_id, m.seq_from, m.id LIMIT ${MAX_SESSION_ROWS}`,
+      )
+      .values<BriefValues>({
+        windows: JSON.stringify(checked.map((w) => [w.sessionId, w.from, w.to])),
+        agent: agentId,
+        forUser,
+        ...scope,
+      });
+    return rows.map(briefFromValues);
+  });
 }

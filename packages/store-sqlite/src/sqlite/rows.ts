@@ -77,13 +77,25 @@ export type RecordValues = readonly [
 ];
 
 /** The columns of a {@link MemoryBrief} over the memory alias `m`, in the order {@link briefFromValues} reads them. */
-export const BRIEF_COLUMNS = 'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at';
+export const BRIEF_COLUMNS =
+  'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at, m.session_id, m.seq_from, m.seq_to';
 
 /** The index of `revision` in {@link BriefValues}. */
 export const BRIEF_REVISION_VALUE = 2;
 
 /** The values of {@link BRIEF_COLUMNS}, in order. */
-export type BriefValues = readonly [string, string, number, number, string, number, number];
+export type BriefValues = readonly [
+  string,
+  string,
+  number,
+  number,
+  string,
+  number,
+  number,
+  string | null,
+  number | null,
+  number | null,
+];
 
 /** The brief of the values of {@link BRIEF_COLUMNS}: the fields {@link recordFromValues} gives them. */
 export function briefFromValues(v: BriefValues): MemoryBrief {
@@ -95,6 +107,9 @@ export function briefFromValues(v: BriefValues): MemoryBrief {
     tags: parseTags(v[4]),
     createdAt: v[5],
     updatedAt: v[6],
+    sessionId: v[7],
+    seqFrom: v[8],
+    seqTo: v[9],
   };
 }
 
