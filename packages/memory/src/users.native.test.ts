@@ -262,6 +262,32 @@ describe('what a hostile review found', () => {
   });
 });
 
+describe('conversation neighbours stay inside the user', () => {
+  it("a hit in a session Bob also wrote to never brings Bob's turn next to it as a neighbour", async () => {
+    const memory = await fresh();
+    try {
+      await memory.add([{ role: 'user', content: 'alice asks about the zeppelin schedule' }], {
+        userId: 'alice',
+        sessionId: 'lobby',
+      });
+      await memory.add([{ role: 'user', content: 'bob shares his locker code 9931' }], {
+        userId: 'bob',
+        sessionId: 'lobby',
+      });
+      await memory.add([{ role: 'assistant', content: 'the agent greets everyone in the lobby' }], {
+        sessionId: 'lobby',
+      });
+      const hits = await memory.search('zeppelin schedule', { userId: 'alice', limit: 20 });
+      expect(hits[0]?.content).toBe('alice asks about the zeppelin schedule');
+      expect(hits.some((h) => h.content.includes('9931'))).toBe(false);
+      const context = await memory.context('zeppelin schedule', { userId: 'alice' });
+      expect(context.recall).not.toContain('9931');
+    } finally {
+      await memory.close();
+    }
+  });
+});
+
 describe('tags a caller cannot forge', () => {
   it('a tag with a prefix Engram writes itself is refused and nothing is stored', async () => {
     const memory = await fresh();
