@@ -61,7 +61,10 @@ it('migrates a schema-5 database: stored memories’ history gets its user, eras
   for (const forUser of ['alice', 'bob']) {
     expect((await s.history('a', 'bob-gone', { forUser })).entries).toEqual([]);
   }
-  expect(actions(await s.history('a', 'own-1', { forUser: 'bob' }))).toEqual(['own-1 created', 'own-1 updated']);
+  expect(actions(await s.history('a', 'own-1', { forUser: 'bob' }))).toEqual([
+    'own-1 created',
+    'own-1 updated',
+  ]);
 
   // Erased after the migration: the tombstone names Alice; she and the agent still see the lineage.
   await s.forgetMemory('a', 'alice-1', { forUser: 'alice', reason: 'she left' });

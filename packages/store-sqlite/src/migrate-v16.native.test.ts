@@ -41,7 +41,9 @@ function closeAll(): void {
 function historyUsers(path: string): string[] {
   const db = openDatabase(path, { loadVectorExtension: false });
   try {
-    const has = db.prepare("SELECT 1 AS x FROM pragma_table_info('memory_history') WHERE name = 'user_id'").get();
+    const has = db
+      .prepare("SELECT 1 AS x FROM pragma_table_info('memory_history') WHERE name = 'user_id'")
+      .get();
     const rows = db
       .prepare(
         `SELECT memory_id, action, ${has === undefined ? "'-'" : 'user_id'} AS u FROM memory_history ORDER BY seq`,

@@ -101,7 +101,10 @@ describe('the superseded entry', () => {
       userId: 'alice',
     });
     expect(
-      supersededEntry('a', { id: 'old', revision: 2, userId: null }, 'new', 9, { actor: 'user', reason: null }),
+      supersededEntry('a', { id: 'old', revision: 2, userId: null }, 'new', 9, {
+        actor: 'user',
+        reason: null,
+      }),
     ).toMatchObject({ actor: 'user', reason: null, userId: null });
   });
 });

@@ -403,7 +403,9 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         expect(
           (await s.forgetMemory('a', bob.id, { forUser: 'bob', reason: 'he moved desks' })).forgotten,
         ).toEqual([bob.id]);
-        expect((await s.forgetMemory('a', own.id, { reason: 'the office moved' })).forgotten).toEqual([own.id]);
+        expect((await s.forgetMemory('a', own.id, { reason: 'the office moved' })).forgotten).toEqual([
+          own.id,
+        ]);
         const tombstones = (h: Awaited<ReturnType<ScopePort['history']>>): unknown[] =>
           h.entries.map((e) => [e.memoryId, e.action, e.reason]);
         // Bob's erased memory: unknown to Alice (as an id never stored), its tombstone Bob's and the agent's.
@@ -445,7 +447,9 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         }
         // A malformed user is refused.
         const bad = records.map((r) =>
-          r.type === 'history' && r.row !== undefined ? { type: 'history', row: { ...r.row, user_id: ' x' } } : r,
+          r.type === 'history' && r.row !== undefined
+            ? { type: 'history', row: { ...r.row, user_id: ' x' } }
+            : r,
         );
         await expect(s.importRecords(bad, { agentId: 'd' })).rejects.toMatchObject({
           code: 'ENGRAM_STORE_INVALID_INPUT',
