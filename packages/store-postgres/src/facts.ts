@@ -36,7 +36,12 @@ async function forgetRow(
   who: { actor: string; reason: string | null },
   now: number,
 ): Promise<void> {
-  const forgotten = { agentId: row.agent_id, id: row.id, revision: Number(row.revision) };
+  const forgotten = {
+    agentId: row.agent_id,
+    id: row.id,
+    revision: Number(row.revision),
+    userId: row.user_id,
+  };
   await recordHistory(ctx, db, factsRules.forgottenEntry(forgotten, who, now));
   if (ctx.forgetMode === 'erase') {
     await ctx.run(db, 'write', 'DELETE FROM memories WHERE rid = $1', [row.rid]);
@@ -197,10 +202,13 @@ export function linkConflict(
     factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(async (db) => {
+      const sides: MemoryRow[] = [];
       for (const id of [olderId, newerId]) {
-        if ((await selectRow(ctx, db, agentId, id)) === undefined) {
+        const row = await selectRow(ctx, db, agentId, id);
+        if (row === undefined) {
           throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
         }
+        sides.push(row);
       }
       const n = await ctx.run(
         db,
@@ -210,7 +218,8 @@ export function linkConflict(
         [agentId, olderId, newerId, reason, now],
       );
       if (n === 0) return false;
-      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now)) {
+      const users = { older: sides[0]?.user_id, newer: sides[1]?.user_id };
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now, users)) {
         await recordHistory(ctx, db, e);
       }
       return true;
@@ -269,7 +278,7 @@ export function resolveConflict(
                revision = revision + 1, updated_at = $2 WHERE rid = $3`,
             [keepId, now, row.rid],
           );
-          const retired = { id: retireId, revision: Number(row.revision) + 1 };
+          const retired = { id: retireId, revision: Number(row.revision) + 1, userId: row.user_id };
           await recordHistory(ctx, db, lifecycleRules.supersededEntry(agentId, retired, keepId, now, who));
         }
       }
@@ -279,7 +288,11 @@ export function resolveConflict(
         `UPDATE memory_links SET state = $1, resolved_at = $2 WHERE agent_id = $3 AND older_id = $4 AND newer_id = $5`,
         [state, now, agentId, olderId, newerId],
       );
-      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now)) {
+      const users = {
+        older: (await selectRow(ctx, db, agentId, olderId))?.user_id,
+        newer: (await selectRow(ctx, db, agentId, newerId))?.user_id,
+      };
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now, users)) {
         await recordHistory(ctx, db, e);
       }
       return settled;

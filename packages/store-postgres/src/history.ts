@@ -19,8 +19,8 @@ export async function recordHistory(ctx: PgContext, db: Queryable, e: HistoryInp
   await ctx.run(
     db,
     'write',
-    `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content, user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     historyRules.historyValues(e),
   );
 }
@@ -92,7 +92,8 @@ export function supersedeChain(
 /**
  * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
  * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
- * of the chain are left out with their entries (`historyRules.assembleHistory`).
+ * of the chain are left out with their entries, an erased one by the user its history rows name
+ * (`historyRules.assembleHistory`).
  */
 export function history(
   ctx: PgContext,
@@ -116,7 +117,7 @@ export function history(
       const rows = await ctx.q<historyRules.HistoryRow>(
         db,
         'read',
-        `SELECT memory_id, action, at, revision, actor, reason, related_id, content FROM memory_history
+        `SELECT memory_id, action, at, revision, actor, reason, related_id, content, user_id FROM memory_history
          WHERE agent_id = $1 AND memory_id = ANY($2::text[]) ORDER BY seq`,
         [agentId, chain],
       );

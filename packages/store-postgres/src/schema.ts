@@ -245,6 +245,18 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS user_id text;
 CREATE INDEX IF NOT EXISTS events_agent_user ON events(agent_id, user_id) WHERE user_id IS NOT NULL;
 `,
   },
+  {
+    // Each history row names the user of the memory it is about (null for the agent's own), so a user-scoped
+    // history can leave out another user's erased memory, whose row is gone. The rows written before are filled
+    // in from the memories still stored; those whose memory was already erased keep the default ''
+    // (`historyRules.UNKNOWN_HISTORY_USER`: not known), shown to whole-agent calls only.
+    version: 6,
+    sql: `
+ALTER TABLE memory_history ADD COLUMN IF NOT EXISTS user_id text DEFAULT '';
+UPDATE memory_history h SET user_id = m.user_id FROM memories m
+  WHERE h.user_id = '' AND m.agent_id = h.agent_id AND m.id = h.memory_id;
+`,
+  },
 ];
 
 /** The schema version this code writes. */

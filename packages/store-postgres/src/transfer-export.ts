@@ -79,6 +79,7 @@ export const PLAIN_TABLES = [
       'reason',
       'related_id',
       'content',
+      'user_id',
     ],
     order: ['seq'],
   },

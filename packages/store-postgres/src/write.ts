@@ -326,6 +326,7 @@ export function updateMemory(
           at: now,
           revision: Number(next.revision),
           content: row.content,
+          userId: row.user_id,
         });
       }
       return toRecord(next);

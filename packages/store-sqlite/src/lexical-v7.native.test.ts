@@ -97,8 +97,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(15);
-    expect(store.info.schemaVersion).toBe(15);
+    expect(SCHEMA_VERSION).toBe(16);
+    expect(store.info.schemaVersion).toBe(16);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.

@@ -362,7 +362,32 @@ ${USER_HASH_INDEX_SQL}`);
       addUserKeys(db);
     },
   },
+  {
+    // Each history row names the user of the memory it is about (`memory_history.user_id`, null for the
+    // agent's own), so a user-scoped history can leave out another user's erased memory, whose row is gone.
+    // The rows written before are filled in from the memories still stored; those whose memory was already
+    // erased keep the default '' (`historyRules.UNKNOWN_HISTORY_USER`: not known), shown to whole-agent
+    // calls only.
+    version: 16,
+    up(db: SqliteDatabase): void {
+      // A file whose recorded version was set back by hand may have the column already.
+      const has = db
+        .prepare("SELECT 1 AS x FROM pragma_table_info('memory_history') WHERE name = 'user_id'")
+        .get();
+      if (has === undefined) db.exec(`ALTER TABLE memory_history ADD COLUMN user_id TEXT DEFAULT ''`);
+      db.exec(HISTORY_USER_BACKFILL_SQL);
+    },
+  },
 ];
+
+/**
+ * Fills in the user of the history rows that do not know it ('') from their memory's stored row (schema
+ * version 16); the rows of a memory that is gone stay unknown.
+ */
+export const HISTORY_USER_BACKFILL_SQL = `UPDATE memory_history SET user_id = (
+  SELECT m.user_id FROM memories m WHERE m.agent_id = memory_history.agent_id AND m.id = memory_history.memory_id)
+WHERE user_id = '' AND EXISTS (
+  SELECT 1 FROM memories m WHERE m.agent_id = memory_history.agent_id AND m.id = memory_history.memory_id)`;
 
 /** The store's vec0 tables: the float index and the optional quantised one (`QUANT_TABLE` in vector-quant.ts). */
 export const VEC0_TABLES: readonly string[] = ['memories_vec', 'memories_vec_quant'];

@@ -33,9 +33,13 @@ describe('forgetting', () => {
     expect(forgetScope(['v1', 'v2', 'v3'], 'v2')).toEqual(['v1', 'v2']);
   });
 
-  it('writes a tombstone with who and why at the row revision', () => {
+  it("writes a tombstone with who and why at the row revision, naming the row's user", () => {
     expect(
-      forgottenEntry({ agentId: 'a', id: 'm', revision: 3 }, { actor: 'user', reason: 'wrong' }, 9),
+      forgottenEntry(
+        { agentId: 'a', id: 'm', revision: 3, userId: 'bob' },
+        { actor: 'user', reason: 'wrong' },
+        9,
+      ),
     ).toEqual({
       agentId: 'a',
       memoryId: 'm',
@@ -44,7 +48,12 @@ describe('forgetting', () => {
       revision: 3,
       actor: 'user',
       reason: 'wrong',
+      userId: 'bob',
     });
+    expect(
+      forgottenEntry({ agentId: 'a', id: 'm', revision: 1, userId: null }, { actor: 'user', reason: null }, 9)
+        .userId,
+    ).toBeNull();
   });
 });
 
@@ -69,10 +78,15 @@ describe('conflict links', () => {
     expect(codeOf(() => validateLinkArgs('a', 'o', 'n', 'entity'))).toBeUndefined();
     expect(codeOf(() => validateLinkArgs('a', 'o', 'o', 'entity'))).toBe('ENGRAM_STORE_INVALID_INPUT');
     expect(codeOf(() => validateLinkArgs('a', 'o', 'n', 'mood'))).toBe('ENGRAM_STORE_INVALID_INPUT');
-    expect(conflictLinkedEntries('a', 'o', 'n', 'entity', 4).map((e) => [e.memoryId, e.relatedId])).toEqual([
-      ['o', 'n'],
-      ['n', 'o'],
+    const users = { older: 'alice', newer: null };
+    const linked = conflictLinkedEntries('a', 'o', 'n', 'entity', 4, users);
+    expect(linked.map((e) => [e.memoryId, e.relatedId, e.userId])).toEqual([
+      ['o', 'n', 'alice'],
+      ['n', 'o', null],
     ]);
+    // A side whose user is not known records none (the store keeps it as unknown).
+    const unknown = conflictLinkedEntries('a', 'o', 'n', 'entity', 4, { older: undefined, newer: 'bob' });
+    expect(unknown.map((e) => 'userId' in e)).toEqual([false, true]);
   });
 
   it('list with checked ids, state and limit (1000 by default)', () => {
@@ -130,10 +144,18 @@ describe('conflict links', () => {
   });
 
   it('record the settlement on both sides, the state as the reason when none was given', () => {
-    const entries = conflictResolvedEntries('a', 'o', 'n', { actor: 'caller', reason: null }, 'dismissed', 7);
-    expect(entries.map((e) => [e.memoryId, e.relatedId, e.reason])).toEqual([
-      ['o', 'n', 'dismissed'],
-      ['n', 'o', 'dismissed'],
+    const entries = conflictResolvedEntries(
+      'a',
+      'o',
+      'n',
+      { actor: 'caller', reason: null },
+      'dismissed',
+      7,
+      { older: null, newer: 'bob' },
+    );
+    expect(entries.map((e) => [e.memoryId, e.relatedId, e.reason, e.userId])).toEqual([
+      ['o', 'n', 'dismissed', null],
+      ['n', 'o', 'dismissed', 'bob'],
     ]);
   });
 });

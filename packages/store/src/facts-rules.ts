@@ -43,9 +43,14 @@ export function forgetScope(chain: readonly string[], id: string): readonly stri
   return chain.slice(0, chain.indexOf(id) + 1);
 }
 
-/** The tombstone of a forgotten row, at the row's revision as it was. */
+/** The tombstone of a forgotten row, at the row's revision as it was, naming the row's user. */
 export function forgottenEntry(
-  row: { readonly agentId: string; readonly id: string; readonly revision: number },
+  row: {
+    readonly agentId: string;
+    readonly id: string;
+    readonly revision: number;
+    readonly userId: string | null;
+  },
   who: Retirer,
   at: number,
 ): HistoryInput {
@@ -57,7 +62,22 @@ export function forgottenEntry(
     revision: row.revision,
     actor: who.actor,
     reason: who.reason,
+    userId: row.userId,
   };
+}
+
+/**
+ * The users of both sides of a contradiction link, as their history entries name them (null: the agent's own;
+ * undefined: not known, e.g. a side whose row is gone).
+ */
+export interface ConflictUsers {
+  readonly older: string | null | undefined;
+  readonly newer: string | null | undefined;
+}
+
+/** The `userId` of an entry: absent when the user is not known. */
+function userOf(userId: string | null | undefined): { readonly userId?: string | null } {
+  return userId === undefined ? {} : { userId };
 }
 
 /** The arguments of `linkConflict`: two different ids and a known reason. */
@@ -71,17 +91,34 @@ export function validateLinkArgs(agentId: string, olderId: string, newerId: stri
   }
 }
 
-/** Both sides' entries of a new link (each side related to the other). */
+/** Both sides' entries of a new link (each side related to the other, naming its own user). */
 export function conflictLinkedEntries(
   agentId: string,
   olderId: string,
   newerId: string,
   reason: string,
   at: number,
+  users: ConflictUsers,
 ): readonly HistoryInput[] {
   return [
-    { agentId, memoryId: olderId, action: 'conflictLinked', at, reason, relatedId: newerId },
-    { agentId, memoryId: newerId, action: 'conflictLinked', at, reason, relatedId: olderId },
+    {
+      agentId,
+      memoryId: olderId,
+      action: 'conflictLinked',
+      at,
+      reason,
+      relatedId: newerId,
+      ...userOf(users.older),
+    },
+    {
+      agentId,
+      memoryId: newerId,
+      action: 'conflictLinked',
+      at,
+      reason,
+      relatedId: olderId,
+      ...userOf(users.newer),
+    },
   ];
 }
 
@@ -198,7 +235,7 @@ export function settleConflict(link: ConflictRow | undefined, keepId: string | n
   return { state, retireId: keepId === link.older_id ? link.newer_id : link.older_id, settled };
 }
 
-/** Both sides' entries of a settled link (the reason defaults to the new state). */
+/** Both sides' entries of a settled link (the reason defaults to the new state; each names its side's user). */
 export function conflictResolvedEntries(
   agentId: string,
   olderId: string,
@@ -206,6 +243,7 @@ export function conflictResolvedEntries(
   who: Retirer,
   state: ConflictState,
   at: number,
+  users: ConflictUsers,
 ): readonly HistoryInput[] {
   const reason = who.reason ?? state;
   return [
@@ -217,6 +255,7 @@ export function conflictResolvedEntries(
       actor: who.actor,
       reason,
       relatedId: newerId,
+      ...userOf(users.older),
     },
     {
       agentId,
@@ -226,6 +265,7 @@ export function conflictResolvedEntries(
       actor: who.actor,
       reason,
       relatedId: olderId,
+      ...userOf(users.newer),
     },
   ];
 }

@@ -156,4 +156,9 @@ export interface HistoryInput {
   readonly reason?: string | null;
   readonly relatedId?: string | null;
   readonly content?: string | null;
+  /**
+   * The user of the memory the entry is about (null: the agent's own). Absent: not known, recorded as such
+   * (`historyRules.UNKNOWN_HISTORY_USER`); a user-scoped history then never shows the memory once its row is gone.
+   */
+  readonly userId?: string | null;
 }

@@ -3,11 +3,13 @@ import { describe, expect, it } from 'vitest';
 import {
   assembleHistory,
   type ChainLookup,
+  goneMemberVisible,
   type HistoryRow,
   historyValues,
   MAX_SUPERSEDE_CHAIN,
   supersedeChainAsync,
   supersedeChainSync,
+  UNKNOWN_HISTORY_USER,
 } from './history-rules.js';
 import type { MemoryRecord } from './types.js';
 
@@ -97,10 +99,13 @@ describe('the supersede chain walk', () => {
 });
 
 describe('a recorded history entry', () => {
-  it('lists its values in column order, absent fields as null', () => {
+  it('lists its values in column order, absent fields as null and an absent user as unknown', () => {
     expect(historyValues({ agentId: 'a', memoryId: 'm', action: 'forgotten', at: 5, actor: 'user' })).toEqual(
-      ['a', 'm', 'forgotten', 5, null, 'user', null, null, null],
+      ['a', 'm', 'forgotten', 5, null, 'user', null, null, null, UNKNOWN_HISTORY_USER],
     );
+    const own = { agentId: 'a', memoryId: 'm', action: 'forgotten', at: 5 } as const;
+    expect(historyValues({ ...own, userId: null })[9]).toBeNull();
+    expect(historyValues({ ...own, userId: 'bob' })[9]).toBe('bob');
   });
 });
 
@@ -163,6 +168,40 @@ describe('a memory lineage', () => {
     });
     // Without a scope, the whole agent's lineage.
     expect(assembleHistory('v2', chain, records, rows).chain).toEqual(chain);
+  });
+
+  it("as a user sees it: another user's erased memory is unknown, the user's own and the agent's keep their tombstones", () => {
+    const tombstone = (id: string, userId: string | null): HistoryRow =>
+      row(id, 'forgotten', 7, { actor: 'user', reason: 'asked', user_id: userId });
+    const bobs = [tombstone('m', 'bob')];
+    const empty = { id: 'm', chain: ['m'], records: [], entries: [] };
+    expect(assembleHistory('m', ['m'], [undefined], bobs, 'alice')).toEqual(empty);
+    expect(assembleHistory('m', ['m'], [undefined], bobs, 'bob').entries.map((e) => e.action)).toEqual([
+      'forgotten',
+    ]);
+    expect(assembleHistory('m', ['m'], [undefined], bobs).entries).toHaveLength(1);
+    const agents = [tombstone('m', null)];
+    expect(assembleHistory('m', ['m'], [undefined], agents, 'alice').entries).toHaveLength(1);
+    // Rows that never knew their user (written before the column): whole-agent calls only.
+    const unknown = [row('m', 'forgotten', 7, { user_id: UNKNOWN_HISTORY_USER }), row('m', 'updated', 5)];
+    expect(assembleHistory('m', ['m'], [undefined], unknown, 'bob')).toEqual(empty);
+    expect(assembleHistory('m', ['m'], [undefined], unknown).entries).toHaveLength(2);
+    // One row that names the user is enough; one that names another user hides the member.
+    expect(goneMemberVisible([...unknown, tombstone('m', 'bob')], 'bob')).toBe(true);
+    expect(goneMemberVisible([tombstone('m', 'bob'), tombstone('m', 'carol')], 'bob')).toBe(false);
+  });
+
+  it("leaves another user's erased predecessor out of a chain", () => {
+    const chain = ['v1', 'v2'];
+    const rows = [
+      row('v1', 'superseded', 20, { related_id: 'v2', user_id: 'bob' }),
+      row('v1', 'forgotten', 30, { user_id: 'bob' }),
+    ];
+    const v2 = { ...record('v2', 20), userId: null };
+    const forAlice = assembleHistory('v2', chain, [undefined, v2], rows, 'alice');
+    expect(forAlice.chain).toEqual(['v2']);
+    expect(forAlice.entries.map((e) => [e.memoryId, e.action])).toEqual([['v2', 'created']]);
+    expect(assembleHistory('v2', chain, [undefined, v2], rows, 'bob').chain).toEqual(chain);
   });
 
   it('is empty for an id the store never knew', () => {

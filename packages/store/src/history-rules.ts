@@ -7,7 +7,19 @@ import type { HistoryInput, MemoryHistory, MemoryHistoryAction, MemoryHistoryEnt
 import { visibleToUser } from './scope.js';
 import type { MemoryRecord } from './types.js';
 
-/** The values of a history row, in the column order `agent_id, memory_id, action, at, revision, actor, reason, related_id, content`. */
+/**
+ * The `user_id` of a history row whose memory's user is not known: '' (no user id is empty, so it never names a
+ * user). The column's default, so it is what the rows written before the column existed hold when their memory
+ * was already gone (the migration fills in the others from the stored rows), what a row imported from an export
+ * without the column holds, and what an entry built without `userId` records. Such a row never shows a memory
+ * that is gone to a user-scoped history (see {@link assembleHistory}).
+ */
+export const UNKNOWN_HISTORY_USER = '';
+
+/**
+ * The values of a history row, in the column order
+ * `agent_id, memory_id, action, at, revision, actor, reason, related_id, content, user_id`.
+ */
 export function historyValues(
   e: HistoryInput,
 ): readonly [
@@ -16,6 +28,7 @@ export function historyValues(
   string,
   number,
   number | null,
+  string | null,
   string | null,
   string | null,
   string | null,
@@ -31,6 +44,7 @@ export function historyValues(
     e.reason ?? null,
     e.relatedId ?? null,
     e.content ?? null,
+    e.userId === undefined ? UNKNOWN_HISTORY_USER : e.userId,
   ];
 }
 
@@ -108,6 +122,8 @@ export interface HistoryRow {
   readonly reason: string | null;
   readonly related_id: string | null;
   readonly content: string | null;
+  /** The user of the memory (null: the agent's own; {@link UNKNOWN_HISTORY_USER} or absent: not known). */
+  readonly user_id?: string | null;
 }
 
 /** The entry of a recorded history row. */
@@ -125,13 +141,32 @@ export function historyEntry(r: HistoryRow): MemoryHistoryEntry {
 }
 
 /**
+ * Whether a chain member whose row is gone shows to a call for `forUser` (null: the whole agent), from the user
+ * its history rows name: every known user visible to the call, and at least one known. Rows of an unknown user
+ * ({@link UNKNOWN_HISTORY_USER}, or a row read without the column) say nothing; a member with no known user is
+ * hidden from every user-scoped call, the safe side.
+ */
+export function goneMemberVisible(rows: readonly HistoryRow[], forUser: string | null): boolean {
+  if (forUser === null) return true;
+  let known = false;
+  for (const r of rows) {
+    if (r.user_id === undefined || r.user_id === UNKNOWN_HISTORY_USER) continue;
+    if (!visibleToUser(r.user_id, forUser)) return false;
+    known = true;
+  }
+  return known;
+}
+
+/**
  * A memory's lineage from its chain, the chain's rows still stored (`records[i]` is the row of `chain[i]`, or
  * undefined when it is gone) and its recorded history rows in the recorded order: one `created` entry per
  * stored row (related to its predecessor in the chain), then the recorded entries; sorted by time, creations
  * first at equal times, then in the recorded order.
  *
  * With `forUser` (a checked user scope), another user's memory has an empty history (as an unknown id), and
- * another user's rows of the chain are left out with their entries.
+ * another user's rows of the chain are left out with their entries. A member of the chain whose row is gone (an
+ * erasing forget) is judged by the user its history rows name: another user's is left out the same way, and so is
+ * one whose rows name no known user (written before the store recorded it), which only a whole-agent call sees.
  */
 export function assembleHistory(
   id: string,
@@ -143,7 +178,14 @@ export function assembleHistory(
   const hidden = new Set<string>();
   for (const [index, memoryId] of fullChain.entries()) {
     const record = fullRecords[index];
-    if (record !== undefined && !visibleToUser(record.userId, forUser)) hidden.add(memoryId);
+    const visible =
+      record !== undefined
+        ? visibleToUser(record.userId, forUser)
+        : goneMemberVisible(
+            allRows.filter((r) => r.memory_id === memoryId),
+            forUser,
+          );
+    if (!visible) hidden.add(memoryId);
   }
   if (hidden.has(id)) return { id, chain: [id], records: [], entries: [] };
   const chain = fullChain.filter((memoryId) => !hidden.has(memoryId));

@@ -9,6 +9,7 @@
  */
 import { checkTimestamp, contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
 import { EngramStoreError, invalidInput } from './errors.js';
+import { UNKNOWN_HISTORY_USER } from './history-rules.js';
 import type {
   ExportCounts,
   ExportHeader,
@@ -293,6 +294,10 @@ export function checkImportPlainRow(
       textOrNull(row.actor, 'history.actor', limits);
       textOrNull(row.reason, 'history.reason', limits);
       textOrNull(row.content, 'history.content', limits);
+      // The memory's user: a user id, null (the agent's own), or '' or absent (an export from before the
+      // column, or a row whose user was never known: `historyRules.UNKNOWN_HISTORY_USER`).
+      if (row.user_id !== undefined && row.user_id !== null && row.user_id !== UNKNOWN_HISTORY_USER)
+        validateAgentId(row.user_id, 'history.user_id');
       return row;
   }
 }

@@ -91,16 +91,20 @@ describe('lifecycle moves', () => {
 
 describe('the superseded entry', () => {
   it('records the successor and the new revision, and who retired the row when named', () => {
-    expect(supersededEntry('a', { id: 'old', revision: 2 }, 'new', 9)).toEqual({
+    expect(supersededEntry('a', { id: 'old', revision: 2, userId: 'alice' }, 'new', 9)).toEqual({
       agentId: 'a',
       memoryId: 'old',
       action: 'superseded',
       at: 9,
       revision: 2,
       relatedId: 'new',
+      userId: 'alice',
     });
     expect(
-      supersededEntry('a', { id: 'old', revision: 2 }, 'new', 9, { actor: 'user', reason: null }),
-    ).toMatchObject({ actor: 'user', reason: null });
+      supersededEntry('a', { id: 'old', revision: 2, userId: null }, 'new', 9, {
+        actor: 'user',
+        reason: null,
+      }),
+    ).toMatchObject({ actor: 'user', reason: null, userId: null });
   });
 });

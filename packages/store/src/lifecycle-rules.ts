@@ -138,12 +138,12 @@ export interface Retirer {
 }
 
 /**
- * The history entry of a row superseded by `successor` at `at`, at the row's new revision; `who` when a
- * caller named who retired it (a settled conflict).
+ * The history entry of a row superseded by `successor` at `at`, at the row's new revision, naming the row's
+ * user; `who` when a caller named who retired it (a settled conflict).
  */
 export function supersededEntry(
   agentId: string,
-  row: { readonly id: string; readonly revision: number },
+  row: { readonly id: string; readonly revision: number; readonly userId: string | null },
   successor: string,
   at: number,
   who?: Retirer,
@@ -156,5 +156,6 @@ export function supersededEntry(
     revision: row.revision,
     ...(who === undefined ? {} : { actor: who.actor, reason: who.reason }),
     relatedId: successor,
+    userId: row.userId,
   };
 }

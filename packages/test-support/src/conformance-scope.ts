@@ -3,7 +3,8 @@
  * a user is the agent's own, shared by all its users; a call for a user (`forUser`) sees those and that
  * user's own, never another user's, and a write for a user changes only that user's own (another user's memory and
  * the agent's shared ones are not found). The exact-duplicate rule holds inside a user; `deleteAll({ userId })`
- * forgets that user's memories and events only; events carry their user.
+ * forgets that user's memories and events only; events carry their user. An erased memory's history (its
+ * tombstone) shows to its own user and the whole agent only.
  */
 import { describe, expect, it } from 'vitest';
 import { type ConformanceOpen, type ConformancePort, vec4, withPort } from './conformance-port.js';
@@ -131,10 +132,10 @@ interface ScopePort {
   importRecords(
     records: Iterable<ExportedRecord>,
     options?: { readonly agentId?: string },
-  ): Promise<{ readonly imported: { readonly events: number } }>;
+  ): Promise<{ readonly imported: { readonly events: number; readonly history: number } }>;
 }
 
-/** An export record as this suite reads it (the event rows; the rest passed on untouched). */
+/** An export record as this suite reads it (the event and history rows; the rest passed on untouched). */
 interface ExportedRecord {
   readonly type: string;
   readonly row?: Readonly<Record<string, string | number | null>>;
@@ -388,6 +389,71 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
             { reason: 'a\u0000b' },
           ),
         ).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+      }),
+    );
+
+    it(
+      'an erased memory’s tombstone shows to its own user and the whole agent, never to another user',
+      withPort(open, async (port, clock) => {
+        const s = scoped(port);
+        const { own, alice, bob } = await threeOwners(s);
+        clock.set(20_000);
+        await s.updateMemory('a', bob.id, 1, { content: 'Bob has two office plants' }, { forUser: 'bob' });
+        clock.set(30_000);
+        expect(
+          (await s.forgetMemory('a', bob.id, { forUser: 'bob', reason: 'he moved desks' })).forgotten,
+        ).toEqual([bob.id]);
+        expect((await s.forgetMemory('a', own.id, { reason: 'the office moved' })).forgotten).toEqual([
+          own.id,
+        ]);
+        const tombstones = (h: Awaited<ReturnType<ScopePort['history']>>): unknown[] =>
+          h.entries.map((e) => [e.memoryId, e.action, e.reason]);
+        // Bob's erased memory: unknown to Alice (as an id never stored), its tombstone Bob's and the agent's.
+        const forAlice = await s.history('a', bob.id, { forUser: 'alice' });
+        expect([forAlice.records, forAlice.entries]).toEqual([[], []]);
+        const bobs = [
+          [bob.id, 'updated', null],
+          [bob.id, 'forgotten', 'he moved desks'],
+        ];
+        expect(tombstones(await s.history('a', bob.id, { forUser: 'bob' }))).toEqual(bobs);
+        expect(tombstones(await s.history('a', bob.id))).toEqual(bobs);
+        // The agent's own erased memory keeps its tombstone for everyone.
+        const owns = [[own.id, 'forgotten', 'the office moved']];
+        for (const scope of [{ forUser: 'alice' }, { forUser: 'bob' }, undefined]) {
+          expect(tombstones(await s.history('a', own.id, scope))).toEqual(owns);
+        }
+
+        // An export carries each history row's user, and its import keeps the boundary.
+        await s.forgetMemory('a', alice.id, { forUser: 'alice' });
+        const records: ExportedRecord[] = [];
+        for await (const r of s.exportRecords({ agentId: 'a' })) records.push(r);
+        const rows = records.flatMap((r) => (r.type === 'history' && r.row !== undefined ? [r.row] : []));
+        expect(new Set(rows.map((r) => r.user_id))).toEqual(new Set(['bob', 'alice', null]));
+        expect((await s.importRecords(records, { agentId: 'b' })).imported.history).toBe(rows.length);
+        expect((await s.history('b', bob.id, { forUser: 'alice' })).entries).toEqual([]);
+        expect(tombstones(await s.history('b', bob.id, { forUser: 'bob' }))).toEqual(bobs);
+        expect(tombstones(await s.history('b', own.id, { forUser: 'alice' }))).toEqual(owns);
+        // An export from before the column (no user_id) still imports; an erased memory's rows then name no
+        // user, so only the whole agent sees them.
+        const old = records.map((r) => {
+          if (r.type !== 'history' || r.row === undefined) return r;
+          const { user_id: _user, ...row } = r.row;
+          return { type: 'history', row };
+        });
+        expect((await s.importRecords(old, { agentId: 'c' })).imported.history).toBe(rows.length);
+        expect(tombstones(await s.history('c', bob.id))).toEqual(bobs);
+        for (const forUser of ['alice', 'bob']) {
+          expect((await s.history('c', bob.id, { forUser })).entries).toEqual([]);
+        }
+        // A malformed user is refused.
+        const bad = records.map((r) =>
+          r.type === 'history' && r.row !== undefined
+            ? { type: 'history', row: { ...r.row, user_id: ' x' } }
+            : r,
+        );
+        await expect(s.importRecords(bad, { agentId: 'd' })).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
       }),
     );
 

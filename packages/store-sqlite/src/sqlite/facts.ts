@@ -39,7 +39,11 @@ function forgetRow(
 ): void {
   recordHistory(
     ctx,
-    factsRules.forgottenEntry({ agentId: row.agent_id, id: row.id, revision: row.revision }, who, now),
+    factsRules.forgottenEntry(
+      { agentId: row.agent_id, id: row.id, revision: row.revision, userId: row.user_id },
+      who,
+      now,
+    ),
   );
   if (ctx.forgetMode === 'erase') {
     ctx.stmt('write', 'DELETE FROM memories WHERE rid = ?').run(row.rid);
@@ -186,11 +190,13 @@ export function linkConflict(
     factsRules.validateLinkArgs(agentId, olderId, newerId, reason);
     const now = ctx.now();
     return ctx.tx(() => {
-      for (const id of [olderId, newerId]) {
-        if (selectRow(ctx, agentId, id) === undefined) {
+      const [older, newer] = [olderId, newerId].map((id) => {
+        const row = selectRow(ctx, agentId, id);
+        if (row === undefined) {
           throw new EngramStoreError('ENGRAM_STORE_NOT_FOUND', 'no memory with this id for this agent');
         }
-      }
+        return row;
+      });
       const info = ctx
         .stmt(
           'write',
@@ -200,7 +206,8 @@ export function linkConflict(
         .run(agentId, olderId, newerId, reason, now);
       if (info.changes === 0) return false;
       linksChanged(ctx);
-      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now))
+      const users = { older: older?.user_id, newer: newer?.user_id };
+      for (const e of factsRules.conflictLinkedEntries(agentId, olderId, newerId, reason, now, users))
         recordHistory(ctx, e);
       return true;
     });
@@ -271,7 +278,7 @@ export function resolveConflict(
             ctx,
             lifecycleRules.supersededEntry(
               agentId,
-              { id: retireId, revision: row.revision + 1 },
+              { id: retireId, revision: row.revision + 1, userId: row.user_id },
               keepId,
               now,
               who,
@@ -286,7 +293,11 @@ export function resolveConflict(
           `UPDATE memory_links SET state = ?, resolved_at = ? WHERE agent_id = ? AND older_id = ? AND newer_id = ?`,
         )
         .run(state, now, agentId, olderId, newerId);
-      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now))
+      const users = {
+        older: selectRow(ctx, agentId, olderId)?.user_id,
+        newer: selectRow(ctx, agentId, newerId)?.user_id,
+      };
+      for (const e of factsRules.conflictResolvedEntries(agentId, olderId, newerId, who, state, now, users))
         recordHistory(ctx, e);
       return settled;
     });

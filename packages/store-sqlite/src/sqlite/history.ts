@@ -14,8 +14,8 @@ export function recordHistory(ctx: StoreContext, e: HistoryInput): void {
   ctx
     .stmt(
       'write',
-      `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memory_history(agent_id, memory_id, action, at, revision, actor, reason, related_id, content, user_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(...historyRules.historyValues(e));
 }
@@ -60,7 +60,8 @@ export function supersedeChain(ctx: StoreContext, agentId: string, id: string): 
 /**
  * A memory's lineage: its chain, its rows still stored, and the entries (creations included), oldest first.
  * With `scope.forUser`, another user's memory has an empty history (as an unknown id), and another user's rows
- * of the chain are left out with their entries (`historyRules.assembleHistory`).
+ * of the chain are left out with their entries, an erased one by the user its history rows name
+ * (`historyRules.assembleHistory`).
  */
 export function history(
   ctx: StoreContext,
@@ -80,7 +81,7 @@ export function history(
     const rows = ctx
       .stmt(
         'read',
-        `SELECT memory_id, action, at, revision, actor, reason, related_id, content FROM memory_history
+        `SELECT memory_id, action, at, revision, actor, reason, related_id, content, user_id FROM memory_history
          WHERE agent_id = ? AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
       )
       .all<historyRules.HistoryRow>(agentId, JSON.stringify(chain));

@@ -150,6 +150,7 @@ export function updateMemory(
           at: now,
           revision: next.revision,
           content: row.content,
+          userId: row.user_id,
         });
       }
       if (p.tags !== undefined) {
