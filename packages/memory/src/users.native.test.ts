@@ -181,6 +181,23 @@ describe('what a hostile review found', () => {
     }
   });
 
+  it("the tombstone of Bob's erased memory is his and the agent's to see, not Alice's", async () => {
+    const memory = await fresh();
+    try {
+      const [bobs] = (await memory.add('Bob diagnosis is diabetes', { userId: 'bob' })).added;
+      const id = bobs?.id ?? '';
+      expect(await memory.delete(id, { userId: 'bob', reason: 'Bob asked to erase it' })).toBe(true);
+      expect(await code(memory.history(id, { userId: 'alice' }))).toBe('ENGRAM_MEMORY_NOT_FOUND');
+      for (const scope of [{ userId: 'bob' }, {}]) {
+        expect(await memory.history(id, scope)).toMatchObject([
+          { id, lifecycle: 'forgotten', reason: 'Bob asked to erase it' },
+        ]);
+      }
+    } finally {
+      await memory.close();
+    }
+  });
+
   it('a memory opened for a user refuses an import (a restore writes rows of any user)', async () => {
     n += 1;
     const path = join(dir, `u${n}`, 'memory.db');
