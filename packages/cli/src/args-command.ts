@@ -21,6 +21,8 @@ type CommandVariant =
       readonly agent: string;
       /** `--user`: the user the fact is of (null: the agent's own, shared by its users). */
       readonly user: string | null;
+      /** `--session`: the conversation the fact came from (null: none). */
+      readonly session: string | null;
       readonly content: string;
       readonly topic: string | null;
       readonly json: boolean;
@@ -31,6 +33,8 @@ type CommandVariant =
       readonly agent: string;
       /** `--user`: the agent's own memories and this user's, never another user's (null: every user's). */
       readonly user: string | null;
+      /** `--session`: only memories of this conversation (null: every session of the scope). */
+      readonly session: string | null;
       readonly query: string;
       readonly limit: number;
       readonly tags: readonly string[];

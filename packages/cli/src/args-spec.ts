@@ -131,6 +131,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       user: userOption(
         "the user the fact is of: only that user's scope sees it (default: the agent's own, seen by all its users)",
       ),
+      session: {
+        type: 'string',
+        value: 'id',
+        description: 'the conversation the fact came from (stored with it)',
+      },
       topic: { type: 'string', value: 'label', description: 'a short topic label, stored as a topic: tag' },
       json: jsonOption('{ agent, user, ok, id, action, text }'),
       help: helpOption,
@@ -140,9 +145,6 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'engram remember "Prefers short answers" --agent assistant --user alice',
       'engram remember "用户喜欢简洁的回答" --agent assistant',
     ],
-    refuses: {
-      session: 'a remembered fact belongs to no session (ingest logs a session, with --session and --user)',
-    },
   },
   search: {
     summary: "Search an agent's memories (keyword and vector arms, fused).",
@@ -153,6 +155,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       create: createOption,
       agent: agentOption(`agent id (default ${DEFAULT_AGENT})`),
       user: userOption("search the agent's own memories and this user's, never another user's"),
+      session: { type: 'string', value: 'id', description: 'only memories of this conversation (session)' },
       limit: {
         type: 'string',
         value: 'n',
@@ -178,7 +181,6 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'engram search "answer style" --agent assistant --user alice',
       'engram search 会议 --agent assistant --limit 3',
     ],
-    refuses: { session: `search covers every session of its scope; ${NO_SESSION} (--user)` },
   },
   get: {
     summary: 'Print one memory by id, or the archived events of a pointer.',

@@ -71,6 +71,7 @@ describe('parseCommandLine: defaults', () => {
       db: '/work/project/.engram/engram.db',
       agent: 'default',
       user: null,
+      session: null,
       query: 'deploy',
       limit: 5,
       tags: [],
@@ -144,6 +145,7 @@ describe('parseCommandLine: defaults', () => {
       db: '/work/project/.engram/engram.db',
       agent: 'coder',
       user: null,
+      session: null,
       query: 'retry',
       limit: 12,
       tags: ['file:src/a.ts', 'tool:bash'],
@@ -304,10 +306,16 @@ describe('parseCommandLine: users and the commands over one scope', () => {
       expect(run([...argv, '--user', 'alice']), argv.join(' ')).toMatchObject({ user: 'alice' });
       expect(run(argv), argv.join(' ')).toMatchObject({ user: null });
     }
-    expect(run(['ingest', 'e.jsonl', '--user', 'alice', '--session', 's1'])).toMatchObject({
-      user: 'alice',
-      session: 's1',
-    });
+    for (const argv of [
+      ['ingest', 'e.jsonl'],
+      ['remember', 'x'],
+      ['search', 'x'],
+    ]) {
+      expect(run([...argv, '--user', 'alice', '--session', 's1']), argv.join(' ')).toMatchObject({
+        user: 'alice',
+        session: 's1',
+      });
+    }
     expect(failure(['search', 'x', '--user', ' alice']).message).toBe(
       'engram search: --user must not start or end with whitespace',
     );
@@ -315,8 +323,6 @@ describe('parseCommandLine: users and the commands over one scope', () => {
 
   it('refuses an option a command would ignore, saying why, with the usage line', () => {
     for (const [argv, option] of [
-      [['remember', 'x', '--session', 's1'], '--session'],
-      [['search', 'x', '--session', 's1'], '--session'],
       [['get', 'm1', '--session=s1'], '--session'],
       [['list', '--session', 's1'], '--session'],
       [['export', '--session', 's1'], '--session'],

@@ -97,6 +97,11 @@ function userOf(raw: RawArguments): string | null {
   return user === undefined ? null : check(agentSchema, user, '--user');
 }
 
+function sessionOf(raw: RawArguments): string | null {
+  const session = str(raw, 'session');
+  return session === undefined ? null : check(agentSchema, session, '--session');
+}
+
 function reasonOf(raw: RawArguments): string | null {
   const reason = str(raw, 'reason');
   return reason === undefined ? null : check(reasonSchema, reason, '--reason');
@@ -147,6 +152,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
         user: userOf(raw),
+        session: sessionOf(raw),
         content: check(textSchema(4000), text, '<content>'),
         topic: topic === undefined ? null : check(textSchema(64), topic, '--topic'),
         json: bool(raw, 'json'),
@@ -159,6 +165,7 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent: agentOf(raw),
         user: userOf(raw),
+        session: sessionOf(raw),
         query: check(textSchema(2000), text, '<query>'),
         limit: limit === undefined ? DEFAULT_SEARCH_LIMIT : check(limitSchema, limit, '--limit'),
         tags: list(raw, 'tag').map((tag) => check(tagSchema, tag, '--tag')),

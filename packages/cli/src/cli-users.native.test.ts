@@ -244,8 +244,6 @@ describe('engram with --user: Bob never sees Alice', () => {
 
   it('refuses an option a command would ignore: exit 2, a reason and the usage line', SPAWNS, async () => {
     for (const args of [
-      ['remember', 'x', '--session', 's1'],
-      ['search', 'x', '--session', 's1'],
       ['drain', '--user', 'alice'],
       ['export', '--user', 'alice'],
     ]) {
@@ -257,6 +255,34 @@ describe('engram with --user: Bob never sees Alice', () => {
       );
       expect(usage).toMatch(new RegExp(`^Usage: engram ${args[0]} `));
     }
+  });
+});
+
+describe('engram remember and search with --session', () => {
+  it('a fact remembered in a session is found by a search of that session only', SPAWNS, async () => {
+    const scope = ['--agent', 'trips', '--user', 'dana'];
+    const remembered = await json<{ id: string }>([
+      'remember',
+      'Dana booked the ferry to Hydra',
+      '--session',
+      'trip-1',
+      ...scope,
+    ]);
+    await json(['remember', 'Dana booked the ferry to Paros', '--session', 'trip-2', ...scope]);
+    const got = await json<{ sessionId: string | null; userId: string | null }>([
+      'get',
+      remembered.id,
+      ...scope,
+    ]);
+    expect(got).toMatchObject({ sessionId: 'trip-1', userId: 'dana' });
+    const hits = await json<{ results: { id: string }[] }>([
+      'search',
+      'ferry',
+      '--session',
+      'trip-1',
+      ...scope,
+    ]);
+    expect(hits.results.map((r) => r.id)).toEqual([remembered.id]);
   });
 });
 

@@ -43,9 +43,17 @@ export function storeScope(user: string | null): { readonly forUser: string } | 
   return user === null ? undefined : { forUser: user };
 }
 
-/** The tool context of a command: its agent, and its user when it has one. */
-export function toolScope(c: UserScoped): { readonly agentId: string; readonly userId?: string } {
-  return c.user === null ? { agentId: c.agent } : { agentId: c.agent, userId: c.user };
+/** The tool context of a command: its agent, and its user and session when it has them. */
+export function toolScope(c: UserScoped & { readonly session?: string | null }): {
+  readonly agentId: string;
+  readonly userId?: string;
+  readonly sessionId?: string;
+} {
+  return {
+    agentId: c.agent,
+    ...(c.user === null ? {} : { userId: c.user }),
+    ...(c.session === undefined || c.session === null ? {} : { sessionId: c.session }),
+  };
 }
 
 /** Whether a row of `rowUser` (null: the agent's own) is visible to a command of `user`. */

@@ -101,7 +101,14 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
         limit: c.limit,
         ...(c.tags.length === 0 ? {} : { tags: c.tags }),
         ...(c.includeArchived === true ? { includeArchived: true } : {}),
-        ...(c.user === null ? {} : { filter: { forUser: c.user } }),
+        ...(c.user === null && c.session === null
+          ? {}
+          : {
+              filter: {
+                ...(c.user === null ? {} : { forUser: c.user }),
+                ...(c.session === null ? {} : { sessionId: c.session }),
+              },
+            }),
       });
       const { execution, results } = response;
       if (execution.outcome === 'emptyQuery') {
@@ -122,6 +129,7 @@ async function search(io: CliIo, c: Extract<Command, { name: 'search' }>): Promi
         outJson(io, {
           agent: c.agent,
           user: c.user,
+          ...(c.session === null ? {} : { session: c.session }),
           execution,
           results: results.map((r) => ({
             id: r.record.id,

@@ -19,11 +19,13 @@ export function callTool(
   args: unknown,
   agentId: string,
   userId: string | null,
+  sessionId: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<ToolCallResult> {
   return engine.tools.execute(name, args, {
     agentId,
     ...(userId === null ? {} : { userId }),
+    ...(sessionId === undefined ? {} : { sessionId }),
     ...(signal === undefined ? {} : { signal }),
   });
 }

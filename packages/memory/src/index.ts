@@ -47,6 +47,7 @@ export {
 export type {
   AddOptions,
   AddResult,
+  CallToolOptions,
   ChatEntryType,
   ChatMessage,
   ClearMessagesOptions,

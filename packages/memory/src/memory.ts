@@ -169,6 +169,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         importance: o.importance ?? 0.7,
         ...(o.tags === undefined ? {} : { tags: o.tags }),
         ...(userId === null ? {} : { userId }),
+        ...(o.sessionId === undefined ? {} : { sessionId }),
         ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
       });
       const added = await embedNow(engine, written.added);
@@ -495,7 +496,8 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       if (typeof name !== 'string') throw invalidInput('name must be a string');
       const userId = userOf(o, defaultUser);
       const e = open();
-      const result = await callTool(e, name, args, agentId, userId, o.signal);
+      const sessionId = o.sessionId === undefined ? undefined : checkSession(o.sessionId);
+      const result = await callTool(e, name, args, agentId, userId, sessionId, o.signal);
       // What a tool wrote is searchable by meaning when the call returns, as `add` and `update` are (a text
       // longer than one chunk, which the tool could not embed itself, is embedded here).
       const data = result.data;

@@ -6,6 +6,7 @@
  */
 import type {
   AddOptions,
+  CallToolOptions,
   ClearMessagesOptions,
   ContextOptions,
   ExportOptions,
@@ -73,9 +74,10 @@ export const CONTEXT_KEYS: readonly (keyof ContextOptions)[] = [
   'recallLimit',
   'signal',
 ];
-export const CALL_TOOL_KEYS: readonly (keyof (Scope & { readonly signal?: AbortSignal }))[] = [
+export const CALL_TOOL_KEYS: readonly (keyof CallToolOptions)[] = [
   'agentId',
   'userId',
+  'sessionId',
   'signal',
 ];
 export const MESSAGES_KEYS: readonly (keyof MessagesOptions)[] = ['agentId', 'userId', 'sessionId', 'limit'];

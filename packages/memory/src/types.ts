@@ -165,7 +165,7 @@ export interface ChatMessage {
 
 /** Options of {@link Memory.add}. */
 export interface AddOptions extends Scope {
-  /** The session messages are logged under (default `'default'`). */
+  /** The session messages are logged under (default `'default'`); for a text, the session it came from (none by default). */
   readonly sessionId?: string;
   /**
    * Skip the messages the session's log already ends with (default true: a chat that resends its whole history
@@ -343,6 +343,13 @@ export interface LoggedMessage {
   readonly createdAt: number;
 }
 
+/** Options of {@link Memory.callTool}: the scope the tool acts in (nothing in its arguments changes it). */
+export interface CallToolOptions extends Scope {
+  /** The conversation the call is part of: a fact `memory_remember` stores records it as its session. */
+  readonly sessionId?: string;
+  readonly signal?: AbortSignal;
+}
+
 /** Options of {@link Memory.messages}. */
 export interface MessagesOptions extends Scope {
   /** Default `'default'`. */
@@ -411,11 +418,7 @@ export interface Memory {
   /** The model-facing tools (JSON Schema inputs): search, remember, get, update, forget and the skills. */
   readonly toolDefinitions: readonly ToolSpec[];
   /** Runs one model tool call; bad arguments are `ok: false` with a short explanation, never a throw. */
-  callTool(
-    name: string,
-    args: unknown,
-    options?: Scope & { readonly signal?: AbortSignal },
-  ): Promise<ToolResult>;
+  callTool(name: string, args: unknown, options?: CallToolOptions): Promise<ToolResult>;
   /** A session's logged messages, tool calls and results, in order, since the session was last cleared. */
   messages(options?: MessagesOptions): Promise<readonly LoggedMessage[]>;
   /**

@@ -143,6 +143,29 @@ describe('sessions', () => {
     }
   });
 
+  it('a text and a remembered fact keep the session they came from', async () => {
+    const memory = await fresh();
+    try {
+      const [text] = (await memory.add('Dana booked the ferry', { userId: 'dana', sessionId: 'trip-1' }))
+        .added;
+      expect(text?.sessionId).toBe('trip-1');
+      const answer = await memory.callTool(
+        'memory_remember',
+        { content: 'Dana prefers window seats' },
+        { userId: 'dana', sessionId: 'trip-2' },
+      );
+      expect(answer.ok).toBe(true);
+      const [fact] = await memory.search('window seats', { userId: 'dana', filter: { sessionId: 'trip-2' } });
+      expect([fact?.content, fact?.sessionId, fact?.userId]).toEqual([
+        'Dana prefers window seats',
+        'trip-2',
+        'dana',
+      ]);
+    } finally {
+      await memory.close();
+    }
+  });
+
   it('a user id the store would refuse on a write is refused on a read too', async () => {
     const memory = await fresh();
     try {

@@ -26,6 +26,8 @@ export interface TextShape {
   readonly importance: number;
   readonly tags?: readonly string[];
   readonly userId?: string;
+  /** The session the text came from. */
+  readonly sessionId?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
@@ -62,6 +64,7 @@ export async function writeTexts(
       importance: shape.importance,
       ...(shape.tags === undefined ? {} : { tags: shape.tags }),
       ...(shape.userId === undefined ? {} : { userId: shape.userId }),
+      ...(shape.sessionId === undefined ? {} : { sessionId: shape.sessionId }),
       ...(shape.metadata === undefined ? {} : { metadata: shape.metadata }),
     });
   }

@@ -28,6 +28,8 @@ export const TOPIC_TAG_PREFIX = 'topic:';
 export interface ToolCallContext {
   readonly agentId: string;
   readonly userId?: string;
+  /** The conversation the call is part of: a fact `memory_remember` stores records it as its session. */
+  readonly sessionId?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -309,6 +311,7 @@ const remember = async (
       importance: settings.factImportance,
       ...(tag === null ? {} : { tags: [tag] }),
       ...(ctx.userId === undefined ? {} : { userId: ctx.userId }),
+      ...(ctx.sessionId === undefined ? {} : { sessionId: ctx.sessionId }),
       ...(canAttach ? { vector: own } : {}),
     }),
   );
