@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm bench:postgres`: the PostgreSQL scenario of the benchmark on a real, scratch PostgreSQL server.
 //
-//   1. finds PostgreSQL's server binaries (PG_BINDIR, else `pg_config --bindir` on PATH, else Debian's
+//   1. finds PostgreSQL's server binaries (ENGRAM_BENCH_PG_BINDIR, else `pg_config --bindir` on PATH, else Debian's
 //      /usr/lib/postgresql/<newest>/bin) and checks that pgvector is installed for that server; when it is not,
 //      it says how to get it and exits (it downloads nothing);
 //   2. `initdb`s a cluster in a new temporary directory and starts `postgres` on a free 127.0.0.1 port, with
@@ -15,7 +15,15 @@
 // store's README recommends; `--set name=value` (repeatable) applies any other one. The settings in force are
 // printed before the run. Nothing in CI runs this script. Node's standard library only.
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chownSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -41,7 +49,7 @@ PostgreSQL scenario on it (bench --only postgres --postgres <url>), then stops a
   --recommended      run the server with the bulk-load settings of packages/store-postgres/README.md
   --set name=value   one more server setting (repeatable), e.g. --set synchronous_commit=off
 Every other argument goes to the benchmark, e.g. --postgres-rows 100000, --queries 200, --out report.json.
-Environment: PG_BINDIR (PostgreSQL's bin directory), ENGRAM_BENCH_PG_USER (the server's user when run as root).`;
+Environment: ENGRAM_BENCH_PG_BINDIR (PostgreSQL's bin directory), ENGRAM_BENCH_PG_USER (the server's user when run as root).`;
 
 function fail(message) {
   process.stderr.write(`bench:postgres: ${message}\n`);
@@ -50,7 +58,7 @@ function fail(message) {
 
 /** The directory of PostgreSQL's server binaries. */
 function findBindir() {
-  const fromEnv = process.env.PG_BINDIR;
+  const fromEnv = process.env.ENGRAM_BENCH_PG_BINDIR;
   if (fromEnv) return fromEnv;
   const onPath = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
   if (onPath.status === 0 && existsSync(join(onPath.stdout.trim(), 'initdb'))) return onPath.stdout.trim();
@@ -62,7 +70,7 @@ function findBindir() {
     if (versions[0] !== undefined) return join(debian, versions[0], 'bin');
   }
   return fail(
-    'no PostgreSQL server binaries found (set PG_BINDIR, or install Debian\'s "postgresql" package)',
+    'no PostgreSQL server binaries found (set ENGRAM_BENCH_PG_BINDIR, or install Debian\'s "postgresql" package)',
   );
 }
 
@@ -120,7 +128,8 @@ function parseArgs(argv) {
       process.exit(0);
     } else if (a === '--recommended') Object.assign(settings, RECOMMENDED);
     else if (a === '--set') {
-      const kv = argv[(i += 1)] ?? '';
+      i += 1;
+      const kv = argv[i] ?? '';
       const eq = kv.indexOf('=');
       if (eq < 1 || !/^[a-z_.]+$/.test(kv.slice(0, eq))) fail(`--set takes name=value\n${USAGE}`);
       settings[kv.slice(0, eq)] = kv.slice(eq + 1);
@@ -176,7 +185,11 @@ async function main() {
     const flags = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
     for (const [k, v] of Object.entries(settings)) flags.push('-c', `${k}=${v}`);
     const log = createWriteStream(logPath);
-    server = spawn(join(bindir, 'postgres'), flags, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...asUser });
+    server = spawn(join(bindir, 'postgres'), flags, {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...asUser,
+    });
     server.stdout.pipe(log);
     server.stderr.pipe(log);
     let ready = false;
@@ -196,7 +209,7 @@ async function main() {
       [
         url,
         '-XAtc',
-        "SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'max_wal_size', 'checkpoint_timeout', 'wal_compression', 'synchronous_commit', 'fsync') ORDER BY name",
+        "SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'max_wal_size', 'checkpoint_timeout', 'wal_compression', 'synchronous_commit', 'fsync') ORDER BY name",
       ],
       { encoding: 'utf8' },
     );
@@ -206,7 +219,16 @@ async function main() {
     );
     bench = spawn(
       process.execPath,
-      ['--expose-gc', '--max-old-space-size=12288', BENCH_CLI, '--only', 'postgres', '--postgres', url, ...rest],
+      [
+        '--expose-gc',
+        '--max-old-space-size=12288',
+        BENCH_CLI,
+        '--only',
+        'postgres',
+        '--postgres',
+        url,
+        ...rest,
+      ],
       { cwd: join(ROOT, 'packages/eval'), stdio: 'inherit' },
     );
     const code = await new Promise((r) => bench.once('exit', (c, s) => r(c ?? (s === null ? 1 : 128))));

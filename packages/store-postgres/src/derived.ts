@@ -153,7 +153,11 @@ export interface VectorItem {
 }
 
 /** Stores (or replaces) several vectors in one statement; their keys must differ. */
-export async function writeVectors(ctx: PgContext, db: Queryable, items: readonly VectorItem[]): Promise<void> {
+export async function writeVectors(
+  ctx: PgContext,
+  db: Queryable,
+  items: readonly VectorItem[],
+): Promise<void> {
   if (items.length === 0) return;
   const type = vectorColumnType(ctx.profile?.dimensions ?? 1);
   await ctx.run(
