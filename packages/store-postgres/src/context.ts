@@ -50,6 +50,9 @@ const READ_OPERATIONS: ReadonlySet<string> = new Set([
 /** The tables whose planner statistics the store refreshes after bulk writes. */
 const ANALYZED_TABLES = 'memories, memory_chunks, lexical_docs, lexical_postings';
 
+/** The growth (a fraction of the rows counted at the last refresh) after which statistics are due again. */
+const ANALYZE_GROWTH = 0.5;
+
 /** The shared state of one open store. */
 export class PgContext extends AdapterContext {
   readonly pool: pg.Pool;
@@ -65,6 +68,8 @@ export class PgContext extends AdapterContext {
   /** What forgetting does: `erase` (rows removed, tombstones kept) or `keep` (rows archived, marked forgotten). */
   readonly forgetMode: ForgetMode;
   #writtenSinceAnalyze = 0;
+  /** The rows of `memories` the last refresh counted. */
+  #rowsAtAnalyze = 0;
   /** Which BM25 implementation the lexical arm runs (`statistics-tables`: the store's own postings). */
   lexicalEngine: 'statistics-tables' = 'statistics-tables';
 
@@ -81,18 +86,33 @@ export class PgContext extends AdapterContext {
   }
 
   /**
-   * Counts rows this store inserted and, past `analyzeAfterRows`, refreshes the planner statistics of the
-   * store's tables (`ANALYZE`, which blocks no reader or writer). Without fresh statistics PostgreSQL plans the
-   * BM25 joins for an empty table: a bulk load followed at once by searches (an import, an evaluation, a server
-   * without autovacuum such as PGlite) would run them 10–30 times slower. A failure here never fails the write.
+   * Counts rows this store inserted and refreshes the planner statistics of the store's tables (`ANALYZE`,
+   * which blocks no reader or writer) when they are due: past `analyzeAfterRows`, and past half the rows the
+   * last refresh counted, so statistics follow the tables as they grow while a bulk load refreshes them a
+   * logarithmic number of times, not every `analyzeAfterRows` rows. Without fresh statistics PostgreSQL plans
+   * the BM25 joins for an empty table: a bulk load followed at once by searches (an import, an evaluation, a
+   * server without autovacuum such as PGlite) would run them 10–30 times slower. A failure here never fails
+   * the write.
    */
   async noteInserted(rows: number): Promise<void> {
     if (this.analyzeAfterRows === null) return;
     this.#writtenSinceAnalyze += rows;
-    if (this.#writtenSinceAnalyze < this.analyzeAfterRows) return;
+    if (this.#writtenSinceAnalyze < Math.max(this.analyzeAfterRows, this.#rowsAtAnalyze * ANALYZE_GROWTH)) {
+      return;
+    }
     this.#writtenSinceAnalyze = 0;
     const tables = this.profile === null ? ANALYZED_TABLES : `${ANALYZED_TABLES}, memory_vectors`;
-    await this.run(this.pool, 'meta', `ANALYZE ${tables}`).catch(() => {});
+    try {
+      await this.run(this.pool, 'meta', `ANALYZE ${tables}`);
+      const counted = await this.q<{ n: number }>(
+        this.pool,
+        'meta',
+        "SELECT reltuples AS n FROM pg_class WHERE oid = 'memories'::regclass",
+      );
+      this.#rowsAtAnalyze = Math.max(0, Number(counted[0]?.n ?? 0));
+    } catch {
+      // Statistics are an optimisation: the write has committed.
+    }
   }
 
   /** Runs one counted statement and returns its rows. */

@@ -144,6 +144,37 @@ export async function writeVector(
   );
 }
 
+/** One vector to store. */
+export interface VectorItem {
+  readonly key: number;
+  readonly rid: number;
+  readonly agentId: string;
+  readonly vector: Float32Array;
+}
+
+/** Stores (or replaces) several vectors in one statement; their keys must differ. */
+export async function writeVectors(
+  ctx: PgContext,
+  db: Queryable,
+  items: readonly VectorItem[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const type = vectorColumnType(ctx.profile?.dimensions ?? 1);
+  await ctx.run(
+    db,
+    'vector',
+    `INSERT INTO memory_vectors(agent_id, key, rid, embedding)
+     SELECT a, k, r, e::${type} FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[]) AS u(a, k, r, e)
+     ON CONFLICT (key) DO UPDATE SET embedding = EXCLUDED.embedding, agent_id = EXCLUDED.agent_id`,
+    [
+      items.map((i) => i.agentId),
+      items.map((i) => i.key),
+      items.map((i) => i.rid),
+      items.map((i) => vectorLiteral(i.vector)),
+    ],
+  );
+}
+
 /** The span of one chunk of a memory, or undefined. */
 export async function chunkSpan(
   ctx: PgContext,

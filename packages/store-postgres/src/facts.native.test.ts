@@ -59,6 +59,62 @@ it('exports and re-imports in the shared format (idempotently)', async () => {
   });
 });
 
+it('imports a long stream in batches with the outcome of every record, as one record at a time would', async () => {
+  const s = await fresh({ embedding: { id: 't', dimensions: 3 } });
+  const n = 1_200;
+  await s.insertMemories(
+    Array.from({ length: n }, (_, i) => ({
+      agentId: 'a',
+      kind: 'fact' as const,
+      content: `imported fact ${i}`,
+      vector: v(1, i, 1),
+    })),
+  );
+  await s.appendEvents('a', 's', [{ seq: 1, type: 'message', role: 'user', content: 'hello' }]);
+  const exported = await collect(s.exportRecords({ vectors: true }));
+  const memories = exported.filter((r) => r.type === 'memory');
+  const event = exported.find((r) => r.type === 'event');
+  const first = memories[0];
+  if (first?.type !== 'memory' || event === undefined) throw new Error('the export lacks a record');
+  const end = exported.at(-1);
+  if (end?.type !== 'end') throw new Error('the export lacks its end record');
+  // Within the first batch: the same record again (unchanged), the same id with another value and the same text
+  // under a new id (both conflicts); an event between the memories.
+  const stream: ExportRecord[] = [
+    exported[0] as ExportRecord,
+    ...memories.slice(0, 10),
+    first,
+    { ...first, row: { ...first.row, importance: 0.25 } },
+    { ...first, row: { ...first.row, id: 'copy-of-first' } },
+    event,
+    ...memories.slice(10),
+    ...exported.filter(
+      (r) => r.type !== 'memory' && r.type !== 'event' && r.type !== 'header' && r.type !== 'end',
+    ),
+    { type: 'end', counts: { ...end.counts, memories: n + 3 } },
+  ];
+  const t = await fresh({ embedding: { id: 't', dimensions: 3 } });
+  expect(await t.importRecords(stream)).toMatchObject({
+    imported: { memories: n, events: 1 },
+    unchanged: { memories: 1 },
+    conflicts: { memories: 2 },
+    vectorsImported: n,
+  });
+  const hit = (await t.searchLexical({ agentId: 'a', terms: ['700'], limit: 5 })).hits;
+  expect(hit).toHaveLength(1);
+  expect(await t.getMemory('a', hit[0]?.id ?? '')).toMatchObject({
+    content: 'imported fact 700',
+    embeddingState: 'ready',
+  });
+  expect(await t.getMemory('a', 'copy-of-first')).toBeNull();
+  // Again: every stored record is unchanged, the two conflicts stay conflicts.
+  expect(await t.importRecords(stream)).toMatchObject({
+    imported: { memories: 0, events: 0 },
+    unchanged: { memories: n + 1, events: 1 },
+    conflicts: { memories: 2 },
+  });
+});
+
 it('migrates a schema-1 database: validity filled, earlier active duplicates superseded, then unique', async () => {
   await resetTestDatabase();
   const client = new pg.Client({ connectionString: testPgUrl() });

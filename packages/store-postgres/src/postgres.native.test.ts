@@ -281,3 +281,35 @@ it('documented differences: no orphan vectors (cascades), no vector-store gauge,
   expect(Object.keys(meta)).toEqual(['b', 'aa']);
   expect(meta).toEqual({ aa: 1, b: 2 });
 });
+
+it('a large batch writes every row with its vector once; duplicates in it and of stored rows resolve; a taken id fails it whole', async () => {
+  const store = await freshPostgresStore({ embedding: { id: 'd', dimensions: 3 } });
+  opened.push(store);
+  const stored = await store.insertMemory({ agentId: 'a', kind: 'fact', content: 'stored fact 7' });
+  const batch = Array.from({ length: 600 }, (_, i) => ({
+    agentId: 'a',
+    kind: 'fact' as const,
+    // Every tenth text repeats the one before it; text 7 is already stored.
+    content: `stored fact ${i % 10 === 9 ? i - 1 : i}`,
+    vector: unit(3, i),
+  }));
+  const records = await store.insertMemories(batch);
+  expect(records).toHaveLength(600);
+  expect(records[7]).toEqual(stored);
+  expect(records[9]).toEqual(records[8]);
+  expect(new Set(records.map((r) => r.id)).size).toBe(600 - 60);
+  const count = async (table: string): Promise<number> =>
+    Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
+  expect(await count('memories')).toBe(600 - 60);
+  // The stored row had no vector; every new row has its own.
+  expect(await count('memory_vectors')).toBe(600 - 60 - 1);
+  expect(records[8]?.embeddingState).toBe('ready');
+  // A duplicate whose caller-chosen id is taken fails the whole batch, writing nothing.
+  await expect(
+    store.insertMemories([
+      { agentId: 'a', kind: 'fact', content: 'a new fact' },
+      { id: stored.id, agentId: 'a', kind: 'fact', content: 'stored fact 7' },
+    ]),
+  ).rejects.toMatchObject({ code: 'ENGRAM_STORE_CONFLICT' });
+  expect(await count('memories')).toBe(600 - 60);
+});

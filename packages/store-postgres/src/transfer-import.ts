@@ -15,12 +15,22 @@ import { contentHash, hasCjk } from '@engram/contracts';
 import type { ExportHeader, ExportRecord, ExportRow, ImportOptions, ImportSummary } from '@engram/store';
 import { chunkSpans, importRows, invalidInput, likeText } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
-import { CHUNK_VEC_NONE, CHUNK_VEC_READY, chunkKey, indexContents, writeVector } from './derived.js';
+import {
+  CHUNK_VEC_NONE,
+  CHUNK_VEC_READY,
+  chunkKey,
+  type IndexItem,
+  indexContents,
+  type VectorItem,
+  writeVectors,
+} from './derived.js';
 import { MEMORY_COLUMNS, type MemoryRow } from './rows.js';
 import { memoryExportRow, PLAIN_TABLES } from './transfer-export.js';
 
 /** Records between two progress reports. */
 const STEP = 256;
+/** Memory records written together (one multi-row statement per table). */
+const BATCH = 500;
 /** The memory columns an export carries. */
 const MEMORY_EXPORT_COLUMNS: ReadonlySet<string> = new Set([
   'id',
@@ -63,29 +73,72 @@ const PLAIN_KEYS: Record<PlainTable['type'], readonly string[]> = {
 
 /** JSON with object keys sorted (jsonb keeps its own key order), for comparing metadata. */
 
+/** The SQL type of a memories column an import writes (`tags` and `metadata` travel as JSON text). */
+function importColumnType(column: string): string {
+  if (column === 'importance' || column === 'confidence') return 'float8';
+  if (column === 'embedding_attempts' || column === 'chunk_count') return 'int';
+  if (column === 'has_cjk') return 'boolean';
+  return BIGINT_COLUMNS.has(column) ? 'bigint' : 'text';
+}
+const BIGINT_COLUMNS: ReadonlySet<string> = new Set([
+  'seq_from',
+  'seq_to',
+  'created_at',
+  'updated_at',
+  'last_accessed_at',
+  'access_count',
+  'revision',
+  'valid_from',
+  'valid_to',
+  'forgotten_at',
+]);
+
+/** A checked memory record waiting for its batch. */
+interface PendingMemory {
+  readonly id: string;
+  readonly agentId: string;
+  readonly content: string;
+  readonly spans: ReturnType<typeof chunkSpans>;
+  readonly decoded: (Float32Array | null)[] | null;
+  /** The row as compared with a stored one of the same id. */
+  readonly compared: ExportRow;
+  readonly ignore: ReadonlySet<string>;
+  /** The values to insert, by column. */
+  readonly values: Record<string, string | number | boolean | null>;
+}
+
 /** The importer of one stream over one store. */
 class Importer extends importRows.ImportTally {
   readonly #ctx: PgContext;
+  readonly #pending: PendingMemory[] = [];
 
   constructor(ctx: PgContext, header: ExportHeader, options: ImportOptions) {
     super(header, ctx.profile, options);
     this.#ctx = ctx;
   }
 
+  /**
+   * One record. Memories are buffered and written a batch at a time ({@link Importer.flush}); any other record
+   * first flushes them, so records are written in the stream's order.
+   */
   async apply(db: Queryable, record: Body): Promise<void> {
-    this.count(
-      record.type,
-      record.type === 'memory'
-        ? await this.#memory(db, record.row, record.vectors)
-        : await this.#plain(db, record),
-    );
+    if (record.type === 'memory') {
+      await this.#memory(db, record.row, record.vectors);
+      return;
+    }
+    await this.flush(db);
+    this.count(record.type, await this.#plain(db, record));
   }
 
+  /**
+   * Checks a memory record and buffers it, counted as imported until its batch is written (the end record
+   * compares the records read, whatever their outcome; {@link Importer.flush} corrects the outcome).
+   */
   async #memory(
     db: Queryable,
     input: ExportRow,
     vectors: readonly (string | null)[] | undefined,
-  ): Promise<'imported' | 'unchanged' | 'conflicts'> {
+  ): Promise<void> {
     const ctx = this.#ctx;
     const row: Record<string, string | number | null> = {};
     for (const [key, value] of Object.entries(input)) {
@@ -97,62 +150,121 @@ class Importer extends importRows.ImportTally {
       id,
       agentId,
       content,
-      tags,
       row: checked,
     } = importRows.checkImportMemoryRow(row, ctx.limits, this.agents);
     Object.assign(row, checked);
     row.valid_from = row.valid_from ?? row.created_at ?? null;
-
-    const stored = (
-      await ctx.q<MemoryRow>(db, 'read', `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $1`, [id])
-    )[0];
+    // A second record of an id in this batch is compared with the first one as stored.
+    if (this.#pending.some((m) => m.id === id)) await this.flush(db);
     const ignore = this.restartClock(row);
-    if (stored !== undefined) {
-      return stored.agent_id === agentId && importRows.sameImportValues(memoryExportRow(stored), row, ignore)
-        ? 'unchanged'
-        : 'conflicts';
-    }
+    const compared = { ...row };
     const spans = chunkSpans(content);
     const decoded = this.takeVectors(row, vectors, spans.length);
     if (decoded !== null) row.embedding_fingerprint = ctx.fingerprint;
-    const values: Record<string, unknown> = {
+    const values: Record<string, string | number | boolean | null> = {
       ...row,
-      tags,
       metadata: row.metadata ?? '{}',
       has_cjk: hasCjk(content.normalize('NFKC')),
       like_text: likeText(content),
       chunk_count: spans.length,
     };
-    const cols = Object.keys(values);
-    const inserted = await ctx.q<{ rid: string }>(
-      db,
-      'write',
-      `INSERT INTO memories(${cols.join(', ')})
-       VALUES (${cols.map((c, i) => `$${i + 1}${c === 'tags' ? '::text[]' : c === 'metadata' ? '::jsonb' : ''}`).join(', ')})
-       ON CONFLICT DO NOTHING RETURNING rid`,
-      cols.map((c) => values[c]),
+    this.#pending.push({ id, agentId, content, spans, decoded, compared, ignore, values });
+    this.count('memory', 'imported');
+    if (this.#pending.length >= BATCH) await this.flush(db);
+  }
+
+  /** Moves one memory record's outcome from `imported` (as counted when read) to `outcome`. */
+  #recount(outcome: 'unchanged' | 'conflicts'): void {
+    this.imported.memories -= 1;
+    this[outcome].memories += 1;
+  }
+
+  /**
+   * Writes the buffered memories: one read for the ids already stored (`unchanged` when stored with the same
+   * values, else `conflicts`), one multi-row insert per column set (a row skipped there is an active exact
+   * duplicate: `conflicts`), then the derived rows and vectors of the batch in a few statements.
+   */
+  async flush(db: Queryable): Promise<void> {
+    const batch = this.#pending.splice(0);
+    if (batch.length === 0) return;
+    const ctx = this.#ctx;
+    const stored = new Map(
+      (
+        await ctx.q<MemoryRow>(
+          db,
+          'read',
+          `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ANY($1::text[])`,
+          [batch.map((m) => m.id)],
+        )
+      ).map((r) => [r.id, r]),
     );
-    // Taken meanwhile, or an active exact duplicate of a stored row under another id: left as stored.
-    if (inserted[0] === undefined) return 'conflicts';
-    const rid = Number(inserted[0].rid);
-    await indexContents(ctx, db, [{ rid, agentId, content, spans }]);
-    if (decoded !== null) {
-      if (spans.length === 1) {
-        const v = decoded[0];
-        if (v !== null && v !== undefined) await writeVector(ctx, db, rid, rid, agentId, v);
+    const fresh: PendingMemory[] = [];
+    for (const m of batch) {
+      const have = stored.get(m.id);
+      if (have === undefined) fresh.push(m);
+      else
+        this.#recount(
+          have.agent_id === m.agentId &&
+            importRows.sameImportValues(memoryExportRow(have), m.compared, m.ignore)
+            ? 'unchanged'
+            : 'conflicts',
+        );
+    }
+    const ridOf = new Map<string, number>();
+    const bySignature = new Map<string, PendingMemory[]>();
+    for (const m of fresh) {
+      const signature = Object.keys(m.values).join(',');
+      bySignature.set(signature, [...(bySignature.get(signature) ?? []), m]);
+    }
+    for (const [signature, group] of bySignature) {
+      const cols = signature.split(',');
+      const returned = await ctx.q<{ rid: string; id: string }>(
+        db,
+        'write',
+        `INSERT INTO memories(${cols.join(', ')})
+         SELECT ${cols.map((c, i) => (c === 'tags' ? `ARRAY(SELECT jsonb_array_elements_text(c${i}::jsonb))` : c === 'metadata' ? `c${i}::jsonb` : `c${i}`)).join(', ')}
+         FROM unnest(${cols.map((c, i) => `$${i + 1}::${importColumnType(c)}[]`).join(', ')}) AS u(${cols.map((_, i) => `c${i}`).join(', ')})
+         ON CONFLICT DO NOTHING RETURNING rid, id`,
+        cols.map((c) => group.map((m) => m.values[c] ?? null)),
+      );
+      for (const r of returned) ridOf.set(r.id, Number(r.rid));
+    }
+    const items: IndexItem[] = [];
+    const vectorsOut: VectorItem[] = [];
+    const chunkVec: { rid: number[]; idx: number[]; vec: number[] } = { rid: [], idx: [], vec: [] };
+    for (const m of fresh) {
+      const rid = ridOf.get(m.id);
+      // Taken meanwhile, or an active exact duplicate of a stored row under another id: left as stored.
+      if (rid === undefined) {
+        this.#recount('conflicts');
+        continue;
+      }
+      items.push({ rid, agentId: m.agentId, content: m.content, spans: m.spans });
+      if (m.decoded === null) continue;
+      if (m.spans.length === 1) {
+        const v = m.decoded[0];
+        if (v !== null && v !== undefined) vectorsOut.push({ key: rid, rid, agentId: m.agentId, vector: v });
       } else {
-        for (const [idx, v] of decoded.entries()) {
-          if (v !== null) await writeVector(ctx, db, chunkKey(rid, idx), rid, agentId, v);
-          await ctx.run(db, 'write', 'UPDATE memory_chunks SET vec = $1 WHERE rid = $2 AND idx = $3', [
-            v === null ? CHUNK_VEC_NONE : CHUNK_VEC_READY,
-            rid,
-            idx,
-          ]);
+        for (const [idx, v] of m.decoded.entries()) {
+          if (v !== null) vectorsOut.push({ key: chunkKey(rid, idx), rid, agentId: m.agentId, vector: v });
+          chunkVec.rid.push(rid);
+          chunkVec.idx.push(idx);
+          chunkVec.vec.push(v === null ? CHUNK_VEC_NONE : CHUNK_VEC_READY);
         }
       }
       this.vectorsImported += 1;
     }
-    return 'imported';
+    await indexContents(ctx, db, items);
+    await writeVectors(ctx, db, vectorsOut);
+    if (chunkVec.rid.length > 0) {
+      await ctx.run(
+        db,
+        'write',
+        `UPDATE memory_chunks c SET vec = u.v FROM unnest($1::bigint[], $2::int[], $3::smallint[]) AS u(r, i, v)
+         WHERE c.rid = u.r AND c.idx = u.i`,
+        [chunkVec.rid, chunkVec.idx, chunkVec.vec],
+      );
+    }
   }
 
   /** One row of a plain table: validated, looked up by its key, inserted when absent. */
@@ -222,6 +334,7 @@ export async function importRecords(
           every: STEP,
           step: (n) => options.onProgress?.(n),
         });
+        await importer.flush(db);
         options.onProgress?.(read);
         return importer;
       }),

@@ -29,7 +29,7 @@ import {
   writableByUser,
 } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
-import { indexContents, unindexContent, writeVector } from './derived.js';
+import { type IndexItem, indexContents, unindexContent, type VectorItem, writeVectors } from './derived.js';
 import { recordHistory } from './history.js';
 import { MEMORY_COLUMNS, type MemoryRow, num, toRecord } from './rows.js';
 import { ACTIVE_CONTENT_WHERE, USER_KEY } from './schema.js';
@@ -38,13 +38,38 @@ import { ACTIVE_CONTENT_WHERE, USER_KEY } from './schema.js';
 export const prepareInsert: (ctx: PgContext, input: NewMemory, field: string) => PreparedMemory =
   lifecycleRules.prepareMemoryInsert;
 
+/** One validated memory on its way in, with every value the insert writes. */
+interface InsertRow {
+  readonly p: PreparedMemory;
+  readonly id: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly validFrom: number;
+  readonly hash: string;
+  readonly spans: ReturnType<typeof chunkSpans>;
+  readonly withVector: boolean;
+  readonly state: EmbeddingState;
+  readonly fingerprint: string | null;
+  /** The exact-duplicate key (agent, kind, hash, user key), or null for an event (never deduplicated). */
+  readonly dupKey: string | null;
+}
+
+const dupKeyOf = (agentId: string, kind: string, hash: string, userId: string | null): string =>
+  JSON.stringify([agentId, kind, hash, userId ?? '']);
+
 /**
  * Inserts validated memories with their derived rows; must run inside a transaction. As in the SQLite store, a
  * vector given with content longer than the chunk budget is not stored (the drain embeds the chunks).
  *
+ * The whole batch is written with a fixed number of multi-row statements (`INSERT … SELECT FROM unnest(…)`):
+ * the rows, then their chunks, BM25 units and postings, then their vectors — not a statement per memory, so a
+ * bulk load runs at the speed of the server rather than of the round trips.
+ *
  * An exact duplicate (an active non-event row of the same agent, user and kind with the same content hash) is never
  * stored twice: the insert is `ON CONFLICT … DO NOTHING` on the partial unique index, so it holds for concurrent
  * writers too (the second waits for the first to commit), and the existing row comes back with `created: false`.
+ * Within one batch the first of several duplicates is written and the later ones resolve to it, as when they
+ * are inserted one by one.
  */
 export async function insertPrepared(
   ctx: PgContext,
@@ -52,105 +77,152 @@ export async function insertPrepared(
   list: readonly PreparedMemory[],
   now: number,
 ): Promise<InsertedMemory[]> {
-  const out: InsertedMemory[] = [];
-  const items = [];
-  for (const p of list) {
+  const rows: InsertRow[] = list.map((p) => {
     const id = p.id ?? validateId(ctx.idFactory(), 'generated id');
     const createdAt = p.createdAt ?? now;
-    // When the row was written: a backdated insert (imported history) records its write time here.
-    const updatedAt = Math.max(createdAt, now);
-    const validFrom = p.validFrom ?? createdAt;
     const hash = contentHash(p.content);
     const spans = chunkSpans(p.content);
     const withVector = p.vector !== undefined && ctx.profile !== null && spans.length === 1;
-    const state: EmbeddingState = withVector ? 'ready' : 'pending';
-    const fingerprint = withVector ? ctx.fingerprint : null;
-    const rows = await ctx.q<{ rid: string }>(
-      db,
-      'write',
-      `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
-         seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
-         user_id, metadata, valid_from)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::jsonb, $21)
-       ON CONFLICT (agent_id, kind, content_hash, (${USER_KEY})) WHERE ${ACTIVE_CONTENT_WHERE}
-       DO NOTHING RETURNING rid`,
-      [
-        id,
-        p.agentId,
-        p.kind,
-        p.content,
-        hash,
-        p.importance,
-        p.confidence,
-        p.tags,
-        p.sessionId,
-        p.seqFrom,
-        p.seqTo,
-        createdAt,
-        updatedAt,
-        state,
-        fingerprint,
-        hasCjk(p.content.normalize('NFKC')),
-        likeText(p.content),
-        spans.length,
-        p.userId,
-        p.metadataJson,
-        validFrom,
-      ],
-    );
-    if (rows[0] === undefined) {
-      // A caller-chosen id that is taken stays a conflict, as without the duplicate (as in the SQLite store).
-      if (
-        p.id !== undefined &&
-        (await ctx.q(db, 'read', 'SELECT 1 AS x FROM memories WHERE id = $1', [p.id])).length > 0
-      ) {
-        throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
-      }
-      const existing = await activeDuplicate(ctx, db, p.agentId, p.kind, hash, p.userId);
-      if (existing === undefined) {
+    return {
+      p,
+      id,
+      createdAt,
+      // When the row was written: a backdated insert (imported history) records its write time here.
+      updatedAt: Math.max(createdAt, now),
+      validFrom: p.validFrom ?? createdAt,
+      hash,
+      spans,
+      withVector,
+      state: withVector ? 'ready' : 'pending',
+      fingerprint: withVector ? ctx.fingerprint : null,
+      dupKey: p.kind === 'event' ? null : dupKeyOf(p.agentId, p.kind, hash, p.userId),
+    };
+  });
+  // Only the first of the batch's exact duplicates is sent; the others resolve to it below.
+  const firstOfKey = new Set<string>();
+  const sent = new Set(
+    rows.filter((r) => {
+      if (r.dupKey === null) return true;
+      if (firstOfKey.has(r.dupKey)) return false;
+      firstOfKey.add(r.dupKey);
+      return true;
+    }),
+  );
+  const col = <T>(f: (r: InsertRow) => T): T[] => Array.from(sent, f);
+  const returned = await ctx.q<{ rid: string; id: string }>(
+    db,
+    'write',
+    `INSERT INTO memories(id, agent_id, kind, content, content_hash, importance, confidence, tags, session_id,
+       seq_from, seq_to, created_at, updated_at, embedding_state, embedding_fingerprint, has_cjk, like_text, chunk_count,
+       user_id, metadata, valid_from)
+     SELECT id, a, k, c, h, imp, conf, ARRAY(SELECT jsonb_array_elements_text(t::jsonb)), sid, sf, st, ca, ua, es,
+       ef, cjk, lt, cc, uid, md::jsonb, vf
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::text[],
+       $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::text[],
+       $16::boolean[], $17::text[], $18::int[], $19::text[], $20::text[], $21::bigint[])
+       AS u(id, a, k, c, h, imp, conf, t, sid, sf, st, ca, ua, es, ef, cjk, lt, cc, uid, md, vf)
+     ON CONFLICT (agent_id, kind, content_hash, (${USER_KEY})) WHERE ${ACTIVE_CONTENT_WHERE}
+     DO NOTHING RETURNING rid, id`,
+    [
+      col((r) => r.id),
+      col((r) => r.p.agentId),
+      col((r) => r.p.kind),
+      col((r) => r.p.content),
+      col((r) => r.hash),
+      col((r) => r.p.importance),
+      col((r) => r.p.confidence),
+      col((r) => JSON.stringify(r.p.tags)),
+      col((r) => r.p.sessionId),
+      col((r) => r.p.seqFrom),
+      col((r) => r.p.seqTo),
+      col((r) => r.createdAt),
+      col((r) => r.updatedAt),
+      col((r) => r.state),
+      col((r) => r.fingerprint),
+      col((r) => hasCjk(r.p.content.normalize('NFKC'))),
+      col((r) => likeText(r.p.content)),
+      col((r) => r.spans.length),
+      col((r) => r.p.userId),
+      col((r) => r.p.metadataJson),
+      col((r) => r.validFrom),
+    ],
+  );
+  const ridOf = new Map(returned.map((x) => [x.id, Number(x.rid)]));
+  // The rows not written: each is an exact duplicate of a stored row (or of an earlier one of this batch).
+  const written = (r: InsertRow): number | undefined => (sent.has(r) ? ridOf.get(r.id) : undefined);
+  const skipped = rows.filter((r) => written(r) === undefined);
+  const existing = await resolveDuplicates(ctx, db, skipped);
+  const out: InsertedMemory[] = [];
+  const items: IndexItem[] = [];
+  const vectors: VectorItem[] = [];
+  for (const r of rows) {
+    const rid = written(r);
+    if (rid === undefined) {
+      const dup = r.dupKey === null ? undefined : existing.get(r.dupKey);
+      if (dup === undefined) {
         throw new EngramStoreError('ENGRAM_STORE_UNKNOWN', 'an insert was skipped without a duplicate row');
       }
-      out.push({ record: toRecord(existing), created: false });
+      out.push({ record: toRecord(dup), created: false });
       continue;
     }
-    const rid = Number(rows[0].rid);
-    items.push({ rid, agentId: p.agentId, content: p.content, spans });
-    if (withVector && p.vector !== undefined) await writeVector(ctx, db, rid, rid, p.agentId, p.vector);
-    const record = storedRows.newMemoryRecord(p, {
-      id,
-      contentHash: hash,
-      createdAt,
-      updatedAt,
-      validFrom,
-      embeddingState: state,
-      embeddingFingerprint: fingerprint,
+    items.push({ rid, agentId: r.p.agentId, content: r.p.content, spans: r.spans });
+    if (r.withVector && r.p.vector !== undefined) {
+      vectors.push({ key: rid, rid, agentId: r.p.agentId, vector: r.p.vector });
+    }
+    const record = storedRows.newMemoryRecord(r.p, {
+      id: r.id,
+      contentHash: r.hash,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      validFrom: r.validFrom,
+      embeddingState: r.state,
+      embeddingFingerprint: r.fingerprint,
     });
     out.push({ record, created: true });
   }
   await indexContents(ctx, db, items);
+  await writeVectors(ctx, db, vectors);
   return out;
 }
 
 /**
- * The active row of this agent, user (null: the agent's own) and kind with this content hash (the one the
- * uniqueness rule allows), if any.
+ * The stored rows the skipped inserts resolve to, by duplicate key. A caller-chosen id that is taken stays a
+ * conflict, as without the duplicate (as in the SQLite store).
  */
-async function activeDuplicate(
+async function resolveDuplicates(
   ctx: PgContext,
   db: Queryable,
-  agentId: string,
-  kind: string,
-  hash: string,
-  userId: string | null,
-): Promise<MemoryRow | undefined> {
+  skipped: readonly InsertRow[],
+): Promise<Map<string, MemoryRow>> {
+  const found = new Map<string, MemoryRow>();
+  if (skipped.length === 0) return found;
+  const chosen = skipped.filter((r) => r.p.id !== undefined).map((r) => r.id);
+  if (
+    chosen.length > 0 &&
+    (await ctx.q(db, 'read', 'SELECT 1 AS x FROM memories WHERE id = ANY($1::text[]) LIMIT 1', [chosen]))
+      .length > 0
+  ) {
+    throw new EngramStoreError('ENGRAM_STORE_CONFLICT', 'a memory with this id already exists');
+  }
+  const keyed = skipped.filter((r) => r.dupKey !== null);
+  if (keyed.length === 0) return found;
   const rows = await ctx.q<MemoryRow>(
     db,
     'read',
     `SELECT ${MEMORY_COLUMNS} FROM memories
-     WHERE agent_id = $1 AND kind = $2 AND content_hash = $3 AND ${USER_KEY} = $4 AND ${ACTIVE_CONTENT_WHERE}`,
-    [agentId, kind, hash, userId ?? ''],
+     WHERE (agent_id, kind, content_hash, ${USER_KEY}) IN (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])) AND ${ACTIVE_CONTENT_WHERE}`,
+    [
+      keyed.map((r) => r.p.agentId),
+      keyed.map((r) => r.p.kind),
+      keyed.map((r) => r.hash),
+      keyed.map((r) => r.p.userId ?? ''),
+    ],
   );
-  return rows[0];
+  for (const row of rows) {
+    found.set(dupKeyOf(row.agent_id, row.kind, row.content_hash, row.user_id), row);
+  }
+  return found;
 }
 
 /** One row of an agent by id, locked for the rest of the transaction. */

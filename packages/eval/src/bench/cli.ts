@@ -48,7 +48,8 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
   --size <n>            default 10000
   --queries <n>         timed queries per scenario (default 400)
   --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
-  --only <names>        run only these scenarios (comma-separated names from the list above)
+  --only <names>        run only these scenarios (comma-separated names from the list above, or postgres:
+                        only the PostgreSQL scenario, with --postgres)
   --out <file>          default <repository root>/test-results/bench/report.json
   --postgres <url>      also run the PostgreSQL scenario on that scratch database (its tables are dropped):
                         Engram's PostgreSQL store against the raw SQL statements on the same server and
@@ -113,11 +114,15 @@ async function main(argv: readonly string[]): Promise<number> {
   let userScopeWanted = size >= 100_000;
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO]);
+    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres']);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
       process.stderr.write(
-        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO].join(', ')}\n${USAGE}\n`,
+        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
       );
+      return 2;
+    }
+    if (wanted.includes('postgres') && typeof args.flags.get('postgres') !== 'string') {
+      process.stderr.write(`--only postgres needs --postgres <url>\n${USAGE}\n`);
       return 2;
     }
     userScopeWanted = wanted.includes(USER_SCOPE_SCENARIO);
