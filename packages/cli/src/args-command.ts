@@ -128,6 +128,8 @@ type CommandVariant =
       readonly agent: string | null;
       /** `--user` (with `--agent`): what this user's scope sees; null: every user's. */
       readonly user: string | null;
+      /** `--session` (with `--agent`): one conversation's memories and events; null: every session. */
+      readonly session: string | null;
       readonly vectors: boolean;
       readonly json: boolean;
     }

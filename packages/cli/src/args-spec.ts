@@ -414,6 +414,11 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       user: userOption(
         "with --agent: what this user's scope sees (the agent's own memories and this user's, their events, the agent's skills)",
       ),
+      session: {
+        type: 'string',
+        value: 'id',
+        description: 'with --agent: one conversation, its memories and events (no skills)',
+      },
       vectors: { type: 'boolean', description: "include each memory's vectors with the embedder profile" },
       json: { type: 'boolean', description: 'print a JSON summary on stderr when done' },
       help: helpOption,
@@ -426,8 +431,8 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
       'engram export --db a.db > memories.jsonl',
       'engram export --agent coder --vectors > coder.jsonl',
       'engram export --agent assistant --user alice > alice.jsonl',
+      'engram export --agent assistant --user alice --session s1 > alice-s1.jsonl',
     ],
-    refuses: { session: `an export covers every session of its scope; ${NO_SESSION} (--user)` },
   },
   import: {
     summary: 'Read an export (JSON Lines) from stdin into a database; importing twice changes nothing.',

@@ -325,7 +325,6 @@ describe('parseCommandLine: users and the commands over one scope', () => {
     for (const [argv, option] of [
       [['get', 'm1', '--session=s1'], '--session'],
       [['list', '--session', 's1'], '--session'],
-      [['export', '--session', 's1'], '--session'],
       [['mcp', '--session', 's1'], '--session'],
       [['drain', '--user', 'alice'], '--user'],
       [['health', '--user', 'alice'], '--user'],
@@ -339,6 +338,13 @@ describe('parseCommandLine: users and the commands over one scope', () => {
     expect(failure(['export', '--user', 'alice']).message).toBe(
       "engram export: --user needs --agent: a user's export is of one agent",
     );
+    expect(failure(['export', '--session', 's1']).message).toBe(
+      "engram export: --session needs --agent: a session's export is of one agent",
+    );
+    expect(run(['export', '--agent', 'a', '--user', 'u', '--session', 's1'])).toMatchObject({
+      user: 'u',
+      session: 's1',
+    });
   });
 
   it('reads list with its paging options', () => {

@@ -259,15 +259,20 @@ function build(name: CommandName, raw: RawArguments, cwd: string): Command {
     case 'export': {
       const agent = optionalAgent(raw);
       const user = userOf(raw);
+      const session = sessionOf(raw);
       // A user's export is of one agent: which one is not guessed.
       if (user !== null && agent === null) {
         throw new ArgumentError("--user needs --agent: a user's export is of one agent");
+      }
+      if (session !== null && agent === null) {
+        throw new ArgumentError("--session needs --agent: a session's export is of one agent");
       }
       return {
         name,
         db: dbOf(raw, cwd, DEFAULT_DB),
         agent,
         user,
+        session,
         vectors: bool(raw, 'vectors'),
         json: bool(raw, 'json'),
       };

@@ -283,6 +283,15 @@ describe('engram remember and search with --session', () => {
       ...scope,
     ]);
     expect(hits.results.map((r) => r.id)).toEqual([remembered.id]);
+    const exported = await cli(['export', '--session', 'trip-1', ...scope]);
+    expect(exported.code).toBe(0);
+    const records = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; row?: { content?: string } });
+    const texts = records.flatMap((r) => (r.type === 'memory' ? [r.row?.content] : []));
+    expect(texts).toEqual(['Dana booked the ferry to Hydra']);
+    expect(records.at(-1)).toMatchObject({ type: 'end', counts: { memories: 1, skills: 0 } });
   });
 });
 

@@ -110,8 +110,9 @@ export async function exportCommand(io: CliIo, c: Extract<Command, { name: 'expo
         ...(c.agent === null ? {} : { agentId: c.agent }),
         vectors: c.vectors,
       });
-      // With --user, what that user's scope sees, as the facade's `export({ userId })` gives it.
-      for await (const record of c.user === null ? all : exportForUser(all, c.user)) {
+      // With --user or --session, what that scope sees, as the facade's `export({ userId, sessionId })` gives it.
+      const scoped = c.user === null && c.session === null ? all : exportForUser(all, c.user, c.session);
+      for await (const record of scoped) {
         await write(sink, `${formatExportLine(record)}\n`);
         records += 1;
         if (record.type === 'end') end = record;

@@ -431,17 +431,21 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     export(options) {
       const o = checkOptions(options, 'options', EXPORT_KEYS);
       const userId = userOf(o, defaultUser);
+      const sessionId = o.sessionId === undefined ? null : checkSession(o.sessionId);
       // A user's export is of one agent: the memory's, unless it names another.
       const agentId =
-        (o.agentId === undefined || o.agentId === null) && userId === null ? null : agentOf(o, defaultAgent);
-      if (userId !== null && o.agentId === null) throw invalidInput('a user export is of one agent');
+        (o.agentId === undefined || o.agentId === null) && userId === null && sessionId === null
+          ? null
+          : agentOf(o, defaultAgent);
+      if ((userId !== null || sessionId !== null) && o.agentId === null)
+        throw invalidInput('a user or session export is of one agent');
       if (o.vectors !== undefined && typeof o.vectors !== 'boolean')
         throw invalidInput('vectors must be a boolean');
       const records = open().store.exportRecords({
         ...(agentId === null ? {} : { agentId }),
         ...(o.vectors === true ? { vectors: true } : {}),
       });
-      return userId === null ? records : exportForUser(records, userId);
+      return userId === null && sessionId === null ? records : exportForUser(records, userId, sessionId);
     },
 
     async import(records, options) {

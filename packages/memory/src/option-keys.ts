@@ -86,5 +86,5 @@ export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
   'userId',
   'sessionId',
 ];
-export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'vectors'];
+export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'sessionId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];

@@ -58,15 +58,19 @@ const COUNTED: Readonly<Record<string, keyof ExportCounts>> = {
 };
 
 /**
- * An export for one user: the agent's own memories and that user's, the events of the agent and that user,
+ * An export for one user, or one conversation (`sessionId`: its memories and events only, no skills), or both:
+ * the agent's own memories and that user's, the events of the agent and that user,
  * the cursors of the sessions those events are in (no further than the last of them), the agent's skills, and
  * the links and history entries of the memories kept; the end record counts what was kept. (History entries of memories erased before the
  * export name no user, so they are left out.)
  */
 export async function* exportForUser(
   records: AsyncIterable<ExportRecord>,
-  userId: string,
+  userId: string | null,
+  sessionId: string | null = null,
 ): AsyncIterable<ExportRecord> {
+  const inSession = (row: { readonly session_id?: unknown }): boolean =>
+    sessionId === null || row.session_id === sessionId;
   const memories = new Set<string>();
   /** The highest position of the user's view in each session exported. */
   const sessions = new Map<string, number>();
@@ -81,11 +85,11 @@ export async function* exportForUser(
         yield { type: 'end', counts: { ...counts } };
         continue;
       case 'memory':
-        keep = visibleTo(record.row.user_id, userId);
+        keep = visibleTo(record.row.user_id, userId) && inSession(record.row);
         if (keep) memories.add(String(record.row.id));
         break;
       case 'event': {
-        keep = visibleTo(record.row.user_id, userId);
+        keep = visibleTo(record.row.user_id, userId) && inSession(record.row);
         const session = String(record.row.session_id);
         if (keep) sessions.set(session, Math.max(sessions.get(session) ?? 0, Number(record.row.seq)));
         break;
@@ -104,7 +108,8 @@ export async function* exportForUser(
         continue;
       }
       case 'skill':
-        keep = true;
+        // The agent's skills belong to no conversation: a session's export leaves them out.
+        keep = sessionId === null;
         break;
       case 'link':
         keep = memories.has(String(record.row.older_id)) && memories.has(String(record.row.newer_id));

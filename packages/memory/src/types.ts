@@ -442,6 +442,8 @@ export interface ExportOptions {
    * memory's default user, else no user filter.
    */
   readonly userId?: string;
+  /** One conversation: its memories and events (with a `userId`, that user's view of it), no skills. */
+  readonly sessionId?: string;
   /** Carry each memory's vectors with the embedder profile (default false: they import as pending). */
   readonly vectors?: boolean;
 }

@@ -280,6 +280,33 @@ describe('what a hostile review found', () => {
     }
   });
 
+  it("a session's export holds that conversation only, as its user sees it", async () => {
+    const memory = await fresh();
+    try {
+      await memory.add([{ role: 'user', content: 'alice in the first chat' }], {
+        userId: 'alice',
+        sessionId: 'a1',
+      });
+      await memory.add([{ role: 'user', content: 'alice in the second chat' }], {
+        userId: 'alice',
+        sessionId: 'a2',
+      });
+      await memory.add([{ role: 'user', content: 'bob in the first chat' }], {
+        userId: 'bob',
+        sessionId: 'a1',
+      });
+      const records: ExportRecord[] = [];
+      for await (const r of memory.export({ userId: 'alice', sessionId: 'a1' })) records.push(r);
+      const text = JSON.stringify(records);
+      expect(text).toContain('alice in the first chat');
+      expect(text).not.toContain('second chat');
+      expect(text).not.toContain('bob');
+      expect(records.at(-1)).toMatchObject({ type: 'end', counts: { memories: 1, events: 1, skills: 0 } });
+    } finally {
+      await memory.close();
+    }
+  });
+
   it("a user's export tells nothing of how far other users' conversation went", async () => {
     const memory = await fresh();
     try {
