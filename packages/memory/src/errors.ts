@@ -41,6 +41,10 @@ export function isEngramMemoryError(value: unknown): value is EngramMemoryError 
 export { engramErrorCode } from '@engram/contracts/errors';
 
 /** A caller's mistake: nothing was read or written. */
-export function invalidInput(message: string): EngramMemoryError {
-  return new EngramMemoryError('ENGRAM_MEMORY_INVALID_INPUT', message);
+export function invalidInput(message: string, cause?: unknown): EngramMemoryError {
+  return new EngramMemoryError(
+    'ENGRAM_MEMORY_INVALID_INPUT',
+    message,
+    cause === undefined ? undefined : { cause },
+  );
 }

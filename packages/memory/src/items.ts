@@ -27,11 +27,15 @@ export function toItem(record: MemoryRecord): MemoryItem {
   };
 }
 
-/** An options argument: undefined or a plain object. */
+/**
+ * An options argument: undefined or a plain object with only `known` keys. An unknown key is refused naming it
+ * and the option most likely meant (`aliases` first: a caller's own names for its options).
+ */
 export function checkOptions<T extends object>(
   options: T | undefined,
   name: string,
   known: readonly (keyof T & string)[],
+  aliases: Readonly<Record<string, string>> = {},
 ): Partial<T> {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -39,7 +43,7 @@ export function checkOptions<T extends object>(
   }
   for (const key of Object.keys(options)) {
     if ((known as readonly string[]).includes(key)) continue;
-    const meant = optionMeant(key, known);
+    const meant = optionMeant(key, known, aliases);
     throw invalidInput(
       `${name} has an unknown option "${printableKey(key)}"${meant === null ? '' : ` (did you mean "${meant}"?)`}`,
     );
@@ -58,6 +62,8 @@ const OPTION_ALIASES: Readonly<Record<string, string>> = {
   session_id: 'sessionId',
   sessionid: 'sessionId',
   run_id: 'sessionId',
+  thread_id: 'sessionId',
+  threadid: 'sessionId',
   runid: 'sessionId',
   session: 'sessionId',
   filters: 'filter',
@@ -76,8 +82,12 @@ const OPTION_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** The known option an unknown key most likely meant: a known alias, the same word in another case, or one edit away. */
-function optionMeant(key: string, known: readonly string[]): string | null {
-  const alias = OPTION_ALIASES[key.toLowerCase()];
+function optionMeant(
+  key: string,
+  known: readonly string[],
+  aliases: Readonly<Record<string, string>>,
+): string | null {
+  const alias = aliases[key] ?? aliases[key.toLowerCase()] ?? OPTION_ALIASES[key.toLowerCase()];
   if (alias !== undefined && known.includes(alias)) return alias;
   const folded = key.toLowerCase().replace(/[_-]/g, '');
   const same = known.find((k) => k.toLowerCase() === folded);
