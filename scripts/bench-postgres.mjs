@@ -229,7 +229,15 @@ async function main() {
         url,
         ...rest,
       ],
-      { cwd: join(ROOT, 'packages/eval'), stdio: 'inherit' },
+      {
+        cwd: join(ROOT, 'packages/eval'),
+        stdio: 'inherit',
+        // The report names the command that was typed, not the one this script runs.
+        env: {
+          ...process.env,
+          ENGRAM_RUN_COMMAND: JSON.stringify(['bench:postgres', ...process.argv.slice(2)]),
+        },
+      },
     );
     const code = await new Promise((r) => bench.once('exit', (c, s) => r(c ?? (s === null ? 1 : 128))));
     return code;

@@ -1,3 +1,4 @@
+import type { RunInfo } from './docs/run-info.js';
 import type { FixtureVectorProfile } from './fixture.js';
 import type { QueryScores } from './metrics.js';
 
@@ -63,6 +64,8 @@ export interface RetrievalReport {
   readonly vectors?: ReportVectors;
   /** The production retriever's three variants and the `bm25` reference (new in version 2). */
   readonly variants: Readonly<Record<VariantName, VariantReport>>;
+  /** The command, commit, date and machine of the run (absent in reports written before it was kept). */
+  readonly run?: RunInfo;
 }
 
 /** A scored query together with the subsets it belongs to (input of {@link summarizeVariant}). */

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
+import { runInfo } from '../docs/run-info.js';
 import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
@@ -87,6 +88,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`unexpected argument\n${USAGE}\n`);
     return 2;
   }
+  const run = runInfo('bench', argv);
   let size: number;
   let queries: number;
   let oramaQueriesArg: number | undefined;
@@ -160,6 +162,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const partial: BenchReport = {
         version: 1,
         size,
+        run,
         machine: {
           cpus: cpus().length,
           node: process.version,
@@ -210,6 +213,7 @@ async function main(argv: readonly string[]): Promise<number> {
     version: 1,
     size,
     machine: { cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+    run,
     ...results,
     ...(userScope === undefined ? {} : { userScope100k: userScope }),
     ...(postgres === undefined ? {} : { postgres }),

@@ -1,4 +1,5 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
+import type { RunInfo } from '../docs/run-info.js';
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
 import type { BenchSmallAgents } from './small-agents.js';
@@ -176,6 +177,8 @@ export interface BenchReport {
   readonly version: number;
   readonly size: number;
   readonly machine: { readonly cpus: number; readonly node: string; readonly platform: string };
+  /** The command, commit, date and machine of the run (absent in reports written before it was kept). */
+  readonly run?: RunInfo;
   readonly oneAgent10k?: BenchScenarioReport;
   readonly oneAgent100k?: BenchScenarioReport;
   readonly hundredAgents?: BenchScenarioReport;

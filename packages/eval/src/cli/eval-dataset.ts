@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { DATASET_NAMES, DATASET_SPLITS, isDatasetSplit } from '../datasets/common.js';
 import { isDatasetName, loadDataset } from '../datasets/load.js';
+import { runInfo } from '../docs/run-info.js';
 import { parseFixture } from '../fixture.js';
 import { runFixture } from '../runner.js';
 import {
@@ -64,6 +65,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${line}\n`);
   };
   const started = performance.now();
+  const run = runInfo('eval:dataset', argv);
   log(`reading ${name} from ${resolveUserPath(dataArg)} (split ${split})`);
   const { fixture: built, stats } = await loadDataset(name, resolveUserPath(dataArg), { split });
   const fixture = parseFixture(built);
@@ -82,7 +84,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...storeOption(args.flags.get('store')),
     onProgress: progressPrinter(log, 250),
   });
-  finishReport(report, resolveUserPath(reportArg), started);
+  finishReport({ ...report, run }, resolveUserPath(reportArg), started);
   return 0;
 }
 

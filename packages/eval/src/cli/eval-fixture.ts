@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runInfo } from '../docs/run-info.js';
 import { parseFixture } from '../fixture.js';
 import { runFixture } from '../runner.js';
 import {
@@ -85,6 +86,7 @@ async function main(argv: readonly string[]): Promise<number> {
   );
   logEmbedder(log, chosen);
   const started = performance.now();
+  const run = runInfo('eval:fixture', argv);
   const store = flags.get('store');
   const report = await runFixture({
     fixture,
@@ -93,7 +95,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...storeOption(store),
     onProgress: progressPrinter(log),
   });
-  finishReport(report, reportPath, started);
+  finishReport({ ...report, run }, reportPath, started);
   return 0;
 }
 
