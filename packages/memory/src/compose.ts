@@ -25,7 +25,7 @@ export type {
 } from '@engram/store';
 export { formatExportLine, parseExportLine } from '@engram/store';
 export type { ToolHandler } from '@engram/tools';
-export { correctMemory } from '@engram/tools';
+export { correctMemory, MEMORY_TOOL_DEFINITIONS, MEMORY_TOOL_NAMES } from '@engram/tools';
 export { embedNow } from './background.js';
 export type { EmbedderChoice, EmbedderProfile } from './embedder-choice.js';
 export {
