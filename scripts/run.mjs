@@ -2,9 +2,11 @@
 // One entry point for the README's two commands, on a machine that has only Node 20 and npm:
 //   npm run demo   → installs pnpm (pinned by packageManager) and the dependencies, builds, runs the demo
 //   npm test       → the same set-up, then the whole test ladder
+//   npm run tarballs → the same set-up, then every published package as a tarball in .packs/, to install into
+//                      a project of your own before the packages are on npm
 // It uses nothing but Node's standard library, because nothing else is installed yet when it starts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,8 +28,8 @@ function run(cmd, args, options = {}) {
   return result.status ?? 1;
 }
 
-function must(cmd, args, what) {
-  const status = run(cmd, args);
+function must(cmd, args, what, cwd = root) {
+  const status = run(cmd, args, { cwd });
   if (status !== 0) {
     log(`${what} failed (exit ${status})`);
     process.exit(status);
@@ -93,11 +95,26 @@ switch (command) {
       }),
     );
     break;
+  case 'pack': {
+    // Every package under packages/ that is not private, packed as npm would publish it (`workspace:^`
+    // becomes the real version), so installing all the tarballs at once resolves @engram/* among them.
+    const packs = join(root, '.packs');
+    rmSync(packs, { recursive: true, force: true });
+    mkdirSync(packs);
+    for (const dir of readdirSync(join(root, 'packages')).sort()) {
+      const pkgFile = join(root, 'packages', dir, 'package.json');
+      if (!existsSync(pkgFile) || JSON.parse(readFileSync(pkgFile, 'utf8')).private === true) continue;
+      must(pnpm, ['pack', '--pack-destination', packs], `packing packages/${dir}`, join(root, 'packages', dir));
+    }
+    log(`packed into ${packs}. In your project (Node 20+):`);
+    log(`  npm install ${packs}/*.tgz`);
+    break;
+  }
   case 'test':
     ensureChromium();
     process.exit(run(pnpm, ['run', 'test:ladder']));
     break;
   default:
-    log(`unknown command: ${command} (expected setup, demo or test)`);
+    log(`unknown command: ${command} (expected setup, demo, pack or test)`);
     process.exit(2);
 }

@@ -18,6 +18,7 @@ import {
   staleDocuments,
   writeDocuments,
 } from './figures.js';
+import { HEADLINE_MARKERS } from './render.js';
 import { commandLine, runInfo } from './run-info.js';
 
 const run = {
@@ -71,6 +72,10 @@ describe('recording a report', () => {
     const root = scratchRepo();
     const path = join(root, 'report.json');
     writeFileSync(path, JSON.stringify(evalReport));
+    writeFileSync(
+      join(root, 'README.md'),
+      `# x\n\n${HEADLINE_MARKERS.start}\nold figures\n${HEADLINE_MARKERS.end}\n\nrest\n`,
+    );
     expect(recordReports(root, [path])).toEqual(['eval-locomo10-test-deterministic.json']);
     const kept = readFileSync(join(root, 'docs/reports/eval-locomo10-test-deterministic.json'), 'utf8');
     expect(kept).not.toContain('private-id');
@@ -79,7 +84,13 @@ describe('recording a report', () => {
     expect(quality).toContain('| locomo10-test | deterministic | 0.500 | 0.510 | 0.520 | 0.530 |');
     expect(quality).toContain('| cat2-temporal | 10 | 0.600 | 0.600 | 0.600 | 0.600 |');
     expect(quality).toContain(run.command);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme).not.toContain('old figures');
+    expect(readme).toContain('| locomo10 | 0.500 | 0.520 | 0.530 |');
+    expect(readme.endsWith('\n\nrest\n')).toBe(true);
     expect(staleDocuments(root)).toEqual([]);
+    writeFileSync(join(root, 'README.md'), readme.replace('0.520', '0.999'));
+    expect(staleDocuments(root)).toEqual(['README.md']);
   });
 
   it('refuses a report without the facts of its run', () => {

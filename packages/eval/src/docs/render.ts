@@ -181,3 +181,61 @@ export function renderBenchmarks(digests: readonly BenchDigest[]): string {
   for (const d of sorted) lines.push(...benchSection(d));
   return `${lines.join('\n')}\n`;
 }
+
+/** The start and end markers of the figures block in the repository README. */
+export const HEADLINE_MARKERS = {
+  start: '<!-- figures:start (rendered by pnpm docs:figures render; do not edit by hand) -->',
+  end: '<!-- figures:end -->',
+} as const;
+
+/**
+ * The README's small table: nDCG@10 of the lexical arm, the hybrid and the BM25 reference on each test split
+ * with the deterministic embedder, and the hybrid query and ingest of the 10k-row scenario against the raw
+ * statements. Every figure comes from a digest; a set or scenario without one is left out.
+ */
+export function renderHeadline(evals: readonly EvalDigest[], benches: readonly BenchDigest[]): string {
+  const tests = evals
+    .filter((d) => d.fixture.name.endsWith('-test') && d.embedder.name === 'deterministic')
+    .sort((a, b) => a.fixture.name.localeCompare(b.fixture.name));
+  const lines: string[] = [HEADLINE_MARKERS.start];
+  if (tests.length > 0) {
+    lines.push(
+      ...markdownTable(
+        ['retrieval, nDCG@10 (test split)', 'lexical', 'hybrid', 'plain BM25'],
+        tests.map((d) => [
+          d.fixture.name.replace(/-test$/, ''),
+          fixed(variantOf(d, 'fts')?.overall.ndcgAt10, 3),
+          fixed(variantOf(d, 'hybrid')?.overall.ndcgAt10, 3),
+          fixed(variantOf(d, 'bm25')?.overall.ndcgAt10, 3),
+        ]),
+      ),
+    );
+  }
+  const speed = benches
+    .map((d) => d.report as unknown as BenchReport)
+    .find((r) => r.oneAgent10k !== undefined)?.oneAgent10k;
+  if (speed !== undefined) {
+    lines.push(
+      '',
+      ...markdownTable(
+        ['SQLite, one agent, 10k memories', 'Engram', 'raw statements', 'ratio'],
+        [
+          [
+            'hybrid query p50 (ms)',
+            fixed(speed.query.p50Ms, 2),
+            fixed(speed.query.rawP50Ms, 2),
+            fixed(speed.query.ratioToRaw, 2),
+          ],
+          [
+            'ingest (rows/s)',
+            fixed(speed.ingest.rowsPerSec, 0),
+            fixed(speed.ingest.rawRowsPerSec, 0),
+            fixed(speed.ingest.ratioToRaw, 2),
+          ],
+        ],
+      ),
+    );
+  }
+  lines.push(HEADLINE_MARKERS.end);
+  return lines.join('\n');
+}
