@@ -10,7 +10,9 @@
 //   4. links    — no Markdown link, source comment or script path points outside the repository;
 //   5. native   — only the SQLite adapter and the composition roots depend on better-sqlite3 (or the adapter)
 //                 at run time; a port package (@engram/contracts, @engram/store) reaches no native module;
-//   6. surface  — each entry point of a published package exports at most SURFACE_LIMIT names.
+//   6. surface  — each entry point of a published package exports at most SURFACE_LIMIT names;
+//   7. docs     — the README stays within README_LIMIT lines and each package README within PACKAGE_README_LIMIT,
+//                 and no README, document or code comment carries run history ("this run", "went from … to").
 //
 // Node's standard library only. Exit code 1 with one line per finding; `--fix` rewrites turbo.json.
 import { execFileSync } from 'node:child_process';
@@ -404,11 +406,48 @@ for (const { dir, manifest } of packages) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 7. Docs are for users: short READMEs, and what holds rather than how it got there. Measured figures live in
+//    the documents `pnpm docs:figures` renders from reports, and history in the commits.
+const README_LIMIT = 220;
+const PACKAGE_README_LIMIT = 250;
+const HISTORY = [
+  [/\bthis run\b/i, '"this run"'],
+  [/\bprevious version\b/i, '"previous version"'],
+  [/\bA\/A\b/, '"A/A"'],
+  [/\bnot landed\b/i, '"not landed"'],
+  [/\bwent from\b.*\bto\b/i, '"went from … to"'],
+];
+const lineCount = (file) => readFileSync(join(root, file), 'utf8').replace(/\n$/, '').split('\n').length;
+for (const file of files) {
+  if (file === 'README.md' && lineCount(file) > README_LIMIT) {
+    report('docs', `README.md has ${lineCount(file)} lines, more than ${README_LIMIT}: move detail to docs/`);
+  }
+  if (/^packages\/[^/]+\/README\.md$/.test(file) && lineCount(file) > PACKAGE_README_LIMIT) {
+    report(
+      'docs',
+      `${file} has ${lineCount(file)} lines, more than ${PACKAGE_README_LIMIT}: move detail to docs/`,
+    );
+  }
+  const markdown = file.endsWith('.md') && !file.startsWith('.changeset/') && !file.endsWith('CHANGELOG.md');
+  const code = /\.(ts|mts|mjs|js)$/.test(file) && file !== 'scripts/check-shape.mjs';
+  if (!markdown && !code) continue;
+  readFileSync(join(root, file), 'utf8')
+    .split('\n')
+    .forEach((line, index) => {
+      if (code && !/^\s*(?:\/\/|\*|\/\*)/.test(line)) return;
+      for (const [pattern, phrase] of HISTORY) {
+        if (pattern.test(line))
+          report('docs', `${file}:${index + 1} says ${phrase}: say what holds, keep history in commits`);
+      }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------------------
 if (findings.length > 0) {
   process.stderr.write(`${findings.map((line) => `✗ ${line}`).join('\n')}\n`);
   process.stderr.write(`check-shape: ${findings.length} finding(s)\n`);
   process.exit(1);
 }
 process.stdout.write(
-  `check-shape: ${packages.length} packages in their layers, tiers derived, rules in one place, links inside the repository, native code at the edge, surfaces within ${SURFACE_LIMIT} names\n`,
+  `check-shape: ${packages.length} packages in their layers, tiers derived, rules in one place, links inside the repository, native code at the edge, surfaces within ${SURFACE_LIMIT} names, docs for users\n`,
 );
