@@ -56,7 +56,7 @@ export const FRESH_POSTINGS_DDL: string = postingsTableDdl(FRESH_POSTINGS);
  * hold, so a batch written there rewrites no more pages than in the fresh table, and each of its postings is
  * written once instead of twice (fresh, then merged). A large agent's range spans many more leaves than a batch
  * has distinct terms, and the fresh table's merge touches each of them once for many batches. 0 sends every
- * agent to the fresh table (the behaviour before), as some tests want.
+ * agent to the fresh table (one path for every agent), as some tests want.
  *
  * `at`: the fresh postings move into the main table once the fresh table holds `at` postings or more at the end
  * of a write transaction's flush.
@@ -68,9 +68,8 @@ export const FRESH_POSTINGS_DDL: string = postingsTableDdl(FRESH_POSTINGS);
  * postings of the benchmark's 6,000-word Zipf workload are about 4,900 rows), where each 1,000-row batch written
  * straight into the main table touched one leaf per distinct term of its own. Smaller merges more often, each
  * still touching most of those leaves; larger makes every batch rewrite more of the fresh table's own leaves
- * and makes the merging write slower (the merge runs inside the write that crosses the threshold). On 100k
- * one-agent bench rows, single noisy runs of thresholds from 16,384 to 1,048,576 spread within the run-to-run
- * noise around 65,536, which is chosen for the size bound above, not for a figure (see the store README).
+ * and makes the merging write slower (the merge runs inside the write that crosses the threshold). 65,536 is
+ * chosen for the size bound above, not fitted to a benchmark (see docs/design/bm25-and-postings.md).
  */
 export const POSTINGS_MERGE: { at: number; directBelow: number } = { at: 65_536, directBelow: 65_536 };
 
@@ -143,7 +142,7 @@ export function addLexicalTerms(db: {
  * added here to an older file and filled from the units' length rows in one statement), so the BM25 scoring
  * statement reads the length with the posting instead of joining `lexical_docs` per hit. A posting whose unit
  * has no length row (only a damaged file has one; the integrity check reports its memory) keeps a null length
- * and scores nothing, as it matched nothing in the join before.
+ * and scores nothing: without a length its unit cannot be scored.
  */
 export function addPostingLengths(db: {
   exec(sql: string): unknown;

@@ -267,12 +267,12 @@ CREATE INDEX IF NOT EXISTS memory_history_related ON memory_history(agent_id, re
     },
   },
   {
-    // The embedding index holds only the rows the drain is looking for. It was one index over every row
-    // (`embedding_state, agent_id, rid`), so each insert with its vector (state `ready`), and each row the drain
-    // embedded, kept an entry no query wants; now one partial index per state the drain reads (`pending`, and
-    // `error` for retries), same columns, so its queries keep their plans and an embedded row costs no entry.
-    // The lookup by content hash (`findByContentHash`) keys its index by the hash's first 16 hex digits instead
-    // of all 64: a random key, so a batch of inserts touches most of the index's pages, now 2–3 times fewer.
+    // The embedding index holds only the rows the drain is looking for: one partial index per state the drain
+    // reads (`pending`, and `error` for retries) on (`embedding_state, agent_id, rid`), replacing one index over
+    // every row, so a row inserted with its vector (state `ready`), or embedded by the drain, costs no entry and
+    // the drain's queries keep their plans. The lookup by content hash (`findByContentHash`) keys its index by
+    // the hash's first 16 hex digits rather than all 64: the key is random, so a batch of inserts touches most of
+    // the index's pages, and a shorter key makes those pages fewer.
     version: 9,
     up(db: SqliteDatabase): void {
       db.exec(`${EMBEDDING_DUE_INDEXES_SQL}
@@ -283,7 +283,7 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
   },
   {
     // Each BM25 posting carries its unit's length (see `lexical-index.ts`), filled here from the units' length
-    // rows in one statement: the scoring statement reads it with the posting and no longer joins `lexical_docs`
+    // rows in one statement: the scoring statement reads it with the posting instead of joining `lexical_docs`
     // once per hit. `lexical_docs` stays: it lists a unit's terms (removal by key), feeds the statistics
     // rebuild and the integrity check.
     version: 10,
@@ -303,10 +303,10 @@ DROP INDEX IF EXISTS memories_agent_hash;`);
   },
   {
     // Each row has one content-hash index entry, not two. The rows the exact-duplicate rule covers (active, not
-    // events) are in its unique index, now keyed (agent, hash, kind) so that it also serves the lookup by hash;
-    // the other rows (events, and rows no longer active) are in the lookup's prefix index, now partial. Both
-    // keys are random, so an inserted fact used to scatter page writes over both; the rule is unchanged (the
-    // same rows, the same key columns: a file that held the old index holds no duplicate for the new one). A
+    // events) are in its unique index, keyed (agent, hash, kind) so that it also serves the lookup by hash; the
+    // other rows (events, and rows no longer active) are in the lookup's prefix index, made partial. Both keys
+    // are random, so a row in both would scatter page writes over both; the rule itself is unchanged (the same
+    // rows, the same key columns: a file that held the version-11 index holds no duplicate for this one). A
     // file that lost the old index (a damaged file, or one edited by hand) may hold duplicates, which version 11
     // opened: they are resolved first, as version 5 did, so the new index can be built (on an intact file the
     // check finds none and changes nothing).
@@ -434,7 +434,7 @@ export const ACTIVE_CONTENT_WHERE: string = "lifecycle = 'active' AND kind <> 'e
  * The other rows: the complement of {@link ACTIVE_CONTENT_WHERE} (both columns are `NOT NULL`). Written as its
  * negation on purpose: as a partial index's condition, a term such as `kind = 'event'` would make SQLite compare
  * it with the bound value of every `kind = ?` of a statement on `memories`, and re-prepare that statement each
- * time the parameter is bound (measured: a 2 µs lookup by kind became 9 µs).
+ * time the parameter is bound, which costs several times the lookup itself.
  */
 export const OTHER_CONTENT_WHERE: string = `NOT (${ACTIVE_CONTENT_WHERE})`;
 

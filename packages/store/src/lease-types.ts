@@ -22,7 +22,7 @@ export interface MaintenanceClaim {
 
 /**
  * A per-agent maintenance lease, so N processes over one store run one maintenance pass per agent at a time.
- * Optional: a store without it runs every pass it is asked to (as before).
+ * Optional: a store without it runs every pass it is asked to, unclaimed.
  */
 export interface MaintenanceLeaseSlice {
   /**

@@ -117,8 +117,8 @@ export interface SqliteMemoryStoreConfig {
  * The default `mmapSize`: 2 GiB less 64 KiB, SQLite's own ceiling (`SQLITE_MAX_MMAP_SIZE`, 0x7fff0000, in
  * better-sqlite3's build; a larger value is cut to it). A file up to that size is read entirely through the map;
  * past it the rest is read as without one. SQLite maps no more than the file's size, so a small file costs a
- * small map. At 100 agents × 10,000 rows (a 1.7 GB file) a 256 MiB map left the later agents' vectors unmapped:
- * their k-NN took 5.2 ms against 4.1 ms fully mapped.
+ * small map. A smaller map leaves the vectors past it unmapped, and their k-NN reads each page with a system
+ * call, so the agents stored late in a large file would search slower than the others.
  */
 export const DEFAULT_MMAP_SIZE = 2_147_418_112;
 

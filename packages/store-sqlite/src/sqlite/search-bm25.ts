@@ -42,26 +42,24 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
   // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
   // The hits are one grouped arm per postings table (main, then fresh): a unit's postings are all in one of
   // them, so each unit is summed once, over the same rows in the same order as from one table, and each arm
-  // stays a plain join into its sorter (one `UNION ALL` of the postings under a single `GROUP BY` ran it as a
-  // co-routine, a copy of every posting: about 3 ms more at 100k rows for a query with a common term).
+  // stays a plain join into its sorter (one `UNION ALL` of the postings under a single `GROUP BY` would run as a
+  // co-routine, copying every posting).
   // `+cand` in the cut keeps SQLite from building an automatic index over the hits for it (a sort of every
   // hit, more than the cut's own top-n sort: a quarter of the statement's time for a query with a common term).
   // The cut score is read once (`lim`): it bounds the join and tells the caller whether the cut dropped units
-  // (a second `(SELECT … FROM cut)` ran the cut's scan and sort again, a tenth of the statement).
+  // (a second `(SELECT … FROM cut)` would run the cut's scan and sort again).
   // The statement returns the passing units as they come; `bestPerMemory` picks each memory's best unit and
-  // orders and limits them in JavaScript (a `GROUP BY m.rid` and an `ORDER BY` here were two more sorters, 40 %
-  // of the statement at 10k rows).
+  // orders and limits them in JavaScript (a `GROUP BY m.rid` and an `ORDER BY` here would be two more sorters,
+  // a large share of the statement).
   // The join to the memories runs in two bands, both in this one statement. The first joins the units at or
   // above the `limit`-th best score (`lim`), which is the whole answer when they hold `limit` memories that
   // pass: no chunks and no filtered rows among them, the common case. Only when they hold fewer (`short`, a
   // constant test SQLite makes once, before the band's loop) does the second band join the units down to the
   // (2 · limit)-th score (`wide`, sorted only then), and a last row (key null) says whether that cut dropped
-  // units. Both bands together are the single (2 · limit) cut this replaced, so the hits and the runs again are
-  // the same. The bench's queries join half the units (about 135 instead of 261 at limit 128): the statement's
-  // p50 over them, alternated with the former one on one connection, went from 0.99 to 0.72 ms at 10k rows and
-  // from 4.15 to 3.54 ms at 100k (p95 4.9 to 4.5 and 42.8 to 41.2 ms), with the same answers.
+  // units. Both bands together equal a single (2 · limit) cut, so the hits and the reruns are those of that cut,
+  // while a query whose first band suffices joins only about half as many units.
   // Rows are [key, score, id, revision, chunk count]: the memory's rid is key % 2^40, computed by the caller
-  // (two columns fewer per row than when the rid and the cut score were read per row).
+  // (two columns fewer per row than reading the rid and the cut score per row).
   // A user scope is applied to the postings too (`user-key.ts`): only the scope's units are scored, grouped and
   // cut, so a user's search ranks that user's and the agent's own units, not every unit of the agent to find few
   // of them in its bands (which then joined every hit to its memory). The memories' own condition (`filterSql`)
@@ -253,7 +251,7 @@ function bestPerMemory(rows: StatementRow[]): { memories: UnitRow[]; cut: boolea
   return { memories, cut };
 }
 
-/** The statement's former `ORDER BY score DESC, m.id ASC` (ids in SQLite's byte order). */
+/** The answer's order: score descending, then id ascending in SQLite's byte order (`ORDER BY score DESC, m.id ASC`). */
 function byScoreThenId(a: UnitRow, b: UnitRow): number {
   return b[1] - a[1] || compareIds(a[2], b[2]);
 }

@@ -42,7 +42,7 @@ type LikeRow = { id: string; revision: number; hits: number };
 
 /**
  * One FTS path over chunk rows, aggregated to the memory: the best chunk's score (max over chunks) and that
- * chunk's key. A short memory is one row keyed by its rid, so it scores exactly as before chunking.
+ * chunk's key. A short memory is one row keyed by its rid, so it scores exactly as an unchunked memory.
  */
 function ftsSql(
   table: 'words' | 'trigram',

@@ -297,7 +297,7 @@ function nearestPassing(
       0;
     if (raw < kk) return rows;
     if (kk >= MAX_KNN) break;
-    // The share of neighbours that passed says how wide the next round must be (none passed: ×4 as before): a
+    // The share of neighbours that passed says how wide the next round must be (none passed: ×4, the usual step): a
     // round that would need more than the index's largest k goes straight to the exact scan (a selective filter,
     // such as one user of many, bounds that scan) instead of widening round by round up to it.
     const needed = rows.length === 0 ? kk * FILTER_OVERSAMPLING : Math.ceil((k / rows.length) * kk * 1.25);

@@ -15,12 +15,11 @@ import { chooseKnnPlan, MAX_KNN, searchIndex } from './vector-quant.js';
  * The fewest bytes of vectors an agent's partition holds for its k-NN to go to the worker (2 MiB: 1,024
  * float vectors of 512 dimensions). The worker saves at most the time of the work its k-NN overlaps (the
  * BM25 arm on the store's connection) and costs a round trip (posting the query, a read transaction, the hits
- * back, waking each thread: ≈0.15 ms measured) plus the two threads' contention for the cores. What a k-NN
- * costs follows the bytes it scans: on a 2-core machine one vec0 chunk (1,024 vectors) took 0.55–0.65 ms at
- * 128-d (512 KiB) and 2.5–2.8 ms at 1,536-d (6 MiB). With 100 agents × 1,000 rows, hybrid searches were
- * slower with the worker at 128-d (p50 3.1 and 4.8 ms against 2.3 and 2.8 on the store's connection, load 4–5)
- * and as fast or faster at 1,536-d (6.0 and 5.4 against 6.3 and 8.9). The threshold sits between the two, where
- * the k-NN takes about 1 ms: several times the round trip, and about as long as the BM25 arm it overlaps.
+ * back, waking each thread: a fraction of a millisecond) plus the two threads' contention for the cores. What
+ * a k-NN costs follows the bytes it scans: small partitions (512 KiB of 128-d vectors) searched on the worker
+ * made hybrid searches slower, large ones (6 MiB of 1,536-d vectors) as fast or faster. The threshold sits
+ * between the two, where the k-NN takes about 1 ms: several times the round trip, and about as long as the BM25
+ * arm it overlaps. It is a fixed rule, not a per-machine measurement.
  */
 export const WORKER_MIN_SCAN_BYTES: number = 2 * 1024 * 1024;
 
@@ -52,9 +51,9 @@ export class PartitionSizes {
    * quantised index, whose chunks are larger at wide vectors, it may fall short of the quantised table's capacity
    * by less than one of its chunks, nothing next to the deadline's base), and `estimate`, its
    * rows' vectors when fewer than the chunks hold, counted only up to `threshold` bytes (what the dispatch
-   * compares with). vec0 reads a chunk's whole vector blob but computes distances for its rows only: at
-   * 1,536-d a chunk of 100 rows took 1.05 ms against 2.5–2.8 ms for 1,000, so the rows are the better
-   * estimate (the blob read, ≈1 ms per 6 MiB chunk, is left out: it is paid on either connection).
+   * compares with). vec0 reads a chunk's whole vector blob but computes distances for its rows only, so a
+   * chunk's cost follows its rows far more than its capacity and the rows are the better estimate (the blob
+   * read is left out: it is paid on either connection).
    */
   scanBytes(
     ctx: StoreContext,
@@ -113,7 +112,7 @@ export class PartitionSizes {
         if (counted < limit) rows = counted;
       }
     } catch {
-      // A vec0 layout without that table: every k-NN may go to the worker, as before the rule.
+      // A vec0 layout without that table: no size is known, so every k-NN may go to the worker.
       chunks = Number.POSITIVE_INFINITY;
     }
     const entry = { chunks, rows, limit, left: CHUNK_RECOUNT };

@@ -1,11 +1,10 @@
 /**
  * Building the quantised table (`vector-quant.ts`) from the stored float vectors, in bounded transactions.
  *
- * One transaction over every vector made the build super-linear: the write-ahead log grew by the whole table
- * (about 1 GB per 100,000 vectors at 1536-d with `int8`), and every page read during the build looked it up in
- * an ever larger WAL index. Measured with 100 agents at 1536-d: 100k vectors 14.4 s, 200k 34.8 s, 400k 142 s
- * (the last 100k of the 400k alone 41 s against 12 s for the first); in transactions of about 10,000 vectors
- * the WAL stays near 0.1 GB and each 100k takes 8–10 s.
+ * One transaction over every vector would make the build super-linear: the write-ahead log would grow by the
+ * whole table (about 1 GB per 100,000 vectors at 1536-d with `int8`), and every page read during the build would
+ * look it up in an ever larger WAL index. In transactions of about 10,000 vectors the WAL stays small and each
+ * step costs about the same however large the table.
  *
  * The build is resumable and crash-safe: `prepareQuantIndex` creates the empty table and records a watermark
  * (`vector_index_build` in `meta`, the last float chunk done) in the same transaction as the setting; each

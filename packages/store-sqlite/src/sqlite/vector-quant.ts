@@ -7,8 +7,8 @@
  * and the exact cosine distance of each candidate's float copy orders them: the arm returns the same distances
  * as the exact scan, for the candidates the coarse pass found. The copy is what makes rescoring cheap: vec0
  * keeps its vectors in chunk blobs (up to 1 MiB, `vec0ChunkSize`; 6 MiB at 1536-d in files made before), and
- * reading one of them by rowid walks such a blob (measured 5× slower than the exact scan it should beat, with
- * 6 MiB chunks), while an auxiliary value is one row of a plain table. It costs 4 bytes per dimension per vector on top of the quantised vector.
+ * reading one of them by rowid walks such a blob (slower than the exact scan rescoring should beat), while an
+ * auxiliary value is one row of a plain table. It costs 4 bytes per dimension per vector on top of the quantised vector.
  *
  * The setting is recorded in the meta table (`vector_index`), beside the embedder fingerprint: a store opened
  * with another one is `ENGRAM_STORE_VECTOR_INDEX_MISMATCH`, and changing it is the explicit `resetVectorIndex`,
@@ -30,10 +30,10 @@ export const VECTOR_QUANTIZATIONS: readonly VectorQuantization[] = ['none', 'int
 /**
  * Default oversampling per quantisation. int8 keeps about 7 bits per component, so its coarse order is close to
  * the exact one and 8 candidates per neighbour suffice; a bit keeps only the sign, so the coarse pass needs a
- * wider net for the exact rescoring to find the true top k. Measured with `pnpm bench` at 1536-d × 100k (k =
- * 10): Recall@10 1.000 for int8 at 8 and 0.999 for bit at 16, where the rescoring is still a small part of the
- * bit search (160 float distances against a 100,000-row Hamming scan); on the native test's 256-d clustered
- * vectors bit reached 0.79 at 4, 0.98 at 8 and 1.0 at 16.
+ * wider net for the exact rescoring to find the true top k. At these defaults the benchmark's Recall@10 against
+ * the exact top 10 stays at or near 1 for both (docs/benchmarks.md), while rescoring remains a small part of a
+ * bit search (k × 16 float distances against a Hamming scan of the partition); on clustered vectors a bit
+ * index needs the full 16 to find every true neighbour.
  */
 export const DEFAULT_RESCORE: Readonly<Record<VectorQuantization, number>> = { none: 1, int8: 8, bit: 16 };
 
@@ -245,7 +245,8 @@ export type KnnPlan = 'quantised' | 'exact';
 /**
  * What one k-NN costs, per vector of the agent's partition and per rescored candidate, in µs measured on a
  * 2-core x86 machine with sqlite-vec 0.1.9 (CPU time, partitions of 4k and 16k vectors at 128-d and 384-d, 2k
- * and 8k at 1,536-d; the scripts are described in the store README, "Quantised vector search"). Only their
+ * and 8k at 1,536-d: the exact k-NN at k = 10, the coarse k-NN at k = 10 and 128–2,048, and the coarse pass
+ * with and without its rescoring, CPU time per query; see also docs/design/vector-search.md). Only their
  * ratios matter: {@link chooseKnnPlan} compares two sums of them, and a faster or slower machine moves all of
  * them together. The table gives the measurements; the constants below fit each as a fixed part plus a part per
  * dimension (within 10 % of them, 27 % for the noisiest, rescoring at 384-d, measured 1.6–4.5 µs):
@@ -463,7 +464,7 @@ function choosePlan(ctx: StoreContext, agentId: string, kk: number, dimensions: 
   } catch {
     vectors = null;
   }
-  // A vec0 layout without that table: the quantised plan, as before the planner.
+  // A vec0 layout without that table: no partition size to plan with, so the quantised plan.
   if (vectors === null) return 'quantised';
   return vectors <= bound ? 'exact' : 'quantised';
 }
