@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createDiagnosticsCollector } from './collector.js';
 import { runRecordSequence, type SequenceResult } from './record-sequence.fixture.js';
 
-// The golden file holds what the collector before the typed-array record path (one ring object per stage)
-// returned for this sequence: produced once from that build by a script (run with tsx) that passed its
+// The golden file holds what an independent build of the collector (one ring object per stage, no typed-array
+// record path) returns for this sequence: produced by a script (run with tsx) that passed its
 // `createDiagnosticsCollector` to `runRecordSequence` and wrote `JSON.stringify(result)` plus a newline. It is
 // never regenerated from the code under test: a record path that records anything differently (a count, a
 // sample, its place in a ring, an eviction, an expiry, a rejection) fails here.

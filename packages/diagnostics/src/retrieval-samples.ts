@@ -19,8 +19,7 @@ import type { AgentState, CollectorState, PurposeState } from './state.js';
 
 // The record path reads each stage and candidate key by name (a keyed read with a varying key is several
 // times slower), and writes each to its ring by a literal position (a module constant computed at load, an
-// `indexOf` or a destructured array, costs the record path a load at every use, a literal none: measured about
-// 8 % of the record path). The checks below fail to compile when an enum gains a member or changes its order.
+// `indexOf` or a destructured array, costs the record path a load at every use, a literal none). The checks below fail to compile when an enum gains a member or changes its order.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const STAGES_READ: Same<
   typeof RETRIEVAL_STAGES,

@@ -1,7 +1,7 @@
 import { EngramEvalError } from './errors.js';
 
 /**
- * Exact IR metrics with binary relevance (ARCHITECTURE.md, "Tests"; definitions in this package README).
+ * Exact IR metrics with binary relevance (ARCHITECTURE.md, "Tests"; definitions in docs/guides/evaluation.md).
  *
  * Positions are those of the ranking as given, 1-based. An id that repeats counts only at its first
  * position: a later copy still occupies its position but gains nothing, so repeating a hit can never

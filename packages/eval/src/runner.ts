@@ -281,7 +281,7 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
     );
   }
   if (config.storePath !== undefined && config.storePath !== ':memory:' && existsSync(config.storePath)) {
-    // Rows of an earlier run (other ids of the same agents) would silently join this run's rankings.
+    // Rows already in the file (other ids of the same agents) would silently join the rankings.
     throw new EngramEvalError(
       'ENGRAM_EVAL_INVALID_ARGUMENTS',
       'The store file already exists; a run needs a fresh file (or the default in-memory store).',

@@ -175,7 +175,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
       'Invalid maintenance setting: leaseMs.',
     );
   }
-  // This runner's name as a lease owner: two runners are two workers, even over one store instance.
+  // The runner's name as a lease owner: two runners are two workers, even over one store instance.
   const leaseOwner = `maintenance-${randomUUID()}`;
   const timers = config.timers ?? backgroundTimers;
 
@@ -443,7 +443,7 @@ export function createMaintenanceRunner(config: MaintenanceRunnerConfig): Mainte
           details: lease?.tookOver === true ? { ...details, tookOverLease: true } : details,
         };
       } finally {
-        // Released before the agent is free in this runner, so a next pass's lease is never dropped by this one.
+        // Released before the agent is free in the runner, so a next pass's lease is never dropped by this one.
         await lease?.release();
         running.delete(agentId);
       }

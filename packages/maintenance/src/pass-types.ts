@@ -57,7 +57,7 @@ export interface MaintenancePassDetails {
 
 /**
  * The answer of one pass: its report, or why nothing was done — `busy` when a pass for the agent was already
- * running in this runner, `claimed` when another worker (runner or process) holds the agent's maintenance lease.
+ * running in the same runner, `claimed` when another worker (runner or process) holds the agent's maintenance lease.
  */
 export type MaintenancePassResult =
   | { readonly skipped: 'busy' | 'claimed'; readonly report: null; readonly details?: null }

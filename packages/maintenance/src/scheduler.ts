@@ -24,7 +24,7 @@ export interface MaintenanceSchedulerConfig {
 
 /**
  * Runs ingestion, drains and maintenance passes periodically on injected timers. A task's next run is
- * scheduled `intervalMs` after its previous run finished (never overlapping itself); a throwing task is
+ * scheduled `intervalMs` after its last run finished (never overlapping itself); a throwing task is
  * reported through `onTaskError` and scheduled again. `stop()` clears the timers, aborts the runs in flight
  * and waits for them.
  */

@@ -30,8 +30,8 @@ export const NO_CONVERSATION_SCORING: ConversationScoring = Object.freeze({
 
 /**
  * Default conversation scoring: 0.35 of the best neighbour's score, 0.75 of the top score times the
- * session's share of the first 5 hits — chosen on the development split of LoCoMo by one rule (see the
- * README).
+ * session's share of the first 5 hits — chosen on the development split of LoCoMo by one rule (see
+ * docs/design/fusion.md, "Conversation scoring").
  */
 export const DEFAULT_CONVERSATION_SCORING: ConversationScoring = Object.freeze({
   neighbour: 0.35,

@@ -63,7 +63,7 @@ export interface FusionWeights {
  * between ranks 1 and 2: importance (at most 0.0005) and recency (at most 0.00025) can reorder near-ties only.
  * `alpha` 0.7 and `agreementPower` 1.5 were chosen on the development split of the public evaluation sets with
  * one rule: the largest worst-case gain of the hybrid over its better arm, over every set and embedder (ties
- * broken by the mean gain), among the settings that keep the fixture gate (see the package README).
+ * broken by the mean gain), among the settings that keep the fixture gate (see docs/design/fusion.md).
  */
 export const DEFAULT_FUSION_WEIGHTS: FusionWeights = Object.freeze({
   method: 'calibrated',

@@ -367,8 +367,6 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
  * `node --expose-gc`): `process.cpuUsage` counts every thread of the process, so background collector work on
  * their heap would otherwise be billed to the record path. A collection the record path itself causes still
  * lands inside the rounds (it allocates nothing once an agent's purpose has its state, so there is none).
- * The previous method (one round, no settling collection) measured the same within the noise when it was
- * changed; see the diagnostics README for figures.
  */
 export function measureDiagnostics(
   records: number,

@@ -101,7 +101,7 @@ function applyVectorHits(
     if (settings.fusion.method === 'rrf') state.vectorWeight = settings.fusion.vector * confidence;
     else state.vectorConfidence = confidence;
   }
-  // One pass over the hits (this runs on every hybrid search): the ones above the threshold, as arm hits.
+  // One pass over the hits (on every hybrid search): the ones above the threshold, as arm hits.
   const hits: ArmHit[] = [];
   const threshold = settings.similarityThreshold;
   for (const hit of raw) {
