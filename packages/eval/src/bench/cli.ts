@@ -40,7 +40,7 @@ Engram, raw and Orama get the same warm-up: one untimed query per queried agent 
 is reported as the agent's cold first query), then the first 20 timed queries, untimed, for the JIT. Engram
 and raw are timed query by query in one loop, Engram and Orama in another, each alternating which goes first
 (Engram's queries there are its second run of those texts; the PostgreSQL scenario keeps its own order).
---size 100000 runs about half an hour on a quiet 2-core machine (28 min in the last full run) and needs about
+--size 100000 runs about half an hour on a quiet 2-core machine and needs about
 21 GB of free temporary disk, the 1M-row 1536-d scenario's peak (each scenario's files are deleted when it ends,
 the raw + row floor's as soon as its ingest is timed, the raw baseline's once its queries are), and pnpm bench's
 12 GiB heap for that scenario's Orama phase; the default --size 10000 takes a few minutes and about 3 GB.

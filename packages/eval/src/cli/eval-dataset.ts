@@ -20,7 +20,7 @@ import {
 
 const USAGE = `usage: eval:dataset <${DATASET_NAMES.join('|')}> <path-to-data-file> <report.json> [options]
 
-Turns a public dataset into a retrieval fixture (see the package README for each adapter), runs it through
+Turns a public dataset into a retrieval fixture (docs/guides/evaluation.md describes each adapter), runs it through
 the real store and retriever (FTS-only, vector-only, hybrid) and the plain BM25 reference, prints a table
 and writes the JSON report.
   locomo, locomo-sessions   locomo10.json     scifact  scifact.zip     cmrc  cmrc2018_dev.json

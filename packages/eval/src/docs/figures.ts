@@ -102,7 +102,11 @@ export function recordReports(root: string, reportPaths: readonly string[]): str
       digest = digestReport(value);
     } catch (error) {
       if (!(error instanceof EngramEvalError)) throw error;
-      throw new EngramEvalError(error.code, `${basename(path)}: ${error.message} (${error.issues.join('; ')})`, { issues: error.issues });
+      throw new EngramEvalError(
+        error.code,
+        `${basename(path)}: ${error.message} (${error.issues.join('; ')})`,
+        { issues: error.issues },
+      );
     }
     const name = digestFileName(digest);
     writeFileSync(join(dir, name), `${JSON.stringify(digest, null, 2)}\n`);

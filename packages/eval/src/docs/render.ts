@@ -108,7 +108,7 @@ export function renderRetrievalQuality(digests: readonly EvalDigest[]): string {
     '`memory.search` does), and a plain BM25 implemented inside the evaluation as a reference. Figures are',
     'Recall@5, MRR@10 and nDCG@10 over the queries of the set; `-test` sets are the report halves of a fixed',
     'split (parameters are chosen on the `-dev` halves). How the datasets are turned into fixtures, and the',
-    'splits, are in the [eval package README](../packages/eval/README.md).',
+    'splits, are in the [evaluation guide](guides/evaluation.md).',
     '',
     '## Summary (nDCG@10)',
     '',
@@ -175,7 +175,8 @@ export function renderBenchmarks(digests: readonly BenchDigest[]): string {
     'machine. Latencies are milliseconds, throughputs rows per second; a ratio compares Engram with the raw',
     'statements (or Orama, or the unscoped query) measured side by side in the same run, so it holds better',
     'than any single timing on a shared machine. What each scenario does is in the',
-    '[eval package README](../packages/eval/README.md#benchmark).',
+    '[eval package README](../packages/eval/README.md#benchmark); how it measures, in the',
+    '[benchmark method](design/benchmark-method.md).',
   ];
   if (sorted.length === 0) lines.push('', 'No benchmark report is recorded yet.');
   for (const d of sorted) lines.push(...benchSection(d));
