@@ -14,15 +14,38 @@
 
 import {
   CANDIDATE_ARMS,
-  DEGRADATION_CAUSES,
   RETRIEVAL_ARMS,
   RETRIEVAL_OUTCOMES,
   RETRIEVAL_PURPOSES,
-  RETRIEVAL_STAGES,
 } from '@engram/contracts/enums';
 import type { RetrievalExecution } from '@engram/contracts/observers';
 import { mulberry32 } from '@engram/test-support/prng';
 import type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collector.js';
+
+// The causes and stages the golden file was made with: the sequence draws from these, so members added to
+// the enums later (the rerank stage and its causes) do not change it; they appear in the snapshots with zero
+// counts and empty distributions, and `collector.test.ts` records them.
+const DEGRADATION_CAUSES = [
+  'vectorCold',
+  'embeddingTimeout',
+  'embeddingError',
+  'embeddingCircuitOpen',
+  'storeUnusable',
+  'storeTimeout',
+  'storeError',
+  'revisionChanged',
+  'ftsUnavailable',
+  'candidateBudgetExhausted',
+  'unknown',
+] as const;
+const RETRIEVAL_STAGES = [
+  'keyword',
+  'queryEmbedding',
+  'vector',
+  'authoritativeRevalidation',
+  'assembly',
+  'total',
+] as const;
 
 /** The factory under test: `createDiagnosticsCollector` of one build. */
 export type CollectorFactory = (config: DiagnosticsCollectorConfig) => DiagnosticsCollector;

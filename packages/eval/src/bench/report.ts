@@ -200,6 +200,7 @@ const STAGE_COLUMNS: readonly (readonly [string, string])[] = [
   ['vector', 'vector'],
   ['authoritativeRevalidation', 'revalidation'],
   ['assembly', 'assembly'],
+  ['rerank', 'rerank'],
   ['total', 'total'],
 ];
 
