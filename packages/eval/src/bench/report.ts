@@ -203,7 +203,6 @@ const STAGE_COLUMNS: readonly (readonly [string, string])[] = [
   ['vector', 'vector'],
   ['authoritativeRevalidation', 'revalidation'],
   ['assembly', 'assembly'],
-  ['rerank', 'rerank'],
   ['total', 'total'],
 ];
 
