@@ -25,7 +25,7 @@ import type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collect
 // The causes and stages the golden file was made with: the sequence draws from these, so members added to
 // the enums later (the rerank stage and its causes) do not change it; they appear in the snapshots with zero
 // counts and empty distributions, and `collector.test.ts` records them.
-const DEGRADATION_CAUSES = [
+const GOLDEN_CAUSES = [
   'vectorCold',
   'embeddingTimeout',
   'embeddingError',
@@ -38,7 +38,7 @@ const DEGRADATION_CAUSES = [
   'candidateBudgetExhausted',
   'unknown',
 ] as const;
-const RETRIEVAL_STAGES = [
+const GOLDEN_STAGES = [
   'keyword',
   'queryEmbedding',
   'vector',
@@ -97,8 +97,7 @@ function execution(random: () => number, now: number): Record<string, unknown> {
   else {
     const list: unknown[] = [];
     const n = 1 + Math.floor(random() * 4);
-    for (let i = 0; i < n; i += 1)
-      list.push(random() < 0.05 ? 'notACause' : pick(random, DEGRADATION_CAUSES));
+    for (let i = 0; i < n; i += 1) list.push(random() < 0.05 ? 'notACause' : pick(random, GOLDEN_CAUSES));
     if (random() < 0.2 && list.length > 0) list.push(list[0]);
     degradations = list;
   }
@@ -118,7 +117,7 @@ function execution(random: () => number, now: number): Record<string, unknown> {
   else if (l < 0.04) latencies = null;
   else {
     const record: Record<string, unknown> = {};
-    for (const stage of RETRIEVAL_STAGES) {
+    for (const stage of GOLDEN_STAGES) {
       if (stage === 'total' ? random() < 0.95 : random() < 0.7) record[stage] = sample(random, 50);
     }
     latencies = record;
