@@ -66,13 +66,13 @@ describe('runFixture with a rerank stage', () => {
 
 describe('--rerank flags', () => {
   const flags = (entries: [string, string][]) => new Map<string, string | true>(entries);
-  it('reads the endpoint from ENGRAM_RERANK_* and the budget from the flags', () => {
+  it('reads the endpoint from ENGRAM_RERANK_* and the budget from the flags', async () => {
     const env = {
       ENGRAM_RERANK_BASE_URL: server.baseUrl,
       ENGRAM_RERANK_MODEL: 'm',
       ENGRAM_RERANK_FLAVOR: 'tei',
     };
-    const rerank = rerankFromFlags(
+    const rerank = await rerankFromFlags(
       flags([
         ['rerank', 'http'],
         ['rerank-candidates', '30'],
@@ -81,16 +81,16 @@ describe('--rerank flags', () => {
       env,
     );
     expect(rerank).toMatchObject({ name: 'http', candidates: 30, timeoutMs: 500 });
-    expect(rerankFromFlags(flags([]), env)).toBeUndefined();
+    expect(await rerankFromFlags(flags([]), env)).toBeUndefined();
   });
 
-  it('refuses wrong values with a message, and a missing endpoint with a typed error naming the variables', () => {
-    expect(rerankFromFlags(flags([['rerank', 'cohere']]), {})).toEqual({
-      message: 'unknown reranker; expected one of http',
+  it('refuses wrong values with a message, and a missing endpoint with a typed error naming the variables', async () => {
+    expect(await rerankFromFlags(flags([['rerank', 'cohere']]), {})).toEqual({
+      message: 'unknown reranker; expected one of http, local',
     });
-    expect(rerankFromFlags(flags([['rerank-candidates', '5']]), {})).toHaveProperty('message');
+    expect(await rerankFromFlags(flags([['rerank-candidates', '5']]), {})).toHaveProperty('message');
     expect(
-      rerankFromFlags(
+      await rerankFromFlags(
         flags([
           ['rerank', 'http'],
           ['rerank-candidates', '0'],
@@ -100,7 +100,7 @@ describe('--rerank flags', () => {
     ).toHaveProperty('message');
     let thrown: unknown;
     try {
-      rerankFromFlags(flags([['rerank', 'http']]), { ENGRAM_RERANK_API_KEY: 'sk-canary-1' });
+      await rerankFromFlags(flags([['rerank', 'http']]), { ENGRAM_RERANK_API_KEY: 'sk-canary-1' });
     } catch (error) {
       thrown = error;
     }
@@ -108,4 +108,17 @@ describe('--rerank flags', () => {
     expect((thrown as Error).message).toContain('ENGRAM_RERANK_BASE_URL');
     expect((thrown as Error).message).not.toContain('sk-canary-1');
   });
+
+  it('--rerank local loads the model at once and refuses one found nowhere, naming it and the option', async () => {
+    const error = await rerankFromFlags(flags([['rerank', 'local']]), {
+      ENGRAM_RERANK_MODEL: 'engram-test/not-downloaded',
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isEngramEvalError(error)).toBe(true);
+    expect((error as { code: string }).code).toBe('ENGRAM_EVAL_RERANKER_UNAVAILABLE');
+    expect((error as Error).message).toContain('engram-test/not-downloaded');
+    expect((error as Error).message).toContain('allowDownload');
+  }, 60_000);
 });

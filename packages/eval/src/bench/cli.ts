@@ -102,7 +102,7 @@ async function rerankScenario(
       },
     ];
     if (withHttp) {
-      const named = createEvalReranker('http');
+      const named = await createEvalReranker('http');
       rerankers.push({ name: named.id, label: 'the ENGRAM_RERANK_* endpoint', reranker: named.reranker });
     }
     return await runRerankScenario({ rows, queries, candidates: RERANK_BENCH_CANDIDATES, rerankers, log });

@@ -274,7 +274,9 @@ export const RERANK_FLAGS: KnownFlags = {
 
 /** The usage lines of {@link RERANK_FLAGS}. */
 export const RERANK_USAGE: string = `  --rerank <${EVAL_RERANKER_NAMES.join('|')}>         rerank the fused head of every retriever variant (default none); http reads
-                         ENGRAM_RERANK_BASE_URL, ENGRAM_RERANK_MODEL, ENGRAM_RERANK_API_KEY, ENGRAM_RERANK_FLAVOR
+                         ENGRAM_RERANK_BASE_URL, ENGRAM_RERANK_MODEL, ENGRAM_RERANK_API_KEY, ENGRAM_RERANK_FLAVOR;
+                         local (@engram/local-onnx) reads ENGRAM_RERANK_MODEL (a directory or a hub id, never
+                         downloaded unless ENGRAM_RERANK_ALLOW_DOWNLOAD=true)
   --rerank-candidates <n> fused results reranked (default 20)
   --rerank-timeout <ms>  budget of one rerank call (default 1000; a query over it fails the run)`;
 
@@ -285,10 +287,10 @@ export type CliRerank = NonNullable<RunFixtureConfig['rerank']>;
  * Reads `--rerank`, `--rerank-candidates` and `--rerank-timeout`: undefined without `--rerank`, a message for
  * a wrong value (the CLI exits 2 with it), else the created reranker and its budget.
  */
-export function rerankFromFlags(
+export async function rerankFromFlags(
   flags: ReadonlyMap<string, string | true>,
   env: NodeJS.ProcessEnv = process.env,
-): CliRerank | { readonly message: string } | undefined {
+): Promise<CliRerank | { readonly message: string } | undefined> {
   const raw = flags.get('rerank');
   if (raw === undefined) {
     if (flags.has('rerank-candidates') || flags.has('rerank-timeout'))
@@ -308,7 +310,7 @@ export function rerankFromFlags(
   if (candidates === null) return { message: '--rerank-candidates must be an integer in 1..100' };
   const timeoutMs = int('rerank-timeout', 600_000);
   if (timeoutMs === null) return { message: '--rerank-timeout must be an integer in 1..600000' };
-  const named = createEvalReranker(raw, env);
+  const named = await createEvalReranker(raw, env);
   return {
     name: named.name,
     model: named.reranker,

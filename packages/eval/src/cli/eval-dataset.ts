@@ -59,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`unknown split; expected one of ${DATASET_SPLITS.join(', ')}\n${USAGE}\n`);
     return 2;
   }
-  const rerank = rerankFromFlags(args.flags);
+  const rerank = await rerankFromFlags(args.flags);
   if (rerank !== undefined && 'message' in rerank) {
     process.stderr.write(`${rerank.message}\n${USAGE}\n`);
     return 2;

@@ -54,7 +54,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`expected two paths\n${USAGE}\n`);
     return 2;
   }
-  const rerank = rerankFromFlags(args.flags);
+  const rerank = await rerankFromFlags(args.flags);
   if (rerank !== undefined && 'message' in rerank) {
     process.stderr.write(`${rerank.message}\n${USAGE}\n`);
     return 2;
