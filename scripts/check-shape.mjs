@@ -52,6 +52,7 @@ const LAYERS = {
   '@engram/test-support': 0.5,
   '@engram/embedder-deterministic': 1,
   '@engram/embedder-use': 1,
+  '@engram/local-onnx': 1,
   '@engram/provider-openai': 1,
   '@engram/store': 1,
   '@engram/diagnostics': 1,

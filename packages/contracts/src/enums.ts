@@ -71,13 +71,14 @@ export const RETRIEVAL_PURPOSES = ['recall', 'search', 'decision', 'injection'] 
 /** A retrieval purpose. */
 export type RetrievalPurpose = (typeof RETRIEVAL_PURPOSES)[number];
 
-/** Timed stages of the pipeline; `total` spans the whole call. */
+/** Timed stages of the pipeline; `rerank` runs only with a reranker configured; `total` spans the whole call. */
 export const RETRIEVAL_STAGES = [
   'keyword',
   'queryEmbedding',
   'vector',
   'authoritativeRevalidation',
   'assembly',
+  'rerank',
   'total',
 ] as const;
 /** A retrieval stage. */
@@ -100,6 +101,8 @@ export const DEGRADATION_CAUSES = [
   'revisionChanged',
   'ftsUnavailable',
   'candidateBudgetExhausted',
+  'rerankTimeout',
+  'rerankError',
   'unknown',
 ] as const;
 /** A degradation cause. */

@@ -142,9 +142,10 @@ describe('collector bounds under a million records', () => {
     expect(all.process.collector.observerFailures).toBe(0);
     expect(all.process.collector.recordsRejected).toBe(0);
 
-    // 4 purposes × (6 stages + 3 candidate arms) + extraction 1 + drain 2 + maintenance 1 = 40 rings per agent.
-    const ringsPerAgent = 4 * (6 + 3) + 1 + 2 + 1;
-    const bound = MAX_AGENTS * ringsPerAgent * CAPACITY; // 655,360 samples
+    // 4 purposes × (7 stages, the rerank stage's included, + 3 candidate arms) + extraction 1 + drain 2 +
+    // maintenance 1 = 44 rings per agent.
+    const ringsPerAgent = 4 * (7 + 3) + 1 + 2 + 1;
+    const bound = MAX_AGENTS * ringsPerAgent * CAPACITY; // 720,896 samples
     let retained = 0;
     let fullRings = 0;
     for (const { agent } of all.agents) {

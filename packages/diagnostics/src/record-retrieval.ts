@@ -37,8 +37,8 @@ const OUTCOMES_AT = 0;
 const ARMS_AT: (typeof RETRIEVAL_OUTCOMES)['length'] = 5;
 const DEGRADATIONS_AT = 7; // ARMS_AT + 2 arms
 const ARM_COUNT: (typeof RETRIEVAL_ARMS)['length'] = 2;
-const OPERATIONS_AT = 18; // DEGRADATIONS_AT + 11 causes
-const CAUSE_COUNT: (typeof DEGRADATION_CAUSES)['length'] = 11;
+const OPERATIONS_AT = 20; // DEGRADATIONS_AT + 13 causes
+const CAUSE_COUNT: (typeof DEGRADATION_CAUSES)['length'] = 13;
 void ARM_COUNT;
 void CAUSE_COUNT;
 const COUNTERS = OPERATIONS_AT + 1;

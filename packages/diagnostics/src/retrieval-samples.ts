@@ -23,32 +23,34 @@ import type { AgentState, CollectorState, PurposeState } from './state.js';
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const STAGES_READ: Same<
   typeof RETRIEVAL_STAGES,
-  readonly ['keyword', 'queryEmbedding', 'vector', 'authoritativeRevalidation', 'assembly', 'total']
+  readonly ['keyword', 'queryEmbedding', 'vector', 'authoritativeRevalidation', 'assembly', 'rerank', 'total']
 > = true;
 const ARMS_READ: Same<typeof CANDIDATE_ARMS, readonly ['fts', 'vector', 'selected']> = true;
 void STAGES_READ;
 void ARMS_READ;
-/** Rings of a purpose's set: the six stages' latencies, then the three candidate counts. */
-const RINGS = 9;
+/** Rings of a purpose's set: the seven stages' latencies, then the three candidate counts. */
+const RINGS = 10;
 const S_KEYWORD = 0;
 const S_EMBED = 1;
 const S_VECTOR = 2;
 const S_REVALIDATE = 3;
 const S_ASSEMBLY = 4;
-const S_TOTAL = 5;
-const C_FTS = 6;
-const C_VECTOR = 7;
-const C_SELECTED = 8;
+const S_RERANK = 5;
+const S_TOTAL = 6;
+const C_FTS = 7;
+const C_VECTOR = 8;
+const C_SELECTED = 9;
 // Each ring's bit in a record's mask (`1 << position`; literals too).
 const B_KEYWORD = 0b1; // 1 << S_KEYWORD
 const B_EMBED = 0b10;
 const B_VECTOR = 0b100;
 const B_REVALIDATE = 0b1000;
 const B_ASSEMBLY = 0b10000;
-const B_TOTAL = 0b100000;
-const B_FTS = 0b1000000; // 1 << C_FTS
-const B_CVECTOR = 0b10000000;
-const B_SELECTED = 0b100000000;
+const B_RERANK = 0b100000;
+const B_TOTAL = 0b1000000;
+const B_FTS = 0b10000000; // 1 << C_FTS
+const B_CVECTOR = 0b100000000;
+const B_SELECTED = 0b1000000000;
 
 // A sample is copied into a scratch array (a raw double store) and written to its ring from there, without a
 // call between: a double passed to a call that is not inlined is boxed, one allocation per sample. Stages then
@@ -66,12 +68,12 @@ const LATENCY_GROUP = 0;
 const CANDIDATE_GROUP = 1;
 // The ring set's layout after the purpose's counters (two groups, then two cells per ring: see `ring.ts`),
 // checked when a purpose's set is made.
-const GROUPS_AT = 19;
-const CURSORS_AT = 29; // GROUPS_AT + 2 · GROUP_CELLS
-const SAMPLES_AT = 47; // CURSORS_AT + 2 · RINGS
+const GROUPS_AT = 21;
+const CURSORS_AT = 31; // GROUPS_AT + 2 · GROUP_CELLS
+const SAMPLES_AT = 51; // CURSORS_AT + 2 · RINGS
 
 /**
- * A purpose's ring set: nine rings (the stages' latencies, then the candidate counts) in two groups, after
+ * A purpose's ring set: ten rings (the stages' latencies, then the candidate counts) in two groups, after
  * `counters` cells of the purpose's own counters.
  */
 export function newRetrievalRings(capacity: number, counters: number): NumberRingSet {
@@ -116,6 +118,7 @@ function latenciesApart(
   if ((valid & B_VECTOR) !== 0) pushRing(cells, S_VECTOR, capacity);
   if ((valid & B_REVALIDATE) !== 0) pushRing(cells, S_REVALIDATE, capacity);
   if ((valid & B_ASSEMBLY) !== 0) pushRing(cells, S_ASSEMBLY, capacity);
+  if ((valid & B_RERANK) !== 0) pushRing(cells, S_RERANK, capacity);
   if ((valid & B_TOTAL) !== 0) pushRing(cells, S_TOTAL, capacity);
 }
 
@@ -166,6 +169,7 @@ function writeLatencies(
   if ((valid & B_VECTOR) !== 0) cells[row + S_VECTOR] = s[S_VECTOR] as number;
   if ((valid & B_REVALIDATE) !== 0) cells[row + S_REVALIDATE] = s[S_REVALIDATE] as number;
   if ((valid & B_ASSEMBLY) !== 0) cells[row + S_ASSEMBLY] = s[S_ASSEMBLY] as number;
+  if ((valid & B_RERANK) !== 0) cells[row + S_RERANK] = s[S_RERANK] as number;
   if ((valid & B_TOTAL) !== 0) cells[row + S_TOTAL] = s[S_TOTAL] as number;
   cells[at + POSITION_CELL] = position + 1 === state.settings.sampleCapacity ? 0 : position + 1;
   (cells[at + COUNT_CELL] as number) += 1;
@@ -241,6 +245,13 @@ export function recordLatencies(
       valid |= B_ASSEMBLY;
     } else refused += 1;
   } else if (assembly !== undefined) state.recordsRejected += 1;
+  const rerank: unknown = l.rerank;
+  if (typeof rerank === 'number') {
+    if (rerank >= 0 && rerank !== Number.POSITIVE_INFINITY) {
+      s[S_RERANK] = rerank;
+      valid |= B_RERANK;
+    } else refused += 1;
+  } else if (rerank !== undefined) state.recordsRejected += 1;
   const total: unknown = l.total;
   if (typeof total === 'number') {
     if (total >= 0 && total !== Number.POSITIVE_INFINITY) {

@@ -34,7 +34,7 @@ type AgentDto = z.infer<typeof agentDiagnosticsSchema>;
 type PurposeDto = AgentDto['retrieval'][RetrievalPurpose];
 
 /**
- * One purpose's retrieval state. Its nine distributions are one ring set (the stages' latencies in
+ * One purpose's retrieval state. Its ten distributions are one ring set (the stages' latencies in
  * `RETRIEVAL_STAGES` order, then the candidate counts in `CANDIDATE_ARMS` order): the record path writes them by
  * position, the snapshot reads their members under `latency` and `candidates`.
  */

@@ -46,6 +46,13 @@ export type {
   VariantReport,
 } from './report.js';
 export { formatReportTable, REPORT_VERSION, RETRIEVER_VARIANTS, VARIANTS } from './report.js';
+export type { EvalRerankerName, NamedEvalReranker } from './rerankers.js';
+export {
+  createEvalReranker,
+  ENGRAM_RERANK_ENV_VARS,
+  EVAL_RERANKER_NAMES,
+  isEvalRerankerName,
+} from './rerankers.js';
 export type { RunFixtureConfig, RunProgress, RunRetrieverOptions } from './runner.js';
 export { loadFixture, RANKING_DEPTH, runFixture } from './runner.js';
 export type { VectorCache, VectorCacheProfile } from './vector-cache.js';

@@ -62,6 +62,8 @@ export interface RetrievalReport {
   /** The embedder the run used (absent in reports of version 1). */
   readonly embedder?: ReportEmbedder;
   readonly vectors?: ReportVectors;
+  /** The reranker of the run's retriever variants, when it had one (`--rerank`; `bm25` is never reranked). */
+  readonly rerank?: { readonly name: string; readonly id?: string };
   /** The production retriever's three variants and the `bm25` reference (new in version 2). */
   readonly variants: Readonly<Record<VariantName, VariantReport>>;
   /** The command, commit, date and machine of the run (absent in reports written before it was kept). */
@@ -148,10 +150,16 @@ export function formatReportTable(report: RetrievalReport): string {
       .trimEnd();
   const profile = report.embedder ?? report.vectorProfile;
   const title = `${report.fixture.name} v${report.fixture.version} (${profile.id}, ${profile.dimensions}d)`;
-  const footer =
-    report.vectors === undefined
+  const footer = [
+    ...(report.vectors === undefined
       ? []
-      : [`vectors: ${report.vectors.embedded} embedded, ${report.vectors.fromCache} from the cache`];
+      : [`vectors: ${report.vectors.embedded} embedded, ${report.vectors.fromCache} from the cache`]),
+    ...(report.rerank === undefined
+      ? []
+      : [
+          `reranked by ${report.rerank.name}${report.rerank.id === undefined ? '' : ` (${report.rerank.id})`}`,
+        ]),
+  ];
   return [title, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), ...footer].join(
     '\n',
   );

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isZeroVector } from '@engram/embedder-deterministic';
 import {
   createRetriever,
+  type Reranker,
   type RetrievalArms,
   type RetrievalObserver,
   type Retriever,
@@ -89,6 +90,17 @@ export interface RunFixtureConfig {
   readonly batchSize?: number;
   /** The run's clock in epoch ms (default: one day after the newest `createdAt`, or 2025-06-01). */
   readonly now?: number;
+  /**
+   * A rerank stage for every variant of the production retriever (see `@engram/retrieval`'s `rerank`), and its
+   * name in the report. A query whose rerank timed out or failed fails the run: its figures would measure the
+   * fused order.
+   */
+  readonly rerank?: {
+    readonly name: string;
+    readonly model: Reranker;
+    readonly candidates?: number;
+    readonly timeoutMs?: number;
+  };
   /** Retriever overrides, for investigation only; the gate runs the defaults. */
   readonly retriever?: RunRetrieverOptions;
   /** The store's BM25 settings (default the store's), for investigation only. */
@@ -117,6 +129,8 @@ const INVALIDATING = new Set([
   'storeTimeout',
   'storeUnusable',
   'ftsUnavailable',
+  'rerankTimeout',
+  'rerankError',
 ]);
 
 /**
@@ -312,6 +326,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
     // so a slow embedder cannot hit the retriever's embedding deadline and degrade the figures.
     await source.vectors(fixture.queries.map((q) => q.text));
 
+    const rerank =
+      config.rerank === undefined
+        ? undefined
+        : {
+            model: config.rerank.model,
+            ...(config.rerank.candidates === undefined ? {} : { candidates: config.rerank.candidates }),
+            ...(config.rerank.timeoutMs === undefined ? {} : { timeoutMs: config.rerank.timeoutMs }),
+          };
     const variants = {} as Record<VariantName, VariantReport>;
     for (const variant of RETRIEVER_VARIANTS) {
       const arms =
@@ -324,6 +346,7 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
         // Evaluation reads only: no access bookkeeping writes between queries.
         trackAccess: false,
         ...(config.retrievalObserver === undefined ? {} : { observer: config.retrievalObserver }),
+        ...(rerank === undefined ? {} : { rerank }),
         ...(config.retriever?.similarityThreshold === undefined
           ? {}
           : { similarityThreshold: config.retriever.similarityThreshold }),
@@ -352,6 +375,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
       vectorProfile: fixture.vectorProfile,
       embedder: { name: chosen.name, id: source.profile.id, dimensions: source.profile.dimensions },
       vectors: source.counts(),
+      ...(config.rerank === undefined
+        ? {}
+        : {
+            rerank: {
+              name: config.rerank.name,
+              ...(config.rerank.model.id === undefined ? {} : { id: config.rerank.model.id }),
+            },
+          }),
       variants,
     };
   } finally {

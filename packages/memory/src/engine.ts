@@ -26,7 +26,12 @@ import type {
   MaintenanceRunner,
   ModelPort,
 } from '@engram/maintenance';
-import { createRetriever, type Retriever } from '@engram/retrieval';
+import {
+  createRetriever,
+  isEngramRetrievalError,
+  type RerankConfig,
+  type Retriever,
+} from '@engram/retrieval';
 import type { EventRecord, VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { createToolHandler, type ToolHandler } from '@engram/tools';
 import { type DrainProgress, type DrainSummary, drainAll } from './drain.js';
@@ -85,6 +90,8 @@ export interface EngineConfig {
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
   /** The id of each new memory (default: the store's time-ordered UUID). */
   readonly idFactory?: () => string;
+  /** A rerank stage after fusion (off by default; see `@engram/retrieval`'s `RerankConfig`). */
+  readonly rerank?: RerankConfig;
 }
 
 /** What {@link Engine.drain} takes. */
@@ -248,10 +255,22 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
 
   const model = config.model ?? provider?.model ?? null;
   // Searches wait for a model that loads; every other embedder is ready at once (nothing to wait for).
-  const retriever = gatedRetriever(
-    createRetriever({ store, embedder: queryEmbedder, observer: collector.retrievalObserver }),
-    warmUp,
-  );
+  let searcher: Retriever;
+  try {
+    searcher = createRetriever({
+      store,
+      embedder: queryEmbedder,
+      observer: collector.retrievalObserver,
+      ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
+    });
+  } catch (error) {
+    await store.close();
+    // The retriever names the invalid setting, never its value.
+    throw isEngramRetrievalError(error)
+      ? new EngramMemoryError('ENGRAM_MEMORY_INVALID_CONFIG', error.message, { cause: error })
+      : error;
+  }
+  const retriever = gatedRetriever(searcher, warmUp);
   const innerTools = createToolHandler({ store, retriever, embedder: queryEmbedder });
   const tools: ToolHandler = {
     definitions: innerTools.definitions,

@@ -10,7 +10,7 @@ export type { HealthDto } from '@engram/diagnostics';
 export type { EmbedderPort, MaintenancePassResult, ModelMessage, ModelPort } from '@engram/maintenance';
 // The typed errors of the packages underneath, which a call may pass through with their own codes.
 export { EngramMaintenanceError, isEngramMaintenanceError } from '@engram/maintenance';
-export type { RetrievalExplanation } from '@engram/retrieval';
+export type { RerankConfig, Reranker, RetrievalExplanation } from '@engram/retrieval';
 export { EngramRetrievalError, isEngramRetrievalError } from '@engram/retrieval';
 export type {
   Lifecycle,

@@ -36,6 +36,7 @@ import {
   LIST_KEYS,
   MAINTAIN_KEYS,
   MESSAGES_KEYS,
+  RERANK_KEYS,
   SCOPE_KEYS,
   SEARCH_KEYS,
   UPDATE_KEYS,
@@ -74,6 +75,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     throw invalidInput('path must be a file path or a PostgreSQL URL');
   if (config.idFactory !== undefined && typeof config.idFactory !== 'function')
     throw invalidInput('idFactory must be a function');
+  if (config.rerank !== undefined) checkOptions(config.rerank, 'rerank', RERANK_KEYS);
   const defaultAgent = agentOf(config, 'default');
   const defaultUser = userOf(config, null);
   const engine = await openEngine({
@@ -84,6 +86,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
     ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
+    ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;

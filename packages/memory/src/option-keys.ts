@@ -4,6 +4,7 @@
  * never silently ignored. Each list is typed by its options interface, so it cannot name an option that does
  * not exist.
  */
+import type { RerankConfig } from '@engram/retrieval';
 import type {
   AddOptions,
   CallToolOptions,
@@ -88,3 +89,4 @@ export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
 ];
 export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'sessionId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];
+export const RERANK_KEYS: readonly (keyof RerankConfig)[] = ['model', 'candidates', 'timeoutMs'];

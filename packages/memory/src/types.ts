@@ -1,7 +1,7 @@
 /** The public shapes of the facade: what `createMemory` takes and what a {@link Memory} returns. */
 import type { HealthDto } from '@engram/diagnostics';
 import type { MaintenancePassResult, ModelPort } from '@engram/maintenance';
-import type { RetrievalExplanation } from '@engram/retrieval';
+import type { RerankConfig, RetrievalExplanation } from '@engram/retrieval';
 import type {
   ExportRecord,
   ImportSummary,
@@ -57,6 +57,14 @@ export interface MemoryConfig {
    * unique. SQLite and PostgreSQL.
    */
   readonly idFactory?: () => string;
+  /**
+   * A rerank stage, off by default: `{ model, candidates?, timeoutMs? }` reorders the first `candidates` (default
+   * 20) fused results of `search`, `context` and the recall tool with a cross-encoder (`model`, a `Reranker`
+   * such as `createHttpReranker` of `@engram/provider-openai`), within `timeoutMs` (default 1,000); on a
+   * timeout or an error the fused order stays and `health()` counts `rerankTimeout` or `rerankError`. The
+   * reranker sees the query and the memories' text only.
+   */
+  readonly rerank?: RerankConfig;
 }
 
 /**

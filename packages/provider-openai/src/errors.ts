@@ -16,7 +16,7 @@ export const ENGRAM_PROVIDER_ERROR_CODES = [
 export type EngramProviderErrorCode = (typeof ENGRAM_PROVIDER_ERROR_CODES)[number];
 
 /** Which endpoint of the OpenAI-compatible API an error comes from (`config` for construction errors). */
-export type ProviderOperation = 'embeddings' | 'chat.completions' | 'config';
+export type ProviderOperation = 'embeddings' | 'chat.completions' | 'rerank' | 'config';
 
 /** Content-free details attached to an {@link EngramProviderError}; every field is a number, boolean or closed name. */
 export interface EngramProviderErrorDetails {

@@ -23,6 +23,7 @@ type AttemptResult =
 const ENDPOINT_NAME: Record<Transport['operation'], string> = {
   embeddings: 'embeddings endpoint',
   'chat.completions': 'chat completions endpoint',
+  rerank: 'rerank endpoint',
 };
 
 function abortedError(transport: Transport, attempts: number, signal: AbortSignal): EngramProviderError {
@@ -169,6 +170,8 @@ async function attempt(
 
 function httpHint(status: number, operation: Transport['operation']): string {
   if (status === 401 || status === 403) return ': check the API key and its permissions.';
+  if (status === 404 && operation === 'rerank')
+    return ': check the base URL, the endpoint and the model name.';
   if (status === 404) return ': check the base URL (it usually ends in /v1) and the model name.';
   if (status === 400 && operation === 'chat.completions') {
     return ': the server may not support structured output; try jsonMode "json_object".';

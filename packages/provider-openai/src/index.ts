@@ -20,4 +20,11 @@ export { createOpenAICompatibleEmbedder } from './embedder.js';
 export type { EngramProviderErrorCode, EngramProviderErrorDetails, ProviderOperation } from './errors.js';
 export { ENGRAM_PROVIDER_ERROR_CODES, EngramProviderError, isEngramProviderError } from './errors.js';
 export { backoffDelayMs, retryAfterDelayMs } from './http.js';
+export type {
+  HttpReranker,
+  HttpRerankerConfig,
+  HttpRerankerFlavor,
+  HttpRerankOptions,
+} from './reranker.js';
+export { createHttpReranker } from './reranker.js';
 export type { OpenAICompatibleHttpConfig, ProviderSleep, ProviderTimers } from './transport.js';

@@ -11,6 +11,13 @@ export interface RetrievalConflict {
   readonly with: readonly string[];
 }
 
+/** What the rerank stage did to a result. */
+export interface RerankEvidence {
+  readonly score: number;
+  readonly rank: number;
+  readonly fusedRank: number;
+}
+
 /** Why a result is where it is. */
 export interface RetrievalExplanation {
   /** Arms that found the row, in `RETRIEVAL_ARMS` order. */
@@ -50,6 +57,12 @@ export interface RetrievalExplanation {
    * `content.slice(start, end)` is the window to show. Absent for a memory that is one chunk.
    */
   readonly chunk?: ChunkSpan;
+  /**
+   * Set when a reranker reordered the result (the `rerank` stage): its score (the reranker's scale, higher is
+   * better), its 1-based rank among the reranked results and its rank in the fused order before. The results
+   * then follow `rank`; `final` stays the fusion's.
+   */
+  readonly rerank?: RerankEvidence;
   /** Set when the result is one side of an open contradiction with another current fact. */
   readonly conflict?: RetrievalConflict;
 }

@@ -12,7 +12,12 @@ export { createToolResultDeduper } from './dedupe.js';
 // Errors.
 export type { EngramRetrievalErrorCode } from './errors.js';
 export { ENGRAM_RETRIEVAL_ERROR_CODES, EngramRetrievalError, isEngramRetrievalError } from './errors.js';
-export type { RetrievalConflict, RetrievalExplanation, RetrievalResult } from './explanation.js';
+export type {
+  RerankEvidence,
+  RetrievalConflict,
+  RetrievalExplanation,
+  RetrievalResult,
+} from './explanation.js';
 export type { FusionCalibration, FusionMethod, FusionWeights, VectorEvidence } from './fusion.js';
 // Context injection and tool-result deduplication.
 export type { Injection, InjectionInput } from './injection.js';
@@ -29,8 +34,9 @@ export {
 export type { KeywordExtraction, KeywordKind } from './keywords.js';
 export { extractKeywords } from './keywords.js';
 // Ports the caller provides.
-export type { InjectionStore, QueryEmbedder, RetrievalStore } from './ports.js';
+export type { InjectionStore, QueryEmbedder, Reranker, RetrievalStore } from './ports.js';
 export type {
+  RerankConfig,
   RetrievalArms,
   RetrievalResponse,
   RetrieveFunction,

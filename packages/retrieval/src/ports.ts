@@ -54,3 +54,23 @@ export interface QueryEmbedder {
   readonly profile?: { readonly id: string; readonly dimensions: number };
   embed(texts: readonly string[], options?: { readonly signal?: AbortSignal }): Promise<Float32Array[]>;
 }
+
+/**
+ * Reranker port: a cross-encoder that scores each document against the query.
+ *
+ * Contract: async; resolves with one finite score per document, in the documents' order (higher is more
+ * relevant; any scale). It receives only the query and the memories' text (a chunked memory's matching
+ * window), never an id, a tag or metadata. It should honour `signal` (the retriever aborts it at the rerank
+ * budget) and may reject or never settle: the retriever bounds every call by its `timeoutMs` and then keeps
+ * the fused order, reporting `rerankTimeout` or `rerankError`. A wrong number of scores, or a score that is
+ * not a finite number, counts as an error.
+ */
+export interface Reranker {
+  /** A name for reports (e.g. the model's); never sent anywhere. */
+  readonly id?: string;
+  rerank(
+    query: string,
+    documents: readonly string[],
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<readonly number[]>;
+}

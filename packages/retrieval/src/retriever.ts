@@ -14,6 +14,7 @@ import { keywordStage } from './pipeline/lexical.js';
 import { neighbourStage } from './pipeline/neighbours.js';
 import { awaitQueryEmbedding, createQueryEmbeddingGuard } from './pipeline/query-embedding.js';
 import { ExecutionRecorder } from './pipeline/recorder.js';
+import { rerankStage } from './pipeline/rerank.js';
 import { revalidateLexicalEarly, revalidationStage } from './pipeline/revalidation.js';
 import { type RetrieverConfig, type RetrieverSettings, resolveSettings } from './pipeline/settings.js';
 import {
@@ -27,7 +28,7 @@ import {
 import { type RetrieveOptions, validateCall } from './pipeline/validate.js';
 import { vectorStage } from './pipeline/vector.js';
 
-export type { RetrievalArms, RetrieverConfig, RetrieverSettings } from './pipeline/settings.js';
+export type { RerankConfig, RetrievalArms, RetrieverConfig, RetrieverSettings } from './pipeline/settings.js';
 export type { RetrieveOptions } from './pipeline/validate.js';
 
 /** The reason the call's internal stop signal carries once the call has settled. */
@@ -96,8 +97,10 @@ async function runPipeline(ctx: PipelineContext, state: CallState): Promise<void
   await revalidationStage(ctx, state);
   // Conversation scoring: the lexical candidates' neighbours in their sessions join as candidates.
   await neighbourStage(ctx, state);
-  // 5. Fusion and explanation, 6. open contradictions marked in the explanations.
+  // 5. Fusion and explanation, 6. the rerank of the fused head (when configured), 7. open contradictions
+  // marked in the explanations.
   await assemblyStage(ctx, state);
+  await rerankStage(ctx, state);
   await conflictStage(ctx, state);
 }
 
@@ -130,15 +133,10 @@ export function createRetriever(config: RetrieverConfig): Retriever {
       // An observer failure must never change the retriever.
     }
   }
-  const guard = createQueryEmbeddingGuard({
-    embedder,
-    store,
-    settings,
-    breaker,
-    timers: config.timers ?? systemTimers,
-    mono,
-  });
-  const ctx: PipelineContext = { settings, store, guard, now, mono };
+  const timers = config.timers ?? systemTimers;
+  const guard = createQueryEmbeddingGuard({ embedder, store, settings, breaker, timers, mono });
+  const reranker = settings.rerank === null ? undefined : config.rerank?.model;
+  const ctx: PipelineContext = { settings, store, guard, reranker, timers, now, mono };
 
   const retrieve = async (
     purpose: RetrievalPurpose,

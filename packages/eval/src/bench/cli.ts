@@ -4,8 +4,10 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
+import { createHttpReranker } from '@engram/provider-openai';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
 import { runInfo } from '../docs/run-info.js';
+import { createEvalReranker } from '../rerankers.js';
 import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
@@ -15,6 +17,14 @@ import {
   type BenchScenarioReport,
   formatBenchTable,
 } from './report.js';
+import {
+  type BenchReranker,
+  type BenchRerankReport,
+  RERANK_BENCH_CANDIDATES,
+  RERANK_SCENARIO,
+  runRerankScenario,
+} from './rerank.js';
+import { DETERMINISTIC_RERANK_SCORER, startDeterministicRerankServer } from './rerank-server.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 import { type BenchUserScopeReport, runUserScopeScenario, USER_SCOPE_SCENARIO } from './user-scope.js';
 
@@ -31,6 +41,11 @@ Side-by-side performance benchmark (not part of pnpm test):
   userScope100k       one agent, 100,000 rows over 1,000 users (5 % its own), 384-d: the same queries unscoped
                       and for one user (filter forUser), hybrid and each arm, ratios scoped / unscoped (run when
                       size ≥ 100,000 or when named by --only)
+  rerank              one agent, min(size, 10,000) rows: hybrid search without a reranker, then with each
+                      reranker at ${RERANK_BENCH_CANDIDATES.join(', ')} candidates (the rerank stage's and the search's
+                      latency). Always the HTTP reranker against a loopback server with a deterministic scorer
+                      (word overlap, not a model: the stage's own cost); --rerank http adds the endpoint that the
+                      ENGRAM_RERANK_* variables name
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
@@ -55,7 +70,9 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
   --postgres <url>      also run the PostgreSQL scenario on that scratch database (its tables are dropped):
                         Engram's PostgreSQL store against the raw SQL statements on the same server and
                         against Engram's SQLite store, --postgres-agents (default 1) × --postgres-rows
-                        (default min(size, 100,000)) rows`;
+                        (default min(size, 100,000)) rows
+  --rerank http         the rerank scenario also times this reranker (ENGRAM_RERANK_BASE_URL, _MODEL, _API_KEY,
+                        _FLAVOR)`;
 
 function positiveInt(value: string | true | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -63,6 +80,36 @@ function positiveInt(value: string | true | undefined, fallback: number, name: s
   if (typeof value !== 'string' || !Number.isSafeInteger(n) || n < 1)
     throw new Error(`--${name} must be a positive integer`);
   return n;
+}
+
+/** The rerank scenario: the loopback deterministic scorer always, and the `--rerank http` endpoint when asked. */
+async function rerankScenario(
+  rows: number,
+  queries: number,
+  withHttp: boolean,
+  log: (line: string) => void,
+): Promise<BenchRerankReport> {
+  const server = await startDeterministicRerankServer();
+  try {
+    const rerankers: BenchReranker[] = [
+      {
+        name: 'loopback',
+        label: DETERMINISTIC_RERANK_SCORER,
+        reranker: createHttpReranker({
+          baseUrl: server.baseUrl,
+          model: 'loopback-deterministic',
+          maxRetries: 0,
+        }),
+      },
+    ];
+    if (withHttp) {
+      const named = await createEvalReranker('http');
+      rerankers.push({ name: named.id, label: 'the ENGRAM_RERANK_* endpoint', reranker: named.reranker });
+    }
+    return await runRerankScenario({ rows, queries, candidates: RERANK_BENCH_CANDIDATES, rerankers, log });
+  } finally {
+    await server.close();
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -79,6 +126,7 @@ async function main(argv: readonly string[]): Promise<number> {
         'postgres',
         'postgres-agents',
         'postgres-rows',
+        'rerank',
       ],
     },
     USAGE,
@@ -114,12 +162,18 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const only = args.flags.get('only');
   let userScopeWanted = size >= 100_000;
+  let rerankWanted = true;
+  const rerankFlag = args.flags.get('rerank');
+  if (rerankFlag !== undefined && rerankFlag !== 'http') {
+    process.stderr.write(`--rerank takes http\n${USAGE}\n`);
+    return 2;
+  }
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres']);
+    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, 'postgres']);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
       process.stderr.write(
-        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
+        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
       );
       return 2;
     }
@@ -128,6 +182,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     userScopeWanted = wanted.includes(USER_SCOPE_SCENARIO);
+    rerankWanted = wanted.includes(RERANK_SCENARIO);
     for (let i = plans.length - 1; i >= 0; i -= 1) {
       if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
     }
@@ -135,6 +190,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
   const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   let userScope: BenchUserScopeReport | undefined;
+  let rerank: BenchRerankReport | undefined;
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
@@ -193,6 +249,17 @@ async function main(argv: readonly string[]): Promise<number> {
         log,
       });
     }
+    if (rerankWanted) {
+      log(
+        `[${RERANK_SCENARIO}] one agent × ${Math.min(size, 10_000)} rows, ${Math.min(queries, 200)} queries per cell`,
+      );
+      rerank = await rerankScenario(
+        Math.min(size, 10_000),
+        Math.min(queries, 200),
+        rerankFlag !== undefined,
+        log,
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -216,6 +283,7 @@ async function main(argv: readonly string[]): Promise<number> {
     run,
     ...results,
     ...(userScope === undefined ? {} : { userScope100k: userScope }),
+    ...(rerank === undefined ? {} : { rerank }),
     ...(postgres === undefined ? {} : { postgres }),
     diagnostics: measureDiagnostics(1_000_000),
   };

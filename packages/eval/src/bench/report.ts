@@ -2,6 +2,7 @@
 import type { RunInfo } from '../docs/run-info.js';
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
+import { type BenchRerankReport, formatRerankLines } from './rerank.js';
 import type { BenchSmallAgents } from './small-agents.js';
 import { type BenchUserScopeReport, formatUserScopeLines } from './user-scope.js';
 
@@ -187,6 +188,8 @@ export interface BenchReport {
   readonly hundredAgents1536d?: BenchScenarioReport;
   /** The user-scope scenario: the same queries unscoped and for one user (`user-scope.ts`). */
   readonly userScope100k?: BenchUserScopeReport;
+  /** The rerank scenario: the rerank stage's latency by reranker and candidates (`rerank.ts`). */
+  readonly rerank?: BenchRerankReport;
   /** The PostgreSQL scenario (`--postgres <url>`). */
   readonly postgres?: BenchPostgresReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
@@ -418,6 +421,7 @@ export function formatBenchTable(report: BenchReport): string {
     ),
     ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
     ...formatUserScopeLines(report.userScope100k),
+    ...formatRerankLines(report.rerank),
     ...pgLines,
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,

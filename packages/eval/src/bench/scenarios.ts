@@ -326,8 +326,11 @@ export async function runScenario(config: ScenarioConfig): Promise<BenchScenario
         rawP95Ms: rawP95,
         recallAt5: mean(engramRecall),
         queries: queries.length,
+        // Stages that never ran (the rerank stage: these searches have no reranker) are left out.
         stagesP50Ms: Object.fromEntries(
-          [...stageSamples].map(([stage, samples]) => [stage, percentile(samples, 0.5)]),
+          [...stageSamples]
+            .filter(([, samples]) => samples.length > 0)
+            .map(([stage, samples]) => [stage, percentile(samples, 0.5)]),
         ) as Record<RetrievalStage, number>,
         cpuP50Ms: percentile(engramCpuMs, 0.5),
         cpuP95Ms: percentile(engramCpuMs, 0.95),

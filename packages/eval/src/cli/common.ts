@@ -10,7 +10,8 @@ import {
 } from '../embedders.js';
 import { isEngramEvalError } from '../errors.js';
 import { formatReportTable, type RetrievalReport } from '../report.js';
-import type { RunProgress } from '../runner.js';
+import { createEvalReranker, EVAL_RERANKER_NAMES, isEvalRerankerName } from '../rerankers.js';
+import type { RunFixtureConfig, RunProgress } from '../runner.js';
 import { openVectorCache, type VectorCache } from '../vector-cache.js';
 
 /** Where a CLI writes: the table and help go to `out` (stdout), everything else to `err` (stderr). */
@@ -263,4 +264,57 @@ export function logEmbedder(log: (line: string) => void, chosen: CliEmbedder): v
       ? 'vector cache: off'
       : `vector cache: ${chosen.cache.directory} (${chosen.cache.loaded} vectors)`,
   );
+}
+
+/** The flags both evaluation CLIs take to add a rerank stage. */
+export const RERANK_FLAGS: KnownFlags = {
+  boolean: [],
+  valued: ['rerank', 'rerank-candidates', 'rerank-timeout'],
+};
+
+/** The usage lines of {@link RERANK_FLAGS}. */
+export const RERANK_USAGE: string = `  --rerank <${EVAL_RERANKER_NAMES.join('|')}>         rerank the fused head of every retriever variant (default none); http reads
+                         ENGRAM_RERANK_BASE_URL, ENGRAM_RERANK_MODEL, ENGRAM_RERANK_API_KEY, ENGRAM_RERANK_FLAVOR;
+                         local (@engram/local-onnx) reads ENGRAM_RERANK_MODEL (a directory or a hub id, never
+                         downloaded unless ENGRAM_RERANK_ALLOW_DOWNLOAD=true)
+  --rerank-candidates <n> fused results reranked (default 20)
+  --rerank-timeout <ms>  budget of one rerank call (default 1000; a query over it fails the run)`;
+
+/** The rerank stage a CLI run adds (see `RunFixtureConfig.rerank`). */
+export type CliRerank = NonNullable<RunFixtureConfig['rerank']>;
+
+/**
+ * Reads `--rerank`, `--rerank-candidates` and `--rerank-timeout`: undefined without `--rerank`, a message for
+ * a wrong value (the CLI exits 2 with it), else the created reranker and its budget.
+ */
+export async function rerankFromFlags(
+  flags: ReadonlyMap<string, string | true>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CliRerank | { readonly message: string } | undefined> {
+  const raw = flags.get('rerank');
+  if (raw === undefined) {
+    if (flags.has('rerank-candidates') || flags.has('rerank-timeout'))
+      return { message: '--rerank-candidates and --rerank-timeout need --rerank' };
+    return undefined;
+  }
+  if (typeof raw !== 'string' || !isEvalRerankerName(raw)) {
+    return { message: `unknown reranker; expected one of ${EVAL_RERANKER_NAMES.join(', ')}` };
+  }
+  const int = (key: string, max: number): number | undefined | null => {
+    const value = flags.get(key);
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    return typeof value === 'string' && Number.isSafeInteger(n) && n >= 1 && n <= max ? n : null;
+  };
+  const candidates = int('rerank-candidates', 100);
+  if (candidates === null) return { message: '--rerank-candidates must be an integer in 1..100' };
+  const timeoutMs = int('rerank-timeout', 600_000);
+  if (timeoutMs === null) return { message: '--rerank-timeout must be an integer in 1..600000' };
+  const named = await createEvalReranker(raw, env);
+  return {
+    name: named.name,
+    model: named.reranker,
+    ...(candidates === undefined ? {} : { candidates }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  };
 }

@@ -12,6 +12,9 @@ import {
   logEmbedder,
   parseCliArgs,
   progressPrinter,
+  RERANK_FLAGS,
+  RERANK_USAGE,
+  rerankFromFlags,
   resolveUserPath,
   runCli,
   storeOption,
@@ -28,14 +31,15 @@ and writes the JSON report.
   --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)
   --store <file|url>     use a SQLite file (it must not exist yet) or an empty PostgreSQL database
                          (postgres://…) instead of an in-memory SQLite database
-${EMBEDDER_USAGE}`;
+${EMBEDDER_USAGE}
+${RERANK_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
     {
       boolean: ['help', ...EMBEDDER_FLAGS.boolean],
-      valued: ['fixture-out', 'split', 'store', ...EMBEDDER_FLAGS.valued],
+      valued: ['fixture-out', 'split', 'store', ...EMBEDDER_FLAGS.valued, ...RERANK_FLAGS.valued],
     },
     USAGE,
   );
@@ -54,6 +58,11 @@ async function main(argv: readonly string[]): Promise<number> {
   const split = args.flags.get('split') ?? 'all';
   if (typeof split !== 'string' || !isDatasetSplit(split)) {
     process.stderr.write(`unknown split; expected one of ${DATASET_SPLITS.join(', ')}\n${USAGE}\n`);
+    return 2;
+  }
+  const rerank = await rerankFromFlags(args.flags);
+  if (rerank !== undefined && 'message' in rerank) {
+    process.stderr.write(`${rerank.message}\n${USAGE}\n`);
     return 2;
   }
   const chosen = await embedderFromFlags(args.flags);
@@ -82,6 +91,7 @@ async function main(argv: readonly string[]): Promise<number> {
     embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
     ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
     ...storeOption(args.flags.get('store')),
+    ...(rerank === undefined ? {} : { rerank }),
     onProgress: progressPrinter(log, 250),
   });
   finishReport({ ...report, run }, resolveUserPath(reportArg), started);

@@ -12,6 +12,9 @@ import {
   logEmbedder,
   parseCliArgs,
   progressPrinter,
+  RERANK_FLAGS,
+  RERANK_USAGE,
+  rerankFromFlags,
   resolveUserPath,
   runCli,
   storeOption,
@@ -29,14 +32,15 @@ Paths are relative to the directory you ran pnpm from.
   --out <file>           the report (default test-results/eval/<fixture name>-<embedder>.json)
   --store <file|url>     use a SQLite file (it must not exist yet) or an empty PostgreSQL database
                          (postgres://…) instead of an in-memory SQLite database
-${EMBEDDER_USAGE}`;
+${EMBEDDER_USAGE}
+${RERANK_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
     {
       boolean: ['help', ...EMBEDDER_FLAGS.boolean],
-      valued: ['store', 'fixture', 'out', ...EMBEDDER_FLAGS.valued],
+      valued: ['store', 'fixture', 'out', ...EMBEDDER_FLAGS.valued, ...RERANK_FLAGS.valued],
     },
     USAGE,
   );
@@ -49,6 +53,11 @@ async function main(argv: readonly string[]): Promise<number> {
     (positionals.length !== 2 || fixtureFlag !== undefined || outFlag !== undefined)
   ) {
     process.stderr.write(`expected two paths\n${USAGE}\n`);
+    return 2;
+  }
+  const rerank = await rerankFromFlags(args.flags);
+  if (rerank !== undefined && 'message' in rerank) {
+    process.stderr.write(`${rerank.message}\n${USAGE}\n`);
     return 2;
   }
   const chosen = await embedderFromFlags(flags);
@@ -93,6 +102,7 @@ async function main(argv: readonly string[]): Promise<number> {
     embedder: { name: chosen.named.name, embedder: chosen.named.embedder },
     ...(chosen.cache === undefined ? {} : { vectorCache: chosen.cache }),
     ...storeOption(store),
+    ...(rerank === undefined ? {} : { rerank }),
     onProgress: progressPrinter(log),
   });
   finishReport({ ...report, run }, reportPath, started);

@@ -153,6 +153,7 @@ export const zhCN: MessageTable = {
   'stage.vector': '向量',
   'stage.authoritativeRevalidation': '权威复核',
   'stage.assembly': '组装',
+  'stage.rerank': '重排序',
   'stage.total': '总计',
 
   'outcome.completed': '完成',
@@ -171,6 +172,8 @@ export const zhCN: MessageTable = {
   'degradation.revisionChanged': '版本已变更',
   'degradation.ftsUnavailable': '全文索引不可用',
   'degradation.candidateBudgetExhausted': '候选预算耗尽',
+  'degradation.rerankTimeout': '重排序超时',
+  'degradation.rerankError': '重排序出错',
   'degradation.unknown': '未知原因',
 
   'candidate.fts': '全文',

@@ -159,6 +159,7 @@ export const en = {
   'stage.vector': 'Vector',
   'stage.authoritativeRevalidation': 'Revalidation',
   'stage.assembly': 'Assembly',
+  'stage.rerank': 'Rerank',
   'stage.total': 'Total',
 
   'outcome.completed': 'Completed',
@@ -177,6 +178,8 @@ export const en = {
   'degradation.revisionChanged': 'Revision changed',
   'degradation.ftsUnavailable': 'Full-text index unavailable',
   'degradation.candidateBudgetExhausted': 'Candidate budget exhausted',
+  'degradation.rerankTimeout': 'Rerank timeout',
+  'degradation.rerankError': 'Rerank error',
   'degradation.unknown': 'Unknown cause',
 
   'candidate.fts': 'Full-text',

@@ -1,5 +1,6 @@
 /**
- * A real HTTP server on 127.0.0.1 that speaks the OpenAI embeddings and chat completions API, scripted per test.
+ * A real HTTP server on 127.0.0.1 that speaks the OpenAI embeddings and chat completions API and the common
+ * `/rerank` API (Cohere shape, with a deterministic scorer), scripted per test.
  *
  * Test support only (excluded from the build): each path has a queue of scripted replies; when the queue is empty the
  * server answers like a well-behaved OpenAI-compatible server.
@@ -42,6 +43,36 @@ export type Reply =
 export const EMBEDDINGS_PATH = '/v1/embeddings';
 /** The chat completions endpoint path. */
 export const CHAT_PATH = '/v1/chat/completions';
+
+/** The rerank endpoint path. */
+export const RERANK_PATH = '/v1/rerank';
+
+/**
+ * The deterministic score the default rerank answer gives a document: the share of the query's words it
+ * contains (a stand-in for a cross-encoder, not a model).
+ */
+export function expectedRerankScore(query: string, document: string): number {
+  const words = query.toLowerCase().split(/\W+/).filter(Boolean);
+  if (words.length === 0) return 0;
+  const text = document.toLowerCase();
+  return words.filter((w) => text.includes(w)).length / words.length;
+}
+
+function defaultRerank(body: unknown): Reply {
+  const { query, documents, texts } = (body ?? {}) as {
+    query?: unknown;
+    documents?: unknown;
+    texts?: unknown;
+  };
+  const docs = Array.isArray(documents) ? documents : texts;
+  if (typeof query !== 'string' || !Array.isArray(docs) || !docs.every((d) => typeof d === 'string')) {
+    return { kind: 'json', status: 400, body: { message: 'query and documents required' } };
+  }
+  const results = docs.map((d: string, index) => ({ index, relevance_score: expectedRerankScore(query, d) }));
+  // Best first, as the servers answer: the client must place each score by `index`.
+  results.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
+  return { kind: 'json', body: { id: 'rerank-loopback', results } };
+}
 
 /** A running loopback server. */
 export interface LoopbackOpenAIServer {
@@ -189,6 +220,8 @@ export async function startLoopbackOpenAIServer(options: {
         send(res, defaultEmbeddings(body, options.embeddingDimensions));
       } else if (req.method === 'POST' && url.pathname === CHAT_PATH) {
         send(res, defaultChat(body));
+      } else if (req.method === 'POST' && url.pathname === RERANK_PATH) {
+        send(res, defaultRerank(body));
       } else {
         send(res, {
           kind: 'json',

@@ -117,6 +117,18 @@ async function withFullRows(
   return changed ? null : out;
 }
 
+/** How many fused results are assembled: the call's limit, or the rerank stage's candidates when more. */
+function assemblyLimit(ctx: PipelineContext, state: CallState): number {
+  const rerank = ctx.settings.rerank;
+  if (rerank === null || !reranks(state)) return state.call.limit;
+  return Math.max(state.call.limit, rerank.candidates);
+}
+
+/** Whether the call is reranked (when a reranker is configured): every purpose but `decision`. */
+export function reranks(state: CallState): boolean {
+  return state.recorder.purpose !== 'decision';
+}
+
 /**
  * Stage `assembly`: fusion, explanation (of the returned results only), the limit and the full rows of the
  * results; the call is then `completed`.
@@ -130,7 +142,7 @@ export async function assemblyStage(ctx: PipelineContext, state: CallState): Pro
       ctx.now(),
       state.vectorWeight,
       state.vectorConfidence,
-      state.call.limit,
+      assemblyLimit(ctx, state),
     );
     const results = await withFullRows(ctx, state, fused);
     if (results !== null) {
@@ -141,7 +153,8 @@ export async function assemblyStage(ctx: PipelineContext, state: CallState): Pro
     refreshValid(state);
     checkAbort(state);
   }
-  state.recorder.selected = state.results.length;
+  // With a rerank stage, the results are cut to the limit after it.
+  state.recorder.selected = Math.min(state.results.length, state.call.limit);
   state.recorder.stage('assembly', ctx.mono() - assemblyStart);
   state.recorder.outcome = 'completed';
 }

@@ -14,7 +14,7 @@ import {
   type VectorEvidence,
 } from '../fusion.js';
 import { DEFAULT_MAX_TERMS } from '../keywords.js';
-import type { QueryEmbedder, RetrievalStore } from '../ports.js';
+import type { QueryEmbedder, Reranker, RetrievalStore } from '../ports.js';
 
 /** Default number of results. */
 export const DEFAULT_LIMIT = 10;
@@ -27,6 +27,27 @@ export const MAX_TAG_FILTERS = 16;
 export interface RetrievalArms {
   readonly lexical: boolean;
   readonly vector: boolean;
+}
+
+/** Default number of fused results the reranker reorders. */
+export const DEFAULT_RERANK_CANDIDATES = 20;
+/** Default budget of one rerank call, in ms. */
+export const DEFAULT_RERANK_TIMEOUT_MS = 1000;
+
+/**
+ * The rerank stage (off unless configured): after fusion, the first `candidates` results are scored by a
+ * cross-encoder and reordered by its scores; the rest follow in the fused order, and the call then keeps its
+ * `limit`. A call that takes longer than `timeoutMs`, rejects or answers malformed scores keeps the fused
+ * order and is reported as degraded (`rerankTimeout`, `rerankError`). `decision` lookups (the extraction's
+ * neighbour search) are never reranked.
+ */
+export interface RerankConfig {
+  /** The reranker (a cross-encoder behind the {@link Reranker} port). */
+  readonly model: Reranker;
+  /** How many of the fused results are reranked (integer 1..100, default 20). */
+  readonly candidates?: number;
+  /** Budget of one rerank call in ms (integer 1..600,000, default 1,000). */
+  readonly timeoutMs?: number;
 }
 
 /** Configuration of `createRetriever`; frozen at construction. */
@@ -90,6 +111,8 @@ export interface RetrieverConfig {
    * nor counts in its latencies). The task never throws.
    */
   readonly defer?: (task: () => void) => void;
+  /** A rerank stage after fusion (see {@link RerankConfig}); off by default. */
+  readonly rerank?: RerankConfig;
 }
 
 /** The resolved numeric settings of a retriever (no ports). */
@@ -108,6 +131,8 @@ export interface RetrieverSettings {
   readonly conversation: ConversationScoring;
   readonly vectorEvidence: VectorEvidence | false;
   readonly trackAccess: boolean;
+  /** The rerank stage's budget, or null when no reranker is configured. */
+  readonly rerank: { readonly candidates: number; readonly timeoutMs: number } | null;
 }
 
 function invalidConfig(field: string, rule: string): EngramRetrievalError {
@@ -204,6 +229,20 @@ export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     conversation: resolveConversation(config.conversation),
     vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
     trackAccess,
+    rerank: resolveRerank(config.rerank),
+  });
+}
+
+function resolveRerank(input: RerankConfig | undefined): RetrieverSettings['rerank'] {
+  if (input === undefined) return null;
+  if (typeof input !== 'object' || input === null) throw invalidConfig('rerank', 'an object');
+  const model: unknown = input.model;
+  if (typeof model !== 'object' || model === null || typeof (model as Reranker).rerank !== 'function') {
+    throw invalidConfig('rerank.model', 'a reranker (an object with a rerank function)');
+  }
+  return Object.freeze({
+    candidates: intSetting(input.candidates, DEFAULT_RERANK_CANDIDATES, 'rerank.candidates', 1, MAX_LIMIT),
+    timeoutMs: intSetting(input.timeoutMs, DEFAULT_RERANK_TIMEOUT_MS, 'rerank.timeoutMs', 1, 600_000),
   });
 }
 

@@ -1,8 +1,9 @@
 import type { DegradationCause } from '@engram/contracts/enums';
+import type { Timers } from '@engram/contracts/rules';
 import type { ChunkSpan, MemoryBrief, MemoryRecord, VectorHit } from '@engram/store';
 import { type ConversationScoring, NO_CONVERSATION_SCORING } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
-import type { RetrievalStore } from '../ports.js';
+import type { Reranker, RetrievalStore } from '../ports.js';
 import { classifyStoreError, type StoreFailureCause } from '../store-errors.js';
 import type { QueryEmbeddingGuard } from './query-embedding.js';
 import type { ExecutionRecorder } from './recorder.js';
@@ -54,6 +55,9 @@ export interface PipelineContext {
   readonly settings: RetrieverSettings;
   readonly store: RetrievalStore;
   readonly guard: QueryEmbeddingGuard;
+  /** The rerank stage's model, when `settings.rerank` is set. */
+  readonly reranker: Reranker | undefined;
+  readonly timers: Timers;
   readonly now: () => number;
   readonly mono: () => number;
 }
