@@ -33,6 +33,7 @@ export const ADD_KEYS: readonly (keyof AddOptions)[] = [
   'tags',
   'importance',
   'metadata',
+  'validFrom',
 ];
 export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'agentId',
@@ -43,6 +44,7 @@ export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'filter',
   'asOf',
   'includeHistory',
+  'referenceTime',
   'minScore',
   'signal',
 ];
