@@ -231,7 +231,10 @@ async function runVariant(
   const scored: ScoredQuery[] = [];
   const total = fixture.queries.length;
   for (const query of fixture.queries) {
-    const response = await retriever.search(query.agentId, query.text, { limit: RANKING_DEPTH });
+    const response = await retriever.search(query.agentId, query.text, {
+      limit: RANKING_DEPTH,
+      ...(query.referenceTime === undefined ? {} : { referenceTime: query.referenceTime }),
+    });
     const { outcome, degradations } = response.execution;
     const invalid = degradations.filter((d) => INVALIDATING.has(d));
     if (outcome === 'failed' || outcome === 'cancelled' || outcome === 'disabled' || invalid.length > 0) {

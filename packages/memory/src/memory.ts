@@ -155,7 +155,13 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const agentId = agentOf(o, defaultAgent);
       const userId = userOf(o, defaultUser);
       const sessionId = checkSession(o.sessionId);
+      if (o.validFrom !== undefined && !(Number.isSafeInteger(o.validFrom) && o.validFrom >= 0)) {
+        throw invalidInput('validFrom must be epoch milliseconds');
+      }
       if (Array.isArray(input)) {
+        if (o.validFrom !== undefined) {
+          throw invalidInput('validFrom applies to a text; messages take the time they are logged at');
+        }
         const messages = cutMessages(checkMessages(input), o.maxContentChars);
         const scope: EntryScope = {
           userId,
@@ -174,6 +180,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ...(userId === null ? {} : { userId }),
         ...(o.sessionId === undefined ? {} : { sessionId }),
         ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
+        ...(o.validFrom === undefined ? {} : { validFrom: o.validFrom }),
       });
       const added = await embedNow(engine, written.added);
       const fact = added[0];
@@ -191,6 +198,9 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const agentId = agentOf(o, defaultAgent);
       const filter = scopedFilter(o.filter, userOf(o, defaultUser));
       checkText(query, 'query');
+      if (o.referenceTime !== undefined && !(Number.isSafeInteger(o.referenceTime) && o.referenceTime >= 0)) {
+        throw invalidInput('referenceTime must be epoch milliseconds');
+      }
       if (o.minScore !== undefined && !(Number.isFinite(o.minScore) && o.minScore >= 0)) {
         throw invalidInput('minScore must be a finite number ≥ 0');
       }
@@ -202,6 +212,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         ...(filter === undefined ? {} : { filter }),
         ...(o.asOf === undefined ? {} : { asOf: o.asOf }),
         ...(o.includeHistory === undefined ? {} : { includeHistory: o.includeHistory }),
+        ...(o.referenceTime === undefined ? {} : { referenceTime: o.referenceTime }),
       });
       if (execution.outcome === 'emptyQuery') return [];
       if (execution.outcome !== 'completed') {

@@ -34,6 +34,7 @@ export const ADD_KEYS: readonly (keyof AddOptions)[] = [
   'tags',
   'importance',
   'metadata',
+  'validFrom',
 ];
 export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'agentId',
@@ -44,6 +45,7 @@ export const SEARCH_KEYS: readonly (keyof SearchOptions)[] = [
   'filter',
   'asOf',
   'includeHistory',
+  'referenceTime',
   'minScore',
   'signal',
 ];

@@ -194,6 +194,12 @@ export interface AddOptions extends Scope {
   readonly importance?: number;
   /** Free-form JSON metadata (a plain object) of what is written, as `tags`. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /**
+   * For a text: the time it is about, in epoch ms (default: now), e.g. the day of the event it records. A query
+   * that names a time ("last week", "in March 2023") finds memories by this time. Messages take the time they
+   * are logged at, so it is refused with messages.
+   */
+  readonly validFrom?: number;
 }
 
 /** The answer of {@link Memory.add}. */
@@ -233,6 +239,11 @@ export interface SearchOptions extends Scope {
   readonly asOf?: number;
   /** Current and superseded facts alike. */
   readonly includeHistory?: boolean;
+  /**
+   * The time (epoch ms) a time the query names is counted from ("last week" is the week before it); default
+   * `asOf`, else now.
+   */
+  readonly referenceTime?: number;
   /**
    * Leave out results scoring below this (≥ 0; a result's `score` is the fused score the explanation shows,
    * higher is better). Fewer than `limit` results may come back.

@@ -29,6 +29,8 @@ export interface TextShape {
   /** The session the text came from. */
   readonly sessionId?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The time the text is about (default: when it is written). */
+  readonly validFrom?: number;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function writeTexts(
       ...(shape.userId === undefined ? {} : { userId: shape.userId }),
       ...(shape.sessionId === undefined ? {} : { sessionId: shape.sessionId }),
       ...(shape.metadata === undefined ? {} : { metadata: shape.metadata }),
+      ...(shape.validFrom === undefined ? {} : { validFrom: shape.validFrom }),
     });
   }
   const added: MemoryRecord[] = [];

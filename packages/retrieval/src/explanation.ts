@@ -31,6 +31,11 @@ export interface RetrievalExplanation {
    * from its best neighbour in the session and from its session's prior (the rest is its own match).
    */
   readonly conversation?: { readonly neighbour: number; readonly session: number };
+  /**
+   * For a memory whose time falls in the window the query names ("last week"): the window (epoch ms, `from`
+   * inclusive, `to` exclusive) and how much of `lexicalScore` it added.
+   */
+  readonly time?: { readonly from: number; readonly to: number; readonly gain: number };
   /** 1-based rank among the vector arm's revalidated candidates. */
   readonly vectorRank?: number;
   /** Cosine similarity (1 − distance). */
@@ -78,7 +83,7 @@ export interface RetrievalResult {
 /** Per-arm evidence of one candidate (the arm-specific fields of its explanation). */
 export type CandidateEvidence = Pick<
   RetrievalExplanation,
-  'lexicalRank' | 'lexicalScore' | 'conversation' | 'vectorRank' | 'similarity' | 'chunk'
+  'lexicalRank' | 'lexicalScore' | 'conversation' | 'time' | 'vectorRank' | 'similarity' | 'chunk'
 >;
 
 /** The fusion's figures for one candidate (the rest of its explanation; `vectorWeight` always computed). */
@@ -96,6 +101,7 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     ...(evidence.lexicalRank === undefined ? {} : { lexicalRank: evidence.lexicalRank }),
     ...(evidence.lexicalScore === undefined ? {} : { lexicalScore: evidence.lexicalScore }),
     ...(evidence.conversation === undefined ? {} : { conversation: evidence.conversation }),
+    ...(evidence.time === undefined ? {} : { time: evidence.time }),
     ...(evidence.vectorRank === undefined ? {} : { vectorRank: evidence.vectorRank }),
     ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),
     ...(evidence.vectorRank === undefined ? {} : { vectorWeight: terms.vectorWeight }),

@@ -27,7 +27,7 @@ export function toRecord(row: MemoryRow): MemoryRecord {
 
 /** The columns of a {@link MemoryBrief} (see {@link toBrief}). */
 export const BRIEF_COLUMNS =
-  'id, kind, revision, importance, tags, created_at, updated_at, session_id, seq_from, seq_to';
+  'id, kind, revision, importance, tags, created_at, updated_at, session_id, seq_from, seq_to, valid_from';
 
 /** The brief of a memory row read with {@link BRIEF_COLUMNS}: the fields {@link toRecord} gives them. */
 export function toBrief(
@@ -43,6 +43,7 @@ export function toBrief(
     | 'session_id'
     | 'seq_from'
     | 'seq_to'
+    | 'valid_from'
   >,
 ): MemoryBrief {
   return {
@@ -56,6 +57,7 @@ export function toBrief(
     sessionId: row.session_id,
     seqFrom: num(row.seq_from),
     seqTo: num(row.seq_to),
+    validFrom: storedTimestamp(row.valid_from),
   };
 }
 

@@ -234,9 +234,9 @@ export interface RevalidationCandidate {
  * The fields of a memory that ranking and the kind and tag filters read (what `revalidateBrief` returns):
  * whether the row is current, of this agent and in the time scope is decided by the read itself, so neither
  * those columns nor the content, hash, metadata and bookkeeping are converted (the session and positions
- * serve the retriever's conversation scoring).
+ * serve the retriever's conversation scoring, `validFrom` its time in queries).
  */
-export type MemoryBrief = Pick<MemoryRecord, RankedField | 'sessionId' | 'seqFrom' | 'seqTo'>;
+export type MemoryBrief = Pick<MemoryRecord, RankedField | 'sessionId' | 'seqFrom' | 'seqTo' | 'validFrom'>;
 type RankedField = 'id' | 'kind' | 'revision' | 'importance' | 'tags' | 'createdAt' | 'updatedAt';
 
 /** Options of `revalidate`: a time scope, the user scope (another user's row is left out), and archived rows. */

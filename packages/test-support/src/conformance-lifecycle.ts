@@ -193,6 +193,7 @@ export function describeLifecycleConformance(name: string, open: ConformanceOpen
             'sessionId',
             'seqFrom',
             'seqTo',
+            'validFrom',
           ] as const;
           for (const options of [undefined, { includeArchived: true }, { asOf: 5_000_000 }]) {
             const full = await s.revalidate('a', candidates, options);

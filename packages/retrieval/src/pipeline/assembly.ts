@@ -2,6 +2,7 @@ import type { ChunkSpan, MemoryBrief, RevalidationCandidate } from '@engram/stor
 import { type ConversationTerms, conversationTerms } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import { type FusedResult, type FusionCandidate, fuseCandidates } from '../fusion.js';
+import { inWindow, queryTimeWindow, type TimeWindow } from '../time.js';
 import { refreshValid, revalidateOptions } from './revalidation.js';
 import { type CallState, callConversation, checkAbort, type PipelineContext, storeCall } from './state.js';
 
@@ -14,6 +15,13 @@ interface Joined {
   similarity?: number;
   chunk?: ChunkSpan;
   conversation?: ConversationTerms;
+  time?: { from: number; to: number; gain: number };
+}
+
+/** The window the call's query names, or null: none named, time scoring off, or a `decision` lookup. */
+function callTimeWindow(ctx: PipelineContext, state: CallState): TimeWindow | null {
+  if (ctx.settings.time.boost === 0 || state.recorder.purpose === 'decision') return null;
+  return queryTimeWindow(state.query, state.call.referenceTime ?? ctx.now());
 }
 
 /**
@@ -26,8 +34,9 @@ function lexicalOrder(
   state: CallState,
 ): {
   readonly c: (typeof state.lexicalValid)[number];
-  readonly score?: number;
+  score?: number;
   readonly terms?: ConversationTerms;
+  time?: { from: number; to: number; gain: number };
 }[] {
   const own = state.lexicalValid;
   // Neighbours still current (a concurrent write may have dropped one since), after the arm's own hits.
@@ -39,7 +48,12 @@ function lexicalOrder(
     lexical.map(({ hit, record }) => ({ record, score: hit.score ?? 0 })),
     callConversation(ctx, state),
   );
-  const out = [];
+  const out: {
+    readonly c: (typeof lexical)[number];
+    score?: number;
+    readonly terms?: ConversationTerms;
+    time?: { from: number; to: number; gain: number };
+  }[] = [];
   for (let i = 0; i < lexical.length; i += 1) {
     const c = lexical[i] as (typeof lexical)[number];
     const t = terms[i];
@@ -48,7 +62,19 @@ function lexicalOrder(
       if (i < own.length) out.push(c.hit.score === undefined ? { c } : { c, score: c.hit.score });
     } else out.push({ c, score: (c.hit.score ?? 0) + t.neighbour + t.session, terms: t });
   }
-  if (!terms.some((t) => t !== null)) return out;
+  // A memory in the window the query names gains a share of its score (conversation terms included).
+  const window = callTimeWindow(ctx, state);
+  let timed = false;
+  if (window !== null) {
+    for (const o of out) {
+      if (o.score === undefined || o.score <= 0 || !inWindow(o.c.record, window)) continue;
+      const gain = o.score * ctx.settings.time.boost;
+      o.score += gain;
+      o.time = { from: window.from, to: window.to, gain };
+      timed = true;
+    }
+  }
+  if (!timed && !terms.some((t) => t !== null)) return out;
   const index = new Map(out.map((o, i) => [o, i]));
   return out.sort(
     (a, b) => (b.score ?? 0) - (a.score ?? 0) || (index.get(a) as number) - (index.get(b) as number),
@@ -60,11 +86,12 @@ export function collectCandidates(ctx: PipelineContext, state: CallState): Fusio
   const candidates = new Map<string, Joined>();
   const lexical = lexicalOrder(ctx, state);
   for (let i = 0; i < lexical.length; i += 1) {
-    const { c: valid, score, terms } = lexical[i] as (typeof lexical)[number];
+    const { c: valid, score, terms, time } = lexical[i] as (typeof lexical)[number];
     const { hit, record } = valid;
     const c: Joined = { record, lexicalRank: i + 1 };
     if (score !== undefined) c.lexicalScore = score;
     if (terms !== undefined) c.conversation = terms;
+    if (time !== undefined) c.time = time;
     if (hit.chunk !== undefined) c.chunk = hit.chunk;
     candidates.set(record.id, c);
   }

@@ -15,6 +15,7 @@ import {
 } from '../fusion.js';
 import { DEFAULT_MAX_TERMS } from '../keywords.js';
 import type { QueryEmbedder, Reranker, RetrievalStore } from '../ports.js';
+import { DEFAULT_TIME_SCORING, NO_TIME_SCORING, type TimeScoring } from '../time.js';
 
 /** Default number of results. */
 export const DEFAULT_LIMIT = 10;
@@ -95,6 +96,12 @@ export interface RetrieverConfig {
    */
   readonly conversation?: Partial<ConversationScoring> | false;
   /**
+   * Time in queries (see {@link TimeScoring}): a memory whose time falls in the window the query names ("last
+   * week", "in March 2023") gains a share of its lexical score; `false` turns it off. `decision` lookups are
+   * never affected.
+   */
+  readonly time?: Partial<TimeScoring> | false;
+  /**
    * Calibration of the vector arm's per-call weight (see {@link VectorEvidence}); `false` gives the arm its full
    * weight on every call. Calibrate it for your embedder: the defaults suit cosine similarities in 0..1.
    */
@@ -129,6 +136,7 @@ export interface RetrieverSettings {
   readonly maxTerms: number;
   readonly fusion: FusionWeights;
   readonly conversation: ConversationScoring;
+  readonly time: TimeScoring;
   readonly vectorEvidence: VectorEvidence | false;
   readonly trackAccess: boolean;
   /** The rerank stage's budget, or null when no reranker is configured. */
@@ -227,6 +235,7 @@ export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
     fusion,
     conversation: resolveConversation(config.conversation),
+    time: resolveTime(config.time),
     vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
     trackAccess,
     rerank: resolveRerank(config.rerank),
@@ -314,5 +323,15 @@ function resolveConversation(input: Partial<ConversationScoring> | false | undef
     neighbour: numberSetting(input?.neighbour, d.neighbour, 'conversation.neighbour', 0, 10),
     session: numberSetting(input?.session, d.session, 'conversation.session', 0, 10),
     depth: intSetting(input?.depth, d.depth, 'conversation.depth', 1, 1000),
+  });
+}
+
+function resolveTime(input: Partial<TimeScoring> | false | undefined): TimeScoring {
+  if (input === false) return NO_TIME_SCORING;
+  if (input !== undefined && (typeof input !== 'object' || input === null)) {
+    throw invalidConfig('time', 'an object or false');
+  }
+  return Object.freeze({
+    boost: numberSetting(input?.boost, DEFAULT_TIME_SCORING.boost, 'time.boost', 0, 10),
   });
 }

@@ -38,6 +38,11 @@ export interface RetrieveOptions {
   readonly asOf?: number;
   /** Current and superseded facts alike (ignored with `asOf`). */
   readonly includeHistory?: boolean;
+  /**
+   * The time (epoch ms) a time the query names ("last week") is counted from: by default `asOf`, else the
+   * retriever's clock.
+   */
+  readonly referenceTime?: number;
 }
 
 /** A call's options after validation, with defaults applied. */
@@ -51,6 +56,8 @@ export interface ValidatedCall {
   readonly filter: { readonly given: MemoryFilter; readonly checked: NormalisedFilter } | null;
   /** The time scope the arms and revalidation use. */
   readonly time: TimeScope;
+  /** The caller's reference time for a time the query names (`referenceTime`, else `asOf`), or null: the clock. */
+  readonly referenceTime: number | null;
 }
 
 /**
@@ -96,6 +103,8 @@ export function validateCall(
   }
   if (o.asOf !== undefined && checkTimestamp(o.asOf) !== null)
     throw invalidInput('asOf must be epoch milliseconds.');
+  if (o.referenceTime !== undefined && checkTimestamp(o.referenceTime) !== null)
+    throw invalidInput('referenceTime must be epoch milliseconds.');
   if (o.includeHistory !== undefined && typeof o.includeHistory !== 'boolean') {
     throw invalidInput('includeHistory must be a boolean.');
   }
@@ -111,6 +120,7 @@ export function validateCall(
     signal: o.signal,
     filter,
     time,
+    referenceTime: o.referenceTime ?? o.asOf ?? null,
   };
 }
 

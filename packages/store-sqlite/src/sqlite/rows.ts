@@ -78,7 +78,7 @@ export type RecordValues = readonly [
 
 /** The columns of a {@link MemoryBrief} over the memory alias `m`, in the order {@link briefFromValues} reads them. */
 export const BRIEF_COLUMNS =
-  'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at, m.session_id, m.seq_from, m.seq_to';
+  'm.id, m.kind, m.revision, m.importance, m.tags, m.created_at, m.updated_at, m.session_id, m.seq_from, m.seq_to, m.valid_from';
 
 /** The index of `revision` in {@link BriefValues}. */
 export const BRIEF_REVISION_VALUE = 2;
@@ -95,6 +95,7 @@ export type BriefValues = readonly [
   string | null,
   number | null,
   number | null,
+  number,
 ];
 
 /** The brief of the values of {@link BRIEF_COLUMNS}: the fields {@link recordFromValues} gives them. */
@@ -110,6 +111,7 @@ export function briefFromValues(v: BriefValues): MemoryBrief {
     sessionId: v[7],
     seqFrom: v[8],
     seqTo: v[9],
+    validFrom: storedTimestamp(v[10]),
   };
 }
 
