@@ -3,6 +3,7 @@ import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
 import type { BenchSmallAgents } from './small-agents.js';
 import { type BenchUserScopeReport, formatUserScopeLines } from './user-scope.js';
+import { type BenchWorkersReport, formatWorkersLines } from './workers.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -186,6 +187,8 @@ export interface BenchReport {
   readonly userScope100k?: BenchUserScopeReport;
   /** The PostgreSQL scenario (`--postgres <url>`). */
   readonly postgres?: BenchPostgresReport;
+  /** The many-workers scenario: 1, 2, 4… worker processes on one database (`workers.ts`, `--only workers`). */
+  readonly workers?: BenchWorkersReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
   readonly diagnostics: {
     readonly nsPerRecord: number;
@@ -416,6 +419,7 @@ export function formatBenchTable(report: BenchReport): string {
     ...formatQuantLines(BENCH_SCENARIOS.map((name) => [name, report[name]?.quantised] as const)),
     ...formatUserScopeLines(report.userScope100k),
     ...pgLines,
+    ...formatWorkersLines(report.workers),
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,
   ].join('\n');
