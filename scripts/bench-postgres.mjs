@@ -226,16 +226,7 @@ async function main() {
     );
     bench = spawn(
       process.execPath,
-      [
-        '--expose-gc',
-        '--max-old-space-size=12288',
-        BENCH_CLI,
-        '--only',
-        only,
-        '--postgres',
-        url,
-        ...rest,
-      ],
+      ['--expose-gc', '--max-old-space-size=12288', BENCH_CLI, '--only', only, '--postgres', url, ...rest],
       { cwd: join(ROOT, 'packages/eval'), stdio: 'inherit' },
     );
     const code = await new Promise((r) => bench.once('exit', (c, s) => r(c ?? (s === null ? 1 : 128))));

@@ -150,9 +150,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const names = [...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, WORKERS_SCENARIO, 'postgres'];
     const known = new Set<string>(names);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
-      process.stderr.write(
-        `--only takes scenario names from: ${names.join(', ')}\n${USAGE}\n`,
-      );
+      process.stderr.write(`--only takes scenario names from: ${names.join(', ')}\n${USAGE}\n`);
       return 2;
     }
     if (wanted.includes('postgres') && typeof args.flags.get('postgres') !== 'string') {
