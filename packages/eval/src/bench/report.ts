@@ -397,10 +397,13 @@ export function formatBenchTable(report: BenchReport): string {
           `postgres query p50 ${n(pg.query.p50Ms, 2)} ms, p95 ${n(pg.query.p95Ms, 2)} ms (raw SQL ${n(pg.query.rawP50Ms, 2)}, ×${n(pg.query.ratioToRaw, 2)}; SQLite store ${n(pg.query.sqliteP50Ms, 2)}, ×${n(pg.query.ratioToSqlite, 2)}); Recall@5 ${n(pg.query.recallAt5, 3)} (SQLite ${n(pg.query.sqliteRecallAt5, 3)})`,
         ];
   return [
-    ...table(header, rows),
-    '',
-    "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
-    ...table(stageHeader, stageRows),
+    // A run of the PostgreSQL or the workers scenario alone has no SQLite scenario rows: no empty tables then.
+    ...(rows.length === 0 ? [] : table(header, rows)),
+    ...section(
+      "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
+      stageHeader,
+      stageRows,
+    ),
     ...section(
       "Orama's phase (Engram and Orama on the same queries of the agents Orama indexed, alternated; ms; Orama's memory: MiB its index added, after indexing and after its queries)",
       oramaHeader,
