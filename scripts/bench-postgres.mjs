@@ -8,7 +8,8 @@
 //      trust authentication for the local user `engram`. Run as root (which initdb refuses), the cluster is
 //      owned by and the server runs as an unprivileged user (ENGRAM_BENCH_PG_USER, default `nobody`);
 //   3. runs `bench --only postgres --postgres <url>` of @engram/eval (built: run `pnpm build` first), passing
-//      every other argument on (e.g. `--postgres-rows 100000`, `--queries 200`, `--out file.json`);
+//      every other argument on (e.g. `--postgres-rows 100000`, `--queries 200`, `--out file.json`); `--only`
+//      names other scenarios instead (e.g. `--only workers`: the many-workers scenario on that server);
 //   4. stops the server and removes the directory afterwards: on success, on failure and on Ctrl-C.
 //
 // Server settings: the cluster runs with initdb's defaults. `--recommended` applies the bulk-load settings the
@@ -46,6 +47,7 @@ const USAGE = `usage: pnpm bench:postgres [--recommended] [--set name=value]… 
 
 Starts a scratch PostgreSQL with pgvector (a temporary cluster on a free local port), runs the benchmark's
 PostgreSQL scenario on it (bench --only postgres --postgres <url>), then stops and removes the server.
+  --only <names>     run these scenarios instead (e.g. workers: 1, 2 and 4 worker processes on that server)
   --recommended      run the server with the bulk-load settings of packages/store-postgres/README.md
   --set name=value   one more server setting (repeatable), e.g. --set synchronous_commit=off
 Every other argument goes to the benchmark, e.g. --postgres-rows 100000, --queries 200, --out report.json.
@@ -121,6 +123,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function parseArgs(argv) {
   const settings = {};
   const rest = [];
+  let only = 'postgres';
   for (let i = 0; i < argv.length; i += 1) {
     const a = argv[i];
     if (a === '--help' || a === '-h') {
@@ -133,14 +136,18 @@ function parseArgs(argv) {
       const eq = kv.indexOf('=');
       if (eq < 1 || !/^[a-z_.]+$/.test(kv.slice(0, eq))) fail(`--set takes name=value\n${USAGE}`);
       settings[kv.slice(0, eq)] = kv.slice(eq + 1);
-    } else if (a === '--only' || a === '--postgres') fail(`${a} is set by this script\n${USAGE}`);
+    } else if (a === '--only') {
+      i += 1;
+      only = argv[i] ?? '';
+      if (!/^[A-Za-z0-9,]+$/.test(only)) fail(`--only takes scenario names\n${USAGE}`);
+    } else if (a === '--postgres') fail(`${a} is set by this script\n${USAGE}`);
     else rest.push(a);
   }
-  return { settings, rest };
+  return { settings, rest, only };
 }
 
 async function main() {
-  const { settings, rest } = parseArgs(process.argv.slice(2));
+  const { settings, rest, only } = parseArgs(process.argv.slice(2));
   if (!existsSync(BENCH_CLI)) fail('the benchmark is not built: run `pnpm build` first');
   const bindir = findBindir();
   checkPgvector(bindir);
@@ -219,16 +226,7 @@ async function main() {
     );
     bench = spawn(
       process.execPath,
-      [
-        '--expose-gc',
-        '--max-old-space-size=12288',
-        BENCH_CLI,
-        '--only',
-        'postgres',
-        '--postgres',
-        url,
-        ...rest,
-      ],
+      ['--expose-gc', '--max-old-space-size=12288', BENCH_CLI, '--only', only, '--postgres', url, ...rest],
       {
         cwd: join(ROOT, 'packages/eval'),
         stdio: 'inherit',

@@ -21,6 +21,12 @@ export async function postgresFor(db: string): Promise<PostgresModule | null> {
   return module.isPostgresUrl(db) ? module : null;
 }
 
+/**
+ * How long a drain's claim on the pending rows it listed lasts in a store opened here (one embedder call per
+ * batch must finish within it; a process that dies holding claims gives them up when it runs out).
+ */
+const COMPOSITION_CLAIM_LEASE_MS = 60_000;
+
 /** Construction of {@link openBoundPostgres}. */
 export interface OpenBoundPostgresConfig<T> {
   readonly url: string;
@@ -58,6 +64,9 @@ export async function openBoundPostgres<T>(
       : { embedding: { id: profile.id, dimensions: profile.dimensions } }),
     ...(config.observer === undefined ? {} : { observer: config.observer }),
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
+    // A composition root's store is one of possibly many processes on the database: its drain claims the rows
+    // it embeds, so each row is embedded by one of them only (see the README's "Many workers").
+    claimLeaseMs: COMPOSITION_CLAIM_LEASE_MS,
   });
   return { store, choice };
 }

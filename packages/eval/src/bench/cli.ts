@@ -27,9 +27,11 @@ import {
 import { DETERMINISTIC_RERANK_SCORER, startDeterministicRerankServer } from './rerank-server.js';
 import { measureDiagnostics, runScenario } from './scenarios.js';
 import { type BenchUserScopeReport, runUserScopeScenario, USER_SCOPE_SCENARIO } from './user-scope.js';
+import { type BenchWorkersReport, runWorkersScenario, WORKERS_SCENARIO } from './workers.js';
 
 const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
-             [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>]]
+             [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>]] [--rerank http]
+             [--workers <n,…> [--worker-ops <n>]]
 
 Side-by-side performance benchmark (not part of pnpm test):
   oneAgent10k         one agent, min(size, 10,000) rows
@@ -46,6 +48,14 @@ Side-by-side performance benchmark (not part of pnpm test):
                       latency). Always the HTTP reranker against a loopback server with a deterministic scorer
                       (word overlap, not a model: the stage's own cost); --rerank http adds the endpoint that the
                       ENGRAM_RERANK_* variables name
+  workers             1, 2 and 4 worker processes (--workers) on one database — the PostgreSQL one of --postgres,
+                      else one SQLite file — each opening it through @engram/memory's composition root and running
+                      --worker-ops operations (per 10: 4 writes of 4 rows left pending, 4 hybrid searches, 1 drain,
+                      1 maintenance pass attempt), then a last drain: operations/s and its ratio to 1 worker,
+                      write and search p50/p95, conflicts retried; counted: rows embedded twice, acknowledged rows
+                      lost, rows pending after the drains, maintenance leases of one agent held at once (run when
+                      named by --only or when --workers is given; with --postgres and --only workers, the
+                      PostgreSQL scenario is not run)
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
@@ -66,6 +76,8 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
   --orama-queries <n>   of which also run on Orama (default: all; at most 200 on one agent over 50,000 rows)
   --only <names>        run only these scenarios (comma-separated names from the list above, or postgres:
                         only the PostgreSQL scenario, with --postgres)
+  --workers <n,…>       the workers scenario's worker counts (default 1,2,4; the first is the ratios' base)
+  --worker-ops <n>      operations per worker in the workers scenario (default 200)
   --out <file>          default <repository root>/test-results/bench/report.json
   --postgres <url>      also run the PostgreSQL scenario on that scratch database (its tables are dropped):
                         Engram's PostgreSQL store against the raw SQL statements on the same server and
@@ -112,6 +124,15 @@ async function rerankScenario(
   }
 }
 
+/** `--workers 1,2,4`: worker counts, each a positive integer. */
+function workerCountsOf(value: string | true | undefined): number[] {
+  if (value === undefined) return [1, 2, 4];
+  const counts = typeof value === 'string' ? value.split(',').map((x) => Number(x.trim())) : [];
+  if (counts.length === 0 || counts.some((n) => !Number.isSafeInteger(n) || n < 1 || n > 64))
+    throw new Error('--workers takes worker counts from 1 to 64, comma-separated');
+  return counts;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
@@ -127,6 +148,8 @@ async function main(argv: readonly string[]): Promise<number> {
         'postgres-agents',
         'postgres-rows',
         'rerank',
+        'workers',
+        'worker-ops',
       ],
     },
     USAGE,
@@ -168,13 +191,23 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`--rerank takes http\n${USAGE}\n`);
     return 2;
   }
+  let workersWanted = args.flags.has('workers');
+  let postgresWanted = typeof args.flags.get('postgres') === 'string';
+  let workerCounts: number[];
+  let workerOps: number;
+  try {
+    workerCounts = workerCountsOf(args.flags.get('workers'));
+    workerOps = positiveInt(args.flags.get('worker-ops'), 200, 'worker-ops');
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, 'postgres']);
+    const names = [...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, WORKERS_SCENARIO, 'postgres'];
+    const known = new Set<string>(names);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
-      process.stderr.write(
-        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
-      );
+      process.stderr.write(`--only takes scenario names from: ${names.join(', ')}\n${USAGE}\n`);
       return 2;
     }
     if (wanted.includes('postgres') && typeof args.flags.get('postgres') !== 'string') {
@@ -183,6 +216,9 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     userScopeWanted = wanted.includes(USER_SCOPE_SCENARIO);
     rerankWanted = wanted.includes(RERANK_SCENARIO);
+    workersWanted ||= wanted.includes(WORKERS_SCENARIO);
+    // `--only workers --postgres <url>` runs the workers on that database, not the PostgreSQL scenario.
+    if (wanted.includes(WORKERS_SCENARIO) && !wanted.includes('postgres')) postgresWanted = false;
     for (let i = plans.length - 1; i >= 0; i -= 1) {
       if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
     }
@@ -265,7 +301,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let postgres: BenchPostgresReport | undefined;
   const pgUrl = args.flags.get('postgres');
-  if (typeof pgUrl === 'string') {
+  if (typeof pgUrl === 'string' && postgresWanted) {
     const agents = positiveInt(args.flags.get('postgres-agents'), 1, 'postgres-agents');
     const rowsPerAgent = positiveInt(
       args.flags.get('postgres-rows'),
@@ -274,6 +310,18 @@ async function main(argv: readonly string[]): Promise<number> {
     );
     log(`[postgres] ${agents} agent(s) × ${rowsPerAgent} rows, ${queries} queries`);
     postgres = await runPostgresScenario({ url: pgUrl, agents, rowsPerAgent, queries, batchSize: 1000, log });
+  }
+  let workers: BenchWorkersReport | undefined;
+  if (workersWanted) {
+    workers = await runWorkersScenario({
+      target: typeof pgUrl === 'string' ? { kind: 'postgres', url: pgUrl } : { kind: 'sqlite' },
+      workerCounts,
+      opsPerWorker: workerOps,
+      agents: 4,
+      seedRows: 500,
+      rowsPerWrite: 4,
+      log,
+    });
   }
   log('[diagnostics] timing the record path');
   const report: BenchReport = {
@@ -285,6 +333,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(userScope === undefined ? {} : { userScope100k: userScope }),
     ...(rerank === undefined ? {} : { rerank }),
     ...(postgres === undefined ? {} : { postgres }),
+    ...(workers === undefined ? {} : { workers }),
     diagnostics: measureDiagnostics(1_000_000),
   };
   writeJsonFile(reportPath, report);

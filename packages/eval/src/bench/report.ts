@@ -5,6 +5,7 @@ import { type BenchQuantised, formatQuantLines } from './quant.js';
 import { type BenchRerankReport, formatRerankLines } from './rerank.js';
 import type { BenchSmallAgents } from './small-agents.js';
 import { type BenchUserScopeReport, formatUserScopeLines } from './user-scope.js';
+import { type BenchWorkersReport, formatWorkersLines } from './workers.js';
 
 /** Scenario names, in run order. */
 export const BENCH_SCENARIOS: readonly [
@@ -192,6 +193,8 @@ export interface BenchReport {
   readonly rerank?: BenchRerankReport;
   /** The PostgreSQL scenario (`--postgres <url>`). */
   readonly postgres?: BenchPostgresReport;
+  /** The many-workers scenario: 1, 2, 4… worker processes on one database (`workers.ts`, `--only workers`). */
+  readonly workers?: BenchWorkersReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
   readonly diagnostics: {
     readonly nsPerRecord: number;
@@ -400,10 +403,13 @@ export function formatBenchTable(report: BenchReport): string {
           `postgres query p50 ${n(pg.query.p50Ms, 2)} ms, p95 ${n(pg.query.p95Ms, 2)} ms (raw SQL ${n(pg.query.rawP50Ms, 2)}, ×${n(pg.query.ratioToRaw, 2)}; SQLite store ${n(pg.query.sqliteP50Ms, 2)}, ×${n(pg.query.ratioToSqlite, 2)}); Recall@5 ${n(pg.query.recallAt5, 3)} (SQLite ${n(pg.query.sqliteRecallAt5, 3)})`,
         ];
   return [
-    ...table(header, rows),
-    '',
-    "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
-    ...table(stageHeader, stageRows),
+    // A run of the PostgreSQL or the workers scenario alone has no SQLite scenario rows: no empty tables then.
+    ...(rows.length === 0 ? [] : table(header, rows)),
+    ...section(
+      "p50 per stage (ms): Engram pipeline stages vs the raw statements (`vector` is the k-NN's own time and overlaps `keyword+fts`: the stages do not add up to `total`)",
+      stageHeader,
+      stageRows,
+    ),
     ...section(
       "Orama's phase (Engram and Orama on the same queries of the agents Orama indexed, alternated; ms; Orama's memory: MiB its index added, after indexing and after its queries)",
       oramaHeader,
@@ -423,6 +429,7 @@ export function formatBenchTable(report: BenchReport): string {
     ...formatUserScopeLines(report.userScope100k),
     ...formatRerankLines(report.rerank),
     ...pgLines,
+    ...formatWorkersLines(report.workers),
     '',
     `diagnostics record path: ${n(report.diagnostics.nsPerRecord, 0)} ns CPU per recorded retrieval${report.diagnostics.wallNsPerRecord === undefined ? '' : ` (${n(report.diagnostics.wallNsPerRecord, 0)} ns wall)`} (${report.diagnostics.records} records)`,
   ].join('\n');
