@@ -4,6 +4,7 @@
  * never silently ignored. Each list is typed by its options interface, so it cannot name an option that does
  * not exist.
  */
+import type { ConflictsOptions, EmbeddingFailuresOptions, SessionsOptions } from './backlog.js';
 import type {
   AddOptions,
   CallToolOptions,
@@ -88,3 +89,6 @@ export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
 ];
 export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'sessionId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];
+export const CONFLICTS_KEYS: readonly (keyof ConflictsOptions)[] = ['agentId', 'userId', 'limit'];
+export const SESSIONS_KEYS: readonly (keyof SessionsOptions)[] = ['agentId', 'userId', 'limit', 'afterSessionId'];
+export const FAILURES_KEYS: readonly (keyof EmbeddingFailuresOptions)[] = ['agentId', 'userId', 'limit', 'afterId'];
