@@ -209,13 +209,18 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       if (asked === '') {
         // No session named: the list of the scope's sessions, each linked.
         const after = (query.get('after') ?? '').trim();
-        if (after !== '' && !isValidAgentId(after)) return refuse(req, res, 400, ctx.locale, 'error.badRequest');
+        if (after !== '' && !isValidAgentId(after))
+          return refuse(req, res, 400, ctx.locale, 'error.badRequest');
         const sessions = await memory.sessions({
           ...call,
           limit: SESSION_PAGE,
           ...(after === '' ? {} : { afterSessionId: after }),
         });
-        return send('session', t('session.title'), renderSessionList(ctx, sessions, after === '' ? null : after));
+        return send(
+          'session',
+          t('session.title'),
+          renderSessionList(ctx, sessions, after === '' ? null : after),
+        );
       }
       const sessionId = asked;
       if (!isValidAgentId(sessionId)) return refuse(req, res, 400, ctx.locale, 'error.badRequest');
@@ -235,7 +240,11 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     const [health, about, failures] = await Promise.all([
       memory.health({ agentId: scope.agentId }),
       source.about === undefined ? null : source.about(),
-      memory.embeddingFailures({ ...call, limit: FAILURES_PAGE, ...(after === '' ? {} : { afterId: after }) }),
+      memory.embeddingFailures({
+        ...call,
+        limit: FAILURES_PAGE,
+        ...(after === '' ? {} : { afterId: after }),
+      }),
     ]);
     return send(
       'backlog',

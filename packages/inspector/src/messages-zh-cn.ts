@@ -132,7 +132,8 @@ export const zhCN: MessageTable = {
   'backlog.error': '向量化失败',
   'backlog.ready': '已向量化',
   'backlog.ftsOnly': '仅词语',
-  'backlog.errorHint': '失败的行会由后台任务重试，直到达到上限；每行保留向量模型的错误代码，从不保留错误文本。',
+  'backlog.errorHint':
+    '失败的行会由后台任务重试，直到达到上限；每行保留向量模型的错误代码，从不保留错误文本。',
   'backlog.failed': '向量化失败的记忆',
   'backlog.failedEmpty': '此范围内没有向量化失败的记忆。',
   'backlog.col.memory': '记忆',

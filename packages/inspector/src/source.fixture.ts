@@ -114,7 +114,13 @@ export function fixedSource(items: MemoryItem[]): {
     async embeddingFailures() {
       reads++;
       return [
-        { id: 'm-1', userId: null, errorCode: 'ENGRAM_PROVIDER_TIMEOUT', attempts: 2, failedAt: 1_700_000_000_000 },
+        {
+          id: 'm-1',
+          userId: null,
+          errorCode: 'ENGRAM_PROVIDER_TIMEOUT',
+          attempts: 2,
+          failedAt: 1_700_000_000_000,
+        },
       ];
     },
     async context() {

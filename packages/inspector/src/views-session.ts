@@ -37,7 +37,11 @@ ${scope.userId === null ? '' : `<input type="hidden" name="user" value="${esc(sc
  * The session list (`memory.sessions`): each logged conversation of the scope with its entry count and first
  * and last time, linked to its page; the id form for one not listed; the next page when this one is full.
  */
-export function renderSessionList(ctx: PageContext, sessions: readonly SessionInfo[], after: string | null): string {
+export function renderSessionList(
+  ctx: PageContext,
+  sessions: readonly SessionInfo[],
+  after: string | null,
+): string {
   const { t, scope } = ctx;
   const rows = sessions
     .map(

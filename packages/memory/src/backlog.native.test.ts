@@ -69,9 +69,9 @@ describe('sessions()', () => {
       ]);
       expect(all[0]?.lastAt).toBeGreaterThanOrEqual(all[0]?.firstAt ?? Number.POSITIVE_INFINITY);
       expect((await memory.sessions({ userId: 'alice' })).map((s) => s.sessionId)).toEqual(['chat-1']);
-      expect((await memory.sessions({ limit: 1, afterSessionId: 'chat-1' })).map((s) => s.sessionId)).toEqual([
-        'chat-2',
-      ]);
+      expect((await memory.sessions({ limit: 1, afterSessionId: 'chat-1' })).map((s) => s.sessionId)).toEqual(
+        ['chat-2'],
+      );
     } finally {
       await memory.close();
     }

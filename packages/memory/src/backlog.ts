@@ -114,7 +114,12 @@ export async function sessionList(
     limit: pageLimit(options.limit),
     ...(after === undefined ? {} : { afterSessionId: after }),
   });
-  return rows.map((r) => ({ sessionId: r.sessionId, entries: r.entries, firstAt: r.firstAt, lastAt: r.lastAt }));
+  return rows.map((r) => ({
+    sessionId: r.sessionId,
+    entries: r.entries,
+    firstAt: r.firstAt,
+    lastAt: r.lastAt,
+  }));
 }
 
 /** The scope's rows whose embedding failed, by id, each with its error code. */

@@ -90,5 +90,15 @@ export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
 export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'sessionId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];
 export const CONFLICTS_KEYS: readonly (keyof ConflictsOptions)[] = ['agentId', 'userId', 'limit'];
-export const SESSIONS_KEYS: readonly (keyof SessionsOptions)[] = ['agentId', 'userId', 'limit', 'afterSessionId'];
-export const FAILURES_KEYS: readonly (keyof EmbeddingFailuresOptions)[] = ['agentId', 'userId', 'limit', 'afterId'];
+export const SESSIONS_KEYS: readonly (keyof SessionsOptions)[] = [
+  'agentId',
+  'userId',
+  'limit',
+  'afterSessionId',
+];
+export const FAILURES_KEYS: readonly (keyof EmbeddingFailuresOptions)[] = [
+  'agentId',
+  'userId',
+  'limit',
+  'afterId',
+];

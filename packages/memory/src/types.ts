@@ -11,7 +11,6 @@ import type {
   VectorIndexOptions,
   VectorIndexProgress,
 } from '@engram/store';
-import type { EmbedderOption } from './engine.js';
 import type {
   ConflictsOptions,
   EmbeddingFailure,
@@ -20,6 +19,7 @@ import type {
   SessionInfo,
   SessionsOptions,
 } from './backlog.js';
+import type { EmbedderOption } from './engine.js';
 
 /** Options of {@link createMemory}. */
 export interface MemoryConfig {
