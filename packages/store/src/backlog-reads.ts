@@ -18,6 +18,16 @@ export const MAX_EMBEDDING_ERROR_LENGTH = 64;
 /** Most rows or sessions one backlog read returns. */
 export const MAX_BACKLOG_PAGE = 500;
 
+/** An `error` outcome of `commitEmbeddings` (`chunk` as listed for a chunked memory). */
+export interface EmbeddingErrorOutcome {
+  readonly id: string;
+  readonly revision: number;
+  readonly state: 'error';
+  readonly chunk?: number;
+  /** The embedder's or provider's typed error code (`ENGRAM_PROVIDER_TIMEOUT` …), kept with the row; never a message. */
+  readonly code?: string;
+}
+
 /** A row whose embedding failed. */
 export interface FailedEmbedding {
   readonly id: string;

@@ -11,7 +11,7 @@
 import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts/enums';
 import type { StoreHealthDto, StoreIntegrityDto } from '@engram/contracts/health';
 import type { MemoryFilter } from '@engram/contracts/rules';
-import type { BacklogReadSlice } from './backlog-reads.js';
+import type { BacklogReadSlice, EmbeddingErrorOutcome } from './backlog-reads.js';
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 import type { MaintenanceLeaseSlice } from './lease-types.js';
@@ -282,14 +282,7 @@ export type EmbeddingOutcome =
       readonly vector: Float32Array;
       readonly chunk?: number;
     }
-  | {
-      readonly id: string;
-      readonly revision: number;
-      readonly state: 'error';
-      readonly chunk?: number;
-      /** The embedder's or provider's typed error code (`ENGRAM_PROVIDER_TIMEOUT` …), kept with the row; never a message. */
-      readonly code?: string;
-    }
+  | EmbeddingErrorOutcome
   | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly'; readonly chunk?: number };
 
 /** The real transitions an embedding commit made. `stale` rows changed revision (or vanished) meanwhile. */
