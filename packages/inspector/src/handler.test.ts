@@ -249,3 +249,22 @@ describe('language', () => {
     expect(refused.body).toContain('请打开检查器启动时打印的链接');
   });
 });
+
+describe('sessions and the backlog without JavaScript', () => {
+  it('lists the sessions as links, and each failed embedding with its error code', async () => {
+    const { base, token } = await start();
+    const cookie = await login(base, token);
+    const list = await send(`${base}/session?agent=coder`, { headers: { cookie } });
+    expect(list.status).toBe(200);
+    expect(list.body).toContain('data-testid="sessions"');
+    expect(list.body).toContain('href="./session?agent=coder&amp;session=chat-1"');
+    const zh = await send(`${base}/session?agent=coder&lang=zh-CN`, { headers: { cookie } });
+    expect(zh.body).toContain('会话列表');
+    const backlog = await send(`${base}/backlog?agent=coder`, { headers: { cookie } });
+    expect(backlog.status).toBe(200);
+    expect(backlog.body).toContain('<code data-testid="failure-code">ENGRAM_PROVIDER_TIMEOUT</code>');
+    expect(backlog.body).toContain('href="./memory?agent=coder&amp;id=m-1"');
+    const bad = await send(`${base}/session?agent=coder&after=%00`, { headers: { cookie } });
+    expect(bad.status).toBe(400);
+  });
+});

@@ -26,11 +26,11 @@ import { layout, type PageContext, type PageScope, plainPage } from './layout.js
 import type { MessageKey } from './messages.js';
 import { redirect, securityHeaders, sendHtml } from './respond.js';
 import type { InspectorSource } from './source.js';
-import { renderBacklog } from './views-backlog.js';
-import { type ConflictPair, renderConflicts } from './views-conflicts.js';
+import { FAILURES_PAGE, renderBacklog } from './views-backlog.js';
+import { renderConflicts } from './views-conflicts.js';
 import { listPage, readFilters, renderList, renderMemory } from './views-memories.js';
 import { renderSearch, SEARCH_LIMIT } from './views-search.js';
-import { renderSession, SESSION_LIMIT } from './views-session.js';
+import { renderSession, renderSessionList, SESSION_LIMIT, SESSION_PAGE } from './views-session.js';
 
 /** Construction of {@link createInspectorHandler}. */
 export interface InspectorHandlerConfig {
@@ -155,23 +155,6 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
     sendHtml(req, res, status, plainPage(locale, t, t(key)));
   }
 
-  async function openConflicts(scope: PageScope): Promise<readonly ConflictPair[] | null> {
-    if (source.openConflicts === undefined) return null;
-    const links = await source.openConflicts(scope.agentId);
-    const pairs: ConflictPair[] = [];
-    for (const link of links) {
-      // Both sides as this scope sees them: another user's fact is not found, and a settled side is not active.
-      const [older, newer] = await Promise.all([
-        memory.get(link.olderId, scopeCall(scope)),
-        memory.get(link.newerId, scopeCall(scope)),
-      ]);
-      if (older === null || newer === null) continue;
-      if (older.lifecycle !== 'active' || newer.lifecycle !== 'active') continue;
-      pairs.push({ link, older, newer });
-    }
-    return pairs;
-  }
-
   async function page(
     req: IncomingMessage,
     res: ServerResponse,
@@ -219,10 +202,27 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       return send('search', t('nav.search'), renderSearch(ctx, q, hits));
     }
     if (route === '/conflicts') {
-      return send('conflicts', t('conflicts.title'), renderConflicts(ctx, await openConflicts(scope)));
+      return send('conflicts', t('conflicts.title'), renderConflicts(ctx, await memory.conflicts(call)));
     }
     if (route === '/session') {
-      const sessionId = (query.get('session') ?? '').trim() || 'default';
+      const asked = (query.get('session') ?? '').trim();
+      if (asked === '') {
+        // No session named: the list of the scope's sessions, each linked.
+        const after = (query.get('after') ?? '').trim();
+        if (after !== '' && !isValidAgentId(after))
+          return refuse(req, res, 400, ctx.locale, 'error.badRequest');
+        const sessions = await memory.sessions({
+          ...call,
+          limit: SESSION_PAGE,
+          ...(after === '' ? {} : { afterSessionId: after }),
+        });
+        return send(
+          'session',
+          t('session.title'),
+          renderSessionList(ctx, sessions, after === '' ? null : after),
+        );
+      }
+      const sessionId = asked;
       if (!isValidAgentId(sessionId)) return refuse(req, res, 400, ctx.locale, 'error.badRequest');
       const messages = await memory.messages({ ...call, sessionId, limit: SESSION_LIMIT });
       const at = Number(query.get('at'));
@@ -235,11 +235,22 @@ export function createInspectorHandler(config: InspectorHandlerConfig): Inspecto
       );
     }
     // '/backlog'
-    const [health, about] = await Promise.all([
+    const after = (query.get('after') ?? '').trim();
+    if (after.length > 256) return refuse(req, res, 400, ctx.locale, 'error.badRequest');
+    const [health, about, failures] = await Promise.all([
       memory.health({ agentId: scope.agentId }),
       source.about === undefined ? null : source.about(),
+      memory.embeddingFailures({
+        ...call,
+        limit: FAILURES_PAGE,
+        ...(after === '' ? {} : { afterId: after }),
+      }),
     ]);
-    return send('backlog', t('backlog.title'), renderBacklog(ctx, health, about));
+    return send(
+      'backlog',
+      t('backlog.title'),
+      renderBacklog(ctx, health, about, { failures, after: after === '' ? null : after }),
+    );
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -16,4 +16,4 @@ export type { OpenedInspectorSource, OpenInspectorOptions } from './open.js';
 export { openInspectorSource } from './open.js';
 export type { InspectorServer, InspectorServerConfig } from './server.js';
 export { startInspector } from './server.js';
-export type { InspectorAbout, InspectorConflict, InspectorMemory, InspectorSource } from './source.js';
+export type { InspectorAbout, InspectorMemory, InspectorSource } from './source.js';

@@ -3,14 +3,17 @@
  * facade, served by `startInspector`, driven with playwright-core in Debian's Chromium. It opens the printed
  * link, finds a memory by search and reads its explanation, resolves an open conflict (confirmed, recorded as
  * the inspector with a reason) and sees the history change, reads a session with its tool calls and the recall
- * of one message, checks that a stored `<script>` and U+202E are shown as text, switches to Chinese, and
- * attaches screenshots in both languages to the test output (also saved under `test-results/inspector/`).
+ * of one message (opened from the session list), sees a failed embedding with its provider's error code on the
+ * backlog page, checks that a stored `<script>` and U+202E are shown as text, switches to Chinese, and
+ * attaches screenshots in both languages to the test output (also saved under `test-results/inspector/`; the
+ * English search page at 1200 px is the picture in the CLI's README).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemory } from '@engram/memory';
+import { openEngine } from '@engram/memory/compose';
 import { chromiumLaunchOptions } from '@engram/test-support';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +23,9 @@ import { type OpenedInspectorSource, openInspectorSource } from './open.js';
 import { type InspectorServer, startInspector } from './server.js';
 
 const RESULTS = fileURLToPath(new URL('../../../test-results/inspector/', import.meta.url));
+/** The memory whose embedding fails in the sample file, and the provider's code it keeps. */
+const UNEMBEDDED = 'The nightly backup runs at 02:00 UTC';
+const FAILURE_CODE = 'ENGRAM_PROVIDER_TIMEOUT';
 const HOSTILE = '<script>window.__pwned = 1</script> invoice \u202Efdp.exe';
 
 let dir: string;
@@ -62,6 +68,23 @@ beforeAll(async () => {
   );
   await memory.flush();
   await memory.close();
+  // One memory whose embedding fails: the provider times out (its message is never kept, its code is).
+  const engine = await openEngine({ path: db, embedder: 'deterministic' });
+  const profile = engine.embedder.profile;
+  await engine.close();
+  const failing = await createMemory({
+    path: db,
+    agentId: 'coder',
+    embedder: {
+      profile,
+      embed: async () => {
+        throw Object.assign(new Error('upstream timed out after 30 s'), { code: FAILURE_CODE });
+      },
+    },
+  });
+  await failing.add(UNEMBEDDED);
+  await failing.flush();
+  await failing.close();
   opened = await openInspectorSource({ db });
   server = await startInspector({ source: opened.source, agentId: 'coder' });
   browser = await chromium.launch(chromiumLaunchOptions());
@@ -98,11 +121,11 @@ describe('the inspector in Chromium', () => {
     expect(cookies).toHaveLength(1);
     expect(cookies[0]?.httpOnly).toBe(true);
     expect(cookies[0]?.sameSite).toBe('Strict');
-    // Four facts and the session's four messages (logged as events without a model).
-    expect(await page.locator('[data-testid=memories] tbody tr').count()).toBe(8);
+    // Five facts and the session's four messages (logged as events without a model).
+    expect(await page.locator('[data-testid=memories] tbody tr').count()).toBe(9);
     await page.selectOption('[data-testid=filter-kind]', 'fact');
     await page.click('form.filters button');
-    expect(await page.locator('[data-testid=memories] tbody tr').count()).toBe(4);
+    expect(await page.locator('[data-testid=memories] tbody tr').count()).toBe(5);
 
     // Hostile stored text is text: no script ran, the override is a visible marker.
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
@@ -126,6 +149,10 @@ describe('the inspector in Chromium', () => {
     await page.fill('[data-testid=search-input]', 'staging API port');
     await page.click('[data-testid=search-submit]');
     expect(await page.locator('[data-explain=conflict]').count()).toBeGreaterThan(0);
+    // The picture in the CLI's README: this page, sample data only, 1200 px wide.
+    await page.setViewportSize({ width: 1200, height: 760 });
+    await page.screenshot({ path: join(RESULTS, 'inspector-readme-en.png') });
+    await page.setViewportSize({ width: 1360, height: 900 });
     await page.screenshot({ path: join(RESULTS, 'inspector-search-en.png'), fullPage: true });
     await annotate('search with explanations (en)', 'screenshot', {
       path: join(RESULTS, 'inspector-search-en.png'),
@@ -162,8 +189,14 @@ describe('the inspector in Chromium', () => {
     expect(await versions.nth(0).locator('.change').textContent()).toContain('port bumped');
     expect(await versions.nth(1).textContent()).toContain('The staging API port is 9091');
 
+    // The session list, read without typing an id: the conversation with its entry count, opened by its link.
+    await page.click('[data-testid=nav-session]');
+    const listed = page.locator('[data-testid=sessions] tr[data-session-row]');
+    expect(await listed.count()).toBe(1);
+    expect(await listed.locator('td').nth(1).textContent()).toBe('4');
+    await listed.locator('[data-testid=session-link]').click();
+    expect(page.url()).toContain('session=chat-1');
     // The session as logged, its tool call and result, and what recall puts before the model.
-    await page.goto(`${base}session?agent=coder&session=chat-1`);
     expect(await page.locator('[data-testid=session-log] .entry').count()).toBe(4);
     expect(await page.locator('.entry-tool_call .who').textContent()).toBe('tool call memory_search');
     expect(await page.locator('.entry-tool_result pre').textContent()).toBe('The staging API port is 9090');
@@ -175,6 +208,15 @@ describe('the inspector in Chromium', () => {
     // The backlog and the store.
     await page.click('[data-testid=nav-backlog]');
     expect(await page.locator('[data-stat=pending] .stat-value').textContent()).toBe('0');
+    expect(await page.locator('[data-stat=error] .stat-value').textContent()).toBe('1');
+    // The failed row with the provider's code (never its message), linked to the memory.
+    const failure = page.locator('[data-testid=failures] tbody tr');
+    expect(await failure.count()).toBe(1);
+    expect(await failure.locator('[data-testid=failure-code]').textContent()).toBe(FAILURE_CODE);
+    expect(await page.content()).not.toContain('timed out after');
+    await failure.locator('.memory-link').click();
+    expect(await page.locator('[data-testid=memory-content]').textContent()).toBe(UNEMBEDDED);
+    await page.goBack();
     expect(await page.locator('[data-testid=embedder]').textContent()).toContain('deterministic');
     expect(await page.locator('[data-testid=size]').textContent()).toMatch(/B$/);
 

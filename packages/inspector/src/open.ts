@@ -1,6 +1,6 @@
 /**
  * `openInspectorSource`: what the inspector reads, over one memory file or PostgreSQL database — the facade
- * (`createMemory`) and, from the composition root, the agent's open conflict links and the store's facts.
+ * (`createMemory`, opened for looking) and, from the composition root, the store's facts.
  */
 import { existsSync, statSync } from 'node:fs';
 import { createMemory } from '@engram/memory';
@@ -34,10 +34,35 @@ function sizeOf(path: string): number | null {
   return total === 0 ? null : total;
 }
 
+/** The store's facts that do not change while it is open, read once through a read-only handle. */
+async function storeFacts(
+  db: string,
+  key: { readonly encryptionKey?: string | Uint8Array },
+): Promise<Pick<InspectorAbout, 'schemaVersion' | 'embedder' | 'vectorIndex'>> {
+  let engine: Awaited<ReturnType<typeof openEngine>>;
+  try {
+    engine = await openEngine({ path: db, access: 'read', ...key });
+  } catch {
+    // The page says "unknown" rather than refusing to open over a store it can read through the facade.
+    return { schemaVersion: null, embedder: null, vectorIndex: null };
+  }
+  try {
+    const store = engine.store;
+    return {
+      schemaVersion: store.info.schemaVersion,
+      embedder: engine.embedderLabel,
+      vectorIndex: 'vectorIndex' in store ? store.vectorIndex.quantization : 'pgvector',
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
 /**
- * Opens `db` for the inspector: the facade for every read and correction, and a second handle from the
- * composition root for what the facade does not list (open conflict links, schema, vector index). Refuses a
- * SQLite path that does not exist (`ENGRAM_INSPECTOR_NOT_FOUND`): the inspector never creates a file.
+ * Opens `db` for the inspector: the facade for every read and correction, opened for looking
+ * (`backgroundDrain: false`: nothing is embedded or changed until the user confirms a correction), and the
+ * store's schema, embedder and vector index, read once through a read-only handle that is closed at once.
+ * Refuses a SQLite path that does not exist (`ENGRAM_INSPECTOR_NOT_FOUND`): the inspector never creates a file.
  */
 export async function openInspectorSource(options: OpenInspectorOptions): Promise<OpenedInspectorSource> {
   const probe = await probeStore(options.db);
@@ -45,41 +70,23 @@ export async function openInspectorSource(options: OpenInspectorOptions): Promis
     throw new EngramInspectorError('ENGRAM_INSPECTOR_NOT_FOUND', 'no memory file at the given path');
   }
   const key = options.encryptionKey === undefined ? {} : { encryptionKey: options.encryptionKey };
-  const memory = await createMemory({ path: options.db, ...key });
-  let engine: Awaited<ReturnType<typeof openEngine>>;
+  const memory = await createMemory({ path: options.db, backgroundDrain: false, ...key });
+  let facts: Awaited<ReturnType<typeof storeFacts>>;
   try {
-    engine = await openEngine({ path: options.db, ...key });
+    facts = await storeFacts(options.db, key);
   } catch (error) {
     await memory.close();
     throw error;
   }
-  const store = engine.store;
-  const about = (): InspectorAbout => {
-    const sqlite = probe.kind === 'sqlite' && 'vectorIndex' in store;
-    return {
-      kind: probe.kind,
-      sizeBytes: probe.kind === 'sqlite' ? sizeOf(options.db) : null,
-      schemaVersion: store.info.schemaVersion,
-      embedder: engine.embedderLabel,
-      vectorIndex: sqlite ? store.vectorIndex.quantization : 'pgvector',
-    };
-  };
-  const source: InspectorSource = {
-    memory,
-    openConflicts: async (agentId) =>
-      (await store.listConflicts(agentId, { state: 'open', limit: 500 })).map((link) => ({
-        olderId: link.olderId,
-        newerId: link.newerId,
-        reason: link.reason,
-        createdAt: link.createdAt,
-      })),
-    about,
-  };
+  const about = (): InspectorAbout => ({
+    kind: probe.kind,
+    sizeBytes: probe.kind === 'sqlite' ? sizeOf(options.db) : null,
+    ...facts,
+  });
   return {
-    source,
+    source: { memory, about },
     async close() {
       await memory.close();
-      await engine.close();
     },
   };
 }

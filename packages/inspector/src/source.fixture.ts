@@ -100,6 +100,29 @@ export function fixedSource(items: MemoryItem[]): {
       reads++;
       return [];
     },
+    async sessions() {
+      reads++;
+      return [{ sessionId: 'chat-1', entries: 2, firstAt: 1_700_000_000_000, lastAt: 1_700_000_060_000 }];
+    },
+    async conflicts() {
+      reads++;
+      const [a, b] = [...rows.values()].filter((m) => m.lifecycle === 'active');
+      return a === undefined || b === undefined
+        ? []
+        : [{ older: a, newer: b, reason: 'number', createdAt: 1_700_000_000_000 }];
+    },
+    async embeddingFailures() {
+      reads++;
+      return [
+        {
+          id: 'm-1',
+          userId: null,
+          errorCode: 'ENGRAM_PROVIDER_TIMEOUT',
+          attempts: 2,
+          failedAt: 1_700_000_000_000,
+        },
+      ];
+    },
     async context() {
       reads++;
       return { core: '', recall: '', tokens: { core: 0, recall: 0, total: 0 } };
@@ -116,16 +139,7 @@ export function fixedSource(items: MemoryItem[]): {
     },
   };
   return {
-    source: {
-      memory,
-      openConflicts: async () => {
-        reads++;
-        const [a, b] = [...rows.keys()];
-        return a === undefined || b === undefined
-          ? []
-          : [{ olderId: a, newerId: b, reason: 'number', createdAt: 1 }];
-      },
-    },
+    source: { memory },
     reads: () => reads,
     writes,
   };

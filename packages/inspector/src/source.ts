@@ -1,23 +1,26 @@
 import type { Memory } from '@engram/memory';
 
 /**
- * The facade calls the inspector makes: reads (`list`, `get`, `history`, `search`, `messages`, `context`,
- * `health`) and the corrections a user confirms on the page (`update`, `delete`, recorded with actor
- * `inspector` and the reason given). A `Memory` from `createMemory` is one.
+ * The facade calls the inspector makes: reads (`list`, `get`, `history`, `search`, `messages`, `sessions`,
+ * `context`, `conflicts`, `embeddingFailures`, `health`) and the corrections a user confirms on the page
+ * (`update`, `delete`, recorded with actor `inspector` and the reason given). A `Memory` from `createMemory`
+ * is one.
  */
 export type InspectorMemory = Pick<
   Memory,
-  'list' | 'get' | 'history' | 'search' | 'update' | 'delete' | 'messages' | 'context' | 'health'
+  | 'list'
+  | 'get'
+  | 'history'
+  | 'search'
+  | 'update'
+  | 'delete'
+  | 'messages'
+  | 'sessions'
+  | 'context'
+  | 'conflicts'
+  | 'embeddingFailures'
+  | 'health'
 >;
-
-/** An open contradiction between two current facts of an agent (the store's link). */
-export interface InspectorConflict {
-  readonly olderId: string;
-  readonly newerId: string;
-  /** What differs: `number`, `negation` or `entity`. */
-  readonly reason: string;
-  readonly createdAt: number;
-}
 
 /** What the backlog page says about the store beside its counts. Null where the store does not tell. */
 export interface InspectorAbout {
@@ -32,13 +35,11 @@ export interface InspectorAbout {
 }
 
 /**
- * Where the inspector reads: the facade, and two optional views the facade does not give — the agent's open
- * conflict links and facts about the store. `openInspectorSource` builds all three over one memory file.
+ * Where the inspector reads: the facade, and facts about the store the facade does not give.
+ * `openInspectorSource` builds both over one memory file.
  */
 export interface InspectorSource {
   readonly memory: InspectorMemory;
-  /** The agent's open contradiction links (the conflicts page says the store does not list them without it). */
-  readonly openConflicts?: (agentId: string) => Promise<readonly InspectorConflict[]>;
   /** Facts about the store for the backlog page. */
   readonly about?: () => Promise<InspectorAbout> | InspectorAbout;
 }

@@ -1,16 +1,8 @@
 /** Open conflicts side by side with the facade's corrections, and the confirmation step of every change. */
-import type { MemoryItem } from '@engram/memory';
+import type { MemoryConflict, MemoryItem } from '@engram/memory';
 import { esc, fieldText, href, userText, when } from './html.js';
 import { hiddenScope, type PageContext, scopeParams } from './layout.js';
 import type { MessageKey } from './messages.js';
-import type { InspectorConflict } from './source.js';
-
-/** One open conflict with both sides as this scope sees them. */
-export interface ConflictPair {
-  readonly link: InspectorConflict;
-  readonly older: MemoryItem;
-  readonly newer: MemoryItem;
-}
 
 function side(ctx: PageContext, label: string, item: MemoryItem, other: MemoryItem): string {
   const { t } = ctx;
@@ -37,17 +29,16 @@ ${hiddenScope(ctx)}<input type="hidden" name="op" value="forget"><input type="hi
 </div>`;
 }
 
-/** The conflicts page; `pairs` null when the source lists no conflicts. */
-export function renderConflicts(ctx: PageContext, pairs: readonly ConflictPair[] | null): string {
+/** The conflicts page: the scope's open conflicts (`memory.conflicts`), both sides with their corrections. */
+export function renderConflicts(ctx: PageContext, pairs: readonly MemoryConflict[]): string {
   const { t } = ctx;
   const hint = `<p class="muted">${esc(t('conflicts.hint'))}</p>`;
-  if (pairs === null) return `${hint}<p class="empty">${esc(t('conflicts.unavailable'))}</p>`;
   if (pairs.length === 0)
     return `${hint}<p class="empty" data-testid="conflicts-empty">${esc(t('conflicts.empty'))}</p>`;
   const items = pairs
     .map(
-      ({ link, older, newer }) => `<section class="conflict" data-testid="conflict">
-<p class="muted">${esc(t('conflicts.reason', { reason: link.reason }))} · ${esc(when(link.createdAt))}</p>
+      ({ reason, createdAt, older, newer }) => `<section class="conflict" data-testid="conflict">
+<p class="muted">${esc(t('conflicts.reason', { reason }))} · ${esc(when(createdAt))}</p>
 <div class="sides">${side(ctx, t('conflicts.older'), older, newer)}${side(ctx, t('conflicts.newer'), newer, older)}</div>
 </section>`,
     )

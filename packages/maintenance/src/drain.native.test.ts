@@ -187,6 +187,11 @@ describe('embedding drain over a real store', () => {
     expect(first.outcome).toBe('completed');
     const nan = await store.getMemory('a', inserted[1]?.id ?? '');
     expect(nan).toMatchObject({ embeddingState: 'error', embeddingAttempts: 1 });
+    // Each failed row keeps why: an unusable vector is the drain's own code.
+    expect((await store.listFailedEmbeddings('a')).map((f) => f.errorCode)).toEqual([
+      'ENGRAM_EMBEDDING_MALFORMED_VECTOR',
+      'ENGRAM_EMBEDDING_MALFORMED_VECTOR',
+    ]);
     // Still broken: retried once more (attempt 2), then no longer.
     const second = await drain.run({ agentId: 'a' });
     expect(second.transitions).toEqual({ ready: 0, error: 2, ftsOnly: 0, stale: 0 });
@@ -214,6 +219,10 @@ describe('embedding drain over a real store', () => {
     const first = await drain.run({ agentId: 'a' });
     // Failed once; not retried within the same run.
     expect(first).toMatchObject({ outcome: 'completed', batches: 1, transitions: { error: 5, ready: 0 } });
+    // An untyped failure keeps no code (never its message): the rows read `unknown`.
+    expect(new Set((await store.listFailedEmbeddings('a')).map((f) => f.errorCode))).toEqual(
+      new Set(['unknown']),
+    );
     fail = false;
     const second = await drain.run({ agentId: 'a' });
     expect(second).toMatchObject({ batches: 1, transitions: { ready: 5, error: 0 } });
@@ -379,6 +388,11 @@ describe('embedding drain over a real store', () => {
       embeddingState: 'error',
       embeddingAttempts: 1,
     });
+    // The provider's typed code is kept with each failed row.
+    const failed = await store.listFailedEmbeddings('a');
+    expect(failed.map((f) => [f.errorCode, f.attempts])).toHaveLength(2);
+    expect(new Set(failed.map((f) => f.errorCode)).size).toBe(1);
+    expect(failed[0]?.errorCode).toMatch(/^ENGRAM_[A-Z_]+$/);
     expect(gateway.stats().failures.embedding).toBe(2);
     // The batch report carries its size, its duration on the injected clock and the real transitions.
     expect(reports).toEqual([

@@ -1,11 +1,25 @@
 import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from '@engram/contracts';
 import { engramErrorCode } from '@engram/contracts/errors';
-import type { EmbeddingCommitResult, EmbeddingOutcome, PendingEmbedding } from '@engram/store';
+import {
+  type EmbeddingCommitResult,
+  type EmbeddingOutcome,
+  MALFORMED_VECTOR_ERROR,
+  type PendingEmbedding,
+} from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
 import { checkIdArgument, EngramMaintenanceError, isLocalRejection } from './errors.js';
 import type { EmbedderPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
 import type { DrainStore } from './store-ports.js';
+
+/** The longest error code the store keeps (`@engram/store`'s rule); a longer one is not kept. */
+const MAX_CODE_LENGTH = 64;
+
+/** A failed embed call's typed code when it has one the store keeps, else undefined. */
+function embeddingErrorCode(error: unknown): string | undefined {
+  const code = engramErrorCode(error);
+  return code !== undefined && code.length <= MAX_CODE_LENGTH ? code : undefined;
+}
 
 /** Construction of an embedding drain. */
 export interface EmbeddingDrainConfig {
@@ -186,7 +200,15 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
     } catch (error) {
       if (signal?.aborted === true) return { stop: 'cancelled' };
       if (isLocalRejection(error)) return { stop: 'deferred' };
-      return { outcomes: rows.map((r) => ({ ...target(r), state: 'error' as const })) };
+      // The embedder's typed code is kept with each row (never its message); an untyped failure keeps none.
+      const code = embeddingErrorCode(error);
+      return {
+        outcomes: rows.map((r) => ({
+          ...target(r),
+          state: 'error' as const,
+          ...(code === undefined ? {} : { code }),
+        })),
+      };
     }
     if (signal?.aborted === true) return { stop: 'cancelled' };
     const dims = embedder.profile.dimensions;
@@ -198,7 +220,7 @@ export function createEmbeddingDrain(config: EmbeddingDrainConfig): EmbeddingDra
         if (kind === 'ok') return { ...target(r), state: 'ready', vector: v as Float32Array };
         // An all-zero vector carries no signal (cosine is undefined): the row is lexical-only, not an error.
         if (kind === 'zero') return { ...target(r), state: 'ftsOnly' };
-        return { ...target(r), state: 'error' };
+        return { ...target(r), state: 'error', code: MALFORMED_VECTOR_ERROR };
       }),
     };
   }

@@ -5,8 +5,14 @@ import { CHUNK_BUDGET, type MemoryRecord } from '@engram/store';
 import type { Engine } from './engine.js';
 import { EngramMemoryError } from './errors.js';
 
-/** The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. */
-export function backgroundDrain(engine: Engine): {
+/**
+ * The background drain: one loop at a time; `flush` waits for it; `stop` ends it after its current run. With
+ * `automatic` false, `kick` starts nothing: only `flush` runs the drain (a memory opened for looking).
+ */
+export function backgroundDrain(
+  engine: Engine,
+  automatic = true,
+): {
   kick(): void;
   flush(): Promise<void>;
   stop(): Promise<void>;
@@ -16,7 +22,7 @@ export function backgroundDrain(engine: Engine): {
   let stopped = false;
   const stopping = new AbortController();
   let failure: unknown = null;
-  const kick = (): void => {
+  const start = (): void => {
     if (stopped) return;
     if (running !== null) {
       again = true;
@@ -37,9 +43,11 @@ export function backgroundDrain(engine: Engine): {
       });
   };
   return {
-    kick,
+    kick: () => {
+      if (automatic) start();
+    },
     async flush() {
-      kick();
+      start();
       while (running !== null) await running;
       if (failure !== null) {
         const error = failure;

@@ -20,6 +20,14 @@ export type {
   VectorIndexProgress,
 } from '@engram/store';
 export { EngramStoreError, isEngramStoreError } from '@engram/store';
+export type {
+  ConflictsOptions,
+  EmbeddingFailure,
+  EmbeddingFailuresOptions,
+  MemoryConflict,
+  SessionInfo,
+  SessionsOptions,
+} from './backlog.js';
 export type { EmbedderOption } from './engine.js';
 export type { EngramMemoryErrorCode } from './errors.js';
 export {

@@ -6,6 +6,7 @@
 import type { MaintenancePassResult } from '@engram/maintenance';
 import { correctMemory } from '@engram/tools';
 import { backgroundDrain, embedNow } from './background.js';
+import { embeddingFailureList, openConflicts, sessionList } from './backlog.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
 import { type Engine, openEngine } from './engine.js';
 import type { EntryScope } from './entries.js';
@@ -27,8 +28,10 @@ import {
   CALL_TOOL_KEYS,
   CHANGE_KEYS,
   CLEAR_MESSAGES_KEYS,
+  CONFLICTS_KEYS,
   CONTEXT_KEYS,
   EXPORT_KEYS,
+  FAILURES_KEYS,
   FORGET_KEYS,
   HEALTH_KEYS,
   IMPORT_KEYS,
@@ -39,6 +42,7 @@ import {
   RERANK_KEYS,
   SCOPE_KEYS,
   SEARCH_KEYS,
+  SESSIONS_KEYS,
   UPDATE_KEYS,
 } from './option-keys.js';
 import { exportForUser, scopedFilter, storeScope, userOf } from './scope.js';
@@ -88,7 +92,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
     ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
   });
-  const drain = backgroundDrain(engine);
+  const drain = backgroundDrain(engine, config.backgroundDrain !== false);
   let closed = false;
   const open = (): Engine => {
     if (closed) throw new EngramMemoryError('ENGRAM_MEMORY_CLOSED', 'the memory is closed');
@@ -537,6 +541,21 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
       const o = checkOptions(options, 'options', CLEAR_MESSAGES_KEYS);
       const agentId = agentOf(o, defaultAgent);
       await clearSession(open(), agentId, checkSession(o.sessionId), userOf(o, defaultUser));
+    },
+
+    async conflicts(options) {
+      const o = checkOptions(options, 'options', CONFLICTS_KEYS);
+      return openConflicts(open(), agentOf(o, defaultAgent), userOf(o, defaultUser), o.limit);
+    },
+
+    async sessions(options) {
+      const o = checkOptions(options, 'options', SESSIONS_KEYS);
+      return sessionList(open(), agentOf(o, defaultAgent), userOf(o, defaultUser), o);
+    },
+
+    async embeddingFailures(options) {
+      const o = checkOptions(options, 'options', FAILURES_KEYS);
+      return embeddingFailureList(open(), agentOf(o, defaultAgent), userOf(o, defaultUser), o);
     },
 
     async flush() {

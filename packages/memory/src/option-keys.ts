@@ -5,6 +5,7 @@
  * not exist.
  */
 import type { RerankConfig } from '@engram/retrieval';
+import type { ConflictsOptions, EmbeddingFailuresOptions, SessionsOptions } from './backlog.js';
 import type {
   AddOptions,
   CallToolOptions,
@@ -92,3 +93,16 @@ export const CLEAR_MESSAGES_KEYS: readonly (keyof ClearMessagesOptions)[] = [
 export const EXPORT_KEYS: readonly (keyof ExportOptions)[] = ['agentId', 'userId', 'sessionId', 'vectors'];
 export const IMPORT_KEYS: readonly (keyof ImportOptions)[] = ['agentId', 'keepAges', 'onProgress'];
 export const RERANK_KEYS: readonly (keyof RerankConfig)[] = ['model', 'candidates', 'timeoutMs'];
+export const CONFLICTS_KEYS: readonly (keyof ConflictsOptions)[] = ['agentId', 'userId', 'limit'];
+export const SESSIONS_KEYS: readonly (keyof SessionsOptions)[] = [
+  'agentId',
+  'userId',
+  'limit',
+  'afterSessionId',
+];
+export const FAILURES_KEYS: readonly (keyof EmbeddingFailuresOptions)[] = [
+  'agentId',
+  'userId',
+  'limit',
+  'afterId',
+];

@@ -36,6 +36,22 @@ async function codeOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+it('conflicts, sessions and embedding failures read the same on a PostgreSQL URL', async () => {
+  const memory = await createMemory({ path: server.url, embedder: 'deterministic', agentId: 'coder' });
+  try {
+    await memory.add('The staging API port is 8080', { userId: 'alice' });
+    await memory.add('The staging API port is 9090', { userId: 'alice' });
+    expect((await memory.conflicts()).map((c) => c.newer.content)).toEqual(['The staging API port is 9090']);
+    expect(await memory.conflicts({ userId: 'bob' })).toEqual([]);
+    await memory.add([{ role: 'user', content: 'Which port?' }], { sessionId: 'chat-1', userId: 'alice' });
+    expect((await memory.sessions()).map((x) => [x.sessionId, x.entries])).toEqual([['chat-1', 1]]);
+    expect(await memory.sessions({ userId: 'bob' })).toEqual([]);
+    expect(await memory.embeddingFailures()).toEqual([]);
+  } finally {
+    await memory.close();
+  }
+}, 60_000);
+
 it('add, search, update, history and delete work on a PostgreSQL URL as on a file', async () => {
   const memory = await createMemory({ path: server.url, embedder: 'deterministic' });
   try {

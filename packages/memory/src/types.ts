@@ -11,6 +11,14 @@ import type {
   VectorIndexOptions,
   VectorIndexProgress,
 } from '@engram/store';
+import type {
+  ConflictsOptions,
+  EmbeddingFailure,
+  EmbeddingFailuresOptions,
+  MemoryConflict,
+  SessionInfo,
+  SessionsOptions,
+} from './backlog.js';
 import type { EmbedderOption } from './engine.js';
 
 /** Options of {@link createMemory}. */
@@ -65,6 +73,12 @@ export interface MemoryConfig {
    * reranker sees the query and the memories' text only.
    */
   readonly rerank?: RerankConfig;
+  /**
+   * Embed in the background (default true): rows an earlier process left pending are embedded from the open
+   * on, and `ingest` and `import` start the drain. `false` opens for looking — nothing runs until a call asks:
+   * `add` and `update` still embed what they write, and `flush()` runs the drain. The inspector opens so.
+   */
+  readonly backgroundDrain?: boolean;
 }
 
 /**
@@ -445,6 +459,15 @@ export interface Memory {
    * the log keeps every entry (its memories stay searchable, export carries them); `deleteAll` forgets.
    */
   clearMessages(options?: ClearMessagesOptions): Promise<void>;
+  /**
+   * The scope's open contradictions: two current facts that say different things, both sides as the scope
+   * sees them (a user sees only conflicts between the agent's memories and its own, never another user's).
+   */
+  conflicts(options?: ConflictsOptions): Promise<readonly MemoryConflict[]>;
+  /** The scope's logged conversations by session id, with their entry counts and first and last times. */
+  sessions(options?: SessionsOptions): Promise<readonly SessionInfo[]>;
+  /** The scope's memories whose embedding failed, by id, each with the embedder's error code and attempts. */
+  embeddingFailures(options?: EmbeddingFailuresOptions): Promise<readonly EmbeddingFailure[]>;
   /** Waits until the background drain has embedded every pending row (or stopped making progress). */
   flush(): Promise<void>;
   /** Stops the background drain after its current batch and closes the file (idempotent). */

@@ -111,18 +111,20 @@ async function setState(
   rid: number,
   state: 'ready' | 'error' | 'ftsOnly',
   awaiting: boolean,
+  code?: string,
 ): Promise<boolean> {
   const set =
     state === 'ready'
       ? "embedding_state = 'ready', embedding_fingerprint = $2"
       : state === 'error'
-        ? "embedding_state = 'error', embedding_fingerprint = NULL, embedding_attempts = embedding_attempts + 1"
+        ? `embedding_state = 'error', embedding_fingerprint = NULL, embedding_attempts = embedding_attempts + 1,
+           embedding_error = $2::text, embedding_failed_at = ${SERVER_NOW}`
         : "embedding_state = 'ftsOnly', embedding_fingerprint = NULL";
   const changed = await ctx.run(
     db,
     'write',
     `UPDATE memories SET ${set}, lease_owner = NULL, lease_until = NULL WHERE rid = $1${awaiting ? ` AND ${AWAITING}` : ''}`,
-    state === 'ready' ? [rid, ctx.fingerprint] : [rid],
+    state === 'ready' ? [rid, ctx.fingerprint] : state === 'error' ? [rid, code ?? null] : [rid],
   );
   return changed === 1;
 }
@@ -176,7 +178,7 @@ export function commitEmbeddings(
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(async (db) => {
-      const chunked = new Map<number, { agentId: string; failed: boolean }>();
+      const chunked = new Map<number, { agentId: string; failed: boolean; code?: string }>();
       for (const o of outcomes) {
         const row = (
           await ctx.q<CommitRow>(
@@ -207,12 +209,16 @@ export function commitEmbeddings(
           }
           result[o.state] += 1;
           const entry = chunked.get(rid) ?? { agentId: row.agent_id, failed: false };
-          if (o.state === 'error') entry.failed = true;
+          if (o.state === 'error') {
+            entry.failed = true;
+            // The first failed chunk's code is the memory's.
+            if (o.code !== undefined) entry.code ??= o.code;
+          }
           chunked.set(rid, entry);
           continue;
         }
         // Only a row still waiting moves (another worker may have settled it since this one read it).
-        if (!(await setState(ctx, db, rid, o.state, true))) {
+        if (!(await setState(ctx, db, rid, o.state, true, o.state === 'error' ? o.code : undefined))) {
           result.stale += 1;
           continue;
         }
@@ -221,9 +227,9 @@ export function commitEmbeddings(
           await ctx.run(db, 'vector', 'DELETE FROM memory_vectors WHERE key = $1', [rid]);
         if (o.state === 'ready') await writeVector(ctx, db, rid, rid, row.agent_id, o.vector);
       }
-      for (const [rid, { failed }] of chunked) {
+      for (const [rid, { failed, code }] of chunked) {
         if (failed) {
-          await setState(ctx, db, rid, 'error', false);
+          await setState(ctx, db, rid, 'error', false, code);
           continue;
         }
         const counts = (

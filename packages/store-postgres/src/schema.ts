@@ -15,6 +15,7 @@ import {
   TOKENIZER_DESCRIPTION,
 } from '@engram/store/port-kit';
 import type pg from 'pg';
+import { EMBEDDING_ERROR_MIGRATION_SQL } from './backlog.js';
 import type { PgContext } from './context.js';
 
 /** The advisory lock key that serialises migrations (an arbitrary constant: "engram" in ASCII). */
@@ -256,6 +257,11 @@ ALTER TABLE memory_history ADD COLUMN IF NOT EXISTS user_id text DEFAULT '';
 UPDATE memory_history h SET user_id = m.user_id FROM memories m
   WHERE h.user_id = '' AND m.agent_id = h.agent_id AND m.id = h.memory_id;
 `,
+  },
+  {
+    // A failed embedding keeps the embedder's error code and when it failed (\`backlog.ts\`).
+    version: 7,
+    sql: EMBEDDING_ERROR_MIGRATION_SQL,
   },
 ];
 

@@ -4,6 +4,7 @@
  * (`context.ts`), named in the slice table below. It behaves as the SQLite store does (the shared conformance
  * suite runs against both); the differences are listed in the package README and tested.
  */
+
 import { randomUUID } from 'node:crypto';
 import { type EmbeddingProfile, EngramStoreError, type MemoryStore } from '@engram/store';
 import {
@@ -15,6 +16,7 @@ import {
   timeOrderedId,
 } from '@engram/store/port-kit';
 import pg from 'pg';
+import * as backlog from './backlog.js';
 import { checkConfig, type PostgresMemoryStoreConfig } from './config.js';
 
 export type { PostgresMemoryStoreConfig } from './config.js';
@@ -57,6 +59,8 @@ const PG_SLICES: StoreSlices<PgContext> = {
   ...lease,
   ...events,
   ...skills,
+  listFailedEmbeddings: backlog.listFailedEmbeddings,
+  listSessionSummaries: backlog.listSessionSummaries,
   searchLexical,
   searchVector,
   history,

@@ -7,6 +7,7 @@ import { likeText, TOKENIZER_DESCRIPTION } from '@engram/store/port-kit';
 import { LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
 import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexical-postings.js';
 import type { SqliteDatabase } from './native.js';
+import { addEmbeddingErrorColumns } from './sqlite/backlog.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
 import { addUserKeys } from './sqlite/user-keys-migration.js';
@@ -376,6 +377,13 @@ ${USER_HASH_INDEX_SQL}`);
         .get();
       if (has === undefined) db.exec(`ALTER TABLE memory_history ADD COLUMN user_id TEXT DEFAULT ''`);
       db.exec(HISTORY_USER_BACKFILL_SQL);
+    },
+  },
+  {
+    // A failed embedding keeps the embedder's error code and when it failed (`sqlite/backlog.ts`).
+    version: 17,
+    up(db: SqliteDatabase): void {
+      addEmbeddingErrorColumns(db);
     },
   },
 ];

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { MemoryStore, StoreSlices } from '@engram/store/port-kit';
 import { isEngramStoreError, MemoryStoreFacade } from '@engram/store/port-kit';
 import { TOKENIZER_DESCRIPTION } from './schema.js';
+import * as backlog from './sqlite/backlog.js';
 import { classifySqliteError } from './sqlite/classify.js';
 import type { SqliteMemoryStoreConfig, SqliteMemoryStoreInfo, StoreAccess } from './sqlite/config.js';
 import { isValidKey, keyBytes } from './sqlite/config.js';
@@ -70,6 +71,8 @@ function sqliteSlices(leaseOwner: string): StoreSlices<StoreContext> {
     ...events,
     ...skills,
     ...healthSlice,
+    listFailedEmbeddings: backlog.listFailedEmbeddings,
+    listSessionSummaries: backlog.listSessionSummaries,
     searchLexical,
     searchVector: (ctx, query) => searchVector(ctx, query, ctx.vectorWorker?.offload),
     history,

@@ -1,13 +1,14 @@
 /**
  * The input rule of `commitEmbeddings`, shared by every store that implements the port.
  */
+import { checkEmbeddingErrorCode } from './backlog-reads.js';
 import { EngramStoreError, invalidInput } from './errors.js';
 import type { EmbeddingOutcome, EmbeddingProfile } from './types.js';
 import { validateId, validateInteger, validateVector } from './validate.js';
 
 /**
  * Checks a batch of embedding outcomes against the store's embedder profile: ids, chunk indexes and revisions,
- * no item named twice, and a vector of the profile's dimensions for every `ready` one. Throws the store's
+ * no item named twice, an error code of the shape `ENGRAM_…` (never a message) on an `error` one, and a vector of the profile's dimensions for every `ready` one. Throws the store's
  * typed error; writes nothing.
  */
 export function checkEmbeddingOutcomes(
@@ -32,7 +33,9 @@ export function checkEmbeddingOutcomes(
         );
       }
       validateVector(o.vector, profile.dimensions, `outcomes[${i}].vector`);
-    } else if (o.state !== 'error' && o.state !== 'ftsOnly') {
+    } else if (o.state === 'error') {
+      checkEmbeddingErrorCode(o.code, `outcomes[${i}].code`);
+    } else if (o.state !== 'ftsOnly') {
       throw invalidInput(`outcomes[${i}].state must be ready, error or ftsOnly`);
     }
   }

@@ -8,6 +8,7 @@
  */
 
 export * from './adapter-context.js';
+export * from './backlog-reads.js';
 export * from './bm25.js';
 export * from './bm25-plan.js';
 /** The rules both adapters follow, by slice: each a namespace of pure functions (see its module). */

@@ -47,6 +47,8 @@ const METHODS = [
   'listPendingEmbeddings',
   'commitEmbeddings',
   'countEmbeddingBacklog',
+  'listFailedEmbeddings',
+  'listSessionSummaries',
   'resetEmbeddings',
   'repairEmbeddingIntegrity',
   'pruneOrphanedVectors',

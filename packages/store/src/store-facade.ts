@@ -242,6 +242,18 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   countEmbeddingBacklog(): ForwardedResult<'countEmbeddingBacklog'> {
     return this.#slices.countEmbeddingBacklog(this.#ctx);
   }
+  /** The agent's rows whose embedding failed, each with its error code (see `backlog-reads.ts`). */
+  listFailedEmbeddings(
+    ...args: Parameters<MemoryStore['listFailedEmbeddings']>
+  ): ForwardedResult<'listFailedEmbeddings'> {
+    return this.#slices.listFailedEmbeddings(this.#ctx, ...args);
+  }
+  /** The agent's sessions with their entry counts and times (see `backlog-reads.ts`). */
+  listSessionSummaries(
+    ...args: Parameters<MemoryStore['listSessionSummaries']>
+  ): ForwardedResult<'listSessionSummaries'> {
+    return this.#slices.listSessionSummaries(this.#ctx, ...args);
+  }
   /** The explicit re-index: drops every vector, rebinds to `profile` (or none), resets every row to `pending`. */
   resetEmbeddings(profile: EmbeddingProfile | null): Promise<void> {
     return this.#slices.resetEmbeddings(this.#ctx, profile);

@@ -11,6 +11,7 @@
 import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts/enums';
 import type { StoreHealthDto, StoreIntegrityDto } from '@engram/contracts/health';
 import type { MemoryFilter } from '@engram/contracts/rules';
+import type { BacklogReadSlice, EmbeddingErrorOutcome } from './backlog-reads.js';
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 import type { MaintenanceLeaseSlice } from './lease-types.js';
@@ -281,7 +282,7 @@ export type EmbeddingOutcome =
       readonly vector: Float32Array;
       readonly chunk?: number;
     }
-  | { readonly id: string; readonly revision: number; readonly state: 'error'; readonly chunk?: number }
+  | EmbeddingErrorOutcome
   | { readonly id: string; readonly revision: number; readonly state: 'ftsOnly'; readonly chunk?: number };
 
 /** The real transitions an embedding commit made. `stale` rows changed revision (or vanished) meanwhile. */
@@ -592,4 +593,5 @@ export interface MemoryStore
     SkillSlice,
     MemoryHealthSlice,
     MemoryIntegritySlice,
-    MemoryFactsSlice {}
+    MemoryFactsSlice,
+    BacklogReadSlice {}

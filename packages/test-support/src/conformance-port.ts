@@ -14,6 +14,7 @@ export interface ConformanceEvent {
   readonly toolName?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly createdAt?: number;
+  readonly userId?: string;
 }
 
 /** A memory as the suite writes it (the port's `NewMemory`, the fields the suite sets). */
@@ -87,6 +88,8 @@ export type ConformanceOutcome =
       readonly revision: number;
       readonly state: 'error' | 'ftsOnly';
       readonly chunk?: number;
+      /** An `error` outcome's code (`ENGRAM_…`). */
+      readonly code?: string;
     };
 
 /** The store port with every slice the suites use. */
@@ -301,6 +304,30 @@ export interface ConformancePort extends ConformanceStore {
   listSessions(
     agentId: string,
   ): Promise<readonly { readonly sessionId: string; readonly lastSeq: number; readonly cursor: number }[]>;
+  listFailedEmbeddings(
+    agentId: string,
+    options?: { readonly forUser?: string; readonly limit?: number; readonly afterId?: string },
+  ): Promise<
+    readonly {
+      readonly id: string;
+      readonly agentId: string;
+      readonly userId: string | null;
+      readonly errorCode: string;
+      readonly attempts: number;
+      readonly failedAt: number | null;
+    }[]
+  >;
+  listSessionSummaries(
+    agentId: string,
+    options?: { readonly forUser?: string; readonly limit?: number; readonly afterSessionId?: string },
+  ): Promise<
+    readonly {
+      readonly sessionId: string;
+      readonly entries: number;
+      readonly firstAt: number;
+      readonly lastAt: number;
+    }[]
+  >;
   ingestBatch(batch: {
     readonly agentId: string;
     readonly sessionId: string;

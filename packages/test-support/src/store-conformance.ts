@@ -12,6 +12,7 @@
  * whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeBacklogConformance } from './conformance-backlog.js';
 import { describeChunkConformance } from './conformance-chunks.js';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
@@ -212,6 +213,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeLeaseConformance(name, open);
   describeTransferConformance(name, open);
   describeScopeConformance(name, open);
+  describeBacklogConformance(name, open);
 
   describe(`store port conformance: ${name}`, () => {
     it(

@@ -120,6 +120,7 @@ function setState(
   rid: number,
   state: 'ready' | 'error' | 'ftsOnly',
   awaiting: boolean,
+  code?: string,
 ): boolean {
   const guard = awaiting ? ` AND ${AWAITING}` : '';
   if (state === 'ready') {
@@ -138,9 +139,10 @@ function setState(
         .stmt(
           'write',
           `UPDATE memories SET embedding_state = 'error', embedding_fingerprint = NULL,
-           embedding_attempts = embedding_attempts + 1 WHERE rid = ?${guard}`,
+           embedding_attempts = embedding_attempts + 1, embedding_error = ?, embedding_failed_at = ?
+           WHERE rid = ?${guard}`,
         )
-        .run(rid).changes === 1
+        .run(code ?? null, ctx.now(), rid).changes === 1
     );
   }
   return (
@@ -183,9 +185,9 @@ function commitChunk(ctx: StoreContext, row: CommitRow, o: EmbeddingOutcome & { 
  * A chunked memory's state after its chunks' outcomes: `error` when a chunk failed in this commit; else, once
  * no chunk is pending, `ready` when some chunk has a vector and `ftsOnly` when none has; else unchanged.
  */
-function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean): void {
+function settleChunked(ctx: StoreContext, row: CommitRow, failed: boolean, code?: string): void {
   if (failed) {
-    setState(ctx, row.rid, 'error', false);
+    setState(ctx, row.rid, 'error', false, code);
     return;
   }
   const counts = ctx
@@ -216,7 +218,7 @@ export function commitEmbeddings(
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(() => {
-      const chunked = new Map<number, { row: CommitRow; failed: boolean }>();
+      const chunked = new Map<number, { row: CommitRow; failed: boolean; code?: string }>();
       for (const o of outcomes) {
         const row = ctx
           .stmt('read', 'SELECT rid, agent_id, user_id, revision, chunk_count FROM memories WHERE id = ?')
@@ -238,12 +240,16 @@ export function commitEmbeddings(
           }
           result[o.state] += 1;
           const entry = chunked.get(row.rid) ?? { row, failed: false };
-          if (o.state === 'error') entry.failed = true;
+          if (o.state === 'error') {
+            entry.failed = true;
+            // The first failed chunk's code is the memory's.
+            if (o.code !== undefined) entry.code ??= o.code;
+          }
           chunked.set(row.rid, entry);
           continue;
         }
         // Only a row still waiting moves (another drain may have settled it since this one read it).
-        if (!setState(ctx, row.rid, o.state, true)) {
+        if (!setState(ctx, row.rid, o.state, true, o.state === 'error' ? o.code : undefined)) {
           result.stale += 1;
           continue;
         }
@@ -251,7 +257,7 @@ export function commitEmbeddings(
         deleteVector(ctx, row.rid);
         if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, row.user_id, o.vector);
       }
-      for (const { row, failed } of chunked.values()) settleChunked(ctx, row, failed);
+      for (const { row, failed, code } of chunked.values()) settleChunked(ctx, row, failed, code);
       return result;
     });
   });
