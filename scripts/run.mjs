@@ -104,7 +104,12 @@ switch (command) {
     for (const dir of readdirSync(join(root, 'packages')).sort()) {
       const pkgFile = join(root, 'packages', dir, 'package.json');
       if (!existsSync(pkgFile) || JSON.parse(readFileSync(pkgFile, 'utf8')).private === true) continue;
-      must(pnpm, ['pack', '--pack-destination', packs], `packing packages/${dir}`, join(root, 'packages', dir));
+      must(
+        pnpm,
+        ['pack', '--pack-destination', packs],
+        `packing packages/${dir}`,
+        join(root, 'packages', dir),
+      );
     }
     log(`packed into ${packs}. In your project (Node 20+):`);
     log(`  npm install ${packs}/*.tgz`);
