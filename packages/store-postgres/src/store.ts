@@ -28,6 +28,7 @@ import * as healthSlice from './health.js';
 import { history } from './history.js';
 import { checkIntegrity } from './integrity.js';
 import * as lease from './lease.js';
+import * as beats from './process-beats.js';
 import * as lifecycle from './lifecycle.js';
 import * as read from './read.js';
 import { migrate } from './schema.js';
@@ -55,6 +56,7 @@ const PG_SLICES: StoreSlices<PgContext> = {
   ...embedding,
   ...healthSlice,
   ...lease,
+  ...beats,
   ...events,
   ...skills,
   searchLexical,

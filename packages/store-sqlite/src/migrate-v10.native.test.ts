@@ -104,9 +104,9 @@ describe('schema v9 → v10', () => {
       raw.close();
     }
 
-    expect(SCHEMA_VERSION).toBe(16);
+    expect(SCHEMA_VERSION).toBe(17);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(16);
+    expect(store.info.schemaVersion).toBe(17);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(wrongLengths(path)).toBe(0);

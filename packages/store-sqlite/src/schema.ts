@@ -9,6 +9,7 @@ import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexica
 import type { SqliteDatabase } from './native.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
+import { PROCESS_BEATS_TABLE_SQL } from './sqlite/process-beats.js';
 import { addUserKeys } from './sqlite/user-keys-migration.js';
 
 export { TOKENIZER_DESCRIPTION };
@@ -376,6 +377,15 @@ ${USER_HASH_INDEX_SQL}`);
         .get();
       if (has === undefined) db.exec(`ALTER TABLE memory_history ADD COLUMN user_id TEXT DEFAULT ''`);
       db.exec(HISTORY_USER_BACKFILL_SQL);
+    },
+  },
+  {
+    // Process beats (`sqlite/process-beats.ts`): each process that has the file open for writing keeps one row
+    // with its content-free diagnostics snapshot, so a health page served by any process shows them all. A new
+    // table only; an older Engram ignores it.
+    version: 17,
+    up(db: SqliteDatabase): void {
+      db.exec(PROCESS_BEATS_TABLE_SQL);
     },
   },
 ];

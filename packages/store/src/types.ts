@@ -14,6 +14,7 @@ import type { MemoryFilter } from '@engram/contracts/rules';
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 import type { MaintenanceLeaseSlice } from './lease-types.js';
+import type { ProcessBeatSlice } from './process-beats.js';
 import type { UserScope } from './scope.js';
 import type { SessionReadSlice } from './session-read.js';
 
@@ -31,6 +32,14 @@ export type { MemoryFilter, MetadataCondition, MetadataScalar } from '@engram/co
 import type { ChunkSpan } from './chunking.js';
 
 export type { ClaimMaintenanceOptions, MaintenanceClaim, MaintenanceLeaseSlice } from './lease-types.js';
+export type {
+  ContentFreeObject,
+  ContentFreeValue,
+  ProcessBeat,
+  ProcessBeatInput,
+  ProcessBeatList,
+  ProcessBeatSlice,
+} from './process-beats.js';
 
 /**
  * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
@@ -584,6 +593,7 @@ export interface MemoryIntegritySlice {
 /** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */
 export interface MemoryStore
   extends MaintenanceLeaseSlice,
+    ProcessBeatSlice,
     MemoryReadSlice,
     MemoryWriteSlice,
     MemoryLifecycleSlice,
