@@ -84,6 +84,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
     ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
+    ...(config.processBeat === undefined ? {} : { processBeat: config.processBeat }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;
