@@ -4,7 +4,7 @@
  * process (a read-only `engram serve` included) shows every live process's runtime figures.
  *
  * What a beat may hold is checked on the way in and again on the way out: a snapshot is JSON of plain objects
- * whose keys are short identifiers (`[A-Za-z][A-Za-z0-9]*`) and whose values are finite numbers, booleans or
+ * whose keys are short identifiers (`[A-Za-z][A-Za-z0-9_]*`) and whose values are finite numbers, booleans or
  * null — no strings, no arrays — so no memory text, query, SQL, path or connection string can be stored. A
  * reader never throws on a row it reads: a malformed, oversized or expired row is skipped (and counted).
  */
@@ -27,7 +27,7 @@ function utf8Length(text: string): number {
   return encoder.encode(text).byteLength;
 }
 
-const KEY = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+const KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const MAX_TIMESTAMP_MS = 8.64e15;
 
 /** A content-free JSON value: a finite number, a boolean, null, or an object of such values. */
