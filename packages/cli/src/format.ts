@@ -331,11 +331,17 @@ export function formatIntegrity(
 
 /** The whole `engram health` table. */
 export function formatHealth(dto: HealthDto, scope: string): string {
+  // With the processes listed and no agent asked for, the runtime figures are their totals.
+  const live = dto.processes?.list.length;
+  const whose =
+    live === undefined || dto.runtime.agentId !== null
+      ? 'this process only'
+      : `totals of ${live} live process${live === 1 ? '' : 'es'} using the file`;
   return [
     `Store (${scope})`,
     formatStoreHealth(dto),
     '',
-    'Runtime diagnostics (this process only)',
+    `Runtime diagnostics (${whose})`,
     formatDiagnostics(dto.runtime),
   ].join('\n');
 }

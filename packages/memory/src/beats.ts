@@ -16,7 +16,7 @@ import {
   type ProcessesDto,
   processSnapshotSchema,
 } from '@engram/diagnostics';
-import type { ContentFreeObject, ProcessBeatSlice } from '@engram/store';
+import type { ProcessBeatSlice } from '@engram/store';
 import { EngramMemoryError } from './errors.js';
 
 /** The environment variable that sets the beat interval in ms (tests use a short one). */
@@ -64,6 +64,9 @@ export function processBeatSettings(
   const keepaliveMs = intervalMs * 5;
   return { intervalMs, keepaliveMs, ttlMs: keepaliveMs * 3 + intervalMs };
 }
+
+/** The snapshot type the store port takes (content-free JSON). */
+type StoredSnapshot = Parameters<Required<ProcessBeatSlice>['publishProcessBeat']>[0]['snapshot'];
 
 type BeatStore = Required<Pick<ProcessBeatSlice, 'publishProcessBeat' | 'removeProcessBeat'>> &
   Pick<ProcessBeatSlice, 'listProcessBeats'>;
@@ -113,7 +116,7 @@ export function startProcessBeats(
         processId,
         startedAt,
         ttlMs: settings.ttlMs,
-        snapshot: snapshot as unknown as ContentFreeObject,
+        snapshot: snapshot as unknown as StoredSnapshot,
       })
       .then(
         () => {

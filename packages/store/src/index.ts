@@ -101,19 +101,5 @@ export type {
   VectorQuery,
   VectorWarmupOutcome,
 } from './types.js';
-export type {
-  ContentFreeObject,
-  ContentFreeValue,
-  ProcessBeat,
-  ProcessBeatInput,
-  ProcessBeatList,
-  ProcessBeatSlice,
-} from './process-beats.js';
-export {
-  isContentFreeObject,
-  MAX_PROCESS_BEAT_TTL_MS,
-  MAX_PROCESS_BEATS_LISTED,
-  MAX_PROCESS_SNAPSHOT_BYTES,
-  PROCESS_ID_PATTERN,
-} from './process-beats.js';
+export type { ProcessBeatSlice } from './process-beats.js';
 export { DEFAULT_MAX_CONTENT_LENGTH, MAX_METADATA_CHARS } from './validate.js';

@@ -8,6 +8,7 @@
  * null — no strings, no arrays — so no memory text, query, SQL, path or connection string can be stored. A
  * reader never throws on a row it reads: a malformed, oversized or expired row is skipped (and counted).
  */
+import { MAX_TIMESTAMP_MS } from '@engram/contracts';
 import { invalidInput } from './errors.js';
 
 /** Largest serialized snapshot a beat stores, in UTF-8 bytes (64 KiB). */
@@ -28,7 +29,6 @@ function utf8Length(text: string): number {
 }
 
 const KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-const MAX_TIMESTAMP_MS = 8.64e15;
 
 /** A content-free JSON value: a finite number, a boolean, null, or an object of such values. */
 export type ContentFreeValue = number | boolean | null | ContentFreeObject;
