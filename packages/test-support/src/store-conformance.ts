@@ -17,6 +17,7 @@ import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { describeFactsConformance } from './conformance-facts.js';
+import { describeProcessBeatConformance } from './conformance-beats.js';
 import { describeLeaseConformance } from './conformance-lease.js';
 import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';
@@ -210,6 +211,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
   describeLeaseConformance(name, open);
+  describeProcessBeatConformance(name, open);
   describeTransferConformance(name, open);
   describeScopeConformance(name, open);
 
