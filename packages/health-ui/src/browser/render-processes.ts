@@ -60,11 +60,11 @@ function processRow(row: ProcessRow, index: number, ctx: RenderContext): HTMLEle
     el(
       'th',
       { scope: 'row' },
-      el('code', { 'data-metric': `${base}.id` }, row.id.slice(0, 8)),
+      el('code', { 'data-derived': `${base}.id` }, row.id.slice(0, 8)),
       row.self ? el('span', { class: 'tag' }, ` ${t('processes.self')}`) : null,
     ),
-    cell(fmt.time(num(row.startedAt)), `${base}.startedAt`),
-    cell(fmt.time(num(row.beatAt)), `${base}.beatAt`),
+    cell(fmt.time(num(row.startedAt)), `${base}.startedAt`, true),
+    cell(fmt.time(num(row.beatAt)), `${base}.beatAt`, true),
     cell(fmt.count(sums.searches), `${base}.searches`, true),
     cell(fmt.ms(num(search?.p50)), `${base}.runtime.agent.retrieval.search.latency.total.p50`),
     cell(fmt.ms(num(search?.p95)), `${base}.runtime.agent.retrieval.search.latency.total.p95`),
@@ -101,7 +101,7 @@ export function renderProcesses(processes: Processes, ctx: RenderContext): HTMLE
       ? null
       : el(
           'p',
-          { class: 'quiet', 'data-metric': 'processes.skipped' },
+          { class: 'quiet', 'data-derived': 'processes.skipped' },
           t('processes.skipped', { count: fmt.count(skipped) }),
         ),
   );
