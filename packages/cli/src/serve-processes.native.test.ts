@@ -77,9 +77,11 @@ function others(dto: HealthDto): NonNullable<HealthDto['processes']>['list'] {
 function rowsInFile(): string[] {
   const raw = openDatabase(db, { loadVectorExtension: false, readonly: true });
   try {
-    return (raw.prepare('SELECT process_id FROM process_beats ORDER BY process_id').all() as {
-      process_id: string;
-    }[]).map((r) => r.process_id);
+    return (
+      raw.prepare('SELECT process_id FROM process_beats ORDER BY process_id').all() as {
+        process_id: string;
+      }[]
+    ).map((r) => r.process_id);
   } finally {
     raw.close();
   }
@@ -131,7 +133,10 @@ describe('engram serve shows every process using the file', () => {
     try {
       await search(client, 3);
       await expect
-        .poll(async () => others(await health()).map((p) => p.runtime.agent.retrieval.search.operations), POLL)
+        .poll(
+          async () => others(await health()).map((p) => p.runtime.agent.retrieval.search.operations),
+          POLL,
+        )
         .toEqual([3]);
       const dto = await health();
       const [server] = others(dto);
@@ -182,7 +187,10 @@ describe('engram serve shows every process using the file', () => {
       await search(later.client, 1);
       await expect.poll(() => rowsInFile().includes(killedId), POLL).toBe(false);
       await expect
-        .poll(async () => others(await health()).map((p) => p.runtime.agent.retrieval.search.operations), POLL)
+        .poll(
+          async () => others(await health()).map((p) => p.runtime.agent.retrieval.search.operations),
+          POLL,
+        )
         .toEqual([1]);
     } finally {
       await later.client.close();

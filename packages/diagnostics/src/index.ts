@@ -16,10 +16,10 @@ export {
   createCompositeRetrievalObserver,
   createCompositeStoreObserver,
 } from './compose.js';
-export { mergeSnapshots } from './merge.js';
 export type { EngramDiagnosticsErrorCode } from './errors.js';
 export {
   ENGRAM_DIAGNOSTICS_ERROR_CODES,
   EngramDiagnosticsError,
   isEngramDiagnosticsError,
 } from './errors.js';
+export { mergeSnapshots } from './merge.js';

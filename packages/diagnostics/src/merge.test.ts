@@ -19,7 +19,7 @@ function processSnapshot(searches: number, ms: number, at: number, circuit?: 'op
     });
   }
   if (circuit !== undefined) {
-    collector.retrievalObserver.onCircuitState({
+    collector.retrievalObserver.onCircuitState?.({
       state: circuit,
       failures: circuit === 'open' ? 5 : 0,
       opened: 1,
@@ -44,7 +44,11 @@ describe('mergeSnapshots: the totals of several processes', () => {
     expect(merged.agent.lastSeenAt).toBe(2_000);
     expect(merged.agent.tracked).toBe(true);
     // The circuit reported last (process b's, closed) stands; it is not added up with a's.
-    expect(merged.process.queryEmbeddingCircuit.state).toEqual({ closed: true, open: false, halfOpen: false });
+    expect(merged.process.queryEmbeddingCircuit.state).toEqual({
+      closed: true,
+      open: false,
+      halfOpen: false,
+    });
     expect(merged.process.queryEmbeddingCircuit.failures).toBe(0);
     expect(merged.process.collector.maxAgents).toBe(a.process.collector.maxAgents);
     // A gauge no process reported stays null; the merged snapshot is generated now, for all agents.

@@ -246,7 +246,9 @@ describe('privacy: snapshots carry numbers, booleans, timestamps and closed enum
         collector.maintenanceObserver.onDrainBatch?.(drain(agentId, i));
         if (i % 10 === 0) collector.maintenanceObserver.onMaintenancePass?.(pass(agentId, i));
       }
-      collector.maintenanceObserver.onExtractionQueue?.(withExtras({ depth: 2 + p, oldestAgeMs: 5 }, 'queue'));
+      collector.maintenanceObserver.onExtractionQueue?.(
+        withExtras({ depth: 2 + p, oldestAgeMs: 5 }, 'queue'),
+      );
       collector.storeObserver.onStatement?.(`SELECT '${canary('statement')}'` as never);
       return collector.snapshot();
     });
@@ -279,7 +281,8 @@ describe('privacy: snapshots carry numbers, booleans, timestamps and closed enum
     expect(served).not.toMatch(/SELECT|MATCH|stack|message/);
     // The figures are really there: summed across the processes, the queue depths added up.
     expect(totals.agent.retrieval.search.operations).toBe(
-      (published[0]?.agent.retrieval.search.operations ?? 0) + (published[1]?.agent.retrieval.search.operations ?? 0),
+      (published[0]?.agent.retrieval.search.operations ?? 0) +
+        (published[1]?.agent.retrieval.search.operations ?? 0),
     );
     expect(totals.agent.retrieval.search.operations).toBeGreaterThan(0);
     expect(totals.process.extractionQueue.depth).toBe(5);

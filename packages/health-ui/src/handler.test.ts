@@ -214,7 +214,10 @@ describe('failures never leak', () => {
 
   it('serves every process listed, and refuses a process entry that carries text', async () => {
     const runtime = createEmptySnapshot(undefined, { generatedAt: 7 });
-    const processes = { list: [{ id: 'c'.repeat(32), self: false, startedAt: 1, beatAt: 2, runtime }], skipped: 0 };
+    const processes = {
+      list: [{ id: 'c'.repeat(32), self: false, startedAt: 1, beatAt: 2, runtime }],
+      skipped: 0,
+    };
     const listed = await serve({ getHealth: () => ({ ...dto(), processes }) });
     const ok = await fetch(`${listed}/api/health`);
     expect(ok.status).toBe(200);

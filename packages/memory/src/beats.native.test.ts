@@ -62,7 +62,9 @@ describe('process beats', () => {
       await expect
         .poll(async () => {
           const dto = await reader.health(null);
-          return dto.processes?.list.filter((p) => !p.self).map((p) => p.runtime.agent.retrieval.search.operations);
+          return dto.processes?.list
+            .filter((p) => !p.self)
+            .map((p) => p.runtime.agent.retrieval.search.operations);
         }, POLL)
         .toEqual([4]);
       const dto = await reader.health(null);

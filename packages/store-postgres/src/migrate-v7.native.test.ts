@@ -37,7 +37,12 @@ it('migrates a schema-6 database: the beats table is created, memories stay as t
   opened.push(s);
   expect(s.info.schemaVersion).toBe(7);
   expect((await s.getMemory('a', 'm1'))?.content).toBe('The office opens at nine');
-  await s.publishProcessBeat({ processId: ID, startedAt: 1, ttlMs: 60_000, snapshot: { agent: { tracked: true } } });
+  await s.publishProcessBeat({
+    processId: ID,
+    startedAt: 1,
+    ttlMs: 60_000,
+    snapshot: { agent: { tracked: true } },
+  });
   const other = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(other);
   expect((await other.listProcessBeats()).beats.map((b) => [b.processId, b.snapshot])).toEqual([

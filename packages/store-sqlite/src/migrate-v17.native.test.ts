@@ -38,8 +38,9 @@ function hasBeatTable(path: string): boolean {
   const raw = openDatabase(path, { loadVectorExtension: false, readonly: true });
   try {
     return (
-      raw.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'process_beats'").get() !==
-      undefined
+      raw
+        .prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'process_beats'")
+        .get() !== undefined
     );
   } finally {
     raw.close();
@@ -68,7 +69,9 @@ describe('schema v16 → v17', () => {
     closeAll();
     backToV16(path);
 
-    expect(() => openStore(path, 'read')).toThrow(expect.objectContaining({ code: 'ENGRAM_STORE_SCHEMA_TOO_OLD' }));
+    expect(() => openStore(path, 'read')).toThrow(
+      expect.objectContaining({ code: 'ENGRAM_STORE_SCHEMA_TOO_OLD' }),
+    );
     expect(hasBeatTable(path)).toBe(false);
 
     expect(SCHEMA_VERSION).toBe(17);

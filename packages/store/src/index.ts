@@ -23,6 +23,7 @@ export type {
   MemoryHistoryAction,
   MemoryHistoryEntry,
 } from './facts-types.js';
+export type { ProcessBeatSlice } from './process-beats.js';
 export type { UserScope } from './scope.js';
 export type { SessionReadSlice, SessionWindow } from './session-read.js';
 export { MAX_SESSION_ROWS, MAX_SESSION_WINDOWS } from './session-read.js';
@@ -101,5 +102,4 @@ export type {
   VectorQuery,
   VectorWarmupOutcome,
 } from './types.js';
-export type { ProcessBeatSlice } from './process-beats.js';
 export { DEFAULT_MAX_CONTENT_LENGTH, MAX_METADATA_CHARS } from './validate.js';

@@ -45,7 +45,12 @@ describe('process beats: what a beat may hold', () => {
     );
     expect(() =>
       validateProcessBeat({ processId: ID, startedAt: 1, ttlMs: 10, snapshot: { q: 'secret words' } }),
-    ).toThrow(expect.objectContaining({ code: 'ENGRAM_STORE_INVALID_INPUT', message: expect.not.stringContaining('secret') }));
+    ).toThrow(
+      expect.objectContaining({
+        code: 'ENGRAM_STORE_INVALID_INPUT',
+        message: expect.not.stringContaining('secret'),
+      }),
+    );
   });
 });
 
@@ -65,7 +70,9 @@ describe('process beats: reading rows back never throws', () => {
     const listed = liveProcessBeats(rows, 4_000);
     expect(listed.beats.map((b) => b.processId)).toEqual(['2'.repeat(32), ID, 'b'.repeat(32)]);
     expect(listed.skipped).toBe(5);
-    expect(listed.beats[1]?.snapshot).toEqual({ agent: { tracked: true, retrieval: { search: { operations: 3 } } } });
+    expect(listed.beats[1]?.snapshot).toEqual({
+      agent: { tracked: true, retrieval: { search: { operations: 3 } } },
+    });
     // A JSONB-style column arrives parsed: read the same way.
     expect(readProcessBeatRow(row({ snapshot: { agent: { tracked: false } } }))?.snapshot).toEqual({
       agent: { tracked: false },

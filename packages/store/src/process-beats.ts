@@ -88,7 +88,8 @@ export interface ProcessBeatSlice {
 function contentFreeProblem(value: unknown, depth: number): string | null {
   if (value === null || typeof value === 'boolean') return null;
   if (typeof value === 'number') return Number.isFinite(value) ? null : 'a non-finite number';
-  if (typeof value !== 'object' || Array.isArray(value)) return 'a value other than a number, boolean or null';
+  if (typeof value !== 'object' || Array.isArray(value))
+    return 'a value other than a number, boolean or null';
   if (depth >= MAX_PROCESS_SNAPSHOT_DEPTH) return 'nesting too deep';
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return 'an object other than a plain one';
@@ -103,7 +104,10 @@ function contentFreeProblem(value: unknown, depth: number): string | null {
 /** True when `value` is a content-free JSON object (see {@link ContentFreeValue}). */
 export function isContentFreeObject(value: unknown): value is ContentFreeObject {
   return (
-    typeof value === 'object' && value !== null && !Array.isArray(value) && contentFreeProblem(value, 0) === null
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    contentFreeProblem(value, 0) === null
   );
 }
 
@@ -112,7 +116,9 @@ function isTimestamp(value: unknown): value is number {
 }
 
 function isTtl(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PROCESS_BEAT_TTL_MS;
+  return (
+    Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PROCESS_BEAT_TTL_MS
+  );
 }
 
 /** Checks a process id; throws `ENGRAM_STORE_INVALID_INPUT` (naming the field, never the value). */

@@ -25,7 +25,12 @@ function withTwo(
 ): () => Promise<void> {
   return async () => {
     const clock = testClock(10_000);
-    const h = await open({ now: clock.now, idFactory: () => `id-${Math.random()}`, vectors: false, forget: 'erase' });
+    const h = await open({
+      now: clock.now,
+      idFactory: () => `id-${Math.random()}`,
+      vectors: false,
+      forget: 'erase',
+    });
     try {
       const second = await h.openSecond();
       try {
@@ -50,7 +55,12 @@ export function describeProcessBeatConformance(name: string, open: ConformanceOp
         const listed = await b.listProcessBeats();
         expect(listed.skipped).toBe(0);
         expect(listed.beats).toHaveLength(1);
-        expect(listed.beats[0]).toMatchObject({ processId: A, startedAt: 5_000, ttlMs: 60_000, snapshot: SNAPSHOT });
+        expect(listed.beats[0]).toMatchObject({
+          processId: A,
+          startedAt: 5_000,
+          ttlMs: 60_000,
+          snapshot: SNAPSHOT,
+        });
         expect(typeof listed.beats[0]?.beatAt).toBe('number');
 
         const next = { ...SNAPSHOT, agent: { tracked: true, retrieval: { search: { operations: 4 } } } };
@@ -104,9 +114,13 @@ export function describeProcessBeatConformance(name: string, open: ConformanceOp
           { processId: A, startedAt: 1, ttlMs: 0, snapshot: SNAPSHOT },
         ];
         for (const beat of bad) {
-          await expect(a.publishProcessBeat(beat)).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+          await expect(a.publishProcessBeat(beat)).rejects.toMatchObject({
+            code: 'ENGRAM_STORE_INVALID_INPUT',
+          });
         }
-        await expect(a.removeProcessBeat('../etc')).rejects.toMatchObject({ code: 'ENGRAM_STORE_INVALID_INPUT' });
+        await expect(a.removeProcessBeat('../etc')).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
         expect(await b.listProcessBeats()).toEqual({ beats: [], skipped: 0 });
       }),
     );

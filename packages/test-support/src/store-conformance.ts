@@ -12,12 +12,12 @@
  * whole by anyone writing an adapter.
  */
 import { describe, expect, it } from 'vitest';
+import { describeProcessBeatConformance } from './conformance-beats.js';
 import { describeChunkConformance } from './conformance-chunks.js';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
 import { describeEventConformance } from './conformance-events.js';
 import { describeFactsConformance } from './conformance-facts.js';
-import { describeProcessBeatConformance } from './conformance-beats.js';
 import { describeLeaseConformance } from './conformance-lease.js';
 import { describeLifecycleConformance } from './conformance-lifecycle.js';
 import { type ConformanceOpen, type ConformancePort, withPort } from './conformance-port.js';

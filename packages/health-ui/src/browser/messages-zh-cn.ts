@@ -44,7 +44,8 @@ export const zhCN: MessageTable = {
   'section.background': '后台任务',
   'section.background.hint': '提取、嵌入处理与维护轮次',
   'section.process': '进程级',
-  'section.process.hint': '由进程内所有智能体共享（列出进程时为这些进程的合计）；切换智能体不会改变这些数值。',
+  'section.process.hint':
+    '由进程内所有智能体共享（列出进程时为这些进程的合计）；切换智能体不会改变这些数值。',
 
   'section.processes': '进程',
   'section.processes.hint':
