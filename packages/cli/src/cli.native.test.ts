@@ -428,7 +428,6 @@ describe('engram over a database file', () => {
 
     const table = await runCli(['health', '--db', db], dir);
     expect(table.stdout).toContain('memories 3 · events 3 · facts 0 · skills 0');
-    // The one-shot `health` process is the only live one: the totals are its own figures.
     expect(table.stdout).toContain('Runtime diagnostics (totals of 1 live process using the file)');
   });
 

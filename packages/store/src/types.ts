@@ -32,14 +32,6 @@ export type { MemoryFilter, MetadataCondition, MetadataScalar } from '@engram/co
 import type { ChunkSpan } from './chunking.js';
 
 export type { ClaimMaintenanceOptions, MaintenanceClaim, MaintenanceLeaseSlice } from './lease-types.js';
-export type {
-  ContentFreeObject,
-  ContentFreeValue,
-  ProcessBeat,
-  ProcessBeatInput,
-  ProcessBeatList,
-  ProcessBeatSlice,
-} from './process-beats.js';
 
 /**
  * Tag rule (enforced by the store with `checkTag` of `@engram/contracts`): `prefix:value`, the prefix matching
