@@ -480,7 +480,7 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
   },
   serve: {
     summary:
-      'Serve the health page and /api/health for a database on 127.0.0.1 (runtime figures: this process only).',
+      'Serve the health page and /api/health for a database on 127.0.0.1 (runtime figures: every process using it).',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),

@@ -1,7 +1,7 @@
 /**
  * The built `engram` CLI as a script and a long-running server use it: `--json` on every command whose output
  * a script reads (parsed, not matched), the agents listed when a command without `--agent` finds nothing,
- * `engram serve` saying whose runtime figures it shows, and `engram mcp --health-port` serving the health
+ * `engram serve` saying whose runtime figures it shows (every process's), and `engram mcp --health-port` serving the health
  * page of the MCP server's own process.
  */
 
@@ -133,7 +133,7 @@ describe('a command without --agent that finds nothing', () => {
 });
 
 describe('whose runtime figures a health page shows', () => {
-  it('engram serve says its runtime figures cover only its own process', async () => {
+  it('engram serve says its runtime figures cover every process using the file', async () => {
     const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db], {
       cwd: dir,
@@ -152,9 +152,9 @@ describe('whose runtime figures a health page shows', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stdout).toContain(
-      'runtime figures (searches, drains, latencies) cover only this serve process, not other processes using the file',
+      'runtime figures (searches, drains, latencies) cover every live process using the file',
     );
-    expect(stdout).toContain('engram mcp --health-port <n>');
+    expect(stdout).toContain('the page lists each process and shows their totals');
   });
 
   it('engram mcp --health-port serves the health page of the MCP server, with its own searches counted', async () => {

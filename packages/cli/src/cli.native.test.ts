@@ -428,7 +428,7 @@ describe('engram over a database file', () => {
 
     const table = await runCli(['health', '--db', db], dir);
     expect(table.stdout).toContain('memories 3 · events 3 · facts 0 · skills 0');
-    expect(table.stdout).toContain('Runtime diagnostics (this process only)');
+    expect(table.stdout).toContain('Runtime diagnostics (totals of 1 live process using the file)');
   });
 
   it('keeps the embedder a file was made with: ENGRAM_EMBEDDER=deterministic once, then without it; another is refused', async () => {

@@ -9,11 +9,12 @@ import type { McpMemorySource } from './mcp.js';
 import { printable } from './terminal-text.js';
 
 /**
- * What `engram serve` says about its figures: store counts are read from the file, runtime figures are kept in
- * memory by each process, so this page's runtime section counts only what this serve process did.
+ * What `engram serve` says about its figures: store counts are read from the file; runtime figures are the ones
+ * every process using the file publishes into it (process beats, a few seconds apart), so the page lists each
+ * live process and totals them, this serve process included.
  */
 export const SERVE_SCOPE_NOTE =
-  "Note: store counts cover the whole file; runtime figures (searches, drains, latencies) cover only this serve process, not other processes using the file. For a running MCP server's figures, start it with 'engram mcp --health-port <n>'.";
+  'Note: store counts cover the whole file; runtime figures (searches, drains, latencies) cover every live process using the file, as each published them a few seconds ago: the page lists each process and shows their totals.';
 
 export async function serve(io: CliIo, c: Extract<Command, { name: 'serve' }>): Promise<number> {
   return withEngram(

@@ -238,6 +238,40 @@ describe('diagnostics and health', () => {
     expect(text).toMatch(/event\s+44\s+active\s+51\s+pending\s+0/);
     expect(text).toContain('Runtime diagnostics (this process only)');
   });
+
+  it('lists every live process using the file and labels the runtime as their totals', () => {
+    const own = createDiagnosticsCollector({ now: () => 1 }).snapshot();
+    const other = createDiagnosticsCollector({ now: () => 1 });
+    other.retrievalObserver.onRetrieval({
+      purpose: 'search',
+      agentId: 'coder',
+      startedAt: 1,
+      latencies: { keyword: 1, total: 12.5 },
+      candidates: { fts: 1, vector: 0, selected: 1 },
+      outcome: 'completed',
+      degradations: ['vectorCold'],
+      arms: ['lexical'],
+    });
+    const dto = createHealthDto(storeHealth, own, {
+      list: [
+        { id: 'a'.repeat(32), self: true, startedAt: 0, beatAt: 1_000, runtime: own },
+        { id: '3f9c'.repeat(8), self: false, startedAt: 0, beatAt: 2_000, runtime: other.snapshot() },
+      ],
+      skipped: 1,
+    });
+    expect(healthDtoSchema.safeParse(dto).success).toBe(true);
+    const text = formatHealth(dto, 'all agents');
+    expect(text).toContain('Runtime diagnostics (totals of 2 live processes using the file)');
+    expect(text).toContain('Processes (2 live processes using the file)');
+    expect(text).toMatch(
+      /aaaaaaaa \(this\)\s+1970-01-01T00:00:00\.000Z\s+1970-01-01T00:00:01\.000Z\s+0\s+—\s+0/,
+    );
+    expect(text).toMatch(
+      /3f9c3f9c\s+1970-01-01T00:00:00\.000Z\s+1970-01-01T00:00:02\.000Z\s+1\s+12\.5 ms\s+1/,
+    );
+    expect(text).toContain('1 published row could not be read');
+    expect(text).not.toContain('3f9c'.repeat(8));
+  });
 });
 
 describe('integrity line', () => {

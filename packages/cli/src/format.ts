@@ -329,14 +329,52 @@ export function formatIntegrity(
   return `  integrity FAILED${when}: writes are refused`;
 }
 
+/** The live processes using the store, one row each (a random id, never a pid), when the DTO lists them. */
+export function formatProcesses(dto: HealthDto): string | null {
+  const list = dto.processes?.list;
+  if (list === undefined) return null;
+  const rows = list.map((p) => {
+    const search = p.runtime.agent.retrieval.search;
+    let searches = 0;
+    let degradations = 0;
+    for (const purpose of Object.values(p.runtime.agent.retrieval)) {
+      searches += purpose.operations;
+      degradations += sumValues(purpose.degradations);
+    }
+    return [
+      `${p.id.slice(0, 8)}${p.self ? ' (this)' : ''}`,
+      formatTimestamp(p.startedAt),
+      formatTimestamp(p.beatAt),
+      formatCount(searches),
+      formatMs(search.latency.total.p95),
+      formatCount(degradations),
+      formatCount(p.runtime.process.extractionQueue.depth),
+    ];
+  });
+  const skipped = dto.processes?.skipped ?? 0;
+  return [
+    `Processes (${plural(list.length, 'live process', 'live processes')} using the file)`,
+    renderTable(['process', 'started', 'last beat', 'searches', 'search p95', 'degraded', 'queue'], rows),
+    ...(skipped === 0 ? [] : [`  ${plural(skipped, 'published row', 'published rows')} could not be read`]),
+  ].join('\n');
+}
+
 /** The whole `engram health` table. */
 export function formatHealth(dto: HealthDto, scope: string): string {
+  // With the processes listed and no agent asked for, the runtime figures are their totals.
+  const live = dto.processes?.list.length;
+  const whose =
+    live === undefined || dto.runtime.agentId !== null
+      ? 'this process only'
+      : `totals of ${live} live process${live === 1 ? '' : 'es'} using the file`;
+  const processes = formatProcesses(dto);
   return [
     `Store (${scope})`,
     formatStoreHealth(dto),
     '',
-    'Runtime diagnostics (this process only)',
+    `Runtime diagnostics (${whose})`,
     formatDiagnostics(dto.runtime),
+    ...(processes === null ? [] : ['', processes]),
   ].join('\n');
 }
 

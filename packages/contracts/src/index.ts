@@ -79,7 +79,11 @@ export {
   diagnosticsSnapshotSchema,
   distributionSchema,
   healthDtoSchema,
+  MAX_PROCESSES_LISTED,
+  PROCESS_ID_REGEX,
   processDiagnosticsSchema,
+  processesDtoSchema,
+  processSnapshotSchema,
   storeHealthDtoSchema,
 } from './health-dto/schema.js';
 export type {
@@ -94,7 +98,9 @@ export type {
   ExtractionQueueGauge,
   HealthDto,
   MaintenanceDiagnostics,
+  ProcessBeatDto,
   ProcessDiagnostics,
+  ProcessesDto,
   ProviderDiagnostics,
   QueryEmbeddingCircuitDiagnostics,
   RetrievalPurposeDiagnostics,

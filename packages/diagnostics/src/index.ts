@@ -1,11 +1,12 @@
 // The types of what a collector produces (the rest of the DTO's types are in `@engram/contracts`).
-export type { DiagnosticsSnapshot, HealthDto } from '@engram/contracts/health';
+export type { DiagnosticsSnapshot, HealthDto, ProcessBeatDto, ProcessesDto } from '@engram/contracts/health';
 export {
   createEmptySnapshot,
   createHealthDto,
   diagnosticsSnapshotAllSchema,
   diagnosticsSnapshotSchema,
   healthDtoSchema,
+  processSnapshotSchema,
 } from '@engram/contracts/health';
 export type { DiagnosticsCollector, DiagnosticsCollectorConfig } from './collector.js';
 export { createDiagnosticsCollector } from './collector.js';
@@ -21,3 +22,4 @@ export {
   EngramDiagnosticsError,
   isEngramDiagnosticsError,
 } from './errors.js';
+export { mergeSnapshots } from './merge.js';

@@ -11,10 +11,12 @@ import {
   diagnosticsSnapshotAllSchema,
   diagnosticsSnapshotSchema,
   healthDtoSchema,
+  processSnapshotSchema,
 } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { createDiagnosticsCollector } from './collector.js';
 import { createCompositeRetrievalObserver } from './compose.js';
+import { mergeSnapshots } from './merge.js';
 
 // Every string a careless implementation could copy carries this marker; the snapshot must contain none.
 const CANARY = 'CANARY-5e1d';
@@ -230,5 +232,59 @@ describe('privacy: snapshots carry numbers, booleans, timestamps and closed enum
       'agent-3',
       'agent-1',
     ]);
+  });
+
+  it('publishes, merges and serves process snapshots of numbers, booleans, null and enum keys only', () => {
+    // Two processes' collectors fed hostile reports; each publishes its whole-process snapshot, the page
+    // serves them listed and merged.
+    const published = [0, 1].map((p) => {
+      const collector = createDiagnosticsCollector({ maxAgents: 4 });
+      for (let i = 0; i < 120; i += 1) {
+        const agentId = `agent-${(i + p) % 3}`;
+        collector.retrievalObserver.onRetrieval(retrieval(agentId, i));
+        collector.maintenanceObserver.onExtraction?.(extraction(agentId, i));
+        collector.maintenanceObserver.onDrainBatch?.(drain(agentId, i));
+        if (i % 10 === 0) collector.maintenanceObserver.onMaintenancePass?.(pass(agentId, i));
+      }
+      collector.maintenanceObserver.onExtractionQueue?.(
+        withExtras({ depth: 2 + p, oldestAgeMs: 5 }, 'queue'),
+      );
+      collector.storeObserver.onStatement?.(`SELECT '${canary('statement')}'` as never);
+      return collector.snapshot();
+    });
+    const totals = mergeSnapshots(published, 5_000);
+    const dto = createHealthDto(withExtras(storeHealth, 'store-health'), totals, {
+      list: published.map((runtime, i) => ({
+        id: String(i).repeat(32),
+        self: i === 0,
+        startedAt: 1_000 + i,
+        beatAt: 2_000 + i,
+        runtime,
+      })),
+      skipped: 0,
+    });
+    /** Every leaf a number, boolean or null; every key an identifier (the process ids are the only strings). */
+    const contentFree = (value: unknown, path: string): void => {
+      if (value === null || typeof value === 'number' || typeof value === 'boolean') return;
+      expect(typeof value, path).toBe('object');
+      for (const [key, inner] of Object.entries(value as object)) {
+        expect(key, path).toMatch(/^[A-Za-z][A-Za-z0-9_]{0,63}$/);
+        contentFree(inner, `${path}.${key}`);
+      }
+    };
+    for (const snapshot of [...published, totals]) {
+      processSnapshotSchema.parse(snapshot);
+      contentFree(JSON.parse(JSON.stringify(snapshot)), 'snapshot');
+    }
+    const served = JSON.stringify(healthDtoSchema.parse(JSON.parse(JSON.stringify(dto))));
+    expect(served).not.toMatch(/canary/i);
+    expect(served).not.toMatch(/SELECT|MATCH|stack|message/);
+    // The figures are really there: summed across the processes, the queue depths added up.
+    expect(totals.agent.retrieval.search.operations).toBe(
+      (published[0]?.agent.retrieval.search.operations ?? 0) +
+        (published[1]?.agent.retrieval.search.operations ?? 0),
+    );
+    expect(totals.agent.retrieval.search.operations).toBeGreaterThan(0);
+    expect(totals.process.extractionQueue.depth).toBe(5);
   });
 });

@@ -37,6 +37,7 @@ export const BROWSER_MODULES: readonly string[] = Object.freeze([
   'render-background.js',
   'render-kit.js',
   'render-process.js',
+  'render-processes.js',
   'render-retrieval.js',
   'render-store.js',
   'render.js',

@@ -212,6 +212,24 @@ describe('failures never leak', () => {
     expect(await res.text()).not.toContain('4921');
   });
 
+  it('serves every process listed, and refuses a process entry that carries text', async () => {
+    const runtime = createEmptySnapshot(undefined, { generatedAt: 7 });
+    const processes = {
+      list: [{ id: 'c'.repeat(32), self: false, startedAt: 1, beatAt: 2, runtime }],
+      skipped: 0,
+    };
+    const listed = await serve({ getHealth: () => ({ ...dto(), processes }) });
+    const ok = await fetch(`${listed}/api/health`);
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as HealthDto).processes).toEqual(processes);
+
+    const leaky = { list: [{ ...processes.list[0], id: `/srv/${secret}/memory.db` }], skipped: 0 };
+    const base = await serve({ getHealth: () => ({ ...dto(), processes: leaky }) as unknown as HealthDto });
+    const res = await fetch(`${base}/api/health`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).not.toContain('4921');
+  });
+
   it('answers 503 when listAgents fails', async () => {
     const base = await serve({
       getHealth: () => dto(),

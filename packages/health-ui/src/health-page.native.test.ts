@@ -134,7 +134,22 @@ function dtoFor(agentId: string | null): HealthDto {
       },
     },
   };
-  return createHealthDto(agentId === SECOND ? storeHealth(4, 0) : storeHealth(10, 2, FAILED_CHECK), filled);
+  const store = agentId === SECOND ? storeHealth(4, 0) : storeHealth(10, 2, FAILED_CHECK);
+  if (agentId !== null) return createHealthDto(store, filled);
+  // All agents: the processes using the store, this one and another, and one row that could not be read.
+  const empty = createEmptySnapshot(undefined, { generatedAt: now });
+  const other: DiagnosticsSnapshot = {
+    ...empty,
+    agent: { ...(fill(empty.agent, 'other.agent') as DiagnosticsSnapshot['agent']), tracked: true },
+    process: fill(empty.process, 'other.process') as DiagnosticsSnapshot['process'],
+  };
+  return createHealthDto(store, filled, {
+    list: [
+      { id: 'a'.repeat(32), self: true, startedAt: now - 60_000, beatAt: now, runtime: filled },
+      { id: 'b'.repeat(32), self: false, startedAt: now - 30_000, beatAt: now - 1_000, runtime: other },
+    ],
+    skipped: 1,
+  });
 }
 
 const en_ = createFormatter('en', createTranslator('en'));
@@ -215,8 +230,22 @@ describe('the health page in Chromium', () => {
     });
 
     // Default language from navigator.language; "All agents" first, then the agent picker.
-    await healthResponse(page, () => page.goto(server.url));
+    const all = await healthResponse(page, () => page.goto(server.url));
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('en');
+    // Every process using the store, one row each, this page's tagged; its figures are the DTO's.
+    const rows = page.locator('#section-processes tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).locator('code').textContent()).toBe('aaaaaaaa');
+    expect(await rows.nth(0).locator('.tag').textContent()).toBe(` ${en['processes.self']}`);
+    expect(
+      await page
+        .locator('[data-metric="processes.list.1.runtime.agent.retrieval.search.latency.total.p95"]')
+        .textContent(),
+    ).toBe(en_.ms(all.processes?.list[1]?.runtime.agent.retrieval.search.latency.total.p95));
+    expect(await page.locator('[data-derived="processes.skipped"]').textContent()).toBe(
+      en['processes.skipped'].replace('{count}', '1'),
+    );
+    expectMetricsMatch(all, await metricTexts(page));
     const options = await page.$$eval('[data-testid=agent-select] option', (o) =>
       o.map((x) => (x as HTMLOptionElement).value),
     );

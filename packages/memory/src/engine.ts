@@ -34,6 +34,7 @@ import {
 } from '@engram/retrieval';
 import type { EventRecord, VectorIndexOptions, VectorIndexProgress } from '@engram/store';
 import { createToolHandler, type ToolHandler } from '@engram/tools';
+import { type ProcessBeatOption, processBeatSettings, startProcessBeats } from './beats.js';
 import { type DrainProgress, type DrainSummary, drainAll } from './drain.js';
 import { type EmbedderChoice, profileLabel } from './embedder-choice.js';
 import { EngramMemoryError, engramErrorCode } from './errors.js';
@@ -92,6 +93,12 @@ export interface EngineConfig {
   readonly idFactory?: () => string;
   /** A rerank stage after fusion (off by default; see `@engram/retrieval`'s `RerankConfig`). */
   readonly rerank?: RerankConfig;
+  /**
+   * Process beats (`beats.ts`): a store opened for writing publishes this process's content-free diagnostics
+   * every `intervalMs` when they changed (default 2 s, or `ENGRAM_PROCESS_BEAT_MS` in `env`; 50 ms to 60 s),
+   * so a health page served by any process shows every process. `false` publishes nothing.
+   */
+  readonly processBeat?: ProcessBeatOption;
 }
 
 /** What {@link Engine.drain} takes. */
@@ -153,8 +160,14 @@ export interface Engine {
    * store is refused for its vector index now; resolves otherwise (the answer stands as degraded).
    */
   checkVectorIndex(): Promise<void>;
-  /** The health DTO of one agent, or of every agent when null. */
+  /**
+   * The health DTO: store counts, every live process using the store (`processes`, this one included) and the
+   * runtime figures — the totals over those processes when `agentId` is null, else this process's figures of
+   * that agent.
+   */
   health(agentId: string | null): Promise<HealthDto>;
+  /** This process's random id, as its beats and the health DTO name it. */
+  readonly processId: string;
   /** Agents with at least one memory or event. */
   listAgents(): Promise<readonly string[]>;
   /** Closes the store (idempotent). */
@@ -233,6 +246,7 @@ async function openWired(
  * an option its kind of store does not take, or the provider environment is invalid.
  */
 export async function openEngine(config: EngineConfig): Promise<Engine> {
+  const beatSettings = processBeatSettings(config.processBeat, config.env);
   const collector = createDiagnosticsCollector();
   const { store, choice, provider } = await openWired(config, collector);
   let wired: Embedders;
@@ -340,9 +354,12 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
   const storeError = (error: unknown): unknown => vectorIndexOr(error, asked, 'changed');
   const path = await displayPath(config.path);
 
+  const beats = startProcessBeats(store, collector, beatSettings, config.access !== 'read');
+
   let closed = false;
   return {
     path,
+    processId: beats.processId,
     store,
     collector,
     retriever,
@@ -392,13 +409,16 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
           `the store cannot report its health (${answer.code})${damaged}`,
         );
       }
-      const snapshot = agentId === null ? collector.snapshot() : collector.snapshot(agentId);
-      return createHealthDto(answer.health, snapshot);
+      const { processes, totals } = await beats.read();
+      const runtime = agentId === null ? totals : collector.snapshot(agentId);
+      return createHealthDto(answer.health, runtime, processes);
     },
     listAgents: () => store.listAgents(),
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      // A clean close deletes this process's beat, so the others' pages stop showing it at once.
+      await beats.stop();
       await store.close();
     },
   };

@@ -91,6 +91,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
     ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
+    ...(config.processBeat === undefined ? {} : { processBeat: config.processBeat }),
   });
   const drain = backgroundDrain(engine, config.backgroundDrain !== false);
   let closed = false;

@@ -79,6 +79,13 @@ export interface MemoryConfig {
    * `add` and `update` still embed what they write, and `flush()` runs the drain. The inspector opens so.
    */
   readonly backgroundDrain?: boolean;
+  /**
+   * Process beats: a memory publishes its content-free runtime figures into the store every `intervalMs` when
+   * they changed (default 2 s; 50 ms to 60 s), so the health page of any process using the same file or
+   * database shows them; its row is deleted on `close()` and expires when the process dies. `false` publishes
+   * nothing.
+   */
+  readonly processBeat?: false | { readonly intervalMs?: number };
 }
 
 /**

@@ -263,6 +263,21 @@ UPDATE memory_history h SET user_id = m.user_id FROM memories m
     version: 7,
     sql: EMBEDDING_ERROR_MIGRATION_SQL,
   },
+  {
+    // Process beats (`process-beats.ts`): each process that has the database open keeps one row with its
+    // content-free diagnostics snapshot, so a health page served by any process shows them all. A new table
+    // only; an older Engram ignores it.
+    version: 8,
+    sql: `
+CREATE TABLE IF NOT EXISTS process_beats (
+  process_id text PRIMARY KEY,
+  started_at bigint NOT NULL,
+  beat_at bigint NOT NULL,
+  ttl_ms bigint NOT NULL,
+  snapshot text NOT NULL
+);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -31,6 +31,7 @@ import { history } from './history.js';
 import { checkIntegrity } from './integrity.js';
 import * as lease from './lease.js';
 import * as lifecycle from './lifecycle.js';
+import * as beats from './process-beats.js';
 import * as read from './read.js';
 import { migrate } from './schema.js';
 import { searchLexical } from './search-lexical.js';
@@ -57,6 +58,7 @@ const PG_SLICES: StoreSlices<PgContext> = {
   ...embedding,
   ...healthSlice,
   ...lease,
+  ...beats,
   ...events,
   ...skills,
   listFailedEmbeddings: backlog.listFailedEmbeddings,

@@ -104,9 +104,9 @@ describe('schema v9 → v10', () => {
       raw.close();
     }
 
-    expect(SCHEMA_VERSION).toBe(17);
+    expect(SCHEMA_VERSION).toBe(18);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(17);
+    expect(store.info.schemaVersion).toBe(18);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(wrongLengths(path)).toBe(0);

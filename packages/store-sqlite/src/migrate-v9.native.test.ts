@@ -129,9 +129,9 @@ describe('schema v8 → v9', () => {
     }
     expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
-    expect(SCHEMA_VERSION).toBe(17);
+    expect(SCHEMA_VERSION).toBe(18);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(17);
+    expect(store.info.schemaVersion).toBe(18);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
     expect(names).not.toContain('memories_agent_hash');

@@ -10,6 +10,7 @@ import type { SqliteDatabase } from './native.js';
 import { addEmbeddingErrorColumns } from './sqlite/backlog.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import type { StoreContext } from './sqlite/context.js';
+import { PROCESS_BEATS_TABLE_SQL } from './sqlite/process-beats.js';
 import { addUserKeys } from './sqlite/user-keys-migration.js';
 
 export { TOKENIZER_DESCRIPTION };
@@ -384,6 +385,15 @@ ${USER_HASH_INDEX_SQL}`);
     version: 17,
     up(db: SqliteDatabase): void {
       addEmbeddingErrorColumns(db);
+    },
+  },
+  {
+    // Process beats (`sqlite/process-beats.ts`): each process that has the file open for writing keeps one row
+    // with its content-free diagnostics snapshot, so a health page served by any process shows them all. A new
+    // table only; an older Engram ignores it.
+    version: 18,
+    up(db: SqliteDatabase): void {
+      db.exec(PROCESS_BEATS_TABLE_SQL);
     },
   },
 ];

@@ -26,6 +26,7 @@ import * as integrity from './sqlite/integrity.js';
 import * as lease from './sqlite/lease.js';
 import * as lifecycle from './sqlite/lifecycle.js';
 import { openStoreContext } from './sqlite/open.js';
+import * as beats from './sqlite/process-beats.js';
 import * as read from './sqlite/read.js';
 import { rekey } from './sqlite/rekey.js';
 import { searchLexical } from './sqlite/search-lexical.js';
@@ -73,6 +74,9 @@ function sqliteSlices(leaseOwner: string): StoreSlices<StoreContext> {
     ...healthSlice,
     listFailedEmbeddings: backlog.listFailedEmbeddings,
     listSessionSummaries: backlog.listSessionSummaries,
+    publishProcessBeat: beats.publishProcessBeat,
+    removeProcessBeat: beats.removeProcessBeat,
+    listProcessBeats: beats.listProcessBeats,
     searchLexical,
     searchVector: (ctx, query) => searchVector(ctx, query, ctx.vectorWorker?.offload),
     history,

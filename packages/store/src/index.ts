@@ -26,6 +26,7 @@ export type {
   MemoryHistoryAction,
   MemoryHistoryEntry,
 } from './facts-types.js';
+export type { ProcessBeatSlice } from './process-beats.js';
 export type { UserScope } from './scope.js';
 export type { SessionReadSlice, SessionWindow } from './session-read.js';
 export { MAX_SESSION_ROWS, MAX_SESSION_WINDOWS } from './session-read.js';

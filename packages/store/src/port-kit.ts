@@ -28,6 +28,7 @@ export * from './lexical-tokens.js';
 export * as lifecycleRules from './lifecycle-rules.js';
 export * from './memory-id.js';
 export * from './normalize.js';
+export * from './process-beats.js';
 export * from './query-checks.js';
 export * from './scope.js';
 export * from './session-read.js';

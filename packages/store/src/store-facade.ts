@@ -7,6 +7,7 @@
  */
 import type { MemoryKind } from '@engram/contracts';
 import type { ConflictLink, ConflictResolution, ConflictState, ForgetMode } from './facts-types.js';
+import type { ProcessBeatInput } from './process-beats.js';
 import type { UserScope } from './scope.js';
 import type { SessionWindow } from './session-read.js';
 import type { IntegrityResult, RepairEmbeddingIntegrityOptions } from './store-options.js';
@@ -279,6 +280,20 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   }
   releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void> {
     return this.#slices.releaseMaintenance(this.#ctx, agentId, options);
+  }
+
+  // ---------------------------------------------------------------- process beats
+
+  /** Writes this process's diagnostics beat and deletes expired rows (refused on a read-only store). */
+  publishProcessBeat(beat: ProcessBeatInput): ForwardedResult<'publishProcessBeat'> {
+    return this.#slices.publishProcessBeat(this.#ctx, beat);
+  }
+  removeProcessBeat(processId: string): Promise<void> {
+    return this.#slices.removeProcessBeat(this.#ctx, processId);
+  }
+  /** The live process beats; malformed rows are skipped and counted, never thrown. */
+  listProcessBeats(): ForwardedResult<'listProcessBeats'> {
+    return this.#slices.listProcessBeats(this.#ctx);
   }
 
   // ---------------------------------------------------------------- event log

@@ -15,6 +15,7 @@ import type { BacklogReadSlice, EmbeddingErrorOutcome } from './backlog-reads.js
 import type { EngramStoreErrorCode } from './errors.js';
 import type { MemoryFactsSlice } from './facts-types.js';
 import type { MaintenanceLeaseSlice } from './lease-types.js';
+import type { ProcessBeatSlice } from './process-beats.js';
 import type { UserScope } from './scope.js';
 import type { SessionReadSlice } from './session-read.js';
 
@@ -585,6 +586,7 @@ export interface MemoryIntegritySlice {
 /** The whole async store port. Consumers declare the subset they need (`Pick<MemoryStore, …>`). */
 export interface MemoryStore
   extends MaintenanceLeaseSlice,
+    ProcessBeatSlice,
     MemoryReadSlice,
     MemoryWriteSlice,
     MemoryLifecycleSlice,

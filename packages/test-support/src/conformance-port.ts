@@ -92,6 +92,15 @@ export type ConformanceOutcome =
       readonly code?: string;
     };
 
+/** A process beat as the suite publishes it (the port's `ProcessBeatInput`). */
+export interface ConformanceBeatInput {
+  readonly processId: string;
+  readonly startedAt: number;
+  readonly ttlMs: number;
+  /** Content-free JSON for the port; anything else (the suite's bad input) must be refused. */
+  readonly snapshot: unknown;
+}
+
 /** The store port with every slice the suites use. */
 export interface ConformancePort extends ConformanceStore {
   claimMaintenance(
@@ -99,6 +108,15 @@ export interface ConformancePort extends ConformanceStore {
     options: { readonly leaseMs: number; readonly owner?: string; readonly takeOver?: boolean },
   ): Promise<{ readonly claimed: boolean; readonly until?: number }>;
   releaseMaintenance(agentId: string, options?: { readonly owner?: string }): Promise<void>;
+  publishProcessBeat(beat: ConformanceBeatInput): Promise<{ readonly expired: number }>;
+  removeProcessBeat(processId: string): Promise<void>;
+  listProcessBeats(): Promise<{
+    readonly beats: readonly (Omit<ConformanceBeatInput, 'snapshot'> & {
+      readonly beatAt: number;
+      readonly snapshot: unknown;
+    })[];
+    readonly skipped: number;
+  }>;
   readonly embeddingProfile: { readonly id: string; readonly dimensions: number } | null;
   readonly closed: boolean;
   close(): void | Promise<void>;

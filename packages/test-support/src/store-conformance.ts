@@ -13,6 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describeBacklogConformance } from './conformance-backlog.js';
+import { describeProcessBeatConformance } from './conformance-beats.js';
 import { describeChunkConformance } from './conformance-chunks.js';
 import { describeDedupeConformance } from './conformance-dedupe.js';
 import { describeEmbeddingConformance } from './conformance-embedding.js';
@@ -211,6 +212,7 @@ export function describeStoreConformance(name: string, open: ConformanceOpen): v
   describeChunkConformance(name, open);
   describeEmbeddingConformance(name, open);
   describeLeaseConformance(name, open);
+  describeProcessBeatConformance(name, open);
   describeTransferConformance(name, open);
   describeScopeConformance(name, open);
   describeBacklogConformance(name, open);

@@ -32,6 +32,7 @@ import type {
   DistributionSummary,
   HealthDto,
   ProcessDiagnostics,
+  ProcessesDto,
   StoreHealthDto,
 } from './types.js';
 
@@ -191,7 +192,11 @@ export function createEmptySnapshot(
  * Builds the health DTO from the store's health counts and a snapshot, copying only the known keys
  * (extra properties of either input never reach the DTO; a missing enum key counts 0).
  */
-export function createHealthDto(store: StoreHealthDto, runtime: DiagnosticsSnapshot): HealthDto {
+export function createHealthDto(
+  store: StoreHealthDto,
+  runtime: DiagnosticsSnapshot,
+  processes?: ProcessesDto,
+): HealthDto {
   return {
     store: {
       totals: {
@@ -208,5 +213,19 @@ export function createHealthDto(store: StoreHealthDto, runtime: DiagnosticsSnaps
         : { integrity: { state: store.integrity.state, checkedAt: store.integrity.checkedAt } }),
     },
     runtime,
+    ...(processes === undefined
+      ? {}
+      : {
+          processes: {
+            list: processes.list.map((p) => ({
+              id: p.id,
+              self: p.self,
+              startedAt: p.startedAt,
+              beatAt: p.beatAt,
+              runtime: p.runtime,
+            })),
+            skipped: processes.skipped,
+          },
+        }),
   };
 }

@@ -21,7 +21,11 @@ export {
   diagnosticsSnapshotSchema,
   distributionSchema,
   healthDtoSchema,
+  MAX_PROCESSES_LISTED,
+  PROCESS_ID_REGEX,
   processDiagnosticsSchema,
+  processesDtoSchema,
+  processSnapshotSchema,
   storeHealthDtoSchema,
 } from './schema.js';
 export type {
@@ -36,7 +40,9 @@ export type {
   ExtractionQueueGauge,
   HealthDto,
   MaintenanceDiagnostics,
+  ProcessBeatDto,
   ProcessDiagnostics,
+  ProcessesDto,
   ProviderDiagnostics,
   QueryEmbeddingCircuitDiagnostics,
   RetrievalPurposeDiagnostics,

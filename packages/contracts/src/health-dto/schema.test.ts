@@ -104,3 +104,34 @@ describe('healthDtoSchema', () => {
     expect(healthDtoSchema.safeParse(extra).success).toBe(false);
   });
 });
+
+describe('the processes part of the health DTO', () => {
+  const process = (id: string, self: boolean) => ({
+    id,
+    self,
+    startedAt: 1,
+    beatAt: 2,
+    runtime: createEmptySnapshot(undefined, { generatedAt: 3 }),
+  });
+
+  it('accepts a list of whole-process snapshots keyed by random ids; a DTO without it stays valid', () => {
+    const processes = { list: [process('a'.repeat(32), true), process('b'.repeat(32), false)], skipped: 1 };
+    const dto = createHealthDto(storeHealth, createEmptySnapshot(), processes);
+    expect(healthDtoSchema.parse(JSON.parse(JSON.stringify(dto))).processes).toEqual(processes);
+    expect(healthDtoSchema.safeParse(createHealthDto(storeHealth, createEmptySnapshot())).success).toBe(true);
+  });
+
+  it('refuses a pid or host name for an id, an agent-scoped snapshot and extra keys', () => {
+    const bad = [
+      { list: [process('4242', false)], skipped: 0 },
+      { list: [process('build-host.local', false)], skipped: 0 },
+      { list: [{ ...process('a'.repeat(32), false), runtime: createEmptySnapshot('coder') }], skipped: 0 },
+      { list: [{ ...process('a'.repeat(32), false), path: '/home/user/memory.db' }], skipped: 0 },
+      { list: [], skipped: 0, query: 'x' },
+    ];
+    for (const processes of bad) {
+      const dto = { ...createHealthDto(storeHealth, createEmptySnapshot()), processes };
+      expect(healthDtoSchema.safeParse(dto).success).toBe(false);
+    }
+  });
+});

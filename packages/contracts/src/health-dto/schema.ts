@@ -35,6 +35,7 @@ import type {
   DistributionSummary,
   HealthDto,
   ProcessDiagnostics,
+  ProcessesDto,
   StoreHealthDto,
 } from './types.js';
 
@@ -209,8 +210,40 @@ export const storeHealthDtoSchema: z.ZodType<StoreHealthDto> = z.strictObject({
   integrity: z.strictObject({ state: z.enum(INTEGRITY_STATES), checkedAt: nullableTimestamp }).optional(),
 });
 
+/** A process id as the DTO carries it: 32 lowercase hex digits. */
+export const PROCESS_ID_REGEX: RegExp = /^[0-9a-f]{32}$/;
+
+/** Most processes a health DTO lists. */
+export const MAX_PROCESSES_LISTED = 64;
+
+/** Strict schema of a whole-process snapshot (`agentId` null): what a process publishes for the others. */
+export const processSnapshotSchema: z.ZodType<DiagnosticsSnapshot> = z.strictObject({
+  schemaVersion: z.literal(DIAGNOSTICS_SCHEMA_VERSION),
+  generatedAt: timestamp,
+  agentId: z.null(),
+  agent: agentDiagnosticsSchema,
+  process: processDiagnosticsSchema,
+});
+
+/** Strict schema of {@link ProcessesDto}. */
+export const processesDtoSchema: z.ZodType<ProcessesDto> = z.strictObject({
+  list: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(PROCESS_ID_REGEX),
+        self: z.boolean(),
+        startedAt: timestamp,
+        beatAt: timestamp,
+        runtime: processSnapshotSchema,
+      }),
+    )
+    .max(MAX_PROCESSES_LISTED + 1),
+  skipped: z.number().int().nonnegative(),
+});
+
 /** Strict schema of {@link HealthDto}. */
 export const healthDtoSchema: z.ZodType<HealthDto> = z.strictObject({
   store: storeHealthDtoSchema,
   runtime: diagnosticsSnapshotSchema,
+  processes: processesDtoSchema.optional(),
 });

@@ -227,8 +227,33 @@ export interface StoreIntegrityDto {
   readonly checkedAt: number | null;
 }
 
-/** The health DTO: `{ store, runtime }`. */
+/** One live process using the store, as its last beat reported it (or, for the serving process, now). */
+export interface ProcessBeatDto {
+  /** A random id of the process (32 hex digits; never a pid or a host name). */
+  readonly id: string;
+  /** Whether this is the process serving the page. */
+  readonly self: boolean;
+  /** When the process started, epoch ms. */
+  readonly startedAt: number;
+  /** When it last published its figures, epoch ms. */
+  readonly beatAt: number;
+  /** Its whole-process snapshot (`agentId` null: every agent it tracks merged). */
+  readonly runtime: DiagnosticsSnapshot;
+}
+
+/** Every live process using the store, oldest first, and how many published rows could not be shown. */
+export interface ProcessesDto {
+  readonly list: readonly ProcessBeatDto[];
+  /** Rows skipped as malformed, oversized or over the listed cap. */
+  readonly skipped: number;
+}
+
+/**
+ * The health DTO: `{ store, runtime, processes? }`. With `processes` and no agent asked for, `runtime` is the
+ * totals over the listed processes; for one agent it is the serving process's figures of that agent.
+ */
 export interface HealthDto {
   readonly store: StoreHealthDto;
   readonly runtime: DiagnosticsSnapshot;
+  readonly processes?: ProcessesDto | undefined;
 }

@@ -44,7 +44,24 @@ export const zhCN: MessageTable = {
   'section.background': '后台任务',
   'section.background.hint': '提取、嵌入处理与维护轮次',
   'section.process': '进程级',
-  'section.process.hint': '由本进程内所有智能体共享；切换智能体不会改变这些数值。',
+  'section.process.hint':
+    '由进程内所有智能体共享（列出进程时为这些进程的合计）；切换智能体不会改变这些数值。',
+
+  'section.processes': '进程',
+  'section.processes.hint':
+    '使用此存储的每个存活进程，按其最近一次发布的数值显示（数值变化时每隔几秒发布一次）。显示全部智能体时，下方各部分为这些进程的合计；其中的百分位数取各进程中的最大值。',
+  'processes.id': '进程',
+  'processes.self': '本页',
+  'processes.started': '启动于',
+  'processes.lastBeat': '最近心跳',
+  'processes.searches': '搜索次数',
+  'processes.searchP50': '搜索 p50',
+  'processes.searchP95': '搜索 p95',
+  'processes.degradations': '降级次数',
+  'processes.queue': '提取队列',
+  'processes.backlog': '嵌入积压',
+  'processes.skipped': '有 {count} 条已发布的记录无法读取，未显示。',
+  'processes.agentNote': '各进程的数值涵盖全部智能体；下方各部分显示本进程中所选智能体的数值。',
 
   'scope.agent': '智能体：{agent}',
   'scope.all': '全部智能体',

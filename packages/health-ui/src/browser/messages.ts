@@ -50,7 +50,24 @@ export const en = {
   'section.background.hint': 'Extraction, embedding drain and maintenance passes',
   'section.process': 'Process-wide',
   'section.process.hint':
-    'Shared by every agent in this process; the agent picker does not change these figures.',
+    'Shared by every agent of a process (with the processes listed, their totals); the agent picker does not change these figures.',
+
+  'section.processes': 'Processes',
+  'section.processes.hint':
+    'Every live process using this store, as each last published its figures (every few seconds when they change). With all agents shown, the sections below are their totals; a percentile there is the highest of the processes’.',
+  'processes.id': 'Process',
+  'processes.self': 'this page',
+  'processes.started': 'Started',
+  'processes.lastBeat': 'Last beat',
+  'processes.searches': 'Searches',
+  'processes.searchP50': 'Search p50',
+  'processes.searchP95': 'Search p95',
+  'processes.degradations': 'Degradations',
+  'processes.queue': 'Extraction queue',
+  'processes.backlog': 'Embedding backlog',
+  'processes.skipped': '{count} published rows could not be read and are not shown.',
+  'processes.agentNote':
+    'Figures per process cover all agents; the sections below show this process’s figures for the selected agent.',
 
   'scope.agent': 'Agent: {agent}',
   'scope.all': 'All agents',

@@ -9,6 +9,7 @@ import { renderBackground } from './render-background.js';
 import type { RenderContext } from './render-kit.js';
 import { num } from './render-kit.js';
 import { renderProcess } from './render-process.js';
+import { renderProcesses } from './render-processes.js';
 import { renderRetrieval } from './render-retrieval.js';
 import { renderStore } from './render-store.js';
 
@@ -20,6 +21,7 @@ export function renderHealth(dto: HealthDto, ctx: RenderContext): HTMLElement {
     'div',
     { class: 'sections' },
     renderStore(dto, ctx),
+    dto.processes === undefined ? null : renderProcesses(dto.processes, ctx),
     renderRetrieval(dto, ctx),
     renderBackground(dto, ctx),
     renderProcess(dto.runtime.process, ctx),
