@@ -14,7 +14,7 @@ import {
   type HealthDto,
 } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createUseEmbedder } from '@engram/embedder-use';
+import { createUseEmbedder, createUseEmbedderPool, MAX_USE_THREADS } from '@engram/embedder-use';
 import type {
   EmbedderPort,
   EmbeddingDrain,
@@ -85,6 +85,12 @@ export interface EngineConfig {
   readonly onIndexProgress?: (progress: VectorIndexProgress) => void;
   /** The id of each new memory (default: the store's time-ordered UUID). */
   readonly idFactory?: () => string;
+  /**
+   * Worker threads of the USE-lite embedder (`'use'` only; ignored for any other): the drain, bulk ingest and
+   * `add` embed on them, each with its own model instance, and concurrent calls share batches. Default: the
+   * machine's cores less one, at least 1; `0` embeds on the caller's thread; at most 64.
+   */
+  readonly threads?: number;
 }
 
 /** What {@link Engine.drain} takes. */
@@ -159,9 +165,44 @@ interface Embedders {
   readonly drain: EmbedderPort;
   readonly query: EmbedderPort;
   readonly load: () => Promise<unknown>;
+  /** Stops what the embedder runs (worker threads). */
+  readonly close: () => Promise<void>;
 }
 
-function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | null): Embedders {
+const nothingToClose = (): Promise<void> => Promise.resolve();
+
+/** `threads` as given: an integer from 0 to 64, or undefined for the default. */
+function checkThreads(threads: unknown): number | undefined {
+  if (threads === undefined) return undefined;
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 0 || threads > MAX_USE_THREADS) {
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_INVALID_CONFIG',
+      `threads must be an integer from 0 to ${MAX_USE_THREADS}`,
+    );
+  }
+  return threads;
+}
+
+function embedders(
+  choice: EmbedderOption | 'openai',
+  provider: EnvProvider | null,
+  threads: number | undefined,
+): Embedders {
+  if (choice === 'use' && threads !== 0) {
+    // Worker threads: the drain, bulk ingest and `add` queue their texts; a search query goes first.
+    const pool = createUseEmbedderPool(threads === undefined ? {} : { threads });
+    const urgent: EmbedderPort = {
+      profile: pool.profile,
+      embed: (texts, options) => pool.embed(texts, { ...options, urgent: true }),
+    };
+    return {
+      drain: pool,
+      query: englishQueries(urgent),
+      // Each worker runs one inference after its load, so the first query meets its deadline.
+      load: () => pool.load(),
+      close: () => pool.close(),
+    };
+  }
   if (choice === 'use') {
     const use = createUseEmbedder();
     // The first inference after the load is slow too: run one, so the first query meets its deadline.
@@ -169,6 +210,7 @@ function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | nu
       drain: use,
       query: englishQueries(use),
       load: () => use.load().then(() => use.embed(['warm up'])),
+      close: nothingToClose,
     };
   }
   if (choice === 'openai') {
@@ -180,10 +222,10 @@ function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | nu
         "the embedder 'openai' is the one an environment configures (ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS in env)",
       );
     }
-    return { ...remote, load: () => Promise.resolve() };
+    return { ...remote, load: () => Promise.resolve(), close: nothingToClose };
   }
   const embedder = choice === 'deterministic' ? createDeterministicEmbedder() : choice;
-  return { drain: embedder, query: embedder, load: () => Promise.resolve() };
+  return { drain: embedder, query: embedder, load: () => Promise.resolve(), close: nothingToClose };
 }
 
 /** The background parts of an {@link Engine}, built on first use. */
@@ -226,11 +268,12 @@ async function openWired(
  * an option its kind of store does not take, or the provider environment is invalid.
  */
 export async function openEngine(config: EngineConfig): Promise<Engine> {
+  const threads = checkThreads(config.threads);
   const collector = createDiagnosticsCollector();
   const { store, choice, provider } = await openWired(config, collector);
   let wired: Embedders;
   try {
-    wired = embedders(choice, provider);
+    wired = embedders(choice, provider, threads);
   } catch (error) {
     await store.close();
     throw error;
@@ -380,7 +423,11 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await store.close();
+      try {
+        await store.close();
+      } finally {
+        await wired.close();
+      }
     },
   };
 }

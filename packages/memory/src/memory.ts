@@ -84,6 +84,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.vectorIndex === undefined ? {} : { vectorIndex: config.vectorIndex }),
     ...(config.onIndexProgress === undefined ? {} : { onIndexProgress: config.onIndexProgress }),
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
+    ...(config.threads === undefined ? {} : { threads: config.threads }),
   });
   const drain = backgroundDrain(engine);
   let closed = false;
