@@ -115,7 +115,10 @@ const CODES: ReadonlySet<string> = new Set(ENGRAM_EMBEDDER_USE_ERROR_CODES);
 function fromReply(code: string, message: string): EngramEmbedderUseError {
   return CODES.has(code)
     ? new EngramEmbedderUseError(code as EngramEmbedderUseErrorCode, message)
-    : new EngramEmbedderUseError('ENGRAM_EMBEDDER_USE_INFERENCE_FAILED', 'The model failed to embed a batch.');
+    : new EngramEmbedderUseError(
+        'ENGRAM_EMBEDDER_USE_INFERENCE_FAILED',
+        'The model failed to embed a batch.',
+      );
 }
 
 /** The compiled worker entry: next to this module in `dist`, or `dist` of the package when run from `src`. */
@@ -346,7 +349,8 @@ export class UseEmbedderPool {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(workerEntry(), { workerData: this.#data });
+    // No flags of the caller's process (`--input-type`, loaders): the worker runs compiled JavaScript only.
+    const worker = new Worker(workerEntry(), { workerData: this.#data, execArgv: [] });
     // Idle workers never keep the process alive; a worker running a request is referenced until it answers.
     worker.unref();
     const slot: Slot = { worker, task: null, dead: false };
@@ -375,7 +379,9 @@ export class UseEmbedderPool {
     this.#pending.set(id, slot);
     slot.worker.ref();
     const request: UseWorkerRequest =
-      task.kind === 'load' ? { id, kind: 'load' } : { id, kind: 'embed', texts: task.items.map((i) => i.text) };
+      task.kind === 'load'
+        ? { id, kind: 'load' }
+        : { id, kind: 'embed', texts: task.items.map((i) => i.text) };
     slot.worker.postMessage(request);
   }
 
