@@ -5,6 +5,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
+import {
+  type BenchEmbeddingReport,
+  EMBEDDING_SCENARIO,
+  formatEmbeddingLines,
+  runEmbeddingScenario,
+} from './embedding.js';
 import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
@@ -30,6 +36,9 @@ Side-by-side performance benchmark (not part of pnpm test):
   userScope100k       one agent, 100,000 rows over 1,000 users (5 % its own), 384-d: the same queries unscoped
                       and for one user (filter forUser), hybrid and each arm, ratios scoped / unscoped (run when
                       size ≥ 100,000 or when named by --only)
+  embedding           the offline USE-lite embedder on the caller's thread and on 1, 2 and N worker threads, side
+                      by side: embeddings/s and CPU seconds (worker threads included) for short and long texts, the
+                      drain (ingest + flush), and add alone and 16 concurrent (run only when named by --only)
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
@@ -112,12 +121,13 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const only = args.flags.get('only');
   let userScopeWanted = size >= 100_000;
+  let embeddingWanted = false;
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres']);
+    const known = new Set<string>([...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, EMBEDDING_SCENARIO, 'postgres']);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
       process.stderr.write(
-        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
+        `--only takes scenario names from: ${[...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, EMBEDDING_SCENARIO, 'postgres'].join(', ')}\n${USAGE}\n`,
       );
       return 2;
     }
@@ -126,6 +136,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     userScopeWanted = wanted.includes(USER_SCOPE_SCENARIO);
+    embeddingWanted = wanted.includes(EMBEDDING_SCENARIO);
     for (let i = plans.length - 1; i >= 0; i -= 1) {
       if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
     }
@@ -133,6 +144,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
   const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   let userScope: BenchUserScopeReport | undefined;
+  let embedding: BenchEmbeddingReport | undefined;
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
@@ -190,6 +202,10 @@ async function main(argv: readonly string[]): Promise<number> {
         log,
       });
     }
+    if (embeddingWanted) {
+      embedding = await runEmbeddingScenario({ dir, log });
+      log(formatEmbeddingLines(embedding).join('\n'));
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -213,6 +229,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...results,
     ...(userScope === undefined ? {} : { userScope100k: userScope }),
     ...(postgres === undefined ? {} : { postgres }),
+    ...(embedding === undefined ? {} : { embedding }),
     diagnostics: measureDiagnostics(1_000_000),
   };
   writeJsonFile(reportPath, report);

@@ -1,4 +1,5 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
+import type { BenchEmbeddingReport } from './embedding.js';
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
 import type { BenchSmallAgents } from './small-agents.js';
@@ -186,6 +187,8 @@ export interface BenchReport {
   readonly userScope100k?: BenchUserScopeReport;
   /** The PostgreSQL scenario (`--postgres <url>`). */
   readonly postgres?: BenchPostgresReport;
+  /** The embedding scenario (`--only embedding`): USE-lite on the caller's thread and on worker threads. */
+  readonly embedding?: BenchEmbeddingReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
   readonly diagnostics: {
     readonly nsPerRecord: number;
