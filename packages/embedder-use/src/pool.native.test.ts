@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUseEmbedder, createUseEmbedderPool, isEngramEmbedderUseError } from './index.js';
 import { poolWorkers } from './pool.js';
@@ -133,5 +137,43 @@ describe('UseEmbedderPool (real model, worker threads)', () => {
       },
     );
     expect(stdout).toBe('512,512,512');
+  });
+
+  it('runs offline in a worker thread: any fetch or socket connection there would end the thread', {
+    timeout: 120_000,
+  }, async () => {
+    // The pool's worker entry, started as the pool starts it, with a preload that makes every fetch and socket
+    // connection of that thread exit it with code 97.
+    const dir = await mkdtemp(path.join(tmpdir(), 'engram-use-offline-'));
+    try {
+      const preload = path.join(dir, 'no-network.cjs');
+      await writeFile(
+        preload,
+        [
+          "const net = require('node:net');",
+          'globalThis.fetch = () => process.exit(97);',
+          'net.Socket.prototype.connect = function connect() { process.exit(97); };',
+        ].join('\n'),
+      );
+      const worker = new Worker(new URL('../dist/use-worker.js', import.meta.url), {
+        workerData: { backend: 'wasm' },
+        execArgv: ['--require', preload],
+      });
+      const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+      const reply = (request: object): Promise<{ ok: boolean; vectors?: Float32Array }> =>
+        new Promise((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+          worker.postMessage(request);
+        });
+      expect(await reply({ id: 1, kind: 'load' })).toMatchObject({ ok: true });
+      const answer = await reply({ id: 2, kind: 'embed', texts: ['package manager', 'pnpm installs'] });
+      expect(answer.ok).toBe(true);
+      expect(answer.vectors).toHaveLength(1024);
+      await worker.terminate();
+      expect(await exited).not.toBe(97);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

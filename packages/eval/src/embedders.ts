@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { contentHash } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { configFromEnv, createOpenAICompatibleEmbedder, type EnvSource } from '@engram/provider-openai';
@@ -42,8 +43,8 @@ export interface CreateEvalEmbedderOptions {
   /** Environment for `openai` (the CLI's `ENGRAM_OPENAI_*` variables; default `process.env`). */
   readonly env?: EnvSource;
   /**
-   * Worker threads of `use` (default: the package's default, the cores less one, at least 1); `0` embeds on
-   * the calling thread.
+   * Worker threads of `use` (default: one per core — an evaluation's own thread only waits while they embed);
+   * `0` embeds on the calling thread.
    */
   readonly threads?: number;
 }
@@ -82,7 +83,7 @@ async function loadUseEmbedder(threads: number | undefined): Promise<EvalEmbedde
     );
   }
   const embedder: unknown = await (factory as (config: { threads?: number }) => unknown)(
-    threads === undefined || threads === 0 ? {} : { threads },
+    threads === 0 ? {} : { threads: threads ?? Math.min(64, availableParallelism()) },
   );
   if (!isEmbedder(embedder)) {
     throw new EngramEvalError(

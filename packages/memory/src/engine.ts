@@ -167,6 +167,8 @@ interface Embedders {
   readonly load: () => Promise<unknown>;
   /** Stops what the embedder runs (worker threads). */
   readonly close: () => Promise<void>;
+  /** Rows per drain batch, when not the drain's default: enough for every worker thread to get a full batch. */
+  readonly drainBatch?: number;
 }
 
 const nothingToClose = (): Promise<void> => Promise.resolve();
@@ -201,6 +203,7 @@ function embedders(
       // Each worker runs one inference after its load, so the first query meets its deadline.
       load: () => pool.load(),
       close: () => pool.close(),
+      drainBatch: Math.min(1_000, Math.max(64, pool.maxBatchSize * pool.threads)),
     };
   }
   if (choice === 'use') {
@@ -278,7 +281,7 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
     await store.close();
     throw error;
   }
-  const { drain: drainEmbedder, query: queryEmbedder, load } = wired;
+  const { drain: drainEmbedder, query: queryEmbedder, load, drainBatch } = wired;
   let warming: Promise<void> | null = null;
   const warmUp = (): Promise<void> => {
     warming ??= load().then(
@@ -314,6 +317,7 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
         store,
         embedder: drainEmbedder,
         observer,
+        ...(drainBatch === undefined ? {} : { batchSize: drainBatch }),
         onProgress: (done, total) => progress?.(done, total),
       });
       return {

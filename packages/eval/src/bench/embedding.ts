@@ -28,7 +28,10 @@ export interface BenchEmbeddingThroughput {
   readonly threads: number | 'main';
   readonly texts: number;
   readonly embeddingsPerSec: number;
+  readonly wallSeconds: number;
   readonly cpuSeconds: number;
+  /** CPU seconds ÷ wall seconds: the cores the process kept busy (about the threads on an idle machine). */
+  readonly coresUsed: number;
   readonly embeddingsPerCpuSec: number;
   /** embeddings/s ÷ the one-worker configuration's. */
   readonly ratioToOneThread: number;
@@ -145,7 +148,9 @@ function throughputRows(
       threads,
       texts: t.texts,
       embeddingsPerSec: rate,
+      wallSeconds: t.wall,
       cpuSeconds: t.cpu,
+      coresUsed: t.cpu / t.wall,
       embeddingsPerCpuSec: t.texts / t.cpu,
       ratioToOneThread: rate / oneRate,
     };
@@ -303,7 +308,7 @@ const f2 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : '-');
 export function formatEmbeddingLines(report: BenchEmbeddingReport): string[] {
   const lines = [
     `embedding (${report.cores} cores; load ${report.loadStart.map(f1).join(' ')} → ${report.loadEnd.map(f1).join(' ')})`,
-    '  kind   threads  texts  emb/s   CPU s  emb/CPU-s  ×1 thread',
+    '  kind   threads  texts  emb/s  wall s   CPU s  cores  emb/CPU-s  ×1 thread',
   ];
   for (const [kind, rows] of [
     ['short', report.short],
@@ -312,7 +317,7 @@ export function formatEmbeddingLines(report: BenchEmbeddingReport): string[] {
   ] as const) {
     for (const r of rows) {
       lines.push(
-        `  ${kind.padEnd(6)} ${String(r.threads).padStart(7)} ${String(r.texts).padStart(6)} ${f1(r.embeddingsPerSec).padStart(6)} ${f1(r.cpuSeconds).padStart(7)} ${f1(r.embeddingsPerCpuSec).padStart(10)} ${f2(r.ratioToOneThread).padStart(10)}`,
+        `  ${kind.padEnd(6)} ${String(r.threads).padStart(7)} ${String(r.texts).padStart(6)} ${f1(r.embeddingsPerSec).padStart(6)} ${f1(r.wallSeconds).padStart(7)} ${f1(r.cpuSeconds).padStart(7)} ${f2(r.coresUsed).padStart(6)} ${f1(r.embeddingsPerCpuSec).padStart(10)} ${f2(r.ratioToOneThread).padStart(10)}`,
       );
     }
   }

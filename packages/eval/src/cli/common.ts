@@ -217,7 +217,7 @@ export const EMBEDDER_USAGE: string = `  --embedder <${EVAL_EMBEDDER_NAMES.join(
   --cache <dir>          vector cache directory (default node_modules/.cache/engram-eval where pnpm ran)
   --no-cache             embed everything, read and write no cache
   --no-concepts          the deterministic embedder without its synonym concepts (the ablation)
-  --threads <n>          worker threads of --embedder use (default: cores less one, at least 1; 0: the main thread)`;
+  --threads <n>          worker threads of --embedder use (default: one per core; 0: the main thread, as before)`;
 
 /** The embedder a CLI run uses and its open vector cache (absent with `--no-cache`). */
 export interface CliEmbedder {
