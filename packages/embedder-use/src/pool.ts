@@ -208,15 +208,17 @@ export class UseEmbedderPool {
   }
 
   /**
-   * Starts every worker and loads its model, so the first batches do not pay for it. Rejects with the first
+   * Starts `threads` workers (default: all of them) and loads their models, each with one warm-up inference, so
+   * the first batches do not pay for it; the others start when batches wait for them. Rejects with the first
    * worker's error (`MODEL_LOAD_FAILED`, `WORKER_FAILED`); an abort stops the wait, not the loads.
    */
-  async load(options: UseEmbedOptions = {}): Promise<void> {
+  async load(options: UseEmbedOptions & { readonly threads?: number } = {}): Promise<void> {
     const { signal } = options;
     if (signal?.aborted === true) throw abortError(signal);
     if (this.#closed) throw closedError();
-    while (this.#slots.length < this.threads) this.#spawn();
-    const loads = this.#slots.map(
+    const wanted = Math.min(this.threads, Math.max(1, Math.floor(options.threads ?? this.threads)));
+    while (this.#slots.length < wanted) this.#spawn();
+    const loads = this.#slots.slice(0, wanted).map(
       (slot) =>
         new Promise<void>((resolve, reject) => {
           const done = (error: unknown): void => (error === null ? resolve() : reject(error));

@@ -200,8 +200,9 @@ function embedders(
     return {
       drain: pool,
       query: englishQueries(urgent),
-      // Each worker runs one inference after its load, so the first query meets its deadline.
-      load: () => pool.load(),
+      // One worker is enough for queries and `add` (it runs one inference after its load, so the first query
+      // meets its deadline); the others start, each with its own model, when drain batches wait for them.
+      load: () => pool.load({ threads: 1 }),
       close: () => pool.close(),
       drainBatch: Math.min(1_000, Math.max(64, pool.maxBatchSize * pool.threads)),
     };

@@ -121,7 +121,10 @@ describe('threads', () => {
   it('stops its worker threads on close', { timeout: 120_000 }, async () => {
     const engine = await openEngine({ path: join(dir, 'engine.db'), embedder: 'use', threads: 2 });
     const pool = engine.embedder as unknown as { readonly running: number };
+    // The warm-up starts one thread (enough for queries and `add`); a batch that waits starts the second.
     await engine.warmUp();
+    expect(pool.running).toBe(1);
+    expect(await engine.embedder.embed(BULK)).toHaveLength(BULK.length);
     expect(pool.running).toBe(2);
     await engine.close();
     expect(pool.running).toBe(0);
