@@ -193,7 +193,9 @@ async function drainThroughput(
       embedder: 'use',
       threads: threadsOption(threads),
     });
-    await memory.add('warm up the model');
+    // Threads start when batches wait for them: an untimed drain starts them all, models loaded.
+    await memory.ingest(shortTexts(64 * Math.max(1, threadsOption(threads)), 999).map((t) => `${t} warm-up`));
+    await memory.flush();
     memories.set(threads, memory);
   }
   const totals = new Map<number | 'main', { wall: number; cpu: number; texts: number }>();
