@@ -81,6 +81,8 @@ interface Slot {
   readonly worker: Worker;
   task: Task | null;
   dead: boolean;
+  /** The model load sent to this worker (kept once done; cleared when it failed, so a later load retries). */
+  loading: Promise<void> | null;
 }
 
 type Task =
@@ -218,14 +220,20 @@ export class UseEmbedderPool {
     if (this.#closed) throw closedError();
     const wanted = Math.min(this.threads, Math.max(1, Math.floor(options.threads ?? this.threads)));
     while (this.#slots.length < wanted) this.#spawn();
-    const loads = this.#slots.slice(0, wanted).map(
-      (slot) =>
-        new Promise<void>((resolve, reject) => {
-          const done = (error: unknown): void => (error === null ? resolve() : reject(error));
-          if (slot.task === null) this.#send(slot, { kind: 'load', done });
-          else resolve(); // busy with a batch: its model is loaded by that batch
-        }),
-    );
+    const loads = this.#slots.slice(0, wanted).map((slot) => {
+      if (slot.loading !== null) return slot.loading;
+      // Busy with a batch: that batch loads its model.
+      if (slot.task !== null) return Promise.resolve();
+      const loading = new Promise<void>((resolve, reject) => {
+        const done = (error: unknown): void => (error === null ? resolve() : reject(error));
+        this.#send(slot, { kind: 'load', done });
+      });
+      slot.loading = loading;
+      loading.catch(() => {
+        slot.loading = null;
+      });
+      return loading;
+    });
     const all = Promise.all(loads).then(() => undefined);
     if (signal === undefined) return all;
     return new Promise<void>((resolve, reject) => {
@@ -355,7 +363,7 @@ export class UseEmbedderPool {
     const worker = new Worker(workerEntry(), { workerData: this.#data, execArgv: [] });
     // Idle workers never keep the process alive; a worker running a request is referenced until it answers.
     worker.unref();
-    const slot: Slot = { worker, task: null, dead: false };
+    const slot: Slot = { worker, task: null, dead: false, loading: null };
     this.#slots.push(slot);
     worker.on('message', (reply: UseWorkerReply) => this.#onReply(slot, reply));
     const lost = (): void => {
