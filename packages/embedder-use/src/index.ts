@@ -14,3 +14,11 @@ export {
 } from './errors.js';
 export { MAX_INPUT_CODE_POINTS, MAX_INPUT_TOKENS, MAX_RAW_INPUT_UNITS, normalizeInput } from './input.js';
 export type { UseBackend } from './model.js';
+export type { UseEmbedderPoolConfig, UsePoolEmbedOptions } from './pool.js';
+export {
+  createUseEmbedderPool,
+  DEFAULT_USE_BATCH_CHARS,
+  defaultUseThreads,
+  MAX_USE_THREADS,
+  UseEmbedderPool,
+} from './pool.js';

@@ -107,4 +107,28 @@ describe('--embedder use', () => {
     expect(a).toHaveLength(512);
     expect(b).toHaveLength(512);
   });
+
+  it('gives the same vectors on worker threads (--threads 2) as on the calling thread (--threads 0)', {
+    timeout: 120_000,
+  }, async () => {
+    const texts = [
+      'the package manager is pnpm',
+      '',
+      'pnpm installs dependencies',
+      'a third, longer sentence about caches',
+    ];
+    const main = await createEvalEmbedder('use', { threads: 0 });
+    const workers = await createEvalEmbedder('use', { threads: 2 });
+    expect((workers.embedder as { readonly threads?: number }).threads).toBe(2);
+    expect(workers.cacheId).toBe(main.cacheId);
+    const [a, b] = [await main.embedder.embed(texts), await workers.embedder.embed(texts)];
+    let max = 0;
+    a.forEach((v, i) => {
+      const w = b[i] as Float32Array;
+      for (let j = 0; j < v.length; j += 1)
+        max = Math.max(max, Math.abs((v[j] as number) - (w[j] as number)));
+    });
+    expect(max).toBeLessThan(1e-5);
+    await (workers.embedder as { close?: () => Promise<void> }).close?.();
+  });
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { contentHash } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { configFromEnv, createOpenAICompatibleEmbedder, type EnvSource } from '@engram/provider-openai';
@@ -41,6 +42,11 @@ export interface CreateEvalEmbedderOptions {
   readonly conceptFeatures?: boolean;
   /** Environment for `openai` (the CLI's `ENGRAM_OPENAI_*` variables; default `process.env`). */
   readonly env?: EnvSource;
+  /**
+   * Worker threads of `use` (default: one per core — an evaluation's own thread only waits while they embed);
+   * `0` embeds on the calling thread.
+   */
+  readonly threads?: number;
 }
 
 // Kept in a variable so that TypeScript does not resolve it: the package is optional and loaded on demand.
@@ -54,10 +60,10 @@ function isEmbedder(value: unknown): value is EvalEmbedder {
   return typeof id === 'string' && id !== '' && Number.isInteger(dimensions) && (dimensions as number) > 0;
 }
 
-async function loadUseEmbedder(): Promise<EvalEmbedder> {
-  let mod: { createUseEmbedder?: unknown };
+async function loadUseEmbedder(threads: number | undefined): Promise<EvalEmbedder> {
+  let mod: { createUseEmbedder?: unknown; createUseEmbedderPool?: unknown };
   try {
-    mod = (await import(USE_PACKAGE)) as { createUseEmbedder?: unknown };
+    mod = (await import(USE_PACKAGE)) as { createUseEmbedder?: unknown; createUseEmbedderPool?: unknown };
   } catch (error) {
     throw new EngramEvalError(
       'ENGRAM_EVAL_EMBEDDER_UNAVAILABLE',
@@ -65,13 +71,20 @@ async function loadUseEmbedder(): Promise<EvalEmbedder> {
       { cause: error },
     );
   }
-  if (typeof mod.createUseEmbedder !== 'function') {
+  // Worker threads when the package has them (and threads are not 0), else the calling thread.
+  const factory =
+    threads !== 0 && typeof mod.createUseEmbedderPool === 'function'
+      ? (mod.createUseEmbedderPool as (config: { threads?: number }) => unknown)
+      : mod.createUseEmbedder;
+  if (typeof factory !== 'function') {
     throw new EngramEvalError(
       'ENGRAM_EVAL_EMBEDDER_UNAVAILABLE',
       `${USE_PACKAGE} does not export createUseEmbedder.`,
     );
   }
-  const embedder: unknown = await (mod.createUseEmbedder as () => unknown)();
+  const embedder: unknown = await (factory as (config: { threads?: number }) => unknown)(
+    threads === 0 ? {} : { threads: threads ?? Math.min(64, availableParallelism()) },
+  );
   if (!isEmbedder(embedder)) {
     throw new EngramEvalError(
       'ENGRAM_EVAL_EMBEDDER_UNAVAILABLE',
@@ -97,7 +110,7 @@ export async function createEvalEmbedder(
       return { name, embedder, cacheId: `${embedder.profile.id}${concepts ? '' : '+no-concepts'}` };
     }
     case 'use': {
-      const embedder = await loadUseEmbedder();
+      const embedder = await loadUseEmbedder(options.threads);
       return { name, embedder, cacheId: embedder.profile.id };
     }
     case 'openai': {

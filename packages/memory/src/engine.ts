@@ -14,7 +14,7 @@ import {
   type HealthDto,
 } from '@engram/diagnostics';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
-import { createUseEmbedder } from '@engram/embedder-use';
+import { createUseEmbedder, createUseEmbedderPool, MAX_USE_THREADS } from '@engram/embedder-use';
 import type {
   EmbedderPort,
   EmbeddingDrain,
@@ -99,6 +99,12 @@ export interface EngineConfig {
    * so a health page served by any process shows every process. `false` publishes nothing.
    */
   readonly processBeat?: ProcessBeatOption;
+  /**
+   * Worker threads of the USE-lite embedder (`'use'` only; ignored for any other): the drain, bulk ingest and
+   * `add` embed on them, each with its own model instance, and concurrent calls share batches. Default: the
+   * machine's cores less one, at least 1; `0` embeds on the caller's thread; at most 64.
+   */
+  readonly threads?: number;
 }
 
 /** What {@link Engine.drain} takes. */
@@ -179,9 +185,48 @@ interface Embedders {
   readonly drain: EmbedderPort;
   readonly query: EmbedderPort;
   readonly load: () => Promise<unknown>;
+  /** Stops what the embedder runs (worker threads). */
+  readonly close: () => Promise<void>;
+  /** Rows per drain batch, when not the drain's default: enough for every worker thread to get a full batch. */
+  readonly drainBatch?: number;
 }
 
-function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | null): Embedders {
+const nothingToClose = (): Promise<void> => Promise.resolve();
+
+/** `threads` as given: an integer from 0 to 64, or undefined for the default. */
+function checkThreads(threads: unknown): number | undefined {
+  if (threads === undefined) return undefined;
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 0 || threads > MAX_USE_THREADS) {
+    throw new EngramMemoryError(
+      'ENGRAM_MEMORY_INVALID_CONFIG',
+      `threads must be an integer from 0 to ${MAX_USE_THREADS}`,
+    );
+  }
+  return threads;
+}
+
+function embedders(
+  choice: EmbedderOption | 'openai',
+  provider: EnvProvider | null,
+  threads: number | undefined,
+): Embedders {
+  if (choice === 'use' && threads !== 0) {
+    // Worker threads: the drain, bulk ingest and `add` queue their texts; a search query goes first.
+    const pool = createUseEmbedderPool(threads === undefined ? {} : { threads });
+    const urgent: EmbedderPort = {
+      profile: pool.profile,
+      embed: (texts, options) => pool.embed(texts, { ...options, urgent: true }),
+    };
+    return {
+      drain: pool,
+      query: englishQueries(urgent),
+      // One worker is enough for queries and `add` (it runs one inference after its load, so the first query
+      // meets its deadline); the others start, each with its own model, when drain batches wait for them.
+      load: () => pool.load({ threads: 1 }),
+      close: () => pool.close(),
+      drainBatch: Math.min(1_000, Math.max(64, pool.maxBatchSize * pool.threads)),
+    };
+  }
   if (choice === 'use') {
     const use = createUseEmbedder();
     // The first inference after the load is slow too: run one, so the first query meets its deadline.
@@ -189,6 +234,7 @@ function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | nu
       drain: use,
       query: englishQueries(use),
       load: () => use.load().then(() => use.embed(['warm up'])),
+      close: nothingToClose,
     };
   }
   if (choice === 'openai') {
@@ -200,10 +246,10 @@ function embedders(choice: EmbedderOption | 'openai', provider: EnvProvider | nu
         "the embedder 'openai' is the one an environment configures (ENGRAM_OPENAI_EMBEDDING_MODEL and ENGRAM_OPENAI_EMBEDDING_DIMENSIONS in env)",
       );
     }
-    return { ...remote, load: () => Promise.resolve() };
+    return { ...remote, load: () => Promise.resolve(), close: nothingToClose };
   }
   const embedder = choice === 'deterministic' ? createDeterministicEmbedder() : choice;
-  return { drain: embedder, query: embedder, load: () => Promise.resolve() };
+  return { drain: embedder, query: embedder, load: () => Promise.resolve(), close: nothingToClose };
 }
 
 /** The background parts of an {@link Engine}, built on first use. */
@@ -247,16 +293,17 @@ async function openWired(
  */
 export async function openEngine(config: EngineConfig): Promise<Engine> {
   const beatSettings = processBeatSettings(config.processBeat, config.env);
+  const threads = checkThreads(config.threads);
   const collector = createDiagnosticsCollector();
   const { store, choice, provider } = await openWired(config, collector);
   let wired: Embedders;
   try {
-    wired = embedders(choice, provider);
+    wired = embedders(choice, provider, threads);
   } catch (error) {
     await store.close();
     throw error;
   }
-  const { drain: drainEmbedder, query: queryEmbedder, load } = wired;
+  const { drain: drainEmbedder, query: queryEmbedder, load, drainBatch } = wired;
   let warming: Promise<void> | null = null;
   const warmUp = (): Promise<void> => {
     warming ??= load().then(
@@ -304,6 +351,7 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
         store,
         embedder: drainEmbedder,
         observer,
+        ...(drainBatch === undefined ? {} : { batchSize: drainBatch }),
         onProgress: (done, total) => progress?.(done, total),
       });
       return {
@@ -419,7 +467,11 @@ export async function openEngine(config: EngineConfig): Promise<Engine> {
       closed = true;
       // A clean close deletes this process's beat, so the others' pages stop showing it at once.
       await beats.stop();
-      await store.close();
+      try {
+        await store.close();
+      } finally {
+        await wired.close();
+      }
     },
   };
 }

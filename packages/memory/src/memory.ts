@@ -92,6 +92,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
     ...(config.idFactory === undefined ? {} : { idFactory: config.idFactory }),
     ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
     ...(config.processBeat === undefined ? {} : { processBeat: config.processBeat }),
+    ...(config.threads === undefined ? {} : { threads: config.threads }),
   });
   const drain = backgroundDrain(engine, config.backgroundDrain !== false);
   let closed = false;

@@ -86,6 +86,13 @@ export interface MemoryConfig {
    * nothing.
    */
   readonly processBeat?: false | { readonly intervalMs?: number };
+  /**
+   * Worker threads of the USE-lite embedder (ignored for any other embedder): the background drain, bulk
+   * `ingest` and `add` embed on them, each thread with its own model instance, and concurrent `add` calls share
+   * one batch. Default: the machine's cores less one, at least 1. `0` embeds on the caller's thread, as before.
+   * The threads never keep the process alive and `close()` stops them.
+   */
+  readonly threads?: number;
 }
 
 /**

@@ -8,6 +8,12 @@ import { createHttpReranker } from '@engram/provider-openai';
 import { parseCliArgs, resolveUserPath, runCli, writeJsonFile } from '../cli/common.js';
 import { runInfo } from '../docs/run-info.js';
 import { createEvalReranker } from '../rerankers.js';
+import {
+  type BenchEmbeddingReport,
+  EMBEDDING_SCENARIO,
+  formatEmbeddingLines,
+  runEmbeddingScenario,
+} from './embedding.js';
 import { benchPlans, ORAMA_MAX_AGENTS, oramaAgentsWithin } from './plan.js';
 import { type BenchPostgresReport, runPostgresScenario } from './postgres.js';
 import {
@@ -56,6 +62,9 @@ Side-by-side performance benchmark (not part of pnpm test):
                       lost, rows pending after the drains, maintenance leases of one agent held at once (run when
                       named by --only or when --workers is given; with --postgres and --only workers, the
                       PostgreSQL scenario is not run)
+  embedding           the offline USE-lite embedder on the caller's thread and on 1, 2 and N worker threads, side
+                      by side: embeddings/s and CPU seconds (worker threads included) for short and long texts, the
+                      drain (ingest + flush), and add alone and 16 concurrent (run only when named by --only)
 The 128-d scenarios use the deterministic embedder's vectors; the wider ones the same vectors widened by an
 orthogonal transform (every similarity, so every ranking, unchanged; see widenVector).
 Orama (in memory) indexes one database per agent, for at most ${ORAMA_MAX_AGENTS} queried agents spread evenly
@@ -191,6 +200,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`--rerank takes http\n${USAGE}\n`);
     return 2;
   }
+  let embeddingWanted = false;
   let workersWanted = args.flags.has('workers');
   let postgresWanted = typeof args.flags.get('postgres') === 'string';
   let workerCounts: number[];
@@ -204,7 +214,14 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (only !== undefined) {
     const wanted = typeof only === 'string' ? only.split(',').map((x) => x.trim()) : [];
-    const names = [...BENCH_SCENARIOS, USER_SCOPE_SCENARIO, RERANK_SCENARIO, WORKERS_SCENARIO, 'postgres'];
+    const names = [
+      ...BENCH_SCENARIOS,
+      USER_SCOPE_SCENARIO,
+      RERANK_SCENARIO,
+      WORKERS_SCENARIO,
+      EMBEDDING_SCENARIO,
+      'postgres',
+    ];
     const known = new Set<string>(names);
     if (wanted.length === 0 || wanted.some((w) => !known.has(w))) {
       process.stderr.write(`--only takes scenario names from: ${names.join(', ')}\n${USAGE}\n`);
@@ -219,6 +236,7 @@ async function main(argv: readonly string[]): Promise<number> {
     workersWanted ||= wanted.includes(WORKERS_SCENARIO);
     // `--only workers --postgres <url>` runs the workers on that database, not the PostgreSQL scenario.
     if (wanted.includes(WORKERS_SCENARIO) && !wanted.includes('postgres')) postgresWanted = false;
+    embeddingWanted = wanted.includes(EMBEDDING_SCENARIO);
     for (let i = plans.length - 1; i >= 0; i -= 1) {
       if (!wanted.includes((plans[i] as (typeof plans)[number]).name)) plans.splice(i, 1);
     }
@@ -227,6 +245,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const results: Partial<Record<BenchScenarioName, BenchScenarioReport>> = {};
   let userScope: BenchUserScopeReport | undefined;
   let rerank: BenchRerankReport | undefined;
+  let embedding: BenchEmbeddingReport | undefined;
   try {
     for (const plan of plans) {
       const rows = plan.agents * plan.rowsPerAgent;
@@ -296,6 +315,10 @@ async function main(argv: readonly string[]): Promise<number> {
         log,
       );
     }
+    if (embeddingWanted) {
+      embedding = await runEmbeddingScenario({ dir, log });
+      log(formatEmbeddingLines(embedding).join('\n'));
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -334,6 +357,7 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(rerank === undefined ? {} : { rerank }),
     ...(postgres === undefined ? {} : { postgres }),
     ...(workers === undefined ? {} : { workers }),
+    ...(embedding === undefined ? {} : { embedding }),
     diagnostics: measureDiagnostics(1_000_000),
   };
   writeJsonFile(reportPath, report);

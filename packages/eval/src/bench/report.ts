@@ -1,5 +1,6 @@
 /** The benchmark report (`test-results/bench/report.json`) and its table. */
 import type { RunInfo } from '../docs/run-info.js';
+import type { BenchEmbeddingReport } from './embedding.js';
 import type { BenchPostgresReport } from './postgres.js';
 import { type BenchQuantised, formatQuantLines } from './quant.js';
 import { type BenchRerankReport, formatRerankLines } from './rerank.js';
@@ -195,6 +196,8 @@ export interface BenchReport {
   readonly postgres?: BenchPostgresReport;
   /** The many-workers scenario: 1, 2, 4… worker processes on one database (`workers.ts`, `--only workers`). */
   readonly workers?: BenchWorkersReport;
+  /** The embedding scenario (`--only embedding`): USE-lite on the caller's thread and on worker threads. */
+  readonly embedding?: BenchEmbeddingReport;
   /** The record path: CPU ns per recorded retrieval (`nsPerRecord`) and wall ns (absent in older reports). */
   readonly diagnostics: {
     readonly nsPerRecord: number;

@@ -236,4 +236,21 @@ describe('embedderFromFlags', () => {
       message: '--cache and --no-cache exclude each other',
     });
   });
+
+  it('refuses --threads without --embedder use, or outside 0–64', async () => {
+    expect(await embedderFromFlags(new Map([['threads', '2']]), {})).toEqual({
+      message: '--threads needs --embedder use',
+    });
+    for (const threads of ['-1', '65', '1.5', 'many']) {
+      expect(
+        await embedderFromFlags(
+          new Map<string, string | true>([
+            ['embedder', 'use'],
+            ['threads', threads],
+          ]),
+          {},
+        ),
+      ).toEqual({ message: '--threads must be an integer from 0 to 64' });
+    }
+  });
 });

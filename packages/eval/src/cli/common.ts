@@ -209,7 +209,7 @@ export function defaultCacheDirectory(
 /** The flags both evaluation CLIs take to choose the embedder and its vector cache. */
 export const EMBEDDER_FLAGS: KnownFlags = {
   boolean: ['no-cache', 'no-concepts'],
-  valued: ['embedder', 'cache'],
+  valued: ['embedder', 'cache', 'threads'],
 };
 
 /** The usage lines of {@link EMBEDDER_FLAGS}. */
@@ -217,7 +217,8 @@ export const EMBEDDER_USAGE: string = `  --embedder <${EVAL_EMBEDDER_NAMES.join(
                          the ENGRAM_OPENAI_* variables of the engram CLI (base URL, key, embedding model, dimensions)
   --cache <dir>          vector cache directory (default node_modules/.cache/engram-eval where pnpm ran)
   --no-cache             embed everything, read and write no cache
-  --no-concepts          the deterministic embedder without its synonym concepts (the ablation)`;
+  --no-concepts          the deterministic embedder without its synonym concepts (the ablation)
+  --threads <n>          worker threads of --embedder use (default: one per core; 0: the main thread, as before)`;
 
 /** The embedder a CLI run uses and its open vector cache (absent with `--no-cache`). */
 export interface CliEmbedder {
@@ -244,7 +245,19 @@ export async function embedderFromFlags(
   const cacheFlag = flags.get('cache');
   if (flags.has('no-cache') && cacheFlag !== undefined)
     return { message: '--cache and --no-cache exclude each other' };
-  const named = await createEvalEmbedder(name, { conceptFeatures: !noConcepts, env });
+  const threadsFlag = flags.get('threads');
+  let threads: number | undefined;
+  if (threadsFlag !== undefined) {
+    if (name !== 'use') return { message: '--threads needs --embedder use' };
+    threads = Number(threadsFlag);
+    if (typeof threadsFlag !== 'string' || !Number.isInteger(threads) || threads < 0 || threads > 64)
+      return { message: '--threads must be an integer from 0 to 64' };
+  }
+  const named = await createEvalEmbedder(name, {
+    conceptFeatures: !noConcepts,
+    env,
+    ...(threads === undefined ? {} : { threads }),
+  });
   if (flags.has('no-cache')) return { named };
   const directory =
     typeof cacheFlag === 'string' ? resolveUserPath(cacheFlag, env) : defaultCacheDirectory(env);
@@ -258,7 +271,9 @@ export async function embedderFromFlags(
 /** Logs the embedder's profile and the cache in use (paths and counts only). */
 export function logEmbedder(log: (line: string) => void, chosen: CliEmbedder): void {
   const { profile } = chosen.named.embedder;
-  log(`embedder ${chosen.named.name}: ${profile.id}, ${profile.dimensions}d`);
+  const { threads } = chosen.named.embedder as { readonly threads?: unknown };
+  const on = typeof threads === 'number' ? `, ${threads} worker thread(s)` : '';
+  log(`embedder ${chosen.named.name}: ${profile.id}, ${profile.dimensions}d${on}`);
   log(
     chosen.cache === undefined
       ? 'vector cache: off'

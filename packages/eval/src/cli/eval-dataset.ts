@@ -95,6 +95,9 @@ async function main(argv: readonly string[]): Promise<number> {
     onProgress: progressPrinter(log, 250),
   });
   finishReport({ ...report, run }, resolveUserPath(reportArg), started);
+  // CPU time of the whole process, its worker threads (the `use` embedder's) included.
+  const cpu = process.cpuUsage();
+  log(`CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s (this process and its worker threads)`);
   return 0;
 }
 
