@@ -1,15 +1,14 @@
 import { type DrainBatchReport, type MaintenanceObserver, noopMaintenanceObserver } from '@engram/contracts';
 import { engramErrorCode } from '@engram/contracts/errors';
-import {
-  type EmbeddingCommitResult,
-  type EmbeddingOutcome,
-  MALFORMED_VECTOR_ERROR,
-  type PendingEmbedding,
-} from '@engram/store';
+import type { EmbeddingCommitResult, EmbeddingOutcome, PendingEmbedding } from '@engram/store';
 import { type Clock, systemClock } from './clock.js';
 import { checkIdArgument, EngramMaintenanceError, isLocalRejection } from './errors.js';
 import type { EmbedderPort } from './ports.js';
 import { safeNotify } from './safe-observer.js';
+
+/** The code a row gets when the embedder answered a vector that is not finite or not of the profile's width. */
+export const MALFORMED_VECTOR_ERROR = 'ENGRAM_EMBEDDING_MALFORMED_VECTOR';
+
 import type { DrainStore } from './store-ports.js';
 
 /** The longest error code the store keeps (`@engram/store`'s rule); a longer one is not kept. */

@@ -11,8 +11,6 @@ import { validateAgentId, validateId, validateLimit } from './validate.js';
 
 /** What a failed row's code reads as when none was stored or the stored one is not a code. */
 export const UNKNOWN_EMBEDDING_ERROR = 'unknown';
-/** The code the drain commits when the embedder answered but the vector was unusable (wrong length, NaN). */
-export const MALFORMED_VECTOR_ERROR = 'ENGRAM_EMBEDDING_MALFORMED_VECTOR';
 /** The longest error code a store keeps. */
 export const MAX_EMBEDDING_ERROR_LENGTH = 64;
 /** Most rows or sessions one backlog read returns. */

@@ -7,7 +7,6 @@
 
 // The port's backlog reads (`listFailedEmbeddings`, `listSessionSummaries`) type themselves; their helpers are in
 // `@engram/store/port-kit`. The drain's own code for an unusable vector:
-export { MALFORMED_VECTOR_ERROR } from './backlog-reads.js';
 export type { ChunkSpan } from './chunking.js';
 export { CHUNK_BUDGET, CHUNK_OVERLAP } from './chunking.js';
 export type { EngramStoreErrorCode, EngramStoreErrorOptions } from './errors.js';
