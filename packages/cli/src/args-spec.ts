@@ -465,7 +465,8 @@ export const SPECS: Readonly<Record<CommandName, CommandSpec>> = {
     },
   },
   health: {
-    summary: "Print store counts and the diagnostics of every process using the file (a table, or the health DTO as JSON).",
+    summary:
+      'Print store counts and the diagnostics of every process using the file (a table, or the health DTO as JSON).',
     positionals: [],
     options: {
       db: dbOption(DEFAULT_DB),
