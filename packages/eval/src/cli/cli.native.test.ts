@@ -74,7 +74,11 @@ describe('eval:fixture', () => {
       'embedder',
       'vectors',
       'variants',
+      'run',
     ]);
+    // The report names its run: the command as typed, with file names only, on this machine.
+    expect(report.run?.command).toBe('pnpm eval:fixture fixture.json report.json');
+    expect(report.run?.machine.cpus).toBeGreaterThan(0);
     // The default vector cache sits under where pnpm ran.
     expect(existsSync(join(user, 'node_modules/.cache/engram-eval'))).toBe(true);
     expect(report.variants.hybrid.queries.map((q) => q.id)).toEqual(['q1', 'q2']);
