@@ -557,7 +557,13 @@ async function main() {
         // The official MCP client the CLI phase drives `npx engram mcp` with.
         '@modelcontextprotocol/sdk@^1',
       ],
-      { cwd: project, heartbeat: 'npm install' },
+      {
+        cwd: project,
+        heartbeat: 'npm install',
+        // onnxruntime-node (under @engram/local-onnx) ships its CPU binary in the package; its install script
+        // would fetch GPU binaries from the network, which a user skips the same way (see its README).
+        env: { ...process.env, ONNXRUNTIME_NODE_INSTALL: 'skip' },
+      },
     );
     if (install.code !== 0) fail(`npm install exited ${install.code}:\n${install.output.slice(-4000)}`);
     log('installed');
