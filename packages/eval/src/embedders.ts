@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
 import { contentHash } from '@engram/contracts';
 import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import { configFromEnv, createOpenAICompatibleEmbedder, type EnvSource } from '@engram/provider-openai';
@@ -12,10 +15,11 @@ export interface EvalEmbedder {
 }
 
 /** The embedders `--embedder` names. */
-export const EVAL_EMBEDDER_NAMES: readonly ['deterministic', 'use', 'openai'] = [
+export const EVAL_EMBEDDER_NAMES: readonly ['deterministic', 'use', 'openai', 'local'] = [
   'deterministic',
   'use',
   'openai',
+  'local',
 ] as const;
 /** One embedder name. */
 export type EvalEmbedderName = (typeof EVAL_EMBEDDER_NAMES)[number];
@@ -30,8 +34,9 @@ export interface NamedEvalEmbedder {
   readonly name: EvalEmbedderName;
   readonly embedder: EvalEmbedder;
   /**
-   * The cache key's profile id: the profile id, plus `+no-concepts` for the deterministic ablation (same
-   * profile id, other vectors).
+   * The cache key's profile id: the profile id, plus what changes the vectors but not the profile id —
+   * `+no-concepts` for the deterministic ablation, `+cls` and `+prefix-<hash>` for a local model's pooling and
+   * prefix.
    */
   readonly cacheId: string;
 }
@@ -40,7 +45,10 @@ export interface NamedEvalEmbedder {
 export interface CreateEvalEmbedderOptions {
   /** The deterministic embedder's concept features (default `true`). */
   readonly conceptFeatures?: boolean;
-  /** Environment for `openai` (the CLI's `ENGRAM_OPENAI_*` variables; default `process.env`). */
+  /**
+   * Environment for `openai` (the CLI's `ENGRAM_OPENAI_*` variables) and `local` (the
+   * {@link ENGRAM_LOCAL_EMBEDDING_ENV_VARS}); default `process.env`.
+   */
   readonly env?: EnvSource;
   /**
    * Worker threads of `use` (default: one per core — an evaluation's own thread only waits while they embed);
@@ -94,10 +102,179 @@ async function loadUseEmbedder(threads: number | undefined): Promise<EvalEmbedde
   return embedder;
 }
 
+/** The variables `--embedder local` reads (names only; values never enter a message). */
+export const ENGRAM_LOCAL_EMBEDDING_ENV_VARS: readonly [
+  'ENGRAM_LOCAL_EMBEDDING_MODEL',
+  'ENGRAM_LOCAL_EMBEDDING_DIMENSIONS',
+  'ENGRAM_LOCAL_EMBEDDING_POOLING',
+  'ENGRAM_LOCAL_EMBEDDING_PREFIX',
+  'ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD',
+] = [
+  'ENGRAM_LOCAL_EMBEDDING_MODEL',
+  'ENGRAM_LOCAL_EMBEDDING_DIMENSIONS',
+  'ENGRAM_LOCAL_EMBEDDING_POOLING',
+  'ENGRAM_LOCAL_EMBEDDING_PREFIX',
+  'ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD',
+] as const;
+
+type LocalEmbeddingVar = (typeof ENGRAM_LOCAL_EMBEDDING_ENV_VARS)[number];
+
+// Kept in a variable so that TypeScript does not resolve it: the package is optional and loaded on demand.
+const LOCAL_PACKAGE = '@engram/local-onnx';
+
+/** The settings of `--embedder local`, read from the environment. */
+interface LocalEmbeddingSettings {
+  /** The model as the user gave it (the profile id's part). */
+  readonly model: string;
+  /** Where to load it from: a relative directory resolved against where pnpm ran. */
+  readonly source: string;
+  readonly dimensions: number;
+  readonly pooling?: 'mean' | 'cls';
+  readonly prefix?: string;
+  readonly allowDownload: boolean;
+}
+
+function localUnavailable(message: string, cause?: unknown): EngramEvalError {
+  return new EngramEvalError('ENGRAM_EVAL_EMBEDDER_UNAVAILABLE', message, { cause });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Reads and checks the `ENGRAM_LOCAL_EMBEDDING_*` variables; a message names the variable, never its value. */
+function localSettings(env: EnvSource): LocalEmbeddingSettings {
+  const read = (key: LocalEmbeddingVar): string | undefined => {
+    const v = env[key]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const model = read('ENGRAM_LOCAL_EMBEDDING_MODEL');
+  const rawDimensions = read('ENGRAM_LOCAL_EMBEDDING_DIMENSIONS');
+  const missing = [
+    ...(model === undefined ? ['ENGRAM_LOCAL_EMBEDDING_MODEL (a directory or a hub id)'] : []),
+    ...(rawDimensions === undefined ? ['ENGRAM_LOCAL_EMBEDDING_DIMENSIONS (the vector length)'] : []),
+  ];
+  if (model === undefined || rawDimensions === undefined)
+    throw localUnavailable(`--embedder local needs ${missing.join(' and ')}.`);
+  const dimensions = Number(rawDimensions);
+  if (
+    !/^[0-9]+$/.test(rawDimensions) ||
+    !Number.isInteger(dimensions) ||
+    dimensions < 1 ||
+    dimensions > 65_536
+  )
+    throw localUnavailable('ENGRAM_LOCAL_EMBEDDING_DIMENSIONS must be an integer in 1..65536.');
+  const pooling = read('ENGRAM_LOCAL_EMBEDDING_POOLING');
+  if (pooling !== undefined && pooling !== 'mean' && pooling !== 'cls')
+    throw localUnavailable('ENGRAM_LOCAL_EMBEDDING_POOLING must be mean or cls.');
+  const allow = read('ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD');
+  if (allow !== undefined && allow !== 'true' && allow !== 'false')
+    throw localUnavailable('ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD must be true or false.');
+  // Not trimmed: a prefix usually ends in a space (`query: `).
+  const prefix = env.ENGRAM_LOCAL_EMBEDDING_PREFIX;
+  // pnpm runs the eval in its package directory; a relative directory means one where the user ran pnpm.
+  const base = env.INIT_CWD !== undefined && env.INIT_CWD !== '' ? env.INIT_CWD : process.cwd();
+  const relative = resolve(base, model);
+  const asIs = isAbsolute(model) || model.startsWith('~');
+  const source = !asIs && (model.startsWith('.') || isDirectory(relative)) ? relative : model;
+  return {
+    model,
+    source,
+    dimensions,
+    ...(pooling === undefined ? {} : { pooling }),
+    ...(prefix === undefined || prefix === '' ? {} : { prefix }),
+    allowDownload: allow === 'true',
+  };
+}
+
+interface LocalEmbedderModule {
+  createLocalEmbedder(config: {
+    model: string;
+    dimensions: number;
+    profileId: string;
+    pooling?: 'mean' | 'cls';
+    prefix?: string;
+    allowDownload: boolean;
+  }): EvalEmbedder & { load(): Promise<void> };
+}
+
+/** What the package's error says, plus the variable to change for the codes that have one. */
+function localFailure(error: unknown): EngramEvalError {
+  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  const hint =
+    code === 'ENGRAM_LOCAL_MODEL_NOT_FOUND'
+      ? ' Here: ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD=true, or ENGRAM_LOCAL_EMBEDDING_MODEL naming the directory.'
+      : code === 'ENGRAM_LOCAL_MODEL_DIMENSIONS'
+        ? ' Set ENGRAM_LOCAL_EMBEDDING_DIMENSIONS to the width the model gives.'
+        : '';
+  // The package's messages name the model and the option to change, never user content.
+  const text = typeof message === 'string' && message !== '' ? message : 'the model did not load.';
+  return localUnavailable(`--embedder local: ${text}${hint}`, error);
+}
+
+// A fixed text (never user content) embedded once at load, so a wrong width fails before the run starts.
+const PROBE_TEXT = 'engram';
+
+async function loadLocalEmbedder(env: EnvSource): Promise<NamedEvalEmbedder> {
+  const settings = localSettings(env);
+  let mod: Partial<LocalEmbedderModule>;
+  try {
+    mod = (await import(LOCAL_PACKAGE)) as Partial<LocalEmbedderModule>;
+  } catch (error) {
+    throw localUnavailable(
+      `--embedder local needs the package ${LOCAL_PACKAGE}, installed and built.`,
+      error,
+    );
+  }
+  if (typeof mod.createLocalEmbedder !== 'function')
+    throw localUnavailable(`${LOCAL_PACKAGE} does not export createLocalEmbedder.`);
+  let embedder: EvalEmbedder & { load(): Promise<void> };
+  try {
+    embedder = mod.createLocalEmbedder({
+      model: settings.source,
+      dimensions: settings.dimensions,
+      // The model as given, so the id (in the report and the cache) does not depend on where pnpm ran.
+      profileId: `local:${settings.model}`,
+      ...(settings.pooling === undefined ? {} : { pooling: settings.pooling }),
+      ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }),
+      allowDownload: settings.allowDownload,
+    });
+    // Loaded now: a model found nowhere fails here with its own error (ENGRAM_LOCAL_MODEL_NOT_FOUND), not on
+    // the first batch of the run; the probe checks the width.
+    await embedder.load();
+    await embedder.embed([PROBE_TEXT]);
+  } catch (error) {
+    throw localFailure(error);
+  }
+  if (!isEmbedder(embedder))
+    throw localUnavailable(
+      `${LOCAL_PACKAGE}'s createLocalEmbedder() did not return an embedder with a profile.`,
+    );
+  // Pooling and prefix change the vectors, not the profile id: the cache keeps them apart.
+  const pooling = settings.pooling === 'cls' ? '+cls' : '';
+  const prefix =
+    settings.prefix === undefined
+      ? ''
+      : `+prefix-${createHash('sha256').update(settings.prefix, 'utf8').digest('hex').slice(0, 12)}`;
+  return { name: 'local', embedder, cacheId: `${embedder.profile.id}${pooling}${prefix}` };
+}
+
 /**
  * Creates the embedder `--embedder` names: `deterministic` (`@engram/embedder-deterministic`), `use`
- * (`@engram/embedder-use`, imported on demand) or `openai` (any OpenAI-compatible endpoint through
- * `@engram/provider-openai`, configured by the same `ENGRAM_OPENAI_*` variables as the CLI).
+ * (`@engram/embedder-use`, imported on demand), `openai` (any OpenAI-compatible endpoint through
+ * `@engram/provider-openai`, configured by the same `ENGRAM_OPENAI_*` variables as the CLI) or `local` (a
+ * sentence-embedding model run by `@engram/local-onnx`, an optional peer imported on demand, configured by the
+ * {@link ENGRAM_LOCAL_EMBEDDING_ENV_VARS}: `ENGRAM_LOCAL_EMBEDDING_MODEL` (a directory or a hub id),
+ * `ENGRAM_LOCAL_EMBEDDING_DIMENSIONS`, optionally `ENGRAM_LOCAL_EMBEDDING_POOLING` (`mean` or `cls`) and
+ * `ENGRAM_LOCAL_EMBEDDING_PREFIX`; the model is loaded before this returns and never downloaded unless
+ * `ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD` is `true`).
  */
 export async function createEvalEmbedder(
   name: EvalEmbedderName,
@@ -125,6 +302,8 @@ export async function createEvalEmbedder(
       const embedder = createOpenAICompatibleEmbedder(config);
       return { name, embedder, cacheId: embedder.profile.id };
     }
+    case 'local':
+      return loadLocalEmbedder(options.env ?? process.env);
   }
 }
 

@@ -203,7 +203,9 @@ describe("eval:fixture on a user's own fixture, with any embedder and the vector
   it('exits 2 for an unknown embedder or a flag that does not fit it, and 1 for openai without its settings', async () => {
     const unknown = await run(EVAL_FIXTURE, ['--embedder', 'bert', '--fixture', 'mine.json'], pkg, user);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^unknown embedder; expected one of deterministic, use, openai\nusage:/);
+    expect(unknown.stderr).toMatch(
+      /^unknown embedder; expected one of deterministic, use, openai, local\nusage:/,
+    );
     const concepts = await run(EVAL_FIXTURE, ['--embedder', 'openai', '--no-concepts'], pkg, user);
     expect(concepts.code).toBe(2);
     expect(concepts.stderr).toMatch(/^--no-concepts needs --embedder deterministic\n/);

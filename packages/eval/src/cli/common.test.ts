@@ -211,7 +211,7 @@ describe('embedderFromFlags', () => {
 
   it('returns a message for an unknown embedder and for flags that do not fit together', async () => {
     expect(await embedderFromFlags(new Map([['embedder', 'bert']]), {})).toEqual({
-      message: 'unknown embedder; expected one of deterministic, use, openai',
+      message: 'unknown embedder; expected one of deterministic, use, openai, local',
     });
     expect(
       await embedderFromFlags(

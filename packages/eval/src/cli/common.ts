@@ -213,12 +213,18 @@ export const EMBEDDER_FLAGS: KnownFlags = {
 };
 
 /** The usage lines of {@link EMBEDDER_FLAGS}. */
-export const EMBEDDER_USAGE: string = `  --embedder <${EVAL_EMBEDDER_NAMES.join('|')}>  the embedder of the vector arm (default deterministic); openai reads
-                         the ENGRAM_OPENAI_* variables of the engram CLI (base URL, key, embedding model, dimensions)
+export const EMBEDDER_USAGE: string = `  --embedder <${EVAL_EMBEDDER_NAMES.join('|')}>
+                         the embedder of the vector arm (default deterministic); openai reads the
+                         ENGRAM_OPENAI_* variables of the engram CLI (base URL, key, embedding model, dimensions);
+                         local (@engram/local-onnx) reads ENGRAM_LOCAL_EMBEDDING_MODEL (a directory or a hub id,
+                         never downloaded unless ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD=true),
+                         ENGRAM_LOCAL_EMBEDDING_DIMENSIONS, optional ENGRAM_LOCAL_EMBEDDING_POOLING (mean|cls)
+                         and ENGRAM_LOCAL_EMBEDDING_PREFIX (before every text, e.g. "query: ")
   --cache <dir>          vector cache directory (default node_modules/.cache/engram-eval where pnpm ran)
   --no-cache             embed everything, read and write no cache
   --no-concepts          the deterministic embedder without its synonym concepts (the ablation)
-  --threads <n>          worker threads of --embedder use (default: one per core; 0: the main thread, as before)`;
+  --threads <n>          worker threads of --embedder use, 0..64 (default: one per core, at most 64 — the
+                         library's own default is one fewer; 0: the calling thread)`;
 
 /** The embedder a CLI run uses and its open vector cache (absent with `--no-cache`). */
 export interface CliEmbedder {
