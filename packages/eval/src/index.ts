@@ -13,7 +13,12 @@ export type {
   EvalEmbedderName,
   NamedEvalEmbedder,
 } from './embedders.js';
-export { createEvalEmbedder, EVAL_EMBEDDER_NAMES, isEvalEmbedderName } from './embedders.js';
+export {
+  createEvalEmbedder,
+  ENGRAM_LOCAL_EMBEDDING_ENV_VARS,
+  EVAL_EMBEDDER_NAMES,
+  isEvalEmbedderName,
+} from './embedders.js';
 export type { EngramEvalErrorCode } from './errors.js';
 export { ENGRAM_EVAL_ERROR_CODES, EngramEvalError, isEngramEvalError } from './errors.js';
 export type {
