@@ -93,7 +93,9 @@ it('a commit gives the claim up, a failed row is listed again at once, and a clo
   // A fails the first row: the claim goes with the commit, so B retries it now, not after the lease.
   const failed = byA[0] as PendingEmbedding;
   expect(
-    await a.commitEmbeddings([{ id: failed.id, revision: failed.revision, state: 'error', code: 'ENGRAM_PROVIDER_TIMEOUT' }]),
+    await a.commitEmbeddings([
+      { id: failed.id, revision: failed.revision, state: 'error', code: 'ENGRAM_PROVIDER_TIMEOUT' },
+    ]),
   ).toEqual({ ready: 0, error: 1, ftsOnly: 0, stale: 0 });
   expect(ids(await b.listPendingEmbeddings({ limit: 2, retryErrorsBelowAttempts: 3 }))).toEqual([first?.id]);
   // A closes with its claim on the second row still held: B gets it at once.
