@@ -82,7 +82,7 @@ export interface SqliteMemoryStoreConfig {
    * Many processes draining one file: listing pending embeddings claims the rows it returns for this long
    * (ms, 100..3,600,000, on the store clock), and the other stores skip them until their claimant commits them
    * or the lease runs out (a claimant that died loses its rows to the next drain). Needs access `write`.
-   * Omitted: no claims (one drain at a time). See the README's "Many processes".
+   * Omitted: no claims (one drain at a time). See `claims.ts`.
    */
   readonly claimLeaseMs?: number;
   /**
