@@ -41,7 +41,9 @@ export function listPendingEmbeddings(
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', () => {
     const leaseMs = ctx.claimLeaseMs;
-    if (leaseMs === null) return pendingItems(ctx, options, null).map((i) => i.item);
+    // While an import or export of this store holds its connection in a transaction, the listing reads inside
+    // it and claims nothing (as a store without claims does).
+    if (leaseMs === null || ctx.held !== null) return pendingItems(ctx, options, null).map((i) => i.item);
     return ctx.tx(() => {
       const now = ctx.now();
       const items = pendingItems(ctx, options, { owner: ctx.claimOwner, now });
@@ -244,14 +246,14 @@ export function commitEmbeddings(
       const owner = ctx.claimOwner;
       const chunked = new Map<number, { row: CommitRow; failed: boolean; code?: string }>();
       // The rows this commit had the right to settle: this store's claims on them are given up at the end.
-      const held = new Set<number>();
+      const claimed = new Set<number>();
       for (const o of outcomes) {
         const row = ctx
           .stmt('read', 'SELECT rid, agent_id, user_id, revision, chunk_count FROM memories WHERE id = ?')
           .get<CommitRow>(o.id);
         // Another claimant's live claim: that claimant took the row over (this store's lease ran out).
         const mine = row !== undefined && holdsRow(ctx, owner, now, row.rid);
-        if (mine) held.add(row.rid);
+        if (mine) claimed.add(row.rid);
         const isChunked = row !== undefined && row.chunk_count > 1;
         if (
           row === undefined ||
@@ -288,7 +290,7 @@ export function commitEmbeddings(
         if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, row.user_id, o.vector);
       }
       for (const { row, failed, code } of chunked.values()) settleChunked(ctx, row, failed, code);
-      releaseRows(ctx, owner, [...held]);
+      releaseRows(ctx, owner, [...claimed]);
       return result;
     });
   });
