@@ -157,6 +157,13 @@ function embedderMismatchOr(error: unknown, noun: Noun): unknown {
   );
 }
 
+/**
+ * The claim lease of a composition root's SQLite store (ms): long beside a drain batch (one embedder call and
+ * its commit), so a batch slowed down is not taken over and embedded twice; a process that died frees its rows
+ * after it. The PostgreSQL store's is the same.
+ */
+const COMPOSITION_CLAIM_LEASE_MS = 60_000;
+
 function openSqlite<C>(
   options: StoreOptions,
   rule: EmbedderRule<C>,
@@ -183,6 +190,9 @@ function openSqlite<C>(
       ...(options.vectorIndex === undefined ? {} : { vectorIndex: options.vectorIndex }),
       ...(options.onIndexProgress === undefined ? {} : { onIndexProgress: options.onIndexProgress }),
       ...(options.idFactory === undefined ? {} : { idFactory: options.idFactory }),
+      // A composition root's writable store is one of possibly many processes on the file: its drain claims the
+      // rows it embeds, so each row is embedded by one of them only (as on PostgreSQL; see the store's README).
+      ...(access === 'write' ? { claimLeaseMs: COMPOSITION_CLAIM_LEASE_MS } : {}),
     });
   } catch (error) {
     // A vector index quantization other than the file's (only when one is asked for).

@@ -97,8 +97,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(18);
-    expect(store.info.schemaVersion).toBe(18);
+    expect(SCHEMA_VERSION).toBe(19);
+    expect(store.info.schemaVersion).toBe(19);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.

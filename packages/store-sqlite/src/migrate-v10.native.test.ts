@@ -104,9 +104,9 @@ describe('schema v9 → v10', () => {
       raw.close();
     }
 
-    expect(SCHEMA_VERSION).toBe(18);
+    expect(SCHEMA_VERSION).toBe(19);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(18);
+    expect(store.info.schemaVersion).toBe(19);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(wrongLengths(path)).toBe(0);

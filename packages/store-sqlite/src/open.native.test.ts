@@ -146,7 +146,7 @@ describe('opening a file database', () => {
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(18);
+    expect(SCHEMA_VERSION).toBe(19);
     const store = openStore({ path, embedding: null });
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });

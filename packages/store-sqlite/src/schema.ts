@@ -9,6 +9,7 @@ import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexica
 import type { SqliteDatabase } from './native.js';
 import { addEmbeddingErrorColumns } from './sqlite/backlog.js';
 import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
+import { EMBEDDING_CLAIMS_TABLE_SQL } from './sqlite/claims.js';
 import type { StoreContext } from './sqlite/context.js';
 import { PROCESS_BEATS_TABLE_SQL } from './sqlite/process-beats.js';
 import { addUserKeys } from './sqlite/user-keys-migration.js';
@@ -394,6 +395,15 @@ ${USER_HASH_INDEX_SQL}`);
     version: 18,
     up(db: SqliteDatabase): void {
       db.exec(PROCESS_BEATS_TABLE_SQL);
+    },
+  },
+  {
+    // Embedding claims (`sqlite/claims.ts`): a store opened with `claimLeaseMs` claims the pending rows it lists,
+    // so several processes draining one file embed each row once. A new table only; an older Engram ignores it
+    // (its drains claim nothing, as before).
+    version: 19,
+    up(db: SqliteDatabase): void {
+      db.exec(EMBEDDING_CLAIMS_TABLE_SQL);
     },
   },
 ];

@@ -11,6 +11,7 @@ import type { MemoryStore, StoreSlices } from '@engram/store/port-kit';
 import { isEngramStoreError, MemoryStoreFacade } from '@engram/store/port-kit';
 import { TOKENIZER_DESCRIPTION } from './schema.js';
 import * as backlog from './sqlite/backlog.js';
+import { releaseOwnClaims } from './sqlite/claims.js';
 import { classifySqliteError } from './sqlite/classify.js';
 import type { SqliteMemoryStoreConfig, SqliteMemoryStoreInfo, StoreAccess } from './sqlite/config.js';
 import { isValidKey, keyBytes } from './sqlite/config.js';
@@ -106,7 +107,10 @@ export class SqliteMemoryStore extends MemoryStoreFacade<StoreContext> implement
 
   constructor(config: SqliteMemoryStoreConfig) {
     const ctx = openStoreContext(config);
-    super(ctx, sqliteSlices(`store-${randomUUID()}`));
+    // One id for the store instance: the owner of its maintenance leases and of its embedding claims.
+    const owner = `store-${randomUUID()}`;
+    ctx.claimOwner = owner;
+    super(ctx, sqliteSlices(owner));
     this.#ctx = ctx;
     contexts.set(this, ctx);
     this.path = config.path;
@@ -147,6 +151,7 @@ export class SqliteMemoryStore extends MemoryStoreFacade<StoreContext> implement
 
   /** Closes the database; idempotent. Every later call rejects with `ENGRAM_STORE_CLOSED`. */
   close(): void {
+    releaseOwnClaims(this.#ctx);
     this.#ctx.close();
   }
 

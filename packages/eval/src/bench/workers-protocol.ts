@@ -46,6 +46,13 @@ export interface WorkerResult {
   readonly conflicts: Readonly<Record<string, number>>;
   /** Drain commits that found the row settled or changed by another writer (`stale` transitions). */
   readonly staleCommits: number;
+  /** CPU time of the process (user + system, every thread) from `go` to its last drain's end, in ms. */
+  readonly cpuMs: number;
+  /**
+   * Wall time of the operations that write (writes, drains, maintenance attempts), in ms: at most the time this
+   * worker held or waited for SQLite's one write lock.
+   */
+  readonly writingMs: number;
 }
 
 /** What a worker answers when it failed: the error code only. */

@@ -105,8 +105,13 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
   let ran = 0;
   let skipped = 0;
   let k = 0;
+  let cpuStart = process.cpuUsage();
+  let cpuMs = 0;
+  let writingMs = 0;
   const drain = async (): Promise<void> => {
+    const t = performance.now();
     const summary = await retrying(() => engine.drain());
+    writingMs += performance.now() - t;
     staleCommits += summary.stale;
     drains += 1;
   };
@@ -117,6 +122,7 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
     await engine.drain();
     process.send?.({ type: 'ready' });
     await go;
+    cpuStart = process.cpuUsage();
     for (let i = 0; i < start.ops; i += 1) {
       const slot = i % 10;
       const agentId = workerAgent((i + start.worker) % start.agents);
@@ -125,7 +131,9 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
       } else if (slot === 9) {
         // A maintenance pass attempt: it runs, or another worker holds the agent's lease.
         const maintained = workerAgent((Math.floor(i / 10) + start.worker) % start.agents);
+        const t = performance.now();
         const result = await retrying(() => engine.maintain(maintained));
+        writingMs += performance.now() - t;
         if (result.skipped === null) ran += 1;
         else skipped += 1;
       } else if (slot % 2 === 0) {
@@ -137,6 +145,7 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
         const t = performance.now();
         const stored = await retrying(() => engine.store.insertMemories(rows));
         writeMs.push(performance.now() - t);
+        writingMs += performance.now() - t;
         for (const r of stored) {
           const tag = ROW_TAG.exec(r.content)?.[1];
           if (tag !== undefined) written.push([tag, r.agentId, r.id]);
@@ -153,6 +162,8 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
     }
     // The worker's last drain: every row it wrote is embedded (by it or by another worker) before it ends.
     await drain();
+    const used = process.cpuUsage(cpuStart);
+    cpuMs = (used.user + used.system) / 1000;
   } finally {
     await engine.close();
   }
@@ -168,6 +179,8 @@ async function run(start: WorkerStart, go: Promise<void>): Promise<WorkerResult>
     maintenance: { ran, skipped, leases },
     conflicts,
     staleCommits,
+    cpuMs,
+    writingMs,
   };
 }
 

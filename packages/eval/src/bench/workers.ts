@@ -5,14 +5,15 @@
  * that open it through the composition root and each run the same fixed mix for a fixed number of operations:
  * per ten, four writes left pending, four hybrid searches, one embedding drain and one maintenance pass attempt,
  * then a last drain. Measured per phase: operations per second over all workers (the phase's wall time, from
- * `go` to the last worker done), write and search p50/p95, store conflicts retried and stale drain commits; and,
+ * `go` to the last worker done), write and search p50/p95, store conflicts retried and stale drain commits, the
+ * workers' CPU time per operation and the cores they kept busy (beside the machine's load average); and,
  * counted, not timed: rows given to the embedder more than once (double embeddings), acknowledged writes not in
  * the store afterwards (lost rows), rows still pending after every drain, and maintenance leases of one agent
  * held at the same time (overlapping passes) beside the attempts skipped because another worker held the lease.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openEngine } from '@engram/memory/compose';
@@ -69,6 +70,24 @@ export interface BenchWorkersPhase {
    * with no other writer `staleCommits` equals it when every row's vector was committed once.
    */
   readonly extraEmbedCalls: number;
+  /**
+   * The workers' CPU time (user + system, from `go` to their last drain's end) per operation, in ms: the work
+   * an operation costs, whatever the workers waited for (a lock, a core).
+   */
+  readonly cpuMsPerOp: number;
+  /**
+   * The workers' CPU time over the phase's wall time: the cores they kept busy on average. Below the worker
+   * count, they waited; next to `loadAvg` it tells a lock (cores free) from a busy machine (none free).
+   */
+  readonly coresBusy: number;
+  /**
+   * Wall time of the writing operations (writes, drains, maintenance attempts) per operation, in ms, over all
+   * workers: at one worker, an upper bound of the time an operation holds SQLite's single write lock, so
+   * `1000 / writingMsPerOp` of the first phase bounds what any number of processes could reach on one file.
+   */
+  readonly writingMsPerOp: number;
+  /** The machine's one-minute load average at the phase's end (other processes' demand for its cores). */
+  readonly loadAvg: number;
   /** Acknowledged writes not found in the store afterwards. */
   readonly lostRows: number;
   /** Rows still pending once every worker's last drain finished. */
@@ -286,6 +305,7 @@ export async function runWorkersScenario(config: WorkersScenarioConfig): Promise
       const opsPerSec = operations / (wallMs / 1000);
       const writeMs = results.flatMap((r) => r.writeMs);
       const searchMs = results.flatMap((r) => r.searchMs);
+      const cpuMs = results.reduce((s, r) => s + r.cpuMs, 0);
       const ran = results.reduce((s, r) => s + r.maintenance.ran, 0);
       const skipped = results.reduce((s, r) => s + r.maintenance.skipped, 0);
       phases.push({
@@ -306,6 +326,10 @@ export async function runWorkersScenario(config: WorkersScenarioConfig): Promise
         doubleEmbeddings: embedded.doubles,
         embeddedByTwoWorkers: embedded.acrossWorkers,
         extraEmbedCalls: embedded.extraCalls,
+        cpuMsPerOp: cpuMs / operations,
+        coresBusy: cpuMs / wallMs,
+        writingMsPerOp: results.reduce((s, r) => s + r.writingMs, 0) / operations,
+        loadAvg: loadavg()[0] ?? Number.NaN,
         lostRows: lost,
         pendingAfter: pending,
         maintenance: {
@@ -355,6 +379,10 @@ export function formatWorkersLines(report: BenchWorkersReport | undefined): stri
     'maint. ran',
     'skipped',
     'overlap',
+    'cpu ms/op',
+    'cores busy',
+    'writing ms/op',
+    'load',
   ];
   const rows = report.phases.map((p) => [
     String(p.workers),
@@ -374,13 +402,17 @@ export function formatWorkersLines(report: BenchWorkersReport | undefined): stri
     String(p.maintenance.ran),
     String(p.maintenance.skipped),
     String(p.maintenance.overlapping),
+    fixed(p.cpuMsPerOp, 2),
+    fixed(p.coresBusy, 2),
+    fixed(p.writingMsPerOp, 2),
+    fixed(p.loadAvg, 1),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [
     '',
-    `workers on one ${report.store} database (${report.agents} agents × ${report.seedRows} seeded rows; each worker ${report.opsPerWorker} operations: per 10, 4 writes of ${report.rowsPerWrite} rows left pending, 4 hybrid searches, 1 drain, 1 maintenance attempt; ms; counted: double embeddings, lost rows, pending after the drains, overlapping maintenance leases)`,
+    `workers on one ${report.store} database (${report.agents} agents × ${report.seedRows} seeded rows; each worker ${report.opsPerWorker} operations: per 10, 4 writes of ${report.rowsPerWrite} rows left pending, 4 hybrid searches, 1 drain, 1 maintenance attempt; ms; counted: double embeddings, lost rows, pending after the drains, overlapping maintenance leases; cpu: the workers' CPU time per operation, the cores they kept busy, the wall time of the writing operations per operation, the machine's load average)`,
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),

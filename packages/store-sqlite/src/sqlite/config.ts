@@ -79,6 +79,13 @@ export interface SqliteMemoryStoreConfig {
    */
   readonly forget?: ForgetMode;
   /**
+   * Many processes draining one file: listing pending embeddings claims the rows it returns for this long
+   * (ms, 100..3,600,000, on the store clock), and the other stores skip them until their claimant commits them
+   * or the lease runs out (a claimant that died loses its rows to the next drain). Needs access `write`.
+   * Omitted: no claims (one drain at a time). See `claims.ts`.
+   */
+  readonly claimLeaseMs?: number;
+  /**
    * The vector index (opt-in quantisation). `quantization`: `none` (exact float k-NN), `int8` or `bit` (a
    * coarse k-NN on quantised copies of the vectors, then the exact float distance of `k × rescore`
    * candidates). Omitted: the file's recorded setting is adopted (a new file, or one from before schema 8,
@@ -170,6 +177,7 @@ const configSchema = z.object({
     .object({ k1: z.number().min(0).max(10).optional(), b: z.number().min(0).max(1).optional() })
     .optional(),
   forget: z.enum(['erase', 'keep']).optional(),
+  claimLeaseMs: z.number().int().min(100).max(3_600_000).optional(),
   vectorIndex: z
     .strictObject({
       quantization: z.enum(VECTOR_QUANTIZATIONS as ['none', 'int8', 'bit']).optional(),

@@ -92,6 +92,15 @@ export class StoreContext extends AdapterContext {
   readonly #variants = new Map<string, { readonly sql: string; readonly stmt: CountedStatement }>();
   readonly #agentTokens = new Map<string, string>();
   readonly #vectorKey: string;
+  /**
+   * The claim lease of `listPendingEmbeddings` in ms (set at open from `claimLeaseMs`; null: listing claims
+   * nothing). See `claims.ts`.
+   */
+  claimLeaseMs: number | null = null;
+  /** Who this store's claims belong to: the store instance's id (set by the store when it opens). */
+  claimOwner = '';
+  /** True once this store claimed rows (its claims are given up when it closes). */
+  claimsTaken = false;
   /** What forgetting does (set at open from the configuration; see `ForgetMode`). */
   forgetMode: ForgetMode = 'erase';
   /** BM25 units indexed by the open transaction, written just before it commits (see `flushLexical`). */

@@ -14,6 +14,7 @@ import type {
 import { callRules, checkEmbeddingOutcomes } from '@engram/store/port-kit';
 import { vectorTableSql } from '../schema.js';
 import { CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey } from './chunks.js';
+import { claimRows, dropAllClaims, holdsRow, releaseRows, UNCLAIMED_BY_OTHERS } from './claims.js';
 import { checkProfile, checkVectorIndex } from './config.js';
 import type { StoreContext } from './context.js';
 import { embeddingFingerprint, setMeta } from './migrate.js';
@@ -30,74 +31,97 @@ import { finishQuantIndex, prepareQuantIndex } from './vector-quant-build.js';
 
 /**
  * Active rows waiting for an embedding, in insertion order: `pending` rows, plus `error` rows with fewer than
- * `retryErrorsBelowAttempts` attempts when asked.
+ * `retryErrorsBelowAttempts` attempts when asked. With `claimLeaseMs`, the rows are chosen among those free of
+ * another claimant's live claim (this store's own first, as they come in insertion order) and claimed, in one
+ * write transaction (see `claims.ts`).
  */
 export function listPendingEmbeddings(
   ctx: StoreContext,
   options: ListPendingOptions,
 ): Promise<readonly PendingEmbedding[]> {
   return ctx.op('listPendingEmbeddings', () => {
-    const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
-    const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
-    const ids = only === null ? null : JSON.stringify(only);
-    const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';
-    const stateCond =
-      below > 0
-        ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
-        : "m.embedding_state = 'pending'";
-    type Key = { rid: number; idx: number | null; start_at: number | null; end_at: number | null };
-    type Row = {
-      id: string;
-      agent_id: string;
-      content: string;
-      revision: number;
-      embedding_attempts: number;
-    };
-    // A short memory is one item; a chunked memory gives one item per chunk still without a vector. The
-    // items are chosen first (keys only, so the ordering never copies content), then their rows are read.
-    const keys = ctx
-      .stmt(
-        'read',
-        `SELECT m.rid, c.idx, c.start_at, c.end_at
+    const leaseMs = ctx.claimLeaseMs;
+    // While an import or export of this store holds its connection in a transaction, the listing reads inside
+    // it and claims nothing (as a store without claims does).
+    if (leaseMs === null || ctx.held !== null) return pendingItems(ctx, options, null).map((i) => i.item);
+    return ctx.tx(() => {
+      const now = ctx.now();
+      const items = pendingItems(ctx, options, { owner: ctx.claimOwner, now });
+      claimRows(ctx, ctx.claimOwner, leaseMs, now, [...new Set(items.map((i) => i.rid))]);
+      return items.map((i) => i.item);
+    });
+  });
+}
+
+/** The items of a listing, each with its memory's rid; `claims`: skip rows under another claimant's live claim. */
+function pendingItems(
+  ctx: StoreContext,
+  options: ListPendingOptions,
+  claims: { readonly owner: string; readonly now: number } | null,
+): readonly { readonly rid: number; readonly item: PendingEmbedding }[] {
+  const { agentId, limit, below, ids: only } = callRules.validatePendingOptions(options);
+  const claimCond = claims === null ? '' : `AND ${UNCLAIMED_BY_OTHERS}`;
+  const agentCond = agentId === null ? '' : 'AND m.agent_id = @agent';
+  const ids = only === null ? null : JSON.stringify(only);
+  const idCond = ids === null ? '' : 'AND m.id IN (SELECT value FROM json_each(@ids))';
+  const stateCond =
+    below > 0
+      ? "(m.embedding_state = 'pending' OR (m.embedding_state = 'error' AND m.embedding_attempts < @below))"
+      : "m.embedding_state = 'pending'";
+  type Key = { rid: number; idx: number | null; start_at: number | null; end_at: number | null };
+  type Row = {
+    id: string;
+    agent_id: string;
+    content: string;
+    revision: number;
+    embedding_attempts: number;
+  };
+  // A short memory is one item; a chunked memory gives one item per chunk still without a vector. The
+  // items are chosen first (keys only, so the ordering never copies content), then their rows are read.
+  const keys = ctx
+    .stmt(
+      'read',
+      `SELECT m.rid, c.idx, c.start_at, c.end_at
          FROM memories m LEFT JOIN memory_chunks c
            ON m.chunk_count > 1 AND c.agent_id = m.agent_id AND c.rid = m.rid AND c.vec = ${CHUNK_VEC_PENDING}
-         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} ${idCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
+         WHERE ${stateCond} AND m.lifecycle = 'active' ${agentCond} ${idCond} ${claimCond} AND (m.chunk_count = 1 OR c.idx IS NOT NULL)
          ORDER BY m.rid, c.idx LIMIT @limit`,
-      )
-      .all<Key>({
-        limit,
-        ...(agentId === null ? {} : { agent: agentId }),
-        ...(below > 0 ? { below } : {}),
-        ...(ids === null ? {} : { ids }),
-      });
-    // Their rows in one read (never one statement per item), each row once however many chunks it gives.
-    const rows = new Map<number, Row>();
-    if (keys.length > 0) {
-      const distinct = [...new Set(keys.map((k) => k.rid))];
-      const read = ctx
-        .stmt(
-          'read',
-          `SELECT rid, id, agent_id, content, revision, embedding_attempts FROM memories
+    )
+    .all<Key>({
+      limit,
+      ...(claims === null ? {} : { owner: claims.owner, now: claims.now }),
+      ...(agentId === null ? {} : { agent: agentId }),
+      ...(below > 0 ? { below } : {}),
+      ...(ids === null ? {} : { ids }),
+    });
+  // Their rows in one read (never one statement per item), each row once however many chunks it gives.
+  const rows = new Map<number, Row>();
+  if (keys.length > 0) {
+    const distinct = [...new Set(keys.map((k) => k.rid))];
+    const read = ctx
+      .stmt(
+        'read',
+        `SELECT rid, id, agent_id, content, revision, embedding_attempts FROM memories
            WHERE rid IN (SELECT value FROM json_each(?))`,
-        )
-        .all<Row & { rid: number }>(JSON.stringify(distinct));
-      for (const r of read) rows.set(r.rid, r);
-    }
-    const out: PendingEmbedding[] = [];
-    for (const k of keys) {
-      const r = rows.get(k.rid);
-      if (r === undefined) continue;
-      out.push({
-        id: r.id,
-        agentId: r.agent_id,
-        content: k.idx === null ? r.content : r.content.slice(k.start_at ?? 0, k.end_at ?? r.content.length),
-        revision: r.revision,
-        embeddingAttempts: r.embedding_attempts,
-        ...(k.idx === null ? {} : { chunk: k.idx }),
-      });
-    }
-    return out;
-  });
+      )
+      .all<Row & { rid: number }>(JSON.stringify(distinct));
+    for (const r of read) rows.set(r.rid, r);
+  }
+  const out: { rid: number; item: PendingEmbedding }[] = [];
+  for (const k of keys) {
+    const r = rows.get(k.rid);
+    if (r === undefined) continue;
+    const item: PendingEmbedding = {
+      id: r.id,
+      agentId: r.agent_id,
+      content: k.idx === null ? r.content : r.content.slice(k.start_at ?? 0, k.end_at ?? r.content.length),
+      revision: r.revision,
+      embeddingAttempts: r.embedding_attempts,
+      ...(k.idx === null ? {} : { chunk: k.idx }),
+    };
+    out.push({ rid: k.rid, item });
+  }
+  return out;
 }
 
 type CommitRow = {
@@ -218,14 +242,22 @@ export function commitEmbeddings(
     const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     if (outcomes.length === 0) return result;
     return ctx.tx(() => {
+      const now = ctx.now();
+      const owner = ctx.claimOwner;
       const chunked = new Map<number, { row: CommitRow; failed: boolean; code?: string }>();
+      // The rows this commit had the right to settle: this store's claims on them are given up at the end.
+      const claimed = new Set<number>();
       for (const o of outcomes) {
         const row = ctx
           .stmt('read', 'SELECT rid, agent_id, user_id, revision, chunk_count FROM memories WHERE id = ?')
           .get<CommitRow>(o.id);
+        // Another claimant's live claim: that claimant took the row over (this store's lease ran out).
+        const mine = row !== undefined && holdsRow(ctx, owner, now, row.rid);
+        if (mine) claimed.add(row.rid);
         const isChunked = row !== undefined && row.chunk_count > 1;
         if (
           row === undefined ||
+          !mine ||
           row.revision !== o.revision ||
           isChunked !== (o.chunk !== undefined) ||
           (o.chunk !== undefined && o.chunk >= row.chunk_count)
@@ -258,6 +290,7 @@ export function commitEmbeddings(
         if (o.state === 'ready') writeVector(ctx, row.rid, row.agent_id, row.user_id, o.vector);
       }
       for (const { row, failed, code } of chunked.values()) settleChunked(ctx, row, failed, code);
+      releaseRows(ctx, owner, [...claimed]);
       return result;
     });
   });
@@ -310,6 +343,7 @@ export function resetEmbeddings(ctx: StoreContext, profile: EmbeddingProfile | n
         )
         .run();
       ctx.stmt('write', `UPDATE memory_chunks SET vec = ${CHUNK_VEC_PENDING} WHERE vec <> 0`).run();
+      dropAllClaims(ctx);
       setMeta(ctx, 'embedding_fingerprint', fingerprint);
     });
     // Statements on the old vector table are stale now.

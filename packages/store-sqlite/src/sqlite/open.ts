@@ -48,6 +48,9 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     throw invalidInput('encryption needs a plain file path (not :memory: or a file: URI)');
   }
   if (access === 'read' && memory) throw invalidInput('access read needs a database file (not :memory:)');
+  if (access === 'read' && config.claimLeaseMs !== undefined) {
+    throw invalidInput('claimLeaseMs needs access write (claiming rows writes them)');
+  }
   const vectorKey = vectorRegistryKey(memory ? null : resolve(config.path));
   if (!memory && !config.path.startsWith('file:')) prepareFile(resolve(config.path), access, config);
   const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
@@ -67,6 +70,7 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
   });
   ctx.bm25 = resolveBm25(config.lexical);
   ctx.forgetMode = config.forget ?? 'erase';
+  ctx.claimLeaseMs = config.claimLeaseMs ?? null;
   ctx.onIndexProgress = config.onIndexProgress ?? null;
   const quantization = config.vectorIndex?.quantization;
   let opened: MigrationResult;
