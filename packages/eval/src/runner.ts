@@ -55,6 +55,8 @@ export interface RunRetrieverOptions {
   readonly conversation?:
     | { readonly neighbour?: number; readonly session?: number; readonly depth?: number }
     | false;
+  /** The long-memory prior of the lexical arm (`false` off; see `@engram/retrieval`). */
+  readonly longMemory?: { readonly weight?: number } | false;
 }
 
 /** Configuration of {@link runFixture}. */
@@ -366,6 +368,12 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
                 config.retriever.conversation === false
                   ? false
                   : stripUndefined(config.retriever.conversation),
+            }),
+        ...(config.retriever?.longMemory === undefined
+          ? {}
+          : {
+              longMemory:
+                config.retriever.longMemory === false ? false : stripUndefined(config.retriever.longMemory),
             }),
       });
       variants[variant] = await runVariant(variant, retriever, fixture, config.onProgress);

@@ -24,13 +24,21 @@ export interface RetrievalExplanation {
   readonly arms: readonly RetrievalArm[];
   /** 1-based rank among the lexical arm's revalidated candidates (after conversation scoring). */
   readonly lexicalRank?: number;
-  /** The lexical score (higher is better): the store's, plus the `conversation` terms when present. */
+  /**
+   * The lexical score (higher is better): the store's, plus the `longMemory`, `conversation` and `time` terms
+   * when present.
+   */
   readonly lexicalScore?: number;
   /**
    * For a memory with a session and a position, under conversation scoring: how much of `lexicalScore` came
    * from its best neighbour in the session and from its session's prior (the rest is its own match).
    */
   readonly conversation?: { readonly neighbour: number; readonly session: number };
+  /**
+   * When the lexical arm's answer held a memory stored in chunks: how much of `lexicalScore` came from this
+   * memory's score as a whole memory (the long-memory prior; see `longMemory` in the retriever's settings).
+   */
+  readonly longMemory?: number;
   /**
    * For a memory whose time falls in the window the query names ("last week"): the window (epoch ms, `from`
    * inclusive, `to` exclusive) and how much of `lexicalScore` it added.
@@ -83,7 +91,14 @@ export interface RetrievalResult {
 /** Per-arm evidence of one candidate (the arm-specific fields of its explanation). */
 export type CandidateEvidence = Pick<
   RetrievalExplanation,
-  'lexicalRank' | 'lexicalScore' | 'conversation' | 'time' | 'vectorRank' | 'similarity' | 'chunk'
+  | 'lexicalRank'
+  | 'lexicalScore'
+  | 'conversation'
+  | 'longMemory'
+  | 'time'
+  | 'vectorRank'
+  | 'similarity'
+  | 'chunk'
 >;
 
 /** The fusion's figures for one candidate (the rest of its explanation; `vectorWeight` always computed). */
@@ -101,6 +116,7 @@ export function explain(evidence: CandidateEvidence, terms: FusionTerms): Retrie
     ...(evidence.lexicalRank === undefined ? {} : { lexicalRank: evidence.lexicalRank }),
     ...(evidence.lexicalScore === undefined ? {} : { lexicalScore: evidence.lexicalScore }),
     ...(evidence.conversation === undefined ? {} : { conversation: evidence.conversation }),
+    ...(evidence.longMemory === undefined ? {} : { longMemory: evidence.longMemory }),
     ...(evidence.time === undefined ? {} : { time: evidence.time }),
     ...(evidence.vectorRank === undefined ? {} : { vectorRank: evidence.vectorRank }),
     ...(evidence.similarity === undefined ? {} : { similarity: evidence.similarity }),

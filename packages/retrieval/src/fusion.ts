@@ -126,6 +126,8 @@ export interface FusionCandidate<R extends FusionRecord = MemoryRecord> {
   readonly lexicalScore?: number;
   /** What a memory's neighbours and session added to `lexicalScore` (see `RetrievalExplanation.conversation`). */
   readonly conversation?: { readonly neighbour: number; readonly session: number };
+  /** What the long-memory prior added to `lexicalScore` (see `RetrievalExplanation.longMemory`). */
+  readonly longMemory?: number;
   /** The window the query named and what it added to `lexicalScore` (see `RetrievalExplanation.time`). */
   readonly time?: { readonly from: number; readonly to: number; readonly gain: number };
   readonly vectorRank?: number;

@@ -18,6 +18,7 @@ import { type Bm25Plan, bm25Idf, callRules, planBm25Query, planLexicalQuery } fr
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
+import { memoryScores } from './search-memory.js';
 
 const SCORE_ONLY = -2;
 
@@ -127,9 +128,17 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
   ];
   const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
   const rows = await ctx.q<Row>(ctx.pool, 'fts', bm25Sql(scope), params);
+  const whole = await memoryScores(
+    ctx,
+    filter.agentId,
+    rows.map((r) => ({ rid: Number(r.rid), chunks: r.chunk_count })),
+    { terms, groups, phrases: JSON.stringify(phrases) },
+    { docs, totalLength: total },
+  );
   const hits: LexicalHit[] = [];
   for (const r of rows) {
     const key = Number(r.key);
+    const memoryScore = whole.get(Number(r.rid));
     const span =
       r.chunk_count > 1
         ? await chunkSpan(ctx, ctx.pool, Number(r.rid), Math.floor(key / CHUNK_KEY_SPAN))
@@ -139,6 +148,7 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
       revision: Number(r.revision),
       score: Number(r.score),
       ...(span === undefined ? {} : { chunk: span }),
+      ...(memoryScore === undefined ? {} : { memoryScore }),
     });
   }
   return hits;

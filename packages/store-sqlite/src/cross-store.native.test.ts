@@ -82,3 +82,47 @@ it('documented difference: all-mode CJK runs match by shared bigrams in PostgreS
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('both stores give the same whole-memory scores to the same long and short memories', async () => {
+  const paragraph = (i: number, extra: string): string =>
+    `Paragraph ${i} of the travel diary: trains, rain and a long walk by the river.${extra}`.padEnd(
+      400,
+      ' .',
+    );
+  const long = Array.from({ length: 8 }, (_, i) =>
+    paragraph(i, i === 1 ? ' The quartz museum was closed.' : i === 6 ? ' A basalt cliff, then lunch.' : ''),
+  ).join('\n\n');
+  const rows = [
+    { id: 'long', agentId: 'a', kind: 'fact' as const, content: long },
+    {
+      id: 'short',
+      agentId: 'a',
+      kind: 'fact' as const,
+      content: 'Quartz and more quartz in the shop window.',
+    },
+    { id: 'plain', agentId: 'a', kind: 'fact' as const, content: 'A basalt paving stone by the door.' },
+  ];
+  const pgStore = await freshPostgresStore({ embedding: null });
+  await pgStore.insertMemories(rows);
+  const dir = mkdtempSync(join(tmpdir(), 'engram-whole-'));
+  const sqlite = createSqliteMemoryStore({ path: join(dir, 'x.db'), embedding: null });
+  try {
+    await sqlite.insertMemories(rows);
+    const query = { agentId: 'a', terms: ['quartz', 'basalt'], limit: 5 };
+    const scores = (hits: readonly { id: string; score: number; memoryScore?: number }[]) =>
+      Object.fromEntries(hits.map((h) => [h.id, [h.score, h.memoryScore]]));
+    const fromSqlite = scores((await sqlite.searchLexical(query)).hits);
+    const fromPg = scores((await pgStore.searchLexical(query)).hits);
+    expect(Object.keys(fromSqlite).sort()).toEqual(['long', 'plain', 'short']);
+    for (const id of Object.keys(fromSqlite)) {
+      const [score, whole] = fromSqlite[id] as [number, number];
+      const [pgScore, pgWhole] = fromPg[id] as [number, number];
+      expect(whole).toBeGreaterThan(0);
+      expect(pgScore).toBeCloseTo(score, 9);
+      expect(pgWhole).toBeCloseTo(whole, 9);
+    }
+  } finally {
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

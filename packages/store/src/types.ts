@@ -177,6 +177,13 @@ export interface LexicalHit {
   readonly score: number;
   /** For a chunked memory: the best-matching chunk (`content.slice(start, end)` is its window). */
   readonly chunk?: ChunkSpan;
+  /**
+   * The memory's BM25 score as one whole document (its chunks' term frequencies and lengths summed, with
+   * statistics over the agent's memories rather than its chunks), in its own units. Given for every hit when the
+   * answer holds a chunked memory, absent otherwise; the retriever's long-memory prior reads it. `score` and
+   * the order of the hits stay the best chunk's.
+   */
+  readonly memoryScore?: number;
 }
 
 /** Which lexical paths a search used. */

@@ -1,6 +1,6 @@
 /**
  * The conformance suite of the store port, part nine: long memories stored as chunks — a memory is scored by
- * its best chunk, chunks do not starve the vector arm of memories, and a memory is ready only when every chunk
+ * its best chunk and also given its score as a whole memory, chunks do not starve the vector arm of memories, and a memory is ready only when every chunk
  * is (a chunk error makes it `error`, and only the open chunks come back for a retry).
  */
 import { describe, expect, it } from 'vitest';
@@ -61,6 +61,26 @@ export function describeChunkConformance(name: string, open: ConformanceOpen): v
         const found = await s.searchLexical({ agentId: 'a', terms: ['quartz'], limit: 5 });
         expect(found.hits.map((h) => h.id)).toEqual(['long']);
         expect(found.hits[0]?.chunk?.index).toBeGreaterThan(0);
+      }),
+    );
+
+    it(
+      'gives every hit its score as a whole memory when the answer holds a chunked one, and only then',
+      withPort(open, async (s) => {
+        await s.insertMemories([
+          { id: 'long', agentId: 'a', kind: 'fact', content: longContent(10, 1, 'quartz') },
+          { id: 'short', agentId: 'a', kind: 'fact', content: 'A quartz pebble and a basalt stone.' },
+          { id: 'tiny', agentId: 'a', kind: 'fact', content: 'Basalt steps.' },
+        ]);
+        // `fence` is in every paragraph of the long memory: its chunks all match, the whole memory more so.
+        const both = await s.searchLexical({ agentId: 'a', terms: ['quartz', 'fence'], limit: 5 });
+        const long = both.hits.find((h) => h.id === 'long');
+        expect(long?.chunk).toBeDefined();
+        expect(long?.memoryScore).toBeGreaterThan(0);
+        for (const h of both.hits) expect(h.memoryScore).toBeGreaterThan(0);
+        const shortOnly = await s.searchLexical({ agentId: 'a', terms: ['basalt'], limit: 5 });
+        expect(shortOnly.hits.map((h) => h.id).sort()).toEqual(['short', 'tiny']);
+        for (const h of shortOnly.hits) expect(h.memoryScore).toBeUndefined();
       }),
     );
 

@@ -173,6 +173,7 @@ export interface ConformancePort extends ConformanceStore {
       readonly id: string;
       readonly score: number;
       readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+      readonly memoryScore?: number;
     }[];
     readonly paths: { readonly words: boolean; readonly trigram: boolean; readonly like: boolean };
     readonly likeTerms: readonly string[];
@@ -189,6 +190,7 @@ export interface ConformancePort extends ConformanceStore {
       readonly distance: number;
       readonly similarity: number;
       readonly chunk?: { readonly index: number; readonly start: number; readonly end: number };
+      readonly memoryScore?: number;
     }[]
   >;
   revalidate(

@@ -2,6 +2,7 @@ import type { ChunkSpan, MemoryBrief, RevalidationCandidate } from '@engram/stor
 import { type ConversationTerms, conversationTerms } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import { type FusedResult, type FusionCandidate, fuseCandidates } from '../fusion.js';
+import { longMemoryGain } from '../long-memory.js';
 import { inWindow, queryTimeWindow, type TimeWindow } from '../time.js';
 import { refreshValid, revalidateOptions } from './revalidation.js';
 import { type CallState, callConversation, checkAbort, type PipelineContext, storeCall } from './state.js';
@@ -15,6 +16,7 @@ interface Joined {
   similarity?: number;
   chunk?: ChunkSpan;
   conversation?: ConversationTerms;
+  longMemory?: number;
   time?: { from: number; to: number; gain: number };
 }
 
@@ -25,9 +27,10 @@ function callTimeWindow(ctx: PipelineContext, state: CallState): TimeWindow | nu
 }
 
 /**
- * The lexical arm's candidates in its final order: with conversation scoring on, each memory with a session
- * and a position gains its neighbour and session terms (see `conversation.ts`) and the arm is re-ranked by
- * the sum (ties keep the store's order); otherwise the store's order and scores.
+ * The lexical arm's candidates in its final order: a chunked memory gains the evidence of its other chunks
+ * (see `long-memory.ts`); with conversation scoring on, each memory with a session and a position gains its
+ * neighbour and session terms (see `conversation.ts`); a memory in the window the query names gains its time
+ * boost; the arm is re-ranked by the sum (ties keep the store's order), else keeps the store's order and scores.
  */
 function lexicalOrder(
   ctx: PipelineContext,
@@ -36,6 +39,7 @@ function lexicalOrder(
   readonly c: (typeof state.lexicalValid)[number];
   score?: number;
   readonly terms?: ConversationTerms;
+  readonly long?: number;
   time?: { from: number; to: number; gain: number };
 }[] {
   const own = state.lexicalValid;
@@ -44,23 +48,40 @@ function lexicalOrder(
     state.neighbours.length === 0
       ? own
       : [...own, ...state.neighbours.filter((n) => state.checked.get(n.record.id) === n.record)];
+  // Each memory's own match: its best chunk plus its whole-memory prior.
+  const scoring = ctx.settings.longMemory;
+  let long = false;
+  let maxWhole = 0;
+  let top = 0;
+  for (const { hit } of own) {
+    if ((hit.memoryScore ?? 0) > maxWhole) maxWhole = hit.memoryScore ?? 0;
+    if ((hit.score ?? 0) > top) top = hit.score ?? 0;
+  }
+  const gains = lexical.map(({ hit }) => {
+    const gain = longMemoryGain(hit.memoryScore, maxWhole, top, scoring);
+    if (gain > 0) long = true;
+    return gain;
+  });
   const terms = conversationTerms(
-    lexical.map(({ hit, record }) => ({ record, score: hit.score ?? 0 })),
+    lexical.map(({ hit, record }, i) => ({ record, score: (hit.score ?? 0) + (gains[i] as number) })),
     callConversation(ctx, state),
   );
   const out: {
     readonly c: (typeof lexical)[number];
     score?: number;
     readonly terms?: ConversationTerms;
+    readonly long?: number;
     time?: { from: number; to: number; gain: number };
   }[] = [];
   for (let i = 0; i < lexical.length; i += 1) {
     const c = lexical[i] as (typeof lexical)[number];
     const t = terms[i];
+    const gain = gains[i] as number;
+    const mine = gain > 0 ? { score: (c.hit.score ?? 0) + gain, long: gain } : {};
     if (t === null || t === undefined) {
       // A neighbour that gained nothing is no candidate.
-      if (i < own.length) out.push(c.hit.score === undefined ? { c } : { c, score: c.hit.score });
-    } else out.push({ c, score: (c.hit.score ?? 0) + t.neighbour + t.session, terms: t });
+      if (i < own.length) out.push(c.hit.score === undefined ? { c } : { c, score: c.hit.score, ...mine });
+    } else out.push({ c, ...mine, score: (c.hit.score ?? 0) + gain + t.neighbour + t.session, terms: t });
   }
   // A memory in the window the query names gains a share of its score (conversation terms included).
   const window = callTimeWindow(ctx, state);
@@ -74,7 +95,7 @@ function lexicalOrder(
       timed = true;
     }
   }
-  if (!timed && !terms.some((t) => t !== null)) return out;
+  if (!timed && !long && !terms.some((t) => t !== null)) return out;
   const index = new Map(out.map((o, i) => [o, i]));
   return out.sort(
     (a, b) => (b.score ?? 0) - (a.score ?? 0) || (index.get(a) as number) - (index.get(b) as number),
@@ -86,10 +107,11 @@ export function collectCandidates(ctx: PipelineContext, state: CallState): Fusio
   const candidates = new Map<string, Joined>();
   const lexical = lexicalOrder(ctx, state);
   for (let i = 0; i < lexical.length; i += 1) {
-    const { c: valid, score, terms, time } = lexical[i] as (typeof lexical)[number];
+    const { c: valid, score, terms, long, time } = lexical[i] as (typeof lexical)[number];
     const { hit, record } = valid;
     const c: Joined = { record, lexicalRank: i + 1 };
     if (score !== undefined) c.lexicalScore = score;
+    if (long !== undefined) c.longMemory = long;
     if (terms !== undefined) c.conversation = terms;
     if (time !== undefined) c.time = time;
     if (hit.chunk !== undefined) c.chunk = hit.chunk;

@@ -14,6 +14,11 @@ import {
   type VectorEvidence,
 } from '../fusion.js';
 import { DEFAULT_MAX_TERMS } from '../keywords.js';
+import {
+  DEFAULT_LONG_MEMORY_SCORING,
+  type LongMemoryScoring,
+  NO_LONG_MEMORY_SCORING,
+} from '../long-memory.js';
 import type { QueryEmbedder, Reranker, RetrievalStore } from '../ports.js';
 import { DEFAULT_TIME_SCORING, NO_TIME_SCORING, type TimeScoring } from '../time.js';
 
@@ -96,6 +101,12 @@ export interface RetrieverConfig {
    */
   readonly conversation?: Partial<ConversationScoring> | false;
   /**
+   * Long memories in the lexical arm (see {@link LongMemoryScoring}): when the arm's answer holds a memory stored
+   * in chunks, each memory gains a prior from its score as a whole memory; `false` scores every memory as its
+   * best chunk. Missing fields take the defaults.
+   */
+  readonly longMemory?: Partial<LongMemoryScoring> | false;
+  /**
    * Time in queries (see {@link TimeScoring}): a memory whose time falls in the window the query names ("last
    * week", "in March 2023") gains a share of its lexical score; `false` turns it off. `decision` lookups are
    * never affected.
@@ -136,6 +147,7 @@ export interface RetrieverSettings {
   readonly maxTerms: number;
   readonly fusion: FusionWeights;
   readonly conversation: ConversationScoring;
+  readonly longMemory: LongMemoryScoring;
   readonly time: TimeScoring;
   readonly vectorEvidence: VectorEvidence | false;
   readonly trackAccess: boolean;
@@ -235,6 +247,7 @@ export function resolveSettings(config: RetrieverConfig): RetrieverSettings {
     maxTerms: intSetting(config.maxTerms, DEFAULT_MAX_TERMS, 'maxTerms', 1, 64),
     fusion,
     conversation: resolveConversation(config.conversation),
+    longMemory: resolveLongMemory(config.longMemory),
     time: resolveTime(config.time),
     vectorEvidence: resolveVectorEvidence(config.vectorEvidence),
     trackAccess,
@@ -323,6 +336,16 @@ function resolveConversation(input: Partial<ConversationScoring> | false | undef
     neighbour: numberSetting(input?.neighbour, d.neighbour, 'conversation.neighbour', 0, 10),
     session: numberSetting(input?.session, d.session, 'conversation.session', 0, 10),
     depth: intSetting(input?.depth, d.depth, 'conversation.depth', 1, 1000),
+  });
+}
+
+function resolveLongMemory(input: Partial<LongMemoryScoring> | false | undefined): LongMemoryScoring {
+  if (input === false) return NO_LONG_MEMORY_SCORING;
+  if (input !== undefined && (typeof input !== 'object' || input === null)) {
+    throw invalidConfig('longMemory', 'an object or false');
+  }
+  return Object.freeze({
+    weight: numberSetting(input?.weight, DEFAULT_LONG_MEMORY_SCORING.weight, 'longMemory.weight', 0, 4),
   });
 }
 

@@ -34,6 +34,8 @@ export interface ArmHit {
   readonly similarity?: number;
   /** The store's matching chunk, for a chunked memory. */
   readonly chunk?: ChunkSpan;
+  /** A chunked memory's score as a whole (lexical arm; see `LexicalHit.memoryScore`). */
+  readonly memoryScore?: number;
 }
 
 /** The candidates of one arm and the budget they were asked with. */

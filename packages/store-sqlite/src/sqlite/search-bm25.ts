@@ -195,16 +195,121 @@ export function searchBm25(
   const rows = best.memories;
   rows.sort(byScoreThenId);
   const n = Math.min(rows.length, limit);
+  const whole = memoryScores(ctx, rows.slice(0, n) as UnitRow[], params, phrases, {
+    docs: stats.docs,
+    totalLength: stats.total_length,
+  });
   const hits: LexicalHit[] = new Array(n);
   for (let i = 0; i < n; i += 1) {
     const [key, score, id, revision, chunks] = rows[i] as UnitRow;
-    const span =
-      chunks > 1
-        ? chunkSpan(ctx, filter.agentId, key % CHUNK_KEY_SPAN, Math.floor(key / CHUNK_KEY_SPAN))
-        : undefined;
-    hits[i] = span === undefined ? { id, revision, score } : { id, revision, score, chunk: span };
+    const rid = key % CHUNK_KEY_SPAN;
+    const memoryScore = whole.get(rid);
+    if (chunks <= 1) {
+      hits[i] = memoryScore === undefined ? { id, revision, score } : { id, revision, score, memoryScore };
+      continue;
+    }
+    const chunk = chunkSpan(ctx, filter.agentId, rid, Math.floor(key / CHUNK_KEY_SPAN));
+    hits[i] = {
+      id,
+      revision,
+      score,
+      ...(chunk === undefined ? {} : { chunk }),
+      ...(memoryScore === undefined ? {} : { memoryScore }),
+    };
   }
   return hits;
+}
+
+/**
+ * The memories' scores as whole documents (`LexicalHit.memoryScore`), given only when the answer holds a
+ * chunked memory (else every hit is one unit and the chunk scores say it all): Okapi BM25 with each memory's
+ * units' term frequencies and lengths summed, and statistics over the agent's memories rather than its units
+ * (memories = units less the units past a memory's first chunk; document frequency = memories with the term).
+ * Same terms, weights, phrase checks, k1 and b as the search. Reads the candidates' units by key, the query
+ * terms' postings for their document frequencies, and the agent's extra chunk units by rid range.
+ */
+function memoryScores(
+  ctx: StoreContext,
+  rows: readonly UnitRow[],
+  params: Record<string, unknown>,
+  phrases: number,
+  stats: { readonly docs: number; readonly totalLength: number },
+): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!rows.some((row) => row[4] > 1)) return out;
+  const units: number[] = [];
+  for (const [key, , , , chunks] of rows) {
+    const rid = key % CHUNK_KEY_SPAN;
+    for (let i = 0; i < Math.max(1, chunks); i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
+  }
+  const extra = ctx
+    .stmt(
+      'fts',
+      `SELECT count(*) AS n FROM lexical_docs WHERE rid >= ${CHUNK_KEY_SPAN} AND agent_id = @agent`,
+    )
+    .get<{ n: number }>({ agent: params.agent });
+  const memories = stats.docs - (extra?.n ?? 0);
+  if (memories <= 0) return out;
+  const weights = JSON.parse(params.weights as string) as [string, number, number][];
+  const terms = [...new Set(weights.map((w) => w[0]))];
+  const df = new Map<string, number>();
+  const dfStmt = ctx.stmt(
+    'fts',
+    `SELECT t.value AS term, (SELECT count(*) FROM (
+        SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings p WHERE p.agent_id = @agent AND p.term = t.value
+        UNION SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings_fresh p WHERE p.agent_id = @agent AND p.term = t.value)) AS n
+      FROM json_each(@terms) t`,
+  );
+  for (const row of dfStmt.all<{ term: string; n: number }>({
+    agent: params.agent,
+    terms: JSON.stringify(terms),
+  }))
+    df.set(row.term, row.n);
+  const avgdl = stats.totalLength > 0 ? stats.totalLength / memories : 1;
+  const k1 = params.k1 as number;
+  const b = params.b as number;
+  const run: Record<string, unknown> = {
+    units: JSON.stringify(units),
+    weights: params.weights,
+    agent: params.agent,
+  };
+  for (let i = 0; i < phrases; i += 1) run[`phrase${i}`] = params[`phrase${i}`];
+  const stmt = ctx.variant('fts', `bm25-memory:${phrases}`, () => memoryScoresSql(phrases));
+  // Rows are [memory rid, weight index, summed tf, memory length].
+  for (const [rid, wid, tf, length] of stmt.values<[number, number, number, number]>(run)) {
+    const term = weights[wid]?.[0];
+    if (term === undefined) continue;
+    const idf = bm25Idf(memories, df.get(term) ?? 0);
+    const score = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / avgdl));
+    out.set(rid, (out.get(rid) ?? 0) + score);
+  }
+  return out;
+}
+
+function memoryScoresSql(phrases: number): string {
+  const phraseCtes: string[] = [];
+  const phraseConds: string[] = [];
+  for (let i = 0; i < phrases; i += 1) {
+    phraseCtes.push(
+      `ph${i}(rid) AS (SELECT rowid FROM memories_fts_words WHERE memories_fts_words MATCH @phrase${i})`,
+    );
+    phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
+  }
+  // A unit's postings are all in one of the two tables, so the arms never count a unit twice.
+  const arms = ['lexical_postings', 'lexical_postings_fresh']
+    .map(
+      (table) => `SELECT p.rid % ${CHUNK_KEY_SPAN} AS mem, w.wid AS wid, p.tf AS tf
+      FROM w CROSS JOIN u CROSS JOIN ${table} p ON p.agent_id = @agent AND p.term = w.term AND p.rid = u.key
+      WHERE (w.grp < 0 ${phraseConds.map((c) => `OR ${c}`).join(' ')})`,
+    )
+    .join('\n      UNION ALL\n      ');
+  return `WITH w(wid, term, grp) AS MATERIALIZED (
+      SELECT key, json_extract(value, '$[0]'), json_extract(value, '$[2]') FROM json_each(@weights)),
+    u(key) AS MATERIALIZED (SELECT value FROM json_each(@units)),
+    ${phraseCtes.map((c) => `${c},`).join('\n    ')}
+    len(mem, l) AS MATERIALIZED (SELECT d.rid % ${CHUNK_KEY_SPAN}, sum(d.length) FROM u
+      JOIN lexical_docs d ON d.rid = u.key GROUP BY 1)
+    SELECT h.mem, h.wid, sum(h.tf), len.l FROM (${arms}) h JOIN len ON len.mem = h.mem GROUP BY h.mem, h.wid`;
 }
 
 /** A passing unit: its key (the memory's rid plus its chunk index · 2^40), score, and its memory's id, revision and chunk count. */
