@@ -26,7 +26,7 @@ const USAGE = `usage: eval:dataset <${DATASET_NAMES.join('|')}> <path-to-data-fi
 Turns a public dataset into a retrieval fixture (docs/guides/evaluation.md describes each adapter), runs it through
 the real store and retriever (FTS-only, vector-only, hybrid) and the plain BM25 reference, prints a table
 and writes the JSON report.
-  locomo, locomo-sessions   locomo10.json     scifact  scifact.zip     cmrc  cmrc2018_dev.json
+  locomo, locomo-sessions, locomo-long   locomo10.json     scifact  scifact.zip     cmrc  cmrc2018_dev.json
   --split <${DATASET_SPLITS.join('|')}>  dev to tune on, test to report on, all (default) the whole benchmark
   --fixture-out <file>   also write the generated fixture (to run it again with eval:fixture)
   --store <file|url>     use a SQLite file (it must not exist yet) or an empty PostgreSQL database

@@ -15,12 +15,16 @@ export interface DatasetFixture {
   readonly stats: Readonly<Record<string, number>>;
 }
 
-/** The datasets `eval:dataset` knows (`locomo-sessions`: LoCoMo with one document per session). */
-export const DATASET_NAMES: readonly ['locomo', 'scifact', 'cmrc', 'locomo-sessions'] = [
+/**
+ * The datasets `eval:dataset` knows (`locomo-sessions`: LoCoMo with one document per session; `locomo-long`:
+ * five sessions per document, every conversation in one agent).
+ */
+export const DATASET_NAMES: readonly ['locomo', 'scifact', 'cmrc', 'locomo-sessions', 'locomo-long'] = [
   'locomo',
   'scifact',
   'cmrc',
   'locomo-sessions',
+  'locomo-long',
 ] as const;
 /** One dataset name. */
 export type DatasetName = (typeof DATASET_NAMES)[number];

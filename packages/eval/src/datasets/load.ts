@@ -3,6 +3,7 @@ import { EngramEvalError } from '../errors.js';
 import { cmrcToFixture } from './cmrc.js';
 import { DATASET_NAMES, type DatasetFixture, type DatasetName, type DatasetSplit } from './common.js';
 import { locomoToFixture } from './locomo.js';
+import { locomoLongToFixture } from './locomo-long.js';
 import { readSciFactZip, scifactToFixture } from './scifact.js';
 
 /** True when `name` is one of {@link DATASET_NAMES}. */
@@ -36,6 +37,8 @@ export async function loadDataset(
       return locomoToFixture(await readJson(path), { split });
     case 'locomo-sessions':
       return locomoToFixture(await readJson(path), { split, granularity: 'session' });
+    case 'locomo-long':
+      return locomoLongToFixture(await readJson(path), { split });
     case 'cmrc':
       return cmrcToFixture(await readJson(path), { split });
     case 'scifact':

@@ -3,6 +3,7 @@ import { validateFixture } from '../fixture.js';
 import { cmrcToFixture } from './cmrc.js';
 import { isDatasetSplit, splitName } from './common.js';
 import { LOCOMO_DEV_CONVERSATIONS, locomoToFixture } from './locomo.js';
+import { LOCOMO_LONG_AGENT, locomoLongToFixture } from './locomo-long.js';
 import { scifactToFixture } from './scifact.js';
 
 /** Seven one-session conversations (plus a second session in the first), each with one question. */
@@ -98,5 +99,24 @@ describe('locomo-sessions', () => {
     expect(fixture.queries[1]?.relevantIds).toEqual(['conv-2/session_1']);
     expect(stats).toMatchObject({ agents: 5, rows: 6, queries: 5 });
     expect(validateFixture(fixture).ok).toBe(true);
+  });
+});
+
+describe('locomo-long', () => {
+  it('joins five sessions per memory in one agent, keeps the corpus whole and splits the questions', () => {
+    const dev = locomoLongToFixture(locomo, { split: 'dev' });
+    const test = locomoLongToFixture(locomo, { split: 'test' });
+    expect(dev.fixture.name).toBe('locomo10-long-dev');
+    expect(dev.fixture.corpus.map((r) => r.agentId)).toEqual(dev.fixture.corpus.map(() => LOCOMO_LONG_AGENT));
+    expect(dev.fixture.corpus.find((r) => r.id === 'conv-1/sessions_1-5')?.content).toBe(
+      'Ann: I moved to city 0.\nBob: Nice! [image: a skyline]\n\nAnn: The flat has a balcony.',
+    );
+    expect(test.fixture.corpus).toEqual(dev.fixture.corpus);
+    expect(dev.fixture.queries[0]?.relevantIds).toEqual(['conv-1/sessions_1-5']);
+    expect(dev.fixture.queries.every((q) => q.agentId === LOCOMO_LONG_AGENT)).toBe(true);
+    expect(dev.fixture.queries.length + test.fixture.queries.length).toBe(
+      locomoLongToFixture(locomo).fixture.queries.length,
+    );
+    expect(validateFixture(dev.fixture).ok).toBe(true);
   });
 });
