@@ -7,7 +7,7 @@
 import type { VectorHit, VectorQuery } from '@engram/store';
 import { validateVectorQuery } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
-import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
+import { CHUNK_KEY_SPAN, type ChunkColumns, chunkOf } from './derived.js';
 import { filterSql, timeSql } from './filters.js';
 import { vectorLiteral } from './rows.js';
 import { vectorColumnType } from './schema.js';
@@ -28,24 +28,35 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
       ctx.profile === null ? null : ctx.profile.dimensions,
     );
     const type = vectorColumnType(vector.length);
-    type Row = { id: string; distance: number | null; key: string; rid: string; chunk_count: number };
+    type Row = { id: string; distance: number | null } & ChunkColumns;
     let rows: Row[];
     try {
-      rows = await ctx.tx(async (db) => {
-        const chunked =
-          (await ctx.q(db, 'read', 'SELECT 1 FROM memory_chunks WHERE agent_id = $1 LIMIT 1', [agentId]))
-            .length > 0;
+      rows = await ctx.readTx(async (db) => {
+        // One statement says whether the agent has chunks (then the first k-NN asks for more neighbours) and
+        // sets the scan's settings for that k-NN, local to the transaction.
+        const plainK = k;
+        const chunkedK = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
+        const ef = (kk: number): string => String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)));
+        const setSql = ctx.vectorSearch.exact
+          ? "set_config('enable_indexscan', 'off', true)"
+          : `set_config('hnsw.iterative_scan', 'relaxed_order', true),
+             set_config('hnsw.ef_search', CASE WHEN c.chunked THEN $2 ELSE $3 END, true)`;
+        const setParams = ctx.vectorSearch.exact ? [agentId] : [agentId, ef(chunkedK), ef(plainK)];
+        const first = await ctx.q<{ chunked: boolean }>(
+          db,
+          'read',
+          `SELECT c.chunked, ${setSql}
+           FROM (SELECT EXISTS (SELECT 1 FROM memory_chunks WHERE agent_id = $1) AS chunked) c`,
+          setParams,
+        );
+        const chunked = first[0]?.chunked === true;
+        let configured = true;
         const knn = async (kk: number): Promise<{ rows: Row[]; raw: number }> => {
-          if (ctx.vectorSearch.exact) {
-            await ctx.run(db, 'meta', "SELECT set_config('enable_indexscan', 'off', true)");
-          } else {
-            await ctx.run(
-              db,
-              'meta',
-              "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
-              [String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)))],
-            );
+          // A wider net (below) sets the search width for its own k-NN.
+          if (!configured && !ctx.vectorSearch.exact) {
+            await ctx.run(db, 'meta', "SELECT set_config('hnsw.ef_search', $1, true)", [ef(kk)]);
           }
+          configured = false;
           const params: unknown[] = [vectorLiteral(vector), agentId, kk, k];
           if (restricted) params.push(kinds, tags);
           const scope = restricted
@@ -59,16 +70,19 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
             `WITH knn AS MATERIALIZED (
                SELECT v.key, v.rid, v.embedding <=> $1::${type} AS distance FROM memory_vectors v
                ${scope} ORDER BY v.embedding <=> $1::${type} LIMIT $3)
-             SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
-               m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
-             FROM knn JOIN memories m ON m.rid = knn.rid
-             WHERE m.agent_id = $2
-             GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4`,
+             SELECT r.*, c.start_at, c.end_at FROM (
+               SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
+                 m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
+               FROM knn JOIN memories m ON m.rid = knn.rid
+               WHERE m.agent_id = $2
+               GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4) r
+             LEFT JOIN memory_chunks c ON r.chunk_count > 1 AND c.rid = r.rid AND c.idx = r.key / ${CHUNK_KEY_SPAN}
+             ORDER BY r.distance, r.id COLLATE "C"`,
             params,
           );
           return { rows: got, raw: got.length === 0 ? 0 : Number(got[0]?.raw ?? 0) };
         };
-        let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
+        let kk = chunked ? chunkedK : plainK;
         // When the nearest kk vectors are chunks of fewer than k memories (long memories have many chunks)
         // and the agent has more vectors, ask again with a wider net, as the SQLite store does: chunking never
         // starves the arm of memories.
@@ -87,16 +101,11 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
     for (const r of rows) {
       const distance = r.distance === null ? Number.NaN : Number(r.distance);
       if (!Number.isFinite(distance)) continue;
-      const key = Number(r.key);
-      const span =
-        r.chunk_count > 1
-          ? await chunkSpan(ctx, ctx.pool, Number(r.rid), Math.floor(key / CHUNK_KEY_SPAN))
-          : undefined;
       hits.push({
         id: r.id,
         distance,
         similarity: 1 - distance,
-        ...(span === undefined ? {} : { chunk: span }),
+        ...(r.start_at === null ? {} : { chunk: chunkOf(r) }),
       });
     }
     return hits;
