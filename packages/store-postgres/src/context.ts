@@ -160,35 +160,6 @@ export class PgContext extends AdapterContext {
   }
 
   /**
-   * Runs read-only `fn` in one transaction on one pooled connection (for settings local to it) and returns its
-   * result without waiting for the COMMIT: committing a transaction that wrote nothing changes nothing, so the
-   * caller goes on while it runs, and the connection returns to the pool after it (closing the store waits for
-   * it). A failed COMMIT discards the connection.
-   */
-  async readTx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let result: T;
-    try {
-      await this.run(client, 'meta', 'BEGIN');
-      result = await fn(client);
-    } catch (err) {
-      let broken = false;
-      try {
-        await this.run(client, 'meta', 'ROLLBACK');
-      } catch {
-        broken = true;
-      }
-      client.release(broken);
-      throw err;
-    }
-    this.run(client, 'meta', 'COMMIT').then(
-      () => client.release(),
-      () => client.release(true),
-    );
-    return result;
-  }
-
-  /**
    * Runs a public operation: closed check; after a failed integrity check every write is refused
    * (`ENGRAM_STORE_CORRUPT`), as in the SQLite store; then every non-store error is classified.
    */
