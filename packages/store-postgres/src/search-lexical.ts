@@ -25,7 +25,8 @@ const SCORE_ONLY = -2;
  * The scoring statement. `hits` is every unit (a chunk, or a short memory) holding a query term, scored once from
  * the postings with the agent's statistics; a multi-word term's postings count only for units that hold the
  * phrase (checked only when the query has one). `any` mode keeps the units holding a free term, `all` mode those
- * holding every requirement (`count(DISTINCT …)` only there: without it the grouping hashes).
+ * holding every requirement (`count(DISTINCT …)` only there: without it the grouping hashes); an `all`-mode query
+ * without requirements (score-only terms) keeps them as `any` mode does.
  * Only the best units are joined to their memories, in two bands of the one statement, as in the SQLite store:
  * the first joins the units at or above the `limit`-th best score (`lim`), which holds the whole answer when
  * they name `limit` memories that pass the filters (a memory scores as its best unit, and every unit scoring at
@@ -154,7 +155,12 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     filter.limit,
   ];
   const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
-  const rows = await ctx.q<Row>(ctx.pool, 'fts', bm25Sql(scope, filter.all, plan.phrases.length > 0), params);
+  const rows = await ctx.q<Row>(
+    ctx.pool,
+    'fts',
+    bm25Sql(scope, filter.all && nextReq > 0, plan.phrases.length > 0),
+    params,
+  );
   return rows.map((r) => ({
     id: r.id,
     revision: Number(r.revision),
