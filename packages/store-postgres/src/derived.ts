@@ -175,19 +175,18 @@ export async function writeVectors(
   );
 }
 
-/** The span of one chunk of a memory, or undefined. */
-export async function chunkSpan(
-  ctx: PgContext,
-  db: Queryable,
-  rid: number,
-  index: number,
-): Promise<ChunkSpan | undefined> {
-  const rows = await ctx.q<{ start_at: number; end_at: number }>(
-    db,
-    'read',
-    'SELECT start_at, end_at FROM memory_chunks WHERE rid = $1 AND idx = $2',
-    [rid, index],
-  );
-  const row = rows[0];
-  return row === undefined ? undefined : { index, start: row.start_at, end: row.end_at };
+/** The chunk columns a search statement reads with its hits (start and end null unless a chunk was hit). */
+export interface ChunkColumns {
+  readonly key: string;
+  readonly start_at: number | null;
+  readonly end_at: number | null;
+}
+
+/** The span of the chunk a search hit names (its row read with the hit: `ChunkColumns`). */
+export function chunkOf(row: ChunkColumns): ChunkSpan {
+  return {
+    index: Math.floor(Number(row.key) / CHUNK_KEY_SPAN),
+    start: row.start_at as number,
+    end: row.end_at as number,
+  };
 }

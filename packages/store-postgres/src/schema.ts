@@ -278,6 +278,16 @@ CREATE TABLE IF NOT EXISTS process_beats (
 );
 `,
   },
+  {
+    // The postings' key carries each posting's term frequency and unit length, so the BM25 statement reads a
+    // query term's postings from the index alone (an index-only scan) instead of fetching every posting's row:
+    // the most of a query with a common word. Rebuilds the postings' key once; the rows do not change.
+    version: 9,
+    sql: `
+ALTER TABLE lexical_postings DROP CONSTRAINT IF EXISTS lexical_postings_pkey,
+  ADD CONSTRAINT lexical_postings_pkey PRIMARY KEY (agent_id, term, key) INCLUDE (tf, length);
+`,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -6,8 +6,8 @@
  */
 import type { VectorHit, VectorQuery } from '@engram/store';
 import { validateVectorQuery } from '@engram/store/port-kit';
-import type { PgContext } from './context.js';
-import { CHUNK_KEY_SPAN, chunkSpan } from './derived.js';
+import type { PgContext, Queryable } from './context.js';
+import { CHUNK_KEY_SPAN, type ChunkColumns, chunkOf } from './derived.js';
 import { filterSql, timeSql } from './filters.js';
 import { vectorLiteral } from './rows.js';
 import { vectorColumnType } from './schema.js';
@@ -15,6 +15,34 @@ import { vectorColumnType } from './schema.js';
 /** How many chunk neighbours are asked for per wanted memory (as in the SQLite store). */
 const CHUNK_OVERSAMPLING = 4;
 const MAX_KNN = 4096;
+
+/**
+ * One k-NN as one statement, on any connection: `ch` says whether the agent has chunks; `cfg` sets the scan's
+ * settings local to the statement's own transaction (`hnsw.iterative_scan`, and `hnsw.ef_search` to `ef`) and
+ * holds the query vector, which the index scan reads through it, so the settings are in force before the scan
+ * takes its first row (pgvector reads them then) and are gone after the statement. With `skipChunked` an agent
+ * with chunks gets no k-NN (its first one asks for more neighbours, with another width). The statement always
+ * returns a row (its `chunked`), and the hits when there are any, nearest first.
+ */
+function knnSql(type: string, scope: string, ef: string, skip: string): string {
+  return `WITH ch AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM memory_chunks WHERE agent_id = $2) AS chunked),
+    cfg AS MATERIALIZED (
+      SELECT $1::${type} AS q, set_config('hnsw.iterative_scan', 'relaxed_order', true) AS scan,
+        set_config('hnsw.ef_search', ${ef}::text, true) AS ef, NOT (${skip}::boolean AND ch.chunked) AS go
+      FROM ch),
+    knn AS MATERIALIZED (
+      SELECT v.key, v.rid, v.embedding <=> (SELECT q FROM cfg) AS distance FROM memory_vectors v
+      ${scope} AND (SELECT go FROM cfg) ORDER BY v.embedding <=> (SELECT q FROM cfg) LIMIT $3)
+  SELECT ch.chunked, r.*, c.start_at, c.end_at FROM ch
+  LEFT JOIN (
+    SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
+      m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
+    FROM knn JOIN memories m ON m.rid = knn.rid
+    WHERE m.agent_id = $2
+    GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4) r ON true
+  LEFT JOIN memory_chunks c ON r.chunk_count > 1 AND c.rid = r.rid AND c.idx = r.key / ${CHUNK_KEY_SPAN}
+  ORDER BY r.distance, r.id COLLATE "C"`;
+}
 
 /** k-NN in the agent's vectors; cosine distance, similarity = 1 − distance; nearest first. */
 export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readonly VectorHit[]> {
@@ -28,56 +56,58 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
       ctx.profile === null ? null : ctx.profile.dimensions,
     );
     const type = vectorColumnType(vector.length);
-    type Row = { id: string; distance: number | null; key: string; rid: string; chunk_count: number };
+    type Row = {
+      chunked: boolean;
+      id: string | null;
+      distance: number | null;
+      raw: string | null;
+    } & ChunkColumns;
+    const literal = vectorLiteral(vector);
+    const knn = async (
+      db: Queryable,
+      kk: number,
+      skipChunked: boolean,
+    ): Promise<{ rows: Row[]; raw: number; chunked: boolean }> => {
+      const params: unknown[] = [literal, agentId, kk, k];
+      if (restricted) params.push(kinds, tags);
+      const scope = restricted
+        ? `JOIN memories f ON f.rid = v.rid WHERE v.agent_id = $2 AND ($5::text[] IS NULL OR f.kind = ANY($5::text[]))
+           AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
+           AND ${filterSql(query.filter, params, 'f')}`
+        : 'WHERE v.agent_id = $2';
+      params.push(String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000))), skipChunked);
+      const got = await ctx.q<Row>(
+        db,
+        'vector',
+        knnSql(type, scope, `$${params.length - 1}`, `$${params.length}`),
+        params,
+      );
+      const rows = got.filter((r) => r.id !== null);
+      return { rows, raw: Number(rows[0]?.raw ?? 0), chunked: got[0]?.chunked === true };
+    };
+    // The first k-NN assumes the agent has no chunks (the common case: one statement); an agent with chunks
+    // gets none from it and asks again for more neighbours. When the nearest kk vectors are chunks of fewer
+    // than k memories (long memories have many chunks) and the agent has more vectors, it asks again with a
+    // wider net, as the SQLite store does: chunking never starves the arm of memories.
+    const search = async (db: Queryable): Promise<Row[]> => {
+      const first = await knn(db, k, true);
+      if (!first.chunked) return first.rows;
+      let kk = Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN);
+      for (;;) {
+        const found = await knn(db, kk, false);
+        if (found.rows.length >= k || found.raw < kk || kk >= MAX_KNN) return found.rows;
+        kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
+      }
+    };
     let rows: Row[];
     try {
-      rows = await ctx.tx(async (db) => {
-        const chunked =
-          (await ctx.q(db, 'read', 'SELECT 1 FROM memory_chunks WHERE agent_id = $1 LIMIT 1', [agentId]))
-            .length > 0;
-        const knn = async (kk: number): Promise<{ rows: Row[]; raw: number }> => {
-          if (ctx.vectorSearch.exact) {
+      // An exact scan turns the index off for the planner, which takes a transaction (`exact` measures recall).
+      rows = ctx.vectorSearch.exact
+        ? await ctx.tx(async (db) => {
             await ctx.run(db, 'meta', "SELECT set_config('enable_indexscan', 'off', true)");
-          } else {
-            await ctx.run(
-              db,
-              'meta',
-              "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
-              [String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000)))],
-            );
-          }
-          const params: unknown[] = [vectorLiteral(vector), agentId, kk, k];
-          if (restricted) params.push(kinds, tags);
-          const scope = restricted
-            ? `JOIN memories f ON f.rid = v.rid WHERE v.agent_id = $2 AND ($5::text[] IS NULL OR f.kind = ANY($5::text[]))
-               AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
-               AND ${filterSql(query.filter, params, 'f')}`
-            : 'WHERE v.agent_id = $2';
-          const got = await ctx.q<Row & { raw: string }>(
-            db,
-            'vector',
-            `WITH knn AS MATERIALIZED (
-               SELECT v.key, v.rid, v.embedding <=> $1::${type} AS distance FROM memory_vectors v
-               ${scope} ORDER BY v.embedding <=> $1::${type} LIMIT $3)
-             SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
-               m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
-             FROM knn JOIN memories m ON m.rid = knn.rid
-             WHERE m.agent_id = $2
-             GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4`,
-            params,
-          );
-          return { rows: got, raw: got.length === 0 ? 0 : Number(got[0]?.raw ?? 0) };
-        };
-        let kk = chunked ? Math.min(k * CHUNK_OVERSAMPLING, MAX_KNN) : k;
-        // When the nearest kk vectors are chunks of fewer than k memories (long memories have many chunks)
-        // and the agent has more vectors, ask again with a wider net, as the SQLite store does: chunking never
-        // starves the arm of memories.
-        for (;;) {
-          const found = await knn(kk);
-          if (!chunked || found.rows.length >= k || found.raw < kk || kk >= MAX_KNN) return found.rows;
-          kk = Math.min(kk * CHUNK_OVERSAMPLING, MAX_KNN);
-        }
-      });
+            return search(db);
+          })
+        : await search(ctx.pool);
     } catch (err) {
       ctx.emitWarmup('failed');
       throw err;
@@ -87,16 +117,11 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
     for (const r of rows) {
       const distance = r.distance === null ? Number.NaN : Number(r.distance);
       if (!Number.isFinite(distance)) continue;
-      const key = Number(r.key);
-      const span =
-        r.chunk_count > 1
-          ? await chunkSpan(ctx, ctx.pool, Number(r.rid), Math.floor(key / CHUNK_KEY_SPAN))
-          : undefined;
       hits.push({
-        id: r.id,
+        id: r.id as string,
         distance,
         similarity: 1 - distance,
-        ...(span === undefined ? {} : { chunk: span }),
+        ...(r.start_at === null ? {} : { chunk: chunkOf(r) }),
       });
     }
     return hits;
