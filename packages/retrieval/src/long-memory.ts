@@ -32,6 +32,11 @@ export function longMemoryGain(
   top: number,
   scoring: LongMemoryScoring,
 ): number {
-  if (scoring.weight === 0 || memoryScore === undefined || !(maxMemoryScore > 0)) return 0;
+  if (scoring.weight === 0 || !isMemoryScore(memoryScore) || !(maxMemoryScore > 0)) return 0;
   return (scoring.weight * top * memoryScore) / maxMemoryScore;
+}
+
+/** A store's whole-memory score the prior may use: a finite number at or above 0 (anything else is ignored). */
+export function isMemoryScore(value: number | undefined): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }

@@ -2,7 +2,7 @@ import type { ChunkSpan, MemoryBrief, RevalidationCandidate } from '@engram/stor
 import { type ConversationTerms, conversationTerms } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import { type FusedResult, type FusionCandidate, fuseCandidates } from '../fusion.js';
-import { longMemoryGain } from '../long-memory.js';
+import { isMemoryScore, longMemoryGain } from '../long-memory.js';
 import { inWindow, queryTimeWindow, type TimeWindow } from '../time.js';
 import { refreshValid, revalidateOptions } from './revalidation.js';
 import { type CallState, callConversation, checkAbort, type PipelineContext, storeCall } from './state.js';
@@ -54,8 +54,8 @@ function lexicalOrder(
   let maxWhole = 0;
   let top = 0;
   for (const { hit } of own) {
-    if ((hit.memoryScore ?? 0) > maxWhole) maxWhole = hit.memoryScore ?? 0;
-    if ((hit.score ?? 0) > top) top = hit.score ?? 0;
+    if (isMemoryScore(hit.memoryScore) && hit.memoryScore > maxWhole) maxWhole = hit.memoryScore;
+    if (hit.score !== undefined && Number.isFinite(hit.score) && hit.score > top) top = hit.score;
   }
   const gains = lexical.map(({ hit }) => {
     const gain = longMemoryGain(hit.memoryScore, maxWhole, top, scoring);
