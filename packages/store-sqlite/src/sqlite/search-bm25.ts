@@ -30,7 +30,11 @@ const KIND_PARAMS = MEMORY_KINDS.map((_, i) => `@kind${i}`).join(', ');
 const FREE = -1;
 const SCORE_ONLY = -2;
 
-function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string): string {
+/**
+ * The phrase parts of a scoring statement: one CTE per phrase with the units holding it (`ph<i>`, read from the
+ * word index, bound as `@phrase<i>`), and the condition that lets a phrase's term count only in those units.
+ */
+function phraseSql(phrases: number): { phraseCtes: string[]; phraseConds: string[] } {
   const phraseCtes: string[] = [];
   const phraseConds: string[] = [];
   for (let i = 0; i < phrases; i += 1) {
@@ -39,6 +43,11 @@ function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string
     );
     phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
   }
+  return { phraseCtes, phraseConds };
+}
+
+function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string): string {
+  const { phraseCtes, phraseConds } = phraseSql(phrases);
   // `MATERIALIZED` and `CROSS JOIN` fix the plan: the few query terms drive index lookups into the postings.
   // The hits are one grouped arm per postings table (main, then fresh): a unit's postings are all in one of
   // them, so each unit is summed once, over the same rows in the same order as from one table, and each arm
@@ -287,14 +296,7 @@ function memoryScores(
 }
 
 function memoryScoresSql(phrases: number): string {
-  const phraseCtes: string[] = [];
-  const phraseConds: string[] = [];
-  for (let i = 0; i < phrases; i += 1) {
-    phraseCtes.push(
-      `ph${i}(rid) AS (SELECT rowid FROM memories_fts_words WHERE memories_fts_words MATCH @phrase${i})`,
-    );
-    phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
-  }
+  const { phraseCtes, phraseConds } = phraseSql(phrases);
   // A unit's postings are all in one of the two tables, so the arms never count a unit twice.
   const arms = ['lexical_postings', 'lexical_postings_fresh']
     .map(
