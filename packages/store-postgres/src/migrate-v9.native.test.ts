@@ -42,10 +42,10 @@ it('migrates a schema-8 database: the postings key covers tf and length, search 
     UPDATE engram_meta SET value = '8' WHERE key = 'schema_version'`);
   expect((await sql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual(['agent_id', 'key', 'term']);
 
-  expect(PG_SCHEMA_VERSION).toBe(9);
+  expect(PG_SCHEMA_VERSION).toBe(10);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(9);
+  expect(s.info.schemaVersion).toBe(10);
   expect((await sql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual([
     'agent_id',
     'key',

@@ -288,6 +288,45 @@ ALTER TABLE lexical_postings DROP CONSTRAINT IF EXISTS lexical_postings_pkey,
   ADD CONSTRAINT lexical_postings_pkey PRIMARY KEY (agent_id, term, key) INCLUDE (tf, length);
 `,
   },
+  {
+    // Each agent's document frequency per term (\`lexical_terms\`), kept by the statements that write BM25 units,
+    // so a query reads a common word's frequency in one row instead of counting its postings. The triggers are
+    // per statement, after the per-row statistics trigger: a writer locks the agent's statistics row before its
+    // terms' rows, always, so two writers of one agent never wait on each other in opposite orders.
+    version: 10,
+    sql: `
+CREATE TABLE IF NOT EXISTS lexical_terms (
+  agent_id text NOT NULL,
+  term text NOT NULL,
+  df bigint NOT NULL,
+  PRIMARY KEY (agent_id, term)
+);
+INSERT INTO lexical_terms(agent_id, term, df)
+  SELECT agent_id, term, count(*) FROM lexical_postings GROUP BY agent_id, term
+  ON CONFLICT (agent_id, term) DO NOTHING;
+CREATE OR REPLACE FUNCTION engram_lexical_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO lexical_terms(agent_id, term, df)
+      SELECT agent_id, term, count(*) FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) u GROUP BY agent_id, term ORDER BY agent_id, term
+      ON CONFLICT (agent_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df;
+  ELSE
+    UPDATE lexical_terms n SET df = n.df - u.df FROM (
+      SELECT agent_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) x GROUP BY agent_id, term ORDER BY agent_id, term) u
+      WHERE n.agent_id = u.agent_id AND n.term = u.term;
+  END IF;
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS lexical_docs_terms_insert ON lexical_docs;
+CREATE TRIGGER lexical_docs_terms_insert AFTER INSERT ON lexical_docs
+  REFERENCING NEW TABLE AS engram_units FOR EACH STATEMENT EXECUTE FUNCTION engram_lexical_terms();
+DROP TRIGGER IF EXISTS lexical_docs_terms_delete ON lexical_docs;
+CREATE TRIGGER lexical_docs_terms_delete AFTER DELETE ON lexical_docs
+  REFERENCING OLD TABLE AS engram_units FOR EACH STATEMENT EXECUTE FUNCTION engram_lexical_terms();
+`,
+  },
 ];
 
 /** The schema version this code writes. */

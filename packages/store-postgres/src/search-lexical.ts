@@ -28,6 +28,10 @@ const SCORE_ONLY = -2;
  * phrase (checked only when the query has one). `any` mode keeps the units holding a free term, `all` mode those
  * holding every requirement (`count(DISTINCT …)` only there: without it the grouping hashes); an `all`-mode query
  * without requirements (score-only terms) keeps them as `any` mode does.
+ * With `pruned` (`any` mode), the entries of `w` marked not essential (`ess`: the query's most common free terms,
+ * and its score-only terms) make no candidates: `hits` is the units holding an essential entry, each scored over
+ * every entry, the others' postings read for those units only (MaxScore, Turtle and Flood 1995, "Query
+ * Evaluation: Strategies and Optimizations", IP&M 31(6)). The caller checks that the answer is exact.
  * Only the best units are joined to their memories, in two bands of the one statement, as in the SQLite store:
  * the first joins the units at or above the `limit`-th best score (`lim`), which holds the whole answer when
  * they name `limit` memories that pass the filters (a memory scores as its best unit, and every unit scoring at
@@ -35,14 +39,16 @@ const SCORE_ONLY = -2;
  * does the second band join the units below the cut too (its condition is a constant PostgreSQL tests once, so
  * the band is skipped otherwise). Both bands together are every unit: the answer is the full join's.
  */
-const bm25Sql = (scope: string, all: boolean, phrases: boolean): string => {
-  const phrase = phrases
-    ? `WHERE w.grp < 0 OR EXISTS (
+const bm25Sql = (scope: string, all: boolean, phrases: boolean, prune: Pruning): string => {
+  const pruned = prune !== 'full';
+  const phraseCheck = `w.grp < 0 OR EXISTS (
       SELECT 1 FROM lexical_docs d,
         LATERAL (SELECT ARRAY(SELECT jsonb_array_elements_text($6::jsonb -> w.grp)) AS ph) q,
         generate_subscripts(d.tokens, 1) i
-      WHERE d.key = p.key AND d.tokens[i] = q.ph[1] AND d.tokens[i:i + cardinality(q.ph) - 1] = q.ph)`
-    : '';
+      WHERE d.key = p.key AND d.tokens[i] = q.ph[1] AND d.tokens[i:i + cardinality(q.ph) - 1] = q.ph)`;
+  const phrase = phrases ? `WHERE ${phraseCheck}` : '';
+  const part =
+    'w.idf * p.tf * ($7::float8 + 1) / (p.tf + $7::float8 * (1 - $8::float8 + $8::float8 * p.length / $9::float8))';
   const keep = all
     ? 'count(DISTINCT w.req) FILTER (WHERE w.req >= 0) = $10::int'
     : `bool_or(w.grp <> ${SCORE_ONLY})`;
@@ -51,16 +57,57 @@ const bm25Sql = (scope: string, all: boolean, phrases: boolean): string => {
     WHERE ${band} AND m.agent_id = $5 AND ${scope} AND m.kind = ANY($11::text[]) AND m.tags @> $12::text[]`;
   // The phrases ($6) and the requirement count ($10) are typed in `w` when the statement does not read them (a
   // parameter PostgreSQL cannot type fails the statement); the condition is a constant, tested once.
-  return `WITH w(term, idf, grp, req) AS MATERIALIZED (
-    SELECT * FROM unnest($1::text[], $2::float8[], $3::int[], $4::int[])
-    WHERE $6::jsonb IS NOT NULL AND $10::int IS NOT NULL),
+  // Pruned: the essential entries' postings, then the other entries' postings of those units only (one probe
+  // of the postings key each: the LIMIT keeps the planner from scanning the common term's postings instead);
+  // every unit there holds an essential free term or phrase, so none is dropped. A unit's terms are summed in
+  // the query's order, as the full statement sums them, so equal units score equal to the last bit.
+  const hits = pruned
+    ? `ess AS MATERIALIZED (
+    SELECT p.key, ${part} AS s, w.i
+    FROM w JOIN lexical_postings p ON p.agent_id = $5 AND p.term = w.term
+    WHERE w.ess${phrases ? ` AND (${phraseCheck})` : ''}),${
+      prune === 'single'
+        ? `
+  rest AS MATERIALIZED (
+    SELECT key, score FROM (
+      SELECT p.key, ${part} AS score
+      FROM w JOIN lexical_postings p ON p.agent_id = $5 AND p.term = w.term
+      WHERE NOT w.ess
+      ORDER BY score DESC LIMIT 2 * $13 + 1 + (SELECT count(*) FROM ess)) t
+    WHERE NOT EXISTS (SELECT 1 FROM ess e WHERE e.key = t.key)
+    ORDER BY score DESC LIMIT 2 * $13 + 1),`
+        : ''
+    }
   hits AS MATERIALIZED (
-    SELECT p.key,
-      sum(w.idf * p.tf * ($7::float8 + 1) / (p.tf + $7::float8 * (1 - $8::float8 + $8::float8 * p.length / $9::float8))) AS score
+    SELECT key, sum(s ORDER BY i) AS score FROM (
+      SELECT key, s, i FROM ess
+      UNION ALL
+      SELECT c.key, ${part}, w.i
+      FROM (SELECT DISTINCT key FROM ess) c CROSS JOIN w
+      CROSS JOIN LATERAL (SELECT q.tf, q.length FROM lexical_postings q
+        WHERE q.agent_id = $5 AND q.term = w.term AND q.key = c.key LIMIT 1) p
+      WHERE NOT w.ess) x
+    GROUP BY key${
+      prune === 'single'
+        ? `
+    UNION ALL
+    (SELECT key, score FROM rest ORDER BY score DESC LIMIT 2 * $13)`
+        : ''
+    }),`
+    : `hits AS MATERIALIZED (
+    SELECT p.key, sum(${part}) AS score
     FROM w JOIN lexical_postings p ON p.agent_id = $5 AND p.term = w.term
     ${phrase}
     GROUP BY p.key
-    HAVING ${keep}),
+    HAVING ${keep}),`;
+  const entries = pruned
+    ? `w(term, idf, grp, req, ess, i) AS MATERIALIZED (
+    SELECT * FROM unnest($1::text[], $2::float8[], $3::int[], $4::int[], $14::boolean[]) WITH ORDINALITY`
+    : `w(term, idf, grp, req) AS MATERIALIZED (
+    SELECT * FROM unnest($1::text[], $2::float8[], $3::int[], $4::int[])`;
+  return `WITH ${entries}
+    WHERE $6::jsonb IS NOT NULL AND $10::int IS NOT NULL),
+  ${hits}
   lim AS MATERIALIZED (SELECT (SELECT score FROM hits ORDER BY score DESC OFFSET $13 - 1 LIMIT 1) AS score),
   band AS MATERIALIZED (${joined("h.score >= coalesce(lim.score, '-infinity')")}),
   short AS MATERIALIZED (
@@ -69,14 +116,28 @@ const bm25Sql = (scope: string, all: boolean, phrases: boolean): string => {
     SELECT * FROM band
     UNION ALL
     ${joined('(SELECT yes FROM short) AND h.score < lim.score')})
-  SELECT r.*, c.start_at, c.end_at FROM (
+  SELECT r.*, c.start_at, c.end_at, x.next FROM (SELECT ${
+    prune === 'single'
+      ? '(SELECT score FROM rest ORDER BY score DESC OFFSET 2 * $13 LIMIT 1)'
+      : 'NULL::float8'
+  } AS next) x
+  LEFT JOIN (
     SELECT id, revision, max(score) AS score, (array_agg(key ORDER BY score DESC, key))[1] AS key, rid, chunk_count
     FROM units
     GROUP BY rid, id, revision, chunk_count
-    ORDER BY score DESC, id COLLATE "C" LIMIT $13) r
+    ORDER BY score DESC, id COLLATE "C" LIMIT $13) r ON true
   LEFT JOIN memory_chunks c ON r.chunk_count > 1 AND c.rid = r.rid AND c.idx = r.key / ${CHUNK_KEY_SPAN}
   ORDER BY r.score DESC, r.id COLLATE "C"`;
 };
+
+/**
+ * How the statement finds its units: every unit holding a free term or phrase (`full`); the units holding an
+ * essential entry, the answer exact only when it outscores the other entries' bound (`bound`); or those and the
+ * best units of the one common term the query left out (`single`: their score is that term's alone, so the best
+ * of them are found by a top-N sort of its postings, with no grouping), the answer exact only when it outscores
+ * the first of its units left out (`next`).
+ */
+type Pruning = 'full' | 'bound' | 'single';
 
 interface Filter {
   readonly agentId: string;
@@ -100,7 +161,7 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
       ctx.pool,
       'fts',
       `SELECT s.docs, s.total_length, ARRAY(
-         SELECT (SELECT count(*) FROM lexical_postings p WHERE p.agent_id = $1 AND p.term = t.term)
+         SELECT coalesce((SELECT n.df FROM lexical_terms n WHERE n.agent_id = $1 AND n.term = t.term), 0)
          FROM unnest($2::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i) AS df
        FROM lexical_stats s WHERE s.agent_id = $1`,
       [filter.agentId, distinct],
@@ -139,7 +200,23 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
       reqs.push(-1);
     }
   }
-  type Row = { id: string; revision: string; score: number; rid: string; chunk_count: number } & ChunkColumns;
+  const pruning = filter.all ? NO_PRUNING : planPruning(plan, df, filter.limit);
+  const essential = plan.terms.map(
+    (t) => t.role.kind === 'phrase' || (t.role.kind === 'free' && !pruning.skipped.has(t.term)),
+  );
+  // What a unit holding no essential entry can score at most: each other entry's idf times k1 + 1 (the bound
+  // of BM25's term-frequency factor).
+  let bound = 0;
+  for (const [i, idf] of idfs.entries())
+    if (essential[i] !== true) bound += Math.max(0, idf) * (ctx.bm25.k1 + 1);
+  type Row = {
+    id: string | null;
+    revision: string;
+    score: number;
+    rid: string;
+    chunk_count: number;
+    next: number | null;
+  } & ChunkColumns;
   const params: unknown[] = [
     terms,
     idfs,
@@ -155,13 +232,32 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     filter.tags,
     filter.limit,
   ];
+  if (pruning.mode !== 'full') params.push(essential);
   const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
-  const rows = await ctx.q<Row>(
-    ctx.pool,
-    'fts',
-    bm25Sql(scope, filter.all && nextReq > 0, plan.phrases.length > 0),
-    params,
-  );
+  const run = async (mode: Pruning): Promise<{ rows: Row[]; next: number | null }> => {
+    const got = await ctx.q<Row>(
+      ctx.pool,
+      'fts',
+      bm25Sql(scope, filter.all && nextReq > 0, plan.phrases.length > 0, mode),
+      mode === 'full' && pruning.mode !== 'full' ? withoutEssential(params) : params,
+    );
+    const next = got[0]?.next;
+    return {
+      rows: got.filter((r) => r.id !== null),
+      next: next === null || next === undefined ? null : Number(next),
+    };
+  };
+  let { rows, next } = await run(pruning.mode);
+  // A pruned answer is the full one when no unit it left out can enter it: when it has `limit` memories and the
+  // last scores above every unit left out (`next`, the first one left out, or the bound), or nothing was left
+  // out. Such a unit can then neither enter the answer nor be a listed memory's best unit. Otherwise the full
+  // statement runs.
+  if (pruning.mode !== 'full') {
+    const last = Number(rows[rows.length - 1]?.score);
+    const above = (cut: number): boolean => rows.length === filter.limit && last > cut * (1 + 1e-9) + 1e-12;
+    const exact = pruning.mode === 'single' ? next === null || above(next) : above(bound);
+    if (!exact) ({ rows, next } = await run('full'));
+  }
   const whole = await memoryScores(
     ctx,
     filter.agentId,
@@ -172,13 +268,67 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
   return rows.map((r) => {
     const memoryScore = whole.get(Number(r.rid));
     return {
-      id: r.id,
+      id: r.id as string,
       revision: Number(r.revision),
       score: Number(r.score),
       ...(r.start_at === null ? {} : { chunk: chunkOf(r) }),
       ...(memoryScore === undefined ? {} : { memoryScore }),
     };
   });
+}
+
+/**
+ * Reading a posting through the key costs several times reading the next one of a scan, so a free term is left
+ * out of candidate generation when it has at least this many times the postings of the candidate terms left.
+ */
+const PRUNE_RATIO = 4;
+
+const NO_PRUNING = { mode: 'full', skipped: new Set<string>() } as const;
+
+/**
+ * The `any`-mode free terms that make no candidates (MaxScore), and how their units are then found: the `k` most
+ * common free terms, for the largest `k` whose `k`-th term has at least {@link PRUNE_RATIO} times the postings
+ * of the free terms and phrases left. One such term (and no score-only term) is searched `single`; more, or
+ * score-only terms, leave the `bound`, which needs the terms left to hold at least `limit` postings (candidates
+ * enough to fill the answer). Phrase terms always make candidates.
+ */
+function planPruning(
+  plan: Bm25Plan,
+  df: ReadonlyMap<string, number>,
+  limit: number,
+): { readonly mode: Pruning; readonly skipped: ReadonlySet<string> } {
+  const free = new Set<string>();
+  const counted = new Set<string>();
+  let left = 0;
+  let entries = 0;
+  let scoreOnly = false;
+  for (const t of plan.terms) {
+    if (t.role.kind === 'score') scoreOnly = true;
+    else if (!counted.has(t.term)) {
+      counted.add(t.term);
+      left += df.get(t.term) ?? 0;
+    }
+    if (t.role.kind === 'free') {
+      free.add(t.term);
+      entries += 1;
+    }
+  }
+  const singleAllowed = !scoreOnly && entries === free.size;
+  const sorted = [...free].sort((a, b) => (df.get(b) ?? 0) - (df.get(a) ?? 0));
+  let best = 0;
+  for (const [k, term] of sorted.entries()) {
+    const n = df.get(term) ?? 0;
+    left -= n;
+    if (left <= 0) break;
+    if (n >= PRUNE_RATIO * left && ((k === 0 && singleAllowed) || left >= limit)) best = k + 1;
+  }
+  if (best === 0) return NO_PRUNING;
+  return { mode: best === 1 && singleAllowed ? 'single' : 'bound', skipped: new Set(sorted.slice(0, best)) };
+}
+
+/** The parameters of the full statement: the pruned one's without the essential flags ($14). */
+function withoutEssential(params: readonly unknown[]): unknown[] {
+  return params.length > 13 ? [...params.slice(0, 13), ...params.slice(14)] : [...params];
 }
 
 /** Lexical search of one agent's active rows (see the module comment). */

@@ -126,3 +126,100 @@ it('both stores give the same whole-memory scores to the same long and short mem
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('a query with a common word ranks alike in both stores, whichever way PostgreSQL finds its units', async () => {
+  // Agent `a`: 240 short memories, `river` in four of five, `rain` in two of three, `quartz` and `basalt` in a
+  // few; agent `c` the same plus three long (chunked) memories. PostgreSQL leaves the common words out of
+  // candidate generation and checks that the answer is exact (else it scores every unit); SQLite always
+  // scores every unit. Both must give the same memories, scores and chunks.
+  const filler = ['stone', 'path', 'hill', 'bridge', 'lamp', 'garden', 'door', 'field', 'tower'];
+  const short = (agentId: string, i: number) => {
+    const words = [`note${i}`];
+    if (i % 5 !== 0) words.push(i % 3 === 0 ? 'river river' : 'river');
+    if (i % 3 !== 0) words.push('rain');
+    if (i % 24 === 1) words.push('quartz');
+    if (i % 40 === 3) words.push('basalt');
+    for (let f = 0; f < i % 9; f += 1) words.push(filler[(i + f) % filler.length] as string);
+    return {
+      id: `${agentId}${i}`,
+      agentId,
+      kind: i % 4 === 0 ? ('event' as const) : ('fact' as const),
+      content: words.join(' '),
+    };
+  };
+  const paragraph = (i: number) =>
+    `Part ${i}: a walk along the river past the ${filler[i % filler.length]}${i === 5 ? ', quartz in the rocks' : ''}.`.padEnd(
+      400,
+      ' .',
+    );
+  const rows = [
+    ...Array.from({ length: 240 }, (_, i) => short('a', i)),
+    ...Array.from({ length: 240 }, (_, i) => short('c', i)),
+    ...[0, 1, 2].map((n) => ({
+      id: `long${n}`,
+      agentId: 'c',
+      kind: 'fact' as const,
+      content: Array.from({ length: 6 + n }, (_, i) => paragraph(i + n)).join('\n\n'),
+    })),
+  ];
+  let fts = 0;
+  const pgStore = await freshPostgresStore({
+    embedding: null,
+    observer: {
+      onStatement: (k) => {
+        if (k === 'fts') fts += 1;
+      },
+    },
+  });
+  await pgStore.insertMemories(rows);
+  const dir = mkdtempSync(join(tmpdir(), 'engram-prune-'));
+  const sqlite = createSqliteMemoryStore({ path: join(dir, 'x.db'), embedding: null });
+  try {
+    await sqlite.insertMemories(rows);
+    type Q = { terms: string[]; limit: number; kinds?: ('event' | 'fact')[]; tags?: string[] };
+    const same = async (agentId: string, q: Q): Promise<number> => {
+      const query = { agentId, ...q };
+      const expected = (await sqlite.searchLexical(query)).hits;
+      fts = 0;
+      const got = (await pgStore.searchLexical(query)).hits;
+      const statements = fts;
+      expect(got.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      for (const [i, h] of got.entries()) {
+        const e = expected[i] as (typeof expected)[number];
+        expect(h.score).toBeCloseTo(e.score, 9);
+        expect(h.chunk).toEqual(e.chunk);
+        if (e.memoryScore !== undefined) expect(h.memoryScore).toBeCloseTo(e.memoryScore, 9);
+      }
+      return statements;
+    };
+    // Agent `a` (no chunked memory): the statistics, then one BM25 statement when the pruned answer is exact,
+    // two when it is not.
+    // One common word left out; the rare words' units fill the answer and outscore every unit left out.
+    expect(await same('a', { terms: ['quartz', 'basalt', 'river'], limit: 5 })).toBe(2);
+    // The common word's best units fill the answer; with this limit none is left out.
+    expect(await same('a', { terms: ['quartz', 'river'], limit: 150 })).toBe(2);
+    // Two common words left out: the rare words' units outscore what the common words can add.
+    expect(await same('a', { terms: ['river', 'rain', 'quartz', 'basalt'], limit: 5 })).toBe(2);
+    // A filter drops most of the common word's best units: the answer is short, so every unit is scored.
+    expect(await same('a', { terms: ['quartz', 'river'], limit: 40, kinds: ['event'] })).toBe(3);
+    for (const q of [
+      { terms: ['quartz', 'river'], limit: 40 },
+      { terms: ['quartz', 'river'], limit: 10 },
+      { terms: ['river', 'rain', 'basalt'], limit: 12 },
+      { terms: ['river', 'quartz', 'stone path'], limit: 8 },
+      { terms: ['river'], limit: 20 },
+    ])
+      await same('a', q);
+    // Agent `c`: chunked memories, whose best chunk and whole-memory score must match too.
+    for (const q of [
+      { terms: ['quartz', 'basalt', 'river'], limit: 5 },
+      { terms: ['quartz', 'river'], limit: 40 },
+      { terms: ['river', 'rain', 'quartz'], limit: 6 },
+      { terms: ['walk', 'river', 'quartz'], limit: 10 },
+    ])
+      await same('c', q);
+  } finally {
+    sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
