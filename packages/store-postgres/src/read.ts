@@ -167,8 +167,11 @@ async function reread<R>(
   }
 }
 
-/** The time and user conditions of a re-read under `revalidate`'s rules, their values appended to `params`. */
-function readScope(
+/**
+ * The time and user conditions of a re-read under `revalidate`'s rules on the memory row `m`, their values
+ * appended to `params` (also the k-NN's folded re-read, `VectorQuery.briefs`). Refuses bad options.
+ */
+export function readScope(
   options: RevalidateOptions,
   params: unknown[],
 ): { readonly time: string; readonly user: string } {

@@ -3,18 +3,26 @@
  * Iterative index scans (`hnsw.iterative_scan = relaxed_order`, pgvector ≥ 0.8) keep scanning the graph until
  * enough rows of the agent are found, so a filtered k-NN never starves however small the agent's share of the
  * table; the outer query restores exact distance order. A chunked memory is as near as its nearest chunk.
+ * With `briefs` the same statement re-reads each hit as `revalidateBrief` does (its brief, or null when that
+ * re-read would drop the row), so revalidating the vector-only candidates of a search costs no round trip.
  */
 import type { VectorHit, VectorQuery } from '@engram/store';
 import { validateVectorQuery } from '@engram/store/port-kit';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_KEY_SPAN, type ChunkColumns, chunkOf } from './derived.js';
 import { filterSql, timeSql } from './filters.js';
-import { vectorLiteral } from './rows.js';
+import { readScope } from './read.js';
+import { BRIEF_COLUMNS, type MemoryRow, toBrief, vectorLiteral } from './rows.js';
 import { vectorColumnType } from './schema.js';
 
 /** How many chunk neighbours are asked for per wanted memory (as in the SQLite store). */
 const CHUNK_OVERSAMPLING = 4;
 const MAX_KNN = 4096;
+/** The brief columns of the joined row `m` but its id (the hit's own). */
+const BRIEF_FIELDS = BRIEF_COLUMNS.split(', ')
+  .filter((column) => column !== 'id')
+  .map((column) => `m.${column}`)
+  .join(', ');
 
 /**
  * One k-NN as one statement, on any connection: `ch` says whether the agent has chunks; `cfg` sets the scan's
@@ -24,7 +32,7 @@ const MAX_KNN = 4096;
  * with chunks gets no k-NN (its first one asks for more neighbours, with another width). The statement always
  * returns a row (its `chunked`), and the hits when there are any, nearest first.
  */
-function knnSql(type: string, scope: string, ef: string, skip: string): string {
+function knnSql(type: string, scope: string, ef: string, skip: string, brief: string): string {
   return `WITH ch AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM memory_chunks WHERE agent_id = $2) AS chunked),
     cfg AS MATERIALIZED (
       SELECT $1::${type} AS q, set_config('hnsw.iterative_scan', 'relaxed_order', true) AS scan,
@@ -36,7 +44,7 @@ function knnSql(type: string, scope: string, ef: string, skip: string): string {
   SELECT ch.chunked, r.*, c.start_at, c.end_at FROM ch
   LEFT JOIN (
     SELECT m.id, min(knn.distance) AS distance, (array_agg(knn.key ORDER BY knn.distance))[1] AS key,
-      m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw
+      m.rid, m.chunk_count, (SELECT count(*) FROM knn) AS raw${brief}
     FROM knn JOIN memories m ON m.rid = knn.rid
     WHERE m.agent_id = $2
     GROUP BY m.rid ORDER BY distance, m.id COLLATE "C" LIMIT $4) r ON true
@@ -61,7 +69,13 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
       id: string | null;
       distance: number | null;
       raw: string | null;
-    } & ChunkColumns;
+      /** With `briefs`: whether `revalidateBrief` would keep the row (its brief columns follow). */
+      brief_ok?: boolean;
+    } & ChunkColumns &
+      Partial<Omit<MemoryRow, 'id'>>;
+    // The folded re-read: `revalidateBrief`'s options, checked before anything is read (its errors).
+    const briefs = query.briefs;
+    if (briefs !== undefined) readScope(briefs, []);
     const literal = vectorLiteral(vector);
     const knn = async (
       db: Queryable,
@@ -75,11 +89,17 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
            AND f.tags @> $6::text[] AND ${timeSql(query.time, params, 'any', false, 'f')}
            AND ${filterSql(query.filter, params, 'f')}`
         : 'WHERE v.agent_id = $2';
+      let brief = '';
+      if (briefs !== undefined) {
+        // `revalidateBrief`'s conditions and columns on the row already joined (the agent's, by the k-NN).
+        const { time, user } = readScope(briefs, params);
+        brief = `, (${time} ${user}) AS brief_ok, ${BRIEF_FIELDS}`;
+      }
       params.push(String(Math.max(ctx.vectorSearch.efSearch, Math.min(kk, 1000))), skipChunked);
       const got = await ctx.q<Row>(
         db,
         'vector',
-        knnSql(type, scope, `$${params.length - 1}`, `$${params.length}`),
+        knnSql(type, scope, `$${params.length - 1}`, `$${params.length}`, brief),
         params,
       );
       const rows = got.filter((r) => r.id !== null);
@@ -122,6 +142,7 @@ export function searchVector(ctx: PgContext, query: VectorQuery): Promise<readon
         distance,
         similarity: 1 - distance,
         ...(r.start_at === null ? {} : { chunk: chunkOf(r) }),
+        ...(briefs === undefined ? {} : { brief: r.brief_ok === true ? toBrief(r as MemoryRow) : null }),
       });
     }
     return hits;

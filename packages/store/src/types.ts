@@ -222,6 +222,13 @@ export interface VectorQuery {
   readonly filter?: MemoryFilter;
   /** Which version of the facts to search (default: every row with a vector, as revalidation decides). */
   readonly time?: TimeScope;
+  /**
+   * Optional: revalidate the hits in the same read. A store that supports it returns with each hit its `brief`,
+   * exactly what `revalidateBrief(agentId, [{ id }], briefs)` would return for that id at that moment (null
+   * when that re-read would drop the row), and refuses bad options as `revalidateBrief` does. A store that
+   * does not ignores the field: its hits have no `brief`, and the caller revalidates them itself.
+   */
+  readonly briefs?: RevalidateOptions;
 }
 
 /** One vector hit; `distance` is cosine distance (0..2), `similarity` = 1 − distance. */
@@ -231,6 +238,12 @@ export interface VectorHit {
   readonly similarity: number;
   /** For a chunked memory: the nearest chunk (`content.slice(start, end)` is its window). */
   readonly chunk?: ChunkSpan;
+  /**
+   * With {@link VectorQuery.briefs}, on a store that supports it: the row's brief as `revalidateBrief` reads it
+   * under those options, or null when that re-read would drop the row (not current or out of the time scope,
+   * archived, another user's). Absent otherwise.
+   */
+  readonly brief?: MemoryBrief | null;
 }
 
 /** A candidate to revalidate: the revision the caller saw, when it knows it. */

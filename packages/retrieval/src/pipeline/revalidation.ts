@@ -1,20 +1,18 @@
 import { matchesMemoryFilter } from '@engram/contracts/rules';
-import type { MemoryBrief, MemoryKind, RevalidateOptions, RevalidationCandidate } from '@engram/store';
+import type { MemoryBrief, MemoryKind, RevalidationCandidate } from '@engram/store';
 import { searchLexical } from './lexical.js';
 import {
   type ArmState,
   type CallState,
   checkAbort,
   type PipelineContext,
+  revalidateOptions,
   storeCall,
   type ValidCandidate,
 } from './state.js';
 import { searchVector, vectorFailed } from './vector.js';
 
-/** The revalidation options of a call: its time scope, and archived rows too when it asked for them. */
-export function revalidateOptions(state: CallState): RevalidateOptions {
-  return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
-}
+export { revalidateOptions } from './state.js';
 
 /**
  * Reads the current rows of every candidate not yet checked (of the lexical arm only with `lexicalOnly`); a

@@ -1,6 +1,6 @@
 import type { DegradationCause } from '@engram/contracts/enums';
 import type { Timers } from '@engram/contracts/rules';
-import type { ChunkSpan, MemoryBrief, MemoryRecord, VectorHit } from '@engram/store';
+import type { ChunkSpan, MemoryBrief, MemoryRecord, RevalidateOptions, VectorHit } from '@engram/store';
 import { type ConversationScoring, NO_CONVERSATION_SCORING } from '../conversation.js';
 import type { RetrievalResult } from '../explanation.js';
 import type { Reranker, RetrievalStore } from '../ports.js';
@@ -147,6 +147,11 @@ export function callConversation(ctx: PipelineContext, state: CallState): Conver
 /** Throws {@link CANCELLED} once the caller's signal has aborted. */
 export function checkAbort(state: CallState): void {
   if (state.call.signal?.aborted === true) throw CANCELLED;
+}
+
+/** The revalidation options of a call: its time scope, and archived rows too when it asked for them. */
+export function revalidateOptions(state: CallState): RevalidateOptions {
+  return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
 }
 
 /** Runs a store call; a rejection becomes a classified {@link StoreFailure}. */

@@ -5,10 +5,19 @@ import {
   type CallState,
   checkAbort,
   type PipelineContext,
+  revalidateOptions,
   StoreFailure,
   storeCall,
   type VectorRun,
 } from './state.js';
+
+/**
+ * Whether the k-NN re-reads its hits as revalidation would (`VectorQuery.briefs`): when revalidation reads
+ * briefs (the store has `revalidateBrief` and the call no metadata filter). A store that cannot ignores it.
+ */
+function foldsRevalidation(ctx: PipelineContext, state: CallState): boolean {
+  return ctx.store.revalidateBrief !== undefined && state.call.filter === null;
+}
 
 /** The store's k-NN of `vector` for `budget` neighbours, with the call's filters. */
 function requestVector(
@@ -38,6 +47,7 @@ function requestVector(
             time: call.time,
           }
         : {}),
+      ...(foldsRevalidation(ctx, state) ? { briefs: revalidateOptions(state) } : {}),
     }),
   );
 }
@@ -116,6 +126,24 @@ function applyVectorHits(
   // Deeper hits can only be less similar: refilling helps only when every hit cleared the threshold.
   vector.saturated = raw.length >= budget && vector.hits.length === raw.length;
   state.recorder.vector = vector.hits.length;
+  if (foldsRevalidation(ctx, state)) checkVectorOnly(state, raw, threshold);
+}
+
+/**
+ * Keeps the briefs the k-NN read with its hits (`VectorQuery.briefs`) as the revalidation of the vector-only
+ * candidates above the threshold, so that the revalidation stage reads none of them again: the same read
+ * `revalidateBrief` makes, at the k-NN. A candidate of the lexical arm is left to its own read at the revision
+ * it was found at (a row both arms found is read once, at its lexical revision), one already checked keeps
+ * its read, and a hit without a brief (a store that does not fold) is read by the stage.
+ */
+function checkVectorOnly(state: CallState, raw: readonly VectorHit[], threshold: number): void {
+  const { checked } = state;
+  let lexical: Set<string> | undefined;
+  for (const hit of raw) {
+    if (hit.brief === undefined || !(hit.similarity >= threshold) || checked.has(hit.id)) continue;
+    lexical ??= new Set(state.lexical.hits.map((h) => h.id));
+    if (!lexical.has(hit.id)) checked.set(hit.id, hit.brief);
+  }
 }
 
 /** A failing vector arm degrades the answer to FTS-only; it never fails it. Rethrows anything else. */
