@@ -36,7 +36,7 @@ import { type BenchUserScopeReport, runUserScopeScenario, USER_SCOPE_SCENARIO } 
 import { type BenchWorkersReport, runWorkersScenario, WORKERS_SCENARIO } from './workers.js';
 
 const USAGE = `usage: bench [--size <n>] [--queries <n>] [--orama-queries <n>] [--only <scenario,…>] [--out <report.json>]
-             [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>]] [--rerank http]
+             [--postgres <url> [--postgres-agents <n>] [--postgres-rows <n>] [--postgres-bulk]] [--rerank http]
              [--workers <n,…> [--worker-ops <n>]]
 
 Side-by-side performance benchmark (not part of pnpm test):
@@ -92,6 +92,8 @@ FTS5 MATCH + vec0 k-NN statements, and against Orama's hybrid search (quality: R
                         Engram's PostgreSQL store against the raw SQL statements on the same server and
                         against Engram's SQLite store, --postgres-agents (default 1) × --postgres-rows
                         (default min(size, 100,000)) rows
+  --postgres-bulk       load the PostgreSQL scenario's rows first and build both HNSW indexes after (a bulk
+                        load); the ingest figures include the builds
   --rerank http         the rerank scenario also times this reranker (ENGRAM_RERANK_BASE_URL, _MODEL, _API_KEY,
                         _FLAVOR)`;
 
@@ -146,7 +148,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const args = parseCliArgs(
     argv,
     {
-      boolean: ['help'],
+      boolean: ['help', 'postgres-bulk'],
       valued: [
         'size',
         'queries',
@@ -332,7 +334,15 @@ async function main(argv: readonly string[]): Promise<number> {
       'postgres-rows',
     );
     log(`[postgres] ${agents} agent(s) × ${rowsPerAgent} rows, ${queries} queries`);
-    postgres = await runPostgresScenario({ url: pgUrl, agents, rowsPerAgent, queries, batchSize: 1000, log });
+    postgres = await runPostgresScenario({
+      url: pgUrl,
+      agents,
+      rowsPerAgent,
+      queries,
+      batchSize: 1000,
+      bulk: args.flags.get('postgres-bulk') === true,
+      log,
+    });
   }
   let workers: BenchWorkersReport | undefined;
   if (workersWanted) {
