@@ -176,11 +176,7 @@ function localSettings(env: EnvSource): LocalEmbeddingSettings {
     throw localUnavailable('ENGRAM_LOCAL_EMBEDDING_ALLOW_DOWNLOAD must be true or false.');
   // Not trimmed: a prefix usually ends in a space (`query: `).
   const prefix = env.ENGRAM_LOCAL_EMBEDDING_PREFIX;
-  // pnpm runs the eval in its package directory; a relative directory means one where the user ran pnpm.
-  const base = env.INIT_CWD !== undefined && env.INIT_CWD !== '' ? env.INIT_CWD : process.cwd();
-  const relative = resolve(base, model);
-  const asIs = isAbsolute(model) || model.startsWith('~');
-  const source = !asIs && (model.startsWith('.') || isDirectory(relative)) ? relative : model;
+  const source = localModelSource(model, env);
   return {
     model,
     source,
@@ -200,6 +196,18 @@ interface LocalEmbedderModule {
     prefix?: string;
     allowDownload: boolean;
   }): EvalEmbedder & { load(): Promise<void> };
+}
+
+/**
+ * Where a local model named by a variable is loaded from: pnpm runs the eval in its package directory, so a
+ * relative directory means one where the user ran pnpm (`INIT_CWD`); anything else (a hub id, an absolute path)
+ * is passed on as it is.
+ */
+export function localModelSource(model: string, env: EnvSource): string {
+  const base = env.INIT_CWD !== undefined && env.INIT_CWD !== '' ? env.INIT_CWD : process.cwd();
+  const relative = resolve(base, model);
+  const asIs = isAbsolute(model) || model.startsWith('~');
+  return !asIs && (model.startsWith('.') || isDirectory(relative)) ? relative : model;
 }
 
 /** What the package's error says, plus the variable to change for the codes that have one. */

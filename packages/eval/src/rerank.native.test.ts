@@ -3,9 +3,13 @@
  * server with a deterministic scorer, not a model), names it in the report, and refuses figures a failed rerank
  * would have made.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHttpReranker } from '@engram/provider-openai';
 import type { Reranker } from '@engram/retrieval';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeTinyCrossEncoder } from '../../local-onnx/src/test-support/tiny-model.js';
 import { type DeterministicRerankServer, startDeterministicRerankServer } from './bench/rerank-server.js';
 import { rerankFromFlags } from './cli/common.js';
 import { isEngramEvalError } from './errors.js';
@@ -120,5 +124,19 @@ describe('--rerank flags', () => {
     expect((error as { code: string }).code).toBe('ENGRAM_EVAL_RERANKER_UNAVAILABLE');
     expect((error as Error).message).toContain('engram-test/not-downloaded');
     expect((error as Error).message).toContain('allowDownload');
+  }, 60_000);
+
+  it('--rerank local reads a relative model directory from where the user ran pnpm (INIT_CWD)', async () => {
+    const user = mkdtempSync(join(tmpdir(), 'engram-eval-rerank-'));
+    try {
+      writeTinyCrossEncoder(join(user, 'tiny-reranker'));
+      const got = await rerankFromFlags(flags([['rerank', 'local']]), {
+        ENGRAM_RERANK_MODEL: './tiny-reranker',
+        INIT_CWD: user,
+      });
+      expect(got !== undefined && 'model' in got && got.name).toBe('local');
+    } finally {
+      rmSync(user, { recursive: true, force: true });
+    }
   }, 60_000);
 });

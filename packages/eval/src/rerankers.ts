@@ -1,5 +1,6 @@
 import { createHttpReranker, type HttpRerankerFlavor } from '@engram/provider-openai';
 import type { Reranker } from '@engram/retrieval';
+import { localModelSource } from './embedders.js';
 import { EngramEvalError } from './errors.js';
 
 /** The rerankers `--rerank` names. */
@@ -98,7 +99,7 @@ export async function createEvalReranker(
     if (allow !== undefined && allow !== 'true' && allow !== 'false') {
       throw unavailable('ENGRAM_RERANK_ALLOW_DOWNLOAD must be true or false.');
     }
-    return localReranker(model, allow === 'true');
+    return localReranker(localModelSource(model, env), allow === 'true');
   }
   const baseUrl = value('ENGRAM_RERANK_BASE_URL');
   if (baseUrl === undefined || model === undefined) {
