@@ -1,26 +1,15 @@
 // The per-agent document frequencies of PostgreSQL's BM25 (`lexical_terms`, schema 10): every write that adds or
 // removes BM25 units keeps them equal to the postings they count, the integrity check compares the two, and a
 // schema-9 database gains them (counted from its postings) when it opens.
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 /** Terms whose stored frequency differs from their postings' count (nothing, when they agree). */
 const MISMATCHED = `SELECT coalesce(p.agent_id, t.agent_id) AS agent, coalesce(p.term, t.term) AS term
@@ -41,8 +30,8 @@ it('inserts, edits, deletes and forgets keep the frequencies equal to the postin
     { id: 'm3', agentId: 'b', kind: 'fact', content: 'The river is calm' },
     { id: 'long', agentId: 'a', kind: 'fact', content: long },
   ]);
-  expect(await sql(MISMATCHED)).toEqual([]);
-  const [river] = await sql<{ df: string }>(
+  expect(await testSql(MISMATCHED)).toEqual([]);
+  const [river] = await testSql<{ df: string }>(
     "SELECT df FROM lexical_terms WHERE agent_id = 'a' AND term = 'river'",
   );
   // m1, m2 and each of the long memory's chunks.
@@ -51,7 +40,7 @@ it('inserts, edits, deletes and forgets keep the frequencies equal to the postin
   await s.deleteMemory('a', 'm2');
   await s.forgetMemory('a', 'long');
   await s.insertMemory({ agentId: 'b', kind: 'fact', content: 'A second river note' });
-  expect(await sql(MISMATCHED)).toEqual([]);
+  expect(await testSql(MISMATCHED)).toEqual([]);
   expect((await s.checkIntegrity()).state).toBe('ok');
   const hits = (await s.searchLexical({ agentId: 'a', terms: ['river', 'lake'], limit: 5 })).hits;
   expect(hits.map((h) => h.id)).toEqual(['m1']);
@@ -62,9 +51,9 @@ it('the integrity check fails when a frequency disagrees with the postings', asy
   opened.push(s);
   await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'counted words here' });
   expect((await s.checkIntegrity()).state).toBe('ok');
-  await sql("UPDATE lexical_terms SET df = df + 1 WHERE agent_id = 'a' AND term = 'count'");
+  await testSql("UPDATE lexical_terms SET df = df + 1 WHERE agent_id = 'a' AND term = 'count'");
   expect((await s.checkIntegrity()).state).toBe('failed');
-  await sql("UPDATE lexical_terms SET df = df - 1 WHERE agent_id = 'a' AND term = 'count'");
+  await testSql("UPDATE lexical_terms SET df = df - 1 WHERE agent_id = 'a' AND term = 'count'");
   expect((await s.checkIntegrity()).state).toBe('ok');
 });
 
@@ -80,7 +69,7 @@ it('migrates a schema-9 database: frequencies counted from its postings, search 
   const query = { agentId: 'a', terms: ['office', 'nine', 'river'], limit: 10 };
   const before = (await first.searchLexical(query)).hits;
   for (const s of opened.splice(0)) await s.close();
-  await sql(`DROP TRIGGER lexical_docs_terms_insert ON lexical_docs;
+  await testSql(`DROP TRIGGER lexical_docs_terms_insert ON lexical_docs;
     DROP TRIGGER lexical_docs_terms_delete ON lexical_docs;
     DROP FUNCTION engram_lexical_terms();
     DROP TABLE lexical_terms;
@@ -90,8 +79,8 @@ it('migrates a schema-9 database: frequencies counted from its postings, search 
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
   expect(s.info.schemaVersion).toBe(10);
-  expect(await sql(MISMATCHED)).toEqual([]);
+  expect(await testSql(MISMATCHED)).toEqual([]);
   expect((await s.searchLexical(query)).hits).toEqual(before);
   await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'The office moved' });
-  expect(await sql(MISMATCHED)).toEqual([]);
+  expect(await testSql(MISMATCHED)).toEqual([]);
 });

@@ -1,11 +1,10 @@
 // Schema 3 → 4 on PostgreSQL (each BM25 posting carries its unit's length; the scoring query no longer joins
 // the units): a schema-3 database opens with every posting's length filled from its unit and answers every
 // lexical search with the same hits and scores, and later writes keep the lengths right.
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
@@ -37,16 +36,6 @@ async function searchAll(s: PostgresMemoryStore): Promise<string> {
   return JSON.stringify(out);
 }
 
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 const WRONG_LENGTHS = `SELECT count(*)::int AS n FROM lexical_postings p JOIN lexical_docs d ON d.key = p.key
   WHERE p.length IS DISTINCT FROM d.length`;
 
@@ -66,7 +55,7 @@ it('migrates a schema-3 database: every posting gets its unit length, and BM25 h
   expect(JSON.parse(before).flat().length).toBeGreaterThan(60);
   for (const s of opened.splice(0)) await s.close();
   // Turn the database back into what schema 3 wrote: postings without their unit's length.
-  await sql(`ALTER TABLE lexical_postings DROP COLUMN length;
+  await testSql(`ALTER TABLE lexical_postings DROP COLUMN length;
     UPDATE engram_meta SET value = '3' WHERE key = 'schema_version'`);
 
   expect(PG_SCHEMA_VERSION).toBe(10);
@@ -74,7 +63,7 @@ it('migrates a schema-3 database: every posting gets its unit length, and BM25 h
   opened.push(s);
   expect(s.info.schemaVersion).toBe(10);
   expect(await searchAll(s)).toBe(before);
-  expect(await sql(WRONG_LENGTHS)).toEqual([{ n: 0 }]);
+  expect(await testSql(WRONG_LENGTHS)).toEqual([{ n: 0 }]);
 
   // Writes after the migration keep each posting's length equal to its unit's.
   await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'zebra zebra pipeline after the migration' });
@@ -82,5 +71,5 @@ it('migrates a schema-3 database: every posting gets its unit length, and BM25 h
   await s.updateMemory('a', 'm9', m9?.revision ?? 0, { content: 'a much shorter zebra' });
   const zebra = await s.searchLexical({ agentId: 'a', terms: ['zebra'], limit: 3 });
   expect(zebra.hits.map((h) => h.id)).toContain('m9');
-  expect(await sql(WRONG_LENGTHS)).toEqual([{ n: 0 }]);
+  expect(await testSql(WRONG_LENGTHS)).toEqual([{ n: 0 }]);
 });

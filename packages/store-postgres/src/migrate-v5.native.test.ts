@@ -2,26 +2,15 @@
 // agent, kind and hash only, opens with every row as it was, and then the rule holds inside a user: the text
 // Alice stored is stored again for Bob, while Alice's second copy is still found as a duplicate. Its events get
 // a user column (null for the events logged before).
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { ACTIVE_CONTENT_WHERE, PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 const PEANUTS = 'I am allergic to peanuts';
 
@@ -47,7 +36,7 @@ it('migrates a schema-4 database: rows unchanged, the duplicate rule then keyed 
   await first.setLifecycle('a', 'bob-old', bobOld.revision, 'superseded');
   const before = await first.listMemories('a');
   for (const s of opened.splice(0)) await s.close();
-  await sql(`DROP INDEX memories_active_content;
+  await testSql(`DROP INDEX memories_active_content;
     CREATE UNIQUE INDEX memories_active_content ON memories(agent_id, kind, content_hash) WHERE ${ACTIVE_CONTENT_WHERE};
     DROP INDEX events_agent_user; ALTER TABLE events DROP COLUMN user_id;
     UPDATE engram_meta SET value = '4' WHERE key = 'schema_version'`);

@@ -4,26 +4,15 @@
 // history only. What is written after the migration names its user, so a user's own erased memory keeps its
 // tombstone for that user only.
 import type { MemoryHistory } from '@engram/store';
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 const actions = (h: MemoryHistory): string[] => h.entries.map((e) => `${e.memoryId} ${e.action}`);
 
@@ -40,14 +29,14 @@ it('migrates a schema-5 database: stored memories’ history gets its user, eras
   }
   await first.forgetMemory('a', 'bob-gone', { forUser: 'bob', reason: 'he moved desks' });
   for (const s of opened.splice(0)) await s.close();
-  await sql(`ALTER TABLE memory_history DROP COLUMN user_id;
+  await testSql(`ALTER TABLE memory_history DROP COLUMN user_id;
     UPDATE engram_meta SET value = '5' WHERE key = 'schema_version'`);
 
   expect(PG_SCHEMA_VERSION).toBe(10);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
   expect(s.info.schemaVersion).toBe(10);
-  const rows = await sql<{ memory_id: string; action: string; user_id: string | null }>(
+  const rows = await testSql<{ memory_id: string; action: string; user_id: string | null }>(
     'SELECT memory_id, action, user_id FROM memory_history ORDER BY seq',
   );
   expect(rows.map((r) => [r.memory_id, r.action, r.user_id])).toEqual([

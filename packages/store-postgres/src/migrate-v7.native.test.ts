@@ -1,26 +1,15 @@
 // Schema 6 → 7 on PostgreSQL (a failed embedding keeps its error code and time): a schema-6 database, whose
 // failed rows kept no code, opens with those rows listed as failed, code `unknown` and no time; a failure
 // committed after the migration keeps the embedder's code and when it failed.
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 it('migrates a schema-6 database: earlier failures read unknown, later ones keep their code', async () => {
   const first = await freshPostgresStore({});
@@ -31,7 +20,7 @@ it('migrates a schema-6 database: earlier failures read unknown, later ones keep
   ]);
   await first.commitEmbeddings([{ id: 'old-fail', revision: 1, state: 'error' }]);
   for (const s of opened.splice(0)) await s.close();
-  await sql(`DROP INDEX memories_embedding_failed;
+  await testSql(`DROP INDEX memories_embedding_failed;
     ALTER TABLE memories DROP COLUMN embedding_error;
     ALTER TABLE memories DROP COLUMN embedding_failed_at;
     UPDATE engram_meta SET value = '6' WHERE key = 'schema_version'`);

@@ -1,25 +1,14 @@
 // Schema 7 → 8 on PostgreSQL (process beats): a schema-7 database, without the `process_beats` table, opens with
 // it and its memories as they were; a beat published then is read back by another store on the database.
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 const ID = 'e'.repeat(32);
 
@@ -28,9 +17,9 @@ it('migrates a schema-7 database: the beats table is created, memories stay as t
   opened.push(first);
   await first.insertMemory({ id: 'm1', agentId: 'a', kind: 'fact', content: 'The office opens at nine' });
   for (const s of opened.splice(0)) await s.close();
-  await sql(`DROP TABLE process_beats;
+  await testSql(`DROP TABLE process_beats;
     UPDATE engram_meta SET value = '7' WHERE key = 'schema_version'`);
-  expect(await sql("SELECT 1 FROM pg_tables WHERE tablename = 'process_beats'")).toEqual([]);
+  expect(await testSql("SELECT 1 FROM pg_tables WHERE tablename = 'process_beats'")).toEqual([]);
 
   expect(PG_SCHEMA_VERSION).toBe(10);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });

@@ -1,26 +1,15 @@
 // Schema 8 → 9 on PostgreSQL (covering postings key): a schema-8 database, whose postings key holds the key
 // columns only, opens with the key carrying term frequency and unit length, and its lexical search ranks as it
 // did before the migration.
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
-import { freshPostgresStore, testPgUrl } from './testing/fresh.js';
+import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
-
-async function sql<T>(text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: testPgUrl() });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 const KEY_COLUMNS = `SELECT a.attname AS name FROM pg_index i
   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
@@ -37,16 +26,20 @@ it('migrates a schema-8 database: the postings key covers tf and length, search 
   const query = { agentId: 'a', terms: ['office', 'nine'], limit: 10 };
   const before = (await first.searchLexical(query)).hits.map((h) => [h.id, h.score]);
   for (const s of opened.splice(0)) await s.close();
-  await sql(`ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey,
+  await testSql(`ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey,
       ADD CONSTRAINT lexical_postings_pkey PRIMARY KEY (agent_id, term, key);
     UPDATE engram_meta SET value = '8' WHERE key = 'schema_version'`);
-  expect((await sql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual(['agent_id', 'key', 'term']);
+  expect((await testSql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual([
+    'agent_id',
+    'key',
+    'term',
+  ]);
 
   expect(PG_SCHEMA_VERSION).toBe(10);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
   expect(s.info.schemaVersion).toBe(10);
-  expect((await sql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual([
+  expect((await testSql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual([
     'agent_id',
     'key',
     'length',

@@ -3,6 +3,7 @@
  * package run one at a time, so no two stores share it).
  */
 import { resetTestPostgres } from '@engram/test-support';
+import pg from 'pg';
 import {
   createPostgresMemoryStore,
   type PostgresMemoryStore,
@@ -27,4 +28,18 @@ export async function freshPostgresStore(
 ): Promise<PostgresMemoryStore> {
   await resetTestDatabase();
   return createPostgresMemoryStore({ ...config, connectionString: testPgUrl(), poolSize: 4 });
+}
+
+/**
+ * Runs SQL on the test server over a connection of its own, outside any store (to set up or inspect what a
+ * store wrote); returns the rows of a single statement.
+ */
+export async function testSql<T = Record<string, unknown>>(text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: testPgUrl() });
+  await client.connect();
+  try {
+    return ((await client.query(text)) as unknown as { rows?: T[] }).rows ?? [];
+  } finally {
+    await client.end();
+  }
 }
