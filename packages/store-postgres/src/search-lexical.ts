@@ -200,7 +200,13 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
       reqs.push(-1);
     }
   }
-  const pruning = filter.all ? NO_PRUNING : planPruning(plan, df, filter.limit);
+  // A scoped call (a user, a session, metadata, tags or some kinds only) drops most units after scoring, so a
+  // pruned answer would rarely be full: it is scored in full, as before.
+  const scoped =
+    filter.memoryFilter !== undefined ||
+    filter.tags.length > 0 ||
+    RECALLABLE_KINDS.some((kind) => !filter.kinds.includes(kind));
+  const pruning = filter.all || scoped ? NO_PRUNING : planPruning(plan, df, filter.limit);
   const essential = plan.terms.map(
     (t) => t.role.kind === 'phrase' || (t.role.kind === 'free' && !pruning.skipped.has(t.term)),
   );

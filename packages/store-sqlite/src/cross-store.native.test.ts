@@ -162,6 +162,13 @@ it('a query with a common word ranks alike in both stores, whichever way Postgre
       content: Array.from({ length: 6 + n }, (_, i) => paragraph(i + n)).join('\n\n'),
     })),
   ];
+  const archived = Array.from({ length: 60 }, (_, i) => ({
+    id: `d${i}`,
+    agentId: 'd',
+    kind: 'fact' as const,
+    content: `note${i} river${i % 20 === 0 ? ' quartz' : ''} ${filler[i % filler.length]}`,
+  }));
+  rows.push(...archived);
   let fts = 0;
   const pgStore = await freshPostgresStore({
     embedding: null,
@@ -176,6 +183,10 @@ it('a query with a common word ranks alike in both stores, whichever way Postgre
   const sqlite = createSqliteMemoryStore({ path: join(dir, 'x.db'), embedding: null });
   try {
     await sqlite.insertMemories(rows);
+    for (const m of archived.filter((_, i) => i % 20 !== 0 && i % 6 !== 0)) {
+      await pgStore.archiveMemory('d', m.id);
+      await sqlite.archiveMemory('d', m.id);
+    }
     type Q = { terms: string[]; limit: number; kinds?: ('event' | 'fact')[]; tags?: string[] };
     const same = async (agentId: string, q: Q): Promise<number> => {
       const query = { agentId, ...q };
@@ -200,8 +211,11 @@ it('a query with a common word ranks alike in both stores, whichever way Postgre
     expect(await same('a', { terms: ['quartz', 'river'], limit: 150 })).toBe(2);
     // Two common words left out: the rare words' units outscore what the common words can add.
     expect(await same('a', { terms: ['river', 'rain', 'quartz', 'basalt'], limit: 5 })).toBe(2);
-    // A filter drops most of the common word's best units: the answer is short, so every unit is scored.
-    expect(await same('a', { terms: ['quartz', 'river'], limit: 40, kinds: ['event'] })).toBe(3);
+    // A scoped call (here some kinds only) is scored in full at once.
+    expect(await same('a', { terms: ['quartz', 'river'], limit: 40, kinds: ['event'] })).toBe(2);
+    // Agent `d`: most of the common word's units belong to archived memories, so the pruned answer is short
+    // and every unit is scored.
+    expect(await same('d', { terms: ['quartz', 'river'], limit: 10 })).toBe(3);
     for (const q of [
       { terms: ['quartz', 'river'], limit: 40 },
       { terms: ['quartz', 'river'], limit: 10 },
