@@ -103,10 +103,19 @@ describe('threads', () => {
   });
 
   it('answers searches with the same memories in the same order', { timeout: 120_000 }, async () => {
+    const answer = async (memory: Memory, query: string) =>
+      (await memory.search(query, { limit: 5 })).map((hit) => hit.content);
     for (const query of QUERIES) {
-      const a = await (memories.main as Memory).search(query, { limit: 5 });
-      const b = await (memories.workers as Memory).search(query, { limit: 5 });
-      expect(b.map((hit) => hit.content)).toEqual(a.map((hit) => hit.content));
+      // A query embedding that misses its deadline (2 s) on a busy machine answers from the words alone, as it
+      // should; such a pair is asked again (at most three times), so only a lasting difference fails.
+      let a: string[] = [];
+      let b: string[] = [];
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        a = await answer(memories.main as Memory, query);
+        b = await answer(memories.workers as Memory, query);
+        if (JSON.stringify(a) === JSON.stringify(b)) break;
+      }
+      expect(b).toEqual(a);
     }
   });
 
