@@ -169,7 +169,8 @@ async function reread<R>(
 
 /**
  * The time and user conditions of a re-read under `revalidate`'s rules on the memory row `m`, their values
- * appended to `params` (also the k-NN's folded re-read, `VectorQuery.briefs`). Refuses bad options.
+ * appended to `params` (also the search arms' folded re-reads, `VectorQuery.briefs` and `LexicalQuery.briefs`).
+ * Refuses bad options.
  */
 export function readScope(
   options: RevalidateOptions,

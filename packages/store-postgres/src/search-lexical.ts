@@ -10,17 +10,25 @@
  * free term and every phrase, ranked by the same BM25 score. Difference from the SQLite store (tested): in
  * `all` mode a CJK run of three or more characters must share every bigram with the unit (SQLite's trigram index
  * matches the run as a substring), and the score is BM25 rather than FTS5's `bm25()`.
+ *
+ * With `briefs` the BM25 statement also re-reads each hit as `revalidateBrief` does at the hit's revision (its
+ * brief, or null when that re-read would drop it), on the memory row it already joins: revalidating the lexical
+ * candidates of a search then costs no round trip.
  */
 
 import { type MemoryFilter, RECALLABLE_KINDS } from '@engram/contracts';
-import type { LexicalHit, LexicalQuery, LexicalResult, TimeScope } from '@engram/store';
+import type { LexicalHit, LexicalQuery, LexicalResult, RevalidateOptions, TimeScope } from '@engram/store';
 import { type Bm25Plan, bm25Idf, callRules, planBm25Query, planLexicalQuery } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, type ChunkColumns, chunkOf } from './derived.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
+import { readScope } from './read.js';
+import { BRIEF_COLUMNS, type MemoryRow, toBrief } from './rows.js';
 import { memoryScores } from './search-memory.js';
 
 const SCORE_ONLY = -2;
+/** The brief columns but the id and revision (the units' own). */
+const BRIEF_NAMES = BRIEF_COLUMNS.split(', ').filter((column) => column !== 'id' && column !== 'revision');
 
 /**
  * The scoring statement. `hits` is every unit (a chunk, or a short memory) holding a query term, scored once from
@@ -38,8 +46,19 @@ const SCORE_ONLY = -2;
  * least the cut is in the band, ties included). Only when they name fewer (chunks of one memory, filtered rows)
  * does the second band join the units below the cut too (its condition is a constant PostgreSQL tests once, so
  * the band is skipped otherwise). Both bands together are every unit: the answer is the full join's.
+ * With `brief` (the folded re-read's conditions on `m`) each joined unit also carries `brief_ok` and the row's
+ * brief columns, kept through the grouping (one row per memory: the same values in every group).
  */
-const bm25Sql = (scope: string, all: boolean, phrases: boolean, prune: Pruning): string => {
+const bm25Sql = (
+  scope: string,
+  all: boolean,
+  phrases: boolean,
+  prune: Pruning,
+  brief: string | null,
+): string => {
+  const briefJoined =
+    brief === null ? '' : `, (${brief}) AS brief_ok, ${BRIEF_NAMES.map((c) => `m.${c}`).join(', ')}`;
+  const briefKept = brief === null ? '' : `, brief_ok, ${BRIEF_NAMES.join(', ')}`;
   const pruned = prune !== 'full';
   const phraseCheck = `w.grp < 0 OR EXISTS (
       SELECT 1 FROM lexical_docs d,
@@ -52,7 +71,9 @@ const bm25Sql = (scope: string, all: boolean, phrases: boolean, prune: Pruning):
   const keep = all
     ? 'count(DISTINCT w.req) FILTER (WHERE w.req >= 0) = $10::int'
     : `bool_or(w.grp <> ${SCORE_ONLY})`;
-  const joined = (band: string): string => `SELECT h.key, h.score, m.id, m.revision, m.rid, m.chunk_count
+  const joined = (
+    band: string,
+  ): string => `SELECT h.key, h.score, m.id, m.revision, m.rid, m.chunk_count${briefJoined}
     FROM lim CROSS JOIN hits h JOIN memories m ON m.rid = h.key % ${CHUNK_KEY_SPAN}
     WHERE ${band} AND m.agent_id = $5 AND ${scope} AND m.kind = ANY($11::text[]) AND m.tags @> $12::text[]`;
   // The phrases ($6) and the requirement count ($10) are typed in `w` when the statement does not read them (a
@@ -122,9 +143,10 @@ const bm25Sql = (scope: string, all: boolean, phrases: boolean, prune: Pruning):
       : 'NULL::float8'
   } AS next) x
   LEFT JOIN (
-    SELECT id, revision, max(score) AS score, (array_agg(key ORDER BY score DESC, key))[1] AS key, rid, chunk_count
+    SELECT id, revision, max(score) AS score, (array_agg(key ORDER BY score DESC, key))[1] AS key, rid,
+      chunk_count${briefKept}
     FROM units
-    GROUP BY rid, id, revision, chunk_count
+    GROUP BY rid, id, revision, chunk_count${briefKept}
     ORDER BY score DESC, id COLLATE "C" LIMIT $13) r ON true
   LEFT JOIN memory_chunks c ON r.chunk_count > 1 AND c.rid = r.rid AND c.idx = r.key / ${CHUNK_KEY_SPAN}
   ORDER BY r.score DESC, r.id COLLATE "C"`;
@@ -149,6 +171,8 @@ interface Filter {
   readonly memoryFilter: MemoryFilter | undefined;
   readonly time: TimeScope | undefined;
   readonly archived: boolean;
+  /** The folded re-read's options (`LexicalQuery.briefs`), already checked; undefined without one. */
+  readonly briefs?: RevalidateOptions | undefined;
 }
 
 /** The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). */
@@ -222,8 +246,11 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     rid: string;
     chunk_count: number;
     next: number | null;
-  } & ChunkColumns;
-  const params: unknown[] = [
+    /** With `briefs`: whether `revalidateBrief` would keep the hit (its brief columns follow). */
+    brief_ok?: boolean;
+  } & ChunkColumns &
+    Partial<Omit<MemoryRow, 'id' | 'revision'>>;
+  const base: unknown[] = [
     terms,
     idfs,
     groups,
@@ -238,14 +265,23 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
     filter.tags,
     filter.limit,
   ];
-  if (pruning.mode !== 'full') params.push(essential);
-  const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
+  const { briefs } = filter;
+  // Each variant numbers its own parameters: the pruned ones' essential flags ($14), then the scope's and the
+  // folded re-read's values (so the full re-run of a pruned search binds them at their own numbers).
   const run = async (mode: Pruning): Promise<{ rows: Row[]; next: number | null }> => {
+    const params = mode === 'full' ? [...base] : [...base, essential];
+    const scope = `${timeSql(filter.time, params, 'current', filter.archived)} AND ${filterSql(filter.memoryFilter, params)}`;
+    let brief: string | null = null;
+    if (briefs !== undefined) {
+      // `revalidateBrief`'s conditions on the row already joined (the agent's, at the unit's revision).
+      const { time, user } = readScope(briefs, params);
+      brief = `${time} ${user}`;
+    }
     const got = await ctx.q<Row>(
       ctx.pool,
       'fts',
-      bm25Sql(scope, filter.all && nextReq > 0, plan.phrases.length > 0, mode),
-      mode === 'full' && pruning.mode !== 'full' ? withoutEssential(params) : params,
+      bm25Sql(scope, filter.all && nextReq > 0, plan.phrases.length > 0, mode, brief),
+      params,
     );
     const next = got[0]?.next;
     return {
@@ -279,6 +315,7 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
       score: Number(r.score),
       ...(r.start_at === null ? {} : { chunk: chunkOf(r) }),
       ...(memoryScore === undefined ? {} : { memoryScore }),
+      ...(briefs === undefined ? {} : { brief: r.brief_ok === true ? toBrief(r as MemoryRow) : null }),
     };
   });
 }
@@ -332,11 +369,6 @@ function planPruning(
   return { mode: best === 1 && singleAllowed ? 'single' : 'bound', skipped: new Set(sorted.slice(0, best)) };
 }
 
-/** The parameters of the full statement: the pruned one's without the essential flags ($14). */
-function withoutEssential(params: readonly unknown[]): unknown[] {
-  return params.length > 13 ? [...params.slice(0, 13), ...params.slice(14)] : [...params];
-}
-
 /** Lexical search of one agent's active rows (see the module comment). */
 export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<LexicalResult> {
   return ctx.op('searchLexical', async () => {
@@ -344,14 +376,17 @@ export function searchLexical(ctx: PgContext, query: LexicalQuery): Promise<Lexi
     const { agentId, limit, mode } = checked;
     const kinds = [...checked.kinds];
     const tags = [...checked.tags];
-    // Every filter is checked up front, even when no term survives (a bad one is refused, never ignored).
+    // Every filter is checked up front, even when no term survives (a bad one is refused, never ignored); so
+    // are the folded re-read's options, as `revalidateBrief` checks them (its errors).
     const scope = {
       memoryFilter: query.filter,
       time: query.time,
       archived: includeArchived(query.includeArchived),
+      briefs: query.briefs,
     };
     filterSql(query.filter, []);
     timeSql(query.time, []);
+    if (query.briefs !== undefined) readScope(query.briefs, []);
     const bm25 = planBm25Query(query.terms);
     if (mode === 'any') {
       const hits = await searchBm25(ctx, bm25, { agentId, kinds, tags, limit, all: false, ...scope });

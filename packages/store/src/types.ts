@@ -168,6 +168,13 @@ export interface LexicalQuery {
   readonly filter?: MemoryFilter;
   /** Which version of the facts to search (default: current rows). */
   readonly time?: TimeScope;
+  /**
+   * Optional: revalidate the hits in the same read. A store that supports it returns with each hit its `brief`,
+   * exactly what `revalidateBrief(agentId, [{ id, revision }], briefs)` would return for that hit at that moment
+   * (null when that re-read would drop it), and refuses bad options as `revalidateBrief` does. A store that
+   * does not ignores the field: its hits have no `brief`, and the caller revalidates them itself.
+   */
+  readonly briefs?: RevalidateOptions;
 }
 
 /** One lexical hit; `score` is higher-is-better (`any` mode: the BM25 score; `all` mode: negated FTS5 bm25, summed over the indexes used). */
@@ -184,6 +191,12 @@ export interface LexicalHit {
    * the order of the hits stay the best chunk's.
    */
   readonly memoryScore?: number;
+  /**
+   * With {@link LexicalQuery.briefs}, on a store that supports it: the row's brief as `revalidateBrief` reads it
+   * at the hit's revision under those options, or null when that re-read would drop the hit (not current or out
+   * of the time scope, archived, another user's). Absent otherwise.
+   */
+  readonly brief?: MemoryBrief | null;
 }
 
 /** Which lexical paths a search used. */

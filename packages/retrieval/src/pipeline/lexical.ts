@@ -1,12 +1,21 @@
 import type { LexicalHit } from '@engram/store';
 import { extractKeywords } from '../keywords.js';
 import { startQueryEmbedding } from './query-embedding.js';
-import { type CallState, checkAbort, type PipelineContext, StoreFailure, storeCall } from './state.js';
+import {
+  type CallState,
+  checkAbort,
+  foldsRevalidation,
+  type PipelineContext,
+  revalidateOptions,
+  StoreFailure,
+  storeCall,
+} from './state.js';
 import { startVectorArm } from './vector.js';
 
 /** Asks the FTS arm for `budget` candidates (a refill asks again with a larger budget). */
 export async function searchLexical(ctx: PipelineContext, state: CallState, budget: number): Promise<void> {
   const { call, lexical } = state;
+  const fold = foldsRevalidation(ctx, state);
   const result = await storeCall(() =>
     ctx.store.searchLexical({
       agentId: state.agentId,
@@ -18,6 +27,7 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
       ...(call.includeArchived ? { includeArchived: true } : {}),
       ...(call.filter === null ? {} : { filter: call.filter.given }),
       time: call.time,
+      ...(fold ? { briefs: revalidateOptions(state) } : {}),
     }),
   );
   lexical.budget = budget;
@@ -25,6 +35,19 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
   lexical.hits = result.hits as LexicalHit[];
   lexical.saturated = result.hits.length >= budget;
   state.recorder.fts = lexical.hits.length;
+  if (fold) checkLexical(state, result.hits);
+}
+
+/**
+ * Keeps the briefs the lexical search read with its hits (`LexicalQuery.briefs`) as their revalidation, so that
+ * neither the early revalidation nor the revalidation stage reads them again: the read `revalidateBrief` makes
+ * at the hit's revision, in the search's own statement (a hit's brief has its revision, or is null when that
+ * read drops it). A candidate already checked keeps its read, as the stage would keep it, and a hit without a
+ * brief (a store that does not fold) is read by the stage.
+ */
+function checkLexical(state: CallState, hits: readonly LexicalHit[]): void {
+  const { checked } = state;
+  for (const hit of hits) if (hit.brief !== undefined && !checked.has(hit.id)) checked.set(hit.id, hit.brief);
 }
 
 /**

@@ -154,6 +154,15 @@ export function revalidateOptions(state: CallState): RevalidateOptions {
   return state.call.includeArchived ? { ...state.call.time, includeArchived: true } : state.call.time;
 }
 
+/**
+ * Whether an arm's search re-reads its hits as revalidation would (`VectorQuery.briefs`,
+ * `LexicalQuery.briefs`): when revalidation reads briefs (the store has `revalidateBrief` and the call no
+ * metadata filter). A store that cannot ignores it.
+ */
+export function foldsRevalidation(ctx: PipelineContext, state: CallState): boolean {
+  return ctx.store.revalidateBrief !== undefined && state.call.filter === null;
+}
+
 /** Runs a store call; a rejection becomes a classified {@link StoreFailure}. */
 export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {

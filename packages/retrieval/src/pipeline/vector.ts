@@ -4,20 +4,13 @@ import {
   type ArmHit,
   type CallState,
   checkAbort,
+  foldsRevalidation,
   type PipelineContext,
   revalidateOptions,
   StoreFailure,
   storeCall,
   type VectorRun,
 } from './state.js';
-
-/**
- * Whether the k-NN re-reads its hits as revalidation would (`VectorQuery.briefs`): when revalidation reads
- * briefs (the store has `revalidateBrief` and the call no metadata filter). A store that cannot ignores it.
- */
-function foldsRevalidation(ctx: PipelineContext, state: CallState): boolean {
-  return ctx.store.revalidateBrief !== undefined && state.call.filter === null;
-}
 
 /** The store's k-NN of `vector` for `budget` neighbours, with the call's filters. */
 function requestVector(
