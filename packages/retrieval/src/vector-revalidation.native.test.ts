@@ -1,16 +1,13 @@
 // The vector arm's revalidation folded into the k-NN (`VectorQuery.briefs`) on the real PostgreSQL store: the
 // answer is the one the separate re-read gives, for every kind of call, and the vector-only candidates are not
 // read again after the k-NN.
-import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import type { MemoryKind, MemoryRecord, RevalidationCandidate } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { describe, expect, it } from 'vitest';
+import { add, answer, embedder, ids, retriever } from './fold.fixture.js';
 import { openPgStore } from './pg-store.fixture.js';
 import type { RetrievalStore } from './ports.js';
-import { createRetriever, type RetrieveOptions, type RetrieverConfig } from './retriever.js';
-
-const embedder = createDeterministicEmbedder();
-const NOW = 1_800_000_000_000;
+import type { RetrieveOptions } from './retriever.js';
 
 /** The real store seen through a thin wrapper: counts the brief re-reads, optionally strips the fold. */
 function through(
@@ -34,36 +31,6 @@ function through(
     listConflicts: (agentId, query) => store.listConflicts(agentId, query),
   };
   return { port, briefReads };
-}
-
-function retriever(store: RetrievalStore, extra: Partial<RetrieverConfig> = {}) {
-  return createRetriever({ store, embedder, now: () => NOW, trackAccess: false, ...extra });
-}
-
-async function add(
-  store: PostgresMemoryStore,
-  content: string,
-  options: { vector?: boolean; kind?: MemoryKind; tags?: string[]; session?: [string, number] } = {},
-): Promise<MemoryRecord> {
-  const [vector] = options.vector === false ? [] : await embedder.embed([content]);
-  return store.insertMemory({
-    agentId: 'a',
-    content,
-    kind: options.kind ?? 'semantic',
-    ...(options.tags === undefined ? {} : { tags: options.tags }),
-    ...(options.session === undefined ? {} : { sessionId: options.session[0], seqFrom: options.session[1] }),
-    ...(vector === undefined ? {} : { vector }),
-  });
-}
-
-function ids(response: { results: readonly { record: MemoryRecord }[] }): string[] {
-  return response.results.map((r) => r.record.id);
-}
-
-/** The part of an answer a user sees: results with their explanations, outcome, degradations, arms, counts. */
-function answer(response: Awaited<ReturnType<ReturnType<typeof retriever>['search']>>) {
-  const { outcome, degradations, arms, candidates } = response.execution;
-  return { results: response.results, outcome, degradations, arms, candidates };
 }
 
 /** A corpus with rows each arm alone finds, rows both find, and rows revalidation must drop. */
