@@ -57,6 +57,10 @@ export interface RunRetrieverOptions {
     | false;
   /** The long-memory prior of the lexical arm (`false` off; see `@engram/retrieval`). */
   readonly longMemory?: { readonly weight?: number } | false;
+  /** The vector arm's margin evidence (`false` off; see `@engram/retrieval`). */
+  readonly vectorEvidence?:
+    | { readonly noiseMargin?: number; readonly fullMargin?: number; readonly depth?: number }
+    | false;
 }
 
 /** Configuration of {@link runFixture}. */
@@ -374,6 +378,14 @@ export async function runFixture(config: RunFixtureConfig): Promise<RetrievalRep
           : {
               longMemory:
                 config.retriever.longMemory === false ? false : stripUndefined(config.retriever.longMemory),
+            }),
+        ...(config.retriever?.vectorEvidence === undefined
+          ? {}
+          : {
+              vectorEvidence:
+                config.retriever.vectorEvidence === false
+                  ? false
+                  : stripUndefined(config.retriever.vectorEvidence),
             }),
       });
       variants[variant] = await runVariant(variant, retriever, fixture, config.onProgress);

@@ -8,6 +8,7 @@ import {
   type FusionWeights,
   fuseCandidates,
   recencyFactor,
+  type VectorEvidence,
   vectorConfidence,
 } from './fusion.js';
 import { memoryRecord } from './memory-record.fixture.js';
@@ -120,11 +121,35 @@ describe('vector evidence', () => {
     tenth,
   ];
 
-  it('weighs the vector arm by how far its first hit stands above its tenth', () => {
-    // margin 0.05 ≤ 0.1 → 0; margin 0.15 → (0.15 − 0.1) / 0.1 = 0.5; margin 0.3 ≥ 0.2 → 1.
-    expect(vectorConfidence(ten(0.55, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
-    expect(vectorConfidence(ten(0.65, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBeCloseTo(0.5, 10);
-    expect(vectorConfidence(ten(0.8, 0.5), DEFAULT_VECTOR_EVIDENCE)).toBe(1);
+  it('weighs the vector arm by how far its first hit stands above its tenth, relative to the first', () => {
+    const evidence: VectorEvidence = { noiseMargin: 0.2, fullMargin: 0.4, depth: 10 };
+    // (0.55 − 0.5) / 0.55 ≈ 0.09 ≤ 0.2 → 0; (0.5/0.7 → margin 0.3) → (0.3 − 0.2) / 0.2 = 0.5; 0.5/0.9 ≈ 0.44 → 1.
+    expect(vectorConfidence(ten(0.55, 0.5), evidence)).toBe(0);
+    expect(vectorConfidence(ten(0.5 / 0.7, 0.5), evidence)).toBeCloseTo(0.5, 10);
+    expect(vectorConfidence(ten(0.9, 0.5), evidence)).toBe(1);
+  });
+
+  it('gives the same confidence on any common scale of similarities (embedders differ in scale)', () => {
+    const hits = [0.42, 0.3, 0.29, 0.27, 0.25, 0.24, 0.22, 0.21, 0.2, 0.19];
+    const base = vectorConfidence(hits, DEFAULT_VECTOR_EVIDENCE);
+    expect(base).toBeGreaterThan(0);
+    expect(base).toBeLessThan(1);
+    for (const scale of [0.5, 1.5, 2]) {
+      expect(
+        vectorConfidence(
+          hits.map((h) => h * scale),
+          DEFAULT_VECTOR_EVIDENCE,
+        ),
+      ).toBeCloseTo(base, 10);
+    }
+    // The same absolute gap between the first and the tenth hit is weaker evidence among higher similarities.
+    const shifted = hits.map((h) => h + 0.3);
+    expect(vectorConfidence(shifted, DEFAULT_VECTOR_EVIDENCE)).toBeLessThan(base);
+  });
+
+  it('finds no evidence in a first hit without a positive similarity', () => {
+    expect(vectorConfidence(ten(0, -0.4), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
+    expect(vectorConfidence(ten(-0.1, -0.6), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
   });
 
   it('counts the arm fully when there are too few hits to judge', () => {
@@ -245,7 +270,7 @@ describe('calibrated fusion (the default)', () => {
     expect(calibrate(candidates, 10).agreement).toBeCloseTo(0.9, 12);
     const fused = fuseCandidates(candidates, DEFAULT_FUSION_WEIGHTS, NOW);
     const lexMin = 10 * 0.9 ** 19;
-    const trust = 0.9 ** 1.5;
+    const trust = 0.9 ** DEFAULT_FUSION_WEIGHTS.agreementPower;
     expect(fused[0]?.record.id).toBe('r001');
     expect(fused[0]?.explanation.agreement).toBeCloseTo(0.9, 12);
     expect(fused[0]?.explanation.relevance).toBeCloseTo(
