@@ -123,7 +123,8 @@ describe('vector evidence', () => {
 
   it('weighs the vector arm by how far its first hit stands above its tenth, relative to the first', () => {
     const evidence: VectorEvidence = { noiseMargin: 0.2, fullMargin: 0.4, depth: 10 };
-    // (0.55 − 0.5) / 0.55 ≈ 0.09 ≤ 0.2 → 0; (0.5/0.7 → margin 0.3) → (0.3 − 0.2) / 0.2 = 0.5; 0.5/0.9 ≈ 0.44 → 1.
+    // (0.55 − 0.5) / 0.55 ≈ 0.09 ≤ 0.2 → 0; (0.5/0.7 → margin 0.3) → (0.3 − 0.2) / 0.2 = 0.5;
+    // (0.9 − 0.5) / 0.9 ≈ 0.44 ≥ 0.4 → 1.
     expect(vectorConfidence(ten(0.55, 0.5), evidence)).toBe(0);
     expect(vectorConfidence(ten(0.5 / 0.7, 0.5), evidence)).toBeCloseTo(0.5, 10);
     expect(vectorConfidence(ten(0.9, 0.5), evidence)).toBe(1);
@@ -148,8 +149,12 @@ describe('vector evidence', () => {
   });
 
   it('finds no evidence in a first hit without a positive similarity', () => {
+    // Without the guard, a first similarity of 0 divides by zero: an infinite margin, full confidence.
     expect(vectorConfidence(ten(0, -0.4), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
-    expect(vectorConfidence(ten(-0.1, -0.6), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
+  });
+
+  it('finds no evidence in a tenth similarity that is not a number (and never returns NaN)', () => {
+    expect(vectorConfidence(ten(0.8, Number.NaN), DEFAULT_VECTOR_EVIDENCE)).toBe(0);
   });
 
   it('counts the arm fully when there are too few hits to judge', () => {

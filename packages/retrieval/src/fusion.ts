@@ -86,9 +86,12 @@ export const DEFAULT_FUSION_WEIGHTS: FusionWeights = Object.freeze({
  * relative margin `margin = (s₁ − s_depth) / s₁`: the share of the first hit's similarity that the arm's
  * `depth`-th hit lacks (before the threshold). The margin is relative because embedders place similarities on
  * different scales: unrelated short texts score 0.1–0.2 with a hashing embedder and 0.3–0.5 with a neural one,
- * so an absolute gap that is evidence for one is noise for the other, while the ratio of the two hits is the
- * same under any common scale. A first hit with no positive similarity carries no evidence (confidence 0).
- * With fewer than `depth` hits the neighbourhood is too small to judge and the arm counts fully.
+ * so an absolute gap that is evidence for one is noise for the other, while the ratio of the two hits does not
+ * change when all similarities are scaled by one factor (a higher floor of unrelated texts still reads as a
+ * smaller margin). A first hit with no positive similarity, or a margin that is not a number, carries no
+ * evidence (confidence 0). A first hit just above 0 has a large relative margin; the similarity threshold
+ * (0.2 by default) drops such hits before they count. With fewer than `depth` hits the neighbourhood is too
+ * small to judge and the arm counts fully.
  */
 export interface VectorEvidence {
   /** A relative margin at or below this is treated as noise: confidence 0 (default 0.35). */
@@ -118,6 +121,7 @@ export function vectorConfidence(similarities: readonly number[], evidence: Vect
   const first = similarities[0] as number;
   if (!(first > 0)) return 0;
   const margin = (first - (similarities[evidence.depth - 1] as number)) / first;
+  if (Number.isNaN(margin)) return 0;
   const span = evidence.fullMargin - evidence.noiseMargin;
   if (span <= 0) return margin >= evidence.fullMargin ? 1 : 0;
   return Math.max(0, Math.min(1, (margin - evidence.noiseMargin) / span));

@@ -114,7 +114,9 @@ export interface RetrieverConfig {
   readonly time?: Partial<TimeScoring> | false;
   /**
    * Calibration of the vector arm's per-call weight (see {@link VectorEvidence}); `false` gives the arm its full
-   * weight on every call. Calibrate it for your embedder: the defaults suit cosine similarities in 0..1.
+   * weight on every call. The margins are relative to the first hit's similarity, so they hold when an
+   * embedder's similarities are all a multiple of another's; an embedder whose unrelated texts sit far above 0
+   * reads as a smaller margin, and may want lower margins.
    */
   readonly vectorEvidence?: Partial<VectorEvidence> | false;
   /**
