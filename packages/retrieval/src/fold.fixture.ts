@@ -5,7 +5,7 @@ import { createDeterministicEmbedder } from '@engram/embedder-deterministic';
 import type { MemoryKind, MemoryRecord } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import type { RetrievalStore } from './ports.js';
-import { createRetriever, type RetrieverConfig } from './retriever.js';
+import { createRetriever, type RetrieveOptions, type RetrieverConfig } from './retriever.js';
 
 export const embedder = createDeterministicEmbedder();
 const NOW = 1_800_000_000_000;
@@ -46,4 +46,21 @@ export function ids(response: { results: readonly { record: MemoryRecord }[] }):
 export function answer(response: Awaited<ReturnType<ReturnType<typeof retriever>['search']>>) {
   const { outcome, degradations, arms, candidates } = response.execution;
   return { results: response.results, outcome, degradations, arms, candidates };
+}
+
+/**
+ * The call options both fold tests compare with and without the fold: archived rows, a kind, a tag, history,
+ * a time before the seeded replacement (`replacedAt` is its `validFrom`), a metadata filter and a limit.
+ */
+export function foldCalls(replacedAt: number): RetrieveOptions[] {
+  return [
+    {},
+    { includeArchived: true },
+    { kinds: ['fact'] },
+    { tags: ['area:billing'] },
+    { includeHistory: true },
+    { asOf: replacedAt - 1 },
+    { filter: { sessionId: 's1' } },
+    { limit: 2 },
+  ];
 }

@@ -4,10 +4,9 @@
 import type { MemoryKind, MemoryRecord, RevalidationCandidate } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { describe, expect, it } from 'vitest';
-import { add, answer, embedder, ids, retriever } from './fold.fixture.js';
+import { add, answer, embedder, foldCalls, ids, retriever } from './fold.fixture.js';
 import { openPgStore } from './pg-store.fixture.js';
 import type { RetrievalStore } from './ports.js';
-import type { RetrieveOptions } from './retriever.js';
 
 /**
  * The real store seen through a thin wrapper: counts the brief re-reads and the lexical searches' hits and
@@ -86,16 +85,7 @@ describe('revalidation folded into the lexical search', () => {
     const rows = await seed(store);
     const folded = through(store, { fold: true });
     const separate = through(store, { fold: false });
-    const calls: RetrieveOptions[] = [
-      {},
-      { includeArchived: true },
-      { kinds: ['fact'] },
-      { tags: ['area:billing'] },
-      { includeHistory: true },
-      { asOf: rows.replacement.validFrom - 1 },
-      { filter: { sessionId: 's1' } },
-      { limit: 2 },
-    ];
+    const calls = foldCalls(rows.replacement.validFrom);
     for (const extra of [
       { arms: { lexical: true, vector: true } },
       { arms: { lexical: true, vector: false } },

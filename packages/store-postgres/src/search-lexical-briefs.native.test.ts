@@ -6,6 +6,7 @@ import type { LexicalHit, LexicalQuery, MemoryBrief, RevalidateOptions } from '@
 import { afterEach, expect, it } from 'vitest';
 import type { PostgresMemoryStore } from './store.js';
 import { freshPostgresStore } from './testing/fresh.js';
+import { BAD_REREAD_OPTIONS, revalidateBriefRefusal } from './testing/reread.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
@@ -198,12 +199,8 @@ it('returns with each hit the brief revalidateBrief reads at its revision, on th
 
 it('refuses bad re-read options as revalidateBrief does', async () => {
   const { store } = await seed();
-  const bad: unknown[] = [null, 'all', { includeArchived: 'yes' }, { asOf: 'yesterday' }, { forUser: 7 }];
-  for (const options of bad) {
-    const expected = await store.revalidateBrief('a', [{ id: 'x' }], options as RevalidateOptions).then(
-      () => 'accepted',
-      (error: { code?: string }) => error.code,
-    );
+  for (const options of BAD_REREAD_OPTIONS) {
+    const expected = await revalidateBriefRefusal(store, options);
     expect(expected).toBe('ENGRAM_STORE_INVALID_INPUT');
     for (const terms of [['quartz'], []])
       await expect(

@@ -5,6 +5,7 @@ import type { MemoryBrief, RevalidateOptions, VectorHit } from '@engram/store';
 import { afterEach, expect, it } from 'vitest';
 import type { PostgresMemoryStore } from './store.js';
 import { freshPostgresStore } from './testing/fresh.js';
+import { BAD_REREAD_OPTIONS, revalidateBriefRefusal } from './testing/reread.js';
 
 const opened: PostgresMemoryStore[] = [];
 afterEach(async () => {
@@ -152,12 +153,8 @@ it('folds the re-read into a filtered k-NN too', async () => {
 
 it('refuses bad re-read options as revalidateBrief does', async () => {
   const { store } = await seed();
-  const bad: unknown[] = [null, 'all', { includeArchived: 'yes' }, { asOf: 'yesterday' }, { forUser: 7 }];
-  for (const options of bad) {
-    const expected = await store.revalidateBrief('a', [{ id: 'x' }], options as RevalidateOptions).then(
-      () => 'accepted',
-      (error: { code?: string }) => error.code,
-    );
+  for (const options of BAD_REREAD_OPTIONS) {
+    const expected = await revalidateBriefRefusal(store, options);
     expect(expected).toBe('ENGRAM_STORE_INVALID_INPUT');
     await expect(
       store.searchVector({ agentId: 'a', vector: near(1), k: 5, briefs: options as RevalidateOptions }),
