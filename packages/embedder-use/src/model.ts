@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { installAttentionKernels } from './attention-kernels.js';
 import { EngramEmbedderUseError } from './errors.js';
 import { SentencePieceTokenizer, type VocabularyEntry } from './tokenizer.js';
 
@@ -70,6 +71,8 @@ async function initRuntime(backend: UseBackend): Promise<Runtime> {
   }
   if (!(await tf.setBackend(backend))) throw new Error(`backend ${backend} did not initialise`);
   await tf.ready();
+  // The attention's batched products run on SIMD kernels of this package (see attention-kernels.ts).
+  if (backend === 'wasm') installAttentionKernels(tf);
   return { tf, converter };
 }
 
