@@ -1,7 +1,7 @@
 // The lexical arm's revalidation folded into the BM25 statement (`LexicalQuery.briefs`) on the real PostgreSQL
 // store: the answer is the one the separate re-read gives, for every kind of call (refills included), and no
 // lexical candidate is read again after the lexical search.
-import type { MemoryKind, MemoryRecord, RevalidationCandidate } from '@engram/store';
+import type { RevalidationCandidate } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { describe, expect, it } from 'vitest';
 import { add, answer, embedder, foldCalls, ids, retriever } from './fold.fixture.js';

@@ -1,7 +1,7 @@
 // The vector arm's revalidation folded into the k-NN (`VectorQuery.briefs`) on the real PostgreSQL store: the
 // answer is the one the separate re-read gives, for every kind of call, and the vector-only candidates are not
 // read again after the k-NN.
-import type { MemoryKind, MemoryRecord, RevalidationCandidate } from '@engram/store';
+import type { MemoryRecord, RevalidationCandidate } from '@engram/store';
 import type { PostgresMemoryStore } from '@engram/store-postgres';
 import { describe, expect, it } from 'vitest';
 import { add, answer, embedder, foldCalls, ids, retriever } from './fold.fixture.js';
