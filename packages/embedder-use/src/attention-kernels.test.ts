@@ -74,50 +74,39 @@ describe('attention kernels (SIMD batched products)', () => {
     [1, 31, 120, 128],
   ];
 
+  /** Runs one kernel on fresh memory and compares it with the double-precision product. */
+  function check(kind: 'bmm_nt' | 'bmm_nn', batch: number, m: number, n: number, k: number) {
+    const memory = new Memory({ initial: 64 });
+    const kernels = instantiateAttentionKernels(memory);
+    expect(kernels).toBeDefined();
+    const a = fill(batch * m * k, 1);
+    const b = fill(batch * n * k, 2);
+    const heap = new Float32Array(memory.buffer);
+    const [pa, pb, pc] = [16, 16 + a.length * 4, 16 + (a.length + b.length) * 4];
+    heap.set(a, pa / 4);
+    heap.set(b, pb / 4);
+    heap.fill(Number.NaN, pc / 4, pc / 4 + batch * m * n + 8);
+    kernels?.[kind](pa, pb, pc, batch, m, n, k);
+    const want = reference(a, b, batch, m, n, k, kind === 'bmm_nt');
+    const got = heap.subarray(pc / 4, pc / 4 + want.length);
+    for (let i = 0; i < want.length; i += 1)
+      expect(Math.abs((got[i] as number) - (want[i] as number))).toBeLessThan(1e-4);
+    // Nothing written past the output.
+    expect(Number.isNaN(heap[pc / 4 + want.length] as number)).toBe(true);
+  }
+
   it.each(shapes)(
     'bmm_nt (A·Bᵀ) matches a double-precision product: batch %i, %i×%i, k %i',
     (batch, m, n, k) => {
-      const memory = new Memory({ initial: 64 });
-      const kernels = instantiateAttentionKernels(memory);
-      expect(kernels).toBeDefined();
-      const a = fill(batch * m * k, 1);
-      const b = fill(batch * n * k, 2);
-      const heap = new Float32Array(memory.buffer);
-      const [pa, pb, pc] = [16, 16 + a.length * 4, 16 + (a.length + b.length) * 4];
-      heap.set(a, pa / 4);
-      heap.set(b, pb / 4);
-      heap.fill(Number.NaN, pc / 4, pc / 4 + batch * m * n + 8);
-      kernels?.bmm_nt(pa, pb, pc, batch, m, n, k);
-      const want = reference(a, b, batch, m, n, k, true);
-      const got = heap.subarray(pc / 4, pc / 4 + want.length);
-      for (let i = 0; i < want.length; i += 1)
-        expect(Math.abs((got[i] as number) - (want[i] as number))).toBeLessThan(1e-4);
-      // Nothing written past the output.
-      expect(Number.isNaN(heap[pc / 4 + want.length] as number)).toBe(true);
+      check('bmm_nt', batch, m, n, k);
     },
   );
 
+  // bmm_nn needs n a multiple of 4; here the shared dimension takes the odd sizes.
   it.each(shapes)(
-    'bmm_nn (A·B) matches a double-precision product: batch %i, %i×%i, k %i',
-    (batch, m, n, k) => {
-      const memory = new Memory({ initial: 64 });
-      const kernels = instantiateAttentionKernels(memory);
-      expect(kernels).toBeDefined();
-      // bmm_nn needs n a multiple of 4; here k (the shared dimension) takes the odd sizes.
-      const [nn, kk] = [k, n];
-      const a = fill(batch * m * kk, 3);
-      const b = fill(batch * kk * nn, 4);
-      const heap = new Float32Array(memory.buffer);
-      const [pa, pb, pc] = [16, 16 + a.length * 4, 16 + (a.length + b.length) * 4];
-      heap.set(a, pa / 4);
-      heap.set(b, pb / 4);
-      heap.fill(Number.NaN, pc / 4, pc / 4 + batch * m * nn + 8);
-      kernels?.bmm_nn(pa, pb, pc, batch, m, nn, kk);
-      const want = reference(a, b, batch, m, nn, kk, false);
-      const got = heap.subarray(pc / 4, pc / 4 + want.length);
-      for (let i = 0; i < want.length; i += 1)
-        expect(Math.abs((got[i] as number) - (want[i] as number))).toBeLessThan(1e-4);
-      expect(Number.isNaN(heap[pc / 4 + want.length] as number)).toBe(true);
+    'bmm_nn (A·B) matches a double-precision product: batch %i, %i×%i, n %i',
+    (batch, m, k, n) => {
+      check('bmm_nn', batch, m, n, k);
     },
   );
 });

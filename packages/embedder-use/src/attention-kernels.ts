@@ -128,6 +128,20 @@ function replaceKernel(
   tf.registerKernel({ kernelName: name, backendName: 'wasm', kernelFunc });
 }
 
+/** A kernel that runs `run` on a float32 or int32 input `x` and hands any other type to the original kernel. */
+function forNumericInput(
+  original: KernelConfig,
+  run: (x: TensorInfo, attrs: NamedAttrMap | undefined) => TensorInfo | TensorInfo[],
+): KernelConfig['kernelFunc'] {
+  const kernel: KernelConfig['kernelFunc'] = (args) => {
+    const { inputs, attrs } = args as unknown as KernelArgs;
+    const x = inputs.x as TensorInfo;
+    return isNumeric(x.dtype) ? run(x, attrs) : original.kernelFunc(args);
+  };
+  // The kernel carries the name of what it runs (the native test checks which kernels are in use).
+  return Object.defineProperty(kernel, 'name', { value: run.name });
+}
+
 const installed = new WeakSet<object>();
 
 /**
@@ -174,42 +188,30 @@ export function installAttentionKernels(tf: TfCore): boolean {
     );
   }
 
-  replaceKernel(
-    tf,
-    'Slice',
-    (original) =>
-      function runSlice(args) {
-        const { inputs, attrs } = args as unknown as KernelArgs;
-        const x = inputs.x as TensorInfo;
-        if (!isNumeric(x.dtype)) return original.kernelFunc(args);
-        const [begin, size] = tf.slice_util.parseSliceParams(
-          x,
-          attrs?.begin as number | number[],
-          attrs?.size as number | number[],
-        ) as [number[], number[]];
-        return sliceInto(backend, x, begin, size);
-      },
+  replaceKernel(tf, 'Slice', (original) =>
+    forNumericInput(original, function runSlice(x, attrs) {
+      const [begin, size] = tf.slice_util.parseSliceParams(
+        x,
+        attrs?.begin as number | number[],
+        attrs?.size as number | number[],
+      ) as [number[], number[]];
+      return sliceInto(backend, x, begin, size);
+    }),
   );
 
-  replaceKernel(
-    tf,
-    'SplitV',
-    (original) =>
-      function runSplitV(args) {
-        const { inputs, attrs } = args as unknown as KernelArgs;
-        const x = inputs.x as TensorInfo;
-        if (!isNumeric(x.dtype)) return original.kernelFunc(args);
-        const axis = tf.util.parseAxisParam(attrs?.axis as number, x.shape)[0] as number;
-        const sizes = tf.backend_util.prepareSplitSize(x, attrs?.numOrSizeSplits as number | number[], axis);
-        const begin = new Array<number>(x.shape.length).fill(0);
-        return sizes.map((part) => {
-          const size: number[] = [...x.shape];
-          size[axis] = part;
-          const slice = sliceInto(backend, x, begin, size);
-          begin[axis] = (begin[axis] as number) + part;
-          return slice;
-        });
-      },
+  replaceKernel(tf, 'SplitV', (original) =>
+    forNumericInput(original, function runSplitV(x, attrs) {
+      const axis = tf.util.parseAxisParam(attrs?.axis as number, x.shape)[0] as number;
+      const sizes = tf.backend_util.prepareSplitSize(x, attrs?.numOrSizeSplits as number | number[], axis);
+      const begin = new Array<number>(x.shape.length).fill(0);
+      return sizes.map((part) => {
+        const size: number[] = [...x.shape];
+        size[axis] = part;
+        const slice = sliceInto(backend, x, begin, size);
+        begin[axis] = (begin[axis] as number) + part;
+        return slice;
+      });
+    }),
   );
   return kernels !== undefined;
 }
