@@ -106,4 +106,26 @@ describe('the wasm kernels this package installs', () => {
       [0, 0],
     ]);
   });
+
+  // Last: resetting the engine disposes the model loaded above.
+  it('keep working, falling back included, on a wasm backend created after the model loaded', async () => {
+    tf.engine().reset();
+    expect(await tf.setBackend('wasm')).toBe(true);
+    expect(tf.getKernel('BatchMatMul', 'wasm')?.kernelFunc.name).toBe('simdBatchMatMul');
+    for (const [_name, sa, sb, ta, tb] of cases.slice(0, 2).concat(cases.slice(-3))) {
+      const a = random(sa, 5);
+      const b = random(sb, 9);
+      const values = tf.matMul(a, b, ta, tb).dataSync();
+      referenceMatMul(a, b, ta, tb).forEach((w, i) => {
+        expect(Math.abs((values[i] as number) - w)).toBeLessThan(1e-4);
+      });
+    }
+    const x = random([3, 4], 1, 'int32');
+    const nested = x.arraySync() as number[][];
+    expect(tf.slice(x, [1, 1], [2, 2]).arraySync()).toEqual(nested.slice(1, 3).map((row) => row.slice(1, 3)));
+    expect(tf.split(x, [1, 3], 1).map((p) => p.arraySync())).toEqual([
+      nested.map((row) => row.slice(0, 1)),
+      nested.map((row) => row.slice(1, 4)),
+    ]);
+  });
 });

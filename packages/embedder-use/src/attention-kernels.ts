@@ -8,9 +8,9 @@
  * - `Slice` and `SplitV` (the split of the fused query/key/value projection): TensorFlow.js copies the whole
  *   input out of the wasm heap for every slice; these copy only the slice, one contiguous run at a time.
  *
- * Each replacement computes the same values (products summed in another order: within about 1e-6 relative) and
- * hands every case it does not cover to the original kernel. Installing is best effort: a runtime without
- * WebAssembly SIMD or a backend without the expected memory keeps the original kernels.
+ * Each replacement computes the same values (products summed in another order; the model's vectors agree
+ * within 1e-6) and hands every case it does not cover to the original kernel. Installing is best effort: a
+ * runtime without WebAssembly SIMD or a backend without the expected memory keeps the original kernels.
  */
 import { ATTENTION_KERNELS_WASM_BASE64 } from './attention-kernels.wasm.js';
 
@@ -22,7 +22,7 @@ type DataType = import('@tensorflow/tfjs-core').DataType;
 
 /** The parts of TensorFlow.js's `BackendWasm` these kernels use. */
 interface WasmBackend {
-  readonly wasm: { readonly asm?: { readonly memory?: unknown } };
+  readonly wasm?: { readonly asm?: { readonly memory?: unknown } };
   readonly dataIdMap: { get(dataId: object): { readonly memoryOffset: number } | undefined };
   makeOutput(shape: number[], dtype: DataType): TensorInfo;
   typedArrayFromHeap(info: TensorInfo): Float32Array | Int32Array | Uint8Array;
@@ -116,80 +116,92 @@ function sliceInto(backend: WasmBackend, x: TensorInfo, begin: readonly number[]
   }
 }
 
+/** Marks a kernel function of this package, so that installing twice replaces nothing twice. */
+const REPLACED = Symbol.for('@engram/embedder-use/kernel');
+
 function replaceKernel(
   tf: TfCore,
   name: string,
   make: (original: KernelConfig) => KernelConfig['kernelFunc'],
 ) {
   const original = tf.getKernel(name, 'wasm');
-  if (original === undefined) return;
-  const kernelFunc = make(original);
+  if (original === undefined || REPLACED in original.kernelFunc) return;
+  const kernelFunc = Object.assign(make(original), { [REPLACED]: true });
   tf.unregisterKernel(name, 'wasm');
-  tf.registerKernel({ kernelName: name, backendName: 'wasm', kernelFunc });
+  // The registry is global: a wasm backend created later (after `tf.engine().reset()`) runs the original's
+  // setup too, so the original kernel it falls back to works there.
+  tf.registerKernel({ ...original, kernelFunc });
 }
 
 /** A kernel that runs `run` on a float32 or int32 input `x` and hands any other type to the original kernel. */
 function forNumericInput(
   original: KernelConfig,
-  run: (x: TensorInfo, attrs: NamedAttrMap | undefined) => TensorInfo | TensorInfo[],
+  run: (backend: WasmBackend, x: TensorInfo, attrs: NamedAttrMap | undefined) => TensorInfo | TensorInfo[],
 ): KernelConfig['kernelFunc'] {
   const kernel: KernelConfig['kernelFunc'] = (args) => {
-    const { inputs, attrs } = args as unknown as KernelArgs;
+    const { inputs, attrs, backend } = args as unknown as KernelArgs;
     const x = inputs.x as TensorInfo;
-    return isNumeric(x.dtype) ? run(x, attrs) : original.kernelFunc(args);
+    return isNumeric(x.dtype) ? run(backend as WasmBackend, x, attrs) : original.kernelFunc(args);
   };
   // The kernel carries the name of what it runs (the native test checks which kernels are in use).
   return Object.defineProperty(kernel, 'name', { value: run.name });
 }
 
-const installed = new WeakSet<object>();
+/** The SIMD kernels on each wasm backend's memory (`null` where they cannot run). */
+const instances = new WeakMap<object, AttentionExports | null>();
+
+function kernelsOf(backend: WasmBackend): AttentionExports | undefined {
+  let kernels = instances.get(backend);
+  if (kernels === undefined) {
+    kernels = instantiateAttentionKernels(backend.wasm?.asm?.memory) ?? null;
+    instances.set(backend, kernels);
+  }
+  return kernels ?? undefined;
+}
 
 /**
- * Replaces `BatchMatMul`, `Slice` and `SplitV` of the active wasm backend (once per backend). Returns whether
- * the SIMD matrix kernels are in use; the slice kernels are installed either way.
+ * Replaces `BatchMatMul`, `Slice` and `SplitV` of the wasm backend (once per process; each call runs on the
+ * backend it is given, so a backend created later works too). Returns whether the SIMD matrix kernels run on the
+ * active backend; where they cannot, `BatchMatMul` goes to the original kernel.
  */
 export function installAttentionKernels(tf: TfCore): boolean {
-  const backend = tf.backend() as unknown as WasmBackend;
-  if (tf.getBackend() !== 'wasm' || installed.has(backend)) return false;
-  installed.add(backend);
-  const kernels = instantiateAttentionKernels(backend.wasm.asm?.memory);
-  const offset = (info: TensorInfo): number | undefined => backend.dataIdMap.get(info.dataId)?.memoryOffset;
-
-  if (kernels !== undefined) {
-    replaceKernel(
-      tf,
-      'BatchMatMul',
-      (original) =>
-        function simdBatchMatMul(args) {
-          const { inputs, attrs } = args as unknown as KernelArgs;
-          const a = inputs.a as TensorInfo;
-          const b = inputs.b as TensorInfo;
-          const transposeA = attrs?.transposeA === true;
-          const transposeB = attrs?.transposeB === true;
-          const rank = a.shape.length;
-          // Covered: equal batch dimensions (no broadcast), float32, A not transposed, and a SIMD-wide inner loop.
-          let covered = !transposeA && rank >= 3 && b.shape.length === rank;
-          covered &&= a.dtype === 'float32' && b.dtype === 'float32';
-          for (let i = 0; covered && i < rank - 2; i += 1) covered = a.shape[i] === b.shape[i];
-          const m = a.shape[rank - 2] as number;
-          const k = a.shape[rank - 1] as number;
-          const n = (transposeB ? b.shape[rank - 2] : b.shape[rank - 1]) as number;
-          const inner = transposeB ? b.shape[rank - 1] : b.shape[rank - 2];
-          covered &&= inner === k && (transposeB ? k : n) % 4 === 0;
-          if (!covered) return original.kernelFunc(args);
-          const out = backend.makeOutput([...a.shape.slice(0, -2), m, n], 'float32');
-          const [pa, pb, pc] = [offset(a), offset(b), offset(out)];
-          if (pa === undefined || pb === undefined || pc === undefined) {
-            throw new Error('BatchMatMul: a tensor has no memory of the wasm backend');
-          }
-          (transposeB ? kernels.bmm_nt : kernels.bmm_nn)(pa, pb, pc, product(a.shape.slice(0, -2)), m, n, k);
-          return out;
-        },
-    );
-  }
+  if (tf.getBackend() !== 'wasm') return false;
+  replaceKernel(
+    tf,
+    'BatchMatMul',
+    (original) =>
+      function simdBatchMatMul(args) {
+        const { inputs, attrs } = args as unknown as KernelArgs;
+        const backend = args.backend as unknown as WasmBackend;
+        const kernels = kernelsOf(backend);
+        const a = inputs.a as TensorInfo;
+        const b = inputs.b as TensorInfo;
+        const transposeA = attrs?.transposeA === true;
+        const transposeB = attrs?.transposeB === true;
+        const rank = a.shape.length;
+        // Covered: equal batch dimensions (no broadcast), float32, A not transposed, and a SIMD-wide inner loop.
+        let covered = kernels !== undefined && !transposeA && rank >= 3 && b.shape.length === rank;
+        covered &&= a.dtype === 'float32' && b.dtype === 'float32';
+        for (let i = 0; covered && i < rank - 2; i += 1) covered = a.shape[i] === b.shape[i];
+        const m = a.shape[rank - 2] as number;
+        const k = a.shape[rank - 1] as number;
+        const n = (transposeB ? b.shape[rank - 2] : b.shape[rank - 1]) as number;
+        const inner = transposeB ? b.shape[rank - 1] : b.shape[rank - 2];
+        covered &&= inner === k && (transposeB ? k : n) % 4 === 0;
+        if (!covered || kernels === undefined) return original.kernelFunc(args);
+        const out = backend.makeOutput([...a.shape.slice(0, -2), m, n], 'float32');
+        const offset = (info: TensorInfo) => backend.dataIdMap.get(info.dataId)?.memoryOffset;
+        const [pa, pb, pc] = [offset(a), offset(b), offset(out)];
+        if (pa === undefined || pb === undefined || pc === undefined) {
+          throw new Error('BatchMatMul: a tensor has no memory of the wasm backend');
+        }
+        (transposeB ? kernels.bmm_nt : kernels.bmm_nn)(pa, pb, pc, product(a.shape.slice(0, -2)), m, n, k);
+        return out;
+      },
+  );
 
   replaceKernel(tf, 'Slice', (original) =>
-    forNumericInput(original, function runSlice(x, attrs) {
+    forNumericInput(original, function runSlice(backend, x, attrs) {
       const [begin, size] = tf.slice_util.parseSliceParams(
         x,
         attrs?.begin as number | number[],
@@ -200,7 +212,7 @@ export function installAttentionKernels(tf: TfCore): boolean {
   );
 
   replaceKernel(tf, 'SplitV', (original) =>
-    forNumericInput(original, function runSplitV(x, attrs) {
+    forNumericInput(original, function runSplitV(backend, x, attrs) {
       const axis = tf.util.parseAxisParam(attrs?.axis as number, x.shape)[0] as number;
       const sizes = tf.backend_util.prepareSplitSize(x, attrs?.numOrSizeSplits as number | number[], axis);
       const begin = new Array<number>(x.shape.length).fill(0);
@@ -213,5 +225,5 @@ export function installAttentionKernels(tf: TfCore): boolean {
       });
     }),
   );
-  return kernels !== undefined;
+  return kernelsOf(tf.backend() as unknown as WasmBackend) !== undefined;
 }

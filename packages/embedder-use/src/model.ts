@@ -71,8 +71,15 @@ async function initRuntime(backend: UseBackend): Promise<Runtime> {
   }
   if (!(await tf.setBackend(backend))) throw new Error(`backend ${backend} did not initialise`);
   await tf.ready();
-  // The attention's batched products run on SIMD kernels of this package (see attention-kernels.ts).
-  if (backend === 'wasm') installAttentionKernels(tf);
+  // The attention's batched products run on SIMD kernels of this package (see attention-kernels.ts); best effort:
+  // should installing fail, TensorFlow.js's own kernels stay.
+  if (backend === 'wasm') {
+    try {
+      installAttentionKernels(tf);
+    } catch {
+      // keep the original kernels
+    }
+  }
   return { tf, converter };
 }
 
