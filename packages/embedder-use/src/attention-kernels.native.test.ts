@@ -107,6 +107,32 @@ describe('the wasm kernels this package installs', () => {
     ]);
   });
 
+  it('slice whole inputs, ranks 1 and 5, and keep every value when the heap grows between calls', () => {
+    const line = random([9], 4);
+    expect(Array.from(tf.slice(line, [2], [3]).dataSync())).toEqual(Array.from(line.dataSync().slice(2, 5)));
+    expect(Array.from(tf.slice(line, [0], [-1]).dataSync())).toEqual(Array.from(line.dataSync()));
+    const five = random([2, 3, 2, 3, 4], 6, 'int32');
+    const flat = Array.from(five.dataSync());
+    const got = Array.from(tf.slice(five, [1, 1, 0, 2, 1], [1, 2, 2, 1, 3]).dataSync());
+    const want: number[] = [];
+    for (const b of [1, 2])
+      for (const c of [0, 1])
+        for (const e of [1, 2, 3]) want.push(flat[72 + b * 24 + c * 12 + 2 * 4 + e] as number);
+    expect(got).toEqual(want);
+    // Zero-sized products: no rows, and an empty shared dimension (all zeros).
+    expect(tf.matMul(tf.zeros([2, 0, 8]), random([2, 5, 8], 2), false, true).shape).toEqual([2, 0, 5]);
+    expect(Array.from(tf.matMul(tf.zeros([2, 3, 0]), tf.zeros([2, 0, 4])).dataSync())).toEqual(
+      new Array(24).fill(0),
+    );
+    // Tensors made before the wasm memory grows are read through the grown memory.
+    const [a, b] = [random([2, 4, 9, 64], 7), random([2, 4, 9, 64], 11)];
+    const before = Array.from(tf.matMul(a, b, false, true).dataSync());
+    const large = tf.zeros([64 * 1024 * 1024]);
+    expect(Array.from(tf.matMul(a, b, false, true).dataSync())).toEqual(before);
+    expect(tf.split(a, [16, 48], 3)[1]?.shape).toEqual([2, 4, 9, 48]);
+    tf.dispose([line, five, a, b, large]);
+  });
+
   // Last: resetting the engine disposes the model loaded above.
   it('keep working, falling back included, on a wasm backend created after the model loaded', async () => {
     tf.engine().reset();
