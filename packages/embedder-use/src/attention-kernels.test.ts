@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import initWabt from 'wabt';
+import { compileAttentionKernels } from '../scripts/compile-kernels.mjs';
 import { instantiateAttentionKernels } from './attention-kernels.js';
 import { ATTENTION_KERNELS_WASM_BASE64 } from './attention-kernels.wasm.js';
 
@@ -49,12 +49,8 @@ function reference(
 
 describe('attention kernels (SIMD batched products)', () => {
   it('are built from attention-kernels.wat: the embedded binary is what the source compiles to', async () => {
-    const wabt = await initWabt();
     const text = await readFile(new URL('./attention-kernels.wat', import.meta.url), 'utf8');
-    const module = wabt.parseWat('attention-kernels.wat', text, { simd: true });
-    module.validate();
-    const binary = Buffer.from(module.toBinary({}).buffer);
-    module.destroy();
+    const binary = Buffer.from(await compileAttentionKernels(text));
     expect(binary.toString('base64')).toBe(ATTENTION_KERNELS_WASM_BASE64);
   });
 

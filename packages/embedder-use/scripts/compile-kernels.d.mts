@@ -1,0 +1,2 @@
+/** WAT text → WebAssembly binary (SIMD enabled), validated. */
+export function compileAttentionKernels(text: string): Promise<Uint8Array>;
