@@ -17,10 +17,10 @@ export interface LongMemoryScoring {
 }
 
 /**
- * Default weight 0.75, chosen on the development splits by one rule (see docs/design/fusion.md, "Long
+ * Default weight 1, chosen on the development splits by one rule (see docs/design/fusion.md, "Long
  * memories").
  */
-export const DEFAULT_LONG_MEMORY_SCORING: LongMemoryScoring = Object.freeze({ weight: 0.75 });
+export const DEFAULT_LONG_MEMORY_SCORING: LongMemoryScoring = Object.freeze({ weight: 1 });
 
 /** Off: every memory scores as its best chunk. */
 export const NO_LONG_MEMORY_SCORING: LongMemoryScoring = Object.freeze({ weight: 0 });
