@@ -48,6 +48,26 @@ describe('conflicts()', () => {
       await memory.close();
     }
   }, 60_000);
+
+  it("a user's limit counts none of another user's conflicts", async () => {
+    const memory = await createMemory({ path: path(), embedder: 'deterministic', agentId: 'coder' });
+    try {
+      for (const n of [1, 2, 3]) {
+        await memory.add(`Bob's build ${n} takes ${n} minutes`, { userId: 'bob' });
+        await memory.add(`Bob's build ${n} takes ${n + 10} minutes`, { userId: 'bob' });
+      }
+      await memory.add('The staging API port is 8080', { userId: 'alice' });
+      await memory.add('The staging API port is 9090', { userId: 'alice' });
+      // Bob's links are older: the agent's first page of one link is his, and a user filter applied after the
+      // limit would leave Alice's page empty.
+      const first = await memory.conflicts({ limit: 1 });
+      expect(first.map((c) => c.newer.content.startsWith("Bob's"))).toEqual([true]);
+      const mine = await memory.conflicts({ userId: 'alice', limit: 1 });
+      expect(mine.map((c) => c.newer.content)).toEqual(['The staging API port is 9090']);
+    } finally {
+      await memory.close();
+    }
+  }, 60_000);
 });
 
 describe('sessions()', () => {

@@ -84,8 +84,14 @@ export async function openConflicts(
   userId: string | null,
   limit: unknown,
 ): Promise<readonly MemoryConflict[]> {
-  const links = await engine.store.listConflicts(agentId, { state: 'open', limit: pageLimit(limit) });
   const scope = storeScope(userId);
+  // The store lists only the links both of whose sides the scope sees, so the limit counts none of another
+  // user's.
+  const links = await engine.store.listConflicts(agentId, {
+    state: 'open',
+    limit: pageLimit(limit),
+    ...scope,
+  });
   const out: MemoryConflict[] = [];
   for (const link of links) {
     // Both sides as this scope sees them: another user's fact is not found, and a settled side is not active.

@@ -249,7 +249,9 @@ async function openConflicts(
   const marked = new Set<string>();
   if (store.listConflicts === undefined || facts.length === 0) return marked;
   const current = new Set(facts.map((f) => f.id));
-  const links = await store.listConflicts(agentId, { state: 'open', limit: MAX_CORE_FACTS });
+  // Only the links touching these facts: the agent's other open links (another user's among them) neither
+  // count against the limit nor are read.
+  const links = await store.listConflicts(agentId, { state: 'open', ids: [...current], limit: 10_000 });
   for (const link of links) {
     if (current.has(link.olderId) && current.has(link.newerId)) {
       marked.add(link.olderId);

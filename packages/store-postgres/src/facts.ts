@@ -231,18 +231,27 @@ export function linkConflict(
 export function listConflicts(
   ctx: PgContext,
   agentId: string,
-  options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
+  options: {
+    readonly ids?: readonly string[];
+    readonly state?: ConflictState;
+    readonly limit?: number;
+  } & UserScope = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', async () => {
-    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
+    const { ids, state, limit, forUser } = factsRules.validateListConflictsArgs(agentId, options);
+    // With a user, only the links whose two sides the user sees (the agent's own memories and the user's).
+    const seen = (column: string) =>
+      `EXISTS (SELECT 1 FROM memories m WHERE m.agent_id = $1 AND m.id = ${column}
+         AND (m.user_id IS NULL OR m.user_id = $5))`;
     const rows = await ctx.q<factsRules.ConflictRow>(
       ctx.pool,
       'read',
       `SELECT ${factsRules.CONFLICT_LINK_COLUMNS} FROM memory_links
        WHERE agent_id = $1 AND ($2::text IS NULL OR state = $2)
          AND ($3::text[] IS NULL OR older_id = ANY($3::text[]) OR newer_id = ANY($3::text[]))
+         AND ($5::text IS NULL OR (${seen('older_id')} AND ${seen('newer_id')}))
        ORDER BY created_at, older_id COLLATE "C", newer_id COLLATE "C" LIMIT $4`,
-      [agentId, state, ids, limit],
+      [agentId, state, ids, limit, forUser],
     );
     return rows.map(factsRules.conflictLink);
   });

@@ -89,13 +89,21 @@ describe('conflict links', () => {
     expect(unknown.map((e) => 'userId' in e)).toEqual([false, true]);
   });
 
-  it('list with checked ids, state and limit (1000 by default)', () => {
-    expect(validateListConflictsArgs('a', {})).toEqual({ ids: null, state: null, limit: 1000 });
-    expect(validateListConflictsArgs('a', { ids: ['x'], state: 'open', limit: 5 })).toEqual({
-      ids: ['x'],
-      state: 'open',
-      limit: 5,
+  it('list with checked ids, state, limit (1000 by default) and user', () => {
+    expect(validateListConflictsArgs('a', {})).toEqual({
+      ids: null,
+      state: null,
+      limit: 1000,
+      forUser: null,
     });
+    expect(validateListConflictsArgs('a', { ids: ['x'], state: 'open', limit: 5, forUser: 'alice' })).toEqual(
+      {
+        ids: ['x'],
+        state: 'open',
+        limit: 5,
+        forUser: 'alice',
+      },
+    );
     expect(codeOf(() => validateListConflictsArgs('a', { state: 'closed' as 'open' }))).toBe(
       'ENGRAM_STORE_INVALID_INPUT',
     );

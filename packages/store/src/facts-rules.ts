@@ -122,18 +122,25 @@ export function conflictLinkedEntries(
   ];
 }
 
-/** The options of `listConflicts`. */
-export interface ListConflictsOptions {
+/**
+ * The options of `listConflicts`. With `forUser`, only the links whose two sides that user sees (the agent's
+ * own facts and the user's), so the limit counts nothing of another user's.
+ */
+export interface ListConflictsOptions extends UserScope {
   readonly ids?: readonly string[];
   readonly state?: ConflictState;
   readonly limit?: number;
 }
 
-/** The checked options of `listConflicts`: the ids (null: any), the state (null: any) and the limit. */
+/**
+ * The checked options of `listConflicts`: the ids (null: any), the state (null: any), the limit and the user
+ * (null: the whole agent).
+ */
 export interface ConflictListing {
   readonly ids: readonly string[] | null;
   readonly state: ConflictState | null;
   readonly limit: number;
+  readonly forUser: string | null;
 }
 
 /** The arguments of `listConflicts`: at most 10,000 ids, a known state, a limit up to 10,000 (default 1000). */
@@ -151,7 +158,7 @@ export function validateListConflictsArgs(agentId: string, options: ListConflict
     throw invalidInput('state is not a conflict state');
   }
   const limit = validateLimit(options.limit, 'limit', 10_000, 1000);
-  return { ids, state: options.state ?? null, limit };
+  return { ids, state: options.state ?? null, limit, forUser: checkOptionsUser(options) };
 }
 
 /** The columns of a conflict link row, in the order of {@link ConflictRow}. */

@@ -134,7 +134,11 @@ export interface MemoryFactsSlice {
   /** The agent's contradiction links, optionally only those touching `ids` or in `state`. */
   listConflicts(
     agentId: string,
-    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
+    options?: {
+      readonly ids?: readonly string[];
+      readonly state?: ConflictState;
+      readonly limit?: number;
+    } & UserScope,
   ): Promise<readonly ConflictLink[]>;
   /** Settles an open link in one transaction (supersede the other side, or dismiss); returns the link. */
   resolveConflict(

@@ -217,7 +217,11 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
   }
   listConflicts(
     agentId: string,
-    options?: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number },
+    options?: {
+      readonly ids?: readonly string[];
+      readonly state?: ConflictState;
+      readonly limit?: number;
+    } & UserScope,
   ): Promise<readonly ConflictLink[]> {
     return this.#slices.listConflicts(this.#ctx, agentId, options);
   }

@@ -484,6 +484,49 @@ export function describeFactsConformance(name: string, open: ConformanceOpen): v
         { start: 1000 },
       ),
     );
+
+    it(
+      'a listing for a user holds only links it sees, so its limit counts none of another user’s',
+      withPort(
+        open,
+        async (s, clock) => {
+          const fact = async (content: string, userId?: string) =>
+            (await s.insertMemory({ agentId: 'a', kind: 'fact', content, ...(userId ? { userId } : {}) })).id;
+          // Bob's links are the oldest, so an unscoped first page is all his.
+          for (const n of [1, 2, 3]) {
+            clock.set(1000 + n);
+            await s.linkConflict(
+              'a',
+              await fact(`bob ${n} a`, 'bob'),
+              await fact(`bob ${n} b`, 'bob'),
+              'number',
+            );
+          }
+          clock.set(2000);
+          const alice = [await fact('alice a', 'alice'), await fact('alice b', 'alice')] as const;
+          await s.linkConflict('a', alice[0], alice[1], 'number');
+          clock.set(3000);
+          const shared = [await fact('shared a'), await fact('shared b')] as const;
+          await s.linkConflict('a', shared[0], shared[1], 'number');
+          const pairs = (links: readonly { olderId: string; newerId: string }[]) =>
+            links.map((l) => [l.olderId, l.newerId]);
+          expect(await s.listConflicts('a', { state: 'open', limit: 1 })).toHaveLength(1);
+          expect(pairs(await s.listConflicts('a', { state: 'open', limit: 1, forUser: 'alice' }))).toEqual([
+            [...alice],
+          ]);
+          expect(pairs(await s.listConflicts('a', { state: 'open', forUser: 'alice' }))).toEqual([
+            [...alice],
+            [...shared],
+          ]);
+          expect(await s.listConflicts('a', { forUser: 'carol' })).toHaveLength(1);
+          expect(await s.listConflicts('a')).toHaveLength(5);
+          await expect(s.listConflicts('a', { forUser: '' })).rejects.toMatchObject({
+            code: 'ENGRAM_STORE_INVALID_INPUT',
+          });
+        },
+        { start: 1000 },
+      ),
+    );
   });
 
   describe(`store port conformance: ${name}: validity through updateMemory`, () => {

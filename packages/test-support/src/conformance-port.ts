@@ -251,7 +251,12 @@ export interface ConformancePort extends ConformanceStore {
   linkConflict(agentId: string, olderId: string, newerId: string, reason: string): Promise<boolean>;
   listConflicts(
     agentId: string,
-    options?: { readonly ids?: readonly string[]; readonly state?: 'open' | 'resolved' | 'dismissed' },
+    options?: {
+      readonly ids?: readonly string[];
+      readonly state?: 'open' | 'resolved' | 'dismissed';
+      readonly limit?: number;
+      readonly forUser?: string;
+    },
   ): Promise<readonly { readonly olderId: string; readonly newerId: string; readonly state: string }[]>;
   resolveConflict(
     agentId: string,

@@ -214,14 +214,24 @@ export function linkConflict(
   });
 }
 
-/** The agent's conflict links (touching `ids` when given), oldest first. */
+/** A link side (`column`) that the call's user (`@forUser`) sees: the agent's own memory or the user's. */
+function seenByUser(column: 'older_id' | 'newer_id'): string {
+  return `EXISTS (SELECT 1 FROM memories m WHERE m.agent_id = @agent AND m.id = ${column}
+    AND (m.user_id IS NULL OR m.user_id = @forUser))`;
+}
+
+/** The agent's conflict links (touching `ids` when given; with `forUser`, those it sees), oldest first. */
 export function listConflicts(
   ctx: StoreContext,
   agentId: string,
-  options: { readonly ids?: readonly string[]; readonly state?: ConflictState; readonly limit?: number } = {},
+  options: {
+    readonly ids?: readonly string[];
+    readonly state?: ConflictState;
+    readonly limit?: number;
+  } & UserScope = {},
 ): Promise<readonly ConflictLink[]> {
   return ctx.op('listConflicts', () => {
-    const { ids, state, limit } = factsRules.validateListConflictsArgs(agentId, options);
+    const { ids, state, limit, forUser } = factsRules.validateListConflictsArgs(agentId, options);
     // Open links are what a search asks for after each answer with facts: an agent known to have none reads
     // nothing (see `open-links.ts`).
     if (state === 'open' && !mayHaveOpenLinks(ctx, agentId)) return [];
@@ -232,6 +242,7 @@ export function listConflicts(
          WHERE agent_id = @agent AND (@state IS NULL OR state = @state)
            AND (@ids IS NULL OR older_id IN (SELECT value FROM json_each(@ids))
              OR newer_id IN (SELECT value FROM json_each(@ids)))
+           ${forUser === null ? '' : `AND ${seenByUser('older_id')} AND ${seenByUser('newer_id')}`}
          ORDER BY created_at, older_id, newer_id LIMIT @limit`,
       )
       .all<factsRules.ConflictRow>({
@@ -239,6 +250,7 @@ export function listConflicts(
         state,
         ids: ids === null ? null : JSON.stringify(ids),
         limit,
+        ...(forUser === null ? {} : { forUser }),
       })
       .map(factsRules.conflictLink);
   });
