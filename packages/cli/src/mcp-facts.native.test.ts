@@ -58,9 +58,9 @@ describe('engram mcp: corrections', () => {
       expect(second).toContain(`It contradicts fact ${oldId} (different number) on the same subject`);
 
       const found = textOf(await call('memory_search', { query: 'which port does the API listen on' }));
-      expect(found).toContain(`the API listens on port 9090 [current: contradicts older fact ${oldId}]`);
+      expect(found).toContain(`"the API listens on port 9090" [current: contradicts older fact ${oldId}]`);
       expect(found).toContain(
-        `the API listens on port 8080 [conflicting: contradicted by newer fact ${newId}]`,
+        `"the API listens on port 8080" [conflicting: contradicted by newer fact ${newId}]`,
       );
 
       // The agent settles it: the old statement is forgotten; search shows one current fact.

@@ -44,7 +44,8 @@ describe('long memories through the tools', () => {
     const [start, end] = (pointer ?? '').split('#')[1]?.split('-').map(Number) ?? [];
     const got = await handler.execute('memory_get', { pointer, maxChars: 8000 }, { agentId: 'a' });
     expect(got.ok).toBe(true);
-    expect(got.text).toContain(content.slice(start, end));
+    // The window exactly, as one quoted string (its paragraph breaks escaped).
+    expect(got.text).toContain(JSON.stringify(content.slice(start, end)));
     expect(got.text).toContain(phrase);
     expect(got.text.length).toBeLessThan(content.length);
     const small = await handler.execute('memory_get', { pointer, maxChars: 300 }, { agentId: 'a' });

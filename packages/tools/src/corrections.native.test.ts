@@ -44,10 +44,10 @@ describe('contradictions', () => {
 
     const found = await tools.execute('memory_search', { query: 'which port does the API listen on' }, ctx);
     expect(found.text).toContain(
-      `id:${newId}] the API listens on port 9090 [current: contradicts older fact ${oldId}]`,
+      `id:${newId}] "the API listens on port 9090" [current: contradicts older fact ${oldId}]`,
     );
     expect(found.text).toContain(
-      `id:${oldId}] the API listens on port 8080 [conflicting: contradicted by newer fact ${newId}]`,
+      `id:${oldId}] "the API listens on port 8080" [conflicting: contradicted by newer fact ${newId}]`,
     );
     const { results } = await retriever.search('a', 'API port');
     const byId = new Map(results.map((r) => [r.record.id, r.explanation.conflict]));
@@ -114,9 +114,9 @@ describe('memory_update and memory_forget', () => {
       ctx,
     );
     expect(withHistory.text).toContain(
-      `id:${oldId}] the staging database is Postgres 14 [superseded by ${newId}]`,
+      `id:${oldId}] "the staging database is Postgres 14" [superseded by ${newId}]`,
     );
-    expect(withHistory.text).toContain(`id:${newId}] the staging database is Postgres 16\n`);
+    expect(withHistory.text).toContain(`id:${newId}] "the staging database is Postgres 16"\n`);
     const history = await store.history('a', newId);
     expect(history.chain).toEqual([oldId, newId]);
     expect(history.entries.map((e) => e.action)).toEqual(['created', 'created', 'superseded']);
