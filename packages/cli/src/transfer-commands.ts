@@ -118,9 +118,22 @@ export async function exportCommand(io: CliIo, c: Extract<Command, { name: 'expo
         if (record.type === 'end') end = record;
         if (records % PROGRESS_EVERY === 0) io.stderr.write(`exported ${records} records\n`);
       }
-      const summary = { records, counts: end?.counts ?? null, vectors: c.vectors, user: c.user };
+      const summary = {
+        records,
+        counts: end?.counts ?? null,
+        skipped: end?.skipped ?? 0,
+        vectors: c.vectors,
+        user: c.user,
+      };
       if (c.json) io.stderr.write(`${JSON.stringify(summary)}\n`);
-      else io.stderr.write(`Exported ${records} records.\n`);
+      else {
+        const skipped = end?.skipped ?? 0;
+        io.stderr.write(
+          skipped === 0
+            ? `Exported ${records} records.\n`
+            : `Exported ${records} records; left out ${skipped} damaged row${skipped === 1 ? '' : 's'} an import would refuse (see engram health).\n`,
+        );
+      }
       return EXIT.ok;
     },
     { access: 'read' },

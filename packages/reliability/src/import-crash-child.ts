@@ -2,7 +2,7 @@
  * Child of the import crash campaign: opens the store file and imports an export file (JSON Lines) into it with
  * `importRecords`, until the parent kills it with SIGKILL. Protocol (one JSON object per stdout line):
  * `{ t: 'ready' }` once the store is open; `{ t: 'P', records }` at every progress report of the import (the
- * last one after its COMMIT); `{ t: 'done', imported }` once its promise resolved. A rejection is reported as
+ * last one before its COMMIT); `{ t: 'done', imported }` once its promise resolved. A rejection is reported as
  * `{ t: 'E', code }` (the code only) and ends the child with exit code 1.
  *
  * Usage: node --import tsx import-crash-child.ts <db path> <export path>

@@ -1,7 +1,7 @@
 /**
  * Import crash campaign: a child process imports an export file (thousands of records: memories, events, a
  * cursor, history) into a store file that already holds another agent's memories, and is killed with SIGKILL at a
- * seeded random progress report (the last one comes after the import's COMMIT). After every kill the file is
+ * seeded random progress report, or once the import resolved (after its COMMIT). After every kill the file is
  * reopened and checked: its integrity holds, the other agent's memories are untouched, and the import is either
  * wholly absent or wholly present — never in between.
  */
@@ -118,10 +118,11 @@ describe('import crash campaign (kill -9 at random points)', () => {
     for (let run = 0; run < RUNS; run += 1) {
       const target = join(dir, `target-${run}.db`);
       copyFileSync(basePath, target);
-      // Killed on the k-th progress report: inside the transaction, or (k = reports) after its COMMIT.
-      // The first run is killed at the first report and the last after the end, so both outcomes are always
-      // exercised; the others at a seeded random report.
-      const k = run === 0 ? 1 : run === RUNS - 1 ? reports : 1 + prng.int(reports);
+      // Killed on the k-th line of progress: a report, inside the transaction (the last report comes before the
+      // COMMIT), or (k = reports + 1) the import's resolution, after its COMMIT. The first run is killed at the
+      // first report and the last after the end, so both outcomes are always exercised; the others at a seeded
+      // random line.
+      const k = run === 0 ? 1 : run === RUNS - 1 ? reports + 1 : 1 + prng.int(reports + 1);
       const child: LineChild = spawnChild('import-crash-child', [target, exportFile]);
       let seen = 0;
       child.onLine((line) => {

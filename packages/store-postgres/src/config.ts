@@ -1,7 +1,7 @@
 /** The configuration of a `PostgresMemoryStore` and its validation (bad input changes nothing). */
 import type { StoreObserver } from '@engram/contracts';
 import type { EmbeddingProfile, ForgetMode } from '@engram/store';
-import { invalidInput } from '@engram/store/port-kit';
+import { invalidInput, MAX_CONTENT_LENGTH_CAP } from '@engram/store/port-kit';
 import type pg from 'pg';
 
 /** Configuration of a `PostgresMemoryStore`. */
@@ -57,7 +57,7 @@ export function checkConfig(config: PostgresMemoryStoreConfig): void {
   const numIn = (v: unknown, lo: number, hi: number): boolean =>
     v === undefined || (typeof v === 'number' && Number.isFinite(v) && v >= lo && v <= hi);
   if (!intIn(config.poolSize, 1, 1000)) throw invalidInput('store configuration: poolSize');
-  if (!intIn(config.maxContentLength, 1, 10_000_000))
+  if (!intIn(config.maxContentLength, 1, MAX_CONTENT_LENGTH_CAP))
     throw invalidInput('store configuration: maxContentLength');
   if (!intIn(config.claimLeaseMs, 100, 3_600_000)) throw invalidInput('store configuration: claimLeaseMs');
   if (!numIn(config.lexical?.k1, 0, 10) || !numIn(config.lexical?.b, 0, 1)) {

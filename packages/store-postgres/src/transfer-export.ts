@@ -15,7 +15,7 @@ import {
   type ExportRecord,
   type ExportRow,
 } from '@engram/store';
-import { exportHeader, validateAgentId } from '@engram/store/port-kit';
+import { exportHeader, importRows, validateAgentId } from '@engram/store/port-kit';
 import type pg from 'pg';
 import type { PgContext, Queryable } from './context.js';
 import { CHUNK_VEC_READY, chunkKey } from './derived.js';
@@ -150,10 +150,11 @@ async function memoryVectors(ctx: PgContext, db: Queryable, row: MemoryRow): Pro
   return out;
 }
 
-function cellOf(value: unknown): string | number | null {
+/** A stored cell as an export carries it; undefined for a value the format cannot carry (a damaged row). */
+function cellOf(value: unknown): string | number | null | undefined {
   if (value === null || typeof value === 'string' || typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
-  throw new EngramStoreError('ENGRAM_STORE_CORRUPT', 'a stored column holds a value the export cannot carry');
+  return undefined;
 }
 
 async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): AsyncGenerator<ExportRecord> {
@@ -173,6 +174,8 @@ async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): 
     links: 0,
     history: 0,
   };
+  // Rows an import would refuse (damaged by another tool or by hand), left out so the rest restores.
+  let skipped = 0;
   let after = 0;
   for (;;) {
     const page = await ctx.q<MemoryRow>(
@@ -183,10 +186,15 @@ async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): 
       [after, agentId],
     );
     for (const row of page) {
+      const exported = memoryExportRow(row);
+      if (!importRows.restorableRow('memory', exported)) {
+        skipped += 1;
+        continue;
+      }
       counts.memories += 1;
       yield withVectors
-        ? { type: 'memory', row: memoryExportRow(row), vectors: await memoryVectors(ctx, db, row) }
-        : { type: 'memory', row: memoryExportRow(row) };
+        ? { type: 'memory', row: exported, vectors: await memoryVectors(ctx, db, row) }
+        : { type: 'memory', row: exported };
     }
     if (page.length < PAGE) break;
     after = Number(page[page.length - 1]?.rid);
@@ -210,12 +218,19 @@ async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): 
       );
       for (const raw of page) {
         const row: Record<string, string | number | null> = {};
+        let carried = true;
         for (const c of t.columns) {
           const v = raw[c];
-          row[c] =
+          const cell =
             typeof v === 'string' && /^(seq|cursor|created_at|updated_at|at|revision|resolved_at)$/.test(c)
               ? Number(v)
               : cellOf(v);
+          if (cell === undefined) carried = false;
+          else row[c] = cell;
+        }
+        if (!carried || !importRows.restorableRow(t.type, row)) {
+          skipped += 1;
+          continue;
         }
         counts[t.count] += 1;
         yield { type: t.type, row };
@@ -225,7 +240,7 @@ async function* records(ctx: PgContext, db: Queryable, options: ExportOptions): 
       last = t.order.map((_, i) => tail[`k${i}`]);
     }
   }
-  yield { type: 'end', counts };
+  yield { type: 'end', counts, ...(skipped === 0 ? {} : { skipped }) };
 }
 
 /** Streams the store's records (or one agent's) in the export format; every failure is an `EngramStoreError`. */

@@ -105,6 +105,27 @@ export function chunkSpans(
   }
 }
 
+/** The largest content cap a store accepts (its `maxContentLength` setting), in UTF-16 code units. */
+export const MAX_CONTENT_LENGTH_CAP = 10_000_000;
+
+/**
+ * The most chunks a stored memory can have: every chunk but the last ends at least half a budget after it
+ * starts, and the next one reaches back at most the overlap, so each advances at least 350 code units.
+ */
+export const MAX_CHUNKS: number =
+  Math.ceil(MAX_CONTENT_LENGTH_CAP / (CHUNK_BUDGET * MIN_CHUNK_SHARE - CHUNK_OVERLAP)) + 1;
+
+/**
+ * A memory's chunk count as read back from a store (untrusted: a damaged file can hold any value): an integer
+ * from 1 to {@link MAX_CHUNKS}. A value that is not a positive integer reads as 1, a larger one as the most a
+ * memory can have, so no loop over a memory's chunks runs longer than its content allows.
+ */
+export function storedChunkCount(value: unknown): number {
+  const n = typeof value === 'bigint' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) return 1;
+  return Math.min(n, MAX_CHUNKS);
+}
+
 /** 2^40: the key span of one chunk index (row ids stay below it). */
 export const CHUNK_KEY_SPAN = 1_099_511_627_776;
 

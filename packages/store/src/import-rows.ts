@@ -8,6 +8,7 @@
  * agent (`ImportOptions.agentId`) takes a file that holds one agent only.
  */
 import { checkTimestamp, contentHash, EMBEDDING_STATES, EVENT_TYPES } from '@engram/contracts';
+import { MAX_CONTENT_LENGTH_CAP } from './chunking.js';
 import { EngramStoreError, invalidInput } from './errors.js';
 import { UNKNOWN_HISTORY_USER } from './history-rules.js';
 import type {
@@ -21,6 +22,7 @@ import type {
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './transfer.js';
 import type { ValidationLimits } from './validate.js';
 import {
+  MAX_COUNTER,
   memoryMetadataJson,
   stableMetadataJson,
   validateAgentId,
@@ -150,7 +152,7 @@ function timestampOrNull(row: Record<string, unknown>, column: string, field: st
 }
 
 function intOrNull(value: unknown, field: string, min: number): void {
-  if (value !== null && value !== undefined) validateInteger(value, field, min);
+  if (value !== null && value !== undefined) validateInteger(value, field, min, MAX_COUNTER);
 }
 
 function idOrNull(value: unknown, field: string): void {
@@ -250,7 +252,7 @@ export function checkImportPlainRow(
   switch (type) {
     case 'event': {
       validateAgentId(row.session_id, 'event.session_id');
-      validateInteger(row.seq, 'event.seq', 1);
+      validateInteger(row.seq, 'event.seq', 1, MAX_COUNTER);
       if (row.type !== undefined && (typeof row.type !== 'string' || !EVENT_TYPE_SET.has(row.type)))
         throw invalidInput('event.type is not an event type');
       validateContent(row.content, limits, 'event.content', true);
@@ -264,7 +266,7 @@ export function checkImportPlainRow(
     }
     case 'cursor':
       validateAgentId(row.session_id, 'cursor.session_id');
-      validateInteger(row.cursor, 'cursor.cursor', 0);
+      validateInteger(row.cursor, 'cursor.cursor', 0, MAX_COUNTER);
       validateTimestamp(row.updated_at, 'cursor.updated_at');
       return row;
     case 'skill':
@@ -559,5 +561,37 @@ export class ImportTally {
       vectorsImported: this.vectorsImported,
       ...(this.agents.target === null ? {} : { agentId: this.agents.target }),
     };
+  }
+}
+
+/** The widest limits a store can be opened with: the store an import writes into applies its own. */
+const ANY_STORE_LIMITS: ValidationLimits = { maxContentLength: MAX_CONTENT_LENGTH_CAP };
+
+/** A header that names no agent: each row keeps its own. */
+const ANY_AGENT_HEADER: ExportHeader = {
+  type: 'header',
+  format: EXPORT_FORMAT,
+  formatVersion: EXPORT_FORMAT_VERSION,
+  schemaVersion: 0,
+  embedder: null,
+  agentId: null,
+  vectors: false,
+};
+
+/**
+ * Whether an import would take this stored row (a memory, or a row of another table): the checks an import
+ * makes (under the widest content cap), run by the export, which leaves out a row that fails them (a row damaged by another tool or by hand)
+ * and counts it as `skipped` in its end record, so that one damaged row never makes the rest of a backup
+ * impossible to restore. Any other error is rethrown.
+ */
+export function restorableRow(type: ImportBody['type'], row: ExportRow): boolean {
+  const agents = new ImportAgents(ANY_AGENT_HEADER, undefined);
+  try {
+    if (type === 'memory') checkImportMemoryRow(row, ANY_STORE_LIMITS, agents);
+    else checkImportPlainRow(type, row, ANY_STORE_LIMITS, agents);
+    return true;
+  } catch (err) {
+    if (err instanceof EngramStoreError && err.code === 'ENGRAM_STORE_INVALID_INPUT') return false;
+    throw err;
   }
 }

@@ -3,7 +3,7 @@
  * (PostgreSQL's bigint); the records always hold numbers.
  */
 import type { EmbeddingState, EventType, Lifecycle, MemoryKind } from '@engram/contracts';
-import { storedMetadata, storedTimestamp, storedTimestampOrNull } from './stored-values.js';
+import { storedMetadata, storedText, storedTimestamp, storedTimestampOrNull } from './stored-values.js';
 import type { EventRecord, MemoryRecord, SkillRecord } from './types.js';
 import type { PreparedMemory } from './validate.js';
 
@@ -40,7 +40,7 @@ export function toEvent(row: EventRow): EventRecord {
     seq: Number(row.seq),
     type: row.type as EventType,
     role: row.role,
-    content: row.content,
+    content: storedText(row.content),
     toolName: row.tool_name,
     metadata,
     createdAt: storedTimestamp(row.created_at),
@@ -64,7 +64,7 @@ export function toSkill(row: SkillRow): SkillRecord {
     agentId: row.agent_id,
     name: row.name,
     description: row.description,
-    content: row.content,
+    content: storedText(row.content),
     createdAt: storedTimestamp(row.created_at),
     updatedAt: storedTimestamp(row.updated_at),
   };
@@ -128,7 +128,7 @@ export function toMemoryRecord(
     id: row.id,
     agentId: row.agent_id,
     kind: row.kind as MemoryKind,
-    content: row.content,
+    content: storedText(row.content),
     contentHash: row.content_hash,
     importance: Number(row.importance),
     confidence: Number(row.confidence),
@@ -215,7 +215,7 @@ export function eventFields(
   return {
     type: row.type,
     role: row.role,
-    content: row.content,
+    content: storedText(row.content),
     toolName: row.tool_name,
     metadataJson: row.metadata,
     userId: storedUserId(row.user_id),

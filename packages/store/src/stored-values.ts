@@ -36,6 +36,19 @@ export function storedMetadata(value: unknown): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * A stored text (content) as a string: a blob is read as UTF-8 (invalid sequences as U+FFFD), a number as its
+ * decimal form, anything else as the empty string.
+ */
+export function storedText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return utf8.decode(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return '';
+}
+
 /** A stored timestamp as a number (a bigint or numeric text converted); anything else reads as `NaN`. */
 export function storedTimestamp(value: unknown): number {
   if (typeof value === 'number') return value;

@@ -61,7 +61,15 @@ export type ExportRecord =
   | { readonly type: 'skill'; readonly row: ExportRow }
   | { readonly type: 'link'; readonly row: ExportRow }
   | { readonly type: 'history'; readonly row: ExportRow }
-  | { readonly type: 'end'; readonly counts: ExportCounts };
+  | {
+      readonly type: 'end';
+      readonly counts: ExportCounts;
+      /**
+       * Stored rows left out because an import would refuse them (a row damaged by another tool or by hand; the
+       * store's integrity check names the file damaged). Absent when none was.
+       */
+      readonly skipped?: number;
+    };
 
 /** Options of an export. */
 export interface ExportOptions {
@@ -145,7 +153,7 @@ function buildRecordSchema() {
     z.object({ type: z.literal('skill'), row }).strict(),
     z.object({ type: z.literal('link'), row }).strict(),
     z.object({ type: z.literal('history'), row }).strict(),
-    z.object({ type: z.literal('end'), counts }).strict(),
+    z.object({ type: z.literal('end'), counts, skipped: z.number().int().min(0).optional() }).strict(),
   ]);
 }
 
@@ -159,6 +167,7 @@ const RECORD_FIELDS: ReadonlySet<string> = new Set([
   'vectors',
   'row',
   'counts',
+  'skipped',
 ]);
 
 /**

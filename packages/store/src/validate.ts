@@ -120,12 +120,24 @@ export function validateUnit(value: unknown, field: string): number {
 }
 
 /** Checks an integer ≥ `min` (seq numbers, cursors, revisions). */
-export function validateInteger(value: unknown, field: string, min: number): number {
+export function validateInteger(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number = Number.MAX_SAFE_INTEGER,
+): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value))
     throw invalidInput(`${field} must be an integer`);
   if (value < min) throw invalidInput(`${field} must be at least ${min}`);
+  if (value > max) throw invalidInput(`${field} must be at most ${max}`);
   return value;
 }
+
+/**
+ * The largest position, revision or count a store takes from a caller or a backup (2^40): far below the
+ * largest safe integer, so that the positions, revisions and counts a store adds to one stay exact.
+ */
+export const MAX_COUNTER: number = 2 ** 40;
 
 /** The longest maintenance lease a store grants (one day). */
 export const MAX_MAINTENANCE_LEASE_MS = 86_400_000;
@@ -287,8 +299,10 @@ export function prepareNewMemory(
   const tags = validateTags(input.tags, `${field}.tags`);
   const sessionId =
     input.sessionId === undefined ? null : validateAgentId(input.sessionId, `${field}.sessionId`);
-  const seqFrom = input.seqFrom === undefined ? null : validateInteger(input.seqFrom, `${field}.seqFrom`, 1);
-  const seqTo = input.seqTo === undefined ? null : validateInteger(input.seqTo, `${field}.seqTo`, 1);
+  const seqFrom =
+    input.seqFrom === undefined ? null : validateInteger(input.seqFrom, `${field}.seqFrom`, 1, MAX_COUNTER);
+  const seqTo =
+    input.seqTo === undefined ? null : validateInteger(input.seqTo, `${field}.seqTo`, 1, MAX_COUNTER);
   if (seqFrom !== null && seqTo !== null && seqTo < seqFrom) {
     throw invalidInput(`${field}.seqTo must not be below seqFrom`);
   }
@@ -437,7 +451,7 @@ function depthOf(value: unknown, depth: number): number {
 /** Validates one event of an append. Event content may be empty (a tool call without text) but is capped. */
 export function prepareEvent(input: EventInput, limits: ValidationLimits, field = 'event'): PreparedEvent {
   if (typeof input !== 'object' || input === null) throw invalidInput(`${field} must be an object`);
-  const seq = validateInteger(input.seq, `${field}.seq`, 1);
+  const seq = validateInteger(input.seq, `${field}.seq`, 1, MAX_COUNTER);
   if (typeof input.type !== 'string' || !EVENT_TYPE_SET.has(input.type)) {
     throw invalidInput(`${field}.type is not an event type`);
   }

@@ -18,6 +18,7 @@ import {
   type ChunkSpan,
   chunkKey,
   chunkSpans,
+  storedChunkCount,
 } from '@engram/store/port-kit';
 import type { SqliteDatabase } from '../native.js';
 import type { StoreContext } from './context.js';
@@ -73,10 +74,11 @@ export function unindexContent(
   ctx: StoreContext,
   rid: number,
   agentId: string,
-  chunkCount: number,
+  storedChunks: number,
   hadCjk: boolean,
 ): void {
-  for (let i = 0; i < Math.max(1, chunkCount); i += 1) {
+  const chunkCount = storedChunkCount(storedChunks);
+  for (let i = 0; i < chunkCount; i += 1) {
     const key = chunkKey(rid, i);
     // A chunk's trigram row exists only when the chunk has CJK: deleting an absent row is a no-op.
     deleteFts(ctx, key, hadCjk);
@@ -88,8 +90,9 @@ export function unindexContent(
 }
 
 /** Removes every vector of a memory and marks its chunks pending. Must run inside a transaction. */
-export function dropVectors(ctx: StoreContext, rid: number, agentId: string, chunkCount: number): void {
-  for (let i = 0; i < Math.max(1, chunkCount); i += 1) deleteVector(ctx, chunkKey(rid, i));
+export function dropVectors(ctx: StoreContext, rid: number, agentId: string, storedChunks: number): void {
+  const chunkCount = storedChunkCount(storedChunks);
+  for (let i = 0; i < chunkCount; i += 1) deleteVector(ctx, chunkKey(rid, i));
   if (chunkCount > 1) {
     ctx
       .stmt('write', 'UPDATE memory_chunks SET vec = 0 WHERE agent_id = ? AND rid = ? AND vec <> 0')

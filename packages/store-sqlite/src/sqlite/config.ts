@@ -10,7 +10,7 @@ import type {
   StoreAccess,
   VectorIndexProgress,
 } from '@engram/store/port-kit';
-import { invalidInput } from '@engram/store/port-kit';
+import { invalidInput, MAX_CONTENT_LENGTH_CAP } from '@engram/store/port-kit';
 import { z } from 'zod';
 import type { EncryptionCipher, SqliteDriver } from '../native.js';
 import { VECTOR_QUANTIZATIONS, type VectorIndexOptions } from './vector-quant.js';
@@ -167,7 +167,7 @@ const configSchema = z.object({
   access: z.enum(['read', 'write']).optional(),
   busyTimeoutMs: z.number().int().min(0).max(600_000).optional(),
   mmapSize: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  maxContentLength: z.number().int().min(1).max(10_000_000).optional(),
+  maxContentLength: z.number().int().min(1).max(MAX_CONTENT_LENGTH_CAP).optional(),
   now: fnSchema.optional(),
   observer: z.custom<StoreObserver>((v) => typeof v === 'object' && v !== null).optional(),
   idFactory: fnSchema.optional(),

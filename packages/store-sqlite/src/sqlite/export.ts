@@ -11,7 +11,7 @@
  */
 
 import type { ExportCounts, ExportOptions, ExportRecord, ExportRow } from '@engram/store/port-kit';
-import { EngramStoreError, exportHeader, validateAgentId } from '@engram/store/port-kit';
+import { EngramStoreError, exportHeader, importRows, validateAgentId } from '@engram/store/port-kit';
 import { CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { classifySqliteError } from './classify.js';
 import { StoreContext } from './context.js';
@@ -106,18 +106,17 @@ function read<T>(ctx: StoreContext, fn: () => T): T {
   }
 }
 
-/** A stored row without its internal and derived columns. */
-function exportRow(raw: Record<string, unknown>, derived: ReadonlySet<string>): ExportRow {
+/**
+ * A stored row without its internal and derived columns; null when a column holds a value the export format
+ * cannot carry (a blob: a damaged row, left out and counted as skipped).
+ */
+function exportRow(raw: Record<string, unknown>, derived: ReadonlySet<string>): ExportRow | null {
   const out: Record<string, string | number | null> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (derived.has(key) || key.startsWith('_')) continue;
     if (typeof value === 'bigint') out[key] = Number(value);
     else if (typeof value === 'string' || typeof value === 'number' || value === null) out[key] = value;
-    else
-      throw new EngramStoreError(
-        'ENGRAM_STORE_CORRUPT',
-        'a stored column holds a value the export cannot carry',
-      );
+    else return null;
   }
   return out;
 }
@@ -231,6 +230,8 @@ async function* snapshotRecords(
     vectors: withVectors,
   });
   const counts = { memories: 0, events: 0, cursors: 0, skills: 0, links: 0, history: 0 };
+  // Rows an import would refuse (damaged by another tool or by hand), left out so the rest restores.
+  let skipped = 0;
   const agentCond = agentId === null ? '' : 'AND agent_id = @agent';
   const agentParam = agentId === null ? {} : { agent: agentId };
   let after = 0;
@@ -242,14 +243,19 @@ async function* snapshotRecords(
     );
     if (page.length === 0) break;
     const records = read(ctx, () =>
-      page.map((raw): ExportRecord => {
+      page.map((raw): ExportRecord | null => {
         const row = exportRow(raw, DERIVED_MEMORY_COLUMNS);
+        if (row === null || !importRows.restorableRow('memory', row)) return null;
         if (!withVectors || raw.embedding_state !== 'ready') return { type: 'memory', row };
         return { type: 'memory', row, vectors: memoryVectors(ctx, raw) };
       }),
     );
     after = Number(page[page.length - 1]?.rid);
     for (const r of records) {
+      if (r === null) {
+        skipped += 1;
+        continue;
+      }
       counts.memories += 1;
       yield r;
     }
@@ -278,11 +284,16 @@ async function* snapshotRecords(
       if (page.length === 0) break;
       last = page[page.length - 1];
       for (const raw of page) {
+        const row = read(ctx, () => exportRow(raw, t.derived));
+        if (row === null || !importRows.restorableRow(t.type, row)) {
+          skipped += 1;
+          continue;
+        }
         counts[t.count] += 1;
-        yield { type: t.type, row: read(ctx, () => exportRow(raw, t.derived)) } as ExportRecord;
+        yield { type: t.type, row } as ExportRecord;
       }
     }
   }
   const end: ExportCounts = { ...counts };
-  yield { type: 'end', counts: end };
+  yield { type: 'end', counts: end, ...(skipped === 0 ? {} : { skipped }) };
 }

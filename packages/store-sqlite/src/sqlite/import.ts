@@ -214,9 +214,11 @@ export async function importRecords(
       },
     });
     ctx.flushLexical();
+    // The last report comes before the commit, as every other: a callback that throws aborts the import with
+    // nothing written, never after it is written.
+    options.onProgress?.(read);
     ctx.stmt('meta', 'COMMIT').run();
     ctx.held = null;
-    options.onProgress?.(read);
     done = importer;
   } catch (err) {
     if (began) rollbackImport(ctx);

@@ -13,6 +13,7 @@ import {
   storedMetadata,
   storedRows,
   storedTags,
+  storedText,
   storedTimestamp,
   storedTimestampOrNull,
 } from '@engram/store/port-kit';
@@ -121,7 +122,7 @@ export function recordFromValues(v: RecordValues): MemoryRecord {
     id: v[0],
     agentId: v[1],
     kind: v[2] as MemoryKind,
-    content: v[3],
+    content: storedText(v[3]),
     contentHash: v[4],
     importance: v[5],
     confidence: v[6],

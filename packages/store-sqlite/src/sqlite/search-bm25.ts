@@ -4,7 +4,7 @@
  */
 import { MEMORY_KINDS } from '@engram/contracts';
 import type { Bm25Plan, LexicalHit } from '@engram/store/port-kit';
-import { buildMatch } from '@engram/store/port-kit';
+import { buildMatch, storedChunkCount } from '@engram/store/port-kit';
 import { bm25Idf } from '../lexical-index.js';
 import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
@@ -249,7 +249,8 @@ function memoryScores(
   const units: number[] = [];
   for (const [key, , , , chunks] of rows) {
     const rid = key % CHUNK_KEY_SPAN;
-    for (let i = 0; i < Math.max(1, chunks); i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
+    const count = storedChunkCount(chunks);
+    for (let i = 0; i < count; i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
   }
   const extra = ctx
     .stmt(

@@ -1,0 +1,191 @@
+/**
+ * What a memory file damaged by another tool, or a tampered backup, does to the facade: a damaged row never
+ * crashes the process, never makes a read throw, never blocks forgetting, and a backup can only hold positions
+ * and revisions the store can keep adding to.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExportRecord } from '@engram/store';
+import { openDatabase } from '@engram/store-sqlite/raw';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemory } from './memory.js';
+
+let dir: string;
+let n = 0;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'engram-damaged-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const path = (): string => {
+  n += 1;
+  return join(dir, `d${n}.db`);
+};
+
+const open = (file: string) =>
+  createMemory({ path: file, embedder: 'deterministic', backgroundDrain: false, processBeat: false });
+
+/** Runs one statement on the closed file, as another tool would. */
+function damage(file: string, sql: string): void {
+  const db = openDatabase(file);
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+describe('a damaged row', () => {
+  it('a chunk count far past what the content allows: search answers and the memory can be forgotten', async () => {
+    const file = path();
+    const long = Array.from({ length: 30 }, (_, i) => `Sentence ${i} about green tea number ${i}.`).join(' ');
+    let id: string;
+    {
+      const memory = await open(file);
+      await memory.add('Alice likes green tea');
+      id = (await memory.add(long)).added[0]?.id ?? '';
+      await memory.close();
+    }
+    damage(file, `UPDATE memories SET chunk_count = 1000000000 WHERE content LIKE 'Sentence%'`);
+    const memory = await open(file);
+    try {
+      const hits = await memory.search('green tea sentence');
+      expect(hits.map((h) => h.id)).toContain(id);
+      expect(await memory.delete(id)).toBe(true);
+      expect((await memory.list()).map((m) => m.content)).toEqual(['Alice likes green tea']);
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
+
+  it('content stored as a blob reads as text: search, context and the tools answer', async () => {
+    const file = path();
+    {
+      const memory = await open(file);
+      await memory.add('Alice likes green tea');
+      await memory.add('Bob drinks coffee');
+      await memory.close();
+    }
+    damage(file, `UPDATE memories SET content = CAST('Bob drinks coffee' AS BLOB) WHERE content LIKE 'Bob%'`);
+    const memory = await open(file);
+    try {
+      const hits = await memory.search('coffee');
+      expect(hits.map((h) => h.content)).toEqual(['Bob drinks coffee']);
+      const recalled = await memory.context('tea');
+      expect(recalled.core + recalled.recall).toContain('Alice likes green tea');
+      expect((await memory.context(null)).core).toContain('Bob drinks coffee');
+      expect((await memory.callTool('memory_search', { query: 'coffee' })).ok).toBe(true);
+    } finally {
+      await memory.close();
+    }
+  }, 60_000);
+});
+
+describe('the backup of a damaged file', () => {
+  it('leaves out, and counts, the rows an import would refuse, so the rest restores', async () => {
+    const file = path();
+    {
+      const memory = await open(file);
+      for (let i = 0; i < 20; i += 1)
+        await memory.add(`Note ${i}: the build of service ${i} takes ${i} minutes`);
+      await memory.close();
+    }
+    damage(
+      file,
+      `PRAGMA ignore_check_constraints = ON;
+       UPDATE memories SET created_at = '2024-01-01' WHERE content LIKE 'Note 3:%';
+       UPDATE memories SET importance = 9e999 WHERE content LIKE 'Note 7:%';`,
+    );
+    const memory = await open(file);
+    let records: ExportRecord[];
+    try {
+      records = await collect(memory.export());
+    } finally {
+      await memory.close();
+    }
+    const end = records.at(-1);
+    expect(end).toMatchObject({ type: 'end', counts: { memories: 18 }, skipped: 2 });
+    const target = await open(path());
+    try {
+      const summary = await target.import(records);
+      expect(summary.imported.memories).toBe(18);
+      const restored = (await target.list({ limit: 100 })).map((m) => m.content);
+      expect(restored).toHaveLength(18);
+      expect(restored.some((c) => c.startsWith('Note 3:') || c.startsWith('Note 7:'))).toBe(false);
+    } finally {
+      await target.close();
+    }
+  }, 120_000);
+});
+
+describe('a tampered backup', () => {
+  /** A backup of one memory and one logged message, with `edit` applied to its rows. */
+  async function backup(edit: (record: ExportRecord) => ExportRecord): Promise<ExportRecord[]> {
+    const memory = await open(path());
+    try {
+      await memory.add('Alice likes green tea');
+      await memory.add([{ role: 'user', content: 'I moved to Lyon' }], { sessionId: 's1' });
+      return (await collect(memory.export())).map(edit);
+    } finally {
+      await memory.close();
+    }
+  }
+
+  it('a revision or a position past what the store can add to is refused, and nothing is written', async () => {
+    const edits: [string, (r: ExportRecord) => ExportRecord][] = [
+      [
+        'revision',
+        (r) => (r.type === 'memory' ? { ...r, row: { ...r.row, revision: Number.MAX_SAFE_INTEGER - 1 } } : r),
+      ],
+      [
+        'event seq',
+        (r) => (r.type === 'event' ? { ...r, row: { ...r.row, seq: Number.MAX_SAFE_INTEGER } } : r),
+      ],
+      [
+        'cursor',
+        (r) => (r.type === 'cursor' ? { ...r, row: { ...r.row, cursor: Number.MAX_SAFE_INTEGER } } : r),
+      ],
+    ];
+    for (const [what, edit] of edits) {
+      const records = await backup(edit);
+      const target = await open(path());
+      try {
+        await expect(target.import(records), what).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+        expect(await target.list(), what).toEqual([]);
+      } finally {
+        await target.close();
+      }
+    }
+  }, 120_000);
+
+  it('a progress callback that throws at the end aborts the import with nothing written', async () => {
+    const records = await backup((r) => r);
+    const target = await open(path());
+    try {
+      let calls = 0;
+      await expect(
+        target.import(records, {
+          onProgress: () => {
+            calls += 1;
+            throw new Error('the caller gave up');
+          },
+        }),
+      ).rejects.toThrow();
+      expect(calls).toBe(1);
+      expect(await target.list()).toEqual([]);
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+});
