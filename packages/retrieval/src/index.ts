@@ -28,6 +28,7 @@ export {
   isoDay,
   isoInstant,
   memoryPointer,
+  memoryProvenance,
   RECALL_BLOCK_HEADER,
 } from './injection.js';
 // The query terms the lexical arm searches (benchmarks and explanations).

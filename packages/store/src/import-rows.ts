@@ -567,16 +567,22 @@ export class ImportTally {
 /** The widest limits a store can be opened with: the store an import writes into applies its own. */
 const ANY_STORE_LIMITS: ValidationLimits = { maxContentLength: MAX_CONTENT_LENGTH_CAP };
 
-/** A header that names no agent: each row keeps its own. */
-const ANY_AGENT_HEADER: ExportHeader = {
-  type: 'header',
-  format: EXPORT_FORMAT,
-  formatVersion: EXPORT_FORMAT_VERSION,
-  schemaVersion: 0,
-  embedder: null,
-  agentId: null,
-  vectors: false,
-};
+/**
+ * Agents as an export that names none maps them: each row keeps its own. Without a target it keeps no state,
+ * so one serves every check.
+ */
+const ANY_AGENT = new ImportAgents(
+  {
+    type: 'header',
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    schemaVersion: 0,
+    embedder: null,
+    agentId: null,
+    vectors: false,
+  },
+  undefined,
+);
 
 /**
  * Whether an import would take this stored row (a memory, or a row of another table): the checks an import
@@ -585,10 +591,9 @@ const ANY_AGENT_HEADER: ExportHeader = {
  * impossible to restore. Any other error is rethrown.
  */
 export function restorableRow(type: ImportBody['type'], row: ExportRow): boolean {
-  const agents = new ImportAgents(ANY_AGENT_HEADER, undefined);
   try {
-    if (type === 'memory') checkImportMemoryRow(row, ANY_STORE_LIMITS, agents);
-    else checkImportPlainRow(type, row, ANY_STORE_LIMITS, agents);
+    if (type === 'memory') checkImportMemoryRow(row, ANY_STORE_LIMITS, ANY_AGENT);
+    else checkImportPlainRow(type, row, ANY_STORE_LIMITS, ANY_AGENT);
     return true;
   } catch (err) {
     if (err instanceof EngramStoreError && err.code === 'ENGRAM_STORE_INVALID_INPUT') return false;

@@ -3,6 +3,7 @@ import {
   isoDay,
   isoInstant,
   memoryPointer,
+  memoryProvenance,
   type RetrievalResult,
   resultText,
 } from '@engram/retrieval';
@@ -13,9 +14,12 @@ import type { ToolSearchHit } from './handlers.js';
 type ArchivedEvent = Awaited<ReturnType<ToolStore['readEvents']>>[number];
 type SkillSummary = Awaited<ReturnType<ToolStore['listSkills']>>[number];
 
-/** Whether a memory is a logged tool result (a web page or a file a tool read: not the user's word). */
-function isToolResult(record: Pick<MemoryRecord, 'kind' | 'tags'>): boolean {
-  return record.kind === 'event' && record.tags.includes('type:tool_result');
+/**
+ * Where a logged event came from, as the prompt blocks say it (`, tool result of web_fetch, untrusted`,
+ * `, user message`); nothing for another kind, which its label already names.
+ */
+function eventSource(record: Pick<MemoryRecord, 'kind' | 'tags'>): string {
+  return record.kind === 'event' ? `, ${memoryProvenance(record)}` : '';
 }
 
 /** Cuts a text to `max` characters, marking the cut. */
@@ -47,11 +51,6 @@ function quoted(text: string, max: number): string {
   return JSON.stringify(oneLine(text, max));
 }
 
-/** A window of stored text as one quoted string: its line breaks escaped, not folded. */
-function quotedWindow(text: string): string {
-  return JSON.stringify(text);
-}
-
 function bounded(out: string, maxChars: number): string {
   return out.length <= maxChars ? out : `${out.slice(0, maxChars - 1)}…`;
 }
@@ -80,9 +79,8 @@ export function renderSearch(results: readonly RetrievalResult[], maxChars: numb
         : conflict.status === 'older'
           ? ` [conflicting: contradicted by newer fact ${conflict.with.join(', ')}]`
           : ` [current: contradicts older fact ${conflict.with.join(', ')}]`;
-    const untrusted = isToolResult(r.record) ? ', tool result, untrusted' : '';
     return {
-      prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}${untrusted}] `,
+      prefix: `${i + 1}. [${r.record.kind} ${isoDate(r.record.createdAt)} id:${r.record.id}${eventSource(r.record)}] `,
       suffix: `${note}${pointer === null ? '' : ` (memory_get ${pointer})`}\n`,
       content: resultText(r.record, chunk),
     };
@@ -130,9 +128,8 @@ export function renderWindow(
   pointer: string,
   maxChars: number,
 ): string {
-  const untrusted = isToolResult(record) ? ', tool result, untrusted' : '';
-  const head = `[${record.kind} ${isoDate(record.createdAt)} id:${record.id}${untrusted}] characters ${window.start}-${window.end} of ${record.content.length} (${pointer}), ${STORED_TEXT_NOTE}:\n`;
-  return bounded(`${head}${quotedWindow(record.content.slice(window.start, window.end))}\n`, maxChars);
+  const head = `[${record.kind} ${isoDate(record.createdAt)} id:${record.id}${eventSource(record)}] characters ${window.start}-${window.end} of ${record.content.length} (${pointer}), ${STORED_TEXT_NOTE}:\n`;
+  return bounded(`${head}${JSON.stringify(record.content.slice(window.start, window.end))}\n`, maxChars);
 }
 
 /** `memory_get`'s answer within `maxChars`: one line per archived event, sharing the room evenly. */
