@@ -88,6 +88,37 @@ describe('a damaged row', () => {
       await memory.close();
     }
   }, 60_000);
+
+  it('a damaged vector chunk: health fails, export answers, forgetting works, the rest is embedded again', async () => {
+    const file = path();
+    let alice: string;
+    {
+      const memory = await open(file);
+      alice = (await memory.add('Alice likes green tea')).added[0]?.id ?? '';
+      await memory.add('Bob drinks coffee');
+      await memory.close();
+    }
+    // Another tool rewrites sqlite-vec's vector blob (the one table of its index SQL may change).
+    damage(file, `UPDATE memories_vec_vector_chunks00 SET vectors = x'0102'`);
+    const memory = await open(file);
+    try {
+      expect((await memory.health()).store).toMatchObject({ integrity: { state: 'failed' } });
+      const records = await collect(memory.export({ vectors: true }));
+      expect(records.at(-1)).toMatchObject({ type: 'end', counts: { memories: 2 } });
+      expect(await memory.delete(alice)).toBe(true);
+      expect((await memory.list()).map((m) => m.content)).toEqual(['Bob drinks coffee']);
+      await memory.maintain();
+      const health = (await memory.health()).store;
+      expect(health).toMatchObject({
+        integrity: { state: 'ok' },
+        byEmbeddingState: { pending: 0, ready: 1 },
+      });
+      expect((await memory.search('coffee'))[0]?.explanation.arms).toContain('vector');
+      expect(await memory.deleteAll()).toBe(1);
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
 });
 
 describe('the backup of a damaged file', () => {

@@ -60,6 +60,13 @@ export interface IntegrityResult {
    * (reads never fail on them: such a value reads as invalid).
    */
   readonly badRows?: number;
+  /**
+   * Present when vector index chunks are damaged (a SQLite file whose sqlite-vec chunk blobs were rewritten by
+   * another tool): how many. The state is then `failed`, yet writes stay allowed, and the first write that meets
+   * such a chunk (or the maintenance integrity step) repairs it: its vectors are dropped and their memories
+   * embedded again from their text.
+   */
+  readonly damagedVectorChunks?: number;
 }
 
 /** The fingerprint of an embedder profile: `profileId:dimensions`, or `none`. */
@@ -84,10 +91,22 @@ export const TOKENIZER_DESCRIPTION: string =
 
 /**
  * The result of an integrity check at `at`: `ok` when the file's or database's own check passed and no stored
- * row holds a value no reader can use; `failed` otherwise, with the count of such rows (`badRows`).
+ * row holds a value no reader can use; `failed` otherwise, with the count of such rows (`badRows`) and of damaged
+ * vector index chunks (`damagedVectorChunks`).
  */
-export function integrityResult(checkPassed: boolean, badRows: number, at: number): IntegrityResult {
-  return badRows > 0
-    ? { state: 'failed', checkedAt: at, badRows }
-    : { state: checkPassed ? 'ok' : 'failed', checkedAt: at };
+export function integrityResult(
+  checkPassed: boolean,
+  badRows: number,
+  at: number,
+  damagedVectorChunks = 0,
+): IntegrityResult {
+  if (!checkPassed || (badRows === 0 && damagedVectorChunks === 0)) {
+    return { state: checkPassed ? 'ok' : 'failed', checkedAt: at };
+  }
+  return {
+    state: 'failed',
+    checkedAt: at,
+    ...(badRows > 0 ? { badRows } : {}),
+    ...(damagedVectorChunks > 0 ? { damagedVectorChunks } : {}),
+  };
 }

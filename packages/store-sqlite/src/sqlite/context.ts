@@ -10,6 +10,7 @@ import {
   AdapterContext,
   type AdapterContextInit,
   EngramStoreError,
+  integrityResult,
   notifyObserver,
   sha256Hex,
 } from '@engram/store/port-kit';
@@ -18,6 +19,7 @@ import type { SqliteDatabase, SqliteStatement } from '../native.js';
 import { classifySqliteError, RECOVERY_HINT } from './classify.js';
 import type { StoreAccess, VectorIndexProgress } from './config.js';
 import { acquireVectorLease, releaseVectorLease, vectorGauge } from './registry.js';
+import { isVectorChunkFailure, repairVectorChunks } from './vector-chunks.js';
 import type { VectorWorker } from './vector-dispatch.js';
 import type { VectorIndexOptions, VectorIndexSetting } from './vector-quant.js';
 
@@ -220,8 +222,13 @@ export class StoreContext extends AdapterContext {
         `store ${operation} failed: the store was opened with access 'read' (open it with access 'write' to change it)`,
       );
     }
-    // Rows no reader can use (`badRows`) fail the check too, but leave writes allowed: they can be forgotten.
-    if (this.integrity.state === 'failed' && this.integrity.badRows === undefined) {
+    // Rows no reader can use (`badRows`) and damaged vector chunks fail the check too, but leave writes allowed:
+    // such rows can be forgotten, and a write repairs the chunks.
+    if (
+      this.integrity.state === 'failed' &&
+      this.integrity.badRows === undefined &&
+      this.integrity.damagedVectorChunks === undefined
+    ) {
       throw new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
         `store ${operation} refused: the database file failed its integrity check, and writing could damage it further; ${RECOVERY_HINT}`,
@@ -242,6 +249,35 @@ export class StoreContext extends AdapterContext {
    * BM25 units the transaction indexed are written before it commits, so they commit or roll back with it.
    */
   tx<T>(fn: () => T): T {
+    try {
+      return this.#tx(fn);
+    } catch (err) {
+      // A vec0 statement that failed on a damaged chunk blob: the chunk is repaired (its vectors dropped and
+      // their memories embedded again, `vector-chunks.ts`) and the transaction runs once more, so a damaged
+      // index never blocks a write, forgetting included.
+      if (!isVectorChunkFailure(err) || this.#repairingVectors) throw err;
+      this.#repairingVectors = true;
+      try {
+        const repaired = this.#tx(() => repairVectorChunks(this));
+        if (repaired.chunks === 0) throw err;
+        this.noteVectorChunksRepaired();
+        return this.#tx(fn);
+      } finally {
+        this.#repairingVectors = false;
+      }
+    }
+  }
+
+  /** After a repair of damaged vector chunks: the recorded integrity no longer counts them. */
+  noteVectorChunksRepaired(): void {
+    const { integrity } = this;
+    if (integrity.damagedVectorChunks === undefined) return;
+    this.integrity = integrityResult(true, integrity.badRows ?? 0, integrity.checkedAt ?? this.now(), 0);
+  }
+
+  #repairingVectors = false;
+
+  #tx<T>(fn: () => T): T {
     this.assertWritable('write');
     this.stmt('meta', 'BEGIN IMMEDIATE').run();
     this.vectorIndexChecked = false;

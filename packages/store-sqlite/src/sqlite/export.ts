@@ -15,6 +15,7 @@ import { EngramStoreError, exportHeader, importRows, validateAgentId } from '@en
 import { CHUNK_VEC_READY, chunkKey } from './chunks.js';
 import { classifySqliteError } from './classify.js';
 import { StoreContext } from './context.js';
+import { isVectorChunkFailure } from './vector-chunks.js';
 
 /** Rows per page. */
 const PAGE = 500;
@@ -133,7 +134,18 @@ function memoryVectors(ctx: StoreContext, raw: Record<string, unknown>): (string
   const rid = Number(raw.rid);
   const chunks = Number(raw.chunk_count ?? 1);
   const agent = String(raw.agent_id);
-  const get = ctx.stmt('vector', 'SELECT embedding FROM memories_vec WHERE rowid = ?');
+  const stmt = ctx.stmt('vector', 'SELECT embedding FROM memories_vec WHERE rowid = ?');
+  // A vector in a damaged chunk (`vector-chunks.ts`) is left out: the restored memory is embedded again.
+  const get = {
+    get<T>(key: bigint): T | undefined {
+      try {
+        return stmt.get<T>(key);
+      } catch (err) {
+        if (isVectorChunkFailure(err)) return undefined;
+        throw err;
+      }
+    },
+  };
   if (chunks <= 1) return [vectorBase64(get.get<{ embedding: unknown }>(BigInt(rid))?.embedding)];
   const states = ctx
     .stmt('read', 'SELECT idx, vec FROM memory_chunks WHERE agent_id = ? AND rid = ? ORDER BY idx')

@@ -8,6 +8,7 @@ import type { RepairEmbeddingIntegrityOptions } from './config.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, writeFts } from './mirrors.js';
 import { userKey } from './user-key.js';
+import { repairVectorChunks } from './vector-chunks.js';
 import { deleteQuantVector, pruneQuantOrphans, repairQuantVectors } from './vector-quant.js';
 
 function markPending(ctx: StoreContext, rid: number): void {
@@ -32,8 +33,9 @@ export function repairEmbeddingIntegrity(
   return ctx.op('repairEmbeddingIntegrity', () => {
     validateAgentId(agentId);
     const limit = validateLimit(options.limit, 'limit', 100_000, 1000);
-    return ctx.tx(() => {
-      let repaired = 0;
+    const result = ctx.tx(() => {
+      // Damaged vector chunks first (`vector-chunks.ts`): every later statement on their vectors would fail.
+      let repaired = repairVectorChunks(ctx).vectors;
       // Rows bound to another embedder, and short rows whose vector is missing: every vector goes, `pending`.
       const vecCond =
         ctx.profile === null
@@ -128,6 +130,8 @@ export function repairEmbeddingIntegrity(
       }
       return { repaired };
     });
+    ctx.noteVectorChunksRepaired();
+    return result;
   });
 }
 

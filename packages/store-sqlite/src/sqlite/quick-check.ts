@@ -13,6 +13,7 @@ import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
 import { integrityResult } from '@engram/store/port-kit';
 import { classifySqliteError } from './classify.js';
 import type { IntegrityResult, StoreContext } from './context.js';
+import { countDamagedVectorChunks } from './vector-chunks.js';
 
 /** A write open checks files up to this size (256 MiB) by itself. */
 export const QUICK_CHECK_MAX_BYTES: number = 256 * 1024 * 1024;
@@ -29,7 +30,8 @@ export function quickCheck(ctx: StoreContext): IntegrityResult {
   }
   ctx.count('meta');
   const bad = ok ? badRows(ctx) : 0;
-  ctx.integrity = integrityResult(ok, bad, ctx.now());
+  const chunks = ok ? countDamagedVectorChunks(ctx.db) : 0;
+  ctx.integrity = integrityResult(ok, bad, ctx.now(), chunks);
   return ctx.integrity;
 }
 
