@@ -89,6 +89,95 @@ describe('a damaged row', () => {
     }
   }, 60_000);
 
+  it('a value outside a column closed list: health counts it, and writes, forgetting included, go on', async () => {
+    const file = path();
+    let bob: string;
+    {
+      const memory = await open(file);
+      await memory.add('Alice likes green tea');
+      bob = (await memory.add('Bob drinks coffee')).added[0]?.id ?? '';
+      await memory.close();
+    }
+    // Another tool that ignores the schema's CHECK constraints.
+    damage(
+      file,
+      `PRAGMA ignore_check_constraints = ON; UPDATE memories SET kind = 'bogus' WHERE content LIKE 'Bob%'`,
+    );
+    const memory = await open(file);
+    try {
+      expect((await memory.health()).store).toMatchObject({ integrity: { state: 'failed' } });
+      expect(await memory.delete(bob)).toBe(true);
+      await memory.add('Carol reads');
+      expect((await memory.list()).map((m) => m.content).sort()).toEqual([
+        'Alice likes green tea',
+        'Carol reads',
+      ]);
+      expect(await memory.deleteAll()).toBe(2);
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
+
+  it('a revision or an id that is not one: search answers without it, a change is refused, forgetting works', async () => {
+    const file = path();
+    {
+      const memory = await open(file);
+      await memory.add('Alice likes green tea');
+      await memory.add('Bob likes green tea too');
+      await memory.add('Carol likes green tea as well');
+      await memory.close();
+    }
+    damage(
+      file,
+      `UPDATE memories SET revision = 'x' WHERE content LIKE 'Bob%';
+       UPDATE memories SET id = X'4142' WHERE content LIKE 'Carol%';`,
+    );
+    const memory = await open(file);
+    try {
+      expect((await memory.search('green tea')).map((m) => m.content)).toEqual(['Alice likes green tea']);
+      const bob = (await memory.list()).find((m) => m.content.startsWith('Bob'));
+      await expect(memory.update(bob?.id ?? '', { tags: ['x'] })).rejects.toMatchObject({
+        code: 'ENGRAM_STORE_CORRUPT',
+      });
+      await expect(memory.update(bob?.id ?? '', 'Bob likes tea')).rejects.toMatchObject({
+        code: 'ENGRAM_STORE_CORRUPT',
+      });
+      expect((await memory.health()).store).toMatchObject({ integrity: { state: 'failed' } });
+      expect(await memory.delete(bob?.id ?? '')).toBe(true);
+      expect(await memory.deleteAll()).toBe(2);
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
+
+  it('a position or a cursor that is not a counter: the session can be read, added to and ingested', async () => {
+    const file = path();
+    {
+      const memory = await open(file);
+      await memory.add(
+        [
+          { role: 'user', content: 'I moved to Lyon' },
+          { role: 'assistant', content: 'Noted' },
+        ],
+        { sessionId: 's1' },
+      );
+      await memory.ingest([{ role: 'user', content: 'I like cats' }], { sessionId: 's1' });
+      await memory.close();
+    }
+    damage(file, `UPDATE events SET seq = 'x' WHERE seq = 2; UPDATE session_cursors SET cursor = 1e300`);
+    const memory = await open(file);
+    try {
+      expect((await memory.messages({ sessionId: 's1' })).map((m) => m.content)).toContain('I moved to Lyon');
+      await memory.add([{ role: 'user', content: 'And I cycle to work' }], { sessionId: 's1' });
+      await memory.ingest([{ role: 'user', content: 'I like dogs too' }], { sessionId: 's1' });
+      const logged = (await memory.messages({ sessionId: 's1' })).map((m) => m.content);
+      expect(logged).toEqual(expect.arrayContaining(['And I cycle to work', 'I like dogs too']));
+      expect((await memory.health()).store).toMatchObject({ integrity: { state: 'failed' } });
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
+
   it('a damaged vector chunk: health fails, export answers, forgetting works, the rest is embedded again', async () => {
     const file = path();
     let alice: string;

@@ -4,7 +4,7 @@
  * before `add` resolves; bulk `ingest` is embedded by a background drain that `flush()` waits for.
  */
 import type { MaintenancePassResult } from '@engram/maintenance';
-import { correctMemory } from '@engram/tools';
+import { checkStoredRevision, correctMemory } from '@engram/tools';
 import { backgroundDrain, embedNow } from './background.js';
 import { embeddingFailureList, openConflicts, sessionList } from './backlog.js';
 import { ALL_TOOL_DEFINITIONS, buildContext, callTool, sessionMessages } from './conversation.js';
@@ -282,6 +282,7 @@ export async function createMemory(config: MemoryConfig): Promise<Memory> {
         if (row === null || row.lifecycle !== 'active') {
           throw new EngramMemoryError('ENGRAM_MEMORY_NOT_FOUND', 'no current memory with that id');
         }
+        checkStoredRevision(row.revision);
         if (
           patch.tags !== undefined ||
           patch.importance !== undefined ||

@@ -17,12 +17,24 @@ import {
 import {
   callRules,
   invalidInput,
+  MAX_COUNTER,
   type PreparedEvent,
+  storedCounter,
   storedRows,
   validateAgentId,
 } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { insertPrepared } from './write.js';
+
+/**
+ * A stored counter in SQL: the value when it is from 0 to `MAX_COUNTER`, else NULL (a row edited outside the
+ * store neither counts as the session's last position nor moves it past what can be added to). A cursor
+ * outside the bound reads as 0, in reads and in the compare-and-set alike.
+ */
+const validCounter = (column: string): string =>
+  `CASE WHEN ${column} BETWEEN 0 AND ${MAX_COUNTER} THEN ${column} END`;
+const VALID_SEQ = validCounter('seq');
+const VALID_CURSOR = `coalesce(${validCounter('cursor')}, 0)`;
 
 /** Appends events idempotently by seq: identical re-appends are skipped, a differing one is a conflict. */
 export function appendEvents(
@@ -94,10 +106,10 @@ export function appendEvents(
       const last = await ctx.q<{ last: string | null }>(
         db,
         'read',
-        'SELECT max(seq) AS last FROM events WHERE agent_id = $1 AND session_id = $2',
+        `SELECT max(${VALID_SEQ}) AS last FROM events WHERE agent_id = $1 AND session_id = $2`,
         [agentId, sessionId],
       );
-      return { appended, skipped, lastSeq: Number(last[0]?.last ?? 0) };
+      return { appended, skipped, lastSeq: storedCounter(last[0]?.last) };
     });
   });
 }
@@ -123,7 +135,7 @@ export function readEvents(
   });
 }
 
-/** Up to `limit` events with `seq > afterSeq`, in order. */
+/** Up to `limit` events with `seq > afterSeq`, in order (a position past `MAX_COUNTER` is never one). */
 export function listEventsAfter(
   ctx: PgContext,
   agentId: string,
@@ -136,7 +148,8 @@ export function listEventsAfter(
     const rows = await ctx.q<storedRows.EventRow>(
       ctx.pool,
       'read',
-      'SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+      `SELECT * FROM events WHERE agent_id = $1 AND session_id = $2 AND seq > $3 AND seq <= ${MAX_COUNTER}
+       ORDER BY seq LIMIT $4`,
       [agentId, sessionId, afterSeq, n],
     );
     return rows.map((r) => storedRows.toEvent(r));
@@ -154,16 +167,17 @@ export function listSessions(
       ctx.pool,
       'read',
       `SELECT session_id, max(last_seq) AS last_seq, max(cur) AS cursor FROM (
-         SELECT session_id, max(seq) AS last_seq, 0 AS cur FROM events WHERE agent_id = $1 GROUP BY session_id
+         SELECT session_id, max(${VALID_SEQ}) AS last_seq, 0 AS cur FROM events WHERE agent_id = $1
+         GROUP BY session_id
          UNION ALL
-         SELECT session_id, 0 AS last_seq, cursor AS cur FROM session_cursors WHERE agent_id = $1
+         SELECT session_id, 0 AS last_seq, ${VALID_CURSOR} AS cur FROM session_cursors WHERE agent_id = $1
        ) s GROUP BY session_id ORDER BY session_id COLLATE "C"`,
       [agentId],
     );
     return rows.map((r) => ({
       sessionId: r.session_id,
-      lastSeq: Number(r.last_seq),
-      cursor: Number(r.cursor),
+      lastSeq: storedCounter(r.last_seq),
+      cursor: storedCounter(r.cursor),
     }));
   });
 }
@@ -176,10 +190,10 @@ export function getCursor(ctx: PgContext, agentId: string, sessionId: string): P
     const rows = await ctx.q<{ cursor: string }>(
       ctx.pool,
       'read',
-      'SELECT cursor FROM session_cursors WHERE agent_id = $1 AND session_id = $2',
+      `SELECT ${VALID_CURSOR} AS cursor FROM session_cursors WHERE agent_id = $1 AND session_id = $2`,
       [agentId, sessionId],
     );
-    return Number(rows[0]?.cursor ?? 0);
+    return storedCounter(rows[0]?.cursor);
   });
 }
 
@@ -200,25 +214,26 @@ export function ingestBatch(ctx: PgContext, batch: IngestBatch): Promise<readonl
               'write',
               `INSERT INTO session_cursors(agent_id, session_id, cursor, updated_at) VALUES ($1, $2, $3, $4)
                ON CONFLICT (agent_id, session_id) DO UPDATE SET cursor = EXCLUDED.cursor, updated_at = EXCLUDED.updated_at
-               WHERE session_cursors.cursor = 0`,
+               WHERE ${VALID_CURSOR.replaceAll('cursor', 'session_cursors.cursor')} = 0`,
               [agentId, sessionId, next, now],
             )
           : await ctx.run(
               db,
               'write',
-              'UPDATE session_cursors SET cursor = $3, updated_at = $4 WHERE agent_id = $1 AND session_id = $2 AND cursor = $5',
+              `UPDATE session_cursors SET cursor = $3, updated_at = $4
+               WHERE agent_id = $1 AND session_id = $2 AND ${VALID_CURSOR} = $5`,
               [agentId, sessionId, next, now, expected],
             );
       if (moved !== 1) {
         const stored = await ctx.q<{ cursor: string }>(
           db,
           'read',
-          'SELECT cursor FROM session_cursors WHERE agent_id = $1 AND session_id = $2',
+          `SELECT ${VALID_CURSOR} AS cursor FROM session_cursors WHERE agent_id = $1 AND session_id = $2`,
           [agentId, sessionId],
         );
         throw new EngramStoreError(
           'ENGRAM_STORE_REVISION_CONFLICT',
-          `the session cursor moved meanwhile (expected ${expected}, stored ${Number(stored[0]?.cursor ?? 0)})`,
+          `the session cursor moved meanwhile (expected ${expected}, stored ${storedCounter(stored[0]?.cursor)})`,
         );
       }
       return (await insertPrepared(ctx, db, prepared, now)).map((i) => i.record);

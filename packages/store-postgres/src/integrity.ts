@@ -8,7 +8,7 @@
  */
 import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
 import type { IntegrityResult } from '@engram/store';
-import { integrityResult } from '@engram/store/port-kit';
+import { integrityResult, MAX_COUNTER } from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 
 /** Runs the check now and records it (`ok` or `failed`, and when). */
@@ -39,16 +39,23 @@ export function checkIntegrity(ctx: PgContext): Promise<IntegrityResult> {
 const MAX_MS = MAX_TIMESTAMP_MS;
 const badTime = (column: string): string => `${column} NOT BETWEEN -${MAX_MS} AND ${MAX_MS}`;
 
-/** Rows holding a value no reader can use (see `IntegrityResult.badRows`): one scan of `memories` and `events`. */
+/** A counter the store can add to: from `min` to `MAX_COUNTER` (a revision, a position, a cursor). */
+const badCounter = (column: string, min: number): string => `${column} NOT BETWEEN ${min} AND ${MAX_COUNTER}`;
+
+/**
+ * Rows holding a value no reader can use (see `IntegrityResult.badRows`): one scan of `memories`, `events` and
+ * the session cursors.
+ */
 async function badRows(ctx: PgContext): Promise<number> {
   const memory = ['created_at', 'updated_at', 'last_accessed_at', 'valid_from', 'valid_to', 'forgotten_at']
     .map(badTime)
-    .concat("jsonb_typeof(metadata) <> 'object'");
+    .concat("jsonb_typeof(metadata) <> 'object'", badCounter('revision', 1));
   const rows = await ctx.q<{ n: string | number }>(
     ctx.pool,
     'read',
     `SELECT (SELECT count(*) FROM memories WHERE ${memory.join(' OR ')})
-          + (SELECT count(*) FROM events WHERE ${badTime('created_at')}) AS n`,
+          + (SELECT count(*) FROM events WHERE ${badTime('created_at')} OR ${badCounter('seq', 1)})
+          + (SELECT count(*) FROM session_cursors WHERE ${badCounter('cursor', 0)}) AS n`,
   );
   return Number(rows[0]?.n ?? 0);
 }

@@ -66,13 +66,15 @@ export const COUNT_KEY: Readonly<Record<ImportBody['type'], keyof ExportCounts>>
 const EMBEDDING_STATE_SET: ReadonlySet<string> = new Set<string>(EMBEDDING_STATES);
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set<string>(EVENT_TYPES);
 const LINK_STATES: ReadonlySet<string> = new Set(['open', 'resolved', 'dismissed']);
-const HISTORY_ACTIONS: ReadonlySet<string> = new Set([
+/** Every history action a store writes (the SQLite schema's CHECK list). */
+export const HISTORY_ACTION_LIST: readonly string[] = [
   'updated',
   'superseded',
   'forgotten',
   'conflictLinked',
   'conflictResolved',
-]);
+];
+const HISTORY_ACTIONS: ReadonlySet<string> = new Set(HISTORY_ACTION_LIST);
 
 /** Checks the first record: an Engram export header of a format version this store reads. */
 export function checkImportHeader(record: ExportRecord | undefined): ExportHeader {

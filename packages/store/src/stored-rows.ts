@@ -125,7 +125,7 @@ export function toMemoryRecord(
   metadata: Readonly<Record<string, unknown>>,
 ): MemoryRecord {
   return {
-    id: row.id,
+    id: storedText(row.id),
     agentId: row.agent_id,
     kind: row.kind as MemoryKind,
     content: storedText(row.content),

@@ -5,6 +5,7 @@
  * renderer checks a timestamp with `checkTimestamp` of `@engram/contracts` and prints it as invalid). The integrity
  * check of each store reports the row (see `STORED_ROW_PROBLEM`), so the file is named damaged, not only a search.
  */
+import { MAX_COUNTER } from './validate.js';
 
 /** A stored tag list (JSON text or an array); anything else reads as no tags. */
 export function storedTags(value: unknown): string[] {
@@ -60,4 +61,14 @@ export function storedTimestamp(value: unknown): number {
 /** A nullable stored timestamp (see {@link storedTimestamp}). */
 export function storedTimestampOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : storedTimestamp(value);
+}
+
+/**
+ * A stored position or cursor as a counter the store can keep adding to: an integer from 0 to `MAX_COUNTER`;
+ * anything else (text, a fraction, a value past the bound, a negative one: a file damaged outside the store)
+ * reads as 0.
+ */
+export function storedCounter(value: unknown): number {
+  const n = typeof value === 'bigint' || typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= MAX_COUNTER ? n : 0;
 }

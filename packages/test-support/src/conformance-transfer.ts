@@ -432,6 +432,47 @@ export function describeTransferConformance(name: string, open: ConformanceOpen)
     );
 
     it(
+      'a position or cursor past what the store can add to reads as none: the session goes on',
+      withHarness(open, async (s, h) => {
+        if (h.corrupt === undefined) throw new Error('this suite needs the harness to write raw rows');
+        const event = (seq: number, content: string) => ({
+          seq,
+          type: 'message' as const,
+          role: 'user',
+          content,
+        });
+        await s.appendEvents('a', 's1', [event(1, 'first'), event(2, 'second')]);
+        await s.ingestBatch({
+          agentId: 'a',
+          sessionId: 's1',
+          expectedCursor: 0,
+          nextCursor: 1,
+          memories: [],
+        });
+        // Another tool moves the second message and the cursor far past 2^40.
+        await h.corrupt(`UPDATE events SET seq = 5000000000000000 WHERE seq = 2`);
+        await h.corrupt(`UPDATE session_cursors SET cursor = 5000000000000000`);
+        expect(await s.listSessions('a')).toEqual([{ sessionId: 's1', lastSeq: 1, cursor: 0 }]);
+        expect((await s.listEventsAfter('a', 's1', 0, 10)).map((e) => e.seq)).toEqual([1]);
+        expect(await s.appendEvents('a', 's1', [event(2, 'again')])).toMatchObject({
+          appended: 1,
+          lastSeq: 2,
+        });
+        await s.ingestBatch({
+          agentId: 'a',
+          sessionId: 's1',
+          expectedCursor: 0,
+          nextCursor: 2,
+          memories: [],
+        });
+        expect(await s.listSessions('a')).toEqual([{ sessionId: 's1', lastSeq: 2, cursor: 2 }]);
+        // The moved message stays (nothing is lost) and is counted as a row no reader can use.
+        expect(await s.checkIntegrity()).toMatchObject({ state: 'failed', badRows: 1 });
+      }),
+      60_000,
+    );
+
+    it(
       'an export and its import round-trip every record type, counted in the end record',
       withHarness(open, async (s) => {
         const rows = file(header('a'), [

@@ -7,6 +7,7 @@ import { checkAgentId, checkMemoryId } from '@engram/contracts';
 import { engramErrorCode } from '@engram/contracts/errors';
 import { EngramRetrievalError } from '@engram/retrieval';
 import type { MemoryRecord, NewMemory } from '@engram/store';
+import { EngramStoreError } from '@engram/store';
 import type { CorrectionStore } from './ports.js';
 
 /** Options of {@link correctMemory}. */
@@ -58,6 +59,18 @@ async function carryOpenConflicts(
 }
 
 /**
+ * Refuses to change a memory whose stored revision is not a positive integer (a file edited outside the store):
+ * a compare-and-set on it can never succeed. `ENGRAM_STORE_CORRUPT`, naming what still works.
+ */
+export function checkStoredRevision(revision: number): void {
+  if (Number.isSafeInteger(revision) && revision >= 1) return;
+  throw new EngramStoreError(
+    'ENGRAM_STORE_CORRUPT',
+    'the stored revision of this memory is damaged, so it cannot be changed: forget it (and add it again) or restore a backup',
+  );
+}
+
+/**
  * Corrects a current memory: the new content supersedes it (the old version is closed at the correction time
  * and kept in its history; search returns the new one). The replacement keeps the kind, tags, scopes,
  * metadata, importance and confidence. Compare-and-set with one retry on a concurrent change.
@@ -85,6 +98,7 @@ export async function correctMemory(
     const scope = options.forUser === undefined ? undefined : { forUser: options.forUser };
     const current = await store.getMemory(agentId, id, scope);
     if (current === null || current.lifecycle !== 'active') return null;
+    checkStoredRevision(current.revision);
     const replacement: NewMemory = {
       agentId,
       kind: current.kind,

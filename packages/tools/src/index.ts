@@ -7,7 +7,7 @@
 
 // Corrections (the same function as `memory_update`).
 export type { Correction, CorrectionOptions } from './corrections.js';
-export { correctMemory } from './corrections.js';
+export { checkStoredRevision, correctMemory } from './corrections.js';
 // The fact-merge guard (maintenance merges facts by the same rule as `memory_remember`).
 export type { FactMergeBlock, FactMergeVerdict } from './fact-merge.js';
 export { canMergeFacts, contradiction } from './fact-merge.js';

@@ -6,6 +6,7 @@ import {
   checkAbort,
   foldsRevalidation,
   type PipelineContext,
+  readableRow,
   revalidateOptions,
   StoreFailure,
   storeCall,
@@ -47,7 +48,10 @@ export async function searchLexical(ctx: PipelineContext, state: CallState, budg
  */
 function checkLexical(state: CallState, hits: readonly LexicalHit[]): void {
   const { checked } = state;
-  for (const hit of hits) if (hit.brief !== undefined && !checked.has(hit.id)) checked.set(hit.id, hit.brief);
+  for (const hit of hits) {
+    if (hit.brief === undefined || checked.has(hit.id)) continue;
+    checked.set(hit.id, hit.brief !== null && readableRow(hit.brief) ? hit.brief : null);
+  }
 }
 
 /**

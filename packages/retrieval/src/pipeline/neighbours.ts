@@ -1,5 +1,5 @@
 import type { MemoryBrief, MemoryKind, SessionWindow } from '@engram/store';
-import { passesFilter, revalidateOptions } from './revalidation.js';
+import { passesFilter, readableRow, revalidateOptions } from './revalidation.js';
 import {
   type CallState,
   callConversation,
@@ -40,7 +40,7 @@ export async function neighbourStage(ctx: PipelineContext, state: CallState): Pr
   const fresh: MemoryBrief[] = [];
   const known: MemoryBrief[] = [];
   for (const brief of briefs) {
-    if (lexical.has(brief.id)) continue;
+    if (!readableRow(brief) || lexical.has(brief.id)) continue;
     const seen = state.checked.get(brief.id);
     if (seen === undefined) fresh.push(brief);
     else if (seen !== null) known.push(seen);

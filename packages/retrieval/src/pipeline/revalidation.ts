@@ -6,13 +6,16 @@ import {
   type CallState,
   checkAbort,
   type PipelineContext,
+  readableId,
+  readableRevision,
+  readableRow,
   revalidateOptions,
   storeCall,
   type ValidCandidate,
 } from './state.js';
 import { searchVector, vectorFailed } from './vector.js';
 
-export { revalidateOptions } from './state.js';
+export { readableRow, revalidateOptions } from './state.js';
 
 /**
  * Reads the current rows of every candidate not yet checked (of the lexical arm only with `lexicalOnly`); a
@@ -21,22 +24,26 @@ export { revalidateOptions } from './state.js';
 async function revalidate(ctx: PipelineContext, state: CallState, lexicalOnly = false): Promise<void> {
   const { checked } = state;
   const wanted = new Map<string, number | undefined>();
-  for (const hit of state.lexical.hits) if (!checked.has(hit.id)) wanted.set(hit.id, hit.revision);
+  for (const hit of state.lexical.hits) {
+    if (readableId(hit.id) && readableRevision(hit.revision) && !checked.has(hit.id)) {
+      wanted.set(hit.id, hit.revision);
+    }
+  }
   if (!lexicalOnly) {
     for (const hit of state.vector.hits)
-      if (!checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
+      if (readableId(hit.id) && !checked.has(hit.id) && !wanted.has(hit.id)) wanted.set(hit.id, undefined);
   }
   if (wanted.size === 0) return;
   const candidates: RevalidationCandidate[] = [];
   for (const [id, revision] of wanted) candidates.push(revision === undefined ? { id } : { id, revision });
   const rows = await storeCall(() => reread(ctx, state, candidates));
-  for (const row of rows) checked.set(row.id, row);
+  for (const row of rows) if (readableRow(row)) checked.set(row.id, row);
   // A lexical candidate dropped at its revision may still be active at a newer one: a concurrent edit.
   const stale: RevalidationCandidate[] = [];
   for (const [id, revision] of wanted) if (revision !== undefined && !checked.has(id)) stale.push({ id });
   if (stale.length > 0) {
     const current = await storeCall(() => reread(ctx, state, stale));
-    for (const row of current) checked.set(row.id, row);
+    for (const row of current) if (readableRow(row)) checked.set(row.id, row);
   }
   for (const id of wanted.keys()) if (!checked.has(id)) checked.set(id, null);
 }

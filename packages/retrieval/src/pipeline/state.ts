@@ -171,3 +171,19 @@ export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
     throw new StoreFailure(classifyStoreError(error));
   }
 }
+
+/**
+ * Whether a stored id and revision, as a store read them back, can name a row: a row damaged outside the store
+ * (an id that is not text, a revision that is not a positive integer) is never a candidate, so it cannot fail
+ * the call that met it. The store's integrity check counts such rows.
+ */
+export function readableId(id: unknown): id is string {
+  return typeof id === 'string' && id !== '';
+}
+export function readableRevision(revision: unknown): boolean {
+  return revision === undefined || (Number.isSafeInteger(revision) && (revision as number) >= 1);
+}
+/** A re-read row a result can stand on (see {@link readableId}). */
+export function readableRow(row: MemoryBrief): boolean {
+  return readableId(row.id) && row.revision !== undefined && readableRevision(row.revision);
+}

@@ -6,6 +6,7 @@ import {
   checkAbort,
   foldsRevalidation,
   type PipelineContext,
+  readableRow,
   revalidateOptions,
   StoreFailure,
   storeCall,
@@ -135,7 +136,8 @@ function checkVectorOnly(state: CallState, raw: readonly VectorHit[], threshold:
   for (const hit of raw) {
     if (hit.brief === undefined || !(hit.similarity >= threshold) || checked.has(hit.id)) continue;
     lexical ??= new Set(state.lexical.hits.map((h) => h.id));
-    if (!lexical.has(hit.id)) checked.set(hit.id, hit.brief);
+    if (!lexical.has(hit.id))
+      checked.set(hit.id, hit.brief !== null && readableRow(hit.brief) ? hit.brief : null);
   }
 }
 

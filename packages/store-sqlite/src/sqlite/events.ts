@@ -15,12 +15,22 @@ import {
   callRules,
   EngramStoreError,
   invalidInput,
+  MAX_COUNTER,
   type PreparedEvent,
+  storedCounter,
   storedRows,
   validateAgentId,
 } from '@engram/store/port-kit';
 import type { StoreContext } from './context.js';
 import { insertPreparedBatch } from './memory-rows.js';
+
+/**
+ * A stored counter in SQL: the value when it is an integer from 0 to `MAX_COUNTER`, else NULL (a row damaged
+ * outside the store neither counts as the session's last position nor moves it past what can be added to).
+ */
+const validCounter = (column: string): string =>
+  `CASE WHEN typeof(${column}) = 'integer' AND ${column} BETWEEN 0 AND ${MAX_COUNTER} THEN ${column} END`;
+const VALID_SEQ = validCounter('seq');
 
 /** Drops identical re-sends inside a batch (counted as skipped); two different events with one seq are invalid. */
 function dedupeBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEvent[]; skipped: number } {
@@ -103,9 +113,9 @@ export function appendEvents(
         }
       }
       const last = ctx
-        .stmt('read', 'SELECT max(seq) AS last FROM events WHERE agent_id = ? AND session_id = ?')
-        .get<{ last: number | null }>(agentId, sessionId);
-      return { appended, skipped, lastSeq: last?.last ?? 0 };
+        .stmt('read', `SELECT max(${VALID_SEQ}) AS last FROM events WHERE agent_id = ? AND session_id = ?`)
+        .get<{ last: unknown }>(agentId, sessionId);
+      return { appended, skipped, lastSeq: storedCounter(last?.last) };
     });
   });
 }
@@ -131,7 +141,7 @@ export function readEvents(
   });
 }
 
-/** Up to `limit` events with `seq > afterSeq`, in order. */
+/** Up to `limit` events with `seq > afterSeq`, in order (a damaged position, not a counter, is never one). */
 export function listEventsAfter(
   ctx: StoreContext,
   agentId: string,
@@ -144,7 +154,8 @@ export function listEventsAfter(
     return ctx
       .stmt(
         'read',
-        'SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+        `SELECT * FROM events WHERE agent_id = ? AND session_id = ? AND seq > ? AND ${VALID_SEQ} IS NOT NULL
+         ORDER BY seq LIMIT ?`,
       )
       .all<storedRows.EventRow>(agentId, sessionId, afterSeq, n)
       .map((r) => storedRows.toEvent(r));
@@ -162,20 +173,27 @@ export function listSessions(
       .stmt(
         'read',
         `SELECT session_id AS sessionId, max(last_seq) AS lastSeq, max(cur) AS cursor FROM (
-           SELECT session_id, max(seq) AS last_seq, 0 AS cur FROM events WHERE agent_id = @agent GROUP BY session_id
+           SELECT session_id, max(${VALID_SEQ}) AS last_seq, 0 AS cur FROM events WHERE agent_id = @agent
+           GROUP BY session_id
            UNION ALL
-           SELECT session_id, 0 AS last_seq, cursor AS cur FROM session_cursors WHERE agent_id = @agent
+           SELECT session_id, 0 AS last_seq, ${validCounter('cursor')} AS cur FROM session_cursors
+           WHERE agent_id = @agent
          ) GROUP BY session_id ORDER BY session_id`,
       )
-      .all<{ sessionId: string; lastSeq: number; cursor: number }>({ agent: agentId });
+      .all<{ sessionId: string; lastSeq: unknown; cursor: unknown }>({ agent: agentId })
+      .map((r) => ({
+        sessionId: r.sessionId,
+        lastSeq: storedCounter(r.lastSeq),
+        cursor: storedCounter(r.cursor),
+      }));
   });
 }
 
 function readCursor(ctx: StoreContext, agentId: string, sessionId: string): number {
-  return (
+  return storedCounter(
     ctx
       .stmt('read', 'SELECT cursor FROM session_cursors WHERE agent_id = ? AND session_id = ?')
-      .get<{ cursor: number }>(agentId, sessionId)?.cursor ?? 0
+      .get<{ cursor: unknown }>(agentId, sessionId)?.cursor,
   );
 }
 

@@ -10,7 +10,7 @@
 import { statSync } from 'node:fs';
 import { EMBEDDING_STATES, EVENT_TYPES, LIFECYCLES, MEMORY_KINDS } from '@engram/contracts/enums';
 import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';
-import { integrityResult } from '@engram/store/port-kit';
+import { CONFLICT_STATES, HISTORY_ACTION_LIST, integrityResult, MAX_COUNTER } from '@engram/store/port-kit';
 import { classifySqliteError } from './classify.js';
 import type { IntegrityResult, StoreContext } from './context.js';
 import { countDamagedVectorChunks } from './vector-chunks.js';
@@ -21,12 +21,21 @@ export const QUICK_CHECK_MAX_BYTES: number = 256 * 1024 * 1024;
 /** Runs `PRAGMA quick_check` and records its outcome (a corruption error while checking counts as failed). */
 export function quickCheck(ctx: StoreContext): IntegrityResult {
   let ok: boolean;
+  // The structure only: a writable connection's quick_check also verifies CHECK constraints, and a row that
+  // breaks one is a row no reader can use (counted by `badRows`, on read and write opens alike), not damage
+  // that makes writing unsafe: forgetting it must stay possible.
+  const ignoring =
+    (ctx.db.prepare('PRAGMA ignore_check_constraints').get() as { ignore_check_constraints?: unknown })
+      ?.ignore_check_constraints === 1;
+  if (!ignoring) ctx.db.exec('PRAGMA ignore_check_constraints = ON');
   try {
     const rows = ctx.db.prepare('PRAGMA quick_check(1)').all() as { quick_check?: unknown }[];
     ok = rows.length === 1 && rows[0]?.quick_check === 'ok';
   } catch (err) {
     if (classifySqliteError(err, 'checkIntegrity').code !== 'ENGRAM_STORE_CORRUPT') throw err;
     ok = false;
+  } finally {
+    if (!ignoring) ctx.db.exec('PRAGMA ignore_check_constraints = OFF');
   }
   ctx.count('meta');
   const bad = ok ? badRows(ctx) : 0;
@@ -43,6 +52,10 @@ const badTime = (column: string, nullable: boolean): string =>
 const badJson = (column: string, type: 'object' | 'array'): string =>
   `(CASE WHEN typeof(${column}) = 'text' AND json_valid(${column}) THEN json_type(${column}) <> '${type}' ELSE 1 END)`;
 
+/** A column that must hold a counter the store can add to: an integer from `min` to `MAX_COUNTER`. */
+const badCounter = (column: string, min: number): string =>
+  `(typeof(${column}) <> 'integer' OR ${column} NOT BETWEEN ${min} AND ${MAX_COUNTER})`;
+
 /** A column whose value is not one of a closed list (the values are the contracts' enums, never user text). */
 const notIn = (column: string, values: readonly string[]): string =>
   `(${column} IS NULL OR ${column} NOT IN (${values.map((v) => `'${v}'`).join(',')}))`;
@@ -52,8 +65,9 @@ const notFraction = (column: string): string =>
 
 /**
  * Rows holding a value no reader can use (see `IntegrityResult.badRows`): a timestamp outside the `Date` range or
- * not an integer, metadata not a JSON object, a tag list not a JSON list, and a value outside a column's closed
- * list or range (kind, lifecycle, embedding state, importance, confidence, event type). The last are the
+ * not an integer, metadata not a JSON object, a tag list not a JSON list, an id that is not text, a revision,
+ * position or session cursor that is not a counter the store can add to, and a value outside a column's closed
+ * list or range (kind, lifecycle, embedding state, importance, confidence, event type, link, history action). The last are the
  * schema's CHECK constraints, checked here too: `PRAGMA quick_check` verifies CHECK constraints on a writable
  * connection only, and `health` opens a file read-only. One scan of `memories` and `events`.
  */
@@ -72,6 +86,8 @@ export function badRows(ctx: StoreContext): number {
     badTime('updated_at', false),
     badTime('last_accessed_at', true),
     badJson('tags', 'array'),
+    "typeof(id) <> 'text'",
+    badCounter('revision', 1),
   ];
   if (has('memories', 'valid_from')) {
     memory.push(
@@ -81,11 +97,29 @@ export function badRows(ctx: StoreContext): number {
       badJson('metadata', 'object'),
     );
   }
-  const event = [notIn('type', EVENT_TYPES), badTime('created_at', false), badJson('metadata', 'object')];
+  const event = [
+    notIn('type', EVENT_TYPES),
+    badTime('created_at', false),
+    badJson('metadata', 'object'),
+    badCounter('seq', 1),
+  ];
+  // The other tables' CHECK constraints, and session cursors.
+  const others: string[] = [`(SELECT count(*) FROM session_cursors WHERE ${badCounter('cursor', 0)})`];
+  if (has('memory_links', 'state')) {
+    others.push(
+      `(SELECT count(*) FROM memory_links WHERE ${notIn('kind', ['conflict'])} OR ${notIn('state', [...CONFLICT_STATES])})`,
+    );
+  }
+  if (has('memory_history', 'action')) {
+    others.push(`(SELECT count(*) FROM memory_history WHERE ${notIn('action', HISTORY_ACTION_LIST)})`);
+  }
+  if (has('memory_chunks', 'vec')) {
+    others.push(`(SELECT count(*) FROM memory_chunks WHERE vec IS NULL OR vec NOT IN (0, 1, 2))`);
+  }
   const row = ctx.db
     .prepare(
       `SELECT (SELECT count(*) FROM memories WHERE ${memory.join(' OR ')})
-            + (SELECT count(*) FROM events WHERE ${event.join(' OR ')}) AS n`,
+            + (SELECT count(*) FROM events WHERE ${event.join(' OR ')})${others.map((o) => ` + ${o}`).join('')} AS n`,
     )
     .get() as { n: number } | undefined;
   ctx.count('meta');
