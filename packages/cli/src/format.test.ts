@@ -283,6 +283,10 @@ describe('integrity line', () => {
     expect(formatIntegrity({ state: 'failed', checkedAt: at })).toBe(
       '  integrity FAILED (checked 2026-01-02T03:04:05.000Z): writes are refused',
     );
+    expect(formatIntegrity({ state: 'failed', checkedAt: at, badRows: 2, damagedVectorChunks: 1 })).toBe(
+      '  integrity FAILED (checked 2026-01-02T03:04:05.000Z): 2 rows no reader can use, 1 damaged vector chunk;' +
+        ' writes stay allowed (forget or restore those rows; a write repairs the chunks)',
+    );
     expect(formatIntegrity({ state: 'notChecked', checkedAt: null })).toBe('  integrity not checked');
     expect(formatIntegrity(undefined)).toBe('  integrity not checked');
   });

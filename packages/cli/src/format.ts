@@ -318,7 +318,14 @@ export function formatStoreHealth(dto: HealthDto): string {
 
 /** The integrity line: `  integrity ok (checked 2026-…Z)`, `FAILED …`, or `not checked`. */
 export function formatIntegrity(
-  integrity: { readonly state: string; readonly checkedAt: number | null } | undefined,
+  integrity:
+    | {
+        readonly state: string;
+        readonly checkedAt: number | null;
+        readonly badRows?: number | undefined;
+        readonly damagedVectorChunks?: number | undefined;
+      }
+    | undefined,
 ): string {
   const when =
     integrity?.checkedAt === null || integrity?.checkedAt === undefined
@@ -326,7 +333,14 @@ export function formatIntegrity(
       : ` (checked ${new Date(integrity.checkedAt).toISOString()})`;
   if (integrity === undefined || integrity.state === 'notChecked') return '  integrity not checked';
   if (integrity.state === 'ok') return `  integrity ok${when}`;
-  return `  integrity FAILED${when}: writes are refused`;
+  const rows = integrity.badRows ?? 0;
+  const chunks = integrity.damagedVectorChunks ?? 0;
+  if (rows === 0 && chunks === 0) return `  integrity FAILED${when}: writes are refused`;
+  const what = [
+    ...(rows > 0 ? [`${rows} row${rows === 1 ? '' : 's'} no reader can use`] : []),
+    ...(chunks > 0 ? [`${chunks} damaged vector chunk${chunks === 1 ? '' : 's'}`] : []),
+  ].join(', ');
+  return `  integrity FAILED${when}: ${what}; writes stay allowed (forget or restore those rows; a write repairs the chunks)`;
 }
 
 /** The live processes using the store, one row each (a random id, never a pid), when the DTO lists them. */

@@ -65,6 +65,8 @@ const state = { searches: 25 };
 
 /** A failed integrity check, as a store that found its file damaged reports it. */
 const FAILED_CHECK = { state: 'failed', checkedAt: 1_700_000_000_000 } as const;
+/** A check that failed on rows no reader can use and damaged vector chunks only: writes stay allowed. */
+const DAMAGED_CHECK = { ...FAILED_CHECK, badRows: 2, damagedVectorChunks: 1 } as const;
 
 function storeHealth(
   memories: number,
@@ -94,7 +96,7 @@ function dtoFor(agentId: string | null): HealthDto {
     state: { closed: true, open: false, halfOpen: false },
   };
   if (agentId === IDLE) {
-    return createHealthDto(storeHealth(1, 0), {
+    return createHealthDto(storeHealth(1, 0, DAMAGED_CHECK), {
       ...base,
       process: { ...process, queryEmbeddingCircuit: circuit },
     });
@@ -346,6 +348,11 @@ describe('the health page in Chromium', () => {
     const idle = await healthResponse(page, () => page.selectOption('[data-testid=agent-select]', IDLE));
     expect(idle.runtime.agent.tracked).toBe(false);
     expect(await p95.textContent()).toBe(EM_DASH);
+    // A check that failed on damaged rows and vector chunks only says so, and that writes stay allowed.
+    expect(await page.locator('[data-integrity]').getAttribute('data-integrity')).toBe('failed');
+    expect(await page.locator('[data-integrity]').textContent()).toBe(
+      zhCN['store.integrity.damaged'].replace('{rows}', '2').replace('{chunks}', '1'),
+    );
     expect(
       await page.locator('[data-metric="runtime.agent.retrieval.search.latency.total.p50"]').textContent(),
     ).toBe(EM_DASH);

@@ -34,6 +34,7 @@ import type {
   ProcessDiagnostics,
   ProcessesDto,
   StoreHealthDto,
+  StoreIntegrityDto,
 } from './types.js';
 
 /** Default number of agents a diagnostics collector tracks. */
@@ -188,6 +189,20 @@ export function createEmptySnapshot(
   };
 }
 
+/** The integrity outcome as the DTO carries it: its state, when, and the counts that leave writes allowed. */
+function integrityDto(integrity: StoreIntegrityDto): StoreIntegrityDto {
+  const count = (n: unknown): number | undefined =>
+    typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  const badRows = count(integrity.badRows);
+  const chunks = count(integrity.damagedVectorChunks);
+  return {
+    state: integrity.state,
+    checkedAt: integrity.checkedAt,
+    ...(badRows === undefined ? {} : { badRows }),
+    ...(chunks === undefined ? {} : { damagedVectorChunks: chunks }),
+  };
+}
+
 /**
  * Builds the health DTO from the store's health counts and a snapshot, copying only the known keys
  * (extra properties of either input never reach the DTO; a missing enum key counts 0).
@@ -208,9 +223,7 @@ export function createHealthDto(
       byKind: fillRecord(MEMORY_KINDS, (k) => store.byKind[k] ?? 0),
       byLifecycle: fillRecord(LIFECYCLES, (k) => store.byLifecycle[k] ?? 0),
       byEmbeddingState: fillRecord(EMBEDDING_STATES, (k) => store.byEmbeddingState[k] ?? 0),
-      ...(store.integrity === undefined
-        ? {}
-        : { integrity: { state: store.integrity.state, checkedAt: store.integrity.checkedAt } }),
+      ...(store.integrity === undefined ? {} : { integrity: integrityDto(store.integrity) }),
     },
     runtime,
     ...(processes === undefined

@@ -93,6 +93,23 @@ describe('healthDtoSchema', () => {
     expect(parsed.runtime.schemaVersion).toBe(1);
   });
 
+  it('carries a failed check that leaves writes allowed with its counts, and only known keys of it', () => {
+    const integrity = { state: 'failed', checkedAt: 5, badRows: 3, damagedVectorChunks: 1, sql: 'x' };
+    const dto = createHealthDto({ ...storeHealth, integrity } as StoreHealthDto, createEmptySnapshot());
+    const parsed = healthDtoSchema.parse(JSON.parse(JSON.stringify(dto)));
+    expect(parsed.store.integrity).toEqual({
+      state: 'failed',
+      checkedAt: 5,
+      badRows: 3,
+      damagedVectorChunks: 1,
+    });
+    const refused = createHealthDto(
+      { ...storeHealth, integrity: { state: 'failed', checkedAt: 5 } } as StoreHealthDto,
+      createEmptySnapshot(),
+    );
+    expect(refused.store.integrity).toEqual({ state: 'failed', checkedAt: 5 });
+  });
+
   it('rejects a store part missing an enum key or carrying an extra one', () => {
     const dto = createHealthDto(storeHealth, createEmptySnapshot());
     const missing = structuredClone(dto) as unknown as { store: { byLifecycle: Record<string, unknown> } };

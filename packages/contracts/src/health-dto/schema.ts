@@ -207,7 +207,14 @@ export const storeHealthDtoSchema: z.ZodType<StoreHealthDto> = z.strictObject({
   byKind: z.record(z.enum(MEMORY_KINDS), integerCount),
   byLifecycle: z.record(z.enum(LIFECYCLES), integerCount),
   byEmbeddingState: z.record(z.enum(EMBEDDING_STATES), integerCount),
-  integrity: z.strictObject({ state: z.enum(INTEGRITY_STATES), checkedAt: nullableTimestamp }).optional(),
+  integrity: z
+    .strictObject({
+      state: z.enum(INTEGRITY_STATES),
+      checkedAt: nullableTimestamp,
+      badRows: integerCount.optional(),
+      damagedVectorChunks: integerCount.optional(),
+    })
+    .optional(),
 });
 
 /** A process id as the DTO carries it: 32 lowercase hex digits. */

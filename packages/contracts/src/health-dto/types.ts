@@ -225,6 +225,13 @@ export interface StoreHealthDto {
 export interface StoreIntegrityDto {
   readonly state: IntegrityState;
   readonly checkedAt: number | null;
+  /**
+   * With a failed check, the rows holding a value no reader can use, and the damaged vector index chunks: when
+   * either is present the structure is sound and writes stay allowed (the rows can be forgotten; a write repairs
+   * the chunks). Without them a failed check refuses writes.
+   */
+  readonly badRows?: number | undefined;
+  readonly damagedVectorChunks?: number | undefined;
 }
 
 /** One live process using the store, as its last beat reported it (or, for the serving process, now). */

@@ -77,6 +77,7 @@ export const zhCN: MessageTable = {
   'store.integrity.never': '本进程中尚未运行',
   'integrity.ok': '正常',
   'integrity.failed': '失败：拒绝写入',
+  'store.integrity.damaged': '{rows} 行已损坏，{chunks} 个向量块已损坏：仍允许写入',
   'integrity.notChecked': '未检查',
 
   'retrieval.operations': '调用次数',

@@ -83,6 +83,7 @@ export const en = {
   'store.integrity.never': 'never run in this process',
   'integrity.ok': 'OK',
   'integrity.failed': 'Failed: writes refused',
+  'store.integrity.damaged': '{rows} damaged rows, {chunks} damaged vector chunks: writes stay allowed',
   'integrity.notChecked': 'Not checked',
 
   'retrieval.operations': 'Calls',

@@ -13,7 +13,7 @@ import {
 import { el } from './dom.js';
 import type { Formatter } from './format.js';
 import type { Translate } from './i18n.js';
-import { card, label, type RenderContext, read, section } from './render-kit.js';
+import { card, label, num, type RenderContext, read, section } from './render-kit.js';
 
 const KIND_TONES = ['tone-1', 'tone-2', 'tone-3', 'tone-4', 'tone-5', 'tone-6', 'tone-7'];
 
@@ -42,7 +42,8 @@ const INTEGRITY_TONES: Readonly<Record<IntegrityState, string>> = {
 
 /**
  * The integrity stat: the last check's outcome (`not checked` when the store reports none) and when it ran.
- * A failed check means the file refuses writes until it is recovered.
+ * A failed check means the file refuses writes until it is recovered, unless it failed only on rows no reader
+ * can use or damaged vector chunks: then the counts are shown and writes stay allowed.
  */
 function integrityStat(dto: HealthDto, ctx: RenderContext): HTMLElement {
   const { t, fmt } = ctx;
@@ -51,6 +52,9 @@ function integrityStat(dto: HealthDto, ctx: RenderContext): HTMLElement {
     reported !== undefined && (INTEGRITY_STATES as readonly string[]).includes(reported.state)
       ? reported.state
       : 'notChecked';
+  const rows = num(reported?.badRows) ?? 0;
+  const chunks = num(reported?.damagedVectorChunks) ?? 0;
+  const damaged = state === 'failed' && rows + chunks > 0 ? { rows, chunks } : null;
   return el(
     'div',
     { class: 'stat' },
@@ -58,7 +62,7 @@ function integrityStat(dto: HealthDto, ctx: RenderContext): HTMLElement {
     el(
       'div',
       { class: `stat-value ${INTEGRITY_TONES[state]}`, 'data-integrity': state },
-      label(t, 'integrity', state),
+      damaged === null ? label(t, 'integrity', state) : t('store.integrity.damaged', damaged),
     ),
     el(
       'div',
