@@ -432,6 +432,24 @@ export function describeTransferConformance(name: string, open: ConformanceOpen)
     );
 
     it(
+      'an export leaves out, and counts, a row its import would refuse',
+      withHarness(open, async (s, h) => {
+        if (h.corrupt === undefined) throw new Error('this suite needs the harness to write raw rows');
+        await s.insertMemory({ agentId: 'a', kind: 'semantic', content: 'the harbour is calm' });
+        const bad = await s.insertMemory({ agentId: 'a', kind: 'semantic', content: 'the harbour is rough' });
+        // A creation time past what a Date can hold: the import's rules refuse it.
+        await h.corrupt(`UPDATE memories SET created_at = 9000000000000000 WHERE id = '${bad.id}'`);
+        const records = await collect(s.exportRecords({ agentId: 'a' }));
+        expect(records.at(-1)).toMatchObject({ type: 'end', counts: { memories: 1 }, skipped: 1 });
+        const kept = records.filter((r) => r.type === 'memory');
+        expect(kept.map((r) => (r.type === 'memory' ? r.row.content : null))).toEqual([
+          'the harbour is calm',
+        ]);
+      }),
+      60_000,
+    );
+
+    it(
       'a position or cursor past what the store can add to reads as none: the session goes on',
       withHarness(open, async (s, h) => {
         if (h.corrupt === undefined) throw new Error('this suite needs the harness to write raw rows');
