@@ -274,4 +274,41 @@ describe('a damaged file', () => {
     expect(report.integrity ?? report.store?.integrity).toMatchObject({ state: 'failed' });
     expect(sha256(path)).toBe(before);
   });
+
+  it('with a damaged vector chunk only: health says writes stay allowed, and forget repairs it', async () => {
+    const path = join(dir, 'damaged-chunk.db');
+    const store = createSqliteMemoryStore({ path, embedding: createDeterministicEmbedder().profile });
+    const alice = await store.insertMemory({
+      agentId: 'default',
+      kind: 'fact',
+      content: 'Alice likes green tea',
+    });
+    await store.insertMemory({ agentId: 'default', kind: 'fact', content: 'Bob drinks coffee' });
+    const pending = await store.listPendingEmbeddings({ limit: 10 });
+    const embedder = createDeterministicEmbedder();
+    const vectors = await embedder.embed(pending.map((p) => p.content));
+    await store.commitEmbeddings(
+      pending.map((p, i) => ({
+        id: p.id,
+        revision: p.revision,
+        state: 'ready',
+        vector: vectors[i] as Float32Array,
+      })),
+    );
+    store.close();
+    const raw = openDatabase(path);
+    raw.exec(`UPDATE memories_vec_vector_chunks00 SET vectors = x'0102'`);
+    raw.close();
+
+    const health = await cli(['health', '--db', path]);
+    expect(health.code).toBe(1);
+    expect(health.stdout).toContain('1 damaged vector chunk; writes stay allowed');
+    expect(health.stderr).toContain('writes stay allowed');
+    const forget = await cli(['forget', alice.id, '--db', path]);
+    expect(forget.stderr).toBe('');
+    expect(forget.code).toBe(0);
+    const after = await cli(['health', '--db', path]);
+    expect(after.code).toBe(0);
+    expect(after.stdout).toMatch(/integrity ok \(checked \d{4}-/);
+  });
 });

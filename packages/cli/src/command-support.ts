@@ -84,6 +84,26 @@ export interface OpenMode {
 export const INTEGRITY_FAILED =
   'the database file failed its integrity check (ENGRAM_STORE_CORRUPT): writes are refused; recover it with the sqlite3 shell (sqlite3 damaged.db ".recover" | sqlite3 recovered.db) or restore a backup';
 
+/** The message of a check that failed only on damaged rows or vector chunks: writes stay allowed. */
+export const INTEGRITY_DAMAGED_ROWS =
+  'the database file holds damaged rows or vector chunks (its integrity check failed on them): writes stay allowed; forget those rows, or export and restore (a write repairs damaged vector chunks)';
+
+/**
+ * Whether writes stay allowed after `integrity` (the store's rule): always unless it failed, and after a failure
+ * when it counts only rows no reader can use or damaged vector chunks.
+ */
+export function integrityAllowsWrites(integrity: {
+  readonly state: string;
+  readonly badRows?: number | undefined;
+  readonly damagedVectorChunks?: number | undefined;
+}): boolean {
+  return (
+    integrity.state !== 'failed' ||
+    integrity.badRows !== undefined ||
+    integrity.damagedVectorChunks !== undefined
+  );
+}
+
 /**
  * Opens the database for one command. Commands that only read (search, get, health, serve) open it with access
  * `read`: a read-only connection that never waits for a writer and never creates, converts or migrates the
@@ -131,7 +151,7 @@ export async function withEngram<T>(
     indexProgress.finish();
   }
   try {
-    if (mode.writes === true && engram.store.integrity.state === 'failed') {
+    if (mode.writes === true && !integrityAllowsWrites(engram.store.integrity)) {
       throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED);
     }
     return await run(engram);

@@ -7,7 +7,9 @@ import type { Engine as Engram, HealthDto, MaintenancePassResult } from '@engram
 import type { Command } from './args-spec.js';
 import {
   EXIT,
+  INTEGRITY_DAMAGED_ROWS,
   INTEGRITY_FAILED,
+  integrityAllowsWrites,
   out,
   outJson,
   scopeLabel,
@@ -428,11 +430,20 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
         // The damage keeps the counts from being read: the failed check is the report.
         if (c.json) outJson(io, { integrity });
         else out(io, formatIntegrity(integrity));
-        throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED, { cause: error });
+        throw new EngramCliError(
+          'ENGRAM_CLI_STORE_FAILED',
+          integrityAllowsWrites(integrity) ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
+          { cause: error },
+        );
       }
       if (c.json) outJson(io, dto);
       else out(io, formatHealth(dto, c.agent === null ? 'all agents' : `agent ${c.agent}`));
-      if (failed) throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED);
+      if (failed) {
+        throw new EngramCliError(
+          'ENGRAM_CLI_STORE_FAILED',
+          integrityAllowsWrites(integrity) ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
+        );
+      }
       return EXIT.ok;
     },
     { access: 'read' },

@@ -211,6 +211,35 @@ describe('a damaged row', () => {
 });
 
 describe('the backup of a damaged file', () => {
+  it('an import into a file with a damaged vector chunk repairs it first, and restores', async () => {
+    const source = await open(path());
+    let records: ExportRecord[];
+    try {
+      await source.add('Dan plays chess');
+      records = await collect(source.export({ vectors: true }));
+    } finally {
+      await source.close();
+    }
+    const file = path();
+    {
+      const memory = await open(file);
+      await memory.add('Alice likes green tea');
+      await memory.close();
+    }
+    damage(file, `UPDATE memories_vec_vector_chunks00 SET vectors = x'0102'`);
+    const memory = await open(file);
+    try {
+      expect((await memory.import(records)).imported.memories).toBe(1);
+      expect((await memory.list()).map((m) => m.content).sort()).toEqual([
+        'Alice likes green tea',
+        'Dan plays chess',
+      ]);
+      expect((await memory.health()).store).toMatchObject({ integrity: { state: 'ok' } });
+    } finally {
+      await memory.close();
+    }
+  }, 120_000);
+
   it('leaves out, and counts, the rows an import would refuse, so the rest restores', async () => {
     const file = path();
     {
@@ -277,6 +306,28 @@ describe('a tampered backup', () => {
     ];
     for (const [what, edit] of edits) {
       const records = await backup(edit);
+      const target = await open(path());
+      try {
+        await expect(target.import(records), what).rejects.toMatchObject({
+          code: 'ENGRAM_STORE_INVALID_INPUT',
+        });
+        expect(await target.list(), what).toEqual([]);
+      } finally {
+        await target.close();
+      }
+    }
+  }, 120_000);
+
+  it('a header missing or mistyping a field is refused as invalid input, and nothing is written', async () => {
+    const edits: [string, Record<string, unknown>][] = [
+      ['no embedder', { embedder: undefined }],
+      ['embedder without dimensions', { embedder: { id: 'x' } }],
+      ['formatVersion as text', { formatVersion: 'x' }],
+      ['no vectors flag', { vectors: undefined }],
+      ['no agentId', { agentId: undefined }],
+    ];
+    for (const [what, change] of edits) {
+      const records = await backup((r) => (r.type === 'header' ? ({ ...r, ...change } as ExportRecord) : r));
       const target = await open(path());
       try {
         await expect(target.import(records), what).rejects.toMatchObject({

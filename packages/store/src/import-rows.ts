@@ -81,8 +81,30 @@ export function checkImportHeader(record: ExportRecord | undefined): ExportHeade
   if (record === undefined || record.type !== 'header' || record.format !== EXPORT_FORMAT) {
     throw invalidInput('the export does not start with an Engram export header');
   }
-  if (record.formatVersion > EXPORT_FORMAT_VERSION) {
-    throw invalidInput(`the export format version ${record.formatVersion} is newer than this store reads`);
+  const version: unknown = record.formatVersion;
+  if (!Number.isSafeInteger(version) || (version as number) < 1) {
+    throw invalidInput('the export header has no valid formatVersion');
+  }
+  if ((version as number) > EXPORT_FORMAT_VERSION) {
+    throw invalidInput(`the export format version ${version} is newer than this store reads`);
+  }
+  if (!Number.isSafeInteger(record.schemaVersion))
+    throw invalidInput('the export header has no valid schemaVersion');
+  if (typeof record.vectors !== 'boolean') throw invalidInput('the export header has no valid vectors flag');
+  const embedder: unknown = record.embedder;
+  if (
+    embedder !== null &&
+    (typeof embedder !== 'object' ||
+      typeof (embedder as { id?: unknown }).id !== 'string' ||
+      !Number.isSafeInteger((embedder as { dimensions?: unknown }).dimensions) ||
+      ((embedder as { dimensions: number }).dimensions as number) < 1)
+  ) {
+    throw invalidInput(
+      'the export header has no valid embedder (null, or an id and a positive dimension count)',
+    );
+  }
+  if (record.agentId === undefined || (record.agentId !== null && typeof record.agentId !== 'string')) {
+    throw invalidInput('the export header has no valid agentId (null, or an agent id)');
   }
   if (record.agentId !== null) validateAgentId(record.agentId, 'header.agentId');
   return record;

@@ -96,10 +96,12 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
     return this.#ctx.closed;
   }
 
-  /** The last integrity check in this process (`notChecked` until `checkIntegrity` runs), and when it ran. */
+  /**
+   * The last integrity check in this process (`notChecked` until `checkIntegrity` runs), when it ran, and the
+   * counts of a failure that leaves writes allowed (`badRows`, `damagedVectorChunks`).
+   */
   get integrity(): IntegrityResult {
-    const { state, checkedAt } = this.#ctx.integrity;
-    return { state, checkedAt };
+    return { ...this.#ctx.integrity };
   }
 
   /** The forget setting this store was opened with. */

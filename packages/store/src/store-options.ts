@@ -110,3 +110,15 @@ export function integrityResult(
     ...(damagedVectorChunks > 0 ? { damagedVectorChunks } : {}),
   };
 }
+
+/**
+ * Whether writes stay allowed after `integrity`: always unless it failed, and after a failure only when the
+ * structure is sound and the failure is rows no reader can use or damaged vector chunks.
+ */
+export function integrityAllowsWrites(integrity: IntegrityResult): boolean {
+  return (
+    integrity.state !== 'failed' ||
+    integrity.badRows !== undefined ||
+    integrity.damagedVectorChunks !== undefined
+  );
+}

@@ -10,6 +10,7 @@ import {
   AdapterContext,
   type AdapterContextInit,
   EngramStoreError,
+  integrityAllowsWrites,
   integrityResult,
   notifyObserver,
   sha256Hex,
@@ -224,11 +225,7 @@ export class StoreContext extends AdapterContext {
     }
     // Rows no reader can use (`badRows`) and damaged vector chunks fail the check too, but leave writes allowed:
     // such rows can be forgotten, and a write repairs the chunks.
-    if (
-      this.integrity.state === 'failed' &&
-      this.integrity.badRows === undefined &&
-      this.integrity.damagedVectorChunks === undefined
-    ) {
+    if (!integrityAllowsWrites(this.integrity)) {
       throw new EngramStoreError(
         'ENGRAM_STORE_CORRUPT',
         `store ${operation} refused: the database file failed its integrity check, and writing could damage it further; ${RECOVERY_HINT}`,
@@ -254,7 +251,9 @@ export class StoreContext extends AdapterContext {
     } catch (err) {
       // A vec0 statement that failed on a damaged chunk blob: the chunk is repaired (its vectors dropped and
       // their memories embedded again, `vector-chunks.ts`) and the transaction runs once more, so a damaged
-      // index never blocks a write, forgetting included.
+      // index never blocks a write, forgetting included. So `fn` must keep its state inside itself: a second
+      // run starts from what the rolled-back first one left, nothing.
+      // Those outside (`importRecords`) repair first.
       if (!isVectorChunkFailure(err) || this.#repairingVectors) throw err;
       this.#repairingVectors = true;
       try {

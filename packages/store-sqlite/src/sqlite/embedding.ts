@@ -239,9 +239,10 @@ export function commitEmbeddings(
 ): Promise<EmbeddingCommitResult> {
   return ctx.op('commitEmbeddings', () => {
     checkEmbeddingOutcomes(ctx.profile, outcomes);
-    const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
-    if (outcomes.length === 0) return result;
+    if (outcomes.length === 0) return { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
     return ctx.tx(() => {
+      // Inside the transaction: `tx` may run it again after repairing a damaged vector chunk.
+      const result = { ready: 0, error: 0, ftsOnly: 0, stale: 0 };
       const now = ctx.now();
       const owner = ctx.claimOwner;
       const chunked = new Map<number, { row: CommitRow; failed: boolean; code?: string }>();

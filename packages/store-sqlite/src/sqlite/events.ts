@@ -61,9 +61,10 @@ export function appendEvents(
   return ctx.op('appendEvents', () => {
     const prepared = callRules.prepareAppend(ctx, agentId, sessionId, events);
     const { unique, skipped: skippedInBatch } = dedupeBatch(prepared);
-    let skipped = skippedInBatch;
     const now = ctx.now();
     return ctx.tx(() => {
+      // Counted inside the transaction: `tx` may run it again after repairing a damaged vector chunk.
+      let skipped = skippedInBatch;
       let appended = 0;
       if (unique.length > 0) {
         const existing = ctx

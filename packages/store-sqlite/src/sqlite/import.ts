@@ -30,6 +30,7 @@ import { activeDuplicate } from './memory-rows.js';
 import { writeTags, writeVector } from './mirrors.js';
 import { linksChanged } from './open-links.js';
 import { userKey } from './user-key.js';
+import { repairVectorChunks } from './vector-chunks.js';
 
 /** Records between two progress reports (and two writes of the BM25 units indexed so far). */
 const STEP = 256;
@@ -218,6 +219,8 @@ export async function importRecords(
     // nothing written, never after it is written.
     options.onProgress?.(read);
     ctx.stmt('meta', 'COMMIT').run();
+    // Every damaged vector chunk was repaired at the start of the import (`beginImport`).
+    ctx.noteVectorChunksRepaired();
     ctx.held = null;
     done = importer;
   } catch (err) {
@@ -240,6 +243,9 @@ function beginImport(ctx: StoreContext): void {
   ctx.stmt('meta', 'BEGIN IMMEDIATE').run();
   ctx.vectorIndexChecked = false;
   ctx.held = 'import';
+  // The import runs in its own transaction, outside `tx`'s repair-and-retry: damaged vector chunks are repaired
+  // first, in it (rolled back with it).
+  repairVectorChunks(ctx);
 }
 
 /** Rolls the import's transaction back (nothing of it stays) and frees the connection. */

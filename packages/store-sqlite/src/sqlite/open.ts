@@ -10,6 +10,7 @@ import { noopStoreObserver } from '@engram/contracts';
 import {
   DEFAULT_MAX_CONTENT_LENGTH,
   EngramStoreError,
+  integrityAllowsWrites,
   invalidInput,
   timeOrderedId,
 } from '@engram/store/port-kit';
@@ -92,7 +93,9 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
     } else {
       // A damaged file is neither converted nor migrated: it opens for reading and refuses every write.
       const checked = identity.kind === 'engram' && !memory && checksAtOpen(resolve(config.path));
-      if (checked && quickCheck(ctx).state === 'failed') {
+      // A check failed only on rows no reader can use or on damaged vector chunks leaves writes allowed: such a
+      // file is migrated and opened as any other.
+      if (checked && !integrityAllowsWrites(quickCheck(ctx))) {
         // Throws: a damaged file of an older schema is not migrated.
         if (identity.version < SCHEMA_VERSION) ctx.assertWritable('open');
         opened = readBinding(ctx, config.embedding, false, identity.stamped, quantization) as MigrationResult;

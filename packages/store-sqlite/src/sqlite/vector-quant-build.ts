@@ -224,6 +224,9 @@ function buildStep(
   const present = prepare(`SELECT 1 AS x FROM ${QUANT_TABLE}_rowids WHERE rowid = ?`);
   let written = 0;
   for (const c of chunks) {
+    // A chunk whose blobs are not of its size (damaged by another tool, `vector-chunks.ts`) is left out: its
+    // vectors are dropped and embedded again by the repair, which quantises them as it writes them.
+    if (!sound(c, width)) continue;
     // vec0's chunk: a validity bitmap (bit i of byte i / 8 set when slot i holds a live row) and the slots'
     // rowids as little-endian 64-bit integers, beside the blob of the slots' vectors and that of their user keys
     // (the `user_key` metadata column: 64-bit integers too).
@@ -248,6 +251,23 @@ function buildStep(
     .stmt('meta', 'UPDATE meta SET value = ? WHERE key = ?')
     .run(String((chunks[chunks.length - 1] as { chunk: number }).chunk), QUANT_BUILD_META);
   return { written, done: false };
+}
+
+/** Whether a chunk's blobs have the lengths its size gives (see `buildStep`). */
+function sound(
+  c: { size: number; validity: unknown; rowids: unknown; vectors: unknown; users: unknown },
+  width: number,
+): boolean {
+  const bytes = (v: unknown, n: number): boolean => v instanceof Uint8Array && v.byteLength >= n;
+  return (
+    Number.isSafeInteger(c.size) &&
+    c.size > 0 &&
+    bytes(c.validity, Math.ceil(c.size / 8)) &&
+    bytes(c.rowids, c.size * 8) &&
+    bytes(c.users, c.size * 8) &&
+    c.vectors instanceof Uint8Array &&
+    c.vectors.byteLength === c.size * width
+  );
 }
 
 /**
