@@ -28,6 +28,18 @@ const path = (): string => {
 const open = (file: string) =>
   createMemory({ path: file, embedder: 'deterministic', backgroundDrain: false, processBeat: false });
 
+/** A closed memory file holding `texts`, one memory each. */
+async function seeded(texts: readonly string[]): Promise<string> {
+  const file = path();
+  const memory = await open(file);
+  try {
+    for (const text of texts) await memory.add(text);
+  } finally {
+    await memory.close();
+  }
+  return file;
+}
+
 /** Runs one statement on the closed file, as another tool would. */
 function damage(file: string, sql: string): void {
   const db = openDatabase(file);
@@ -68,13 +80,7 @@ describe('a damaged row', () => {
   }, 120_000);
 
   it('content stored as a blob reads as text: search, context and the tools answer', async () => {
-    const file = path();
-    {
-      const memory = await open(file);
-      await memory.add('Alice likes green tea');
-      await memory.add('Bob drinks coffee');
-      await memory.close();
-    }
+    const file = await seeded(['Alice likes green tea', 'Bob drinks coffee']);
     damage(file, `UPDATE memories SET content = CAST('Bob drinks coffee' AS BLOB) WHERE content LIKE 'Bob%'`);
     const memory = await open(file);
     try {
@@ -119,14 +125,11 @@ describe('a damaged row', () => {
   }, 120_000);
 
   it('a revision or an id that is not one: search answers without it, a change is refused, forgetting works', async () => {
-    const file = path();
-    {
-      const memory = await open(file);
-      await memory.add('Alice likes green tea');
-      await memory.add('Bob likes green tea too');
-      await memory.add('Carol likes green tea as well');
-      await memory.close();
-    }
+    const file = await seeded([
+      'Alice likes green tea',
+      'Bob likes green tea too',
+      'Carol likes green tea as well',
+    ]);
     damage(
       file,
       `UPDATE memories SET revision = 'x' WHERE content LIKE 'Bob%';
@@ -220,12 +223,7 @@ describe('the backup of a damaged file', () => {
     } finally {
       await source.close();
     }
-    const file = path();
-    {
-      const memory = await open(file);
-      await memory.add('Alice likes green tea');
-      await memory.close();
-    }
+    const file = await seeded(['Alice likes green tea']);
     damage(file, `UPDATE memories_vec_vector_chunks00 SET vectors = x'0102'`);
     const memory = await open(file);
     try {
@@ -289,6 +287,19 @@ describe('a tampered backup', () => {
     }
   }
 
+  /** Imports `records` into a new memory: refused as invalid input, and nothing written. */
+  async function expectRefused(records: ExportRecord[], what: string): Promise<void> {
+    const target = await open(path());
+    try {
+      await expect(target.import(records), what).rejects.toMatchObject({
+        code: 'ENGRAM_STORE_INVALID_INPUT',
+      });
+      expect(await target.list(), what).toEqual([]);
+    } finally {
+      await target.close();
+    }
+  }
+
   it('a revision or a position past what the store can add to is refused, and nothing is written', async () => {
     const edits: [string, (r: ExportRecord) => ExportRecord][] = [
       [
@@ -306,15 +317,7 @@ describe('a tampered backup', () => {
     ];
     for (const [what, edit] of edits) {
       const records = await backup(edit);
-      const target = await open(path());
-      try {
-        await expect(target.import(records), what).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_INVALID_INPUT',
-        });
-        expect(await target.list(), what).toEqual([]);
-      } finally {
-        await target.close();
-      }
+      await expectRefused(records, what);
     }
   }, 120_000);
 
@@ -328,15 +331,7 @@ describe('a tampered backup', () => {
     ];
     for (const [what, change] of edits) {
       const records = await backup((r) => (r.type === 'header' ? ({ ...r, ...change } as ExportRecord) : r));
-      const target = await open(path());
-      try {
-        await expect(target.import(records), what).rejects.toMatchObject({
-          code: 'ENGRAM_STORE_INVALID_INPUT',
-        });
-        expect(await target.list(), what).toEqual([]);
-      } finally {
-        await target.close();
-      }
+      await expectRefused(records, what);
     }
   }, 120_000);
 
