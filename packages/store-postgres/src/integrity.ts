@@ -2,8 +2,9 @@
  * The integrity check on PostgreSQL. The server guarantees page-level integrity itself (checksums, WAL), so there
  * is no file to scan as SQLite's `quick_check` does; the check verifies what the store's own schema relies on:
  * the exact-duplicate rule's unique index is present, and the per-agent BM25 statistics and term frequencies
- * agree with the units and postings they count; and no row holds a value no reader can use (a timestamp outside JavaScript's `Date` range, metadata
- * that is not a JSON object: `IntegrityResult.badRows`). The result is recorded in the context and reported by
+ * agree with the units and postings they count; and no row holds a value no reader can use (a timestamp outside
+ * JavaScript's `Date` range, metadata that is not a JSON object, a revision, position or cursor that is not a
+ * counter: `IntegrityResult.badRows`). The result is recorded in the context and reported by
  * `integrity`.
  */
 import { MAX_TIMESTAMP_MS } from '@engram/contracts/rules';

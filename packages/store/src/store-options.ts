@@ -55,7 +55,8 @@ export interface IntegrityResult {
   readonly checkedAt: number | null;
   /**
    * Present when the structure is sound but rows hold values no reader can use (a timestamp outside JavaScript's
-   * `Date` range or not a number, metadata or a tag list that is not a JSON object or list): how many. The state
+   * `Date` range or not a number, metadata or a tag list that is not a JSON object or list, an id that is not
+   * text, a revision, position or cursor that is not a counter, a value a CHECK constraint forbids): how many. The state
    * is then `failed`, yet writes stay allowed, so those rows can be forgotten or the store exported and restored
    * (reads never fail on them: such a value reads as invalid).
    */

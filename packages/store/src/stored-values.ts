@@ -3,7 +3,7 @@
  * tag list or metadata that is not JSON, or a timestamp no `Date` can hold. A read never fails on such a row: a
  * malformed tag list reads as none, malformed metadata as `{}`, a timestamp that is not a number as `NaN` (every
  * renderer checks a timestamp with `checkTimestamp` of `@engram/contracts` and prints it as invalid). The integrity
- * check of each store reports the row (see `STORED_ROW_PROBLEM`), so the file is named damaged, not only a search.
+ * check of each store reports the row (see `IntegrityResult.badRows`), so the file is named damaged, not only a search.
  */
 import { MAX_COUNTER } from './validate.js';
 

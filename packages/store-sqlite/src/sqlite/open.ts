@@ -91,7 +91,8 @@ export function openStoreContext(config: SqliteMemoryStoreConfig): StoreContext 
       if (identity.version < SCHEMA_VERSION) throw tooOld(identity.version);
       opened = readBinding(ctx, config.embedding, false, identity.stamped, quantization) as MigrationResult;
     } else {
-      // A damaged file is neither converted nor migrated: it opens for reading and refuses every write.
+      // A file whose structure is damaged is neither converted nor migrated: it opens for reading and refuses
+      // every write.
       const checked = identity.kind === 'engram' && !memory && checksAtOpen(resolve(config.path));
       // A check failed only on rows no reader can use or on damaged vector chunks leaves writes allowed: such a
       // file is migrated and opened as any other.

@@ -1,7 +1,9 @@
 /**
  * The file's integrity check: `PRAGMA quick_check` (the b-tree structure, page by page; O(file size), no
- * lock beyond a read). Its outcome is recorded on the context: health reports it, and a failed check makes every
- * later write refuse with `ENGRAM_STORE_CORRUPT` naming the way to recover.
+ * lock beyond a read), then the scans for rows no reader can use and damaged vector chunks. Its outcome is
+ * recorded on the context: health reports it, and a failed structural check makes every later write refuse with
+ * `ENGRAM_STORE_CORRUPT` naming the way to recover (a failure only on `badRows` or `damagedVectorChunks` leaves
+ * writes allowed).
  *
  * The bound: a write open checks a file of at most `QUICK_CHECK_MAX_BYTES` by itself (a larger one stays
  * `notChecked` until `checkIntegrity()` is called); a read open never checks by itself; `checkIntegrity()`
@@ -67,9 +69,9 @@ const notFraction = (column: string): string =>
  * Rows holding a value no reader can use (see `IntegrityResult.badRows`): a timestamp outside the `Date` range or
  * not an integer, metadata not a JSON object, a tag list not a JSON list, an id that is not text, a revision,
  * position or session cursor that is not a counter the store can add to, and a value outside a column's closed
- * list or range (kind, lifecycle, embedding state, importance, confidence, event type, link, history action). The last are the
- * schema's CHECK constraints, checked here too: `PRAGMA quick_check` verifies CHECK constraints on a writable
- * connection only, and `health` opens a file read-only. One scan of `memories` and `events`.
+ * list or range (kind, lifecycle, embedding state, importance, confidence, event type, link, history action,
+ * chunk state): every CHECK constraint of the schema, since `quickCheck` runs `quick_check` with them ignored.
+ * One scan each of `memories`, `events`, `session_cursors`, `memory_links`, `memory_history`, `memory_chunks`.
  */
 export function badRows(ctx: StoreContext): number {
   const has = (table: string, column: string): boolean =>
