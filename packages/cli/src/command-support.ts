@@ -89,22 +89,6 @@ export const INTEGRITY_DAMAGED_ROWS =
   'the database file holds damaged rows or vector chunks (its integrity check failed on them): writes stay allowed; forget those rows, or export and restore (a write repairs damaged vector chunks)';
 
 /**
- * Whether writes stay allowed after `integrity` (the store's rule): always unless it failed, and after a failure
- * when it counts only rows no reader can use or damaged vector chunks.
- */
-export function integrityAllowsWrites(integrity: {
-  readonly state: string;
-  readonly badRows?: number | undefined;
-  readonly damagedVectorChunks?: number | undefined;
-}): boolean {
-  return (
-    integrity.state !== 'failed' ||
-    integrity.badRows !== undefined ||
-    integrity.damagedVectorChunks !== undefined
-  );
-}
-
-/**
  * Opens the database for one command. Commands that only read (search, get, health, serve) open it with access
  * `read`: a read-only connection that never waits for a writer and never creates, converts or migrates the
  * file. A missing or empty file is refused (instead of becoming an empty store behind a mistyped `--db`)
@@ -151,7 +135,7 @@ export async function withEngram<T>(
     indexProgress.finish();
   }
   try {
-    if (mode.writes === true && !integrityAllowsWrites(engram.store.integrity)) {
+    if (mode.writes === true && !engram.store.integrityAllowsWrites) {
       throw new EngramCliError('ENGRAM_CLI_STORE_FAILED', INTEGRITY_FAILED);
     }
     return await run(engram);

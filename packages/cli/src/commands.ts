@@ -9,7 +9,6 @@ import {
   EXIT,
   INTEGRITY_DAMAGED_ROWS,
   INTEGRITY_FAILED,
-  integrityAllowsWrites,
   out,
   outJson,
   scopeLabel,
@@ -432,7 +431,7 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
         else out(io, formatIntegrity(integrity));
         throw new EngramCliError(
           'ENGRAM_CLI_STORE_FAILED',
-          integrityAllowsWrites(integrity) ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
+          engram.store.integrityAllowsWrites ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
           { cause: error },
         );
       }
@@ -441,7 +440,7 @@ async function health(io: CliIo, c: Extract<Command, { name: 'health' }>): Promi
       if (failed) {
         throw new EngramCliError(
           'ENGRAM_CLI_STORE_FAILED',
-          integrityAllowsWrites(integrity) ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
+          engram.store.integrityAllowsWrites ? INTEGRITY_DAMAGED_ROWS : INTEGRITY_FAILED,
         );
       }
       return EXIT.ok;

@@ -10,7 +10,11 @@ import type { ConflictLink, ConflictResolution, ConflictState, ForgetMode } from
 import type { ProcessBeatInput } from './process-beats.js';
 import type { UserScope } from './scope.js';
 import type { SessionWindow } from './session-read.js';
-import type { IntegrityResult, RepairEmbeddingIntegrityOptions } from './store-options.js';
+import {
+  type IntegrityResult,
+  integrityAllowsWrites,
+  type RepairEmbeddingIntegrityOptions,
+} from './store-options.js';
 import type { ExportOptions, ExportRecord, ImportOptions, ImportSummary } from './transfer.js';
 import type {
   ClaimMaintenanceOptions,
@@ -102,6 +106,11 @@ export abstract class MemoryStoreFacade<Ctx extends FacadeContext> implements Me
    */
   get integrity(): IntegrityResult {
     return { ...this.#ctx.integrity };
+  }
+
+  /** Whether the last integrity check leaves writes allowed (see `integrityAllowsWrites`). */
+  get integrityAllowsWrites(): boolean {
+    return integrityAllowsWrites(this.#ctx.integrity);
   }
 
   /** The forget setting this store was opened with. */
