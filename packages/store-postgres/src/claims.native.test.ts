@@ -90,7 +90,7 @@ it('a schema-2 database gets the maintenance lease table; one worker holds an ag
   const a = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   const b = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   try {
-    expect(a.info.schemaVersion).toBe(10);
+    expect(a.info.schemaVersion).toBe(11);
     const first = await a.claimMaintenance('agent', { leaseMs: 100 });
     expect(first.claimed).toBe(true);
     expect(await b.claimMaintenance('agent', { leaseMs: 60_000 })).toEqual({ claimed: false });

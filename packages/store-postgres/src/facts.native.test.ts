@@ -132,7 +132,7 @@ it('migrates a schema-1 database: validity filled, earlier active duplicates sup
   }
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl() });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect(await s.getMemory('a', 'm1')).toMatchObject({ lifecycle: 'active', validFrom: 100, validTo: null });
   expect(await s.getMemory('a', 'm2')).toMatchObject({
     lifecycle: 'superseded',

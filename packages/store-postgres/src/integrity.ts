@@ -1,8 +1,8 @@
 /**
  * The integrity check on PostgreSQL. The server guarantees page-level integrity itself (checksums, WAL), so there
  * is no file to scan as SQLite's `quick_check` does; the check verifies what the store's own schema relies on:
- * the exact-duplicate rule's unique index is present, and the per-agent BM25 statistics and term frequencies
- * agree with the units and postings they count; and no row holds a value no reader can use (a timestamp outside
+ * the exact-duplicate rule's unique index is present, and the BM25 statistics and term frequencies, per agent and per
+ * user, agree with the units and postings they count; and no row holds a value no reader can use (a timestamp outside
  * JavaScript's `Date` range, metadata that is not a JSON object, a revision, position or cursor that is not a
  * counter: `IntegrityResult.badRows`). The result is recorded in the context and reported by
  * `integrity`.
@@ -28,6 +28,22 @@ export function checkIntegrity(ctx: PgContext): Promise<IntegrityResult> {
            SELECT 1 FROM (SELECT agent_id, term, count(*) AS df FROM lexical_postings GROUP BY agent_id, term) p
            FULL JOIN (SELECT * FROM lexical_terms WHERE df <> 0) t ON t.agent_id = p.agent_id AND t.term = p.term
            WHERE coalesce(p.df, 0) <> coalesce(t.df, 0)
+         ) AND NOT EXISTS (
+           SELECT 1 FROM (SELECT agent_id, user_id, count(*) AS docs, coalesce(sum(length), 0) AS total
+                          FROM lexical_docs GROUP BY agent_id, user_id) d
+           FULL JOIN (SELECT * FROM lexical_user_stats WHERE docs <> 0) s
+             ON s.agent_id = d.agent_id AND s.user_id = d.user_id
+           WHERE coalesce(d.docs, 0) <> coalesce(s.docs, 0) OR coalesce(d.total, 0) <> coalesce(s.total_length, 0)
+         ) AND NOT EXISTS (
+           SELECT 1 FROM (SELECT d.agent_id, d.user_id, p.term, count(*) AS df
+                          FROM lexical_postings p JOIN lexical_docs d ON d.key = p.key
+                          GROUP BY d.agent_id, d.user_id, p.term) p
+           FULL JOIN (SELECT * FROM lexical_user_terms WHERE df <> 0) t
+             ON t.agent_id = p.agent_id AND t.user_id = p.user_id AND t.term = p.term
+           WHERE coalesce(p.df, 0) <> coalesce(t.df, 0)
+         ) AND NOT EXISTS (
+           SELECT 1 FROM lexical_docs d JOIN memories m ON m.rid = d.rid AND m.agent_id = d.agent_id
+           WHERE d.user_id <> coalesce(m.user_id, '')
          ) AS stats_ok`,
     );
     const ok = rows[0]?.index_ok === true && rows[0]?.stats_ok === true;

@@ -75,10 +75,10 @@ it('migrates a schema-9 database: frequencies counted from its postings, search 
     DROP TABLE lexical_terms;
     UPDATE engram_meta SET value = '9' WHERE key = 'schema_version'`);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect(await testSql(MISMATCHED)).toEqual([]);
   expect((await s.searchLexical(query)).hits).toEqual(before);
   await s.insertMemory({ agentId: 'a', kind: 'fact', content: 'The office moved' });

@@ -58,10 +58,10 @@ it('migrates a schema-3 database: every posting gets its unit length, and BM25 h
   await testSql(`ALTER TABLE lexical_postings DROP COLUMN length;
     UPDATE engram_meta SET value = '3' WHERE key = 'schema_version'`);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl() });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect(await searchAll(s)).toBe(before);
   expect(await testSql(WRONG_LENGTHS)).toEqual([{ n: 0 }]);
 

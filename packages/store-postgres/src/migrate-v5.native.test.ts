@@ -41,10 +41,10 @@ it('migrates a schema-4 database: rows unchanged, the duplicate rule then keyed 
     DROP INDEX events_agent_user; ALTER TABLE events DROP COLUMN user_id;
     UPDATE engram_meta SET value = '4' WHERE key = 'schema_version'`);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   const after = await s.listMemories('a');
   expect(after).toEqual(before);
   expect((await s.getMemory('a', 'bob-old'))?.lifecycle).toBe('superseded');

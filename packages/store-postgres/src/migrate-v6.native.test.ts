@@ -32,10 +32,10 @@ it('migrates a schema-5 database: stored memories’ history gets its user, eras
   await testSql(`ALTER TABLE memory_history DROP COLUMN user_id;
     UPDATE engram_meta SET value = '5' WHERE key = 'schema_version'`);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   const rows = await testSql<{ memory_id: string; action: string; user_id: string | null }>(
     'SELECT memory_id, action, user_id FROM memory_history ORDER BY seq',
   );

@@ -25,10 +25,10 @@ it('migrates a schema-6 database: earlier failures read unknown, later ones keep
     ALTER TABLE memories DROP COLUMN embedding_failed_at;
     UPDATE engram_meta SET value = '6' WHERE key = 'schema_version'`);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect(await s.listFailedEmbeddings('a')).toEqual([
     { id: 'old-fail', agentId: 'a', userId: null, errorCode: 'unknown', attempts: 1, failedAt: null },
   ]);

@@ -21,10 +21,10 @@ it('migrates a schema-7 database: the beats table is created, memories stay as t
     UPDATE engram_meta SET value = '7' WHERE key = 'schema_version'`);
   expect(await testSql("SELECT 1 FROM pg_tables WHERE tablename = 'process_beats'")).toEqual([]);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect((await s.getMemory('a', 'm1'))?.content).toBe('The office opens at nine');
   await s.publishProcessBeat({
     processId: ID,

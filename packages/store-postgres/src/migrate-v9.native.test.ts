@@ -35,10 +35,10 @@ it('migrates a schema-8 database: the postings key covers tf and length, search 
     'term',
   ]);
 
-  expect(PG_SCHEMA_VERSION).toBe(10);
+  expect(PG_SCHEMA_VERSION).toBe(11);
   const s = await createPostgresMemoryStore({ connectionString: testPgUrl(), poolSize: 2 });
   opened.push(s);
-  expect(s.info.schemaVersion).toBe(10);
+  expect(s.info.schemaVersion).toBe(11);
   expect((await testSql<{ name: string }>(KEY_COLUMNS)).map((r) => r.name)).toEqual([
     'agent_id',
     'key',

@@ -46,9 +46,9 @@ it('concurrent opens migrate once under the advisory lock and agree on the schem
       open({ connectionString: url, poolSize: 2, embedding: { id: 'm', dimensions: 4 } }),
     ),
   );
-  expect(stores.map((s) => s.info.schemaVersion)).toEqual([10, 10, 10, 10]);
+  expect(stores.map((s) => s.info.schemaVersion)).toEqual([11, 11, 11, 11]);
   const versions = await sql<{ value: string }>("SELECT value FROM engram_meta WHERE key = 'schema_version'");
-  expect(versions).toEqual([{ value: '10' }]);
+  expect(versions).toEqual([{ value: '11' }]);
 });
 
 it('a newer schema is refused, another embedder is a mismatch, an omitted one is adopted', async () => {

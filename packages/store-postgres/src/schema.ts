@@ -4,8 +4,8 @@
  * bound to the embedder profile (its dimensions come from the profile, as in the SQLite store).
  *
  * Every table is keyed by agent first. Derived rows (chunks, BM25 units and postings, vectors) reference their
- * memory with `ON DELETE CASCADE`, and the per-agent BM25 statistics are kept by a trigger on the units, so a
- * delete or a re-index can never leave them out of step.
+ * memory with `ON DELETE CASCADE`, and the BM25 statistics (per agent, and per user) are kept by triggers on
+ * the units, so a delete or a re-index can never leave them out of step.
  */
 
 import { type EmbeddingProfile, EngramStoreError } from '@engram/store';
@@ -325,6 +325,98 @@ CREATE TRIGGER lexical_docs_terms_insert AFTER INSERT ON lexical_docs
 DROP TRIGGER IF EXISTS lexical_docs_terms_delete ON lexical_docs;
 CREATE TRIGGER lexical_docs_terms_delete AFTER DELETE ON lexical_docs
   REFERENCING OLD TABLE AS engram_units FOR EACH STATEMENT EXECUTE FUNCTION engram_lexical_terms();
+`,
+  },
+  {
+    // BM25 statistics per user (\`lexical_user_stats\`, \`lexical_user_terms\`; each unit's user on \`lexical_docs\`,
+    // '' for the agent's own): a user-scoped search scores with the statistics of the agent's own units and that
+    // user's, so another user's writes never move its scores (which its explanation shows) and never tell it
+    // which words that user wrote. The agent's totals stay for whole-agent searches. A unit takes its user from
+    // its memory's row in a trigger, so a writer that does not name it (one still running an older Engram while
+    // another migrates) cannot file it under the agent. The triggers update the agent's row before the user's,
+    // in the order of version 10, so two writers of one agent never wait on each other in opposite orders; a
+    // user's row that counts nothing any more is deleted, so an erased user's words do not stay behind.
+    version: 11,
+    sql: `
+ALTER TABLE lexical_docs ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
+UPDATE lexical_docs d SET user_id = m.user_id FROM memories m
+  WHERE m.rid = d.rid AND m.agent_id = d.agent_id AND m.user_id IS NOT NULL AND d.user_id <> m.user_id;
+CREATE TABLE IF NOT EXISTS lexical_user_stats (
+  agent_id text NOT NULL,
+  user_id text NOT NULL,
+  docs bigint NOT NULL,
+  total_length bigint NOT NULL,
+  PRIMARY KEY (agent_id, user_id)
+);
+DELETE FROM lexical_user_stats;
+INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
+  SELECT agent_id, user_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id, user_id;
+CREATE TABLE IF NOT EXISTS lexical_user_terms (
+  agent_id text NOT NULL,
+  user_id text NOT NULL,
+  term text NOT NULL,
+  df bigint NOT NULL,
+  PRIMARY KEY (agent_id, user_id, term)
+);
+DELETE FROM lexical_user_terms;
+INSERT INTO lexical_user_terms(agent_id, user_id, term, df)
+  SELECT d.agent_id, d.user_id, p.term, count(*) FROM lexical_postings p JOIN lexical_docs d ON d.key = p.key
+  GROUP BY d.agent_id, d.user_id, p.term;
+CREATE OR REPLACE FUNCTION engram_lexical_user() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.user_id := coalesce(
+    (SELECT m.user_id FROM memories m WHERE m.rid = NEW.rid AND m.agent_id = NEW.agent_id), '');
+  RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS lexical_docs_user ON lexical_docs;
+CREATE TRIGGER lexical_docs_user BEFORE INSERT ON lexical_docs
+  FOR EACH ROW EXECUTE FUNCTION engram_lexical_user();
+CREATE OR REPLACE FUNCTION engram_lexical_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (NEW.agent_id, 1, NEW.length)
+      ON CONFLICT (agent_id) DO UPDATE SET docs = lexical_stats.docs + 1,
+        total_length = lexical_stats.total_length + EXCLUDED.total_length;
+    INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
+      VALUES (NEW.agent_id, NEW.user_id, 1, NEW.length)
+      ON CONFLICT (agent_id, user_id) DO UPDATE SET docs = lexical_user_stats.docs + 1,
+        total_length = lexical_user_stats.total_length + EXCLUDED.total_length;
+    RETURN NEW;
+  END IF;
+  UPDATE lexical_stats SET docs = docs - 1, total_length = total_length - OLD.length WHERE agent_id = OLD.agent_id;
+  UPDATE lexical_user_stats SET docs = docs - 1, total_length = total_length - OLD.length
+    WHERE agent_id = OLD.agent_id AND user_id = OLD.user_id;
+  DELETE FROM lexical_user_stats WHERE agent_id = OLD.agent_id AND user_id = OLD.user_id AND docs <= 0;
+  RETURN OLD;
+END $$;
+CREATE OR REPLACE FUNCTION engram_lexical_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO lexical_terms(agent_id, term, df)
+      SELECT agent_id, term, count(*) FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) u GROUP BY agent_id, term ORDER BY agent_id, term
+      ON CONFLICT (agent_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df;
+    INSERT INTO lexical_user_terms(agent_id, user_id, term, df)
+      SELECT agent_id, user_id, term, count(*) FROM (SELECT DISTINCT d.agent_id, d.user_id, d.key, t.term
+        FROM engram_units d, unnest(d.tokens) AS t(term)) u
+      GROUP BY agent_id, user_id, term ORDER BY agent_id, user_id, term
+      ON CONFLICT (agent_id, user_id, term) DO UPDATE SET df = lexical_user_terms.df + EXCLUDED.df;
+  ELSE
+    UPDATE lexical_terms n SET df = n.df - u.df FROM (
+      SELECT agent_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) x GROUP BY agent_id, term ORDER BY agent_id, term) u
+      WHERE n.agent_id = u.agent_id AND n.term = u.term;
+    UPDATE lexical_user_terms n SET df = n.df - u.df FROM (
+      SELECT agent_id, user_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.user_id, d.key, t.term
+        FROM engram_units d, unnest(d.tokens) AS t(term)) x
+      GROUP BY agent_id, user_id, term ORDER BY agent_id, user_id, term) u
+      WHERE n.agent_id = u.agent_id AND n.user_id = u.user_id AND n.term = u.term;
+    DELETE FROM lexical_user_terms n USING (SELECT DISTINCT d.agent_id, d.user_id, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) u
+      WHERE n.agent_id = u.agent_id AND n.user_id = u.user_id AND n.term = u.term AND n.df <= 0;
+  END IF;
+  RETURN NULL;
+END $$;
 `,
   },
 ];

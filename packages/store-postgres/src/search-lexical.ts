@@ -1,6 +1,6 @@
 /**
  * The lexical arm on PostgreSQL: exact Okapi BM25 over the store's own postings and per-agent statistics
- * (`lexical_docs`, `lexical_postings`, `lexical_stats`), with the SQLite store's tokenizer, query planner, k1
+ * (`lexical_docs`, `lexical_postings`, `lexical_stats`; per user for a user-scoped search), with the SQLite store's tokenizer, query planner, k1
  * and b, so both stores rank alike (PostgreSQL's `ts_rank` is not BM25). The agent is a condition of every
  * posting lookup, never a filter after a global search.
  *
@@ -18,7 +18,14 @@
 
 import { type MemoryFilter, RECALLABLE_KINDS } from '@engram/contracts';
 import type { LexicalHit, LexicalQuery, LexicalResult, RevalidateOptions, TimeScope } from '@engram/store';
-import { type Bm25Plan, bm25Idf, callRules, planBm25Query, planLexicalQuery } from '@engram/store/port-kit';
+import {
+  type Bm25Plan,
+  bm25Idf,
+  callRules,
+  checkFilter,
+  planBm25Query,
+  planLexicalQuery,
+} from '@engram/store/port-kit';
 import type { PgContext } from './context.js';
 import { CHUNK_KEY_SPAN, type ChunkColumns, chunkOf } from './derived.js';
 import { filterSql, includeArchived, timeSql } from './filters.js';
@@ -175,25 +182,46 @@ interface Filter {
   readonly briefs?: RevalidateOptions | undefined;
 }
 
+/**
+ * The users whose units a call's statistics count (`lexical_docs.user_id`, '' for the agent's own): `userId`'s,
+ * or the agent's own and `forUser`'s; null for a whole-agent call (the agent's totals).
+ */
+export function statsUsers(filter: MemoryFilter | undefined): string[] | null {
+  const f = checkFilter(filter);
+  if (f === null) return null;
+  if (f.userId !== null) return [f.userId];
+  if (f.forUser !== null) return ['', f.forUser];
+  return null;
+}
+
 /** The BM25 hits of one agent's active rows for a planned query, best first (score desc, id asc). */
 export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter): Promise<LexicalHit[]> {
   if (plan.terms.length === 0) return [];
   const distinct = [...new Set(plan.terms.map((t) => t.term))];
-  // The agent's statistics and the terms' document frequencies in one statement.
+  // The statistics and the terms' document frequencies in one statement: the agent's, or for a user scope those
+  // of the units it can see (the user's and, with `forUser`, the agent's own: schema 11), so another user's
+  // writes never move a user's scores.
+  const users = statsUsers(filter.memoryFilter);
   const stats = (
-    await ctx.q<{ docs: string; total_length: string; df: string[] }>(
+    await ctx.q<{ docs: string | null; total_length: string | null; df: string[] }>(
       ctx.pool,
       'fts',
-      `SELECT s.docs, s.total_length, ARRAY(
+      users === null
+        ? `SELECT s.docs, s.total_length, ARRAY(
          SELECT coalesce((SELECT n.df FROM lexical_terms n WHERE n.agent_id = $1 AND n.term = t.term), 0)
          FROM unnest($2::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i) AS df
-       FROM lexical_stats s WHERE s.agent_id = $1`,
-      [filter.agentId, distinct],
+       FROM lexical_stats s WHERE s.agent_id = $1`
+        : `SELECT sum(s.docs) AS docs, sum(s.total_length) AS total_length, ARRAY(
+         SELECT coalesce((SELECT sum(n.df) FROM lexical_user_terms n
+           WHERE n.agent_id = $1 AND n.user_id = ANY($3::text[]) AND n.term = t.term), 0)
+         FROM unnest($2::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i) AS df
+       FROM lexical_user_stats s WHERE s.agent_id = $1 AND s.user_id = ANY($3::text[])`,
+      users === null ? [filter.agentId, distinct] : [filter.agentId, distinct, users],
     )
   )[0];
   const docs = Number(stats?.docs ?? 0);
   if (stats === undefined || docs <= 0) return [];
-  const total = Number(stats.total_length);
+  const total = Number(stats.total_length ?? 0);
   const avgdl = total > 0 ? total / docs : 1;
   const df = new Map(distinct.map((term, i) => [term, Number(stats.df[i] ?? 0)]));
   const phrases: string[][] = plan.phrases.map(() => []);
@@ -303,6 +331,7 @@ export async function searchBm25(ctx: PgContext, plan: Bm25Plan, filter: Filter)
   const whole = await memoryScores(
     ctx,
     filter.agentId,
+    users,
     rows.map((r) => ({ rid: Number(r.rid), chunks: r.chunk_count })),
     { terms, groups, phrases: JSON.stringify(phrases) },
     { docs, totalLength: total },

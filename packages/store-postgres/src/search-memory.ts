@@ -34,17 +34,20 @@ const perMemorySql = `WITH w(idx, term, grp) AS (
 export async function memoryScores(
   ctx: PgContext,
   agentId: string,
+  /** The users whose units the statistics count (`statsUsers`), null for the whole agent. */
+  users: readonly string[] | null,
   rows: readonly { readonly rid: number; readonly chunks: number }[],
   planned: MemoryScoreTerms,
   stats: { readonly docs: number; readonly totalLength: number },
 ): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (!rows.some((r) => r.chunks > 1)) return out;
+  const scoped = users === null ? '' : ' AND user_id = ANY($2::text[])';
   const extra = await ctx.q<{ n: string }>(
     ctx.pool,
     'fts',
-    `SELECT count(*) AS n FROM lexical_docs WHERE key >= ${CHUNK_KEY_SPAN} AND agent_id = $1`,
-    [agentId],
+    `SELECT count(*) AS n FROM lexical_docs WHERE key >= ${CHUNK_KEY_SPAN} AND agent_id = $1${scoped}`,
+    users === null ? [agentId] : [agentId, users],
   );
   const memories = stats.docs - Number(extra[0]?.n ?? 0);
   if (memories <= 0) return out;
@@ -52,9 +55,13 @@ export async function memoryScores(
   const dfRows = await ctx.q<{ term: string; n: string }>(
     ctx.pool,
     'fts',
-    `SELECT term, count(DISTINCT key % ${CHUNK_KEY_SPAN}) AS n FROM lexical_postings
-     WHERE agent_id = $1 AND term = ANY($2::text[]) GROUP BY term`,
-    [agentId, distinct],
+    users === null
+      ? `SELECT term, count(DISTINCT key % ${CHUNK_KEY_SPAN}) AS n FROM lexical_postings
+     WHERE agent_id = $1 AND term = ANY($2::text[]) GROUP BY term`
+      : `SELECT p.term, count(DISTINCT p.key % ${CHUNK_KEY_SPAN}) AS n FROM lexical_postings p
+     JOIN lexical_docs d ON d.key = p.key
+     WHERE p.agent_id = $1 AND p.term = ANY($2::text[]) AND d.user_id = ANY($3::text[]) GROUP BY p.term`,
+    users === null ? [agentId, distinct] : [agentId, distinct, users],
   );
   const df = new Map(dfRows.map((r) => [r.term, Number(r.n)]));
   const avgdl = stats.totalLength > 0 ? stats.totalLength / memories : 1;

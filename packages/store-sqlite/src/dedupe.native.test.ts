@@ -141,7 +141,7 @@ describe('schema v4 → v5', () => {
 
     clock = 9_000;
     const store = openStore(file);
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const byId = async (key: string) =>
       store.getMemory(key === 'other-agent' ? 'b' : 'a', ids[key] as string);

@@ -7,8 +7,9 @@
  * indexed unit, with (schema v10) the unit's length, so scoring reads no second table; `lexical_docs(rid,
  * agent_id, length, terms)` — the unit's length in tokens and (schema v7) the JSON
  * array of its distinct terms, by which its postings are removed, so the postings need no second index on
- * `rid`; `lexical_stats(agent_id, docs, total_length)` — the agent's unit count and total length. A unit is a memory row today (`rid` is the row's
- * rowid); a longer memory split into chunks indexes each chunk as its own unit.
+ * `rid`, and (schema v20) its memory's `user_id`; `lexical_stats(agent_id, docs, total_length)` — the agent's unit
+ * count and total length; `lexical_user_stats` (schema v20) — the same per user. A unit is a memory row
+ * (`rid` is the row's rowid); a longer memory split into chunks indexes each chunk as its own unit.
  *
  * The postings are kept in two levels (schema v11), as a log-structured merge tree of two levels would:
  * `lexical_postings_fresh` (same columns and key) takes a large agent's postings of each write transaction and
@@ -42,11 +43,28 @@ import {
   postingsTableDdl,
   type RunSql,
 } from './lexical-postings.js';
+import { userKey } from './sqlite/user-key.js';
 
 export type { Bm25Settings };
 export { bm25Idf, DEFAULT_BM25 };
 
-/** The SQL the BM25 index adds to the schema (schema v3; the fresh postings since v11). */
+/**
+ * Each user's statistics in an agent (schema v20): the unit count and total length of the agent's own units
+ * (`user_id` '') and of each user's, by the user id itself (each unit's is on `lexical_docs`), so that a
+ * user-scoped search scores with the statistics of the units it can see: another user's writes never move its
+ * scores (its explanation shows them) and so never tell it which words that user wrote. `lexical_stats` keeps
+ * the agent's totals for whole-agent searches.
+ */
+export const LEXICAL_USER_STATS_DDL = `CREATE TABLE IF NOT EXISTS lexical_user_stats (
+  agent_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  docs INTEGER NOT NULL,
+  total_length INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, user_id)
+) WITHOUT ROWID;
+`;
+
+/** The SQL the BM25 index adds to the schema (schema v3; the fresh postings since v11, user statistics since v20). */
 export const LEXICAL_INDEX_DDL: string = `
 ${postingsTableDdl(MAIN_POSTINGS)}
 CREATE INDEX IF NOT EXISTS lexical_postings_rid ON lexical_postings(rid);
@@ -55,14 +73,15 @@ CREATE TABLE IF NOT EXISTS lexical_docs (
   rid INTEGER PRIMARY KEY,
   agent_id TEXT NOT NULL,
   length INTEGER NOT NULL,
-  terms TEXT
+  terms TEXT,
+  user_id TEXT
 );
 CREATE TABLE IF NOT EXISTS lexical_stats (
   agent_id TEXT PRIMARY KEY,
   docs INTEGER NOT NULL,
   total_length INTEGER NOT NULL
 ) WITHOUT ROWID;
-`;
+${LEXICAL_USER_STATS_DDL}`;
 
 // The unit lengths go in as bound values like the postings (see `insertPostingsSql`), `DOCS_CHUNK` units a
 // statement.
@@ -70,14 +89,22 @@ const DOCS_CHUNK = 256;
 
 // The unit lengths: one statement shape of `DOCS_CHUNK` rows, a short last chunk padded with null rows that the
 // statement skips (binding a few hundred nulls costs less than a statement per bit of the remainder).
-const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms)
-  SELECT column1, column2, column3, column4 FROM (VALUES ${new Array<string>(DOCS_CHUNK).fill('(?, ?, ?, ?)').join(', ')})
+const INSERT_DOCS = `INSERT INTO lexical_docs(rid, agent_id, length, terms, user_id)
+  SELECT column1, column2, column3, column4, column5
+  FROM (VALUES ${new Array<string>(DOCS_CHUNK).fill('(?, ?, ?, ?, ?)').join(', ')})
   WHERE column1 IS NOT NULL`;
+/** The width of a unit's row in `INSERT_DOCS`. */
+const DOC_COLUMNS = 5;
 
 // `WHERE true` keeps SQLite from reading `ON CONFLICT` as a join constraint of the SELECT.
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
+/** The users' statistics, as `ADD_STATS` (`[agent, user id or '', docs, length]` each). */
+const ADD_USER_STATS = `INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true
+  ON CONFLICT(agent_id, user_id) DO UPDATE
+    SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 /** The same upsert, giving back each agent's new total length (which level its postings go to). */
 const ADD_STATS_RETURNING = `${ADD_STATS}
   RETURNING agent_id, total_length`;
@@ -109,7 +136,7 @@ interface AgentTerms {
  * Units waiting to be written to the BM25 index. A write transaction adds every unit it indexes here and
  * writes them before it commits (`flush`): multi-row inserts of the postings, one statement per 1,024 postings
  * or fewer, in key order (agent, term, unit), so the B-tree is written in order; multi-row inserts of the unit
- * lengths, one statement per 256 units; one upsert of the statistics of the agents touched. The rows are exactly those unit-by-unit indexing
+ * lengths, one statement per 256 units; one upsert of the statistics of the agents touched and one of their users. The rows are exactly those unit-by-unit indexing
  * writes, so scores are unchanged. Each token is counted straight into its agent's postings of the batch (maps
  * per agent and batch, none per unit), so no per-posting sort is needed either.
  */
@@ -121,6 +148,8 @@ export class LexicalBatch {
   #inOrder = true;
   #lastRid = -1;
   #stats = new Map<string, [docs: number, totalLength: number]>();
+  /** Per agent, per user id ('' for the agent's own): `[docs, totalLength]`. */
+  #userStats = new Map<string, Map<string, [docs: number, totalLength: number]>>();
   /** Postings in the fresh table, as far as this batch's flushes know (undefined: counted at the next flush). */
   #fresh: number | undefined;
 
@@ -141,10 +170,11 @@ export class LexicalBatch {
   #byWord = new Map<string, BatchTerm>();
 
   /**
-   * Tokenizes one unit's text (NFKC) and keeps its rows for `flush`, its postings with its memory's user key
-   * (`sqlite/user-key.ts`; 0, the default, for the agent's own). The unit must not be indexed yet.
+   * Tokenizes one unit's text (NFKC) and keeps its rows for `flush`: its postings with its memory's user key
+   * (`sqlite/user-key.ts`), its length row and statistics with the user id (null, the default, for the agent's
+   * own). The unit must not be indexed yet.
    */
-  add(rid: number, agentId: string, text: string, userKey = 0): void {
+  add(rid: number, agentId: string, text: string, userId: string | null = null): void {
     let agent = this.#agents.get(agentId);
     if (agent === undefined) {
       agent = { byTerm: new Map(), byWord: new Map(), postings: 0 };
@@ -153,7 +183,7 @@ export class LexicalBatch {
     if (rid < this.#lastRid) this.#inOrder = false;
     this.#lastRid = rid;
     this.#unitRid = rid;
-    this.#unitUser = userKey;
+    this.#unitUser = userKey(userId);
     this.#unitLength = 0;
     this.#byTerm = agent.byTerm;
     this.#byWord = agent.byWord;
@@ -163,7 +193,7 @@ export class LexicalBatch {
     for (const list of lists) list[list.length - 2] = length;
     agent.postings += lists.length;
     this.#units += 1;
-    this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms));
+    this.#docs.push(rid, agentId, length, JSON.stringify(this.#unitTerms), userId);
     lists.length = 0;
     this.#unitTerms.length = 0;
     const s = this.#stats.get(agentId);
@@ -171,6 +201,18 @@ export class LexicalBatch {
     else {
       s[0] += 1;
       s[1] += length;
+    }
+    let users = this.#userStats.get(agentId);
+    if (users === undefined) {
+      users = new Map();
+      this.#userStats.set(agentId, users);
+    }
+    const user = userId ?? '';
+    const u = users.get(user);
+    if (u === undefined) users.set(user, [1, length]);
+    else {
+      u[0] += 1;
+      u[1] += length;
     }
   }
 
@@ -228,10 +270,11 @@ export class LexicalBatch {
     this.#docs = [];
     this.#units = 0;
     this.#stats.clear();
+    this.#userStats.clear();
   }
 
   /**
-   * Writes the waiting units, none when nothing waits: one statement of the statistics, the postings in
+   * Writes the waiting units, none when nothing waits: one statement of the statistics (and one of the users' statistics), the postings in
    * multi-row inserts of up to 1,024 postings (whole chunks, then the rest in halving sizes; one run of chunks
    * per table written), the unit lengths 256 a statement. With `levels` (readers on the same connection) each
    * agent's postings go straight into the main table while the agent is small (its total length after this
@@ -247,6 +290,10 @@ export class LexicalBatch {
     const docs = this.#docs;
     const units = this.#units;
     const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
+    const users: [string, string, number, number][] = [];
+    for (const [agentId, keys] of this.#userStats) {
+      for (const [key, [n, sum]] of keys) users.push([agentId, key, n, sum]);
+    }
     this.#reset();
     const direct = new Set<string>();
     if (stats && levels !== undefined) {
@@ -258,6 +305,7 @@ export class LexicalBatch {
     } else if (stats) {
       run(ADD_STATS, JSON.stringify(agents));
     }
+    if (stats) run(ADD_USER_STATS, JSON.stringify(users));
     const main: string[] = [];
     const fresh: string[] = [];
     for (const agentId of [...agentsTerms.keys()].sort()) {
@@ -266,8 +314,8 @@ export class LexicalBatch {
     writePostings(run, MAIN_POSTINGS, main, agentsTerms, inOrder);
     const added = writePostings(run, FRESH_POSTINGS, fresh, agentsTerms, inOrder);
     for (let start = 0; start < units; start += DOCS_CHUNK) {
-      const values = docs.slice(start * 4, (start + DOCS_CHUNK) * 4);
-      for (let i = values.length; i < DOCS_CHUNK * 4; i += 1) values.push(null);
+      const values = docs.slice(start * DOC_COLUMNS, (start + DOCS_CHUNK) * DOC_COLUMNS);
+      for (let i = values.length; i < DOCS_CHUNK * DOC_COLUMNS; i += 1) values.push(null);
       run(INSERT_DOCS, ...values);
     }
     if (levels === undefined || added === 0) return;
@@ -343,10 +391,17 @@ function inRidOrder(list: TermPostings): TermPostings {
   return postings.flat();
 }
 
-/** Recomputes every agent's statistics from the indexed units. */
-export const REBUILD_LEXICAL_STATS = `DELETE FROM lexical_stats;
+/** Recomputes each user's statistics in every agent ('' for the agent's own) from the indexed units. */
+export const REBUILD_LEXICAL_USER_STATS: string = `DELETE FROM lexical_user_stats;
+INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
+  SELECT agent_id, coalesce(user_id, ''), count(*), coalesce(sum(length), 0) FROM lexical_docs
+  GROUP BY agent_id, coalesce(user_id, '');`;
+
+/** Recomputes every agent's statistics, and each of its users', from the indexed units. */
+export const REBUILD_LEXICAL_STATS: string = `DELETE FROM lexical_stats;
 INSERT INTO lexical_stats(agent_id, docs, total_length)
-  SELECT agent_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id;`;
+  SELECT agent_id, count(*), coalesce(sum(length), 0) FROM lexical_docs GROUP BY agent_id;
+${REBUILD_LEXICAL_USER_STATS}`;
 
 /**
  * Removes one unit's postings and statistics (nothing when it is not indexed): its postings by their keys, in
@@ -354,8 +409,8 @@ INSERT INTO lexical_stats(agent_id, docs, total_length)
  * damaged file has them) are found by a scan.
  */
 export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {
-  const doc = get<{ agent_id: string; length: number; terms: string | null }>(
-    'SELECT agent_id, length, terms FROM lexical_docs WHERE rid = ?',
+  const doc = get<{ agent_id: string; length: number; terms: string | null; user_id: string | null }>(
+    'SELECT agent_id, length, terms, user_id FROM lexical_docs WHERE rid = ?',
     rid,
   );
   for (const table of [MAIN_POSTINGS, FRESH_POSTINGS]) {
@@ -377,4 +432,13 @@ export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void 
     doc.length,
     doc.agent_id,
   );
+  const user = typeof doc.user_id === 'string' ? doc.user_id : '';
+  run(
+    'UPDATE lexical_user_stats SET docs = docs - 1, total_length = total_length - ? WHERE agent_id = ? AND user_id = ?',
+    doc.length,
+    doc.agent_id,
+    user,
+  );
+  // A user's row that counts nothing any more goes, so an erased user leaves no row behind.
+  run('DELETE FROM lexical_user_stats WHERE agent_id = ? AND user_id = ? AND docs <= 0', doc.agent_id, user);
 }

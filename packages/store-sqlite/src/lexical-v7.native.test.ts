@@ -97,8 +97,8 @@ describe('schema v4 → v7', () => {
     }
 
     const store = openStore(path);
-    expect(SCHEMA_VERSION).toBe(19);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
+    expect(store.info.schemaVersion).toBe(20);
     expect(await searchAll(store)).toBe(before);
 
     // Edits after the migration remove exactly the old postings: content change, delete.
@@ -194,7 +194,7 @@ describe('BM25 index writes of a whole batch', () => {
     }
   }
 
-  it('writes exactly the rows of one-by-one inserts, with one statement per 1,024 postings, one per 256 unit lengths and one of the statistics', async () => {
+  it('writes exactly the rows of one-by-one inserts, with one statement per 1,024 postings, one per 256 unit lengths and two of the statistics', async () => {
     // Two agents, a long (chunked) memory among short ones, so a term's units arrive out of key order.
     const inputs = Array.from({ length: 700 }, (_, i) => ({
       id: `m${i}`,
@@ -234,14 +234,15 @@ describe('BM25 index writes of a whole batch', () => {
       expect(units).toBeGreaterThan(700);
       // One word-index row per unit, one trigram row per CJK unit; the BM25 index adds its postings in
       // statements of 1,024 (the rest in halving sizes: one statement per bit of the remainder), then its unit
-      // lengths in statements of 256 (the last one padded) and one statement of the agents' statistics, for the
-      // whole batch; and once, on the connection's first write, it counts the fresh postings (see `POSTINGS_MERGE`).
+      // lengths in statements of 256 (the last one padded), one statement of the agents' statistics and one of
+      // their users', for the whole batch; and once, on the connection's first write, it counts the fresh
+      // postings (see `POSTINGS_MERGE`).
       let postingStatements = Math.floor(postings / 1024);
       for (let rest = postings % 1024; rest > 0; rest &= rest - 1) postingStatements += 1;
       const unitStatements = Math.ceil(units / 256);
       expect(postingStatements).toBeLessThan(units / 50);
       expect(unitStatements).toBeLessThan(units / 50);
-      expect(fts).toBe(units + trigramRows + postingStatements + unitStatements + 1 + 1);
+      expect(fts).toBe(units + trigramRows + postingStatements + unitStatements + 2 + 1);
     } finally {
       db.close();
     }

@@ -104,9 +104,9 @@ describe('schema v9 → v10', () => {
       raw.close();
     }
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(wrongLengths(path)).toBe(0);

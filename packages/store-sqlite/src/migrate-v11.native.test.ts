@@ -99,9 +99,9 @@ describe('schema v10 → v11', () => {
     expect(old).toMatchObject({ fresh: null, version: '10' });
     expect(old.main).toBeGreaterThan(500);
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     expect(await searchAll(store)).toBe(before);
     closeAll();
     expect(counts(path)).toEqual({ main: old.main, fresh: 0, version: String(SCHEMA_VERSION) });

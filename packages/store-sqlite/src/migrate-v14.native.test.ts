@@ -82,9 +82,9 @@ describe('schema v13 → v14', () => {
     }
     expect(ruleIndexSql(path)).not.toContain('user_id');
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     expect(ruleIndexSql(path)).toContain("coalesce(user_id, '')");
     expect(JSON.stringify(await store.listMemories('a'))).toBe(before);
     expect((await store.readEvents('a', 's1', 1, 1))[0]?.userId).toBeNull();

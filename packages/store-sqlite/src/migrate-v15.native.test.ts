@@ -226,9 +226,9 @@ describe('schema v14 → v15', () => {
       backToV14(path, quantization);
       expect(declaration(path, 'memories_vec')).not.toContain('user_key');
 
-      expect(SCHEMA_VERSION).toBe(19);
+      expect(SCHEMA_VERSION).toBe(20);
       const store = openStore(path, quantization);
-      expect(store.info.schemaVersion).toBe(19);
+      expect(store.info.schemaVersion).toBe(20);
       // The float table as it was declared, with the key; its chunk size kept.
       const declared = declaration(path, 'memories_vec');
       expect(declared).toContain('user_key integer');

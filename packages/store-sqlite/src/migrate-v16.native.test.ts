@@ -106,9 +106,9 @@ describe('schema v15 → v16', () => {
       'own-gone forgotten "-"',
     ]);
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     // The stored memories' rows name their user; the erased ones' stay unknown ('').
     expect(historyUsers(path)).toEqual([
       'own-1 updated null',

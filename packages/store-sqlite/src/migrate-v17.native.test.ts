@@ -48,7 +48,7 @@ function backToV16(path: string): void {
 
 describe('schema v17: failed embeddings keep their error code', () => {
   it('lists the failures a schema-16 file recorded as unknown, and keeps the code of later ones', async () => {
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const path = join(dir, 'memory.db');
     const first = openStore(path);
     await first.insertMemories([
@@ -67,7 +67,7 @@ describe('schema v17: failed embeddings keep their error code', () => {
     backToV16(path);
 
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     expect(await store.listFailedEmbeddings('a')).toEqual([
       { id: 'old-fail', agentId: 'a', userId: null, errorCode: 'unknown', attempts: 1, failedAt: null },
     ]);

@@ -74,9 +74,9 @@ describe('schema v17 → v18', () => {
     );
     expect(hasBeatTable(path)).toBe(false);
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const writer = openStore(path);
-    expect(writer.info.schemaVersion).toBe(19);
+    expect(writer.info.schemaVersion).toBe(20);
     expect(hasBeatTable(path)).toBe(true);
     expect((await writer.getMemory('a', 'm1'))?.content).toBe('The office opens at nine');
     await writer.publishProcessBeat({ processId: ID, startedAt: 1, ttlMs: 60_000, snapshot: SNAPSHOT });

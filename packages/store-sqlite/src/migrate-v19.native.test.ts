@@ -74,9 +74,9 @@ describe('schema v18 → v19', () => {
     );
     expect(hasClaimTable(path)).toBe(false);
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const writer = openStore(path, { claimLeaseMs: 60_000 });
-    expect(writer.info.schemaVersion).toBe(19);
+    expect(writer.info.schemaVersion).toBe(20);
     expect(hasClaimTable(path)).toBe(true);
     expect((await writer.getMemory('a', 'm1'))?.content).toBe('The office opens at nine');
     // The rows pending before the migration are claimed by one store and skipped by another.

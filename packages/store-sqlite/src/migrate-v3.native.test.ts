@@ -63,7 +63,7 @@ describe('schema v2 → v3', () => {
     ).run();
     db.close();
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = createSqliteMemoryStore({ path, embedding: null });
     open.push(store);
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);

@@ -129,9 +129,9 @@ describe('schema v8 → v9', () => {
     }
     expect(indexes(path)).toEqual(expect.arrayContaining(['memories_agent_hash', 'memories_embedding']));
 
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore(path);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(store.info.schemaVersion).toBe(20);
     const names = indexes(path);
     expect(names).not.toContain('memories_embedding');
     expect(names).not.toContain('memories_agent_hash');

@@ -146,7 +146,7 @@ describe('opening a file database', () => {
     } finally {
       raw.close();
     }
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     const store = openStore({ path, embedding: null });
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
     const found = await store.searchLexical({ agentId: 'a', terms: ['人工'], limit: 10 });
@@ -447,9 +447,9 @@ describe('observer', () => {
       tags: ['t:1'],
       vector: new Float32Array([1, 0, 0, 0]),
     });
-    // BEGIN + row + tags + 2 FTS rows + 3 BM25-index rows (postings, length, agent statistics) + the fresh
-    // postings' count (read once, by the connection's first write) + vector + COMMIT.
-    expect(counts).toEqual({ meta: 2, write: 2, fts: 6, vector: 1 });
+    // BEGIN + row + tags + 2 FTS rows + 4 BM25-index rows (postings, length, agent and user statistics) + the
+    // fresh postings' count (read once, by the connection's first write) + vector + COMMIT.
+    expect(counts).toEqual({ meta: 2, write: 2, fts: 7, vector: 1 });
     for (const key of Object.keys(counts)) delete counts[key as StatementKind];
     const found = await store.searchLexical({
       agentId: 'a',

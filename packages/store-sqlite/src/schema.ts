@@ -12,7 +12,7 @@ import { CHUNK_TABLE_SQL, chunkExistingMemories } from './sqlite/chunks.js';
 import { EMBEDDING_CLAIMS_TABLE_SQL } from './sqlite/claims.js';
 import type { StoreContext } from './sqlite/context.js';
 import { PROCESS_BEATS_TABLE_SQL } from './sqlite/process-beats.js';
-import { addUserKeys } from './sqlite/user-keys-migration.js';
+import { addUnitUsers, addUserKeys } from './sqlite/user-keys-migration.js';
 
 export { TOKENIZER_DESCRIPTION };
 
@@ -404,6 +404,16 @@ ${USER_HASH_INDEX_SQL}`);
     version: 19,
     up(db: SqliteDatabase): void {
       db.exec(EMBEDDING_CLAIMS_TABLE_SQL);
+    },
+  },
+  {
+    // BM25 statistics per user (`lexical_user_stats`, each unit's user on `lexical_docs`): a user-scoped search
+    // scores with the statistics of the agent's own units and that user's, so another user's writes never move
+    // its scores (`sqlite/user-keys-migration.ts`). The version itself matters too: an older Engram would
+    // write units without their key and leave the user statistics behind, so it refuses the file.
+    version: 20,
+    up(db: SqliteDatabase): void {
+      addUnitUsers(db);
     },
   },
 ];

@@ -90,4 +90,34 @@ describe('the user key', () => {
     expect(lexical.hits).toHaveLength(60);
     expect(lexical.hits.every((h) => ownerOf.get(h.id) !== second)).toBe(true);
   });
+
+  it('two users sharing a key do not share BM25 statistics: one’s writes never move the other’s scores', async () => {
+    const [first, second] = collidingUsers();
+    const store = createSqliteMemoryStore({ path: ':memory:', embedding: null });
+    open.push(store);
+    const filler = ' The members talked at length about tomatoes, compost and the new fence.'.repeat(40);
+    await store.insertMemories([
+      { agentId: 'a', kind: 'fact', content: 'The kettle is for green tea' },
+      { agentId: 'a', kind: 'fact', content: 'jasmine tea after lunch', userId: first },
+      { agentId: 'a', kind: 'fact', content: `A diary.${filler} Some jasmine tea.${filler}`, userId: first },
+    ]);
+    const query = { agentId: 'a', terms: ['jasmine', 'tea'], limit: 10 };
+    const scores = async (filter: { forUser: string } | { userId: string }) =>
+      (await store.searchLexical({ ...query, filter })).hits.map((h) => [h.id, h.score, h.memoryScore]);
+    const before = [await scores({ forUser: first }), await scores({ userId: first })];
+    expect(before[0]?.some((h) => typeof h[2] === 'number')).toBe(true);
+    // The other user of the same key writes the words, long and short.
+    const theirs = await store.insertMemories([
+      ...Array.from({ length: 8 }, (_, i) => ({
+        agentId: 'a',
+        kind: 'fact' as const,
+        content: `jasmine tea number ${i}, jasmine again`,
+        userId: second,
+      })),
+      { agentId: 'a', kind: 'fact', content: `Notes.${filler} jasmine.${filler}`, userId: second },
+    ]);
+    expect([await scores({ forUser: first }), await scores({ userId: first })]).toEqual(before);
+    for (const r of theirs) await store.deleteMemory('a', r.id);
+    expect([await scores({ forUser: first }), await scores({ userId: first })]).toEqual(before);
+  });
 });

@@ -140,7 +140,7 @@ describe('the partition index of vec0 chunk tables', () => {
 
     const store = openStore(path, DIMS, 'bit');
     expect(store.info.schemaVersion).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
     expect(chunkIndexes(path)).toEqual([FLOAT_INDEX, QUANT_INDEX]);
     expect(await answers(store)).toEqual(before);
     // vec0 keeps writing through the index: new chunks of a small agent, a delete, then the same k-NN again.

@@ -257,8 +257,8 @@ describe('quantised vector search', () => {
       raw.close();
     }
     const store = openStore(path, 'bit');
-    expect(SCHEMA_VERSION).toBe(19);
-    expect(store.info.schemaVersion).toBe(19);
+    expect(SCHEMA_VERSION).toBe(20);
+    expect(store.info.schemaVersion).toBe(20);
     expect(store.vectorIndex.quantization).toBe('bit');
     expect(await recallAt10(store)).toBeGreaterThanOrEqual(0.99);
     closeAll();

@@ -47,7 +47,9 @@ interface ScopePort {
     readonly terms: readonly string[];
     readonly limit: number;
     readonly filter?: { readonly forUser?: string; readonly userId?: string };
-  }): Promise<{ readonly hits: readonly { readonly id: string }[] }>;
+  }): Promise<{
+    readonly hits: readonly { readonly id: string; readonly score: number; readonly memoryScore?: number }[];
+  }>;
   searchVector(query: {
     readonly agentId: string;
     readonly vector: Float32Array;
@@ -273,6 +275,66 @@ export function describeScopeConformance(name: string, open: ConformanceOpen): v
         await expect(s.getMemory('a', bob.id, { forUser: '' })).rejects.toMatchObject({
           code: 'ENGRAM_STORE_INVALID_INPUT',
         });
+      }),
+    );
+
+    it(
+      'a user’s BM25 scores count only what that user can see: another user’s writes never move them',
+      withPort(open, async (port) => {
+        const s = scoped(port);
+        // A long memory (chunked) too, so the whole-memory scores are compared as well as the chunk scores.
+        const filler = ' The members talked at length about tomatoes, compost and the new fence.'.repeat(40);
+        const [, alice, aliceLong] = await s.insertMemories([
+          { agentId: 'a', kind: 'fact', content: 'The office kettle is for green tea' },
+          { agentId: 'a', kind: 'fact', content: 'Alice drinks jasmine tea at noon', userId: 'alice' },
+          {
+            agentId: 'a',
+            kind: 'fact',
+            content: `Alice keeps a diary.${filler} She brews jasmine tea on Sundays.${filler}`,
+            userId: 'alice',
+          },
+        ]);
+        if (alice === undefined || aliceLong === undefined) throw new Error('insert failed');
+        const scores = async (filter?: {
+          readonly forUser?: string;
+          readonly userId?: string;
+        }): Promise<Record<string, [number, number | undefined]>> => {
+          const found = await s.searchLexical({
+            agentId: 'a',
+            terms: ['jasmine', 'tea'],
+            limit: 10,
+            ...(filter === undefined ? {} : { filter }),
+          });
+          const out: Record<string, [number, number | undefined]> = {};
+          for (const h of found.hits)
+            if (h.id === alice.id || h.id === aliceLong.id) out[h.id] = [h.score, h.memoryScore];
+          return out;
+        };
+        const before = {
+          forUser: await scores({ forUser: 'alice' }),
+          userId: await scores({ userId: 'alice' }),
+          agent: await scores(),
+        };
+        expect(Object.keys(before.forUser).sort()).toEqual([alice.id, aliceLong.id].sort());
+        expect(before.forUser[aliceLong.id]?.[1]).toBeGreaterThan(0);
+        // Bob writes the word Alice searched for, many times, and Carol writes other text.
+        const bobs = await s.insertMemories([
+          ...Array.from({ length: 12 }, (_, i) => ({
+            agentId: 'a',
+            kind: 'fact' as const,
+            content: `Bob tried jasmine tea number ${i} and some more jasmine`,
+            userId: 'bob',
+          })),
+          { agentId: 'a', kind: 'fact', content: `Carol's notes.${filler}`, userId: 'carol' },
+        ]);
+        expect(await scores({ forUser: 'alice' })).toEqual(before.forUser);
+        expect(await scores({ userId: 'alice' })).toEqual(before.userId);
+        // The whole agent's view counts every user's units: there the scores move (what Alice's must not do).
+        expect(await scores()).not.toEqual(before.agent);
+        // Bob forgets his memories again: Alice's scores still have not moved, and the agent's are back.
+        for (const b of bobs) await s.deleteMemory('a', b.id);
+        expect(await scores({ forUser: 'alice' })).toEqual(before.forUser);
+        expect(await scores()).toEqual(before.agent);
       }),
     );
 

@@ -23,7 +23,6 @@ import {
 import type { SqliteDatabase } from '../native.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, deleteVector, writeFts } from './mirrors.js';
-import { NO_USER_KEY } from './user-key.js';
 
 export { CHUNK_KEY_SPAN, CHUNK_VEC_NONE, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey };
 
@@ -40,19 +39,19 @@ export const CHUNK_TABLE_SQL = `CREATE TABLE IF NOT EXISTS memory_chunks (
 
 /**
  * Indexes a memory's content: one FTS row keyed by `rid` when it fits the budget, else one chunk row and one
- * FTS row per chunk, the BM25 postings with the memory's `userKey` (`user-key.ts`). Returns the chunks (one span
+ * FTS row per chunk, the BM25 units with the memory's user (`userId`, null for the agent's own). Returns the chunks (one span
  * for a short memory). Must run inside a transaction.
  */
 export function indexContent(
   ctx: StoreContext,
   rid: number,
   agentId: string,
-  userKey: number,
+  userId: string | null | undefined,
   content: string,
   spans: readonly ChunkSpan[] = chunkSpans(content),
 ): readonly ChunkSpan[] {
   if (spans.length === 1) {
-    writeFts(ctx, rid, agentId, userKey, content);
+    writeFts(ctx, rid, agentId, userId, content);
     return spans;
   }
   const insert = ctx.stmt(
@@ -61,7 +60,7 @@ export function indexContent(
   );
   for (const s of spans) {
     insert.run(agentId, rid, s.index, s.start, s.end);
-    writeFts(ctx, chunkKey(rid, s.index), agentId, userKey, content.slice(s.start, s.end));
+    writeFts(ctx, chunkKey(rid, s.index), agentId, userId, content.slice(s.start, s.end));
   }
   return spans;
 }
@@ -149,7 +148,7 @@ export function chunkExistingMemories(db: SqliteDatabase, ctx: StoreContext): vo
     deleteFts(ctx, r.rid, r.has_cjk === 1);
     dropVector?.run(BigInt(r.rid));
     // Schema 4 has no users yet: the user keys come with schema 15 (`vector-users.ts`).
-    const spans = indexContent(ctx, r.rid, r.agent_id, NO_USER_KEY, r.content);
+    const spans = indexContent(ctx, r.rid, r.agent_id, null, r.content);
     mark.run(spans.length, r.rid);
   }
 }

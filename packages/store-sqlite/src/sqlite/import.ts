@@ -29,7 +29,6 @@ import { DERIVED_MEMORY_COLUMNS, PLAIN_TABLES, type PlainTable, tableExists } fr
 import { activeDuplicate } from './memory-rows.js';
 import { writeTags, writeVector } from './mirrors.js';
 import { linksChanged } from './open-links.js';
-import { userKey } from './user-key.js';
 import { repairVectorChunks } from './vector-chunks.js';
 
 /** Records between two progress reports (and two writes of the BM25 units indexed so far). */
@@ -130,7 +129,7 @@ class Importer extends importRows.ImportTally {
       chunk_count: spans.length,
     });
     writeTags(ctx, rid, agentId, tags);
-    indexContent(ctx, rid, agentId, userKey(userId), content, spans);
+    indexContent(ctx, rid, agentId, userId, content, spans);
     if (decoded !== null) {
       if (spans.length === 1) {
         const v = decoded[0];

@@ -7,7 +7,6 @@ import { CHUNK_KEY_SPAN, CHUNK_VEC_PENDING, CHUNK_VEC_READY, chunkKey, dropVecto
 import type { RepairEmbeddingIntegrityOptions } from './config.js';
 import type { StoreContext } from './context.js';
 import { deleteFts, writeFts } from './mirrors.js';
-import { userKey } from './user-key.js';
 import { repairVectorChunks } from './vector-chunks.js';
 import { deleteQuantVector, pruneQuantOrphans, repairQuantVectors } from './vector-quant.js';
 
@@ -118,13 +117,7 @@ export function repairEmbeddingIntegrity(
         for (const r of missing) {
           const key = r.idx === null ? r.rid : chunkKey(r.rid, r.idx);
           deleteFts(ctx, key, r.has_cjk === 1);
-          writeFts(
-            ctx,
-            key,
-            agentId,
-            userKey(r.user_id),
-            r.idx === null ? r.content : r.content.slice(r.s, r.e),
-          );
+          writeFts(ctx, key, agentId, r.user_id, r.idx === null ? r.content : r.content.slice(r.s, r.e));
           repaired += 1;
         }
       }

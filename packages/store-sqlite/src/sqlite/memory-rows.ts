@@ -29,7 +29,6 @@ import { indexContent } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { writeFts, writeTags, writeVector } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
-import { userKey } from './user-key.js';
 
 /** Validates a new memory (and its vector against the bound profile); `field` names it in errors. */
 export const prepareInsert: (ctx: StoreContext, input: NewMemory, field: string) => PreparedMemory =
@@ -167,9 +166,8 @@ function pushRowValues(out: unknown[], r: RowPlan): void {
 function finishInsert(ctx: StoreContext, r: RowPlan, rid: number): InsertedMemory {
   const { p } = r;
   writeTags(ctx, rid, p.agentId, p.tags);
-  const key = userKey(p.userId);
-  if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, key, p.content, r.nfkc, r.cjk);
-  else indexContent(ctx, rid, p.agentId, key, p.content, r.spans);
+  if (r.spans.length === 1) writeFts(ctx, rid, p.agentId, p.userId, p.content, r.nfkc, r.cjk);
+  else indexContent(ctx, rid, p.agentId, p.userId, p.content, r.spans);
   if (r.withVector && p.vector !== undefined) writeVector(ctx, rid, p.agentId, p.userId, p.vector);
   const record = storedRows.newMemoryRecord(p, {
     id: r.id,

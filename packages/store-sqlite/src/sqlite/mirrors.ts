@@ -9,18 +9,18 @@ import { userKey } from './user-key.js';
 import { deleteQuantVector, writeQuantVector } from './vector-quant.js';
 
 /**
- * Indexes a row's NFKC content in the BM25 index (postings, with its memory's `userKey`, and the agent's
- * statistics). The rows are written with the rest of the transaction's units just before it commits
- * (`StoreContext.tx`).
+ * Indexes a row's NFKC content in the BM25 index (postings, with its memory's user key, and the agent's and its
+ * user's statistics; `userId` null: the agent's own). The rows are written with the rest of the transaction's
+ * units just before it commits (`StoreContext.tx`).
  */
 export function writeLexical(
   ctx: StoreContext,
   rid: number,
   agentId: string,
-  userKey: number,
+  userId: string | null | undefined,
   text: string,
 ): void {
-  ctx.lexical.add(rid, agentId, text, userKey);
+  ctx.lexical.add(rid, agentId, text, userId ?? null);
 }
 
 /** Removes a row from the BM25 index. */
@@ -36,14 +36,14 @@ export function deleteLexical(ctx: StoreContext, rid: number): void {
 
 /**
  * Indexes a row's content (NFKC) in the word index, and in the trigram index when it has CJK, and in the BM25
- * index with its memory's user key (`user-key.ts`); returns whether it has CJK. `text` is the content's NFKC form
+ * index with its memory's user (`userId`, null for the agent's own); returns whether it has CJK. `text` is the content's NFKC form
  * and `cjk` whether it has CJK, when the caller has them already.
  */
 export function writeFts(
   ctx: StoreContext,
   rid: number,
   agentId: string,
-  userKey: number,
+  userId: string | null | undefined,
   content: string,
   text: string = content.normalize('NFKC'),
   cjk: boolean = hasCjk(text),
@@ -52,7 +52,7 @@ export function writeFts(
   ctx
     .stmt('fts', 'INSERT INTO memories_fts_words(rowid, agent, content) VALUES (?, ?, ?)')
     .run(rid, token, text);
-  writeLexical(ctx, rid, agentId, userKey, text);
+  writeLexical(ctx, rid, agentId, userId, text);
   if (cjk) {
     ctx
       .stmt('fts', 'INSERT INTO memories_fts_trigram(rowid, agent, content) VALUES (?, ?, ?)')

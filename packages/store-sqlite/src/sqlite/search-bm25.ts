@@ -10,7 +10,7 @@ import { CHUNK_KEY_SPAN, chunkSpan } from './chunks.js';
 import type { StoreContext } from './context.js';
 import { type FilterParams, filterSql, scopeKey, type TimeParams, tagsSql, timeSql } from './filters.js';
 import { compareIds } from './id-order.js';
-import { knnUsers, knnUsersSql } from './user-key.js';
+import { type KnnUsers, knnUsers, knnUsersSql, NO_USER_KEY } from './user-key.js';
 
 /**
  * Units the scoring statement's second band keeps per wanted memory (see `bm25Sql`): it is joined only when the
@@ -44,6 +44,59 @@ function phraseSql(phrases: number): { phraseCtes: string[]; phraseConds: string
     phraseConds.push(`(w.grp = ${i} AND p.rid IN ph${i})`);
   }
   return { phraseCtes, phraseConds };
+}
+
+/**
+ * The condition on a posting (`p`) that it belongs to a unit a user scope sees, empty for the whole agent: the
+ * index key narrows the postings (`user-key.ts`), and a posting of the user's key must also be a unit of that
+ * user itself (its length row names the user), so a user whose key collides with another's never counts the
+ * other's units in its statistics. Binds `@uk` and `@su` (the user id).
+ */
+function scopedPostingSql(users: KnnUsers): string {
+  const own = 'EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = p.rid AND d.user_id = @su)';
+  return users === 'one'
+    ? ` AND p.user_key = @uk AND ${own}`
+    : users === 'own'
+      ? ` AND (p.user_key = ${NO_USER_KEY} OR (p.user_key = @uk AND ${own}))`
+      : '';
+}
+
+/** The condition on a unit's length row (`lexical_docs`) that a user scope sees it, empty for the whole agent. */
+function scopedDocSql(users: KnnUsers): string {
+  return users === 'one'
+    ? ' AND user_id = @su'
+    : users === 'own'
+      ? ' AND (user_id IS NULL OR user_id = @su)'
+      : '';
+}
+
+/**
+ * The statement of the statistics and the query terms' document frequencies for a user restriction: the agent's
+ * totals (`none`), or the sum of the visible users' rows (the user's, and '' for the agent's own with `own`) and
+ * the postings of the units the scope sees.
+ */
+function statsSql(users: KnnUsers): string {
+  const df = (table: string): string => `SELECT term, count(*) AS n FROM ${table} p
+            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms))${scopedPostingSql(users)}
+            GROUP BY term`;
+  const source =
+    users === 'none'
+      ? 'FROM lexical_stats s WHERE s.agent_id = @agent'
+      : `FROM (SELECT sum(docs) AS docs, sum(total_length) AS total_length FROM lexical_user_stats
+          WHERE agent_id = @agent AND user_id IN (${users === 'own' ? "'', " : ''}@su)) s`;
+  return `SELECT s.docs AS docs, s.total_length AS total_length,
+        (SELECT json_group_array(json_array(term, n)) FROM (
+          SELECT term, sum(n) AS n FROM (
+            ${df('lexical_postings')}
+            UNION ALL
+            ${df('lexical_postings_fresh')})
+          GROUP BY term)) AS df
+       ${source}`;
+}
+
+/** The bound parameters of a user restriction (`@uk`, `@su`), none for the whole agent. */
+function scopedParams(scope: FilterParams, users: KnnUsers, uk: number): Record<string, unknown> {
+  return users === 'none' ? {} : { uk: BigInt(uk), su: scope.fUser ?? scope.fForUser };
 }
 
 function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string): string {
@@ -139,31 +192,25 @@ export function searchBm25(
 ): LexicalHit[] {
   if (plan.terms.length === 0) return [];
   const distinct = [...new Set(plan.terms.map((t) => t.term))];
-  // The agent's statistics and the terms' document frequencies in one statement.
+  // The statistics and the terms' document frequencies in one statement: the agent's, or for a user scope those
+  // of the units it can see (the user's and, with `forUser`, the agent's own), so another user's writes never
+  // move a user's scores (`LEXICAL_USER_STATS_DDL`).
+  const { users, uk } = knnUsers(filter.scope);
   const stats = ctx
-    .stmt(
-      'fts',
-      `SELECT s.docs AS docs, s.total_length AS total_length,
-        (SELECT json_group_array(json_array(term, n)) FROM (
-          SELECT term, sum(n) AS n FROM (
-            SELECT term, count(*) AS n FROM lexical_postings
-            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term
-            UNION ALL
-            SELECT term, count(*) AS n FROM lexical_postings_fresh
-            WHERE agent_id = @agent AND term IN (SELECT value FROM json_each(@terms)) GROUP BY term)
-          GROUP BY term)) AS df
-       FROM lexical_stats s WHERE s.agent_id = @agent`,
-    )
-    .get<{ docs: number; total_length: number; df: string }>({
+    .stmt('fts', statsSql(users))
+    .get<{ docs: number | null; total_length: number | null; df: string }>({
       agent: filter.agentId,
       terms: JSON.stringify(distinct),
+      ...scopedParams(filter.scope, users, uk),
     });
-  if (stats === undefined || stats.docs <= 0) return [];
-  const avgdl = stats.total_length > 0 ? stats.total_length / stats.docs : 1;
+  const docs = stats?.docs ?? 0;
+  const totalLength = stats?.total_length ?? 0;
+  if (stats === undefined || docs <= 0) return [];
+  const avgdl = totalLength > 0 ? totalLength / docs : 1;
   const df = new Map(JSON.parse(stats.df) as [string, number][]);
   const weights = plan.terms.map((t): [string, number, number] => [
     t.term,
-    bm25Idf(stats.docs, df.get(t.term) ?? 0),
+    bm25Idf(docs, df.get(t.term) ?? 0),
     t.role.kind === 'free' ? FREE : t.role.kind === 'score' ? SCORE_ONLY : t.role.phrase,
   ]);
   const token = ctx.agentToken(filter.agentId);
@@ -181,8 +228,7 @@ export function searchBm25(
     wideAt: WIDE_FACTOR * limit - 1,
     ...filter.scope,
   };
-  const { users, uk } = knnUsers(filter.scope);
-  if (users !== 'none') params.uk = BigInt(uk);
+  Object.assign(params, scopedParams(filter.scope, users, uk));
   const kinds = JSON.parse(filter.kinds) as string[];
   for (let i = 0; i < MEMORY_KINDS.length; i += 1) params[`kind${i}`] = kinds[i] ?? null;
   plan.phrases.forEach((phrase, i) => {
@@ -204,9 +250,9 @@ export function searchBm25(
   const rows = best.memories;
   rows.sort(byScoreThenId);
   const n = Math.min(rows.length, limit);
-  const whole = memoryScores(ctx, rows.slice(0, n) as UnitRow[], params, phrases, {
-    docs: stats.docs,
-    totalLength: stats.total_length,
+  const whole = memoryScores(ctx, rows.slice(0, n) as UnitRow[], params, phrases, users, {
+    docs,
+    totalLength,
   });
   const hits: LexicalHit[] = new Array(n);
   for (let i = 0; i < n; i += 1) {
@@ -242,6 +288,7 @@ function memoryScores(
   rows: readonly UnitRow[],
   params: Record<string, unknown>,
   phrases: number,
+  users: KnnUsers,
   stats: { readonly docs: number; readonly totalLength: number },
 ): Map<number, number> {
   const out = new Map<number, number>();
@@ -252,12 +299,14 @@ function memoryScores(
     const count = storedChunkCount(chunks);
     for (let i = 0; i < count; i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
   }
+  const scoped = users === 'none' ? {} : { uk: params.uk, su: params.su };
   const extra = ctx
     .stmt(
       'fts',
-      `SELECT count(*) AS n FROM lexical_docs WHERE rid >= ${CHUNK_KEY_SPAN} AND agent_id = @agent`,
+      `SELECT count(*) AS n FROM lexical_docs
+       WHERE rid >= ${CHUNK_KEY_SPAN} AND agent_id = @agent${scopedDocSql(users)}`,
     )
-    .get<{ n: number }>({ agent: params.agent });
+    .get<{ n: number }>({ agent: params.agent, ...scoped });
   const memories = stats.docs - (extra?.n ?? 0);
   if (memories <= 0) return out;
   const weights = JSON.parse(params.weights as string) as [string, number, number][];
@@ -266,13 +315,16 @@ function memoryScores(
   const dfStmt = ctx.stmt(
     'fts',
     `SELECT t.value AS term, (SELECT count(*) FROM (
-        SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings p WHERE p.agent_id = @agent AND p.term = t.value
-        UNION SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings_fresh p WHERE p.agent_id = @agent AND p.term = t.value)) AS n
+        SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings p
+        WHERE p.agent_id = @agent AND p.term = t.value${scopedPostingSql(users)}
+        UNION SELECT p.rid % ${CHUNK_KEY_SPAN} FROM lexical_postings_fresh p
+        WHERE p.agent_id = @agent AND p.term = t.value${scopedPostingSql(users)})) AS n
       FROM json_each(@terms) t`,
   );
   for (const row of dfStmt.all<{ term: string; n: number }>({
     agent: params.agent,
     terms: JSON.stringify(terms),
+    ...scoped,
   }))
     df.set(row.term, row.n);
   const avgdl = stats.totalLength > 0 ? stats.totalLength / memories : 1;

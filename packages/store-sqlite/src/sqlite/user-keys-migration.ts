@@ -10,6 +10,7 @@
  * writable open rebuilds it from the float vectors (`vector-quant-build.ts`), as after a change of the vector
  * index setting.
  */
+import { LEXICAL_USER_STATS_DDL, REBUILD_LEXICAL_USER_STATS } from '../lexical-index.js';
 import type { SqliteDatabase } from '../native.js';
 import { vec0PartitionIndexSql } from '../schema.js';
 import { CHUNK_KEY_SPAN } from './chunks.js';
@@ -153,4 +154,19 @@ function rebuildVectors(db: SqliteDatabase): void {
     last = (rows[rows.length - 1] as { k: number }).k;
   }
   db.exec('DROP TABLE temp.engram_vec_copy');
+}
+
+/**
+ * Schema version 20: each BM25 unit's row (`lexical_docs`) gets its memory's user id (null for the agent's own),
+ * and the agent's statistics are kept per user too (`lexical_user_stats`), computed here from the units (see
+ * `LEXICAL_USER_STATS_DDL`). A file that has the column already keeps it; the statistics are always recomputed.
+ */
+export function addUnitUsers(db: SqliteDatabase): void {
+  if (!hasColumn(db, 'lexical_docs', 'user_id')) {
+    db.exec('ALTER TABLE lexical_docs ADD COLUMN user_id TEXT');
+    db.exec(`UPDATE lexical_docs SET user_id = (
+        SELECT m.user_id FROM memories m WHERE m.rid = lexical_docs.rid % ${CHUNK_KEY_SPAN})`);
+  }
+  db.exec(LEXICAL_USER_STATS_DDL);
+  db.exec(REBUILD_LEXICAL_USER_STATS);
 }

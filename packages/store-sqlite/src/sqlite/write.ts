@@ -29,7 +29,6 @@ import {
 } from './memory-rows.js';
 import { deleteTags, writeTags } from './mirrors.js';
 import { type MemoryRow, toRecord } from './rows.js';
-import { userKey } from './user-key.js';
 
 /** Inserts one memory (row, tags, FTS mirror and optional vector in one transaction), or finds its duplicate. */
 export function insertUniqueMemory(ctx: StoreContext, input: NewMemory): Promise<InsertedMemory> {
@@ -141,7 +140,7 @@ export function updateMemory(
       }
       if (contentChanged) {
         unindexContent(ctx, row.rid, agentId, row.chunk_count, row.has_cjk === 1);
-        indexContent(ctx, row.rid, agentId, userKey(row.user_id), next.content);
+        indexContent(ctx, row.rid, agentId, row.user_id, next.content);
         // The lineage keeps the text this update replaced (erased again if the memory is forgotten).
         recordHistory(ctx, {
           agentId,
