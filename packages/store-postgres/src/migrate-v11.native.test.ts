@@ -4,7 +4,7 @@
 // the statistics of what that user sees, and another user's later writes do not move that user's scores.
 import type { LexicalHit } from '@engram/store';
 import { afterEach, expect, it } from 'vitest';
-import { PG_SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
 import { createPostgresMemoryStore, type PostgresMemoryStore } from './store.js';
 import { freshPostgresStore, testPgUrl, testSql } from './testing/fresh.js';
 
@@ -13,34 +13,17 @@ afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
 });
 
-// The statistics functions of schema 10 (the agent's rows only).
-const SCHEMA_10_FUNCTIONS = `
-CREATE OR REPLACE FUNCTION engram_lexical_stats() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO lexical_stats(agent_id, docs, total_length) VALUES (NEW.agent_id, 1, NEW.length)
-      ON CONFLICT (agent_id) DO UPDATE SET docs = lexical_stats.docs + 1,
-        total_length = lexical_stats.total_length + EXCLUDED.total_length;
-    RETURN NEW;
-  END IF;
-  UPDATE lexical_stats SET docs = docs - 1, total_length = total_length - OLD.length WHERE agent_id = OLD.agent_id;
-  RETURN OLD;
-END $$;
-CREATE OR REPLACE FUNCTION engram_lexical_terms() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO lexical_terms(agent_id, term, df)
-      SELECT agent_id, term, count(*) FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
-        unnest(d.tokens) AS t(term)) u GROUP BY agent_id, term ORDER BY agent_id, term
-      ON CONFLICT (agent_id, term) DO UPDATE SET df = lexical_terms.df + EXCLUDED.df;
-  ELSE
-    UPDATE lexical_terms n SET df = n.df - u.df FROM (
-      SELECT agent_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
-        unnest(d.tokens) AS t(term)) x GROUP BY agent_id, term ORDER BY agent_id, term) u
-      WHERE n.agent_id = u.agent_id AND n.term = u.term;
-  END IF;
-  RETURN NULL;
-END $$;`;
+/**
+ * The statistics functions of schema 10 (the agent's rows only), from the migrations that defined them: the
+ * per-row one of version 1 and the whole of version 10 (which only creates what is missing, and its function).
+ */
+function schema10Functions(): string {
+  const sql = (version: number): string => MIGRATIONS.find((m) => m.version === version)?.sql ?? '';
+  const stats = /CREATE FUNCTION engram_lexical_stats\(\)[\s\S]*?END \$\$;/.exec(sql(1))?.[0];
+  if (stats === undefined || !sql(10).includes('engram_lexical_terms'))
+    throw new Error('schema 10 not found');
+  return `${stats.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION')}\n${sql(10)}`;
+}
 
 /** Users' statistics or term frequencies that differ from the units and postings they count. */
 const MISMATCHED = `SELECT 1 FROM (SELECT agent_id, user_id, count(*) AS n, sum(length) AS l FROM lexical_docs
@@ -89,7 +72,10 @@ it('migrates a schema-10 database: units name their user, per-user statistics, u
   for (const s of opened.splice(0)) await s.close();
   await testSql(`DROP TABLE lexical_user_stats; DROP TABLE lexical_user_terms;
     ALTER TABLE lexical_docs DROP COLUMN user_id;
-    ${SCHEMA_10_FUNCTIONS}
+    DROP TRIGGER lexical_docs_user ON lexical_docs;
+    DROP FUNCTION engram_lexical_user();
+    ${schema10Functions()}
+    INSERT INTO lexical_terms(agent_id, term, df) VALUES ('a', 'forgotten', 0);
     UPDATE engram_meta SET value = '10' WHERE key = 'schema_version'`);
 
   expect(PG_SCHEMA_VERSION).toBe(11);
@@ -108,6 +94,8 @@ it('migrates a schema-10 database: units name their user, per-user statistics, u
     { id: 'own', users: [''] },
   ]);
   expect(await testSql(MISMATCHED)).toEqual([]);
+  // A frequency an older version left at zero (the word of an erased memory) is gone.
+  expect(await testSql("SELECT df FROM lexical_terms WHERE term = 'forgotten'")).toEqual([]);
   // Both searches score as on a database made by schema 11; Alice's statistics leave Bob's unit out.
   expect(scores((await s.searchLexical(query)).hits)).toEqual(agentBefore);
   const alice = scores((await s.searchLexical(forAlice)).hits);
@@ -153,9 +141,17 @@ it('a unit written without its user (an older writer) takes its memory’s; an e
   expect((await s.checkIntegrity()).state).toBe('failed');
   await testSql("UPDATE lexical_docs SET user_id = 'alice' WHERE agent_id = 'a' AND user_id = 'bob'");
   expect((await s.checkIntegrity()).state).toBe('ok');
-  // Erasing the user leaves no statistics or terms of theirs.
+  // Erasing the user leaves no statistics or terms of theirs, and erasing the agent none of its own.
   await s.deleteAll('a', { userId: 'alice' });
   expect(await testSql("SELECT term FROM lexical_user_terms WHERE user_id = 'alice'")).toEqual([]);
   expect(await testSql("SELECT docs FROM lexical_user_stats WHERE user_id = 'alice'")).toEqual([]);
+  expect(await testSql("SELECT term FROM lexical_terms WHERE agent_id = 'a' AND term = 'biopsi'")).toEqual(
+    [],
+  );
   expect(await testSql(MISMATCHED)).toEqual([]);
+  await s.deleteAll('a');
+  for (const table of ['lexical_terms', 'lexical_stats', 'lexical_user_terms', 'lexical_user_stats']) {
+    expect(await testSql(`SELECT agent_id FROM ${table} WHERE agent_id = 'a'`)).toEqual([]);
+  }
+  expect((await s.checkIntegrity()).state).toBe('ok');
 });

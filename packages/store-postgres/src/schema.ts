@@ -334,13 +334,16 @@ CREATE TRIGGER lexical_docs_terms_delete AFTER DELETE ON lexical_docs
     // which words that user wrote. The agent's totals stay for whole-agent searches. A unit takes its user from
     // its memory's row in a trigger, so a writer that does not name it (one still running an older Engram while
     // another migrates) cannot file it under the agent. The triggers update the agent's row before the user's,
-    // in the order of version 10, so two writers of one agent never wait on each other in opposite orders; a
-    // user's row that counts nothing any more is deleted, so an erased user's words do not stay behind.
+    // in the order of version 10, so two writers of one agent never wait on each other in opposite orders. A row
+    // that counts nothing any more (the agent's or a user's) is deleted, so erased memories' words do not stay
+    // behind; the rows earlier versions left at zero go here.
     version: 11,
     sql: `
 ALTER TABLE lexical_docs ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
 UPDATE lexical_docs d SET user_id = m.user_id FROM memories m
   WHERE m.rid = d.rid AND m.agent_id = d.agent_id AND m.user_id IS NOT NULL AND d.user_id <> m.user_id;
+DELETE FROM lexical_terms WHERE df <= 0;
+DELETE FROM lexical_stats WHERE docs <= 0;
 CREATE TABLE IF NOT EXISTS lexical_user_stats (
   agent_id text NOT NULL,
   user_id text NOT NULL,
@@ -384,6 +387,7 @@ BEGIN
     RETURN NEW;
   END IF;
   UPDATE lexical_stats SET docs = docs - 1, total_length = total_length - OLD.length WHERE agent_id = OLD.agent_id;
+  DELETE FROM lexical_stats WHERE agent_id = OLD.agent_id AND docs <= 0;
   UPDATE lexical_user_stats SET docs = docs - 1, total_length = total_length - OLD.length
     WHERE agent_id = OLD.agent_id AND user_id = OLD.user_id;
   DELETE FROM lexical_user_stats WHERE agent_id = OLD.agent_id AND user_id = OLD.user_id AND docs <= 0;
@@ -406,6 +410,9 @@ BEGIN
       SELECT agent_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.key, t.term FROM engram_units d,
         unnest(d.tokens) AS t(term)) x GROUP BY agent_id, term ORDER BY agent_id, term) u
       WHERE n.agent_id = u.agent_id AND n.term = u.term;
+    DELETE FROM lexical_terms n USING (SELECT DISTINCT d.agent_id, t.term FROM engram_units d,
+        unnest(d.tokens) AS t(term)) u
+      WHERE n.agent_id = u.agent_id AND n.term = u.term AND n.df <= 0;
     UPDATE lexical_user_terms n SET df = n.df - u.df FROM (
       SELECT agent_id, user_id, term, count(*) AS df FROM (SELECT DISTINCT d.agent_id, d.user_id, d.key, t.term
         FROM engram_units d, unnest(d.tokens) AS t(term)) x
