@@ -53,15 +53,19 @@ export { bm25Idf, DEFAULT_BM25 };
  * (`user_id` '') and of each user's, by the user id itself (each unit's is on `lexical_docs`), so that a
  * user-scoped search scores with the statistics of the units it can see: another user's writes never move its
  * scores (its explanation shows them) and so never tell it which words that user wrote. `lexical_stats` keeps
- * the agent's totals for whole-agent searches.
+ * the agent's totals for whole-agent searches. Each row keeps its user's key too (`sqlite/user-key.ts`), by
+ * which a search finds whether another user of the agent shares its key (then, and only then, its document
+ * frequencies check each posting's user: `search-bm25.ts`).
  */
 export const LEXICAL_USER_STATS_DDL = `CREATE TABLE IF NOT EXISTS lexical_user_stats (
   agent_id TEXT NOT NULL,
   user_id TEXT NOT NULL,
+  user_key INTEGER NOT NULL DEFAULT 0,
   docs INTEGER NOT NULL,
   total_length INTEGER NOT NULL,
   PRIMARY KEY (agent_id, user_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lexical_user_stats_key ON lexical_user_stats(agent_id, user_key);
 `;
 
 /** The SQL the BM25 index adds to the schema (schema v3; the fresh postings since v11, user statistics since v20). */
@@ -100,9 +104,9 @@ const DOC_COLUMNS = 5;
 const ADD_STATS = `INSERT INTO lexical_stats(agent_id, docs, total_length)
   SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id) DO UPDATE SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
-/** The users' statistics, as `ADD_STATS` (`[agent, user id or '', docs, length]` each). */
-const ADD_USER_STATS = `INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true
+/** The users' statistics, as `ADD_STATS` (`[agent, user id or '', user key, docs, length]` each). */
+const ADD_USER_STATS = `INSERT INTO lexical_user_stats(agent_id, user_id, user_key, docs, total_length)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?) WHERE true
   ON CONFLICT(agent_id, user_id) DO UPDATE
     SET docs = docs + excluded.docs, total_length = total_length + excluded.total_length`;
 /** The same upsert, giving back each agent's new total length (which level its postings go to). */
@@ -290,9 +294,10 @@ export class LexicalBatch {
     const docs = this.#docs;
     const units = this.#units;
     const agents = [...this.#stats].map(([agentId, [n, sum]]) => [agentId, n, sum]);
-    const users: [string, string, number, number][] = [];
-    for (const [agentId, keys] of this.#userStats) {
-      for (const [key, [n, sum]] of keys) users.push([agentId, key, n, sum]);
+    const users: [string, string, number, number, number][] = [];
+    for (const [agentId, byUser] of this.#userStats) {
+      for (const [user, [n, sum]] of byUser)
+        users.push([agentId, user, userKey(user === '' ? null : user), n, sum]);
     }
     this.#reset();
     const direct = new Set<string>();
@@ -391,7 +396,10 @@ function inRidOrder(list: TermPostings): TermPostings {
   return postings.flat();
 }
 
-/** Recomputes each user's statistics in every agent ('' for the agent's own) from the indexed units. */
+/**
+ * Recomputes each user's statistics in every agent ('' for the agent's own) from the indexed units; the users'
+ * keys are left 0 (SQL cannot compute them): `fillUserStatKeys` sets them.
+ */
 export const REBUILD_LEXICAL_USER_STATS: string = `DELETE FROM lexical_user_stats;
 INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
   SELECT agent_id, coalesce(user_id, ''), count(*), coalesce(sum(length), 0) FROM lexical_docs
@@ -441,4 +449,15 @@ export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void 
   );
   // A user's row that counts nothing any more goes, so an erased user leaves no row behind.
   run('DELETE FROM lexical_user_stats WHERE agent_id = ? AND user_id = ? AND docs <= 0', doc.agent_id, user);
+}
+
+/** Sets the user key of every user's statistics row (after `REBUILD_LEXICAL_USER_STATS`). */
+export function fillUserStatKeys(db: {
+  prepare(sql: string): { all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
+}): void {
+  const users = db.prepare("SELECT DISTINCT user_id FROM lexical_user_stats WHERE user_id <> ''").all() as {
+    user_id: string;
+  }[];
+  const set = db.prepare('UPDATE lexical_user_stats SET user_key = ? WHERE user_id = ?');
+  for (const u of users) set.run(userKey(u.user_id), u.user_id);
 }

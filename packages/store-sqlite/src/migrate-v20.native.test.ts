@@ -11,6 +11,7 @@ import type { LexicalHit } from '@engram/store/port-kit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './native.js';
 import { SCHEMA_VERSION } from './schema.js';
+import { userKey } from './sqlite/user-key.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
 let dir: string;
@@ -119,6 +120,17 @@ describe('schema v19 → v20', () => {
     ]);
     expect(named.find((r) => r.id === 'alice-long')?.units).toBeGreaterThan(1);
     const mismatched = raw(path, (db) => db.prepare(STATS_MISMATCH).all());
+    // Each user's row keeps the user's key (0 for the agent's own).
+    const keys = raw(path, (db) =>
+      db
+        .prepare("SELECT user_id, user_key FROM lexical_user_stats WHERE agent_id = 'a' ORDER BY user_id")
+        .all(),
+    );
+    expect(keys).toEqual([
+      { user_id: '', user_key: 0 },
+      { user_id: 'alice', user_key: userKey('alice') },
+      { user_id: 'bob', user_key: userKey('bob') },
+    ]);
     expect(mismatched).toEqual([]);
     // Both searches score as on a file made by schema 20: the whole agent's with every unit, Alice's with the
     // statistics of her units and the agent's own, which leave Bob's out (so her memory scores otherwise there).

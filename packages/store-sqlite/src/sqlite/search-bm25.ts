@@ -48,12 +48,14 @@ function phraseSql(phrases: number): { phraseCtes: string[]; phraseConds: string
 
 /**
  * The condition on a posting (`p`) that it belongs to a unit a user scope sees, empty for the whole agent: the
- * index key narrows the postings (`user-key.ts`), and a posting of the user's key must also be a unit of that
- * user itself (its length row names the user), so a user whose key collides with another's never counts the
- * other's units in its statistics. Binds `@uk` and `@su` (the user id).
+ * index key narrows the postings (`user-key.ts`); when another user of the agent shares the key (`@shared`,
+ * `sharedKey`), a posting of the key must also be a unit of the user itself (its length row names the user), so
+ * a user whose key collides with another's never counts the other's units in its statistics. Without a shared
+ * key the key alone is exact and no posting is looked up. Binds `@uk`, `@su` (the user id) and `@shared`.
  */
 function scopedPostingSql(users: KnnUsers): string {
-  const own = 'EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = p.rid AND d.user_id = @su)';
+  const own =
+    'CASE WHEN @shared THEN EXISTS (SELECT 1 FROM lexical_docs d WHERE d.rid = p.rid AND d.user_id = @su) ELSE 1 END';
   return users === 'one'
     ? ` AND p.user_key = @uk AND ${own}`
     : users === 'own'
@@ -94,9 +96,26 @@ function statsSql(users: KnnUsers): string {
        ${source}`;
 }
 
-/** The bound parameters of a user restriction (`@uk`, `@su`), none for the whole agent. */
-function scopedParams(scope: FilterParams, users: KnnUsers, uk: number): Record<string, unknown> {
-  return users === 'none' ? {} : { uk: BigInt(uk), su: scope.fUser ?? scope.fForUser };
+/**
+ * The bound parameters of a user restriction (`@uk`, `@su`, `@shared`: whether another user of the agent has
+ * statistics under the same key), none for the whole agent.
+ */
+function scopedParams(
+  ctx: StoreContext,
+  agentId: string,
+  scope: FilterParams,
+  users: KnnUsers,
+  uk: number,
+): Record<string, unknown> {
+  if (users === 'none') return {};
+  const su = scope.fUser ?? scope.fForUser;
+  const shared = ctx
+    .stmt(
+      'fts',
+      'SELECT 1 AS x FROM lexical_user_stats WHERE agent_id = ? AND user_key = ? AND user_id <> ? LIMIT 1',
+    )
+    .get<{ x: number }>(agentId, BigInt(uk), su);
+  return { uk: BigInt(uk), su, shared: shared === undefined ? 0 : 1 };
 }
 
 function bm25Sql(phrases: number, scope: FilterParams & TimeParams, tags: string): string {
@@ -196,12 +215,13 @@ export function searchBm25(
   // of the units it can see (the user's and, with `forUser`, the agent's own), so another user's writes never
   // move a user's scores (`LEXICAL_USER_STATS_DDL`).
   const { users, uk } = knnUsers(filter.scope);
+  const scoped = scopedParams(ctx, filter.agentId, filter.scope, users, uk);
   const stats = ctx
     .stmt('fts', statsSql(users))
     .get<{ docs: number | null; total_length: number | null; df: string }>({
       agent: filter.agentId,
       terms: JSON.stringify(distinct),
-      ...scopedParams(filter.scope, users, uk),
+      ...scoped,
     });
   const docs = stats?.docs ?? 0;
   const totalLength = stats?.total_length ?? 0;
@@ -228,7 +248,7 @@ export function searchBm25(
     wideAt: WIDE_FACTOR * limit - 1,
     ...filter.scope,
   };
-  Object.assign(params, scopedParams(filter.scope, users, uk));
+  Object.assign(params, scoped);
   const kinds = JSON.parse(filter.kinds) as string[];
   for (let i = 0; i < MEMORY_KINDS.length; i += 1) params[`kind${i}`] = kinds[i] ?? null;
   plan.phrases.forEach((phrase, i) => {
@@ -299,7 +319,7 @@ function memoryScores(
     const count = storedChunkCount(chunks);
     for (let i = 0; i < count; i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
   }
-  const scoped = users === 'none' ? {} : { uk: params.uk, su: params.su };
+  const scoped = users === 'none' ? {} : { uk: params.uk, su: params.su, shared: params.shared };
   const extra = ctx
     .stmt(
       'fts',

@@ -10,7 +10,7 @@
  * writable open rebuilds it from the float vectors (`vector-quant-build.ts`), as after a change of the vector
  * index setting.
  */
-import { LEXICAL_USER_STATS_DDL, REBUILD_LEXICAL_USER_STATS } from '../lexical-index.js';
+import { fillUserStatKeys, LEXICAL_USER_STATS_DDL, REBUILD_LEXICAL_USER_STATS } from '../lexical-index.js';
 import type { SqliteDatabase } from '../native.js';
 import { vec0PartitionIndexSql } from '../schema.js';
 import { CHUNK_KEY_SPAN } from './chunks.js';
@@ -169,4 +169,5 @@ export function addUnitUsers(db: SqliteDatabase): void {
   }
   db.exec(LEXICAL_USER_STATS_DDL);
   db.exec(REBUILD_LEXICAL_USER_STATS);
+  fillUserStatKeys(db);
 }
