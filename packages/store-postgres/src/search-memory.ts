@@ -59,7 +59,7 @@ export async function memoryScores(
       ? `SELECT term, count(DISTINCT key % ${CHUNK_KEY_SPAN}) AS n FROM lexical_postings
      WHERE agent_id = $1 AND term = ANY($2::text[]) GROUP BY term`
       : `SELECT p.term, count(DISTINCT p.key % ${CHUNK_KEY_SPAN}) AS n FROM lexical_postings p
-     JOIN lexical_docs d ON d.key = p.key
+     JOIN lexical_docs d ON d.key = p.key AND d.agent_id = $1
      WHERE p.agent_id = $1 AND p.term = ANY($2::text[]) AND d.user_id = ANY($3::text[]) GROUP BY p.term`,
     users === null ? [agentId, distinct] : [agentId, distinct, users],
   );

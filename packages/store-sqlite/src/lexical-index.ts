@@ -402,8 +402,8 @@ function inRidOrder(list: TermPostings): TermPostings {
  */
 export const REBUILD_LEXICAL_USER_STATS: string = `DELETE FROM lexical_user_stats;
 INSERT INTO lexical_user_stats(agent_id, user_id, docs, total_length)
-  SELECT agent_id, coalesce(user_id, ''), count(*), coalesce(sum(length), 0) FROM lexical_docs
-  GROUP BY agent_id, coalesce(user_id, '');`;
+  SELECT agent_id, coalesce(CAST(user_id AS TEXT), ''), count(*), total(length) FROM lexical_docs
+  GROUP BY agent_id, coalesce(CAST(user_id AS TEXT), '');`;
 
 /** Recomputes every agent's statistics, and each of its users', from the indexed units. */
 export const REBUILD_LEXICAL_STATS: string = `DELETE FROM lexical_stats;
@@ -417,8 +417,9 @@ ${REBUILD_LEXICAL_USER_STATS}`;
  * damaged file has them) are found by a scan.
  */
 export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void {
-  const doc = get<{ agent_id: string; length: number; terms: string | null; user_id: string | null }>(
-    'SELECT agent_id, length, terms, user_id FROM lexical_docs WHERE rid = ?',
+  // The unit's user as the statistics name it (text; '' for the agent's own), whatever type the row holds.
+  const doc = get<{ agent_id: string; length: number; terms: string | null; user: string }>(
+    "SELECT agent_id, length, terms, coalesce(CAST(user_id AS TEXT), '') AS user FROM lexical_docs WHERE rid = ?",
     rid,
   );
   for (const table of [MAIN_POSTINGS, FRESH_POSTINGS]) {
@@ -440,15 +441,18 @@ export function unindexLexicalUnit(run: RunSql, get: GetSql, rid: number): void 
     doc.length,
     doc.agent_id,
   );
-  const user = typeof doc.user_id === 'string' ? doc.user_id : '';
   run(
     'UPDATE lexical_user_stats SET docs = docs - 1, total_length = total_length - ? WHERE agent_id = ? AND user_id = ?',
     doc.length,
     doc.agent_id,
-    user,
+    doc.user,
   );
   // A user's row that counts nothing any more goes, so an erased user leaves no row behind.
-  run('DELETE FROM lexical_user_stats WHERE agent_id = ? AND user_id = ? AND docs <= 0', doc.agent_id, user);
+  run(
+    'DELETE FROM lexical_user_stats WHERE agent_id = ? AND user_id = ? AND docs <= 0',
+    doc.agent_id,
+    doc.user,
+  );
 }
 
 /** Sets the user key of every user's statistics row (after `REBUILD_LEXICAL_USER_STATS`). */

@@ -3,9 +3,13 @@
  * rows. Two users may share a key; the index then lets the other user's rows into the scan, and the candidate
  * query still drops them: a search for one of them never shows the other's memories and still fills its top k.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { NewMemory } from '@engram/store/port-kit';
 import { mulberry32 } from '@engram/test-support/prng';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from './native.js';
 import { NO_USER_KEY, userKey } from './sqlite/user-key.js';
 import { createSqliteMemoryStore, type SqliteMemoryStore } from './sqlite-store.js';
 
@@ -119,5 +123,56 @@ describe('the user key', () => {
     expect([await scores({ forUser: first }), await scores({ userId: first })]).toEqual(before);
     for (const r of theirs) await store.deleteMemory('a', r.id);
     expect([await scores({ forUser: first }), await scores({ userId: first })]).toEqual(before);
+  });
+
+  it('damaged per-user statistics never make a user’s search throw or drift another row', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-user-stats-'));
+    try {
+      const path = join(dir, 'm.db');
+      const store = createSqliteMemoryStore({ path, embedding: null });
+      open.push(store);
+      await store.insertMemories([
+        { agentId: 'a', kind: 'fact', content: 'green tea in the kettle' },
+        { id: 'a1', agentId: 'a', kind: 'fact', content: 'jasmine tea after lunch', userId: 'alice' },
+        { id: 'a2', agentId: 'a', kind: 'fact', content: 'oolong tea on Sunday', userId: 'alice' },
+      ]);
+      const raw = openDatabase(path, { loadVectorExtension: false });
+      try {
+        // Another tool writes an out-of-range count: the sum of the visible rows would overflow.
+        raw.exec("UPDATE lexical_user_stats SET docs = 9223372036854775807 WHERE user_id = ''");
+        // And a unit's user as a blob.
+        raw.exec(
+          "UPDATE lexical_docs SET user_id = CAST('alice' AS BLOB) WHERE user_id = 'alice' AND rid = (SELECT rid FROM memories WHERE id = 'a1')",
+        );
+      } finally {
+        raw.close();
+      }
+      const found = await store.searchLexical({
+        agentId: 'a',
+        terms: ['tea'],
+        limit: 5,
+        filter: { forUser: 'alice' },
+      });
+      expect(found.hits.length).toBeGreaterThan(0);
+      const repaired = openDatabase(path, { loadVectorExtension: false });
+      try {
+        repaired.exec("UPDATE lexical_user_stats SET docs = 1 WHERE user_id = ''");
+      } finally {
+        repaired.close();
+      }
+      // Forgetting the unit whose user is a blob lowers Alice's row, not the agent's own.
+      await store.deleteMemory('a', 'a1');
+      const check = openDatabase(path, { loadVectorExtension: false, readonly: true });
+      try {
+        expect(check.prepare('SELECT user_id, docs FROM lexical_user_stats ORDER BY user_id').all()).toEqual([
+          { user_id: '', docs: 1 },
+          { user_id: 'alice', docs: 1 },
+        ]);
+      } finally {
+        check.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

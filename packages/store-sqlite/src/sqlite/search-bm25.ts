@@ -84,7 +84,8 @@ function statsSql(users: KnnUsers): string {
   const source =
     users === 'none'
       ? 'FROM lexical_stats s WHERE s.agent_id = @agent'
-      : `FROM (SELECT sum(docs) AS docs, sum(total_length) AS total_length FROM lexical_user_stats
+      : // total(), not sum(): a stored count another tool made huge must not overflow the sum and fail the search.
+        `FROM (SELECT total(docs) AS docs, total(total_length) AS total_length FROM lexical_user_stats
           WHERE agent_id = @agent AND user_id IN (${users === 'own' ? "'', " : ''}@su)) s`;
   return `SELECT s.docs AS docs, s.total_length AS total_length,
         (SELECT json_group_array(json_array(term, n)) FROM (
