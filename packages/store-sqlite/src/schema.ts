@@ -4,7 +4,7 @@
  */
 
 import { likeText, TOKENIZER_DESCRIPTION } from '@engram/store/port-kit';
-import { fillUserStatKeys, LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
+import { LEXICAL_INDEX_DDL, LexicalBatch, REBUILD_LEXICAL_STATS } from './lexical-index.js';
 import { addLexicalTerms, addPostingLengths, FRESH_POSTINGS_DDL } from './lexical-postings.js';
 import type { SqliteDatabase } from './native.js';
 import { addEmbeddingErrorColumns } from './sqlite/backlog.js';
@@ -170,7 +170,6 @@ CREATE TABLE IF NOT EXISTS skills (
         batch.flush(run, false);
       }
       db.exec(REBUILD_LEXICAL_STATS);
-      fillUserStatKeys(db);
       db.prepare(
         "INSERT INTO meta(key, value) VALUES ('tokenizer', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       ).run(TOKENIZER_DESCRIPTION);

@@ -271,10 +271,17 @@ export function searchBm25(
   const rows = best.memories;
   rows.sort(byScoreThenId);
   const n = Math.min(rows.length, limit);
-  const whole = memoryScores(ctx, rows.slice(0, n) as UnitRow[], params, phrases, users, {
-    docs,
-    totalLength,
-  });
+  const whole = memoryScores(
+    ctx,
+    rows.slice(0, n) as UnitRow[],
+    params,
+    phrases,
+    { users, params: scoped },
+    {
+      docs,
+      totalLength,
+    },
+  );
   const hits: LexicalHit[] = new Array(n);
   for (let i = 0; i < n; i += 1) {
     const [key, score, id, revision, chunks] = rows[i] as UnitRow;
@@ -309,7 +316,8 @@ function memoryScores(
   rows: readonly UnitRow[],
   params: Record<string, unknown>,
   phrases: number,
-  users: KnnUsers,
+  /** The user restriction and its bound parameters (`scopedParams`). */
+  scope: { readonly users: KnnUsers; readonly params: Record<string, unknown> },
   stats: { readonly docs: number; readonly totalLength: number },
 ): Map<number, number> {
   const out = new Map<number, number>();
@@ -320,7 +328,7 @@ function memoryScores(
     const count = storedChunkCount(chunks);
     for (let i = 0; i < count; i += 1) units.push(rid + i * CHUNK_KEY_SPAN);
   }
-  const scoped = users === 'none' ? {} : { uk: params.uk, su: params.su, shared: params.shared };
+  const { users, params: scoped } = scope;
   const extra = ctx
     .stmt(
       'fts',
